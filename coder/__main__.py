@@ -1,0 +1,3 @@
+from coder.cli.main import main
+
+raise SystemExit(main())

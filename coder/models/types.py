@@ -1,0 +1,167 @@
+"""Provider-neutral conversation data: what the engine, the context manager and every provider share.
+
+The shapes follow the Anthropic Messages API (content blocks, tool_use / tool_result) because it is the richest;
+the OpenAI-compatible provider converts at its edge. Everything here is plain data and serialises with
+`to_dict` / `from_dict` so the store can persist it and a resumed session can rebuild it exactly.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Literal, Protocol, Union
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass
+class TextBlock:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass
+class ThinkingBlock:
+    thinking: str
+    signature: str = ""
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass
+class ToolUseBlock:
+    id: str
+    name: str
+    input: dict[str, Any]
+    type: Literal["tool_use"] = "tool_use"
+
+
+@dataclass
+class ToolResultBlock:
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    type: Literal["tool_result"] = "tool_result"
+
+
+Block = Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock]
+
+_BLOCK_TYPES: dict[str, type] = {
+    "text": TextBlock,
+    "thinking": ThinkingBlock,
+    "tool_use": ToolUseBlock,
+    "tool_result": ToolResultBlock,
+}
+
+
+def block_from_dict(data: dict[str, Any]) -> Block:
+    cls = _BLOCK_TYPES[data["type"]]
+    return cls(**{k: v for k, v in data.items() if k != "type"})
+
+
+@dataclass
+class Message:
+    role: Role
+    content: list[Block]
+
+    @classmethod
+    def user_text(cls, text: str) -> "Message":
+        return cls("user", [TextBlock(text)])
+
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "content": [asdict(b) for b in self.content]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Message":
+        return cls(data["role"], [block_from_dict(b) for b in data["content"]])
+
+
+@dataclass
+class ToolSpec:
+    """What a provider needs to declare one tool to the model."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    # Anthropic server-defined tool type the model was trained on (e.g. "bash_20250124"); None = plain schema.
+    anthropic_type: str | None = None
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0  # uncached input
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total_input(self) -> int:
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@dataclass
+class ModelRequest:
+    """One request, already shaped by the context manager.
+
+    `cache_breakpoints` holds indexes into `messages` after which a cache_control breakpoint goes (the provider
+    also always marks the end of the system prompt + tools when `cache_system` is true).
+    """
+
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int = 8192
+    cache_system: bool = True
+    cache_breakpoints: list[int] = field(default_factory=list)
+    thinking_budget: int | None = None
+    temperature: float | None = None
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "interrupted"]
+
+
+@dataclass
+class ModelResponse:
+    message: Message  # role == "assistant"
+    stop_reason: StopReason
+    usage: Usage
+    model: str
+    cost_usd: float = 0.0
+    request_id: str | None = None
+
+
+class ModelProvider(Protocol):
+    """One protocol, several providers (anthropic, openai-compatible, scripted)."""
+
+    #: "provider:model", e.g. "anthropic:claude-sonnet-4-5"
+    spec: str
+    #: context window in tokens
+    context_window: int
+
+    def complete(
+        self,
+        request: ModelRequest,
+        on_text: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> ModelResponse:
+        """Stream one answer, calling `on_text` with text deltas; stop early (stop_reason "interrupted") when
+        `cancel` is set. Retries transient failures itself; raises ModelError when it gives up and
+        ContextOverflowError when the request is too long for the model."""
+        ...
+
+    def count_tokens(self, request: ModelRequest) -> int:
+        """Input tokens of `request` (the provider's counter where cheap, a calibrated estimate otherwise)."""
+        ...
