@@ -18,6 +18,7 @@ BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
     "bash": "coder.tools.bash_tool:BashTool",
     "str_replace_based_edit_tool": "coder.tools.edit_tool:EditTool",
     "code_search": "coder.tools.search_tool:CodeSearchTool",
+    "apply_patch": "coder.tools.patch_tool:ApplyPatchTool",
 }
 
 

@@ -1,0 +1,74 @@
+"""The interface between the engine and the context manager.
+
+The engine keeps the full history (every message, persisted). The context manager decides what of it the next
+request carries: it returns the request and any compaction it performed, as events the engine persists, so a
+resumed session rebuilds the same view with `restore`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from coder.models.types import Message, ModelRequest, ToolSpec
+
+
+@dataclass
+class Pinned:
+    """What survives every compaction."""
+
+    task: str = ""
+    instructions: str = ""  # AGENTS.md / CLAUDE.md text
+    plan: str = ""
+    files_touched: list[str] = field(default_factory=list)
+    last_test_result: str = ""
+
+
+@dataclass
+class Compaction:
+    """One compaction, persisted as an event so `restore` can replay it."""
+
+    kind: str  # "truncate" | "mask" | "summary"
+    tokens_before: int
+    tokens_after: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Prepared:
+    request: ModelRequest
+    compactions: list[Compaction] = field(default_factory=list)
+    tokens: int = 0
+
+
+class ContextManager(Protocol):
+    def prepare(self, system: str, history: list[Message], tools: list[ToolSpec], pinned: Pinned) -> Prepared:
+        """Shape the next request from the full history, compacting when over budget."""
+        ...
+
+    def restore(self, compactions: list[Compaction]) -> None:
+        """Re-apply persisted compactions after a resume."""
+        ...
+
+    def compact_now(self, history: list[Message], pinned: Pinned, focus: str = "") -> Compaction | None:
+        """`/compact [focus]`: summarise now."""
+        ...
+
+
+class PassthroughContext:
+    """Sends the whole history; cache breakpoints on the system prompt and the last two messages.
+
+    The real manager (tiers, budgets, summaries) lives in this package and supersedes it."""
+
+    def __init__(self, max_tokens: int = 8192) -> None:
+        self.max_tokens = max_tokens
+
+    def prepare(self, system: str, history: list[Message], tools: list[ToolSpec], pinned: Pinned) -> Prepared:
+        breakpoints = sorted({i for i in (len(history) - 1, len(history) - 3) if i >= 0})
+        request = ModelRequest(system, list(history), tools, self.max_tokens, True, breakpoints)
+        return Prepared(request)
+
+    def restore(self, compactions: list[Compaction]) -> None:
+        return None
+
+    def compact_now(self, history: list[Message], pinned: Pinned, focus: str = "") -> Compaction | None:
+        return None
