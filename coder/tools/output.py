@@ -1,0 +1,66 @@
+"""Long tool outputs: keep head and tail for the model, the whole text on disk behind a handle.
+
+The handle `output://<id>` can be read back in line ranges with the `read_output` tool. Files live in the
+session's state dir, outside the workspace, so the sandbox cannot tamper with them."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+HANDLE_PREFIX = "output://"
+
+
+@dataclass
+class Clipped:
+    text: str
+    handle: str | None = None  # set when the text was cut
+    cut_lines: int = 0
+
+
+def outputs_dir(state_dir: Path) -> Path:
+    return state_dir / "outputs"
+
+
+def save_output(state_dir: Path, text: str) -> str:
+    """Store `text` and return its handle."""
+    folder = outputs_dir(state_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    output_id = uuid.uuid4().hex[:12]
+    (folder / f"{output_id}.txt").write_text(text, encoding="utf-8", errors="replace")
+    return HANDLE_PREFIX + output_id
+
+
+def load_output(state_dir: Path, handle: str) -> str:
+    """The full text behind `handle`; FileNotFoundError when unknown."""
+    output_id = handle.removeprefix(HANDLE_PREFIX)
+    if not output_id.isalnum():
+        raise FileNotFoundError(handle)
+    return (outputs_dir(state_dir) / f"{output_id}.txt").read_text(encoding="utf-8")
+
+
+def clip_output(text: str, state_dir: Path, max_chars: int = 20_000, head_lines: int = 100,
+                tail_lines: int = 100) -> Clipped:
+    """Return `text` unchanged when it fits, else its first and last lines (each line capped) with a note
+    naming the cut line count and the handle of the full text."""
+    if len(text) <= max_chars:
+        return Clipped(text)
+    handle = save_output(state_dir, text)
+    lines = text.splitlines()
+    line_cap = max_chars // (2 * (head_lines + tail_lines)) + 200
+    if len(lines) <= head_lines + tail_lines:  # few but very long lines
+        head_lines = tail_lines = max(1, len(lines) // 2)
+        head, tail = lines[:head_lines], lines[len(lines) - tail_lines:] if len(lines) > 1 else []
+    else:
+        head, tail = lines[:head_lines], lines[-tail_lines:]
+    cut = max(0, len(lines) - len(head) - len(tail))
+
+    def cap(line: str) -> str:
+        return line if len(line) <= line_cap else line[:line_cap] + f" … [{len(line) - line_cap} chars cut]"
+
+    budget_head = "\n".join(cap(x) for x in head)[: max_chars // 2]
+    budget_tail = "\n".join(cap(x) for x in tail)[-max_chars // 2:]
+    note = (f"\n[… {cut} lines cut ({len(text)} chars in all). Full output: {handle} "
+            f"(read it with the read_output tool, in line ranges) …]\n")
+    return Clipped(budget_head + note + budget_tail, handle, cut)
