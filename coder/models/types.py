@@ -141,6 +141,8 @@ class ModelResponse:
     model: str
     cost_usd: float = 0.0
     request_id: str | None = None
+    #: False when the model is not in the pricing table (cost_usd is then 0): the UI says "cost unknown"
+    cost_known: bool = True
 
 
 class ModelProvider(Protocol):

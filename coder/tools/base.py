@@ -28,6 +28,8 @@ class ToolContract:
     input_schema: dict[str, Any]
     permission: PermissionClass
     anthropic_type: str | None = None
+    #: values of the input's `command` field that only read (e.g. "view" of the editor): permission "read"
+    read_commands: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, path: Path) -> "ToolContract":
@@ -38,6 +40,7 @@ class ToolContract:
             input_schema=data["input_schema"],
             permission=data.get("permission", "execute"),
             anthropic_type=data.get("anthropic_type"),
+            read_commands=list(data.get("read_commands", [])),
         )
 
     def spec(self) -> ToolSpec:

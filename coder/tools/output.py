@@ -5,7 +5,7 @@ session's state dir, outside the workspace, so the sandbox cannot tamper with th
 
 from __future__ import annotations
 
-import uuid
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,11 +24,19 @@ def outputs_dir(state_dir: Path) -> Path:
 
 
 def save_output(state_dir: Path, text: str) -> str:
-    """Store `text` and return its handle."""
+    """Store `text` and return its handle.
+
+    The id is a digest of the text, so saving the same output twice gives the same handle: a clipped or masked
+    message then renders identically on every request (the prompt cache stays valid) and nothing is stored
+    twice."""
     folder = outputs_dir(state_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    output_id = uuid.uuid4().hex[:12]
-    (folder / f"{output_id}.txt").write_text(text, encoding="utf-8", errors="replace")
+    output_id = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:16]
+    path = folder / f"{output_id}.txt"
+    if not path.exists():
+        tmp = folder / f".{output_id}.tmp"
+        tmp.write_text(text, encoding="utf-8", errors="replace")
+        tmp.replace(path)  # atomic: a reader never sees half a file
     return HANDLE_PREFIX + output_id
 
 
@@ -48,12 +56,13 @@ def clip_output(text: str, state_dir: Path, max_chars: int = 20_000, head_lines:
         return Clipped(text)
     handle = save_output(state_dir, text)
     lines = text.splitlines()
-    line_cap = max_chars // (2 * (head_lines + tail_lines)) + 200
     if len(lines) <= head_lines + tail_lines:  # few but very long lines
-        head_lines = tail_lines = max(1, len(lines) // 2)
-        head, tail = lines[:head_lines], lines[len(lines) - tail_lines:] if len(lines) > 1 else []
-    else:
-        head, tail = lines[:head_lines], lines[-tail_lines:]
+        head_lines = max(1, len(lines) // 2)
+        tail_lines = len(lines) - head_lines if len(lines) > 1 else 0
+    head = lines[:head_lines]
+    tail = lines[len(lines) - tail_lines:] if tail_lines else []
+    # share the character budget among the lines kept, so a few huge lines do not starve the rest
+    line_cap = max(250, max_chars // max(1, len(head) + len(tail)))
     cut = max(0, len(lines) - len(head) - len(tail))
 
     def cap(line: str) -> str:

@@ -1,0 +1,182 @@
+"""The batch scheduler: which instances to run, how many at once, when to stop starting new ones.
+
+Local parallelism uses threads, each supervising one `coder run` subprocess: the heavy work is in the
+subprocesses, and threads let the scheduler see every result the moment it exists. The whole-run cost limit is
+checked after every finished instance: once reached no new instance starts, the running ones finish (their
+cost counts, their predictions are kept), and the run ends with exit code 1 and a note saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from coder.batch.instance_run import InstanceOutcome, RunConfig, process_instance
+from coder.batch.instances import Instance
+from coder.batch.outputs import RunDir, atomic_write
+from coder.batch.progress import Progress
+from coder.batch.runner import interrupt_all
+from coder.errors import Interrupted, UsageError
+
+
+@dataclass
+class BatchSummary:
+    total: int = 0
+    skipped: int = 0
+    finished: int = 0
+    crashed: int = 0
+    not_started: int = 0
+    cost_usd: float = 0.0
+    stopped_by_cost: bool = False
+    interrupted: bool = False
+    statuses: list = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return 130
+        return 1 if (self.crashed or self.stopped_by_cost) else 0
+
+
+class CostGuard:
+    """The whole-run budget; the cost of instances finished in earlier (resumed) invocations counts too."""
+
+    def __init__(self, limit: float | None, already_spent: float) -> None:
+        self.limit = limit
+        self.spent = already_spent
+        self._lock = threading.Lock()
+
+    def add(self, cost: float) -> None:
+        with self._lock:
+            self.spent += cost
+
+    @property
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit
+
+
+def plan(instances: list[Instance], run: RunDir, redo: bool) -> tuple[list[Instance], list[Instance]]:
+    """(to run, skipped because already done)."""
+    if redo:
+        return list(instances), []
+    todo, skipped = [], []
+    for inst in instances:
+        (skipped if run.is_done(inst.instance_id) else todo).append(inst)
+    return todo, skipped
+
+
+def run_batch(instances: list[Instance], cfg: RunConfig, progress_out=None, progress_err=None) -> BatchSummary:
+    if not instances:
+        raise UsageError("no instances to run (check --instances / --filter / --slice)")
+    if cfg.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    run = RunDir(cfg.run_dir)
+    run.root.mkdir(parents=True, exist_ok=True)
+    atomic_write(run.root / "run.json", json.dumps({"config": cfg.to_dict(), "started_at": time.time(),
+                                                    "instances": [i.instance_id for i in instances]}, indent=1))
+    todo, skipped = plan(instances, run, cfg.redo)
+    spent_before = sum(st.cost_usd for st in (run.read_status(i.instance_id) for i in skipped) if st)
+    guard = CostGuard(cfg.total_cost, spent_before)
+    summary = BatchSummary(total=len(instances), skipped=len(skipped))
+    kwargs = {k: v for k, v in (("out", progress_out), ("err", progress_err)) if v is not None}
+    progress = Progress(total=len(todo), workers=cfg.workers, skipped=len(skipped), enabled=cfg.progress,
+                        **kwargs)
+    progress.cost = spent_before
+    run.write_preds()  # a resumed run has its preds.json even before the first new instance ends
+
+    def on_outcome(outcome: InstanceOutcome) -> None:
+        st = outcome.status
+        inst_dir = run.inst_dir(st.instance_id)
+        for name, text in outcome.files.items():
+            if not (inst_dir / name).is_file():
+                atomic_write(inst_dir / name, text)
+        run.record(st, outcome.patch)
+        guard.add(st.cost_usd)
+        summary.cost_usd = guard.spent
+        summary.finished += st.state == "done"
+        summary.crashed += st.state != "done"
+        summary.statuses.append(st)
+        progress.finished(st)
+
+    if guard.exhausted and todo:
+        summary.stopped_by_cost, summary.not_started = True, len(todo)
+        progress.note = f"total cost limit ${cfg.total_cost:g} already reached"
+        progress.close()
+        return summary
+    backend: Callable[..., None] = _run_ray if cfg.backend == "ray" else _run_local
+    try:
+        backend(todo, cfg, on_outcome, guard, progress, summary)
+    finally:
+        progress.close()
+    return summary
+
+
+def _run_local(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[InstanceOutcome], None],
+               guard: CostGuard, progress: Progress, summary: BatchSummary) -> None:
+    pending = list(todo)
+    running: dict[Future[InstanceOutcome], Instance] = {}
+    previous = _install_sigterm()
+    try:
+        with ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="coder-batch") as pool:
+            try:
+                while pending or running:
+                    while pending and len(running) < cfg.workers and not guard.exhausted:
+                        inst = pending.pop(0)
+                        running[pool.submit(process_instance, inst, cfg)] = inst
+                        progress.started_one()
+                    if guard.exhausted and pending:
+                        summary.stopped_by_cost, summary.not_started = True, len(pending)
+                        progress.note = (f"total cost limit ${cfg.total_cost:g} reached: {len(pending)} not "
+                                         "started, finishing the running ones")
+                        pending.clear()
+                    if not running:
+                        break
+                    finished, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        running.pop(fut)
+                        on_outcome(fut.result())
+            except KeyboardInterrupt:
+                summary.interrupted = True
+                summary.not_started += len(pending)
+                pending.clear()
+                progress.note = "interrupted: stopping the running instances"
+                interrupt_all()
+                for fut in list(running):
+                    on_outcome(fut.result())
+                running.clear()
+    finally:
+        signal.signal(signal.SIGTERM, previous) if previous is not None else None
+    if summary.interrupted:
+        raise Interrupted(f"batch interrupted; {summary.finished} instances recorded; rerun the same command "
+                          "to resume")
+
+
+def _install_sigterm():
+    """SIGTERM behaves like Ctrl-C: stop the agents cleanly and record what they got to."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _run_ray(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[InstanceOutcome], None],
+             guard: CostGuard, progress: Progress, summary: BatchSummary) -> None:
+    from coder.batch.ray_backend import run_on_ray
+
+    run_on_ray(todo, cfg, on_outcome, guard, progress, summary)
+
+
+def default_run_dir(kind: str) -> Path:
+    import os
+
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "coder" / kind
+    return base / time.strftime("%Y%m%d-%H%M%S")

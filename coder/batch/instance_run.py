@@ -1,0 +1,183 @@
+"""One instance from start to prediction: workspace, prompt, headless session, patch, trajectories.
+
+`process_instance` is a plain module-level function of picklable arguments so the same code runs in a thread
+of the local scheduler and as a Ray task on another machine. It never raises: whatever goes wrong becomes the
+instance's status (state "crashed" when no prediction could be made, so a resumed run retries it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coder.batch.instances import Instance
+from coder.batch.outputs import InstanceStatus, atomic_write, patch_stats
+from coder.batch.runner import AgentRequest, AgentResult, export_session, run_agent
+from coder.batch.trajectory import read_events, write_mini_trajectory
+from coder.batch.workspace import (WorkspaceError, changed_files, create_workspace, ensure_mirror, git,
+                                   remove_workspace, workspace_patch)
+from coder.errors import CoderError
+
+DEFAULT_TEMPLATE = Path(__file__).with_name("data") / "instance_prompt.md"
+
+
+@dataclass
+class RunConfig:
+    """Everything an instance run needs; plain data so it pickles to Ray workers."""
+
+    run_dir: Path
+    model: str = "scripted:"
+    repos_dir: Path | None = None
+    cache_dir: Path = Path("~/.cache/coder/mirrors")
+    allow_network: bool = False
+    workers: int = 1
+    max_turns: int | None = 50
+    max_cost: float | None = None
+    wall_time: float | None = 1800.0
+    total_cost: float | None = None
+    redo: bool = False
+    exclude_new_tests: bool = False
+    keep_workspaces: bool = False
+    prompt_template: Path | None = None
+    source_repo: Path | None = None  # issue-list mode: the user's repository (read only, cloned)
+    branches: bool = False  # issue-list mode: also create branch coder/<id> in source_repo
+    backend: str = "local"
+    address: str | None = None
+    progress: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
+
+
+@dataclass
+class InstanceOutcome:
+    status: InstanceStatus
+    patch: str | None
+    files: dict[str, str] = field(default_factory=dict)  # extra artifacts by file name (for remote workers)
+
+
+def model_for(inst: Instance, model: str) -> str:
+    """`scripted:DIR` gives each instance the script DIR/<instance_id>.json."""
+    if model.startswith("scripted:"):
+        target = Path(model.split(":", 1)[1]).expanduser()
+        if target.is_dir():
+            script = target / f"{inst.instance_id}.json"
+            if not script.is_file():
+                raise CoderError(f"no script for {inst.instance_id}: {script} does not exist")
+            return f"scripted:{script}"
+    return model
+
+
+def render_prompt(inst: Instance, template_path: Path | None) -> str:
+    template = (template_path or DEFAULT_TEMPLATE).read_text(encoding="utf-8")
+    hints = f"\n<hints>\n{inst.hints_text.strip()}\n</hints>\n" if inst.hints_text.strip() and "{hints}" in template else ""
+    values = {"problem_statement": inst.problem_statement.strip(), "repo": inst.repo or "this repository",
+              "instance_id": inst.instance_id, "base_commit": inst.base_commit, "hints": hints}
+    out = template
+    for key, value in values.items():
+        out = out.replace("{" + key + "}", value)
+    return out
+
+
+def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = None) -> InstanceOutcome:
+    root = Path(work_root or cfg.run_dir)
+    inst_dir = root / "instances" / inst.instance_id
+    ws_dir = root / "workspaces" / inst.instance_id
+    status = InstanceStatus(instance_id=inst.instance_id, worker=socket.gethostname())
+    started = time.monotonic()
+    try:
+        return _process(inst, cfg, inst_dir, ws_dir, status)
+    except Exception as exc:  # noqa: BLE001 - one instance must never take the batch down
+        status.state = "crashed"
+        status.exit_reason = "error"
+        status.error = str(exc) if isinstance(exc, CoderError) else f"{type(exc).__name__}: {exc}"
+        status.duration_s = time.monotonic() - started
+        status.finished_at = time.time()
+        if not isinstance(exc, CoderError):
+            try:
+                inst_dir.mkdir(parents=True, exist_ok=True)
+                (inst_dir / "crash.log").write_text(traceback.format_exc(), encoding="utf-8")
+            except OSError:
+                pass
+        return InstanceOutcome(status, None)
+    finally:
+        if not cfg.keep_workspaces:
+            remove_workspace(ws_dir)
+
+
+def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
+             status: InstanceStatus) -> InstanceOutcome:
+    if inst_dir.exists():  # a previous attempt (killed, crashed or --redo): start clean
+        shutil.rmtree(inst_dir, ignore_errors=True)
+    inst_dir.mkdir(parents=True, exist_ok=True)
+    model = model_for(inst, cfg.model)
+    status.model = cfg.model
+    prompt_file = inst_dir / "prompt.md"
+    prompt_file.write_text(render_prompt(inst, cfg.prompt_template), encoding="utf-8")
+
+    mirror = cfg.source_repo or ensure_mirror(inst.repo, cfg.repos_dir, Path(cfg.cache_dir).expanduser(),
+                                              cfg.allow_network)
+    ws = create_workspace(mirror, inst.base_commit, ws_dir)
+
+    result = run_agent(AgentRequest(workspace=ws.path, prompt_file=prompt_file, state_dir=inst_dir / "state",
+                                    model=model, max_turns=cfg.max_turns, max_cost=cfg.max_cost,
+                                    wall_time=cfg.wall_time, log_path=inst_dir / "agent.log"))
+    if result.exit_reason == "error" and not result.session_id and result.error and result.turns == 0:
+        # The CLI never got going (bad flags, missing key): that is infrastructure, not an agent outcome.
+        raise WorkspaceError(result.error)
+    patch = workspace_patch(ws.path, ws.base_commit, cfg.exclude_new_tests)
+    _fill_status(status, result, patch, cfg.model)
+    if result.exit_reason == "interrupted":
+        status.state = "interrupted"
+
+    events_path = inst_dir / "events.jsonl"
+    export_session(inst_dir / "state", result.session_id, events_path, ws.path)
+    write_mini_trajectory(inst_dir / f"{inst.instance_id}.traj.json", inst.instance_id, read_events(events_path),
+                          exit_reason=result.exit_reason, patch=patch, cost_usd=result.cost_usd,
+                          model=result.model or model, config={"max_turns": cfg.max_turns,
+                                                               "max_cost": cfg.max_cost,
+                                                               "wall_time": cfg.wall_time})
+    atomic_write(inst_dir / "result.json", json.dumps(result.to_dict(), indent=1))
+    if cfg.branches and cfg.source_repo is not None and patch.strip():
+        _make_branch(ws.path, cfg.source_repo, inst)
+    files = {}
+    for name in ("events.jsonl", f"{inst.instance_id}.traj.json", "result.json", "prompt.md"):
+        path = inst_dir / name
+        if path.is_file():
+            files[name] = path.read_text(encoding="utf-8")
+    return InstanceOutcome(status, patch, files)
+
+
+def _fill_status(status: InstanceStatus, result: AgentResult, patch: str, model: str) -> None:
+    added, removed = patch_stats(patch)
+    status.exit_reason = result.exit_reason
+    status.submitted = result.exit_reason == "done" and bool(patch.strip())
+    status.turns = result.turns
+    status.input_tokens = result.input_tokens
+    status.output_tokens = result.output_tokens
+    status.cache_read_tokens = result.cache_read_tokens
+    status.cache_write_tokens = result.cache_write_tokens
+    status.cost_usd = result.cost_usd
+    status.duration_s = result.duration_s
+    status.patch_files = changed_files(patch)
+    status.patch_added, status.patch_removed = added, removed
+    status.model = result.model or model
+    status.session_id = result.session_id
+    status.error = result.error
+    status.finished_at = time.time()
+
+
+def _make_branch(ws: Path, source_repo: Path, inst: Instance) -> None:
+    """Commit the workspace and fetch that commit into the user's repository as branch coder/<id>.
+
+    Only a ref is created there; the user's checkout, index and current branch are untouched."""
+    git(ws, "add", "-A")
+    title = inst.problem_statement.strip().splitlines()[0][:60] if inst.problem_statement.strip() else ""
+    git(ws, "commit", "-q", "--no-verify", "-m", f"coder: {inst.instance_id}: {title}".strip())
+    git(source_repo, "fetch", "-q", str(ws), f"+HEAD:refs/heads/coder/{inst.instance_id}")

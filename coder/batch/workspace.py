@@ -1,0 +1,136 @@
+"""Workspaces: one private checkout per instance at its base commit, and the patch taken from it.
+
+A workspace is a `git clone --shared` of a local mirror (`--repos-dir DIR/owner__name`, bare or not): the clone
+borrows the mirror's objects through `.git/objects/info/alternates`, so a hundred instances of one repository cost
+a hundred checkouts, not a hundred copies of its history. Without a mirror the repository is cloned once from
+GitHub into a cache mirror (when the network allows) and shared from there. The user's own tree is never
+touched: even `coder batch --repo .` clones it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from coder.errors import CoderError, UsageError
+
+
+class WorkspaceError(CoderError):
+    """A workspace could not be made (mirror missing, base commit unknown, git failed)."""
+
+
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ADVICE": "0"}
+
+#: Paths treated as tests when the patch should leave out tests the agent wrote for itself.
+TEST_PATTERNS = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*/tests/*", "tests/*", "*/test/*",
+                 "test/*", "*/testing/*", "reproduce*.py", "repro_*.py")
+
+
+def git(cwd: Path, *args: str, check: bool = True, input: str | None = None, timeout: float = 600) -> str:
+    """Run git quietly; raise WorkspaceError with git's own message on failure."""
+    env = {**os.environ, **GIT_ENV}
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, input=input, env=env,
+                          timeout=timeout)
+    if check and proc.returncode != 0:
+        raise WorkspaceError(f"git {' '.join(args[:3])} failed in {cwd}: {proc.stderr.strip()[-500:]}")
+    return proc.stdout
+
+
+def find_mirror(repos_dir: Path, repo: str) -> Path | None:
+    """`DIR/owner__name`, `DIR/owner__name.git` or `DIR/owner/name`; bare or not."""
+    name = repo.replace("/", "__")
+    for cand in (repos_dir / name, repos_dir / f"{name}.git", repos_dir / repo):
+        if (cand / ".git").exists() or (cand / "HEAD").is_file():
+            return cand
+    return None
+
+
+def ensure_mirror(repo: str, repos_dir: Path | None, cache_dir: Path, allow_network: bool) -> Path:
+    if repos_dir is not None:
+        found = find_mirror(repos_dir, repo)
+        if found:
+            return found
+    cached = find_mirror(cache_dir, repo)
+    if cached:
+        return cached
+    if not allow_network:
+        where = f"{repos_dir}/{repo.replace('/', '__')}" if repos_dir else "a --repos-dir mirror"
+        raise WorkspaceError(f"no local mirror of {repo}: expected {where} (a git clone, bare or not); "
+                             f"make one with `git clone --mirror https://github.com/{repo}.git {where}`, "
+                             "or pass --allow-network to clone it")
+    target = cache_dir / f"{repo.replace('/', '__')}.git"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    git(cache_dir, "clone", "--mirror", "-q", f"https://github.com/{repo}.git", str(tmp), timeout=3600)
+    tmp.rename(target)
+    return target
+
+
+@dataclass
+class Workspace:
+    path: Path
+    base_commit: str
+
+
+def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
+    """A fresh shared clone at `base_commit` (detached). An old one at `dest` is removed first."""
+    if dest.exists():
+        remove_workspace(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    git(dest.parent, "clone", "--shared", "--no-checkout", "-q", str(mirror.resolve()), str(dest))
+    try:
+        git(dest, "checkout", "-q", "--detach", base_commit)
+    except WorkspaceError:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise WorkspaceError(f"base commit {base_commit[:12]} is not in the mirror {mirror} "
+                             "(fetch it there: `git -C MIRROR fetch origin`)") from None
+    # Commits the agent might make must not need the user's identity; the diff is taken against base anyway.
+    git(dest, "config", "user.name", "coder-batch")
+    git(dest, "config", "user.email", "coder-batch@localhost")
+    return Workspace(dest, git(dest, "rev-parse", "HEAD").strip())
+
+
+def remove_workspace(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def is_test_path(path: str) -> bool:
+    return any(fnmatch.fnmatch(path, pat) or fnmatch.fnmatch(os.path.basename(path), pat) for pat in TEST_PATTERNS)
+
+
+def workspace_patch(ws: Path, base_commit: str, exclude_new_tests: bool = False) -> str:
+    """The diff of the whole workspace (tracked, untracked, committed) against the base commit.
+
+    `git add -A` makes new files visible to `git diff --cached`; commits the agent made are included because
+    the diff is against `base_commit`, not HEAD. With `exclude_new_tests`, files the agent *added* that look
+    like tests or reproduction scripts are left out (changes to existing tests stay: they may be the fix)."""
+    git(ws, "add", "-A")
+    args = ["diff", "--cached", "--no-color", "--no-ext-diff", "--binary", base_commit]
+    if exclude_new_tests:
+        added = git(ws, "diff", "--cached", "--name-only", "--diff-filter=A", base_commit).splitlines()
+        excluded = [p for p in added if is_test_path(p)]
+        if excluded:
+            args += ["--", "."] + [f":(exclude,literal){p}" for p in excluded]
+    return git(ws, *args)
+
+
+def changed_files(patch: str) -> list[str]:
+    files = []
+    for line in patch.splitlines():
+        if line.startswith("diff --git a/"):
+            files.append(line.split(" b/", 1)[-1])
+    return files
+
+
+def head_commit(repo: Path) -> str:
+    if not repo.is_dir():
+        raise UsageError(f"--repo {repo}: not a directory")
+    try:
+        return git(repo, "rev-parse", "HEAD").strip()
+    except WorkspaceError:
+        raise UsageError(f"--repo {repo}: not a git repository with at least one commit") from None

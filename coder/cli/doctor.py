@@ -1,0 +1,79 @@
+"""`coder doctor`: what this machine has and lacks for coder, with the fix for each problem."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def register(sub) -> None:
+    p = sub.add_parser("doctor", help="check Python, git, the sandbox, ripgrep, API keys and config")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=doctor_command)
+
+
+def _version(argv: list[str]) -> str | None:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (out.stdout or out.stderr).strip().splitlines()[0] if out.returncode == 0 else None
+
+
+def run_checks(cwd: Path) -> list[Check]:
+    from coder.config import project_config_path, user_config_path
+    from coder.engine.builder import environment_keys, git_root
+
+    checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0], "install Python 3.11 or newer")]
+    git = _version(["git", "--version"])
+    checks.append(Check("git", git is not None, git or "not found", "apt-get install git"))
+    root = git_root(cwd)
+    checks.append(Check("repository", True, str(root) if root else
+                        f"{cwd} is not a git repository: checkpoints, /undo and commits are off"))
+    bwrap = shutil.which("bwrap")
+    checks.append(Check("bubblewrap", bwrap is not None, bwrap or "not found", "apt-get install bubblewrap"))
+    try:
+        from coder.sandbox.check import check_sandbox
+
+        result = check_sandbox()
+        checks.append(Check("sandbox", result.ok, result.detail, result.fix))
+    except ImportError:
+        checks.append(Check("sandbox", False, "the sandbox package is not built", ""))
+    rg = shutil.which("rg")
+    checks.append(Check("ripgrep", rg is not None, rg or "not found (code search falls back to Python, slower)",
+                        "apt-get install ripgrep"))
+    for key, present in environment_keys().items():
+        checks.append(Check(key, True, "set" if present else "not set"))
+    for path in (user_config_path(), project_config_path(root or cwd)):
+        checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))
+    try:
+        from coder.config import load_config
+
+        load_config(root or cwd)
+    except Exception as exc:  # noqa: BLE001 - doctor reports every problem rather than stopping at one
+        checks.append(Check("config valid", False, str(exc), "fix the file named above"))
+    return checks
+
+
+def doctor_command(args) -> int:
+    import json
+
+    checks = run_checks(Path(args.cwd if hasattr(args, "cwd") else ".").resolve())
+    if args.json:
+        print(json.dumps([c.__dict__ for c in checks], indent=2))
+    else:
+        for c in checks:
+            mark = "ok " if c.ok else "!! "
+            print(f"{mark} {c.name:<18} {c.detail}" + (f"\n    fix: {c.fix}" if not c.ok and c.fix else ""))
+    return 0 if all(c.ok for c in checks) else 1

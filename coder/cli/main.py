@@ -1,0 +1,102 @@
+"""The `coder` command. Frontends start here; nothing heavy is imported before a subcommand needs it, because
+`coder --version` and `coder --help` are the commands people run most."""
+
+from __future__ import annotations
+
+import sys
+
+#: (module, function) pairs that add subcommands; each area owns its own, imported only to build the parser
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "coder.cli.run",
+    "coder.cli.sessions",
+    "coder.cli.doctor",
+    "coder.codeintel.cli",
+    "coder.review.cli",
+    "coder.batch.cli",
+    "coder.ext.cli",
+)
+
+
+def build_parser():  # -> argparse.ArgumentParser (argparse imported lazily)
+    import argparse
+    import importlib
+
+    from coder import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="coder",
+        description="A terminal coding agent. With no command, opens the interactive app in this repository.",
+        epilog="Quick start: `coder doctor` checks the machine; `coder run \"fix the failing test\"` runs headless.",
+    )
+    parser.add_argument("--version", action="version", version=f"coder {__version__}")
+    add_session_flags(parser)
+    parser.add_argument("--plain", action="store_true", help="plain prompt-toolkit REPL instead of the full-screen app")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module_name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue  # an area not built yet
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(sub)
+    return parser
+
+
+def add_session_flags(parser) -> None:
+    """Flags shared by the interactive app and `coder run`."""
+    from coder.config import MODES
+
+    parser.add_argument("--model", "-m", help="PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-5, openai:qwen2.5-coder, "
+                        "scripted:PATH (a bare claude-... name means anthropic)")
+    parser.add_argument("--permission-mode", choices=MODES, help="plan (read only), ask, auto-edit, auto")
+    parser.add_argument("--cwd", default=".", help="work in this directory (default: the current one)")
+    parser.add_argument("--resume", metavar="ID", help="go on with session ID (`coder sessions` lists them)")
+    parser.add_argument("--continue", dest="continue_last", action="store_true",
+                        help="go on with the latest session of this repository")
+    parser.add_argument("--allow", action="append", default=[], metavar="RULE",
+                        help="allow calls matching RULE, e.g. 'bash(pytest*)' (repeatable)")
+    parser.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny calls matching RULE")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run shell commands without bubblewrap (shown in the status; not recommended)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv in (["--version"], ["-V"]):
+        from coder import __version__
+
+        print(f"coder {__version__}")
+        return 0
+    from coder.errors import EXIT_INTERRUPTED, CoderError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        handler = getattr(args, "func", None)
+        if handler is None:
+            handler = _interactive
+        return int(handler(args) or 0)
+    except CoderError as exc:
+        print(f"coder: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("coder: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _interactive(args) -> int:
+    """No subcommand: the Textual app, or the plain REPL for --plain, dumb terminals and pipes."""
+    import importlib
+    import os
+
+    from coder.errors import UsageError
+
+    plain = args.plain or not sys.stdout.isatty() or os.environ.get("TERM", "") in ("", "dumb")
+    target = ("coder.tui.repl", "run_repl") if plain else ("coder.tui.app", "run_app")
+    try:
+        run = getattr(importlib.import_module(target[0]), target[1])
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"the interactive {'REPL' if plain else 'app'} is not available in this build ({exc}); "
+                         "use `coder run \"...\"`.") from exc
+    return int(run(args) or 0)

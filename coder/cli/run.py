@@ -1,0 +1,125 @@
+"""`coder run`: one task, headless. Prints text, one JSON object, or a JSON line per event; never asks."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coder.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+
+EXIT_BY_REASON = {"done": EXIT_OK, "interrupted": EXIT_INTERRUPTED}
+
+
+def register(sub) -> None:
+    from coder.cli.main import add_session_flags
+
+    p = sub.add_parser("run", help="run one task headless (CI, scripts) and exit",
+                       description="Run one task without a UI. Exit codes: 0 done, 1 the agent failed or hit a "
+                                   "limit, 2 usage or configuration error, 130 interrupted.")
+    p.add_argument("prompt", nargs="?", help="the task (or use --prompt-file, or pipe it on stdin)")
+    p.add_argument("--prompt-file", type=Path, help="read the task from this file")
+    add_session_flags(p)
+    p.add_argument("--max-turns", type=int, help="stop after this many model requests")
+    p.add_argument("--max-cost", type=float, help="stop when the session has cost this many USD")
+    p.add_argument("--max-wall-time", type=float, help="stop after this many seconds")
+    p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    p.set_defaults(func=run_command)
+
+
+def read_prompt(args) -> str | None:
+    if args.prompt_file is not None:
+        try:
+            return args.prompt_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--prompt-file {args.prompt_file}: cannot be read ({exc}).") from exc
+    if args.prompt:
+        return args.prompt
+    if not sys.stdin.isatty():
+        text = sys.stdin.read()
+        if text.strip():
+            return text
+    return None
+
+
+@dataclass
+class Tally:
+    """What the JSON result reports, gathered from the events as they pass."""
+
+    usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
+        ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"), 0))
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, data: dict[str, Any]) -> None:
+        if data["type"] == "usage":
+            for key in self.usage:
+                self.usage[key] += int(data[key])
+        elif data["type"] == "error" and data.get("fatal"):
+            self.errors.append(data["message"])
+
+
+def run_command(args) -> int:
+    from coder.engine.builder import SessionOptions, open_session
+
+    prompt = read_prompt(args)
+    if prompt is None and not (args.resume or args.continue_last):
+        raise UsageError('no task given: `coder run "what to do"`, --prompt-file FILE, or a task on stdin.')
+    fmt = args.output_format
+    tally = Tally()
+    verbose = sys.stderr.isatty() and fmt == "text"
+
+    def on_event(event) -> None:
+        data = event.to_dict()
+        tally.add(data)
+        if fmt == "stream-json":
+            sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+            sys.stdout.flush()
+        elif verbose and data["type"] == "tool_call_requested":
+            print(f"  · {data['tool']} {json.dumps(data['input'], ensure_ascii=False)[:120]}", file=sys.stderr)
+        elif data["type"] == "error" and fmt == "text":
+            print(f"coder: {data['message']}", file=sys.stderr)
+
+    options = SessionOptions(
+        cwd=Path(args.cwd), model=args.model, permission_mode=args.permission_mode, max_turns=args.max_turns,
+        max_cost=args.max_cost, max_wall_time=args.max_wall_time, resume=args.resume,
+        continue_last=args.continue_last, allow=args.allow, deny=args.deny, no_sandbox=args.no_sandbox,
+    )
+    started = time.monotonic()
+    opened = open_session(options, on_event)
+    session = opened.session
+    previous = signal.signal(signal.SIGINT, lambda *_: _second_interrupt(session))
+    try:
+        outcome = session.send(prompt)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    session.close(outcome.reason)
+    opened.store.set_status(session.id, outcome.reason)
+    code = EXIT_BY_REASON.get(outcome.reason, EXIT_FAILED)
+    if fmt == "json":
+        result = {
+            "type": "result", "session_id": session.id, "final_text": outcome.final_text,
+            "turns": session.stats.turns, "usage": tally.usage, "cost_usd": round(session.stats.cost_usd, 6),
+            "duration_s": round(time.monotonic() - started, 3), "files_changed": sorted(session.stats.files_changed),
+            "exit_reason": outcome.reason, "exit_code": code, "error": outcome.error,
+            "model": session.parts.provider.spec,
+        }
+        print(json.dumps(result, ensure_ascii=False))
+    elif fmt == "text":
+        if outcome.final_text:
+            print(outcome.final_text)
+        if outcome.reason != "done":
+            print(f"coder: stopped: {outcome.reason}" + (f" ({outcome.error})" if outcome.error else "")
+                  + f". Session {session.id} is saved; `coder run --resume {session.id}` goes on.", file=sys.stderr)
+    opened.store.close()
+    return code
+
+
+def _second_interrupt(session) -> None:
+    """First Ctrl+C stops the turn cleanly; a second one while stopping raises."""
+    if session.cancel.is_set():
+        raise KeyboardInterrupt
+    session.interrupt()

@@ -1,0 +1,83 @@
+"""`coder sessions`: list, show and export stored sessions."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sessions", help="list, show or export stored sessions")
+    p.add_argument("action", nargs="?", choices=("list", "show", "export"), default="list")
+    p.add_argument("id", nargs="?", help="session id (a unique prefix is enough)")
+    p.add_argument("--all", action="store_true", help="list sessions of every workspace, not just this one")
+    p.add_argument("--limit", type=int, default=30)
+    p.add_argument("--format", choices=("jsonl", "adp"), default="jsonl",
+                   help="export format: our event JSONL (default) or the Agent Data Protocol shape")
+    p.set_defaults(func=sessions_command)
+
+
+def sessions_command(args) -> int:
+    from coder import paths
+    from coder.engine.builder import git_root
+    from coder.errors import UsageError
+    from coder.store.db import SessionStore
+
+    from pathlib import Path
+
+    store = SessionStore(paths.sessions_db())
+    if args.action == "list":
+        cwd = Path.cwd()
+        workspace = None if args.all else str(git_root(cwd) or cwd)
+        rows = store.sessions(args.limit, workspace)
+        if not rows:
+            print("no sessions" + ("" if args.all else f" in {workspace} (--all lists every workspace)"))
+        for row in rows:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
+            title = row.title or _first_user_text(store, row.id)
+            print(f"{row.id}  {when}  {row.status:<11} {row.model:<32} {title[:60]}")
+        return 0
+    if not args.id:
+        raise UsageError(f"`coder sessions {args.action}` needs a session id.")
+    row = store.session(args.id)
+    events = [e.to_dict() for e in store.events(row.id)]
+    if args.action == "export":
+        if args.format == "adp":
+            from coder.store.export import to_adp
+
+            json.dump(to_adp(row, events), sys.stdout, ensure_ascii=False)
+            print()
+        else:
+            for event in events:
+                print(json.dumps(event, ensure_ascii=False))
+        return 0
+    print(f"session {row.id}  model {row.model}  status {row.status}\nworkspace {row.workspace}")
+    for event in events:
+        print(_describe(event))
+    return 0
+
+
+def _first_user_text(store, session_id: str) -> str:
+    for event in store.events(session_id):
+        if event.type == "user_message":
+            return event.data["text"].splitlines()[0] if event.data["text"] else ""
+    return ""
+
+
+def _describe(event: dict[str, Any]) -> str:
+    kind = event["type"]
+    if kind == "user_message":
+        return f"> {event['text']}"
+    if kind == "assistant_message":
+        texts = [b["text"] for b in event["message"]["content"] if b["type"] == "text"]
+        return "< " + "\n  ".join(" ".join(texts).splitlines()[:20])
+    if kind == "tool_call_finished":
+        first = (event["output"].splitlines() or [""])[0][:100]
+        mark = "✗" if event["is_error"] else "✓"
+        return f"  {mark} {event['tool']} {json.dumps(event['input'], ensure_ascii=False)[:100]} -> {first}"
+    if kind == "usage":
+        return f"  $ {event['total_cost_usd']:.4f} total, context {event['context_tokens']} tokens"
+    keys = {k: v for k, v in event.items() if k not in ("type", "session_id", "seq", "time")}
+    return f"  [{kind}] {json.dumps(keys, ensure_ascii=False, default=str)[:160]}"

@@ -1,0 +1,140 @@
+"""Layered configuration: defaults < ~/.config/coder/config.toml < <repo>/.coder/config.toml < env < flags.
+
+The result is a plain dict (services read their own section: `config["sandbox"]`, `config["context"]`, ...).
+Validation is shallow on purpose: top-level keys and their types are checked here, with errors that name the file
+and the key; each service validates the inside of its own section.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from coder.errors import ConfigError
+from coder.paths import config_dir
+
+DEFAULTS: dict[str, Any] = {
+    "model": None,
+    "max_turns": 100,
+    "max_cost": 10.0,
+    "max_wall_time": 3600.0,
+    "max_tokens": 8192,
+    "permission_mode": "ask",
+    "thinking_budget": None,
+    "instructions": {"max_bytes": 32_000},
+    "providers": {},
+    "pricing": {},
+    "sandbox": {},
+    "permissions": {},
+    "context": {},
+    "review": {},
+    "vcs": {},
+    "codeintel": {},
+    "mcp": {},
+    "hooks": {},
+    "tools": {},
+    "agents": {},
+    "tui": {},
+}
+
+#: key -> accepted types (None accepted for keys whose default is None)
+SCALAR_TYPES: dict[str, tuple[type, ...]] = {
+    "model": (str,),
+    "max_turns": (int,),
+    "max_cost": (int, float),
+    "max_wall_time": (int, float),
+    "max_tokens": (int,),
+    "permission_mode": (str,),
+    "thinking_budget": (int,),
+}
+
+ENV_KEYS: dict[str, tuple[str, type]] = {
+    "CODER_MODEL": ("model", str),
+    "CODER_MAX_TURNS": ("max_turns", int),
+    "CODER_MAX_COST": ("max_cost", float),
+    "CODER_PERMISSION_MODE": ("permission_mode", str),
+}
+
+MODES = ("plan", "ask", "auto-edit", "auto")
+
+
+def user_config_path() -> Path:
+    return config_dir() / "config.toml"
+
+
+def project_config_path(workspace: Path) -> Path:
+    return workspace / ".coder" / "config.toml"
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge `override` into a copy of `base` (tables merge, everything else replaces)."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def validate(data: dict[str, Any], source: str) -> None:
+    for key, value in data.items():
+        if key not in DEFAULTS:
+            known = ", ".join(sorted(DEFAULTS))
+            raise ConfigError(f"{source}: unknown key {key!r}. Known keys: {known}.")
+        if isinstance(DEFAULTS[key], dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{source}: {key!r} must be a table ([{key}]), not {type(value).__name__}.")
+            continue
+        types = SCALAR_TYPES.get(key)
+        if value is not None and types and (not isinstance(value, types) or isinstance(value, bool)):
+            want = " or ".join(t.__name__ for t in types)
+            raise ConfigError(f"{source}: {key!r} must be {want}, not {value!r}.")
+    mode = data.get("permission_mode")
+    if mode is not None and mode not in MODES:
+        raise ConfigError(f"{source}: permission_mode {mode!r} is not one of {', '.join(MODES)}.")
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}.") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc}.") from exc
+    validate(data, str(path))
+    return data
+
+
+def env_overrides(environ: dict[str, str] | os._Environ[str] | None = None) -> dict[str, Any]:
+    environ = os.environ if environ is None else environ
+    out: dict[str, Any] = {}
+    for var, (key, kind) in ENV_KEYS.items():
+        raw = environ.get(var)
+        if raw in (None, ""):
+            continue
+        try:
+            out[key] = kind(raw)
+        except ValueError as exc:
+            raise ConfigError(f"environment variable {var}={raw!r} is not a valid {kind.__name__}.") from exc
+    validate(out, "environment")
+    return out
+
+
+def load_config(workspace: Path | None, flags: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The merged configuration for a session in `workspace`. `flags` holds command-line values (None = unset)."""
+    config = copy.deepcopy(DEFAULTS)
+    sources: list[str] = []
+    for path in (user_config_path(), project_config_path(workspace) if workspace else None):
+        if path is not None and path.is_file():
+            config = merge(config, read_toml(path))
+            sources.append(str(path))
+    config = merge(config, env_overrides())
+    set_flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    validate(set_flags, "command line")
+    config = merge(config, set_flags)
+    config["_sources"] = sources
+    return config

@@ -1,0 +1,186 @@
+"""Tier 2: superseded observations older than the last K turns shrink to a one-line stub.
+
+An observation is superseded when a later call makes it stale: the same file viewed again or edited since, the
+same command (a test run, a reproduction script) run again. The stub keeps the command and its exit status, and
+the full text stays readable behind an output:// handle, so masking forgets nothing for good. Masking changes
+old messages, which invalidates the cached prefix from the first masked one on; the manager therefore masks
+only at a compaction, in one large step, never a little every turn.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from coder.context.history import Observation, assistant_indexes, observations
+from coder.models.types import Message
+from coder.tools.output import save_output
+
+EDIT_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write", "edit", "replace"}
+READ_COMMANDS = {"view", "read", "open", "cat"}
+#: shell commands whose single path argument is a read of that file
+SHELL_READERS = {"cat", "head", "tail", "nl", "less", "more", "bat", "view", "open"}
+#: flags that do not change what a test run tests
+NOISE_FLAGS = re.compile(r"\s(-q|-v+|-x|-s|-rA|-ra|--tb=\S+|--no-header|-p no:\S+|--color=\S+|2>&1)(?=\s|$)")
+EXIT_PATTERNS = [
+    re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>"),
+    re.compile(r"\bexit(?:ed with)?(?: code| status)?[:= ]\s*(-?\d+)", re.IGNORECASE),
+    re.compile(r"\[exit (-?\d+)\]"),
+]
+ERROR_HINT = re.compile(r"Traceback \(most recent call last\)|\b\w*(Error|Exception)\b:|\bFAILED\b|\berror:",
+                        re.IGNORECASE)
+
+
+@dataclass
+class Keys:
+    """What one call reads (its result goes stale when these change) and what it writes."""
+
+    reads: set[str]
+    writes: set[str]
+
+
+def command_of(obs: Observation) -> str:
+    """A short human line naming the call: the shell command, or the tool and its main arguments."""
+    data = obs.input
+    if isinstance(data.get("command"), str) and obs.name in ("bash", "shell", "run", "execute"):
+        return data["command"].strip()
+    if "command" in data and "path" in data:
+        return f"{obs.name} {data['command']} {data['path']}"
+    parts = [f"{k}={v}" for k, v in data.items() if isinstance(v, (str, int, float)) and len(str(v)) < 80]
+    return (obs.name + " " + " ".join(parts)).strip()
+
+
+def exit_status(obs: Observation) -> str:
+    """'exit N' when the output says so, else 'error' / 'ok' from the result flag."""
+    head_tail = obs.content[:400] + obs.content[-400:]
+    for pattern in EXIT_PATTERNS:
+        match = pattern.search(head_tail)
+        if match:
+            return f"exit {match.group(1)}"
+    if "exit_code" in obs.extra:
+        return f"exit {obs.extra['exit_code']}"
+    return "error" if obs.is_error else "ok"
+
+
+def is_failure(obs: Observation) -> bool:
+    """Whether this observation reports an error (nonzero exit, error flag, or a traceback)."""
+    status = exit_status(obs)
+    if obs.is_error or (status.startswith("exit ") and status != "exit 0"):
+        return True
+    return bool(ERROR_HINT.search(obs.content[-3000:]))
+
+
+def _norm_path(path: str) -> str:
+    return path.strip().strip("'\"").removeprefix("./")
+
+
+def _split(command: str) -> list[list[str]]:
+    """Simple commands of a shell line (split on && || ; |), each tokenised; unparsable parts are dropped."""
+    parts = re.split(r"&&|\|\||;|\|", command)
+    out = []
+    for part in parts:
+        try:
+            tokens = shlex.split(part, posix=True)
+        except ValueError:
+            tokens = part.split()
+        if tokens:
+            out.append(tokens)
+    return out
+
+
+def shell_keys(command: str) -> Keys:
+    reads: set[str] = set()
+    writes: set[str] = set()
+    normalized = NOISE_FLAGS.sub(" ", " " + " ".join(command.split())).strip()
+    reads.add("cmd:" + normalized)
+    for tokens in _split(command):
+        prog, args = tokens[0], tokens[1:]
+        paths = [a for a in args if not a.startswith("-") and not re.fullmatch(r"[\d,]+p?", a)]
+        if prog in SHELL_READERS and len(paths) == 1:
+            reads.add("file:" + _norm_path(paths[0]))
+        elif prog == "sed" and "-n" in args and paths:
+            reads.add("file:" + _norm_path(paths[-1]))
+        elif prog == "sed" and any(a.startswith("-i") for a in args) and paths:
+            writes.add("file:" + _norm_path(paths[-1]))
+    for match in re.finditer(r"(?:^|[^>])>{1,2}\s*([\w./-]+)", command):  # redirections write files
+        if match.group(1) not in ("/dev/null", "&1", "&2"):
+            writes.add("file:" + _norm_path(match.group(1)))
+    return Keys(reads, writes)
+
+
+def patch_paths(patch: str) -> set[str]:
+    """Paths a unified diff or an apply_patch envelope touches."""
+    found = set(re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", patch, re.MULTILINE))
+    found |= {p for p in re.findall(r"^\+\+\+ (?:b/)?(\S+)", patch, re.MULTILINE) if p != "/dev/null"}
+    return {_norm_path(p) for p in found}
+
+
+def keys_of(obs: Observation) -> Keys:
+    data = obs.input
+    if isinstance(data.get("command"), str) and obs.name in ("bash", "shell", "run", "execute"):
+        return shell_keys(data["command"])
+    path = data.get("path") or data.get("file_path") or data.get("file")
+    command = str(data.get("command", ""))
+    if isinstance(path, str) and path:
+        key = "file:" + _norm_path(path)
+        if command in EDIT_COMMANDS or obs.name in ("edit", "write", "create_file"):
+            # an edit's own result shows the file as it was then: a later view or edit supersedes it
+            return Keys({key}, {key})
+        if command in READ_COMMANDS or obs.name in ("view", "read", "read_file", "open"):
+            return Keys({key}, set())
+    patch = data.get("patch") or data.get("input")
+    if isinstance(patch, str):
+        paths = {"file:" + p for p in patch_paths(patch)}
+        return Keys(set(paths), paths)
+    return Keys({f"call:{obs.name}:{sorted(data.items())!r}"}, set())
+
+
+def superseded(obs_list: list[Observation]) -> set[str]:
+    """ids of observations a later call made stale."""
+    stale: set[str] = set()
+    seen_later: set[str] = set()
+    for obs in reversed(obs_list):
+        keys = keys_of(obs)
+        if keys.reads & seen_later:
+            stale.add(obs.tool_use_id)
+        seen_later |= keys.reads | keys.writes
+    return stale
+
+
+def stub(obs: Observation, handle: str) -> str:
+    command = " ".join(command_of(obs).split())
+    if len(command) > 160:
+        command = command[:150] + " …"
+    return (f"[stale output masked: `{command}` ({exit_status(obs)}), superseded by a later call; "
+            f"{len(obs.content)} chars at {handle}]")
+
+
+@dataclass
+class MaskTier:
+    state_dir: Path
+    recent_turns: int = 5
+    #: results shorter than this are left alone: a stub would save next to nothing
+    min_chars: int = 300
+
+    def run(self, history: list[Message], replacements: dict[str, str]) -> dict[str, str]:
+        """Stubs for the superseded observations outside the last `recent_turns` turns. The last failure is
+        never masked: it is what the agent is working on."""
+        turns = assistant_indexes(history)
+        if len(turns) <= self.recent_turns:
+            return {}
+        boundary = turns[-self.recent_turns] if self.recent_turns > 0 else len(history)
+        obs_list = [o for o in observations(history) if o.result_index is not None]
+        stale = superseded(obs_list)
+        failures = [o for o in obs_list if is_failure(o)]
+        keep = {failures[-1].tool_use_id} if failures else set()
+        new: dict[str, str] = {}
+        for obs in obs_list:
+            if (obs.use_index >= boundary or obs.tool_use_id not in stale or obs.tool_use_id in keep
+                    or obs.tool_use_id in replacements and replacements[obs.tool_use_id].startswith("[stale")):
+                continue
+            if len(obs.content) < self.min_chars:
+                continue
+            new[obs.tool_use_id] = stub(obs, save_output(self.state_dir, obs.content))
+        return new

@@ -1,0 +1,94 @@
+"""Rebuilding a session from its persisted events, and the light input check done before a tool runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from coder.context.base import Compaction
+from coder.models.types import Message, TextBlock, ToolResultBlock
+
+INTERRUPTED = "Not run: the session stopped before this tool call finished."
+
+
+@dataclass
+class Restored:
+    history: list[Message] = field(default_factory=list)
+    turns: int = 0
+    cost_usd: float = 0.0
+    files_changed: list[str] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    task: str = ""
+
+
+def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
+    """History, counters and compactions from event dicts in order. Tool calls that never finished (a killed
+    process) get an error result, so the history is valid for the API again."""
+    out = Restored()
+    files: set[str] = set()
+    pending: list[str] = []  # tool_use ids of the last assistant message without a result yet
+    results: dict[str, ToolResultBlock] = {}
+
+    def flush() -> None:
+        if pending:
+            blocks = [results.get(i) or ToolResultBlock(i, INTERRUPTED, True) for i in pending]
+            out.history.append(Message("user", list(blocks)))
+            pending.clear()
+            results.clear()
+
+    for event in events:
+        kind = event["type"]
+        if kind == "user_message":
+            flush()
+            out.history.append(Message.user_text(event["text"]))
+            out.task = out.task or event["text"]
+        elif kind == "assistant_message":
+            flush()
+            message = Message.from_dict(event["message"])
+            out.history.append(message)
+            pending.extend(u.id for u in message.tool_uses())
+        elif kind == "tool_call_finished":
+            results[event["id"]] = ToolResultBlock(event["id"], event["output"], bool(event["is_error"]))
+            files.update(event.get("files_changed") or [])
+        elif kind == "checkpoint":
+            files.update(event.get("files_changed") or [])
+        elif kind == "usage":
+            out.turns += 1
+            out.cost_usd = float(event.get("total_cost_usd", out.cost_usd))
+        elif kind == "compaction":
+            out.compactions.append(Compaction(event["kind"], event["tokens_before"], event["tokens_after"],
+                                              event.get("data") or {}))
+    flush()
+    if out.history and out.history[-1].role == "assistant" and not out.history[-1].content:
+        out.history[-1].content.append(TextBlock("(no answer)"))
+    out.files_changed = sorted(files)
+    return out
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "array": (list,), "object": (dict,),
+}
+
+
+def validate_input(schema: dict[str, Any], args: Any) -> str | None:
+    """A readable problem with `args` against the top level of `schema`, or None. Deep validation is the tool's."""
+    if not isinstance(args, dict):
+        return f"the input must be a JSON object, got {type(args).__name__}"
+    if "_invalid_json" in args:
+        return f"the input is not valid JSON: {str(args['_invalid_json'])[:200]!r}"
+    missing = [k for k in schema.get("required", []) if k not in args]
+    if missing:
+        return "missing required field(s): " + ", ".join(missing)
+    for key, value in args.items():
+        spec = schema.get("properties", {}).get(key)
+        if not spec or "type" not in spec:
+            continue
+        wanted = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
+        allowed = tuple(t for w in wanted for t in _JSON_TYPES.get(w, (object,)))
+        bool_mismatch = isinstance(value, bool) and "boolean" not in wanted
+        if value is not None and (not isinstance(value, allowed) or bool_mismatch):
+            return f"field {key!r} must be {' or '.join(wanted)}, got {type(value).__name__}"
+        if "enum" in spec and value not in spec["enum"]:
+            return f"field {key!r} must be one of {spec['enum']}, got {value!r}"
+    return None

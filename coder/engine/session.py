@@ -1,0 +1,299 @@
+"""The session loop: ask the model, route tool calls through the policy to the tools, feed results back.
+
+Orchestration only. Everything concrete (which provider, which tools, how context is shaped, where events go)
+arrives through `SessionParts`; `coder.engine.builder` assembles the defaults.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from coder.context.base import ContextManager, Pinned
+from coder.engine import events as ev
+from coder.engine.history import Restored, validate_input
+from coder.errors import ContextOverflowError, ModelError, ToolError
+from coder.models.types import Message, ModelProvider, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock
+from coder.policy.base import PermissionAnswer, PermissionPolicy
+from coder.tools.base import Tool, ToolContext, ToolResult
+
+AskHandler = Callable[[ev.PermissionRequest], PermissionAnswer]
+
+
+class Hooks(Protocol):
+    """User hooks (coder/ext). `before_tool` returns a reason to block the call, or None."""
+
+    def before_tool(self, tool: str, args: dict[str, Any]) -> str | None: ...
+
+    def after_tool(self, tool: str, args: dict[str, Any], result: ToolResult) -> None: ...
+
+    def on_event(self, event: ev.Event) -> None: ...
+
+
+class Checkpointer(Protocol):
+    """Snapshots of the working tree (coder/vcs). `snapshot` returns None when nothing changed."""
+
+    def snapshot(self, label: str) -> Any | None: ...
+
+
+@dataclass
+class Limits:
+    max_turns: int = 100
+    max_cost: float = 10.0
+    max_wall_time: float = 3600.0
+
+
+@dataclass
+class TurnOutcome:
+    reason: str  # done | max_turns | max_cost | wall_time | interrupted | error
+    final_text: str = ""
+    error: str | None = None
+
+
+@dataclass
+class SessionParts:
+    session_id: str
+    provider: ModelProvider
+    tools: dict[str, Tool]
+    policy: PermissionPolicy
+    context: ContextManager
+    tool_ctx: ToolContext
+    system_prompt: str
+    pinned: Pinned
+    limits: Limits
+    record: Callable[[ev.Event], None]  # persists (the store) and forwards to the frontend
+    ask: AskHandler
+    checkpointer: Checkpointer | None = None
+    hooks: Hooks | None = None
+    max_tokens: int = 8192
+    thinking_budget: int | None = None
+
+
+@dataclass
+class SessionStats:
+    turns: int = 0  # model requests
+    cost_usd: float = 0.0
+    files_changed: set[str] = field(default_factory=set)
+    started: float = field(default_factory=time.monotonic)
+
+
+class Session:
+    def __init__(self, parts: SessionParts, restored: Restored | None = None) -> None:
+        self.parts = parts
+        self.id = parts.session_id
+        self.history: list[Message] = []
+        self.stats = SessionStats()
+        self.cancel = parts.tool_ctx.cancel
+        self.last_text = ""
+        if restored is not None:
+            self.history = restored.history
+            self.stats.turns = restored.turns
+            self.stats.cost_usd = restored.cost_usd
+            self.stats.files_changed |= set(restored.files_changed)
+            parts.pinned.files_touched = sorted(self.stats.files_changed)
+            parts.context.restore(restored.compactions)
+            if not parts.pinned.task:
+                parts.pinned.task = restored.task
+
+    # ---- public API used by frontends -------------------------------------------------------------------------
+    def send(self, text: str | None) -> TurnOutcome:
+        """Run one user turn to its end. `text` None continues a session whose last message awaits the model."""
+        self.cancel.clear()
+        if text is not None:
+            self._emit(ev.UserMessage(text))
+            self.history.append(Message.user_text(text))
+            if not self.parts.pinned.task:
+                self.parts.pinned.task = text
+        outcome = self._loop()
+        self._checkpoint(f"turn {self.stats.turns}")
+        self._emit(ev.TurnEnd(self.stats.turns, outcome.reason))
+        return outcome
+
+    def interrupt(self) -> None:
+        """Stop the stream and the running tool; the session stays consistent and resumable."""
+        self.cancel.set()
+
+    def close(self, reason: str) -> None:
+        self._emit(ev.SessionEnd(reason, self.stats.turns, round(self.stats.cost_usd, 6)))
+        for tool in self.parts.tools.values():
+            try:
+                tool.close()
+            except Exception:  # noqa: BLE001 - closing must never mask the session's own outcome
+                pass
+
+    # ---- the loop ---------------------------------------------------------------------------------------------
+    def _loop(self) -> TurnOutcome:
+        while True:
+            if (limit := self._limit_reached()) is not None:
+                return TurnOutcome(limit, self.last_text)
+            if self.cancel.is_set():
+                return TurnOutcome("interrupted", self.last_text)
+            try:
+                response = self._ask_model()
+            except ModelError as exc:
+                self._emit(ev.ErrorEvent(str(exc), fatal=True))
+                return TurnOutcome("error", self.last_text, str(exc))
+            message = self._record_response(response)
+            uses = message.tool_uses()
+            if response.stop_reason == "interrupted" or self.cancel.is_set():
+                if uses:
+                    self._append_results([self._not_run(u, "interrupted by the user") for u in uses])
+                return TurnOutcome("interrupted", self.last_text)
+            if not uses:
+                return TurnOutcome("done", self.last_text)
+            results: list[ToolResultBlock] = []
+            for use in uses:
+                if self.cancel.is_set():
+                    results.append(self._not_run(use, "interrupted by the user"))
+                else:
+                    results.append(self._call_tool(use))
+            self._append_results(results)
+
+    def _limit_reached(self) -> str | None:
+        limits = self.parts.limits
+        if self.stats.turns >= limits.max_turns:
+            return "max_turns"
+        if self.stats.cost_usd >= limits.max_cost:
+            return "max_cost"
+        if time.monotonic() - self.stats.started >= limits.max_wall_time:
+            return "wall_time"
+        return None
+
+    def _ask_model(self) -> ModelResponse:
+        parts = self.parts
+        tool_specs = [t.contract.spec() for t in parts.tools.values()]
+        for attempt in (1, 2):
+            prepared = parts.context.prepare(parts.system_prompt, self.history, tool_specs, parts.pinned)
+            for c in prepared.compactions:
+                self._emit(ev.CompactionEvent(c.kind, c.tokens_before, c.tokens_after, c.data))
+            request = prepared.request
+            request.max_tokens = parts.max_tokens
+            request.thinking_budget = parts.thinking_budget
+            try:
+                response = parts.provider.complete(request, on_text=self._on_text, cancel=self.cancel)
+            except ContextOverflowError:
+                force = getattr(parts.context, "force_compaction", None)
+                if attempt == 2 or force is None:
+                    raise
+                force()
+                continue
+            self.stats.turns += 1
+            self.stats.cost_usd += response.cost_usd
+            u = response.usage
+            self._emit(ev.UsageEvent(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens,
+                                     round(response.cost_usd, 6), round(self.stats.cost_usd, 6),
+                                     u.total_input, parts.provider.context_window))
+            return response
+        raise AssertionError("unreachable")
+
+    def _on_text(self, delta: str) -> None:
+        self._emit(ev.TextDelta(delta))
+
+    def _record_response(self, response: ModelResponse) -> Message:
+        message = response.message
+        if response.stop_reason == "interrupted":  # tool calls cut mid-stream never ran: keep the text only
+            kept = [b for b in message.content if isinstance(b, TextBlock) and b.text]
+            message = Message("assistant", kept or [TextBlock("[interrupted]")])
+        if not message.content:
+            message = Message("assistant", [TextBlock("(no answer)")])
+        self.history.append(message)
+        if message.text():
+            self.last_text = message.text()
+        self._emit(ev.AssistantMessage(message.to_dict(), response.stop_reason))
+        return message
+
+    def _append_results(self, results: list[ToolResultBlock]) -> None:
+        self.history.append(Message("user", list(results)))
+
+    # ---- one tool call ----------------------------------------------------------------------------------------
+    def _call_tool(self, use: ToolUseBlock) -> ToolResultBlock:
+        parts = self.parts
+        self._emit(ev.ToolCallRequested(use.id, use.name, use.input))
+        tool = parts.tools.get(use.name)
+        if tool is None:
+            known = ", ".join(sorted(parts.tools))
+            return self._finish(use, ToolResult(f"Unknown tool {use.name!r}. Available tools: {known}.", True))
+        problem = validate_input(tool.contract.input_schema, use.input)
+        if problem:
+            return self._finish(use, ToolResult(f"Invalid input for {use.name}: {problem}", True))
+        blocked = self._permission(use, tool)
+        if blocked is not None:
+            return blocked
+        if parts.hooks is not None:
+            reason = parts.hooks.before_tool(use.name, use.input)
+            if reason is not None:
+                self._emit(ev.ToolCallDenied(use.id, use.name, reason, "hook"))
+                return self._finish(use, ToolResult(f"Blocked by a hook: {reason}", True))
+        started = time.monotonic()
+        try:
+            result = tool.run(use.input, parts.tool_ctx)
+        except ToolError as exc:
+            result = ToolResult(str(exc), True)
+        except Exception as exc:  # noqa: BLE001 - a tool bug is a result the model can read, never a crash
+            result = ToolResult(f"{use.name} failed: {type(exc).__name__}: {exc}", True)
+        if parts.hooks is not None:
+            parts.hooks.after_tool(use.name, use.input, result)
+        return self._finish(use, result, time.monotonic() - started)
+
+    def _permission(self, use: ToolUseBlock, tool: Tool) -> ToolResultBlock | None:
+        """None when the call may run; otherwise the denial result."""
+        parts = self.parts
+        contract = tool.contract
+        permission = "read" if use.input.get("command") in contract.read_commands else contract.permission
+        decision = parts.policy.decide(use.name, permission, use.input)
+        if decision.action == "ask":
+            request = ev.PermissionRequest(use.id, use.name, use.input, decision.reason, decision.suggested_rule)
+            self._emit(request)
+            answer = parts.ask(request)
+            if answer.allow:
+                if answer.remember:
+                    parts.policy.remember(answer)
+                self._emit(ev.ToolCallApproved(use.id, use.name, answer.rule, "user"))
+                return None
+            reason = answer.message or "the user denied this call"
+            self._emit(ev.ToolCallDenied(use.id, use.name, reason, "user"))
+            return self._finish(use, ToolResult(f"Permission denied: {reason}.", True))
+        if decision.action == "deny":
+            self._emit(ev.ToolCallDenied(use.id, use.name, decision.reason, "policy"))
+            return self._finish(use, ToolResult(f"Permission denied by policy ({decision.rule}): {decision.reason}",
+                                                True))
+        self._emit(ev.ToolCallApproved(use.id, use.name, decision.rule, "policy"))
+        return None
+
+    def _finish(self, use: ToolUseBlock, result: ToolResult, duration: float = 0.0) -> ToolResultBlock:
+        if result.files_changed:
+            self.stats.files_changed.update(result.files_changed)
+            self.parts.pinned.files_touched = sorted(self.stats.files_changed)
+        self._emit(ev.ToolCallFinished(use.id, use.name, use.input, result.output, result.is_error,
+                                       list(result.files_changed), round(duration, 4), result.data))
+        return ToolResultBlock(use.id, result.output, result.is_error)
+
+    def _not_run(self, use: ToolUseBlock, why: str) -> ToolResultBlock:
+        return self._finish(use, ToolResult(f"Not run: {why}.", True))
+
+    def _checkpoint(self, label: str) -> None:
+        if self.parts.checkpointer is None:
+            return
+        try:
+            checkpoint = self.parts.checkpointer.snapshot(label)
+        except Exception as exc:  # noqa: BLE001 - a failed snapshot is reported, the session goes on
+            self._emit(ev.ErrorEvent(f"checkpoint failed: {exc}"))
+            return
+        if checkpoint is not None:
+            changed = list(getattr(checkpoint, "files_changed", []))
+            self.stats.files_changed.update(changed)
+            self._emit(ev.CheckpointEvent(str(checkpoint.id), label, changed))
+
+    def _emit(self, event: ev.Event) -> None:
+        self.parts.record(event)
+        if self.parts.hooks is not None:
+            self.parts.hooks.on_event(event)
+
+
+def no_questions(request: ev.PermissionRequest) -> PermissionAnswer:
+    """The headless answer to `ask`: deny, never block."""
+    return PermissionAnswer(False, message="headless run: the policy asks for approval and nobody can answer "
+                            "(allow it with --allow or a [permissions] rule, or use --permission-mode auto)")
+

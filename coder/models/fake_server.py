@@ -1,0 +1,399 @@
+"""A fake model server on 127.0.0.1 that serves a script (see coder.models.script) over HTTP.
+
+It speaks the Anthropic Messages API (POST /v1/messages, JSON and SSE streaming, tool_use, thinking, prompt
+caching emulated; POST /v1/messages/count_tokens) and OpenAI chat completions (POST /v1/chat/completions, JSON
+and SSE, tool_calls) from the same script, so tests drive the real SDKs end to end and the agent's requests can
+be recorded and measured. It also checks requests the way the real API does (tool_use / tool_result pairing,
+at most 4 cache_control blocks, thinking budget, optional context window) and answers 400 otherwise.
+
+Usage counts are deterministic (coder.models.wire): input = sum over tools, system blocks and message blocks
+of ceil(chars / 4). Caching: a request's prefix up to a cache_control breakpoint that an earlier request sent
+counts as cache_read_input_tokens, the rest up to its last breakpoint as cache_creation_input_tokens, the
+remainder as input_tokens. (No minimum cacheable length, no expiry.)
+
+Command line:
+
+    python -m coder.models.fake_server --script S.json [--port 0] [--record R.jsonl] [--fault SPEC ...]
+                                       [--context-window N]
+
+prints `http://127.0.0.1:PORT` as the first stdout line, then serves until killed.
+
+Faults (`--fault SPEC`, repeatable; `faults=[...]` in Python): `WHAT@WHEN[:retry-after=SECONDS]`
+  WHAT  a status code (`429`, `500`, `503`, `529` = overloaded_error, `400`, `401`, ...), `cut` (the response
+        stops in the middle: an SSE stream after half of its events, a JSON body after half of its bytes),
+        `delay=SECONDS` (wait before answering, then answer normally), `stall=SECONDS` (pause in the middle of
+        the stream, then finish it).
+  WHEN  the number of the generation request (1-based, counting /v1/messages and /v1/chat/completions, not
+        count_tokens): `2`, a range `2-4`, `3+` (from 3 on), or `*` (every request).
+  e.g.  `429@2:retry-after=1`, `500@1`, `529@3`, `cut@4`, `delay=1.5@1`, `500@*`.
+A request answered by a status fault or cut does not consume a turn of the script; delay and stall do not
+change the answer.
+
+Python API (tests):
+
+    with FakeServer("script.json", record="req.jsonl", faults=["429@1:retry-after=0.1"]) as srv:
+        client = anthropic.Anthropic(base_url=srv.base_url, api_key="x")
+        ...
+        srv.requests   # the bodies of the generation requests received, in order (faulted ones too)
+        srv.records    # every request received: {"n", "path", "headers", "body"}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from coder.errors import CoderError, UsageError
+from coder.models import fake_responses as fr
+from coder.models.script import Script, ScriptCursor, anthropic_match_text, load_script, openai_match_text
+from coder.models.wire import PrefixCache, input_tokens
+
+_STATUS_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                  404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
+                  529: "overloaded_error"}
+_STATUS_TEXT = {429: "Rate limit exceeded (injected fault).", 529: "Overloaded (injected fault).",
+                500: "Internal server error (injected fault)."}
+_SECRET_HEADERS = {"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"}
+_FAULT_RE = re.compile(r"^(?P<what>\d{3}|cut|delay=[\d.]+|stall=[\d.]+)@(?P<when>\*|\d+(?:-\d+|\+)?)"
+                       r"(?::retry-after=(?P<retry>[\d.]+))?$")
+
+
+@dataclass
+class Fault:
+    kind: str  # "status" | "cut" | "delay" | "stall"
+    first: int
+    last: int | None  # None: no end
+    status: int = 0
+    seconds: float = 0.0
+    retry_after: float | None = None
+
+    def applies(self, number: int) -> bool:
+        return number >= self.first and (self.last is None or number <= self.last)
+
+
+def parse_fault(spec: str) -> Fault:
+    """Parse one fault SPEC (syntax in the module docstring); UsageError when it is malformed."""
+    match = _FAULT_RE.match(spec.strip())
+    if not match:
+        raise UsageError(f"Bad fault spec {spec!r}: expected WHAT@WHEN[:retry-after=S] with WHAT a status code, "
+                         "cut, delay=S or stall=S and WHEN N, N-M, N+ or * (e.g. 429@2:retry-after=1).")
+    what, when = match["what"], match["when"]
+    if when == "*":
+        first, last = 1, None
+    elif when.endswith("+"):
+        first, last = int(when[:-1]), None
+    elif "-" in when:
+        a, b = when.split("-")
+        first, last = int(a), int(b)
+    else:
+        first = last = int(when)
+    retry = float(match["retry"]) if match["retry"] else None
+    if what.isdigit():
+        return Fault("status", first, last, status=int(what), retry_after=retry)
+    if what == "cut":
+        return Fault("cut", first, last)
+    kind, seconds = what.split("=")
+    return Fault(kind, first, last, seconds=float(seconds))
+
+
+class FakeServer:
+    """The server in a background thread; a context manager."""
+
+    def __init__(self, script: str | Path | dict[str, Any] | Script, *, record: str | Path | None = None,
+                 faults: list[str | Fault] | None = None, port: int = 0, host: str = "127.0.0.1",
+                 context_window: int | None = None, verbose: bool = False) -> None:
+        self.script = script if isinstance(script, Script) else load_script(script)
+        self.cursor = ScriptCursor(self.script)
+        self.faults = [f if isinstance(f, Fault) else parse_fault(f) for f in faults or []]
+        self.record_path = Path(record) if record else None
+        self.context_window = context_window
+        self.verbose = verbose
+        self.records: list[dict[str, Any]] = []
+        self.anthropic_cache = PrefixCache()
+        self.openai_cache = PrefixCache(every_segment=True)
+        self._count = 0
+        self._lock = threading.Lock()
+        self._httpd = _HTTPServer((host, port), _Handler)
+        self._httpd.fake = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.records if r["n"] is not None]
+
+    def start(self) -> "FakeServer":
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-model-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.2)
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> "FakeServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------------------------- used by the handler
+
+    def admit(self, path: str, headers: dict[str, str], body: Any, generation: bool) -> tuple[int | None,
+                                                                                               list[Fault]]:
+        """Number and record the request; return its number and the faults that apply to it."""
+        with self._lock:
+            number = None
+            if generation:
+                self._count += 1
+                number = self._count
+            entry = {"n": number, "path": path, "body": body,
+                     "headers": {k.lower(): v for k, v in headers.items() if k.lower() not in _SECRET_HEADERS}}
+            self.records.append(entry)
+            if self.record_path is not None:
+                with self.record_path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        faults = [f for f in self.faults if number is not None and f.applies(number)]
+        return number, faults
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    fake: FakeServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
+        if self.server.fake.verbose:
+            super().log_message(format, *args)
+
+    def do_GET(self) -> None:  # noqa: N802 (stdlib name)
+        if self.path.rstrip("/") in ("", "/health"):
+            self._json(200, {"status": "ok", "turns_left": self.server.fake.cursor.remaining})
+        else:
+            self._error(404, f"Not found: {self.path}", openai=False)
+
+    def do_POST(self) -> None:  # noqa: N802
+        fake = self.server.fake
+        path = self.path.split("?")[0].rstrip("/")
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = None
+        generation = path in ("/v1/messages", "/v1/chat/completions")
+        number, faults = fake.admit(path, dict(self.headers.items()), body, generation)
+        openai = path == "/v1/chat/completions"
+        if not generation and path != "/v1/messages/count_tokens":
+            return self._error(404, f"Not found: {path}", openai)
+        if body is None:
+            return self._error(400, "request body is not valid JSON", openai)
+        for fault in faults:
+            if fault.kind == "delay":
+                time.sleep(fault.seconds)
+        for fault in faults:
+            if fault.kind == "status":
+                message = _STATUS_TEXT.get(fault.status, f"Injected HTTP {fault.status}.")
+                return self._error(fault.status, message, openai, fault.retry_after)
+        if path == "/v1/messages/count_tokens":
+            problem = fr.validate_anthropic({**body, "max_tokens": 1}, None)
+            if problem:
+                return self._error(400, problem, False)
+            return self._json(200, {"input_tokens": input_tokens(body)})
+        cut = any(f.kind == "cut" for f in faults)
+        stall = sum(f.seconds for f in faults if f.kind == "stall")
+        assert number is not None
+        if openai:
+            self._chat_completions(body, number, cut, stall)
+        else:
+            self._messages(body, number, cut, stall)
+
+    def _messages(self, body: dict[str, Any], number: int, cut: bool, stall: float) -> None:
+        fake = self.server.fake
+        problem = fr.validate_anthropic(body, fake.context_window)
+        if problem:
+            return self._error(400, problem, False)
+        if cut and not body.get("stream"):
+            return self._cut_json(fr.anthropic_error("api_error", "cut"))
+        system, last_user = anthropic_match_text(body)
+        answer = fake.cursor.next(system, last_user)
+        reply = fr.anthropic_reply(answer, body, fake.anthropic_cache)
+        model = body["model"]
+        if not body.get("stream"):
+            return self._json(200, fr.anthropic_message(reply, model, number))
+        events = fr.anthropic_events(reply, model, number)
+        payloads = [f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n" for name, data in events]
+        self._stream(payloads, cut, stall)
+
+    def _chat_completions(self, body: dict[str, Any], number: int, cut: bool, stall: float) -> None:
+        fake = self.server.fake
+        problem = _validate_openai(body)
+        if problem:
+            return self._error(400, problem, True)
+        if cut and not body.get("stream"):
+            return self._cut_json({"error": {"message": "cut"}})
+        system, last_user = openai_match_text(body)
+        answer = fake.cursor.next(system, last_user)
+        reply = fr.openai_reply(answer, body, fake.openai_cache)
+        model = body["model"]
+        if not body.get("stream"):
+            return self._json(200, fr.openai_completion(reply, model, number))
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        chunks = fr.openai_chunks(reply, model, number, include_usage)
+        payloads = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+        self._stream(payloads, cut, stall)
+
+    # ------------------------------------------------------------------------------------------- writing
+
+    def _json(self, status: int, payload: Any, extra: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", f"req_fake_{self.server.fake._count:06d}")
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, openai: bool, retry_after: float | None = None) -> None:
+        kind = _STATUS_ERRORS.get(status, "api_error" if status >= 500 else "invalid_request_error")
+        if openai:
+            payload: dict[str, Any] = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+        else:
+            payload = fr.anthropic_error(kind, message)
+        extra = {}
+        if retry_after is not None:
+            extra["retry-after"] = f"{retry_after:g}"
+        if status >= 500 or status == 429:
+            extra["x-should-retry"] = "true"
+        self._json(status, payload, extra)
+
+    def _stream(self, payloads: list[str], cut: bool, stall: float) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("request-id", f"req_fake_{self.server.fake._count:06d}")
+        self.end_headers()
+        half = max(1, len(payloads) // 2)
+        try:
+            for index, payload in enumerate(payloads):
+                if index == half:
+                    if cut:
+                        return self._abort()
+                    if stall:
+                        time.sleep(stall)
+                data = payload.encode("utf-8")
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away (cancelled); nothing to do
+
+    def _cut_json(self, payload: Any) -> None:
+        data = json.dumps(payload).encode("utf-8") * 4
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2])
+        self._abort()
+
+    def _abort(self) -> None:
+        """Drop the connection mid-response, as a proxy or a crashed backend would."""
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _validate_openai(body: Any) -> str | None:
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        return "model is required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages must be a non-empty list"
+    pending: set[str] = set()
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        if role == "tool":
+            if message.get("tool_call_id") not in pending:
+                return (f"messages[{i}]: messages with role 'tool' must be a response to a preceding message "
+                        "with 'tool_calls'")
+            pending.discard(message["tool_call_id"])
+            continue
+        if pending:
+            return (f"messages[{i}]: an assistant message with 'tool_calls' must be followed by tool messages "
+                    f"responding to each 'tool_call_id'. Missing: {', '.join(sorted(pending))}")
+        if role == "assistant":
+            pending = {c.get("id") for c in message.get("tool_calls") or []}
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m coder.models.fake_server",
+                                     description="Serve a model script over the Anthropic / OpenAI HTTP APIs.")
+    parser.add_argument("--script", required=True, help="script file (JSON or YAML)")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0 = any free port)")
+    parser.add_argument("--record", help="append every request as one JSON line to this file")
+    parser.add_argument("--fault", action="append", default=[], metavar="SPEC",
+                        help="inject a fault, e.g. 429@2:retry-after=1, 500@1, 529@3, cut@4, delay=1.5@1")
+    parser.add_argument("--context-window", type=int, help="answer 'prompt is too long' above this many tokens")
+    parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
+    args = parser.parse_args(argv)
+    try:
+        server = FakeServer(args.script, record=args.record, faults=args.fault, port=args.port,
+                            context_window=args.context_window, verbose=args.verbose)
+    except CoderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except OSError as exc:
+        print(f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(server.base_url, flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        server.serve_forever()
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server._httpd.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""What a request cost: USD per million tokens, cache reads and writes priced separately.
+
+Built-in prices are list prices (standard tier, prompts up to 200k tokens); the user's config overrides or
+extends them:
+
+    [pricing."my-local-model"]
+    input = 0.0
+    output = 0.0
+    cache_write = 0.0   # optional, default 1.25 x input
+    cache_read = 0.0    # optional, default 0.1 x input
+
+A model name matches a table entry exactly or as a dated / aliased variant of it (`claude-sonnet-4-5-20250929`,
+`claude-3-5-haiku-latest`, `anthropic/claude-opus-4-1`); `claude-opus-4-9` does NOT match `claude-opus-4`,
+because guessing a price is worse than saying "cost unknown". Unknown models cost 0 with `known=False`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from coder.errors import ConfigError
+from coder.models.types import Usage
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write: float
+    cache_read: float
+
+    @classmethod
+    def anthropic(cls, input: float, output: float) -> "Price":  # noqa: A002 (the field's name)
+        return cls(input, output, round(input * 1.25, 6), round(input * 0.1, 6))
+
+    def cost(self, usage: Usage) -> float:
+        return (usage.input_tokens * self.input + usage.output_tokens * self.output
+                + usage.cache_write_tokens * self.cache_write + usage.cache_read_tokens * self.cache_read) / 1e6
+
+
+@dataclass(frozen=True)
+class Cost:
+    usd: float
+    known: bool
+
+
+_A = Price.anthropic
+BUILTIN_PRICES: dict[str, Price] = {
+    # Claude 4.x
+    "claude-opus-4-6": _A(5, 25),
+    "claude-opus-4-5": _A(5, 25),
+    "claude-opus-4-1": _A(15, 75),
+    "claude-opus-4-0": _A(15, 75),
+    "claude-opus-4": _A(15, 75),
+    "claude-sonnet-4-6": _A(3, 15),
+    "claude-sonnet-4-5": _A(3, 15),
+    "claude-sonnet-4-0": _A(3, 15),
+    "claude-sonnet-4": _A(3, 15),
+    "claude-haiku-4-5": _A(1, 5),
+    # Claude 3.x
+    "claude-3-7-sonnet": _A(3, 15),
+    "claude-3-5-sonnet": _A(3, 15),
+    "claude-3-5-haiku": _A(0.8, 4),
+    "claude-3-opus": _A(15, 75),
+    "claude-3-sonnet": _A(3, 15),
+    "claude-3-haiku": _A(0.25, 1.25),
+    # OpenAI (no cache-write premium; cached input at the listed discount)
+    "gpt-4o": Price(2.5, 10, 2.5, 1.25),
+    "gpt-4o-mini": Price(0.15, 0.6, 0.15, 0.075),
+    "gpt-4.1": Price(2, 8, 2, 0.5),
+    "gpt-4.1-mini": Price(0.4, 1.6, 0.4, 0.1),
+    "gpt-4.1-nano": Price(0.1, 0.4, 0.1, 0.025),
+    "gpt-5": Price(1.25, 10, 1.25, 0.125),
+    "gpt-5-mini": Price(0.25, 2, 0.25, 0.025),
+}
+# Free by construction.
+_FREE = Price(0, 0, 0, 0)
+_SUFFIX = re.compile(r"^(?:[-@](?:\d{8}|latest)(?:[-:@].*)?|-v\d.*|:.*)?$")
+_VENDOR = re.compile(r"^(?:anthropic[/.]|openai/|(?:us|eu|apac|global)\.anthropic\.)")
+
+
+class PriceTable:
+    """The built-in table with the user's `[pricing."MODEL"]` entries on top."""
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        self.prices = dict(BUILTIN_PRICES)
+        user = (config or {}).get("pricing") or {}
+        if not isinstance(user, dict):
+            raise ConfigError("Config key `pricing` must be a table of models, e.g. [pricing.\"my-model\"].")
+        for model, entry in user.items():
+            self.prices[str(model).lower()] = _parse_user_price(str(model), entry)
+
+    def lookup(self, model: str) -> Price | None:
+        """The price of `model` (without provider prefix), or None when it is unknown."""
+        name = model.split(":", 1)[1] if model.startswith(("anthropic:", "openai:", "scripted:")) else model
+        if model.startswith("scripted:"):
+            return self.prices.get(name.lower(), _FREE)
+        name = _VENDOR.sub("", name.lower())
+        if name in self.prices:
+            return self.prices[name]
+        best = None
+        for key in self.prices:
+            if name.startswith(key) and _SUFFIX.match(name[len(key):]) and (best is None or len(key) > len(best)):
+                best = key
+        return self.prices[best] if best else None
+
+    def cost(self, model: str, usage: Usage) -> Cost:
+        price = self.lookup(model)
+        if price is None:
+            return Cost(0.0, False)
+        return Cost(price.cost(usage), True)
+
+
+def _parse_user_price(model: str, entry: Any) -> Price:
+    where = f"[pricing.\"{model}\"]"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"Config {where} must be a table with `input` and `output` (USD per million tokens).")
+    values: dict[str, float] = {}
+    for key in ("input", "output", "cache_write", "cache_read"):
+        if key in entry:
+            value = entry[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ConfigError(f"Config {where} key `{key}` must be a non-negative number, got {value!r}.")
+            values[key] = float(value)
+    unknown = set(entry) - {"input", "output", "cache_write", "cache_read"}
+    if unknown:
+        raise ConfigError(f"Config {where} has unknown keys {sorted(unknown)} "
+                          "(allowed: input, output, cache_write, cache_read).")
+    if "input" not in values or "output" not in values:
+        raise ConfigError(f"Config {where} needs both `input` and `output` (USD per million tokens).")
+    return Price(values["input"], values["output"], values.get("cache_write", values["input"] * 1.25),
+                 values.get("cache_read", values["input"] * 0.1))

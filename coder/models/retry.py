@@ -1,0 +1,131 @@
+"""The retry policy both HTTP providers share: exponential backoff with full jitter, retry-after honoured,
+cancellable sleeps, and a one-paragraph ModelError when it gives up.
+
+The SDKs' own retries are switched off (max_retries=0) so that one policy, configured in one place, covers
+every failure mode, including the one the SDKs cannot retry: a stream cut after it started. A retried stream
+may already have shown text; `TextRelay` keeps the user's screen from showing it twice.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+from coder.errors import ModelError
+
+T = TypeVar("T")
+
+
+@dataclass
+class Transient(Exception):
+    """A failure worth retrying. `status` is the HTTP status (0 for connection problems and cut streams)."""
+
+    status: int
+    detail: str
+    retry_after: float | None = None
+
+    def __str__(self) -> str:
+        return f"HTTP {self.status}: {self.detail}" if self.status else self.detail
+
+
+@dataclass
+class RetryPolicy:
+    max_retries: int = 4
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+    #: a retry-after longer than this is not waited for: we give up and say so instead
+    max_retry_after: float = 300.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number `attempt` (0-based): retry-after when the server gave one,
+        else full jitter over an exponentially growing window."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_retry_after)
+        window = min(self.max_delay, self.base_delay * (2**attempt))
+        return random.uniform(0, window)
+
+
+def run_with_retries(
+    attempt_fn: Callable[[int], T],
+    policy: RetryPolicy,
+    *,
+    provider: str,
+    cancel: threading.Event | None = None,
+    on_interrupt: Callable[[], T] | None = None,
+    hint: str = "",
+) -> T:
+    """Call `attempt_fn(attempt)` until it returns; retry on `Transient`. When `cancel` is set during a wait,
+    return `on_interrupt()` (the caller's empty "interrupted" response)."""
+    started = time.monotonic()
+    failures: list[Transient] = []
+    for attempt in range(policy.max_retries + 1):
+        try:
+            return attempt_fn(attempt)
+        except Transient as exc:
+            failures.append(exc)
+            if attempt >= policy.max_retries:
+                break
+            if exc.retry_after is not None and exc.retry_after > policy.max_retry_after:
+                break
+            wait = policy.delay(attempt, exc.retry_after)
+            if cancel is not None:
+                if cancel.wait(wait):
+                    if on_interrupt is not None:
+                        return on_interrupt()
+                    break
+            else:
+                time.sleep(wait)
+    last = failures[-1]
+    elapsed = time.monotonic() - started
+    tries = len(failures)
+    what = "overloaded" if last.status == 529 else "rate-limited" if last.status == 429 else "failing"
+    advice = ("This is usually temporary: wait a minute, then resume the session (`coder run --continue`)"
+              if last.status in (0, 429, 500, 502, 503, 504, 529) or last.status >= 500
+              else "Check the request and the provider's status page")
+    raise ModelError(
+        f"The {provider} API kept {what}: the last of {tries} attempt{'s' if tries != 1 else ''} over "
+        f"{elapsed:.0f} s ended with {last}. {advice}; to retry longer, raise `max_retries` or "
+        f"`retry_base_delay` under [providers.{provider.lower()}] in the config.{(' ' + hint) if hint else ''}"
+    )
+
+
+class TextRelay:
+    """Forwards text deltas to `sink`, but after a retry swallows text the user has already seen.
+
+    When the new attempt repeats what was shown, only the continuation is forwarded. When it diverges, a blank
+    line marks the restart and the new text follows, so what is on screen never silently mixes two answers.
+    """
+
+    def __init__(self, sink: Callable[[str], None] | None) -> None:
+        self.sink = sink
+        self.shown = ""
+        self.attempt_text = ""
+        self.diverged = False
+
+    def restart(self) -> None:
+        self.attempt_text = ""
+        self.diverged = False
+
+    def __call__(self, delta: str) -> None:
+        if self.sink is None or not delta:
+            return
+        before = len(self.attempt_text)
+        self.attempt_text += delta
+        if self.diverged:
+            self.shown = self.attempt_text
+            self.sink(delta)
+            return
+        if self.shown.startswith(self.attempt_text):
+            return  # still repeating what is on screen
+        if self.attempt_text.startswith(self.shown):
+            fresh = self.attempt_text[max(before, len(self.shown)):]
+            self.shown = self.attempt_text
+            if fresh:
+                self.sink(fresh)
+            return
+        self.diverged = True
+        self.shown = self.attempt_text
+        self.sink("\n\n" + self.attempt_text)

@@ -1,0 +1,93 @@
+"""The scripted provider (`--model scripted:PATH`): a script's turns answered in-process.
+
+It follows the fake server exactly (same cursor, same token arithmetic, same cache emulation, thinking only
+when the request asks for it), so a script run in-process and the same script over HTTP through the real
+Anthropic SDK produce the same conversation and the same usage. Used for tests, the offline demo, replays.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from coder.models.pricing import PriceTable
+from coder.models.script import Script, ScriptCursor, anthropic_match_text, load_script
+from coder.models.types import (
+    Block,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
+from coder.models.wire import PrefixCache, build_anthropic_body, chunk_text, input_tokens, output_tokens
+from coder.models.wire import segments, signature_for
+
+DEFAULT_CONTEXT_WINDOW = 200_000
+
+
+class ScriptedProvider:
+    """ModelProvider over a script file or dict."""
+
+    def __init__(self, script: str | Path | dict[str, Any] | Script, *, context_window: int = DEFAULT_CONTEXT_WINDOW,
+                 pricing: PriceTable | None = None, price_as: str | None = None,
+                 chunk_delay: float = 0.0) -> None:
+        self.script = script if isinstance(script, Script) else load_script(script)
+        self.spec = f"scripted:{self.script.source}"
+        self.context_window = context_window
+        self.cursor = ScriptCursor(self.script)
+        self._cache = PrefixCache()
+        self._pricing = pricing or PriceTable()
+        #: price the usage as this model would cost (for "what would this run cost" measurements)
+        self._price_as = price_as
+        #: pause between streamed chunks (demo pacing; lets tests interrupt mid-stream)
+        self._chunk_delay = chunk_delay
+
+    def complete(self, request: ModelRequest, on_text: Callable[[str], None] | None = None,
+                 cancel: threading.Event | None = None) -> ModelResponse:
+        body = build_anthropic_body(request, self._price_as or "scripted")
+        if cancel is not None and cancel.is_set():
+            return self._interrupted([])
+        system, last_user = anthropic_match_text(body)
+        answer = self.cursor.next(system, last_user)
+        turn = answer.turn
+        thinking = turn.thinking if request.thinking_budget else ""
+        blocks: list[Block] = []
+        if thinking:
+            blocks.append(ThinkingBlock(thinking, signature_for(thinking)))
+        if turn.text:
+            shown = ""
+            for piece in chunk_text(turn.text):
+                if cancel is not None and cancel.is_set():
+                    if shown:
+                        blocks.append(TextBlock(shown))
+                    return self._interrupted(blocks)
+                shown += piece
+                if on_text is not None:
+                    on_text(piece)
+                if self._chunk_delay:
+                    time.sleep(self._chunk_delay)
+            blocks.append(TextBlock(turn.text))
+        if cancel is not None and cancel.is_set():
+            return self._interrupted(blocks)
+        calls = []
+        for call, call_id in zip(turn.tool_calls, answer.tool_ids):
+            blocks.append(ToolUseBlock(call_id, call.name, dict(call.input)))
+            calls.append({"name": call.name, "input": call.input})
+        cached = self._cache.account(segments(body))
+        usage = Usage(cached.input_tokens, output_tokens(turn.text, thinking, calls), cached.cache_read_tokens,
+                      cached.cache_write_tokens)
+        price_model = self._price_as or self.spec
+        cost = self._pricing.cost(price_model, usage)
+        return ModelResponse(Message("assistant", blocks), turn.final_stop_reason, usage,  # type: ignore[arg-type]
+                             "scripted", cost.usd, f"scripted-{answer.index:06d}", cost.known)
+
+    def count_tokens(self, request: ModelRequest) -> int:
+        return input_tokens(build_anthropic_body(request, self._price_as or "scripted"))
+
+    def _interrupted(self, blocks: list[Block]) -> ModelResponse:
+        return ModelResponse(Message("assistant", blocks), "interrupted", Usage(), "scripted", 0.0, None, True)

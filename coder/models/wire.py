@@ -1,0 +1,245 @@
+"""The Anthropic wire format without the SDK: request bodies, token estimates and prompt-cache accounting.
+
+Three places need the same arithmetic: the Anthropic provider (to build its request and estimate tokens
+locally), the scripted provider (which must report the usage the fake server would report for the same
+request) and the fake server (which counts the bodies it receives). Keeping it in one SDK-free module makes
+"the same script in-process and over HTTP gives the same numbers" true by construction.
+
+Token estimate: ceil(characters / 4) per segment, where a segment is one tool definition, one system block,
+or one content block of one message, serialised canonically (sorted keys, no whitespace, `cache_control`
+removed). The request's input tokens are the sum over its segments, so cached / written / uncached parts
+always add up to the total exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from coder.models.types import Message, ModelRequest, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+
+MAX_CACHE_BREAKPOINTS = 4  # the Messages API rejects more
+EPHEMERAL = {"type": "ephemeral"}
+
+# Server-defined tool types and the models trained on them. The tool's name is fixed by the type.
+_SERVER_TOOL_MODELS: dict[str, re.Pattern[str]] = {
+    "bash_20250124": re.compile(r"claude-(3-7-sonnet|(opus|sonnet|haiku)-4|4-)"),
+    "bash_20241022": re.compile(r"claude-(3-5-sonnet|3-7-sonnet|(opus|sonnet|haiku)-4)"),
+    "text_editor_20250728": re.compile(r"claude-((opus|sonnet|haiku)-4|4-)"),
+    "text_editor_20250429": re.compile(r"claude-((opus|sonnet|haiku)-4|4-)"),
+    "text_editor_20250124": re.compile(r"claude-3-7-sonnet"),
+}
+# Models that want `thinking: {"type": "adaptive"}` instead of an explicit budget.
+_ADAPTIVE_THINKING = re.compile(r"claude-(opus-4-6|mythos)")
+
+
+def estimate_tokens(text: str) -> int:
+    """Deterministic token estimate: one token per four characters, rounded up."""
+    return (len(text) + 3) // 4
+
+
+def canonical(obj: Any) -> str:
+    """Stable serialisation used for token counts and cache keys (cache_control never counts)."""
+    return json.dumps(_strip_cache_control(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _strip_cache_control(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip_cache_control(v) for k, v in obj.items() if k != "cache_control"}
+    if isinstance(obj, list):
+        return [_strip_cache_control(v) for v in obj]
+    return obj
+
+
+def server_tool_supported(tool_type: str, model: str) -> bool:
+    """True when `model` is a Claude model known to accept the server-defined tool `tool_type`."""
+    pattern = _SERVER_TOOL_MODELS.get(tool_type)
+    return bool(pattern and pattern.search(model))
+
+
+# ----------------------------------------------------------------------------------------------- requests
+
+
+def block_to_api(block: Any) -> dict[str, Any]:
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, ToolResultBlock):
+        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content}
+        if block.is_error:
+            out["is_error"] = True
+        return out
+    raise TypeError(f"unknown block {block!r}")
+
+
+def messages_to_api(messages: list[Message]) -> list[dict[str, Any]]:
+    """Our messages as API dicts. Empty text blocks are dropped: the API rejects them."""
+    out = []
+    for message in messages:
+        content = [block_to_api(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
+        out.append({"role": message.role, "content": content})
+    return out
+
+
+def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
+    """The Messages API body for `request` (without `stream`): tools, system, messages, cache breakpoints.
+
+    Breakpoints, at most four, in priority order: end of system prompt (it caches tools + system), the latest
+    message breakpoints, then the end of the tools (only useful when the system prompt changes).
+    """
+    tools: list[dict[str, Any]] = []
+    for spec in request.tools:
+        if spec.anthropic_type and server_tool_supported(spec.anthropic_type, model):
+            tools.append({"type": spec.anthropic_type, "name": spec.name})
+        else:
+            tools.append({"name": spec.name, "description": spec.description, "input_schema": spec.input_schema})
+    messages = messages_to_api(request.messages)
+    system: list[dict[str, Any]] = [{"type": "text", "text": request.system}] if request.system else []
+
+    budget = MAX_CACHE_BREAKPOINTS
+    if request.cache_system and system:
+        system[-1]["cache_control"] = dict(EPHEMERAL)
+        budget -= 1
+    for index in sorted(set(request.cache_breakpoints), reverse=True):
+        if budget <= 0:
+            break
+        if 0 <= index < len(messages):
+            target = _cacheable_block(messages[index]["content"])
+            if target is not None:
+                target["cache_control"] = dict(EPHEMERAL)
+                budget -= 1
+    if request.cache_system and tools and budget > 0:
+        tools[-1]["cache_control"] = dict(EPHEMERAL)
+
+    body: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
+    if system:
+        body["system"] = system
+    if tools:
+        body["tools"] = tools
+    if request.thinking_budget:
+        if _ADAPTIVE_THINKING.search(model):
+            body["thinking"] = {"type": "adaptive"}
+        else:
+            budget_tokens = max(1024, request.thinking_budget)
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget_tokens}
+            body["max_tokens"] = max(request.max_tokens, budget_tokens + 1024)
+    elif request.temperature is not None:
+        body["temperature"] = request.temperature  # thinking requires the default temperature
+    return body
+
+
+def _cacheable_block(content: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last block that may carry cache_control (thinking blocks may not)."""
+    for block in reversed(content):
+        if block.get("type") not in ("thinking", "redacted_thinking"):
+            return block
+    return None
+
+
+# ------------------------------------------------------------------------------------------------- usage
+
+
+@dataclass
+class Segment:
+    text: str
+    tokens: int
+    breakpoint: bool
+
+
+def segments(body: dict[str, Any]) -> list[Segment]:
+    """The cacheable prefix in API order (tools, system, messages), one segment per block."""
+    out: list[Segment] = []
+
+    def add(obj: Any) -> None:
+        text = canonical(obj)
+        out.append(Segment(text, estimate_tokens(text), isinstance(obj, dict) and "cache_control" in obj))
+
+    for tool in body.get("tools") or []:
+        add(tool)
+    system = body.get("system")
+    if isinstance(system, str):
+        add({"type": "text", "text": system})
+    else:
+        for block in system or []:
+            add(block)
+    for index, message in enumerate(body.get("messages") or []):
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        for block in content or []:
+            marked = isinstance(block, dict) and "cache_control" in block
+            text = canonical({"m": index, "role": message.get("role"), "block": block})
+            out.append(Segment(text, estimate_tokens(text), marked))
+    return out
+
+
+def input_tokens(body: dict[str, Any]) -> int:
+    """Total input tokens of an Anthropic body, as the fake server and the scripted provider count them."""
+    return sum(s.tokens for s in segments(body))
+
+
+@dataclass
+class CacheUsage:
+    input_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+
+
+@dataclass
+class PrefixCache:
+    """Emulation of prompt caching: a prefix ending at a breakpoint is stored; a later request whose prefix up
+    to one of its breakpoints was stored reads it. `every_segment=True` treats every segment as a breakpoint
+    (OpenAI-style automatic caching, whose usage only reports reads)."""
+
+    every_segment: bool = False
+    _keys: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def account(self, segs: list[Segment]) -> CacheUsage:
+        total = sum(s.tokens for s in segs)
+        digest = hashlib.sha256()
+        running = 0
+        read = 0
+        last_break = 0
+        keys: list[str] = []
+        with self._lock:
+            for seg in segs:
+                digest.update(seg.text.encode("utf-8") + b"\x00")
+                running += seg.tokens
+                if seg.breakpoint or self.every_segment:
+                    key = digest.hexdigest()
+                    keys.append(key)
+                    last_break = running
+                    if key in self._keys:
+                        read = running
+            self._keys.update(keys)
+        if self.every_segment:
+            return CacheUsage(total - read, read, 0)
+        return CacheUsage(total - last_break, read, last_break - read)
+
+
+def output_tokens(text: str, thinking: str, tool_calls: list[dict[str, Any]]) -> int:
+    """Deterministic output token count of one scripted answer."""
+    parts = [text, thinking] + [canonical(c.get("input", {})) + str(c.get("name", "")) for c in tool_calls]
+    return max(1, sum(estimate_tokens(p) for p in parts if p))
+
+
+def chunk_text(text: str, pieces: int = 3) -> list[str]:
+    """Split text into a few chunks on word boundaries (how the fake streams it)."""
+    if not text:
+        return []
+    words = re.findall(r"\S+\s*|\s+", text)
+    size = max(1, -(-len(words) // pieces))
+    return ["".join(words[i : i + size]) for i in range(0, len(words), size)]
+
+
+def signature_for(thinking: str) -> str:
+    """A deterministic stand-in for the thinking signature the real API returns."""
+    return "sig_" + hashlib.sha256(thinking.encode("utf-8")).hexdigest()[:40]

@@ -1,0 +1,326 @@
+"""Checkpoints: the whole work tree after every turn that changed it, in hidden refs, so /undo and /rewind can
+restore files changed by edits *and* by shell commands.
+
+How: a private index (a copy of the user's, for its stat cache) gets `git add -A`, its tree becomes a parentless
+commit under `refs/coder/<session>/<n>`. The user's branch, index, stash and reflog are never touched.
+Checkpoints have no git parents on purpose: pruning a ref then really frees its objects at the next `git gc`;
+the logical parent (the checkpoint the tree was at before) is kept in the commit message.
+
+Restoring applies only the difference between the current checkpoint and the target to the work tree. Files
+changed since the current checkpoint and not part of that difference are left alone; if a path the restore
+must write was changed since (by the user between turns), the restore refuses, naming the files, unless
+`force=True`, which first saves the current state as a checkpoint of its own, so nothing is ever lost.
+The baseline (n = 0) holds the user's uncommitted work from before the session, so every restore keeps it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coder.vcs.repo import (
+    VcsError,
+    changed_paths,
+    require_repo,
+    run_git,
+    temp_index,
+    worktree_tree,
+)
+
+REF_ROOT = "refs/coder"
+_SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_META_PREFIX = "coder-checkpoint: "
+
+
+class CheckpointError(VcsError):
+    """A checkpoint cannot be found, or a restore would overwrite changes that no checkpoint holds."""
+
+
+class NothingToUndo(CheckpointError):
+    pass
+
+
+class RestoreConflict(CheckpointError):
+    """Files the restore would write were changed after the current checkpoint."""
+
+    def __init__(self, message: str, paths: list[str]):
+        super().__init__(message)
+        self.paths = paths
+
+
+@dataclass
+class Checkpoint:
+    id: int
+    ref: str
+    label: str
+    created: float  # unix time
+    files_changed: list[str] = field(default_factory=list)
+    commit: str = ""
+    tree: str = ""
+    parent: int | None = None  # the checkpoint the work tree was at when this one was taken
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.id == 0
+
+
+@dataclass
+class RestoreResult:
+    checkpoint: Checkpoint
+    written: list[str] = field(default_factory=list)  # files created or overwritten
+    deleted: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # changed since the last checkpoint, left as they were
+    safety: Checkpoint | None = None  # the state saved before a forced restore
+
+    @property
+    def changed(self) -> list[str]:
+        return sorted(set(self.written) | set(self.deleted))
+
+    def summary(self) -> str:
+        parts = [f"restored checkpoint {self.checkpoint.id} ({self.checkpoint.label})"]
+        if self.written or self.deleted:
+            parts.append(f"{len(self.written)} file(s) written, {len(self.deleted)} deleted")
+        else:
+            parts.append("no file changed")
+        if self.kept:
+            parts.append(f"kept your later changes to {', '.join(self.kept[:5])}")
+        if self.safety is not None:
+            parts.append(f"the previous state is saved as checkpoint {self.safety.id}")
+        return "; ".join(parts)
+
+
+@dataclass
+class SessionCheckpoints:
+    session_id: str
+    count: int
+    last_created: float
+
+
+class Checkpoints:
+    """The checkpoints of one session in one repository."""
+
+    def __init__(self, repo_root: Path, session_id: str):
+        if not _SESSION_RE.match(session_id) or ".." in session_id or session_id.endswith(".lock"):
+            raise CheckpointError(f"session id {session_id!r} cannot name a git ref (use letters, digits, . _ -)")
+        self.root = require_repo(repo_root)
+        self.session_id = session_id
+        self.prefix = f"{REF_ROOT}/{session_id}"
+
+    # --- reading -----------------------------------------------------------------------------------------
+    def list(self) -> list[Checkpoint]:
+        """All checkpoints of the session, oldest first."""
+        fmt = "%(refname)%00%(objectname)%00%(tree)%00%(contents)%00%00"
+        out = run_git(self.root, "for-each-ref", f"--format={fmt}", f"{self.prefix}/").stdout
+        result = []
+        for record in out.split("\0\0"):
+            record = record.strip("\n")
+            if not record:
+                continue
+            ref, commit, tree, contents = (record.split("\0") + ["", "", ""])[:4]
+            name = ref.rsplit("/", 1)[-1]
+            if not name.isdigit():
+                continue
+            meta = _parse_meta(contents)
+            result.append(
+                Checkpoint(
+                    id=int(name),
+                    ref=ref,
+                    label=meta.get("label", ""),
+                    created=float(meta.get("created", 0)),
+                    files_changed=list(meta.get("files", [])),
+                    commit=commit,
+                    tree=tree,
+                    parent=meta.get("parent"),
+                )
+            )
+        return sorted(result, key=lambda c: c.id)
+
+    def get(self, checkpoint_id: int | str) -> Checkpoint:
+        """A checkpoint by number, ref name, or commit sha (prefix)."""
+        key = str(checkpoint_id).strip()
+        for cp in self.list():
+            if key in (str(cp.id), cp.ref) or (len(key) >= 7 and cp.commit.startswith(key)):
+                return cp
+        raise CheckpointError(
+            f"no checkpoint {checkpoint_id!r} in session {self.session_id} (list them with /rewind)"
+        )
+
+    def current(self) -> Checkpoint | None:
+        """The checkpoint the work tree was last brought to (by a snapshot or a restore)."""
+        proc = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{self.prefix}/current", check=False)
+        sha = proc.stdout.strip()
+        if proc.returncode != 0 or not sha:
+            cps = self.list()
+            return cps[-1] if cps else None
+        for cp in self.list():
+            if cp.commit == sha:
+                return cp
+        return None
+
+    # --- writing -----------------------------------------------------------------------------------------
+    def baseline(self) -> Checkpoint:
+        """Checkpoint 0: the tree at session start, the user's uncommitted work included. Idempotent."""
+        for cp in self.list():
+            if cp.id == 0:
+                return cp
+        return self._write(worktree_tree(self.root), "baseline (session start)", force_id=0)
+
+    def snapshot(self, label: str) -> Checkpoint | None:
+        """Save the work tree if it changed since the current checkpoint; None when it did not."""
+        if not self.list():
+            self.baseline()
+        tree = worktree_tree(self.root)
+        current = self.current()
+        if current is not None and current.tree == tree:
+            return None
+        return self._write(tree, label)
+
+    def _write(self, tree: str, label: str, force_id: int | None = None) -> Checkpoint:
+        existing = self.list()
+        current = self.current() if existing else None
+        n = force_id if force_id is not None else (max(c.id for c in existing) + 1 if existing else 0)
+        files = changed_paths(self.root, current.tree, tree) if current is not None else []
+        created = time.time()
+        meta = {"label": label, "created": created, "parent": current.id if current else None, "files": files}
+        message = f"coder checkpoint {n}: {label}\n\n{_META_PREFIX}{json.dumps(meta)}\n"
+        env = {
+            "GIT_AUTHOR_NAME": "coder", "GIT_AUTHOR_EMAIL": "coder@localhost",
+            "GIT_COMMITTER_NAME": "coder", "GIT_COMMITTER_EMAIL": "coder@localhost",
+        }
+        commit = run_git(self.root, "commit-tree", tree, input=message, env=env).stdout.strip()
+        ref = f"{self.prefix}/{n}"
+        run_git(self.root, "update-ref", "--no-deref", ref, commit)
+        run_git(self.root, "update-ref", "--no-deref", f"{self.prefix}/current", commit)
+        return Checkpoint(n, ref, label, created, files, commit, tree, meta["parent"])
+
+    def restore(self, checkpoint_id: int | str, force: bool = False) -> RestoreResult:
+        """Bring the work tree to checkpoint `checkpoint_id` (see the module docstring for what is kept)."""
+        target = self.get(checkpoint_id)
+        current = self.current()
+        if current is None:
+            raise CheckpointError("this session has no checkpoints yet")
+        now_tree = worktree_tree(self.root)
+        to_change = set(changed_paths(self.root, current.tree, target.tree))
+        drifted = set(changed_paths(self.root, current.tree, now_tree))
+        conflicts = sorted(p for p in to_change & drifted if not self._same_in(now_tree, target.tree, p))
+        safety = None
+        if conflicts and not force:
+            shown = ", ".join(conflicts[:8]) + (" ..." if len(conflicts) > 8 else "")
+            raise RestoreConflict(
+                f"Not restoring checkpoint {target.id}: {len(conflicts)} file(s) it would overwrite changed after "
+                f"the last checkpoint and are saved nowhere else: {shown}. Keep them by committing or copying "
+                "them, or force the restore (the current state is then saved as a checkpoint first).",
+                conflicts,
+            )
+        if drifted and force:
+            safety = self._write(now_tree, "before restore (forced)")
+        written, deleted = self._apply(target.tree, sorted(to_change))
+        run_git(self.root, "update-ref", "--no-deref", f"{self.prefix}/current", target.commit)
+        kept = sorted(drifted - to_change)
+        return RestoreResult(target, written, deleted, kept, safety)
+
+    def undo(self, force: bool = False) -> RestoreResult:
+        """Back to the state before the last snapshot-producing turn (the current checkpoint's parent)."""
+        current = self.current()
+        if current is None or current.parent is None:
+            raise NothingToUndo("nothing to undo: the work tree is at the session's start")
+        try:
+            return self.restore(current.parent, force=force)
+        except CheckpointError as exc:
+            if isinstance(exc, RestoreConflict):
+                raise
+            raise NothingToUndo(f"cannot undo further: checkpoint {current.parent} was pruned") from exc
+
+    def prune(self, keep: int) -> list[int]:
+        """Delete all but the newest `keep` checkpoints (the baseline and the current one always stay)."""
+        cps = self.list()
+        current = self.current()
+        protected = {0, current.id if current else -1}
+        victims = [c for c in cps[: max(0, len(cps) - keep)] if c.id not in protected]
+        if victims:
+            stdin = "".join(f"delete {c.ref}\n" for c in victims)
+            run_git(self.root, "update-ref", "--stdin", input=stdin)
+        return [c.id for c in victims]
+
+    def delete_all(self) -> None:
+        """Forget the session's checkpoints (their objects go at the next `git gc`)."""
+        refs = run_git(self.root, "for-each-ref", "--format=%(refname)", f"{self.prefix}/").stdout.split()
+        if refs:
+            run_git(self.root, "update-ref", "--stdin", input="".join(f"delete {r}\n" for r in refs))
+
+    # --- helpers -----------------------------------------------------------------------------------------
+    def _same_in(self, tree_a: str, tree_b: str, path: str) -> bool:
+        a = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{tree_a}:{path}", check=False).stdout.strip()
+        b = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{tree_b}:{path}", check=False).stdout.strip()
+        return a == b
+
+    def _apply(self, tree: str, paths: list[str]) -> tuple[list[str], list[str]]:
+        """Write `paths` from `tree` into the work tree (modes and symlinks kept), delete those it lacks."""
+        if not paths:
+            return [], []
+        listing = run_git(self.root, "ls-tree", "-r", "-z", "--name-only", tree, "--", *paths).stdout
+        present = {p for p in listing.split("\0") if p}
+        gone = [p for p in paths if p not in present]
+        for path in gone:
+            target = self.root / path
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            elif target.is_dir() and not any(target.iterdir()):
+                target.rmdir()
+            _remove_empty_parents(target.parent, self.root)
+        if present:
+            with temp_index(self.root) as env:
+                run_git(self.root, "read-tree", tree, env=env)
+                for path in present:  # a directory where a file must go (or the reverse) blocks checkout-index
+                    target = self.root / path
+                    if target.is_dir() and not target.is_symlink():
+                        shutil.rmtree(target)
+                run_git(self.root, "checkout-index", "-f", "-z", "--stdin", env=env,
+                        input="".join(p + "\0" for p in sorted(present)))
+        return sorted(present), sorted(gone)
+
+
+def _parse_meta(contents: str) -> dict:
+    for line in contents.splitlines():
+        if line.startswith(_META_PREFIX):
+            try:
+                return json.loads(line[len(_META_PREFIX):])
+            except json.JSONDecodeError:
+                return {}
+    return {}
+
+
+def _remove_empty_parents(directory: Path, root: Path) -> None:
+    root = root.resolve()
+    while directory.resolve() != root and directory.is_dir() and not any(directory.iterdir()):
+        directory.rmdir()
+        directory = directory.parent
+
+
+def list_sessions(repo_root: Path) -> list[SessionCheckpoints]:
+    """Sessions that have checkpoints in this repository (for `coder sessions`)."""
+    root = require_repo(repo_root)
+    out = run_git(root, "for-each-ref", "--format=%(refname)%00%(creatordate:unix)", f"{REF_ROOT}/").stdout
+    sessions: dict[str, SessionCheckpoints] = {}
+    for line in out.splitlines():
+        ref, _, created = line.partition("\0")
+        parts = ref.split("/")
+        if len(parts) != 4 or not parts[3].isdigit():
+            continue
+        entry = sessions.setdefault(parts[2], SessionCheckpoints(parts[2], 0, 0.0))
+        entry.count += 1
+        entry.last_created = max(entry.last_created, float(created or 0))
+    return sorted(sessions.values(), key=lambda s: s.last_created)
+
+
+def default_keep() -> int:
+    """How many checkpoints a session keeps (CODER_CHECKPOINTS_KEEP, default 50)."""
+    try:
+        return max(2, int(os.environ.get("CODER_CHECKPOINTS_KEEP", "50")))
+    except ValueError:
+        return 50

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything coder needs: as root, the system packages (bubblewrap, ripgrep, tmux, git) with apt-get;
+# then coder itself, editable, with its dev extras, into the current Python (use a venv if you prefer).
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON=${PYTHON:-python3}
+
+declare -A PACKAGE_FOR=([bwrap]=bubblewrap [rg]=ripgrep [tmux]=tmux [git]=git)
+missing=()
+for cmd in bwrap rg tmux git; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${PACKAGE_FOR[$cmd]}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "install.sh: installing ${missing[*]} with apt-get"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "install.sh: could not install ${missing[*]} (needs root and apt-get)." >&2
+    echo "            Install them yourself, e.g.: sudo apt-get install ${missing[*]}" >&2
+    echo "            Without bubblewrap coder refuses to run shell commands (see 'coder doctor')." >&2
+  fi
+fi
+
+"$PYTHON" -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+echo "install.sh: done. Try: coder doctor"
