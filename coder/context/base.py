@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from coder.models.types import Message, ModelRequest, ToolSpec
+from coder.models.types import Message, ModelRequest, ToolSpec, Usage
 
 
 @dataclass
@@ -27,7 +27,7 @@ class Pinned:
 class Compaction:
     """One compaction, persisted as an event so `restore` can replay it."""
 
-    kind: str  # "truncate" | "mask" | "summary"
+    kind: str  # "truncate" | "mask" | "summary" | "breaker" (a compaction that freed too little; not repeated)
     tokens_before: int
     tokens_after: int
     data: dict[str, Any] = field(default_factory=dict)
@@ -53,6 +53,14 @@ class ContextManager(Protocol):
         """`/compact [focus]`: summarise now."""
         ...
 
+    def force_compaction(self) -> None:
+        """The provider raised ContextOverflowError: compact on the next `prepare` whatever the count says."""
+        ...
+
+    def record_usage(self, usage: Usage) -> None:
+        """Usage of the answer to the last prepared request (calibrates token estimates, tracks cached share)."""
+        ...
+
 
 class PassthroughContext:
     """Sends the whole history; cache breakpoints on the system prompt and the last two messages.
@@ -71,4 +79,10 @@ class PassthroughContext:
         return None
 
     def compact_now(self, history: list[Message], pinned: Pinned, focus: str = "") -> Compaction | None:
+        return None
+
+    def force_compaction(self) -> None:
+        return None
+
+    def record_usage(self, usage: Usage) -> None:
         return None

@@ -36,9 +36,9 @@ class ClipTier:
         return new
 
     def hard_cut(self, view: list[Message], max_chars: int) -> tuple[list[Message], dict[str, str]]:
-        """Cut every tool result and user text in `view` longer than `max_chars` (head and tail kept, the rest
-        behind a handle). Returns the new view and the tool-result replacements to persist; user texts are cut
-        by `cut_user_texts`, which is deterministic (the handle is a digest of the text) and so is simply
+        """Cut every tool result in `view` longer than `max_chars` (head and tail kept, the rest behind a
+        handle). Returns the new view and the replacements to persist. Long user texts are cut separately by
+        `cut_user_texts`, which is deterministic (the handle is a digest of the text) and so is simply
         re-applied on every request with the persisted limit."""
         replacements: dict[str, str] = {}
         for message in view:
@@ -46,7 +46,7 @@ class ClipTier:
                 if isinstance(block, ToolResultBlock) and len(block.content) > max_chars:
                     replacements[block.tool_use_id] = clip_output(block.content, self.state_dir, max_chars,
                                                                   HARD_LINES, HARD_LINES).text
-        return cut_user_texts(replace_results(view, replacements), self.state_dir, max_chars), replacements
+        return replace_results(view, replacements), replacements
 
 
 #: head and tail lines kept by a hard cut

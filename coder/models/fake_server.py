@@ -246,7 +246,7 @@ class _Handler(BaseHTTPRequestHandler):
         if cut and not body.get("stream"):
             return self._cut_json(fr.anthropic_error("api_error", "cut"))
         system, last_user = anthropic_match_text(body)
-        answer = fake.cursor.next(system, last_user)
+        answer = fake.cursor.next(system, last_user, advance=not cut)
         reply = fr.anthropic_reply(answer, body, fake.anthropic_cache)
         model = body["model"]
         if not body.get("stream"):
@@ -263,7 +263,7 @@ class _Handler(BaseHTTPRequestHandler):
         if cut and not body.get("stream"):
             return self._cut_json({"error": {"message": "cut"}})
         system, last_user = openai_match_text(body)
-        answer = fake.cursor.next(system, last_user)
+        answer = fake.cursor.next(system, last_user, advance=not cut)
         reply = fr.openai_reply(answer, body, fake.openai_cache)
         model = body["model"]
         if not body.get("stream"):

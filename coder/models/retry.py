@@ -12,7 +12,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 from coder.errors import ModelError
 
@@ -129,3 +129,19 @@ class TextRelay:
         self.diverged = True
         self.shown = self.attempt_text
         self.sink("\n\n" + self.attempt_text)
+
+
+def retry_after_seconds(exc: Any) -> float | None:
+    """Seconds from the retry-after-ms / retry-after header of an SDK status error, if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return float(value) * scale
+            except ValueError:
+                continue
+    return None

@@ -165,26 +165,31 @@ class ScriptCursor:
         """Turns left in the main sequence."""
         return len(self._main) - self._position
 
-    def next(self, system: str = "", last_user: str = "") -> Answer:
+    def next(self, system: str = "", last_user: str = "", advance: bool = True) -> Answer:
+        """The answer to a request with this system prompt and last user message. `advance=False` only looks
+        (the fake server uses it for a response it is going to cut: a failed request must not use up a turn)."""
         with self._lock:
-            self._served += 1
-            turn = self._match(system, last_user)
+            served = self._served + 1
+            turn = self._match(system, last_user, advance)
             exhausted = False
             if turn is None:
                 if self._position < len(self._main):
                     turn = self._main[self._position]
-                    self._position += 1
+                    if advance:
+                        self._position += 1
                 else:
                     turn, exhausted = Turn(text=EXHAUSTED_TEXT), True
-            ids = [c.id or f"toolu_{self._served:04d}_{i}" for i, c in enumerate(turn.tool_calls)]
-            return Answer(turn, self._served, ids, exhausted)
+            if advance:
+                self._served = served
+            ids = [c.id or f"toolu_{served:04d}_{i}" for i, c in enumerate(turn.tool_calls)]
+            return Answer(turn, served, ids, exhausted)
 
-    def _match(self, system: str, last_user: str) -> Turn | None:
+    def _match(self, system: str, last_user: str, advance: bool) -> Turn | None:
         for index, turn in enumerate(self._conditional):
             if index in self._used or turn.when is None:
                 continue
             if turn.when.search(system) or turn.when.search(last_user):
-                if not turn.repeat:
+                if advance and not turn.repeat:
                     self._used.add(index)
                 return turn
         return None

@@ -194,32 +194,37 @@ class CacheUsage:
 
 @dataclass
 class PrefixCache:
-    """Emulation of prompt caching: a prefix ending at a breakpoint is stored; a later request whose prefix up
-    to one of its breakpoints was stored reads it. `every_segment=True` treats every segment as a breakpoint
-    (OpenAI-style automatic caching, whose usage only reports reads)."""
+    """Emulation of prompt caching, as the Messages API documents it: the prefix ending at each cache_control
+    breakpoint is written to the cache; at each breakpoint a request also looks back up to 20 blocks for the
+    longest prefix an earlier request wrote, and reads it. `every_segment=True` treats every segment as a
+    breakpoint (OpenAI-style automatic caching, whose usage only reports reads)."""
 
     every_segment: bool = False
+    lookback: int = 20
     _keys: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def account(self, segs: list[Segment]) -> CacheUsage:
         total = sum(s.tokens for s in segs)
         digest = hashlib.sha256()
+        keys: list[str] = []  # prefix key after each segment
+        ends: list[int] = []  # token count after each segment
         running = 0
+        for seg in segs:
+            digest.update(seg.text.encode("utf-8") + b"\x00")
+            running += seg.tokens
+            keys.append(digest.hexdigest())
+            ends.append(running)
+        breaks = [i for i, seg in enumerate(segs) if seg.breakpoint or self.every_segment]
         read = 0
-        last_break = 0
-        keys: list[str] = []
         with self._lock:
-            for seg in segs:
-                digest.update(seg.text.encode("utf-8") + b"\x00")
-                running += seg.tokens
-                if seg.breakpoint or self.every_segment:
-                    key = digest.hexdigest()
-                    keys.append(key)
-                    last_break = running
-                    if key in self._keys:
-                        read = running
-            self._keys.update(keys)
+            for b in breaks:
+                for i in range(b, max(-1, b - self.lookback - 1), -1):
+                    if keys[i] in self._keys:
+                        read = max(read, ends[i])
+                        break
+            self._keys.update(keys[b] for b in breaks)
+        last_break = ends[breaks[-1]] if breaks else 0
         if self.every_segment:
             return CacheUsage(total - read, read, 0)
         return CacheUsage(total - last_break, read, last_break - read)

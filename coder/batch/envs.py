@@ -1,0 +1,190 @@
+"""Test environments for the local evaluator: one venv per repository and version, built once, reused.
+
+The spec table (`data/swebench_specs.json`) records what the SWE-bench harness installs per repository and
+version; `--specs FILE` adds or overrides entries (same shape) for other repositories. A venv is built from a
+checkout at the instance's `environment_setup_commit` (as the harness builds its environment images), with the
+spec's pip packages, its requirements files and its install command; every evaluation then re-installs the
+project from the evaluated workspace without dependencies. Where the spec needs things a venv cannot give
+(conda-only `environment.yml`, apt packages, another Python), the builder says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from coder.batch.instances import Instance
+from coder.errors import CoderError, UsageError
+
+SPECS_FILE = Path(__file__).with_name("data") / "swebench_specs.json"
+PY_TAG = f"py{sys.version_info.major}{sys.version_info.minor}"
+
+
+class EnvUnavailable(CoderError):
+    """No local environment for this repository and version; the official harness is the way."""
+
+
+@dataclass
+class EnvSpec:
+    repo: str
+    version: str
+    test_cmd: str = "pytest -rA"
+    install: str = ""
+    packages: str = ""
+    pip_packages: list[str] = field(default_factory=list)
+    pre_install: list[str] = field(default_factory=list)
+    requirements_paths: list[str] = field(default_factory=list)
+    log_parser: str = "pytest"
+    local: str = "unverified"
+    note: str = ""
+    harness_python: str = ""
+    system_site_packages: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.repo.replace('/', '__')}-{self.version}-{PY_TAG}"
+
+
+def load_spec_table(extra: Path | None = None) -> dict[str, Any]:
+    table = json.loads(SPECS_FILE.read_text(encoding="utf-8"))
+    if extra is not None:
+        try:
+            more = json.loads(Path(extra).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UsageError(f"--specs {extra}: {exc}") from None
+        for repo, entry in (more.get("repos") or {}).items():
+            base = table["repos"].setdefault(repo, {"versions": {}})
+            base.update({k: v for k, v in entry.items() if k != "versions"})
+            base.setdefault("versions", {}).update(entry.get("versions") or {})
+    return table
+
+
+def spec_for(inst: Instance, table: dict[str, Any]) -> EnvSpec:
+    repo_entry = table["repos"].get(inst.repo)
+    if repo_entry is None:
+        raise EnvUnavailable(f"no environment spec for repository {inst.repo} (add one with --specs FILE)")
+    ver = (repo_entry.get("versions") or {}).get(inst.version)
+    if ver is None:
+        raise EnvUnavailable(f"no environment spec for {inst.repo} version {inst.version} (add one with --specs)")
+    default = table.get("default", {})
+    return EnvSpec(
+        repo=inst.repo, version=inst.version,
+        test_cmd=ver.get("test_cmd") or default.get("test_cmd", "pytest -rA"),
+        install=ver.get("install", ""), packages=ver.get("packages", ""),
+        pip_packages=list(ver.get("pip_packages") or []), pre_install=list(ver.get("pre_install") or []),
+        requirements_paths=list(repo_entry.get("requirements_paths") or []),
+        log_parser=inst.log_parser or repo_entry.get("log_parser") or default.get("log_parser", "pytest"),
+        local=ver.get("local", "unverified"), note=ver.get("note", ""), harness_python=ver.get("python", ""),
+        system_site_packages=bool(ver.get("system_site_packages", False)),
+    )
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock that also holds across processes (two evaluations building one venv)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def check_buildable(spec: EnvSpec, force: bool = False) -> None:
+    if spec.local == "unsupported" and not force:
+        raise EnvUnavailable(f"{spec.repo} {spec.version} does not run on this Python: {spec.note}")
+    if "environment.yml" in spec.packages:
+        raise EnvUnavailable(f"{spec.repo} {spec.version} needs a conda environment.yml")
+    apt = [c for c in spec.pre_install if "apt-get" in c]
+    if apt and not force:
+        raise EnvUnavailable(f"{spec.repo} {spec.version} needs system packages: {apt[0]} "
+                             "(install them yourself, then pass --force-env)")
+
+
+def _run(cmd: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) -> None:
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"\n$ {cmd}\n")
+        fh.flush()
+        proc = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                              timeout=timeout)
+    if proc.returncode != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace")[-1200:]
+        raise EnvUnavailable(f"environment build step failed ({cmd}):\n{tail}")
+
+
+def venv_env(env_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env["VIRTUAL_ENV"] = str(env_dir)
+    env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
+
+
+def ensure_env(spec: EnvSpec, setup_checkout: Path, envs_dir: Path, *, force: bool = False,
+               rebuild: bool = False, timeout: float = 3600) -> Path:
+    """The venv for `spec`, built now from `setup_checkout` if it is not there yet."""
+    check_buildable(spec, force)
+    env_dir = envs_dir / spec.key
+    ready = env_dir / "ready.json"
+    failed = env_dir / "failed.json"
+    with file_lock(envs_dir / f".{spec.key}.lock"):
+        if rebuild:
+            shutil.rmtree(env_dir, ignore_errors=True)
+        if ready.is_file():
+            return env_dir
+        if failed.is_file():
+            raise EnvUnavailable(json.loads(failed.read_text(encoding="utf-8")).get("error", "build failed") +
+                                 " (cached failure; --rebuild-envs retries)")
+        shutil.rmtree(env_dir, ignore_errors=True)
+        env_dir.mkdir(parents=True)
+        log = env_dir / "build.log"
+        started = time.time()
+        try:
+            args = [sys.executable, "-m", "venv"] + (["--system-site-packages"] if spec.system_site_packages else [])
+            subprocess.run(args + [str(env_dir)], check=True, capture_output=True, timeout=300)
+            env = venv_env(env_dir)
+            steps = []
+            if spec.pip_packages:
+                steps.append("python -m pip install " + " ".join(shlex.quote(p) for p in spec.pip_packages))
+            if spec.packages == "requirements.txt":
+                for rel in spec.requirements_paths:
+                    if (setup_checkout / rel).is_file():
+                        steps.append(f"python -m pip install -r {shlex.quote(rel)}")
+            elif spec.packages:
+                steps.append("python -m pip install " + spec.packages)
+            steps += [c for c in spec.pre_install if "apt-get" not in c]
+            if spec.install:
+                steps.append(spec.install)
+            for step in steps:
+                _run(step, setup_checkout, env, log, timeout)
+        except (EnvUnavailable, subprocess.SubprocessError, OSError) as exc:
+            message = str(exc)
+            shutil.rmtree(env_dir / "bin", ignore_errors=True)
+            failed.write_text(json.dumps({"error": message[:4000], "at": time.time()}), encoding="utf-8")
+            raise EnvUnavailable(message) from None
+        ready.write_text(json.dumps({"spec": spec.__dict__, "built_s": round(time.time() - started, 1),
+                                     "python": sys.version.split()[0]}, indent=1), encoding="utf-8")
+    return env_dir
+
+
+def reinstall_command(spec: EnvSpec) -> str:
+    """The spec's install command for the evaluated workspace, without touching dependencies."""
+    install = spec.install.strip()
+    if not install:
+        return ""
+    if install.startswith("python -m pip install") or install.startswith("pip install"):
+        head, _, rest = install.partition("install")
+        quick = f"{head}install --no-deps --no-build-isolation {rest.strip()}"
+        return f"{quick} || {head}install --no-deps {rest.strip()}"
+    return install

@@ -1,0 +1,207 @@
+"""Test-log parsing and grading, following the SWE-bench harness rule for rule.
+
+The local evaluator is only useful if it agrees with the official harness, so the parsers and the resolution
+rule here reproduce `swebench/harness/log_parsers/python.py` and `swebench/harness/grading.py` (MIT): a test
+counts as passed when its status is PASSED or XFAIL, as failed when it is FAILED, ERROR or missing from the log;
+an instance is *resolved* when every FAIL_TO_PASS and every PASS_TO_PASS test passes, *partially* resolved when
+some but not all FAIL_TO_PASS tests pass and every PASS_TO_PASS test does, otherwise *not* resolved.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+START_TEST_OUTPUT = ">>>>> Start Test Output"
+END_TEST_OUTPUT = ">>>>> End Test Output"
+STATUSES = ("FAILED", "PASSED", "SKIPPED", "ERROR", "XFAIL")
+
+RESOLVED = "resolved"
+PARTIALLY = "partially"
+NOT_RESOLVED = "not"
+ERROR = "error"
+
+
+def parse_log_pytest(log: str) -> dict[str, str]:
+    """`pytest -rA` short summary lines: `PASSED path::test`, `FAILED path::test - message`."""
+    status_map: dict[str, str] = {}
+    for line in log.split("\n"):
+        if any(line.startswith(s) for s in STATUSES):
+            if line.startswith("FAILED"):
+                line = line.replace(" - ", " ")
+            parts = line.split()
+            if len(parts) <= 1:
+                continue
+            status_map[parts[1]] = parts[0]
+    return status_map
+
+
+_OPTION = re.compile(r"(.*?)\[(.*)\]")
+
+
+def parse_log_pytest_options(log: str) -> dict[str, str]:
+    """Like pytest, but parametrised ids that are absolute paths are cut to their last component."""
+    status_map: dict[str, str] = {}
+    for line in log.split("\n"):
+        if any(line.startswith(s) for s in STATUSES):
+            if line.startswith("FAILED"):
+                line = line.replace(" - ", " ")
+            parts = line.split()
+            if len(parts) <= 1:
+                continue
+            match = _OPTION.search(parts[1])
+            if match:
+                main, option = match.groups()
+                if option.startswith("/") and not option.startswith("//") and "*" not in option:
+                    option = "/" + option.split("/")[-1]
+                name = f"{main}[{option}]"
+            else:
+                name = parts[1]
+            status_map[name] = parts[0]
+    return status_map
+
+
+def parse_log_pytest_v2(log: str) -> dict[str, str]:
+    """Later pytest versions and verbose output: colour codes stripped, `name STATUS` lines too."""
+    status_map: dict[str, str] = {}
+    escapes = "".join(chr(c) for c in range(1, 32))
+    translator = str.maketrans("", "", escapes)
+    for line in log.split("\n"):
+        line = re.sub(r"\[(\d+)m", "", line).translate(translator)
+        if any(line.startswith(s) for s in STATUSES):
+            if line.startswith("FAILED"):
+                line = line.replace(" - ", " ")
+            parts = line.split()
+            if len(parts) >= 2:
+                status_map[parts[1]] = parts[0]
+        elif any(line.endswith(s) for s in STATUSES) or any(s in line for s in STATUSES):
+            parts = line.split()
+            if len(parts) >= 2:
+                status_map[parts[0]] = parts[1]
+    return status_map
+
+
+_DJANGO_PATTERNS = [
+    r"^(.*?)\s\.\.\.\sTesting\ against\ Django\ installed\ in\ ((?s:.*?))\ silenced\)\.\nok$",
+    r"^(.*?)\s\.\.\.\sInternal\ Server\ Error:\ \/(.*)\/\nok$",
+    r"^(.*?)\s\.\.\.\sSystem check identified no issues \(0 silenced\)\nok$",
+]
+
+
+def parse_log_django(log: str) -> dict[str, str]:
+    """Django's runner at --verbosity 2: `test_x (app.tests.Case) ... ok|FAIL|ERROR|skipped`."""
+    status_map: dict[str, str] = {}
+    prev_test = None
+    for line in log.split("\n"):
+        line = line.strip()
+        if "--version is equivalent to version" in line:
+            status_map["--version is equivalent to version"] = "PASSED"
+        if " ... " in line:
+            prev_test = line.split(" ... ")[0]
+        for suffix in (" ... ok", " ... OK", " ...  OK"):
+            if line.endswith(suffix):
+                if line.strip().startswith("Applying sites.0002_alter_domain_unique...test_no_migrations"):
+                    line = line.split("...", 1)[-1].strip()
+                status_map[line.rsplit(suffix, 1)[0]] = "PASSED"
+                break
+        if " ... skipped" in line:
+            status_map[line.split(" ... skipped")[0]] = "SKIPPED"
+        if line.endswith(" ... FAIL"):
+            status_map[line.split(" ... FAIL")[0]] = "FAILED"
+        if line.startswith("FAIL:"):
+            status_map[line.split()[1].strip()] = "FAILED"
+        if line.endswith(" ... ERROR"):
+            status_map[line.split(" ... ERROR")[0]] = "ERROR"
+        if line.startswith("ERROR:"):
+            status_map[line.split()[1].strip()] = "ERROR"
+        if line.lstrip().startswith("ok") and prev_test is not None:
+            status_map[prev_test] = "PASSED"
+    for pattern in _DJANGO_PATTERNS:
+        for match in re.finditer(pattern, log, re.MULTILINE):
+            status_map[match.group(1)] = "PASSED"
+    return status_map
+
+
+def parse_log_sympy(log: str) -> dict[str, str]:
+    """sympy's bin/test --verbose: `test_name ok|F|E` lines, and `___ path.py:test_name ___` failure headers."""
+    status_map: dict[str, str] = {}
+    for match in re.findall(r"(_*) (.*)\.py:(.*) (_*)", log):
+        status_map[f"{match[1]}.py:{match[2]}"] = "FAILED"
+    for line in log.split("\n"):
+        line = line.strip()
+        if line.startswith("test_"):
+            if line.endswith(" E"):
+                status_map[line.split()[0]] = "ERROR"
+            if line.endswith(" F"):
+                status_map[line.split()[0]] = "FAILED"
+            if line.endswith(" ok"):
+                status_map[line.split()[0]] = "PASSED"
+    return status_map
+
+
+PARSERS: dict[str, Callable[[str], dict[str, str]]] = {
+    "pytest": parse_log_pytest,
+    "pytest_options": parse_log_pytest_options,
+    "pytest_v2": parse_log_pytest_v2,
+    "django": parse_log_django,
+    "sympy": parse_log_sympy,
+}
+
+#: The harness's parser per repository (the `log_parser` column names them `parse_log_<repo>`).
+REPO_PARSER = {
+    "astropy": "pytest_v2", "scikit": "pytest_v2", "sphinx": "pytest_v2",
+    "pydicom": "pytest_options", "requests": "pytest_options", "pylint": "pytest_options",
+    "django": "django", "sympy": "sympy",
+}
+
+
+def parser_for(name: str) -> Callable[[str], dict[str, str]]:
+    """A parser by our name (`pytest`) or the harness's (`parse_log_pydicom`, `parse_log_pytest`)."""
+    key = name.removeprefix("parse_log_")
+    if key in PARSERS:
+        return PARSERS[key]
+    return PARSERS[REPO_PARSER.get(key, "pytest")]
+
+
+def test_section(log: str) -> str | None:
+    """The part of an evaluation log between the harness's markers; None when the tests never ran."""
+    if START_TEST_OUTPUT not in log or END_TEST_OUTPUT not in log:
+        return None
+    return log.split(START_TEST_OUTPUT, 1)[1].split(END_TEST_OUTPUT, 1)[0]
+
+
+def passed(case: str, sm: dict[str, str]) -> bool:
+    return case in sm and sm[case] in ("PASSED", "XFAIL")
+
+
+def failed(case: str, sm: dict[str, str]) -> bool:
+    return case not in sm or sm[case] in ("FAILED", "ERROR")
+
+
+def tests_report(status_map: dict[str, str], fail_to_pass: list[str],
+                 pass_to_pass: list[str]) -> dict[str, dict[str, list[str]]]:
+    report: dict[str, dict[str, list[str]]] = {}
+    for key, tests in (("FAIL_TO_PASS", fail_to_pass), ("PASS_TO_PASS", pass_to_pass)):
+        ok: list[str] = []
+        bad: list[str] = []
+        for case in tests:
+            if passed(case, status_map):
+                ok.append(case)
+            elif failed(case, status_map):
+                bad.append(case)
+        report[key] = {"success": ok, "failure": bad}
+    return report
+
+
+def _ratio(part: dict[str, list[str]]) -> float:
+    total = len(part["success"]) + len(part["failure"])
+    return 1.0 if total == 0 else len(part["success"]) / total
+
+
+def resolution(report: dict[str, dict[str, list[str]]]) -> str:
+    f2p, p2p = _ratio(report["FAIL_TO_PASS"]), _ratio(report["PASS_TO_PASS"])
+    if f2p == 1 and p2p == 1:
+        return RESOLVED
+    if 0 < f2p < 1 and p2p == 1:
+        return PARTIALLY
+    return NOT_RESOLVED

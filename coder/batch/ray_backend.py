@@ -1,0 +1,94 @@
+"""`--backend ray`: the same instances as Ray tasks, on a local Ray or a cluster (`--address`).
+
+Each task runs `process_instance` on whatever node Ray picks; that node needs coder installed (same version) and
+the mirrors at the same `--repos-dir` path (or `--allow-network`). The task works in a scratch directory of its
+node and returns the patch, the status and the trajectories as data; the driver writes them into RUN_DIR, so the
+run directory only has to exist on the driver's machine. At most `--workers` tasks are in flight, which keeps the
+whole-run cost limit as exact as in the local backend. Ray is an optional extra: `pip install 'coder[ray]'`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from coder.batch.instance_run import InstanceOutcome, RunConfig, process_instance
+from coder.batch.instances import Instance
+from coder.errors import CoderError, UsageError
+
+
+def _remote_process(inst: Instance, cfg: RunConfig) -> InstanceOutcome:
+    scratch = Path(tempfile.mkdtemp(prefix=f"coder-ray-{inst.instance_id}-"))
+    try:
+        return process_instance(inst, cfg, work_root=scratch)
+    finally:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--backend ray needs Ray: `pip install 'ray[default]'` (or `pip install 'coder[ray]'`)") \
+            from None
+    return ray
+
+
+def run_on_ray(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[InstanceOutcome], None], guard: Any,
+               progress: Any, summary: Any) -> None:
+    ray = _import_ray()
+    started_here = False
+    if not ray.is_initialized():
+        init_kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False,
+                                       "include_dashboard": False}
+        if cfg.address:
+            init_kwargs["address"] = cfg.address
+        else:
+            init_kwargs["num_cpus"] = max(cfg.workers, 1)
+        # Workers must import the same coder the driver runs.
+        root = str(Path(__file__).resolve().parents[2])
+        init_kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": os.pathsep.join(
+            p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}}
+        try:
+            ray.init(**init_kwargs)
+        except Exception as exc:  # noqa: BLE001 - Ray raises many kinds for "no cluster there"
+            raise CoderError(f"could not connect to Ray at {cfg.address or 'a new local instance'}: {exc}") from None
+        started_here = True
+    task = ray.remote(num_cpus=1, max_retries=0)(_remote_process)
+    pending = list(todo)
+    running: dict[Any, Instance] = {}
+    try:
+        while pending or running:
+            while pending and len(running) < cfg.workers and not guard.exhausted:
+                inst = pending.pop(0)
+                running[task.remote(inst, cfg)] = inst
+                progress.started_one()
+            if guard.exhausted and pending:
+                summary.stopped_by_cost, summary.not_started = True, len(pending)
+                progress.note = f"total cost limit ${cfg.total_cost:g} reached: {len(pending)} not started"
+                pending.clear()
+            if not running:
+                break
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
+            for ref in ready:
+                inst = running.pop(ref)
+                try:
+                    outcome = ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - a lost node or worker crash
+                    from coder.batch.outputs import InstanceStatus
+
+                    outcome = InstanceOutcome(InstanceStatus(instance_id=inst.instance_id, state="crashed",
+                                                             error=f"ray task failed: {exc}"), None)
+                on_outcome(outcome)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        for ref in running:
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,259 @@
+"""Bringing the cache up to date with the working tree: list, stat, parse what changed, write.
+
+Cheap checks first: a file whose size and mtime match its row is not read at all; one whose content hash
+matches is not parsed again (a `git checkout` back and forth touches mtimes, not contents). A cold build
+parses in worker processes (tree-sitter holds the GIL while it parses, so threads would not help), and writes
+each batch as it arrives so queries see a growing index rather than waiting for the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import stat as stat_mod
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coder.codeintel.files import MAX_FILE_BYTES, classify_content, list_files
+from coder.codeintel.languages import language_name
+
+#: files changed within this many seconds of indexing are re-hashed next time (same-tick edits keep the mtime)
+RACY_SECONDS = 3.0
+#: below this many files to parse, worker processes cost more than they save
+PARALLEL_MIN_FILES = 150
+BATCH_FILES = 48
+
+#: (path, size, mtime_ns, hash, lang, status, has_errors, symbols, refs) or ("=", path, size, mtime_ns)
+Parsed = tuple
+
+
+@dataclass
+class RefreshStats:
+    """What one refresh did (shown by `coder index --stats` and in tool notes)."""
+
+    files: int = 0
+    parsed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    rehashed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    from_git: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.parsed or self.removed)
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def parse_file(root: str, rel: str, size: int, mtime_ns: int, old_hash: str | None) -> Parsed:
+    """Read, classify and extract one file. Runs in worker processes: only plain data goes in and out."""
+    from coder.codeintel.outline import extract
+
+    lang = language_name(rel) or ""
+    if size > MAX_FILE_BYTES:
+        return (rel, size, mtime_ns, "", lang, "huge", 0, [], [])
+    try:
+        with open(os.path.join(root, rel), "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return (rel, size, mtime_ns, "", lang, "unreadable", 0, [], [])
+    digest = _hash(data)
+    if old_hash is not None and digest == old_hash:
+        return ("=", rel, size, mtime_ns)
+    reason = classify_content(rel, data[:16384], len(data))
+    if reason is not None:
+        return (rel, size, mtime_ns, digest, lang, reason, 0, [], [])
+    try:
+        tags = extract(rel, data, lang)
+    except Exception as exc:  # noqa: BLE001 - one odd file must never stop a build
+        return (rel, size, mtime_ns, digest, lang, f"parse failed: {type(exc).__name__}", 0, [], [])
+    if tags is None:
+        return (rel, size, mtime_ns, digest, lang, "no grammar", 0, [], [])
+    symbols = [(s.kind, s.name, s.short, s.line, s.end_line, s.signature, s.parent, s.column) for s in tags.symbols]
+    refs = [(name, ",".join(map(str, lines))) for name, lines in tags.references.items()]
+    return (rel, size, mtime_ns, digest, lang, "ok", int(tags.has_errors), symbols, refs)
+
+
+def parse_batch(root: str, items: list[tuple[str, int, int, str | None]]) -> list[Parsed]:
+    return [parse_file(root, *item) for item in items]
+
+
+def _batches(items: list, size: int) -> Iterator[list]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def _parse_all(root: Path, todo: list[tuple[str, int, int, str | None]], workers: int) -> Iterator[list[Parsed]]:
+    if workers <= 1 or len(todo) < PARALLEL_MIN_FILES:
+        for batch in _batches(todo, BATCH_FILES):
+            yield parse_batch(str(root), batch)
+        return
+    yield from _parse_in_workers(root, todo, workers)
+
+
+def _parse_in_workers(root: Path, todo: list[tuple[str, int, int, str | None]], workers: int) -> Iterator[list[Parsed]]:
+    """Split the files between `workers` subprocesses (see coder.codeintel.worker); yield batches as they come."""
+    import pickle
+    import queue
+    import subprocess
+    import sys
+    import threading
+
+    # deal files out by size, biggest first, so every worker gets a similar amount of bytes
+    todo = sorted(todo, key=lambda it: (-it[1], it[0]))
+    shares = [todo[i::workers] for i in range(workers)]
+    results: queue.Queue = queue.Queue()
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    procs = []
+
+    def pump(proc: subprocess.Popen, share: list) -> None:
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            pickle.dump((str(root), share), proc.stdin)
+            proc.stdin.close()
+            while (batch := pickle.load(proc.stdout)) is not None:
+                results.put(batch)
+        except (EOFError, OSError, pickle.UnpicklingError):
+            results.put(parse_batch(str(root), share))  # the worker died: parse its share here (slower, correct)
+            return
+        finally:
+            results.put(None)
+
+    threads = []
+    for share in shares:
+        if not share:
+            continue
+        proc = subprocess.Popen([sys.executable, "-m", "coder.codeintel.worker"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, env=env, cwd=str(root))
+        procs.append(proc)
+        thread = threading.Thread(target=pump, args=(proc, share), daemon=True)
+        thread.start()
+        threads.append(thread)
+    pending = len(threads)
+    try:
+        while pending:
+            batch = results.get()
+            if batch is None:
+                pending -= 1
+            else:
+                yield batch
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]], results: list[Parsed],
+           now_ns: int) -> tuple[int, int]:
+    """Store one batch; returns (parsed, rehashed_unchanged)."""
+    parsed = same = 0
+    racy_ns = int(RACY_SECONDS * 1e9)
+    conn.execute("BEGIN")
+    try:
+        for res in results:
+            if res[0] == "=":
+                _, rel, size, mtime = res
+                if now_ns - mtime < racy_ns:
+                    mtime = -1
+                conn.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime, rel))
+                same += 1
+                continue
+            rel, size, mtime, digest, lang, status, has_err, symbols, refs = res
+            if now_ns - mtime < racy_ns:
+                mtime = -1
+            old = stored.get(rel)
+            if old is not None:
+                fid = old[0]
+                conn.execute("DELETE FROM symbols WHERE file_id=?", (fid,))
+                conn.execute("DELETE FROM refs WHERE file_id=?", (fid,))
+                conn.execute("UPDATE files SET size=?, mtime_ns=?, hash=?, lang=?, status=?, has_errors=? WHERE id=?",
+                             (size, mtime, digest, lang, status, has_err, fid))
+            else:
+                cur = conn.execute(
+                    "INSERT INTO files(path, size, mtime_ns, hash, lang, status, has_errors) VALUES(?,?,?,?,?,?,?)",
+                    (rel, size, mtime, digest, lang, status, has_err))
+                fid = cur.lastrowid
+            if symbols:
+                conn.executemany("INSERT INTO symbols VALUES(?,?,?,?,?,?,?,?,?)", [(fid, *s) for s in symbols])
+            if refs:
+                conn.executemany("INSERT INTO refs VALUES(?,?,?)", [(n, fid, lines) for n, lines in refs])
+            parsed += 1
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return parsed, same
+
+
+def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
+            only: list[str] | None = None, progress: Callable[[int, int], None] | None = None) -> RefreshStats:
+    """Make the cache match the working tree (or only the files `only`); returns what changed."""
+    start = time.perf_counter()
+    stats = RefreshStats()
+    if only is None:
+        listing = list_files(root)
+        rels = listing.files
+        stats.skipped, stats.notes, stats.from_git = dict(listing.skipped), list(listing.notes), listing.from_git
+    else:
+        rels = sorted({r for r in only if language_name(r) is not None})
+    stored = {row[0]: (row[1], row[2], row[3], row[4]) for row in
+              conn.execute("SELECT path, id, size, mtime_ns, hash FROM files")}
+    todo: list[tuple[str, int, int, str | None]] = []
+    present: set[str] = set()
+    for rel in rels:
+        try:
+            st = os.lstat(root / rel)
+        except OSError:
+            stats.skipped["deleted"] = stats.skipped.get("deleted", 0) + 1
+            continue
+        if stat_mod.S_ISLNK(st.st_mode):
+            stats.skipped["symlink"] = stats.skipped.get("symlink", 0) + 1
+            continue
+        if not stat_mod.S_ISREG(st.st_mode):
+            stats.skipped["not a regular file"] = stats.skipped.get("not a regular file", 0) + 1
+            continue
+        present.add(rel)
+        old = stored.get(rel)
+        if old is not None and old[1] == st.st_size and old[2] == st.st_mtime_ns:
+            stats.unchanged += 1
+            continue
+        todo.append((rel, st.st_size, st.st_mtime_ns, old[3] if old is not None and old[3] else None))
+    gone = [rel for rel in (stored if only is None else rels) if rel in stored and rel not in present]
+    if gone:
+        conn.execute("BEGIN")
+        for rel in gone:
+            fid = stored[rel][0]
+            conn.execute("DELETE FROM symbols WHERE file_id=?", (fid,))
+            conn.execute("DELETE FROM refs WHERE file_id=?", (fid,))
+            conn.execute("DELETE FROM files WHERE id=?", (fid,))
+        conn.execute("COMMIT")
+        stats.removed = len(gone)
+    workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, 8))
+    done = 0
+    now_ns = time.time_ns()
+    for results in _parse_all(root, todo, workers):
+        parsed, same = _write(conn, stored, results, now_ns)
+        stats.parsed += parsed
+        stats.rehashed += same
+        done += len(results)
+        if progress is not None:
+            progress(done, len(todo))
+    for status, count in conn.execute(
+            "SELECT status, count(*) FROM files WHERE status != 'ok' GROUP BY status ORDER BY status"):
+        stats.skipped[status] = stats.skipped.get(status, 0) + count
+    stats.files = len(present)
+    if stats.changed:
+        conn.execute("INSERT OR REPLACE INTO meta VALUES('generation', ?)", (str(time.time_ns()),))
+    stats.seconds = time.perf_counter() - start
+    return stats

@@ -1,0 +1,270 @@
+"""The code index of one repository: definitions, references, outlines and the repo map.
+
+`CodeIndex.open(root)` is cheap (it opens the SQLite cache); `refresh()` brings the cache up to date. Queries
+answer from the cache; before answering they re-check the files they are about to cite, so an edited file is
+never reported with old line numbers, and the repo map always re-checks the whole tree first.
+The object is safe to share between a background build thread and query threads (one lock around SQLite).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from coder.codeintel.build import RefreshStats, refresh
+from coder.codeintel.store import open_db, reset_db
+from coder.errors import UsageError
+
+
+@dataclass
+class Location:
+    """One definition or reference hit; the JSON form of `coder find/outline --json` (plus extras)."""
+
+    path: str
+    line: int
+    end_line: int
+    kind: str
+    name: str
+    signature: str = ""
+    score: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "end_line": self.end_line, "kind": self.kind,
+                "name": self.name}
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_SYMBOL_COLS = "f.path, s.line, s.end_line, s.kind, s.name, s.signature"
+
+
+class CodeIndex:
+    """Facade over the cache of one repository (see module docstring)."""
+
+    def __init__(self, root: Path, conn: sqlite3.Connection, db_path: Path | None, notes: list[str]) -> None:
+        self.root = root
+        self._conn = conn
+        self._db_path = db_path
+        self.notes = notes
+        self._lock = threading.RLock()
+        self.last_refresh: RefreshStats | None = None
+        self.last_refresh_at = 0.0
+        self.building = False
+        self.progress: tuple[int, int] = (0, 0)
+
+    @classmethod
+    def open(cls, root: Path, cache_dir: Path | None = None) -> "CodeIndex":
+        root = Path(root).resolve()
+        if not root.is_dir():
+            raise UsageError(f"{root} is not a directory")
+        conn, path, notes = open_db(root, cache_dir)
+        return cls(root, conn, path, notes)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- building -----------------------------------------------------------------------------------------
+    def refresh(self, *, workers: int | None = None, progress: Callable[[int, int], None] | None = None,
+                only: list[str] | None = None) -> RefreshStats:
+        """Bring the cache up to date (all files, or only `only`). Corruption is repaired by a rebuild."""
+
+        def track(done: int, total: int) -> None:
+            self.progress = (done, total)
+            if progress is not None:
+                progress(done, total)
+
+        with self._lock:
+            self.building = True
+            try:
+                try:
+                    stats = refresh(self._conn, self.root, workers=workers, only=only, progress=track)
+                except sqlite3.DatabaseError as exc:
+                    self.notes.append(f"index cache was corrupt ({exc}); rebuilt it")
+                    self._conn = reset_db(self._conn, self._db_path)
+                    stats = refresh(self._conn, self.root, workers=workers, progress=track)
+            finally:
+                self.building = False
+        if only is None:
+            self.last_refresh, self.last_refresh_at = stats, time.monotonic()
+        return stats
+
+    def refresh_if_older(self, seconds: float) -> RefreshStats | None:
+        if time.monotonic() - self.last_refresh_at >= seconds or self.last_refresh is None:
+            return self.refresh()
+        return None
+
+    def _query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                self.notes.append(f"index cache was corrupt ({exc}); rebuilt it")
+                self._conn = reset_db(self._conn, self._db_path)
+                refresh(self._conn, self.root)
+                return self._conn.execute(sql, params).fetchall()
+
+    def _recheck(self, paths: set[str]) -> bool:
+        """Re-index the given files if they changed on disk since they were indexed; True if any did."""
+        if not paths:
+            return False
+        return self.refresh(only=sorted(paths)).changed
+
+    # -- queries ------------------------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        rows = self._query("SELECT status, lang, count(*) FROM files GROUP BY status, lang ORDER BY status, lang")
+        by_lang: dict[str, int] = {}
+        skipped: dict[str, int] = {}
+        for status, lang, count in rows:
+            if status == "ok":
+                by_lang[lang] = by_lang.get(lang, 0) + count
+            else:
+                skipped[status] = skipped.get(status, 0) + count
+        nsym = self._query("SELECT count(*) FROM symbols")[0][0]
+        nref = self._query("SELECT count(*) FROM refs")[0][0]
+        if self.last_refresh is not None:
+            for reason, count in self.last_refresh.skipped.items():
+                skipped.setdefault(reason, count)
+        return {"root": str(self.root), "files": sum(by_lang.values()), "languages": by_lang, "symbols": nsym,
+                "reference_rows": nref, "skipped": skipped, "cache": str(self._db_path or ":memory:"),
+                "notes": list(self.notes)}
+
+    def _definitions(self, name: str) -> list[Location]:
+        parts = [p for p in name.replace("::", ".").replace("#", ".").split(".") if p]
+        if not parts:
+            return []
+        short = parts[-1]
+        if len(parts) == 1:
+            rows = self._query(f"SELECT {_SYMBOL_COLS} FROM symbols s JOIN files f ON f.id = s.file_id "
+                               "WHERE s.short = ? ORDER BY f.path, s.line", (short,))
+        else:
+            qual = ".".join(parts)
+            rows = self._query(f"SELECT {_SYMBOL_COLS} FROM symbols s JOIN files f ON f.id = s.file_id "
+                               "WHERE s.short = ? AND (s.name = ? OR s.name LIKE ? ESCAPE '\\') "
+                               "ORDER BY f.path, s.line", (short, qual, "%." + _like_escape(qual)))
+        return [Location(*r) for r in rows]
+
+    def definitions(self, name: str, *, fuzzy: bool = True, limit: int = 50) -> list[Location]:
+        """Exact (`save`), qualified (`Model.save`) or, when nothing matches exactly, fuzzy ranked candidates."""
+        hits = self._definitions(name)
+        if hits and self._recheck({h.path for h in hits}):
+            hits = self._definitions(name)
+        if hits or not fuzzy:
+            return _rank_definitions(hits)[:limit]
+        return self.fuzzy(name, limit=min(limit, 20))
+
+    def fuzzy(self, name: str, limit: int = 20) -> list[Location]:
+        short = name.replace("::", ".").split(".")[-1]
+        if not short:
+            return []
+        key = short.lower()
+        rows = self._query(f"SELECT {_SYMBOL_COLS}, s.short FROM symbols s JOIN files f ON f.id = s.file_id "
+                           "WHERE s.short LIKE ? ESCAPE '\\' LIMIT 2000", ("%" + _like_escape(key[:3]) + "%",))
+        scored: list[Location] = []
+        for *cols, s_short in rows:
+            low = s_short.lower()
+            ratio = difflib.SequenceMatcher(None, key, low).ratio()
+            if key in low:
+                ratio += 0.5
+            if low.startswith(key):
+                ratio += 0.25
+            if ratio >= 0.6:
+                scored.append(Location(*cols, score=round(ratio, 4)))
+        scored.sort(key=lambda loc: (-loc.score, len(loc.name), loc.path, loc.line))
+        return scored[:limit]
+
+    def references(self, name: str, *, limit: int = 500) -> list[Location]:
+        """Uses of `name` (the last part of a qualified name) outside its definitions, by file and line."""
+        short = name.replace("::", ".").split(".")[-1]
+
+        def run() -> list[Location]:
+            rows = self._query("SELECT f.path, r.lines FROM refs r JOIN files f ON f.id = r.file_id "
+                               "WHERE r.name = ? ORDER BY f.path", (short,))
+            out = []
+            for path, lines in rows:
+                for line in lines.split(","):
+                    out.append(Location(path, int(line), int(line), "reference", short))
+            return out
+
+        hits = run()
+        if hits and self._recheck({h.path for h in hits}):
+            hits = run()
+        return hits[:limit]
+
+    def outline(self, path: str) -> list[Location]:
+        """Definitions of one file (repo-relative or absolute path), re-parsed first if it changed."""
+        rel = self.relpath(path)
+        self.refresh(only=[rel])
+        rows = self._query(f"SELECT {_SYMBOL_COLS} FROM symbols s JOIN files f ON f.id = s.file_id "
+                           "WHERE f.path = ? ORDER BY s.line, s.col, s.name", (rel,))
+        return [Location(*r) for r in rows]
+
+    def relpath(self, path: str | Path) -> str:
+        """Repository-relative POSIX path of `path` (absolute, relative to the cwd, or already relative)."""
+        p = Path(path)
+        if not p.is_absolute():
+            if (self.root / p).exists() or not (Path.cwd() / p).exists():
+                return p.as_posix().removeprefix("./")
+            p = Path.cwd() / p
+        try:
+            return p.resolve().relative_to(self.root).as_posix()
+        except ValueError as exc:
+            raise UsageError(f"{path} is outside the repository {self.root}") from exc
+
+    def fingerprint(self) -> str:
+        """A digest of the indexed state (paths and content hashes), independent of mtimes and processes."""
+        digest = hashlib.sha256()
+        for path, h, status in self._query("SELECT path, hash, status FROM files ORDER BY path"):
+            digest.update(f"{path}\0{h}\0{status}\n".encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()
+
+    def repo_map(self, token_budget: int = 1024, focus_files: list[str] | tuple[str, ...] = (),
+                 focus_names: list[str] | tuple[str, ...] = (), *, refresh_first: bool = True) -> str:
+        """The ranked map of the repository, never over `token_budget` (estimated conservatively)."""
+        from coder.codeintel.repomap import build_map
+
+        if refresh_first:
+            self.refresh()
+        focus_files = sorted({self.relpath(f) for f in focus_files})
+        focus_names = sorted(set(focus_names))
+        key = hashlib.sha256(repr((self.fingerprint(), int(token_budget), focus_files, focus_names,
+                                   "v1")).encode()).hexdigest()
+        row = self._query("SELECT text FROM maps WHERE key = ?", (key,))
+        if row:
+            return row[0][0]
+        with self._lock:
+            text = build_map(self._conn, int(token_budget), focus_files, focus_names)
+            try:
+                self._conn.execute("INSERT OR REPLACE INTO maps VALUES(?,?,?)", (key, text, time.time_ns()))
+                self._conn.execute("DELETE FROM maps WHERE key NOT IN "
+                                   "(SELECT key FROM maps ORDER BY used DESC LIMIT 32)")
+            except sqlite3.Error:
+                pass
+        return text
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+_KIND_RANK = {"class": 0, "struct": 0, "interface": 0, "trait": 0, "enum": 0, "function": 1, "method": 1,
+              "constructor": 1, "type": 2, "impl": 3, "module": 3, "namespace": 3, "macro": 2, "constant": 4,
+              "variable": 5, "prototype": 6}
+
+
+def _rank_definitions(hits: list[Location]) -> list[Location]:
+    """Real definitions before prototypes and impl blocks; tests and examples after library code."""
+
+    def key(loc: Location) -> tuple:
+        testy = any(part in loc.path for part in ("test", "example", "docs/"))
+        return (_KIND_RANK.get(loc.kind, 7), testy, loc.path, loc.line)
+
+    return sorted(hits, key=key)

@@ -1,0 +1,314 @@
+"""TieredContext: fit every request into a token budget, cheapest tier first, and keep the cache warm.
+
+Per request the engine calls `prepare`. Long new tool outputs are clipped at first sight (tier 1), before any
+request carries them. When the request passes `compact_at` tokens, one compaction runs: superseded observations
+older than the last K turns are masked (tier 2) and, if that is not enough to get down to `target`, a structured
+handoff replaces the oldest turns (tier 3). Between compactions the view is the previous view plus the new
+messages, byte for byte, so the provider's cache serves the whole prefix; a compaction is one large step that
+buys many cheap requests after it.
+
+All state lives in the Compaction records returned to the engine (which persists them), so `restore` rebuilds
+exactly the same view after a resume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from coder.context.base import Compaction, Pinned, Prepared
+from coder.context.clipping import ClipTier, cut_user_texts
+from coder.context.config import ContextConfig
+from coder.context.history import assistant_indexes, fingerprint, repair_pairing, replace_results
+from coder.context.masking import MaskTier
+from coder.context.summary import (
+    LLMSummarizer,
+    Summarizer,
+    collect_facts,
+    extractive_narrative,
+    instruction,
+    render,
+    summary_request,
+)
+from coder.context.tokens import TokenEstimator
+from coder.errors import CoderError, ContextOverflowError
+from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, Usage
+from coder.resources import prompt as load_prompt
+
+
+@dataclass
+class SummaryState:
+    text: str
+    covered: int  # history[:covered] is replaced by the summary message
+    anchor: str  # fingerprint of history[covered - 1]: a rewound history no longer matches
+
+
+@dataclass
+class ContextStats:
+    """What the session spent, for the status line and the benchmark: cached share of input tokens."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    summary_calls: int = 0
+    summary_input_tokens: int = 0
+    summary_output_tokens: int = 0
+    compactions: int = 0
+    breaker_trips: int = 0
+
+    @property
+    def total_input(self) -> int:
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def cached_share(self) -> float:
+        return self.cache_read_tokens / self.total_input if self.total_input else 0.0
+
+
+class TieredContext:
+    """The context manager the engine uses (implements coder.context.base.ContextManager)."""
+
+    def __init__(self, provider: ModelProvider, config: dict[str, Any] | None, state_dir: Path,
+                 summarizer: Summarizer | None = None) -> None:
+        self.provider = provider
+        self.config = ContextConfig.from_dict(config)
+        self.state_dir = Path(state_dir)
+        self.window = int(getattr(provider, "context_window", 200_000) or 200_000)
+        self.budget = self.config.budget_tokens(self.window)
+        self.compact_at = self.config.compact_at_tokens(self.budget)
+        self.target = int(self.compact_at * self.config.target)
+        self.estimator = TokenEstimator(self.config.chars_per_token)
+        self.summarizer: Summarizer = summarizer or LLMSummarizer(provider)
+        self.clipper = ClipTier(self.state_dir, self.config.clip_chars, self.config.clip_head_lines,
+                                self.config.clip_tail_lines)
+        self.masker = MaskTier(self.state_dir, self.config.recent_turns, self.config.mask_min_chars)
+        self.stats = ContextStats()
+        self._reset_state()
+        self._last_system = ""
+        self._last_tools: list[ToolSpec] = []
+        self._last_estimate = 0
+
+    def _reset_state(self) -> None:
+        self.replacements: dict[str, str] = {}
+        self.summary: SummaryState | None = None
+        self.hard_text_limit: int | None = None
+        self._breaker_until = 0
+        self._forced = False
+        self._prev_view_len = 0  # length of the last view sent, while its prefix is unchanged
+
+    # ----------------------------------------------------------------- the protocol
+    def prepare(self, system: str, history: list[Message], tools: list[ToolSpec], pinned: Pinned) -> Prepared:
+        system = self._system(system, pinned)
+        self._last_system, self._last_tools = system, list(tools)
+        compactions: list[Compaction] = []
+        clipped = self.clipper.run(history, self.replacements)
+        if clipped:
+            before = self.estimator.request(system, self._view(history), tools)
+            self.replacements.update(clipped)
+            after = self.estimator.request(system, self._view(history), tools)
+            compactions.append(Compaction("truncate", before, after, {"replacements": clipped}))
+        view = self._view(history)
+        tokens = self._count(system, view, tools)
+        forced, self._forced = self._forced, False
+        if forced or tokens > self.budget or (tokens > self.compact_at and tokens > self._breaker_until):
+            compactions += self._compact(system, history, view, tools, pinned, tokens, forced)
+            view = self._view(history)
+            tokens = self._count(system, view, tools)
+            self._prev_view_len = 0
+        if tokens > self.budget:
+            view, tokens, cut = self._hard_cut(system, view, tools, tokens)
+            compactions.append(cut)
+            self._prev_view_len = 0
+            if tokens > self.budget:
+                raise ContextOverflowError(
+                    f"the request needs about {tokens} tokens even after compaction and cutting every long "
+                    f"output, over the budget of {self.budget} (window {self.window}); raise [context] budget "
+                    "or start a new session with a shorter task text")
+        self.stats.compactions += sum(1 for c in compactions if c.kind != "breaker")
+        request = ModelRequest(system, view, list(tools), self.config.max_output_tokens, True,
+                               self._breakpoints(view))
+        self._prev_view_len = len(view)
+        self._last_estimate = tokens
+        return Prepared(request, compactions, tokens)
+
+    def restore(self, compactions: list[Compaction]) -> None:
+        """Rebuild the state from persisted compactions, oldest first (dicts are accepted too)."""
+        self._reset_state()
+        for item in compactions:
+            comp = Compaction(**item) if isinstance(item, dict) else item
+            data = comp.data
+            if comp.kind in ("truncate", "mask"):
+                self.replacements.update(data.get("replacements", {}))
+                if data.get("hard_text_limit"):
+                    self.hard_text_limit = int(data["hard_text_limit"])
+            elif comp.kind == "summary":
+                self.summary = SummaryState(data["text"], int(data["covered"]), data["anchor"])
+            elif comp.kind == "breaker":
+                self._breaker_until = int(data.get("resume_above", 0))
+
+    def compact_now(self, history: list[Message], pinned: Pinned, focus: str = "") -> Compaction | None:
+        """`/compact [focus]`: summarise everything but the last two turns, now, whatever the size."""
+        system = self._system(self._last_system, pinned) if self._last_system else ""
+        view = self._view(history)
+        before = self.estimator.request(system, view, self._last_tools)
+        comp = self._summarize(system, history, view, self._last_tools, pinned, target=0, focus=focus,
+                               keep_turns=min(2, self.config.recent_turns), tokens_before=before)
+        if comp is not None:
+            self.stats.compactions += 1
+            self._prev_view_len = 0
+        return comp
+
+    def force_compaction(self) -> None:
+        """The provider said the last request overflowed: our estimate was low. Learn from it, and compact
+        on the next `prepare` whatever the count says (the engine then retries once)."""
+        if 0 < self._last_estimate < self.window:
+            self.estimator.calibrate(self._last_estimate, self.window + 1)
+        self._forced = True
+
+    def record_usage(self, usage: Usage) -> None:
+        """The usage of the answer to the last prepared request: calibrates the estimate, tracks cached share."""
+        self.stats.requests += 1
+        self.stats.input_tokens += usage.input_tokens
+        self.stats.cache_read_tokens += usage.cache_read_tokens
+        self.stats.cache_write_tokens += usage.cache_write_tokens
+        if self._last_estimate and usage.total_input:
+            self.estimator.calibrate(self._last_estimate, usage.total_input)
+
+    # ----------------------------------------------------------------- views and counting
+    def _system(self, system: str, pinned: Pinned) -> str:
+        """The system prompt, with the project instructions appended when the engine did not already include
+        them; it never carries volatile pins (they would break the cache of everything after it)."""
+        if pinned.instructions.strip() and pinned.instructions.strip() not in system:
+            return f"{system}\n\n# Project instructions (AGENTS.md)\n{pinned.instructions.strip()}"
+        return system
+
+    def _summary_applies(self, history: list[Message]) -> bool:
+        s = self.summary
+        return bool(s and 0 < s.covered < len(history) and fingerprint(history[s.covered - 1]) == s.anchor)
+
+    def _view(self, history: list[Message]) -> list[Message]:
+        if self.summary and self._summary_applies(history):
+            head = [Message("user", [TextBlock(self.summary.text)])]
+            view = head + replace_results(history, self.replacements, self.summary.covered)
+        else:
+            view = replace_results(history, self.replacements)
+        if self.hard_text_limit:
+            view = cut_user_texts(view, self.state_dir, self.hard_text_limit)
+        return repair_pairing(view)
+
+    def _count(self, system: str, view: list[Message], tools: list[ToolSpec]) -> int:
+        estimate = self.estimator.request(system, view, tools)
+        mode = self.config.count_with_provider
+        near = any(0.9 * limit <= estimate <= 1.1 * limit for limit in (self.compact_at, self.budget))
+        if mode == "always" or (mode == "threshold" and (near or estimate > self.budget)):
+            try:
+                exact = int(self.provider.count_tokens(ModelRequest(system, view, list(tools))))
+            except (CoderError, OSError, ValueError, RuntimeError):
+                return estimate  # a counter that fails must not stop the session; the estimate is conservative
+            if exact > 0:
+                self.estimator.calibrate(estimate, exact)
+                return exact
+        return estimate
+
+    def _breakpoints(self, view: list[Message]) -> list[int]:
+        """Cache breakpoints where they pay (the provider adds one after system + tools): the end of this
+        request (the next one reads it), the end of the previous request while the prefix is unchanged (a
+        guaranteed hit even when many blocks were added since), and the handoff message (it stays the same
+        across /undo and /rewind to any later point)."""
+        points = {len(view) - 1}
+        if 0 < self._prev_view_len <= len(view) - 1:
+            points.add(self._prev_view_len - 1)
+        if self.summary and view and view[0].content and isinstance(view[0].content[0], TextBlock) and \
+                view[0].content[0].text == self.summary.text:
+            points.add(0)
+        return sorted(p for p in points if p >= 0)[-3:]
+
+    # ----------------------------------------------------------------- compaction
+    def _compact(self, system: str, history: list[Message], view: list[Message], tools: list[ToolSpec],
+                 pinned: Pinned, tokens_before: int, forced: bool) -> list[Compaction]:
+        out: list[Compaction] = []
+        masks = self.masker.run(history, self.replacements)
+        tokens = tokens_before
+        if masks:
+            self.replacements.update(masks)
+            tokens = self.estimator.request(system, self._view(history), tools)
+            out.append(Compaction("mask", tokens_before, tokens, {"replacements": masks}))
+        target = min(self.target, self.budget // 2) if forced else self.target
+        if tokens > target:
+            comp = self._summarize(system, history, view, tools, pinned, target, "", self.config.recent_turns,
+                                   tokens)
+            if comp is not None:
+                out.append(comp)
+                tokens = comp.tokens_after
+        gain = tokens_before - tokens
+        needed = max(int(self.config.min_gain * tokens_before), 256)
+        if gain < needed:
+            self._breaker_until = tokens_before + needed
+            self.stats.breaker_trips += 1
+            out.append(Compaction("breaker", tokens_before, tokens, {
+                "reason": f"compaction freed {gain} tokens, less than the minimum {needed}; not retried until "
+                          f"the context passes {self._breaker_until} tokens",
+                "resume_above": self._breaker_until}))
+        return out
+
+    def _summarize(self, system: str, history: list[Message], view: list[Message], tools: list[ToolSpec],
+                   pinned: Pinned, target: int, focus: str, keep_turns: int,
+                   tokens_before: int) -> Compaction | None:
+        """Replace the oldest turns by a handoff: the fewest turns that bring the request down to `target`,
+        never the last `keep_turns`. `view` is the view the previous request was built from, so the summary
+        call reads its prefix from the cache."""
+        turns = assistant_indexes(history)
+        done = self.summary.covered if self.summary and self._summary_applies(history) else 0
+        limit = turns[-keep_turns] if keep_turns and len(turns) > keep_turns else (
+            turns[-1] if turns and not keep_turns else 0)
+        candidates = [i for i in turns if done < i <= limit]
+        if not candidates:
+            return None
+        fixed = self.estimator.request(system, [], tools) + self.config.summary_max_tokens + 400
+        tail = replace_results(history, self.replacements, candidates[0])
+        sizes = [self.estimator.message(m) for m in tail]
+        suffix = [0] * (len(sizes) + 1)
+        for i in range(len(sizes) - 1, -1, -1):
+            suffix[i] = suffix[i + 1] + sizes[i]
+        cut = candidates[-1]
+        for i in candidates:
+            if fixed + suffix[i - candidates[0]] <= target:
+                cut = i
+                break
+        template = load_prompt("compact.md")
+        request = summary_request(system, tools, view, instruction(template, len(turns) - turns.index(cut), focus),
+                                  self.config.summary_max_tokens, self._breakpoints(view))
+        fallback = ""
+        usage: Usage | None = None
+        try:
+            narrative, usage = self.summarizer(request)
+        except CoderError as exc:  # the model failed: keep the session going with a model-free handoff
+            narrative, fallback = "", f"{type(exc).__name__}: {exc}"
+        if not narrative.strip():
+            fallback = fallback or "the model returned no text"
+            narrative = extractive_narrative(history[:cut], fallback)
+        self.stats.summary_calls += 1
+        if usage is not None:
+            self.stats.summary_input_tokens += usage.total_input
+            self.stats.summary_output_tokens += usage.output_tokens
+        facts = collect_facts(history[:cut], pinned, self.state_dir, self.config.instruction_max_chars)
+        text = render(facts, narrative, cut)
+        self.summary = SummaryState(text, cut, fingerprint(history[cut - 1]))
+        after = self.estimator.request(system, self._view(history), tools)
+        return Compaction("summary", tokens_before, after, {
+            "text": text, "covered": cut, "anchor": self.summary.anchor, "fallback": fallback,
+            "usage": asdict(usage) if usage is not None else None, "focus": focus})
+
+    def _hard_cut(self, system: str, view: list[Message], tools: list[ToolSpec],
+                  tokens: int) -> tuple[list[Message], int, Compaction]:
+        """A single turn bigger than the budget: cut every long output and text once (never in a loop)."""
+        text_limit = max(self.config.hard_clip_chars, int(self.budget * self.config.chars_per_token) // 4)
+        new_view, replacements = self.clipper.hard_cut(view, self.config.hard_clip_chars)
+        new_view = cut_user_texts(new_view, self.state_dir, text_limit)
+        self.replacements.update(replacements)
+        self.hard_text_limit = text_limit
+        after = self._count(system, new_view, tools)
+        return new_view, after, Compaction("truncate", tokens, after, {
+            "replacements": replacements, "hard_text_limit": text_limit, "hard": True})

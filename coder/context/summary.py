@@ -1,0 +1,127 @@
+"""Tier 3: a structured handoff replaces the oldest turns.
+
+Two halves, on purpose. The facts a summary must never lose (the task and every user message verbatim, the
+files touched, the plan, the last test result and the last error) are copied by code from the full history and
+the pinned state, so no model can drop them. The model writes only the judgement half (intent, decisions and why,
+file state, errors and fixes, plan and next), prompted by `prompts/compact.md`.
+
+The summarising request is the current view plus the instruction appended at its end, with the same system
+prompt and tools: its whole prefix is already in the provider's cache, so the summary costs cache reads, not a
+fresh pass over the history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from coder.context.base import Pinned
+from coder.context.history import observations, user_texts
+from coder.context.masking import command_of, exit_status, is_failure, keys_of
+from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, ToolUseBlock, Usage
+from coder.tools.output import clip_output
+
+HEADER = "[Context handoff]"
+
+
+@dataclass
+class HandoffFacts:
+    """What code copies verbatim into every summary."""
+
+    task: str = ""
+    user_messages: list[str] = field(default_factory=list)
+    files_touched: list[str] = field(default_factory=list)
+    plan: str = ""
+    last_test_result: str = ""
+    last_error: str = ""
+
+
+def collect_facts(covered: list[Message], pinned: Pinned, state_dir: Path, max_chars: int = 6000) -> HandoffFacts:
+    """Facts from the messages being summarised (`covered`, straight from the full history) and the pins."""
+    texts = [t for t in user_texts(covered) if not t.startswith(HEADER)]
+    task = pinned.task or (texts[0] if texts else "")
+    others = [t for t in texts if t.strip() != task.strip()]
+
+    def keep(text: str) -> str:
+        return clip_output(text, state_dir, max_chars, 40, 40).text
+
+    files: list[str] = list(dict.fromkeys(pinned.files_touched))
+    last_error = ""
+    for obs in observations(covered):
+        for key in sorted(keys_of(obs).writes):
+            path = key.removeprefix("file:")
+            if key.startswith("file:") and path not in files and not path.startswith("/dev/"):
+                files.append(path)
+        if obs.result_index is not None and is_failure(obs):
+            tail = obs.content[-1500:]
+            last_error = f"`{' '.join(command_of(obs).split())[:200]}` ({exit_status(obs)}):\n{tail}"
+    return HandoffFacts(keep(task), [keep(t) for t in others], files, pinned.plan,
+                        pinned.last_test_result[-3000:], last_error)
+
+
+def render(facts: HandoffFacts, narrative: str, covered_count: int) -> str:
+    """The text of the summary message that stands in for the covered turns."""
+    parts = [f"{HEADER} The first {covered_count} messages of this session were compacted into this handoff. "
+             "Outputs named output://... can be read back in full with the read_output tool."]
+    if facts.task:
+        parts.append("## Task (verbatim)\n" + facts.task)
+    if facts.user_messages:
+        parts.append("## User messages since the task (verbatim, in order)\n"
+                     + "\n".join(f"{i}. {t}" for i, t in enumerate(facts.user_messages, 1)))
+    if facts.plan:
+        parts.append("## Current plan (pinned)\n" + facts.plan)
+    if facts.files_touched:
+        parts.append("## Files touched\n" + "\n".join(f"- {p}" for p in facts.files_touched))
+    if facts.last_test_result:
+        parts.append("## Last test result (pinned)\n" + facts.last_test_result)
+    if facts.last_error:
+        parts.append("## Last error before this handoff\n" + facts.last_error)
+    parts.append("## Handoff\n" + (narrative.strip() or "(no narrative)"))
+    return "\n\n".join(parts)
+
+
+def extractive_narrative(covered: list[Message], reason: str, limit: int = 12) -> str:
+    """A model-free stand-in when the summary call fails: the model's own last remarks, shortened."""
+    remarks = [m.text().strip() for m in covered if m.role == "assistant" and m.text().strip()]
+    lines = [f"- {' '.join(r.split())[:300]}" for r in remarks[-limit:]]
+    return f"(extractive: the summary call failed: {reason})\nThe model's last remarks before the cut:\n" + \
+        "\n".join(lines)
+
+
+def instruction(template: str, kept_turns: int, focus: str) -> str:
+    focus_text = f"\nFocus the handoff on: {focus.strip()}\n" if focus.strip() else ""
+    return template.replace("{{kept_turns}}", str(kept_turns)).replace("{{focus}}", focus_text)
+
+
+def summary_request(system: str, tools: list[ToolSpec], view: list[Message], prompt: str, max_tokens: int,
+                    breakpoints: list[int]) -> ModelRequest:
+    """The current view with the instruction appended, so the cached prefix is reused."""
+    messages = list(view)
+    while messages and messages[-1].role == "assistant" and any(
+            isinstance(b, ToolUseBlock) for b in messages[-1].content):
+        messages.pop()  # a call without its result would be rejected; the summary does not need it
+    if messages and messages[-1].role == "user":
+        messages[-1] = Message("user", list(messages[-1].content) + [TextBlock(prompt)])
+    else:
+        messages.append(Message("user", [TextBlock(prompt)]))
+    points = [i for i in breakpoints if i < len(messages) - 1]
+    return ModelRequest(system, messages, list(tools), max_tokens, True, points[-2:])
+
+
+class Summarizer(Protocol):
+    def __call__(self, request: ModelRequest) -> tuple[str, Usage | None]:
+        """The handoff text for `request`, and what it cost."""
+        ...
+
+
+@dataclass
+class LLMSummarizer:
+    """The real summarizer: one call to the session's own model."""
+
+    provider: ModelProvider
+    on_text: Callable[[str], None] | None = None
+
+    def __call__(self, request: ModelRequest) -> tuple[str, Usage | None]:
+        response = self.provider.complete(request, self.on_text)
+        return response.message.text().strip(), response.usage

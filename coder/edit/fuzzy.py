@@ -1,0 +1,129 @@
+"""The last matching step: a fuzzy match, accepted only when it is both very close and alone.
+
+Blank lines are ignored (a missing or extra blank line is the commonest slip after whitespace), a line may
+be missing or extra, and one line may be slightly wrong. Candidate windows come from votes of lines that
+match exactly (ignoring surrounding whitespace), so the cost stays linear in the file for the usual case.
+A window is accepted when its similarity is at least FUZZY_THRESHOLD and no other, non-overlapping window
+comes within FUZZY_MARGIN of the threshold; otherwise the edit is refused, because a wrong application is
+worse than a refusal the model can fix in one turn."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from coder.edit import indent as ind
+from coder.edit.errors import MatchError
+from coder.edit.matcher import (FUZZY_MARGIN, FUZZY_THRESHOLD, Replacement, _core, _Lines, _multiple_message,
+                                merge, whole_lines)
+
+MAX_CANDIDATES = 60
+
+
+@dataclass
+class Window:
+    score: float
+    first: int  # 0-based file line of the first non-blank line of the window
+    last: int  # 0-based, inclusive
+    size: int
+
+
+def rank_windows(file_lines: list[str], core: list[str], min_votes: int | None = None) -> list[Window]:
+    """Windows of the file similar to `core` (old_str lines), best first, one per overlapping cluster."""
+    nb_file = [i for i, line in enumerate(file_lines) if line.strip()]
+    keys_file = [file_lines[i].strip() for i in nb_file]
+    keys_old = [line.strip() for line in core if line.strip()]
+    m = len(keys_old)
+    if not m or not nb_file:
+        return []
+    positions: dict[str, list[int]] = defaultdict(list)
+    for p, key in enumerate(keys_file):
+        positions[key].append(p)
+    votes: Counter[int] = Counter()
+    for k, key in enumerate(keys_old):
+        hits = positions.get(key, ())
+        if len(hits) > 200:  # a line like "}" or "return" votes for everything; it says nothing
+            continue
+        for p in hits:
+            votes[p - k] += 1
+    need = max(1, (m + 1) // 2) if min_votes is None else min_votes
+    near = Counter({s: votes[s - 1] + votes[s] + votes[s + 1] for s in votes})
+    starts = [s for s, v in near.most_common(MAX_CANDIDATES) if v >= need]
+    old_text = "\n".join(keys_old)
+    seen: set[tuple[int, int]] = set()
+    windows: list[Window] = []
+    for s0 in starts:
+        for s in (s0 - 1, s0, s0 + 1):
+            for w in (m, m - 1, m + 1):
+                if w < 1 or s < 0 or s + w > len(nb_file) or (s, w) in seen:
+                    continue
+                seen.add((s, w))
+                text = "\n".join(keys_file[s: s + w])
+                matcher = SequenceMatcher(None, old_text, text, autojunk=False)
+                if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5:
+                    continue
+                score = matcher.ratio()
+                windows.append(Window(score, nb_file[s], nb_file[s + w - 1], w))
+    windows.sort(key=lambda win: (-win.score, abs(win.size - m), win.last - win.first))
+    clusters: list[Window] = []
+    for win in windows:
+        if all(win.last < c.first or win.first > c.last for c in clusters):
+            clusters.append(win)
+    return clusters
+
+
+def align(core: list[str], region: list[str]) -> tuple[dict[int, int], list[tuple[int, int]]]:
+    """Map core line -> region line: equal lines (ignoring surrounding whitespace), then lines paired inside
+    replaced blocks when they are similar. Returns (alignment, the similar-but-different pairs)."""
+    a = [x.strip() for x in core]
+    b = [x.strip() for x in region]
+    mapping: dict[int, int] = {}
+    changed: list[tuple[int, int]] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            mapping.update({i1 + k: j1 + k for k in range(i2 - i1)})
+        elif tag == "replace":
+            for k in range(min(i2 - i1, j2 - j1)):
+                if SequenceMatcher(None, a[i1 + k], b[j1 + k], autojunk=False).ratio() >= 0.5:
+                    mapping[i1 + k] = j1 + k
+                    changed.append((i1 + k, j1 + k))
+    return mapping, changed
+
+
+def fuzzy_match(doc: _Lines, old_lines: list[str], new_lines: list[str]) -> Replacement | None:
+    """The fuzzy Replacement, None when nothing is close enough, MatchError when it is ambiguous."""
+    lo, hi = _core(old_lines)
+    core = old_lines[lo:hi]
+    if sum(1 for line in core if line.strip()) < 2:
+        return None  # one line is too little evidence to guess from
+    clusters = rank_windows(doc.lines, core)
+    if not clusters or clusters[0].score < FUZZY_THRESHOLD:
+        return None
+    best = clusters[0]
+    rivals = [c for c in clusters[1:] if c.score >= FUZZY_THRESHOLD - FUZZY_MARGIN]
+    if rivals:
+        lines = sorted([best.first + 1] + [c.first + 1 for c in rivals])
+        raise MatchError(_multiple_message(lines, "approximately (no exact match)"), kind="multiple", lines=lines)
+    region = doc.lines[best.first: best.last + 1]
+    mapping, changed = align(core, region)
+    equal_pairs = [(o, f) for o, f in mapping.items() if (o, f) not in changed and core[o].strip()]
+    if len(equal_pairs) * 2 < sum(1 for line in core if line.strip()):
+        return None
+    imap = ind.infer([(ind.leading(core[o]), ind.leading(region[f])) for o, f in equal_pairs],
+                     old_lines + new_lines, doc.lines[max(0, best.first - 50): best.last + 50])
+    if imap is None:
+        return None
+    out = merge(old_lines, new_lines, region, {lo + o: f for o, f in mapping.items()}, imap)
+    notes = [f"fuzzy match at lines {best.first + 1}-{best.last + 1} ({best.score:.0%} similar, the only close "
+             "place); lines that old_str and new_str share were kept as the file has them"]
+    for o, f in changed[:3]:
+        notes.append(f"line {best.first + f + 1} is {region[f].strip()!r} in the file; old_str had "
+                     f"{core[o].strip()!r}")
+    blank_diff = sum(1 for x in core if not x.strip()) - sum(1 for x in region if not x.strip())
+    if blank_diff:
+        notes.append(f"old_str has {abs(blank_diff)} {'more' if blank_diff > 0 else 'fewer'} blank line(s) "
+                     "than the file there")
+    if imap.kind != "identity":
+        notes.append(f"{imap.describe()}; new_str re-indented the same way")
+    return whole_lines(doc, best.first, best.last, out, "fuzzy", notes, best.score)

@@ -1,0 +1,507 @@
+"""Slash commands, shared by the Textual app and the plain REPL so both behave the same.
+
+A frontend hands the typed line to `run_slash(opened, line)` and renders the `CommandResult`: text (Markdown),
+an optional unified diff, and actions the frontend carries out (quit, start a fresh session, resume another one,
+send a prompt). Everything a command needs (policy mode, compaction, checkpoints, review, commit, the sessions
+store, the doctor) is reached from here, never from a frontend. Services that another area has not shipped yet
+are imported lazily and the command then says plainly that it is not available in this build.
+
+Custom commands are Markdown files in `.coder/commands/` of the repository or `$XDG_CONFIG_HOME/coder/commands/`
+(the project's win on a name clash): a YAML front matter (`description`, `allowed-tools`) and a body that becomes
+the user message, with `$ARGUMENTS` replaced by what follows the command name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from coder.config import MODES
+from coder.engine import events as ev
+from coder.errors import CoderError
+
+#: Shift+Tab cycles through these; `auto` is only ever chosen explicitly (/mode auto, --permission-mode auto)
+MODE_CYCLE: tuple[str, ...] = ("ask", "auto-edit", "plan")
+#: commands that may run while a turn is streaming (they only read)
+SAFE_WHILE_BUSY = {"help", "cost", "context", "diff", "sessions", "quit", "doctor", "model"}
+
+
+@dataclass
+class CommandResult:
+    text: str = ""  # Markdown to show
+    diff: str = ""  # a unified diff to show highlighted
+    error: bool = False
+    quit: bool = False
+    new_session: bool = False  # /clear: start a fresh session in the same workspace
+    resume: str | None = None  # switch to this stored session
+    send: str | None = None  # send this as the user's message (custom commands)
+    mode: str | None = None  # the permission mode after the command (for the status bar)
+    model: str | None = None  # the model after the command
+
+
+@dataclass
+class Command:
+    name: str
+    summary: str
+    usage: str = ""
+    handler: Callable[["Ctx", str], CommandResult] | None = None
+    custom_body: str | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    source: str = ""
+
+
+@dataclass
+class Ctx:
+    """What a handler gets: the session and, when the frontend has it, the whole `Opened` (store, workspace)."""
+
+    session: Any
+    opened: Any | None
+
+    @property
+    def workspace(self) -> Path:
+        if self.opened is not None:
+            return Path(self.opened.workspace)
+        return Path(self.session.parts.tool_ctx.workspace)
+
+    @property
+    def store(self) -> Any:
+        return getattr(self.opened, "store", None)
+
+    @property
+    def is_git(self) -> bool:
+        return bool(getattr(self.opened, "is_git", self.session.parts.checkpointer is not None))
+
+
+def _optional(module: str, attr: str) -> Any | None:
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _missing(what: str, module: str) -> CommandResult:
+    return CommandResult(f"{what} is not available in this build yet (`{module}` is missing).", error=True)
+
+
+# ---- built-in commands ----------------------------------------------------------------------------------------
+def _help(ctx: Ctx, arg: str) -> CommandResult:
+    lines = ["| command | what it does |", "| --- | --- |"]
+    for cmd in all_commands(ctx.workspace).values():
+        lines.append(f"| `/{cmd.name}{' ' + cmd.usage if cmd.usage else ''}` | {cmd.summary} |")
+    keys = ("Keys: **Enter** sends, **Shift+Enter** / **Ctrl+J** new line, **Esc** / **Ctrl+C** interrupts, "
+            "**Ctrl+C** twice on an idle prompt quits, **Shift+Tab** cycles the mode (ask → auto-edit → plan), "
+            "**Ctrl+R** searches history, `@path` completes files.")
+    return CommandResult("\n".join(lines) + "\n\n" + keys)
+
+
+def _model(ctx: Ctx, arg: str) -> CommandResult:
+    provider = ctx.session.parts.provider
+    if not arg:
+        return CommandResult(f"Model: `{provider.spec}` (context window {provider.context_window:,} tokens). "
+                             "`/model PROVIDER:NAME` switches.", model=provider.spec)
+    create = _optional("coder.models.registry", "create_provider")
+    if create is None:
+        return _missing("switching models", "coder.models.registry")
+    config = getattr(ctx.opened, "config", None) or {}
+    new = create(arg.strip(), config)
+    ctx.session.parts.provider = new
+    compressor = getattr(ctx.session.parts.context, "provider", None)
+    if compressor is provider:
+        ctx.session.parts.context.provider = new
+    return CommandResult(f"Model switched to `{new.spec}`.", model=new.spec)
+
+
+def current_mode(session: Any) -> str:
+    return str(getattr(session.parts.policy, "mode", "ask"))
+
+
+def set_mode(session: Any, mode: str) -> str:
+    from coder.errors import UsageError
+
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}.")
+    session.parts.policy.mode = mode
+    return mode
+
+
+def cycle_mode(session: Any) -> str:
+    """Shift+Tab: the next mode of MODE_CYCLE (auto, chosen explicitly, goes back to ask)."""
+    mode = current_mode(session)
+    nxt = MODE_CYCLE[(MODE_CYCLE.index(mode) + 1) % len(MODE_CYCLE)] if mode in MODE_CYCLE else "ask"
+    return set_mode(session, nxt)
+
+
+def _mode(ctx: Ctx, arg: str) -> CommandResult:
+    if not arg:
+        return CommandResult(f"Mode: **{current_mode(ctx.session)}** (one of {', '.join(MODES)}).",
+                             mode=current_mode(ctx.session))
+    mode = set_mode(ctx.session, arg.strip())
+    return CommandResult(f"Mode set to **{mode}**.", mode=mode)
+
+
+def _compact(ctx: Ctx, arg: str) -> CommandResult:
+    parts = ctx.session.parts
+    compaction = parts.context.compact_now(ctx.session.history, parts.pinned, arg.strip())
+    if compaction is None:
+        return CommandResult("Nothing was compacted (the context manager of this build keeps the whole history, "
+                             "or there is too little to summarise).")
+    parts.record(ev.CompactionEvent(compaction.kind, compaction.tokens_before, compaction.tokens_after,
+                                    compaction.data))
+    return CommandResult(f"Compacted ({compaction.kind}): {compaction.tokens_before:,} → "
+                         f"{compaction.tokens_after:,} tokens.")
+
+
+def usage_totals(ctx: Ctx) -> dict[str, Any]:
+    """Token and cost totals of the session from the stored usage events (a resumed session counts them all)."""
+    totals = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"), 0)
+    last: dict[str, Any] = {}
+    if ctx.store is not None:
+        for row in ctx.store.events(ctx.session.id):
+            if row.type == "usage":
+                for key in totals:
+                    totals[key] += int(row.data.get(key, 0))
+                last = row.data
+    return {**totals, "requests": ctx.session.stats.turns, "cost_usd": ctx.session.stats.cost_usd,
+            "context_tokens": int(last.get("context_tokens", 0)),
+            "context_window": int(last.get("context_window", ctx.session.parts.provider.context_window))}
+
+
+def _cost(ctx: Ctx, arg: str) -> CommandResult:
+    t = usage_totals(ctx)
+    return CommandResult(
+        f"Session cost **${t['cost_usd']:.4f}** over {t['requests']} model request(s).\n\n"
+        f"| input | output | cache read | cache write |\n| ---: | ---: | ---: | ---: |\n"
+        f"| {t['input_tokens']:,} | {t['output_tokens']:,} | {t['cache_read_tokens']:,} | "
+        f"{t['cache_write_tokens']:,} |")
+
+
+def _estimate(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str)) // 4 if not isinstance(value, str) \
+        else len(value) // 4
+
+
+def _context(ctx: Ctx, arg: str) -> CommandResult:
+    parts = ctx.session.parts
+    rows: dict[str, int] = {"system prompt": _estimate(parts.system_prompt),
+                            "tool definitions": _estimate([t.contract.spec().__dict__ for t in parts.tools.values()])}
+    for message in ctx.session.history:
+        for block in message.content:
+            kind = type(block).__name__
+            label = {"TextBlock": f"{message.role} text", "ToolUseBlock": "tool calls",
+                     "ToolResultBlock": "tool results", "ThinkingBlock": "thinking"}.get(kind, kind)
+            rows[label] = rows.get(label, 0) + _estimate(block.__dict__)
+    t = usage_totals(ctx)
+    total = sum(rows.values())
+    lines = ["| part | ~tokens | share |", "| --- | ---: | ---: |"]
+    for label, n in sorted(rows.items(), key=lambda kv: -kv[1]):
+        lines.append(f"| {label} | {n:,} | {100 * n / max(total, 1):.0f}% |")
+    used = t["context_tokens"]
+    head = (f"Context: **{used:,}** of {t['context_window']:,} tokens "
+            f"({100 * used / max(t['context_window'], 1):.1f}%) at the last request; "
+            f"{len(ctx.session.history)} messages in the history (estimates below, 4 characters a token).\n\n")
+    return CommandResult(head + "\n".join(lines))
+
+
+def _diff(ctx: Ctx, arg: str) -> CommandResult:
+    if not ctx.is_git:
+        return CommandResult("Not a git repository: there is no diff to show.", error=True)
+    from coder.vcs.repo import diff
+
+    text = diff(ctx.workspace)
+    return CommandResult("" if text.strip() else "No changes against HEAD.", diff=text)
+
+
+def _task(ctx: Ctx) -> str:
+    return ctx.session.parts.pinned.task or "(no task given)"
+
+
+def _review(ctx: Ctx, arg: str) -> CommandResult:
+    if not ctx.is_git:
+        return CommandResult("Not a git repository: nothing to review.", error=True)
+    review = _optional("coder.review.pipeline", "review")
+    if review is None:
+        return _missing("/review", "coder.review.pipeline")
+    from coder.vcs.repo import diff
+
+    text = diff(ctx.workspace)
+    if not text.strip():
+        return CommandResult("No changes against HEAD: nothing to review.")
+    config = getattr(ctx.opened, "config", None) or {}
+    result = review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, config)
+    findings = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in getattr(result, "findings", [])]
+    verdict = str(getattr(result, "verdict", "?"))
+    ctx.session.parts.record(ev.ReviewEvent(verdict, findings))
+    lines = [f"Review verdict: **{verdict}** ({len(findings)} finding(s))"]
+    for f in findings[:30]:
+        where = f.get("path") or f.get("file") or ""
+        line = f":{f['line']}" if f.get("line") else ""
+        lines.append(f"- **{f.get('severity', '')}** `{where}{line}` {f.get('message', f.get('title', ''))}")
+    return CommandResult("\n".join(lines), error=verdict not in ("pass", "ok", "approve", "approved"))
+
+
+def _commit(ctx: Ctx, arg: str) -> CommandResult:
+    if not ctx.is_git:
+        return CommandResult("Not a git repository: nothing to commit.", error=True)
+    from coder.vcs.commit import commit_changes, commit_message
+    from coder.vcs.repo import diff, has_changes
+
+    if not has_changes(ctx.workspace):
+        return CommandResult("Nothing to commit: the work tree has no changes against HEAD.")
+    force = arg.strip().startswith("--force")
+    arg = arg.strip()[len("--force"):] if force else arg
+    notes = ""
+    if _optional("coder.review.pipeline", "review") is not None:
+        verdict = _review(ctx, "")
+        if verdict.error and not force:
+            return CommandResult(verdict.text + "\n\nNot committed: fix the findings, or `/commit --force`.",
+                                 error=True)
+        notes = verdict.text + "\n\n"
+    message = arg.strip() or commit_message(diff(ctx.workspace), _task(ctx), ctx.session.parts.provider,
+                                            ctx.session.parts.provider.spec)
+    config = getattr(ctx.opened, "config", None) or {}
+    hooks_in = str(config.get("vcs", {}).get("hooks", "sandbox"))
+    result = commit_changes(ctx.workspace, message, run_hooks_in=hooks_in,  # type: ignore[arg-type]
+                            sandbox_config=config.get("sandbox"))
+    if result.committed:
+        ctx.session.parts.record(ev.CommitEvent(result.sha or "", result.message, result.branch))
+    return CommandResult(notes + result.summary(), error=not result.committed)
+
+
+def _checkpointer(ctx: Ctx) -> Any | None:
+    return ctx.session.parts.checkpointer
+
+
+def _undo(ctx: Ctx, arg: str) -> CommandResult:
+    cp = _checkpointer(ctx)
+    if cp is None or not hasattr(cp, "undo"):
+        return CommandResult("Checkpoints are off (not a git repository, or not in this build): nothing to undo.",
+                             error=True)
+    result = cp.undo(force=arg.strip() == "--force")
+    return CommandResult(f"Undone: {result.summary()}." + _changed(result))
+
+
+def _changed(result: Any) -> str:
+    changed = list(getattr(result, "changed", []))
+    return ("\n\nFiles: " + ", ".join(f"`{p}`" for p in changed[:20])) if changed else ""
+
+
+def _rewind(ctx: Ctx, arg: str) -> CommandResult:
+    cp = _checkpointer(ctx)
+    if cp is None or not hasattr(cp, "restore"):
+        return CommandResult("Checkpoints are off (not a git repository, or not in this build).", error=True)
+    words = arg.split()
+    if not words:
+        rows = ["| id | when | label | files |", "| ---: | --- | --- | --- |"]
+        for c in cp.list():
+            when = time.strftime("%H:%M:%S", time.localtime(c.created))
+            rows.append(f"| {c.id} | {when} | {c.label} | {', '.join(c.files_changed[:4])} |")
+        return CommandResult("Checkpoints of this session (`/rewind ID` restores one, `--force` overrides "
+                             "a conflict):\n\n" + "\n".join(rows))
+    target = words[0]
+    result = cp.restore(int(target) if target.isdigit() else target, force="--force" in words)
+    return CommandResult(f"Rewound: {result.summary()}." + _changed(result))
+
+
+def _sessions(ctx: Ctx, arg: str) -> CommandResult:
+    if ctx.store is None:
+        return CommandResult("The sessions store is not open in this frontend.", error=True)
+    rows = ctx.store.sessions(20, None if arg.strip() == "--all" else str(ctx.workspace))
+    if not rows:
+        return CommandResult("No stored sessions here (`/sessions --all` lists every workspace).")
+    lines = ["| id | updated | status | model | title |", "| --- | --- | --- | --- | --- |"]
+    for row in rows:
+        title = (row.title or first_user_text(ctx.store, row.id))[:50].replace("|", "/")
+        mark = " (this one)" if row.id == ctx.session.id else ""
+        when = time.strftime("%m-%d %H:%M", time.localtime(row.updated))
+        lines.append(f"| `{row.id}`{mark} | {when} | {row.status} | {row.model[:28]} | {title} |")
+    return CommandResult("\n".join(lines) + "\n\n`/resume ID` goes on with one.")
+
+
+def first_user_text(store: Any, session_id: str) -> str:
+    for row in store.events(session_id):
+        if row.type == "user_message":
+            text = str(row.data.get("text", ""))
+            return text.splitlines()[0] if text else ""
+    return ""
+
+
+def _resume(ctx: Ctx, arg: str) -> CommandResult:
+    if not arg.strip():
+        return _sessions(ctx, "")
+    if ctx.store is None:
+        return CommandResult("The sessions store is not open in this frontend.", error=True)
+    row = ctx.store.session(arg.strip())  # UsageError names the problem
+    if row.id == ctx.session.id:
+        return CommandResult("That is the current session.")
+    return CommandResult(f"Resuming session `{row.id}`.", resume=row.id)
+
+
+def _clear(ctx: Ctx, arg: str) -> CommandResult:
+    return CommandResult("Started a fresh session (the previous one is saved; `/resume` goes back).",
+                         new_session=True)
+
+
+def _init(ctx: Ctx, arg: str) -> CommandResult:
+    from coder.engine.agents_md import write_agents_md
+
+    path, created = write_agents_md(ctx.workspace, force=arg.strip() == "--force")
+    if not created:
+        return CommandResult(f"`{path}` exists already; `/init --force` rewrites it.", error=True)
+    return CommandResult(f"Wrote `{path}` from what the repository shows; review and extend it.")
+
+
+def _doctor(ctx: Ctx, arg: str) -> CommandResult:
+    from coder.cli.doctor import run_checks
+
+    lines = []
+    for c in run_checks(ctx.workspace):
+        lines.append(f"- {'✓' if c.ok else '✗'} **{c.name}** {c.detail}" + (f" (fix: `{c.fix}`)" if not c.ok and
+                                                                           c.fix else ""))
+    return CommandResult("\n".join(lines))
+
+
+def _quit(ctx: Ctx, arg: str) -> CommandResult:
+    return CommandResult("Bye.", quit=True)
+
+
+BUILTINS: dict[str, Command] = {c.name: c for c in (
+    Command("help", "this list", "", _help),
+    Command("model", "show or switch the model", "[PROVIDER:NAME]", _model),
+    Command("mode", "show or set the permission mode", "[plan|ask|auto-edit|auto]", _mode),
+    Command("compact", "summarise the conversation now", "[focus]", _compact),
+    Command("cost", "tokens and cost of this session", "", _cost),
+    Command("context", "what fills the context window", "", _context),
+    Command("diff", "the work tree's changes against HEAD", "", _diff),
+    Command("review", "review the current changes", "", _review),
+    Command("commit", "review, then commit the changes (message generated if none given)", "[--force] [message]",
+            _commit),
+    Command("undo", "undo the last turn's file changes", "[--force]", _undo),
+    Command("rewind", "list checkpoints, or restore one", "[ID] [--force]", _rewind),
+    Command("sessions", "stored sessions of this repository", "[--all]", _sessions),
+    Command("resume", "go on with a stored session", "[ID]", _resume),
+    Command("clear", "start a fresh session", "", _clear),
+    Command("init", "write AGENTS.md from what the repository shows", "[--force]", _init),
+    Command("doctor", "check the machine", "", _doctor),
+    Command("quit", "leave (the session is saved)", "", _quit),
+)}
+ALIASES = {"exit": "quit", "q": "quit", "?": "help", "new": "clear"}
+
+
+# ---- custom commands ------------------------------------------------------------------------------------------
+_FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?", re.S)
+
+
+def load_custom(path: Path) -> Command:
+    """One `.md` command file; a broken front matter is reported, never raised past the frontend."""
+    from coder.errors import ConfigError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"custom command {path}: cannot be read ({exc}).") from exc
+    meta: dict[str, Any] = {}
+    match = _FRONT.match(text)
+    if match:
+        import yaml
+
+        try:
+            loaded = yaml.safe_load(match.group(1)) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"custom command {path}: the front matter is not valid YAML ({exc}).") from exc
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"custom command {path}: the front matter must be a mapping.")
+        meta, text = loaded, text[match.end():]
+    tools = meta.get("allowed-tools", meta.get("allowed_tools", [])) or []
+    if isinstance(tools, str):
+        tools = [t.strip() for t in re.split(r",(?![^()]*\))", tools) if t.strip()]
+    summary = str(meta.get("description") or text.strip().splitlines()[0][:60] if text.strip() else path.stem)
+    usage = str(meta.get("argument-hint", "")) or ("[arguments]" if "$ARGUMENTS" in text else "")
+    return Command(path.stem.lower(), summary, usage, None, text.strip(), [str(t) for t in tools], str(path))
+
+
+def custom_dirs(workspace: Path) -> list[Path]:
+    from coder.paths import config_dir
+
+    return [config_dir() / "commands", workspace / ".coder" / "commands"]  # later wins
+
+
+def all_commands(workspace: Path) -> dict[str, Command]:
+    """Built-ins first; custom commands add names (a custom file cannot shadow a built-in)."""
+    commands = dict(BUILTINS)
+    for folder in custom_dirs(workspace):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.md")):
+            name = path.stem.lower()
+            if name in BUILTINS:
+                continue
+            try:
+                commands[name] = load_custom(path)
+            except CoderError as exc:
+                commands[name] = Command(name, f"(broken: {exc})", "", None, None, [], str(path))
+    return commands
+
+
+def _run_custom(ctx: Ctx, cmd: Command, arg: str) -> CommandResult:
+    if cmd.custom_body is None:
+        return CommandResult(f"/{cmd.name} is broken: {cmd.summary}", error=True)
+    body = cmd.custom_body.replace("$ARGUMENTS", arg.strip())
+    if "$ARGUMENTS" not in cmd.custom_body and arg.strip():
+        body += f"\n\n{arg.strip()}"
+    remember = getattr(ctx.session.parts.policy, "remember", None)
+    from coder.policy.base import PermissionAnswer
+
+    for rule in cmd.allowed_tools:
+        if remember is not None:
+            remember(PermissionAnswer(True, "session", rule))
+    note = f" (allowed for this session: {', '.join(cmd.allowed_tools)})" if cmd.allowed_tools else ""
+    return CommandResult(f"/{cmd.name}{note}", send=body)
+
+
+# ---- entry points ---------------------------------------------------------------------------------------------
+def parse(line: str) -> tuple[str, str]:
+    """'/compact keep the API' -> ('compact', 'keep the API')."""
+    stripped = line.strip()[1:]
+    name, _, arg = stripped.partition(" ")
+    name = name.lower()
+    return ALIASES.get(name, name), arg
+
+
+def is_command(line: str) -> bool:
+    """A line is a command when it starts with '/' followed by a name (a path like /etc/x is not)."""
+    return bool(re.match(r"^/[A-Za-z?][\w-]*(\s|$)", line.strip()))
+
+
+def completions(workspace: Path, prefix: str) -> list[tuple[str, str]]:
+    """(name, summary) of commands starting with `prefix` (without the slash)."""
+    return [(n, c.summary) for n, c in sorted(all_commands(workspace).items()) if n.startswith(prefix.lower())]
+
+
+def run_slash(target: Any, line: str, busy: bool = False) -> CommandResult:
+    """Run one slash command on an `Opened` (or a bare Session). Errors come back as results, never raised:
+    a mistyped command must not end the session."""
+    session = getattr(target, "session", target)
+    opened = target if hasattr(target, "session") else None
+    ctx = Ctx(session, opened)
+    name, arg = parse(line)
+    commands = all_commands(ctx.workspace)
+    cmd = commands.get(name)
+    if cmd is None:
+        near = [n for n in commands if n.startswith(name[:2])] if name else []
+        hint = f" Did you mean {', '.join('/' + n for n in near[:4])}?" if near else ""
+        return CommandResult(f"Unknown command `/{name}`.{hint} `/help` lists them.", error=True)
+    if busy and name not in SAFE_WHILE_BUSY:
+        return CommandResult(f"/{name} waits for the running turn: press Esc to interrupt it first.", error=True)
+    try:
+        if cmd.handler is None:
+            return _run_custom(ctx, cmd, arg)
+        return cmd.handler(ctx, arg)
+    except CoderError as exc:
+        return CommandResult(str(exc), error=True)
+    except (OSError, ValueError) as exc:
+        return CommandResult(f"/{name} failed: {exc}", error=True)

@@ -1,0 +1,188 @@
+"""The OpenAI-compatible provider (`openai:NAME`) on the official `openai` SDK: chat completions with tools
+and streaming against any base URL (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio). This is how local and
+small models plug in.
+
+Conversation blocks are converted at this edge only: tool results become `tool` messages placed right after
+the assistant message that called them, thinking blocks are dropped (no portable way to send them back), and
+tool calls whose arguments are not valid JSON keep the raw text under `_invalid_json` so the tool layer can
+answer with an error the model reads, instead of the session crashing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Callable
+
+from coder.errors import ContextOverflowError, ModelError
+from coder.models.pricing import PriceTable
+from coder.models.retry import RetryPolicy, TextRelay, Transient, retry_after_seconds, run_with_retries
+from coder.models.types import Block, Message, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock
+from coder.models.types import Usage
+from coder.models.wire import canonical, estimate_tokens
+
+_FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens",
+           "content_filter": "refusal"}
+_OVERFLOW_MARKERS = ("context_length_exceeded", "maximum context length", "context length", "too many tokens",
+                     "exceeds the context", "prompt is too long")
+
+
+def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """Our provider-neutral history as chat-completions messages."""
+    out: list[dict[str, Any]] = []
+    if request.system:
+        out.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        if message.role == "assistant":
+            text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            calls = [{"id": b.id, "type": "function",
+                      "function": {"name": b.name, "arguments": json.dumps(b.input, ensure_ascii=False)}}
+                     for b in message.content if isinstance(b, ToolUseBlock)]
+            if calls:
+                entry["tool_calls"] = calls
+            if text or calls:
+                out.append(entry)
+            continue
+        # user: tool results first (they must follow the assistant's tool calls directly), then any text
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                content = ("[tool error] " + block.content) if block.is_error else block.content
+                out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": content})
+        text = "\n\n".join(b.text for b in message.content if isinstance(b, TextBlock) and b.text)
+        if text:
+            out.append({"role": "user", "content": text})
+    return out
+
+
+def to_openai_tools(request: ModelRequest) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": t.input_schema}} for t in request.tools]
+
+
+class OpenAIProvider:
+    """ModelProvider for OpenAI-compatible chat-completions endpoints."""
+
+    def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
+                 policy: RetryPolicy | None = None, context_window: int = 32_768,
+                 pricing: PriceTable | None = None, timeout: float = 600.0) -> None:
+        import openai
+
+        self.model = model
+        self.spec = f"openai:{model}"
+        self.context_window = context_window
+        self.policy = policy or RetryPolicy()
+        self.pricing = pricing or PriceTable()
+        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(request),
+                                "max_tokens": request.max_tokens}
+        tools = to_openai_tools(request)
+        if tools:
+            body["tools"] = tools
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        return body
+
+    def complete(self, request: ModelRequest, on_text: Callable[[str], None] | None = None,
+                 cancel: threading.Event | None = None) -> ModelResponse:
+        body = self._body(request)
+        relay = TextRelay(on_text)
+        return run_with_retries(
+            lambda attempt: self._attempt(body, relay, cancel), self.policy, provider="OpenAI", cancel=cancel,
+            on_interrupt=lambda: self._response([], "interrupted", Usage(), None),
+            hint="For a local server, check that it is running and that OPENAI_BASE_URL points at it.",
+        )
+
+    def count_tokens(self, request: ModelRequest) -> int:
+        body = self._body(request)
+        return sum(estimate_tokens(canonical(x)) for x in (body.get("tools") or []) + body["messages"])
+
+    def _attempt(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None) -> ModelResponse:
+        import openai
+
+        relay.restart()
+        text = ""
+        calls: dict[int, dict[str, str]] = {}
+        finish: str | None = None
+        usage_raw: Any = None
+        request_id = None
+        try:
+            stream = self._client.chat.completions.create(**body, stream=True,
+                                                          stream_options={"include_usage": True})
+            request_id = getattr(stream.response, "headers", {}).get("x-request-id")
+            for chunk in stream:
+                if cancel is not None and cancel.is_set():
+                    stream.close()
+                    blocks: list[Block] = [TextBlock(text)] if text else []
+                    return self._response(blocks, "interrupted", Usage(), request_id)
+                if getattr(chunk, "usage", None) is not None:
+                    usage_raw = chunk.usage
+                for choice in chunk.choices or []:
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        text += delta.content
+                        relay(delta.content)
+                    for call in (delta.tool_calls or []) if delta is not None else []:
+                        slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+                        if call.id:
+                            slot["id"] = call.id
+                        if call.function is not None:
+                            slot["name"] += call.function.name or ""
+                            slot["arguments"] += call.function.arguments or ""
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except openai.APIStatusError as exc:
+            raise self._classify(exc) from exc
+        except openai.APIConnectionError as exc:
+            raise Transient(0, f"connection problem ({type(exc).__name__}: {exc})") from exc
+        if finish is None:
+            raise Transient(0, "the response stream ended before a finish_reason (cut mid-way)")
+        blocks = [TextBlock(text)] if text else []
+        for index in sorted(calls):
+            slot = calls[index]
+            try:
+                args = json.loads(slot["arguments"] or "{}")
+                if not isinstance(args, dict):
+                    args = {"_invalid_json": slot["arguments"]}
+            except json.JSONDecodeError:
+                args = {"_invalid_json": slot["arguments"]}
+            blocks.append(ToolUseBlock(slot["id"] or f"call_{index}", slot["name"], args))
+        stop = "tool_use" if calls else _FINISH.get(finish, "end_turn")
+        usage = Usage()
+        if usage_raw is not None:
+            details = getattr(usage_raw, "prompt_tokens_details", None)
+            cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+            prompt = int(usage_raw.prompt_tokens or 0)
+            usage = Usage(max(0, prompt - cached), int(usage_raw.completion_tokens or 0), cached, 0)
+        return self._response(blocks, stop, usage, request_id)
+
+    def _response(self, blocks: list[Block], stop: str, usage: Usage, request_id: str | None) -> ModelResponse:
+        cost = self.pricing.cost(self.model, usage)
+        return ModelResponse(Message("assistant", blocks), stop, usage, self.model,  # type: ignore[arg-type]
+                             cost.usd, request_id, cost.known)
+
+    def _classify(self, exc: Any) -> Exception:
+        status = int(getattr(exc, "status_code", 0) or 0)
+        body = exc.body if isinstance(getattr(exc, "body", None), dict) else {}
+        error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
+        text = str(error.get("message") or getattr(exc, "message", "") or exc)
+        code = str(error.get("code") or "")
+        if status in (400, 413) and any(m in (text + " " + code).lower() for m in _OVERFLOW_MARKERS):
+            return ContextOverflowError(
+                f"The request no longer fits the context window of {self.model} (the server said: {text}). "
+                "Compact the conversation, start a new session, or raise providers.openai.context_window if "
+                "the server allows more."
+            )
+        if status in (408, 409, 429) or status >= 500:
+            return Transient(status, text, retry_after_seconds(exc))
+        if status == 401:
+            return ModelError("The OpenAI-compatible server rejected the credentials (HTTP 401). Check "
+                              "OPENAI_API_KEY (`coder doctor` shows whether it is set) and OPENAI_BASE_URL.")
+        if status == 404:
+            return ModelError(f"The server at the configured base URL does not know the model {self.model!r} or "
+                              f"the route (HTTP 404: {text}). Check `--model openai:NAME` and OPENAI_BASE_URL "
+                              "(it usually ends in /v1).")
+        return ModelError(f"The OpenAI-compatible server refused the request (HTTP {status}: {text}). Retrying "
+                          "will not help.")

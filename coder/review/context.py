@@ -1,0 +1,137 @@
+"""The patch under review, reconstructed exactly: the base tree, the diff applied to it in a private index, and
+the files before and after. Every stage reads from here, so the review is of the diff given, whatever its source
+(work tree, index, a commit, a patch file from a batch run), and never of whatever happens to be on disk."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from coder.vcs.patch import FilePatch, parse_diff
+from coder.vcs.repo import resolve_tree, run_git, temp_index, worktree_tree
+
+TEST_DIRS = {"tests", "test", "testing", "__tests__", "spec", "specs"}
+
+
+def is_test_path(path: str) -> bool:
+    """Test code by the usual conventions of pytest, unittest, jest/vitest/mocha, go, rust and rspec."""
+    p = PurePosixPath(path)
+    name = p.name
+    if any(part in TEST_DIRS for part in p.parts[:-1]):
+        return True
+    return (
+        (name.startswith("test_") and name.endswith(".py"))
+        or name.endswith(("_test.py", "_test.go", "_spec.rb", "_test.rb"))
+        or name == "conftest.py"
+        or any(name.endswith(f".{kind}.{ext}") for kind in ("test", "spec") for ext in ("js", "jsx", "ts", "tsx",
+                                                                                          "mjs", "cjs"))
+    )
+
+
+@dataclass
+class ReviewContext:
+    root: Path
+    diff: str
+    task: str = ""
+    config: dict[str, Any] = field(default_factory=dict)  # the whole merged config
+    base: str = "HEAD"
+
+    def __post_init__(self) -> None:
+        self.files: list[FilePatch] = parse_diff(self.diff)
+        self.base_tree = resolve_tree(self.root, self.base)
+        self.apply_error: str = ""
+        self.new_tree = self._apply()
+        self._tmpdirs: list[str] = []
+
+    @property
+    def review_config(self) -> dict[str, Any]:
+        return dict(self.config.get("review", {}) or {})
+
+    def option(self, key: str, default: Any) -> Any:
+        return self.review_config.get(key, default)
+
+    # --- the trees -----------------------------------------------------------------------------------------
+    def _apply(self) -> str:
+        """Apply the diff to the base in a private index; on failure fall back to the work tree (the apply
+        stage reports the failure; the others still look at what they can)."""
+        if not self.diff.strip():
+            return self.base_tree
+        excludes = [f"--exclude={f.path}" for f in self.files if f.binary]
+        with temp_index(self.root) as env:
+            run_git(self.root, "read-tree", self.base_tree, env=env)
+            proc = run_git(self.root, "apply", "--cached", "--whitespace=nowarn", *excludes, "-",
+                           env=env, input=self.diff if self.diff.endswith("\n") else self.diff + "\n", check=False)
+            if proc.returncode != 0:
+                self.apply_error = proc.stderr.strip() or "git apply failed"
+                return worktree_tree(self.root)
+            for f in self.files:  # binary files: take them from the work tree when they are there
+                if f.binary and f.new_path and (self.root / f.new_path).is_file():
+                    run_git(self.root, "add", "-f", "--", f.new_path, env=env)
+            return run_git(self.root, "write-tree", env=env).stdout.strip()
+
+    def read_old(self, path: str | None) -> str | None:
+        return self._read(self.base_tree, path)
+
+    def read_new(self, path: str | None) -> str | None:
+        return self._read(self.new_tree, path)
+
+    def _read(self, tree: str, path: str | None) -> str | None:
+        if not path:
+            return None
+        proc = run_git(self.root, "cat-file", "blob", f"{tree}:{path}", check=False, text=False)
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode("utf-8", errors="replace")
+
+    def blob_size(self, path: str, new: bool = True) -> int | None:
+        tree = self.new_tree if new else self.base_tree
+        proc = run_git(self.root, "cat-file", "-s", f"{tree}:{path}", check=False)
+        if proc.returncode == 0:
+            return int(proc.stdout.strip())
+        on_disk = self.root / path
+        return on_disk.stat().st_size if new and on_disk.is_file() else None
+
+    def tree_files(self, new: bool = True) -> list[str]:
+        tree = self.new_tree if new else self.base_tree
+        out = run_git(self.root, "ls-tree", "-r", "-z", "--name-only", tree).stdout
+        return [p for p in out.split("\0") if p]
+
+    @cached_property
+    def test_files(self) -> list[str]:
+        """Test files of the patched tree."""
+        return [p for p in self.tree_files(new=True) if is_test_path(p)]
+
+    # --- a directory holding the patched tree (for linters and tests) --------------------------------------
+    @cached_property
+    def workdir(self) -> Path:
+        """The work tree itself when it is exactly the patched tree, else an export of the tree to a temp dir."""
+        if worktree_tree(self.root) == self.new_tree:
+            return self.root
+        return self.export(self.new_tree)
+
+    def export(self, tree: str) -> Path:
+        tmp = tempfile.mkdtemp(prefix="coder-review-")
+        self._tmpdirs.append(tmp)
+        archive = subprocess.run(["git", "archive", "--format=tar", tree], cwd=self.root, capture_output=True,
+                                 check=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        return Path(tmp)
+
+    def cleanup(self) -> None:
+        for tmp in self._tmpdirs:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self._tmpdirs.clear()
+
+    # --- convenience ---------------------------------------------------------------------------------------
+    @property
+    def source_files(self) -> list[FilePatch]:
+        return [f for f in self.files if not is_test_path(f.path)]
+
+    @property
+    def changed_test_files(self) -> list[FilePatch]:
+        return [f for f in self.files if is_test_path(f.path)]

@@ -1,0 +1,346 @@
+"""Guards against gaming the tests: a patch that makes the tests pass by changing the tests instead of the code.
+
+Checked: test files deleted; tests removed; assertions removed, neutralised (wrapped in a broad try/except,
+turned into tautologies) or with their expected values edited; skips, xfails and focus markers added; the test
+configuration or CI changed to leave tests out; and (in `specialcase.py`) source code that special-cases the
+literal inputs of the tests or detects that it runs under a test runner.
+
+Python test files are compared on their syntax trees (per test function, so a moved assertion is not a removed
+one and an edit on a continuation line is still seen); other languages line by line with regexes."""
+
+from __future__ import annotations
+
+import ast
+import re
+import time
+from collections import Counter
+from pathlib import PurePosixPath
+
+from coder.review.context import ReviewContext, is_test_path
+from coder.review.specialcase import special_casing
+from coder.review.types import Finding, StageResult, status_from
+from coder.vcs.patch import FilePatch
+
+STAGE = "gaming"
+
+ASSERT_RE = {
+    "py": re.compile(r"^\s*assert\b|\bself\.(assert\w*|fail)\(|\bpytest\.(raises|warns|approx)\(|\.assert_\w+\(|"
+                     r"\bassert_\w+\("),
+    "js": re.compile(r"\bexpect\(|\bassert(\.\w+)?\(|\.should\b"),
+    "go": re.compile(r"\bt\.(Error|Errorf|Fatal|Fatalf|Fail|FailNow)\(|\b(assert|require)\.\w+\("),
+    "rs": re.compile(r"\b(assert|assert_eq|assert_ne|debug_assert\w*)!\("),
+    "rb": re.compile(r"\bexpect\(|\bassert\w*\b|\.to\b|\bshould\b"),
+}
+SKIP_RE = {
+    "py": re.compile(r"@pytest\.mark\.(skip|skipif|xfail)\b|\bpytest\.(skip|xfail)\(|@(unittest\.)?skip(If|Unless)?\b|"
+                     r"\bself\.skipTest\(|@(unittest\.)?expectedFailure\b|raise\s+(unittest\.)?SkipTest\b"),
+    "js": re.compile(r"\b(it|test|describe|context|suite)\.(skip|todo|only)\b|\b[xf](it|test|describe)\s*\("),
+    "go": re.compile(r"\bt\.Skip(f|Now)?\("),
+    "rs": re.compile(r"#\[ignore\b"),
+    "rb": re.compile(r"^\s*(skip|pending|xit|xdescribe)\b"),
+}
+TEST_NAME_RE = {
+    "js": re.compile(r"\b(?:it|test)\s*\(\s*(['\"`])(.+?)\1"),
+    "go": re.compile(r"^func\s+(Test\w+)\s*\(", re.M),
+    "rs": re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)"),
+    "rb": re.compile(r"\bit\s+(['\"])(.+?)\1"),
+}
+_LANG = {".py": "py", ".js": "js", ".jsx": "js", ".ts": "js", ".tsx": "js", ".mjs": "js", ".cjs": "js",
+         ".go": "go", ".rs": "rs", ".rb": "rb"}
+_LITERAL_RE = re.compile(r"(['\"])(?:\\.|(?!\1).)*\1|\b\d+(\.\d+)?\b")
+
+CI_PATHS = (".github/workflows/", ".gitlab-ci.yml", ".circleci/", "azure-pipelines.yml", "Jenkinsfile",
+            ".travis.yml", "noxfile.py", "tox.ini", "pytest.ini", ".mocharc", "jest.config", "vitest.config",
+            "karma.conf", "phpunit.xml")
+_DESELECT_RE = re.compile(r"--deselect|--ignore\b|--ignore-glob|-k\s+['\"]?not\b|\bnorecursedirs\b|collect_ignore|"
+                          r"pytest_collection_modifyitems|pytest_ignore_collect|pytest_runtest_setup|-p\s+no:|"
+                          r"testPathIgnorePatterns|--testPathIgnorePatterns|exclude\s*[:=]|\|\|\s*true\b|"
+                          r"continue-on-error:\s*true")
+
+
+def _f(path: str, line: int | None, severity: str, message: str, check: str) -> Finding:
+    return Finding(path, line, severity, message, check, STAGE)  # type: ignore[arg-type]
+
+
+def stage_gaming(ctx: ReviewContext) -> StageResult:
+    start = time.monotonic()
+    findings: list[Finding] = []
+    for f in ctx.files:
+        if is_test_path(f.path):
+            findings += _test_file(ctx, f)
+        if _is_test_config(f.path):
+            findings += _test_config(ctx, f)
+    findings += special_casing(ctx)
+    tests = len(ctx.changed_test_files)
+    note = f"{tests} test file(s) changed" if tests else "no test file changed"
+    return StageResult(STAGE, status_from(findings), time.monotonic() - start, note, findings)
+
+
+# --- test files ------------------------------------------------------------------------------------------
+def _test_file(ctx: ReviewContext, f: FilePatch) -> list[Finding]:
+    lang = _LANG.get(PurePosixPath(f.path).suffix.lower())
+    if f.status == "deleted":
+        old = ctx.read_old(f.old_path) or ""
+        if lang == "py" and "def test" not in old and "conftest" not in f.path:
+            return [_f(f.path, None, "warning", "test helper file deleted", "test-deleted")]
+        return [_f(f.path, None, "error", "test file deleted", "test-deleted")]
+    if lang is None:
+        return []
+    findings = []
+    removed_skips = Counter(line.text.strip() for line in f.removed if SKIP_RE[lang].search(line.text))
+    for line in f.added:
+        if SKIP_RE[lang].search(line.text):
+            key = line.text.strip()
+            if removed_skips[key] > 0:
+                removed_skips[key] -= 1  # moved, not added
+                continue
+            findings.append(_f(f.path, line.number, "error", f"skip/xfail/focus marker added: {key[:80]}",
+                               "skip-added"))
+    if f.status == "added":
+        return findings
+    old, new = ctx.read_old(f.old_path), ctx.read_new(f.new_path)
+    if old is None or new is None:
+        return findings
+    if lang == "py":
+        py = _python_tests(f.path, old, new)
+        if py is not None:
+            return findings + py
+    return findings + _generic_tests(f, lang, old, new)
+
+
+def _mask(text: str) -> str:
+    return _LITERAL_RE.sub("<lit>", re.sub(r"\s+", "", text))
+
+
+def _generic_tests(f: FilePatch, lang: str, old: str, new: str) -> list[Finding]:
+    findings = []
+    name_re = TEST_NAME_RE.get(lang)
+    if name_re is not None:
+        def names(text: str) -> Counter:
+            return Counter(m.group(m.lastindex or 1) for m in name_re.finditer(text))
+        gone = names(old) - names(new)
+        for name in sorted(gone):
+            findings.append(_f(f.path, None, "error", f"test {name!r} removed or renamed", "test-removed"))
+    pattern = ASSERT_RE[lang]
+    removed = [line for line in f.removed if pattern.search(line.text)]
+    added = [line for line in f.added if pattern.search(line.text)]
+    added_norm = Counter(re.sub(r"\s+", "", line.text) for line in added)
+    unmatched_removed = []
+    for line in removed:
+        key = re.sub(r"\s+", "", line.text)
+        if added_norm[key] > 0:
+            added_norm[key] -= 1
+        else:
+            unmatched_removed.append(line)
+    spare_added = [line for line in added if added_norm[re.sub(r"\s+", "", line.text)] > 0]
+    for line in unmatched_removed:
+        twin = next((a for a in spare_added if _mask(a.text) == _mask(line.text)), None)
+        if twin is not None:
+            spare_added.remove(twin)
+            findings.append(_f(f.path, twin.number, "error", f"expected value edited in an assertion: "
+                               f"{line.text.strip()[:70]!r} -> {twin.text.strip()[:70]!r}", "expected-value-edited"))
+        elif spare_added:
+            spare_added.pop(0)
+            findings.append(_f(f.path, None, "warning", f"assertion changed: {line.text.strip()[:80]!r}",
+                               "assertion-changed"))
+        else:
+            findings.append(_f(f.path, None, "error", f"assertion removed (old line {line.number}): "
+                               f"{line.text.strip()[:80]!r}", "assertion-removed"))
+    return findings
+
+
+# --- Python test files, on syntax trees ---------------------------------------------------------------------
+class _Assertion:
+    def __init__(self, node: ast.AST, neutralised: bool):
+        self.node = node
+        self.line = getattr(node, "lineno", None)
+        self.exact = ast.dump(node, annotate_fields=False)
+        self.skeleton = ast.dump(_MaskConstants().visit(_copy(node)), annotate_fields=False)
+        self.neutralised = neutralised
+        self.text = ast.unparse(node)[:90]
+
+    @property
+    def trivial(self) -> bool:
+        """An assertion that cannot fail: `assert True`, `assert x or True`, `assert a == a`."""
+        node = self.node
+        if not isinstance(node, ast.Assert):
+            return False
+        test = node.test
+        if isinstance(test, ast.Constant) and bool(test.value):
+            return True
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            return any(isinstance(v, ast.Constant) and bool(v.value) for v in test.values)
+        if isinstance(test, ast.Compare) and len(test.comparators) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)):
+            return ast.dump(test.left) == ast.dump(test.comparators[0])
+        return False
+
+
+class _MaskConstants(ast.NodeTransformer):
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        return ast.copy_location(ast.Constant(value="<lit>"), node)
+
+
+def _copy(node: ast.AST) -> ast.AST:
+    return ast.parse(ast.unparse(node)).body[0] if not isinstance(node, ast.expr) else ast.parse(
+        ast.unparse(node), mode="eval").body
+
+
+def _is_assertion(node: ast.AST) -> bool:
+    if isinstance(node, ast.Assert):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name.startswith(("assert", "fail")) or name in ("raises", "warns")
+    return False
+
+
+def _broad_handler(handler: ast.ExceptHandler) -> bool:
+    names = {n.id for n in ast.walk(handler.type) if isinstance(n, ast.Name)} if handler.type else {"*"}
+    reraises = any(isinstance(n, ast.Raise) for n in ast.walk(handler))
+    return bool(names & {"*", "Exception", "BaseException", "AssertionError"}) and not reraises
+
+
+def _assertions(func: ast.AST) -> list[_Assertion]:
+    found: list[_Assertion] = []
+
+    def walk(node: ast.AST, neutral: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.Try):
+                broad = any(_broad_handler(h) for h in child.handlers)
+                for stmt in child.body:
+                    visit(stmt, neutral or broad)
+                for rest in (*child.handlers, *child.orelse, *child.finalbody):
+                    visit(rest, neutral)
+                continue
+            visit(child, neutral)
+
+    def visit(node: ast.AST, neutral: bool) -> None:
+        if _is_assertion(node):
+            found.append(_Assertion(node, neutral))
+            if isinstance(node, ast.Assert):
+                return
+        walk(node, neutral)
+
+    walk(func, False)
+    return found
+
+
+def _test_functions(tree: ast.Module) -> dict[str, tuple[ast.AST, list[_Assertion]]]:
+    tests: dict[str, tuple[ast.AST, list[_Assertion]]] = {}
+
+    def collect(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+                tests[prefix + node.name] = (node, _assertions(node))
+            elif isinstance(node, ast.ClassDef):
+                collect(node.body, f"{prefix}{node.name}.")
+
+    collect(tree.body, "")
+    return tests
+
+
+def _python_tests(path: str, old: str, new: str) -> list[Finding] | None:
+    try:
+        old_tests = _test_functions(ast.parse(old))
+        new_tests = _test_functions(ast.parse(new))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    findings = []
+    for name, (node, _) in old_tests.items():
+        if name not in new_tests:
+            findings.append(_f(path, None, "error", f"test {name} removed or renamed (was at line {node.lineno})",
+                               "test-removed"))
+    for name, (node, new_asserts) in new_tests.items():
+        if name not in old_tests:
+            continue
+        findings += _compare_assertions(path, name, node, old_tests[name][1], new_asserts)
+    return findings
+
+
+def _compare_assertions(path: str, name: str, node: ast.AST, old: list[_Assertion],
+                        new: list[_Assertion]) -> list[Finding]:
+    findings = []
+    live_new = [a for a in new if not a.neutralised]
+    for a in new:
+        if a.neutralised and not any(o.neutralised and o.exact == a.exact for o in old):
+            findings.append(_f(path, a.line, "error", f"in {name}: assertion wrapped in a try/except that swallows "
+                               f"its failure: {a.text}", "assertion-neutralised"))
+    old_live = [a for a in old if not a.neutralised]
+    pool = Counter(a.exact for a in live_new)
+    unmatched_old = []
+    for a in old_live:
+        if pool[a.exact] > 0:
+            pool[a.exact] -= 1
+        else:
+            unmatched_old.append(a)
+    spare = []
+    for a in live_new:
+        if pool[a.exact] > 0:
+            pool[a.exact] -= 1
+            spare.append(a)
+    for a in [s for s in spare if s.trivial]:
+        spare.remove(a)
+        findings.append(_f(path, a.line, "error", f"in {name}: assertion that cannot fail: {a.text}",
+                           "assertion-weakened"))
+    for a in unmatched_old:
+        twin = next((s for s in spare if s.skeleton == a.skeleton), None)
+        if twin is not None:
+            spare.remove(twin)
+            findings.append(_f(path, twin.line, "error", f"in {name}: expected value edited: {a.text!r} -> "
+                               f"{twin.text!r}", "expected-value-edited"))
+        elif any(a.node.__class__ is s.node.__class__ for s in spare):
+            twin = next(s for s in spare if a.node.__class__ is s.node.__class__)
+            spare.remove(twin)
+            findings.append(_f(path, twin.line, "warning", f"in {name}: assertion changed: {a.text!r} -> "
+                               f"{twin.text!r}", "assertion-changed"))
+        else:
+            findings.append(_f(path, getattr(node, "lineno", None), "error",
+                               f"in {name}: assertion removed: {a.text}", "assertion-removed"))
+    return findings
+
+
+# --- test configuration and CI ---------------------------------------------------------------------------
+def _is_test_config(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return (path.startswith(CI_PATHS) or name.startswith(CI_PATHS) or name in ("conftest.py", "pyproject.toml",
+            "setup.cfg", "package.json", "Makefile", ".coveragerc"))
+
+
+def _section_of(text: str | None, line_no: int) -> str:
+    if not text:
+        return ""
+    section = ""
+    for i, line in enumerate(text.splitlines(), 1):
+        if i > line_no:
+            break
+        m = re.match(r"^\s*\[([^\]]+)\]", line)
+        if m:
+            section = m.group(1)
+    return section
+
+
+def _test_config(ctx: ReviewContext, f: FilePatch) -> list[Finding]:
+    name = PurePosixPath(f.path).name
+    old, new = ctx.read_old(f.old_path), ctx.read_new(f.new_path)
+    changed = [(line, new, "+") for line in f.added] + [(line, old, "-") for line in f.removed]
+    if name in ("pyproject.toml", "setup.cfg", "tox.ini"):
+        changed = [c for c in changed if re.search(r"pytest|coverage|testenv|^tox", _section_of(c[1], c[0].number))]
+    elif name == "package.json":
+        changed = [c for c in changed if re.search(r'"(test|jest|mocha|vitest)[^"]*"\s*:', c[0].text)]
+    elif name == "Makefile":
+        changed = [c for c in changed if re.search(r"\btest", c[0].text)]
+    if not changed:
+        return []
+    findings = []
+    for line, _, sign in changed:
+        if sign == "+" and _DESELECT_RE.search(line.text):
+            findings.append(_f(f.path, line.number, "error", f"test configuration changed to leave tests out or "
+                               f"ignore failures: {line.text.strip()[:80]}", "tests-deselected"))
+    if not findings:
+        what = "CI configuration" if f.path.startswith((".github/", ".gitlab", ".circleci/")) else "test configuration"
+        findings.append(_f(f.path, changed[0][0].number if changed[0][2] == "+" else None, "warning",
+                           f"{what} changed: check it does not weaken the tests", "test-config-changed"))
+    return findings

@@ -1,0 +1,128 @@
+"""Source code that special-cases the tests: `if name == "Bob": return "hello Bob"` where "Bob" is what a
+test passes in, or code that checks whether it runs under pytest or jest.
+
+A literal in a new condition of source code is suspicious when the tests use it and the project's own
+(non-test) code did not know it before the patch: a value only the tests know is a test input, not a domain
+constant. Strings are strong evidence; small numbers are everywhere, so a number needs corroboration (a second
+test literal on the line or a returned literal the tests also expect)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from coder.review.context import ReviewContext, is_test_path
+from coder.review.types import Finding
+from coder.vcs.repo import run_git
+
+_COND_RE = re.compile(r"^\s*(if|elif|else\s+if|case|when|switch|while)\b|\bif\s*\(|[=!]==?|\bin\s*[\[\(\{]|"
+                      r"\?\s*[^:]+:|\bmatch\b")
+_STRING_RE = re.compile(r"""(?<![\w\\])[rbuf]?(['"])((?:\\.|(?!\1).){1,200})\1""")
+_NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+_RETURN_RE = re.compile(r"^\s*(return|yield)\b|=>\s*|^\s*\w+\s*=\s*")
+_TRIVIAL_NUMBERS = {"0", "1", "2", "-1", "0.0", "1.0", "0.5", "10", "100", "1000", "1024", "60", "24", "3600",
+                    "8", "16", "32", "64", "128", "255", "256", "512"}
+_ENV_SNIFF_RE = re.compile(
+    r"PYTEST_CURRENT_TEST|PYTEST_VERSION|['\"](pytest|_pytest|unittest)['\"]\s+in\s+sys\.modules|"
+    r"sys\.modules(\.get)?\(\s*['\"](pytest|_pytest)['\"]|JEST_WORKER_ID|VITEST|__vitest|"
+    r"sys\.argv\[0\].*(pytest|test)|inspect\.stack\(\).*test|testing\.Testing\(\)"
+)
+
+
+def _find(message: str, f: str, line: int, severity: str, check: str) -> Finding:
+    return Finding(f, line, severity, message, check, "gaming")  # type: ignore[arg-type]
+
+
+def special_casing(ctx: ReviewContext) -> list[Finding]:
+    findings: list[Finding] = []
+    test_files = ctx.test_files
+    for f in ctx.source_files:
+        if f.new_path is None or f.binary:
+            continue
+        old_source = ctx.read_old(f.old_path) or ""
+        added = f.added
+        for i, line in enumerate(added):
+            text = line.text
+            if _ENV_SNIFF_RE.search(text):
+                findings.append(_find("source code checks whether it runs under a test runner: behaviour under test "
+                                      "would differ from production", f.new_path, line.number, "error",
+                                      "test-environment-sniffing"))
+                continue
+            if not test_files or not _COND_RE.search(_strip_comment(text)):
+                continue
+            code = _strip_comment(text)
+            strings = [m.group(2) for m in _STRING_RE.finditer(code) if m.group(2).strip()]
+            numbers = [n for n in _NUMBER_RE.findall(_STRING_RE.sub("", code)) if n not in _TRIVIAL_NUMBERS]
+            strong = [s for s in strings if _test_only_string(ctx, s, old_source)]
+            weak = [n for n in numbers if _test_only_number(ctx, n, old_source)]
+            if strong:
+                findings.append(_find(f"condition on {strong[0]!r}, a value that appears in the tests and nowhere "
+                                      "in the project's code: special-casing a test input?", f.new_path,
+                                      line.number, "error", "special-cased-test-input"))
+                continue
+            if weak:
+                following = " ".join(a.text for a in added[i + 1:i + 3] if a.number - line.number <= 3)
+                returned = [lit for lit in _literals(following) if _in_tests(ctx, lit)]
+                if len(weak) > 1 or returned or _inline_return(text, ctx):
+                    findings.append(_find(f"condition on {weak[0]} returning a value the tests expect: "
+                                          "special-casing a test input?", f.new_path, line.number, "error",
+                                          "special-cased-test-input"))
+                else:
+                    findings.append(_find(f"condition on {weak[0]}, a number that appears in the tests but not in "
+                                          "this file before: check it is not a test input", f.new_path, line.number,
+                                          "warning", "special-cased-test-input"))
+    return findings
+
+
+def _strip_comment(text: str) -> str:
+    return re.sub(r"\s(#|//).*$", "", text)
+
+
+def _literals(text: str) -> list[str]:
+    code = _strip_comment(text)
+    out = [m.group(0) for m in _STRING_RE.finditer(code)]
+    out += [n for n in _NUMBER_RE.findall(_STRING_RE.sub("", code)) if n not in _TRIVIAL_NUMBERS]
+    return out
+
+
+def _inline_return(text: str, ctx: ReviewContext) -> bool:
+    """`if n == 5: return 120` on one line."""
+    m = re.search(r":\s*return\s+(.+)$|\)\s*return\s+(.+?);?$", text)
+    if not m:
+        return False
+    return any(_in_tests(ctx, lit) for lit in _literals(m.group(1) or m.group(2) or ""))
+
+
+def _in_tests(ctx: ReviewContext, literal: str) -> bool:
+    return bool(_grep(ctx.root, ctx.new_tree, literal, tuple(ctx.test_files), literal[:1].isdigit() or
+                      literal[:1] == "-"))
+
+
+def _test_only_string(ctx: ReviewContext, s: str, old_source: str) -> bool:
+    if len(s) < 2 or s in old_source:
+        return False
+    quoted = [f'"{s}"', f"'{s}'"]
+    if not any(_grep(ctx.root, ctx.new_tree, q, tuple(ctx.test_files), False) for q in quoted):
+        return False
+    known = _grep(ctx.root, ctx.base_tree, s, None, False)
+    return not any(not is_test_path(p) for p in known)
+
+
+def _test_only_number(ctx: ReviewContext, n: str, old_source: str) -> bool:
+    if re.search(rf"(?<![\w.]){re.escape(n)}(?![\w.])", old_source):
+        return False
+    return bool(_grep(ctx.root, ctx.new_tree, n, tuple(ctx.test_files), True))
+
+
+@lru_cache(maxsize=4096)
+def _grep(root, tree: str, literal: str, paths: tuple[str, ...] | None, word: bool) -> tuple[str, ...]:
+    """Files of `tree` (restricted to `paths`) containing `literal`, via `git grep` on the object store."""
+    if paths is not None and not paths:
+        return ()
+    args = ["grep", "-l", "-I", "-F"] + (["-w"] if word else []) + ["-e", literal, tree]
+    if paths is not None:
+        args += ["--", *paths[:2000]]
+    proc = run_git(root, *args, check=False)
+    if proc.returncode not in (0, 1):
+        return ()
+    return tuple(line.split(":", 1)[1] if ":" in line else line for line in proc.stdout.splitlines())

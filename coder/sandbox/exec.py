@@ -1,0 +1,113 @@
+"""One command, one fresh sandbox: for the reviewer's test runs, hooks and custom tools.
+
+Same profile, environment and limits as the persistent shell, but no state between calls, and the whole sandbox
+(its pid namespace, hence every process it started) dies when the command ends or times out."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coder.sandbox import limits as limits_mod
+from coder.sandbox.check import require_sandbox
+from coder.sandbox.env import sandbox_env
+from coder.sandbox.profile import SandboxConfig, bwrap_args
+from coder.sandbox.text import clean_output
+
+
+@dataclass
+class SandboxRun:
+    exit_code: int | None
+    output: str
+    timed_out: bool = False
+    dropped_bytes: int = 0
+
+
+def sandbox_section(config: dict[str, Any] | None) -> dict[str, Any]:
+    """Accept either the whole merged config or its `[sandbox]` section."""
+    config = config or {}
+    section = config.get("sandbox")
+    return dict(section) if isinstance(section, dict) else dict(config)
+
+
+def run_sandboxed(command: str, workspace: Path, config: dict[str, Any], timeout: float,
+                  stdin: str | None = None, env: dict[str, str] | None = None) -> SandboxRun:
+    """Run `command` with `bash -c` in a new sandbox on `workspace` (cwd = workspace).
+
+    `config` is the merged config or its `[sandbox]` section; with `enabled = false` the command runs
+    unsandboxed (scrubbed environment all the same). `env` adds variables (secret-looking names are dropped).
+    Raises SandboxUnavailable when the sandbox is on but bwrap cannot run."""
+    cfg = SandboxConfig.from_dict(sandbox_section(config))
+    workspace = workspace.resolve()
+    home = os.environ.get("HOME") or str(Path.home())
+    full_env = sandbox_env(os.environ, home, cfg.env_allow, env)
+    argv = ["/bin/bash", "--noprofile", "--norc", "-c", command]
+    groups = None
+    preexec = None
+    if cfg.enabled:
+        require_sandbox()
+        argv = [shutil.which("bwrap") or "bwrap", *bwrap_args(workspace, cfg, None, os.environ.get("PATH", "")),
+                "--", *argv]
+        groups, preexec = limits_mod.prepare(limits_mod.Limits(cfg.nproc, cfg.file_size_mb, cfg.memory_mb))
+    try:
+        proc = subprocess.Popen(argv, cwd=workspace, env=full_env, stdin=subprocess.PIPE if stdin is not None
+                                else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                preexec_fn=preexec, start_new_session=True)
+    except OSError as exc:
+        if groups is not None:
+            groups.close()
+        return SandboxRun(None, f"could not start: {exc}")
+    limit = cfg.max_output_bytes
+    kept = bytearray()
+    dropped = [0]
+
+    def reader() -> None:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read1(1 << 16):
+            room = max(0, limit - len(kept))
+            kept.extend(chunk[:room])
+            if len(chunk) > room:
+                dropped[0] += len(chunk) - room
+                _kill(proc)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    if stdin is not None:
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(stdin.encode())
+            proc.stdin.close()
+        except OSError:
+            pass
+    timed_out = False
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill(proc)
+        proc.wait()
+    finally:
+        if groups is not None:
+            groups.close()
+    thread.join(5)
+    output = clean_output(bytes(kept))
+    notes = []
+    if timed_out:
+        notes.append(f"[timed out after {timeout:g}s; the sandbox and every process in it were killed]")
+    if dropped[0]:
+        notes.append(f"[output passed {limit} bytes; {dropped[0]} bytes dropped and the command was stopped]")
+    if notes:
+        output = output + ("\n" if output and not output.endswith("\n") else "") + "\n".join(notes) + "\n"
+    return SandboxRun(None if timed_out else proc.returncode, output, timed_out, dropped[0])
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except OSError:
+        pass

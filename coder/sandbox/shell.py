@@ -1,0 +1,315 @@
+"""One persistent bash per session, inside bubblewrap, driven through a pty with pexpect.
+
+How a call works, and why (the shells of SWE-ReX and OpenHands failed in each of these ways):
+- The command text never travels through the terminal. The host writes it to a file in a folder the sandbox
+  sees read-only (`/run/coder/cmd`), wrapped in `{ ... }`, and sends one short line: source that file with stdin
+  from /dev/null, then print an end marker. The pty's 4 KiB line limit, heredocs and multi-line scripts stop
+  mattering, a command that reads stdin sees end-of-file instead of eating the next command, and because bash
+  parses a `{ }` group completely before running any of it, a syntax error (an unclosed quote) runs nothing and
+  cannot wedge the shell: the same guarantee as `bash -n`, without a second process per call.
+- The end marker carries a per-shell nonce, a sequence number, the exit status and `$PWD`: the exit code is
+  read, never guessed from output, and a stale marker cannot be mistaken for the current one.
+- Timeouts (hard, and optional no-output) and cancellation interrupt from the host: SIGINT to the shell and
+  every process under it, a sync marker, then SIGKILL for what is left, and if the shell itself is gone or
+  wedged, a new shell in the last known working directory with a note that the state was lost.
+- Output is capped while it is read (a `yes` is stopped at `max_output_bytes`, not buffered forever).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import select
+import shutil
+import signal
+import termios
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from coder.sandbox import limits as limits_mod
+from coder.sandbox import procs
+from coder.sandbox.env import sandbox_env
+from coder.sandbox.profile import CONTROL_DIR, SandboxConfig, bwrap_args
+from coder.sandbox.text import clean_output
+
+STARTUP_TIMEOUT = 20.0
+#: guards `exec` so a model's `exec bash` cannot replace the session's shell (and lose the marker protocol)
+_INIT = (
+    "set +o history +H; unset HISTFILE MAIL MAILPATH PROMPT_COMMAND; PS1=''; PS2=''; PS4='+ ';"
+    " exec() { if [ $# -gt 0 ]; then"
+    " echo \"coder: 'exec $1' would replace the session's shell; run it without exec\" >&2; return 126;"
+    " fi; builtin exec; };"
+)
+
+
+class ShellError(Exception):
+    """The shell could not be started or restarted."""
+
+
+@dataclass
+class ShellResult:
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+    #: bytes dropped because the output passed max_output_bytes
+    dropped_bytes: int = 0
+    notes: list[str] = field(default_factory=list)
+    restarted: bool = False
+    cwd: str | None = None
+    duration: float = 0.0
+
+
+class PersistentShell:
+    """A bash process that lives across calls. Not thread-safe: one call at a time (the tool serialises)."""
+
+    def __init__(self, workspace: Path, config: SandboxConfig, control_dir: Path, sandboxed: bool = True,
+                 cwd: Path | None = None, host_env: dict[str, str] | None = None) -> None:
+        self.workspace = workspace.resolve()
+        self.config = config
+        self.control_dir = control_dir
+        self.sandboxed = sandboxed
+        self.cwd = str((cwd or workspace).resolve())
+        self.host_env = dict(host_env if host_env is not None else os.environ)
+        self.child: Any = None
+        self.cgroups: limits_mod.Cgroups | None = None
+        self._nonce = ""
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    # ---- lifecycle -------------------------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        return self.child is not None and self.child.isalive()
+
+    @property
+    def shell_pid(self) -> int | None:
+        """Host pid of the bash process (under bwrap and its pid-1 helper when sandboxed)."""
+        if self.child is None:
+            return None
+        if not self.sandboxed:
+            return self.child.pid
+        pid = self.child.pid
+        for _ in range(2):  # bwrap -> bwrap (pid 1 inside) -> bash
+            nxt = procs.child_of(pid)
+            if nxt is None:
+                return None
+            pid = nxt
+        return pid
+
+    def _argv(self) -> list[str]:
+        bash = ["/bin/bash", "--noprofile", "--norc", "--noediting", "-i"]
+        if not self.sandboxed:
+            return bash
+        bwrap = shutil.which("bwrap") or "bwrap"
+        return [bwrap, *bwrap_args(self.workspace, self.config, self.control_dir, self.host_env.get("PATH", "")),
+                "--", *bash]
+
+    def start(self) -> None:
+        import pexpect  # lazy: only sessions that run commands pay for it
+
+        self.control_dir.mkdir(parents=True, exist_ok=True)
+        home = self.host_env.get("HOME") or str(Path.home())
+        env = sandbox_env(self.host_env, home, self.config.env_allow)
+        env.update(PS1="", PS2="")
+        lim = limits_mod.Limits(self.config.nproc, self.config.file_size_mb, self.config.memory_mb)
+        self.cgroups, preexec = limits_mod.prepare(lim) if self.sandboxed else (None, None)
+        argv = self._argv()
+        try:
+            self.child = pexpect.spawn(argv[0], argv[1:], env=env, echo=False, preexec_fn=preexec,
+                                       dimensions=(50, 200), cwd=str(self.workspace))
+        except pexpect.ExceptionPexpect as exc:
+            self._drop_cgroups()
+            raise ShellError(f"could not start the shell: {exc}") from exc
+        attrs = termios.tcgetattr(self.child.child_fd)
+        attrs[1] &= ~termios.ONLCR  # keep "\n" as "\n" in output
+        termios.tcsetattr(self.child.child_fd, termios.TCSANOW, attrs)
+        self._nonce = secrets.token_hex(6)
+        self._seq = 0
+        cd = f" cd {_quote(self.cwd)} 2>/dev/null || cd {_quote(str(self.workspace))};"
+        raw, _, status, _ = self._exchange(_INIT + cd, STARTUP_TIMEOUT, sourced=False)
+        if status != "done":
+            text = clean_output(raw)[-2000:]
+            self.close()
+            raise ShellError(f"the sandboxed shell did not start: {text.strip() or 'no output'}")
+
+    def close(self) -> None:
+        if self.child is not None:
+            try:
+                self.child.close(force=True)
+            except Exception:  # noqa: BLE001 - closing must never raise
+                pass
+            self.child = None
+        self._drop_cgroups()
+
+    def _drop_cgroups(self) -> None:
+        if self.cgroups is not None:
+            self.cgroups.close()
+            self.cgroups = None
+
+    def _exit_status(self) -> int | None:
+        """The exit status of a shell that ended (bwrap passes bash's status through)."""
+        try:
+            self.child.close(force=True)
+        except Exception:  # noqa: BLE001
+            return None
+        if self.child.exitstatus is not None:
+            return self.child.exitstatus
+        return 128 + self.child.signalstatus if self.child.signalstatus is not None else None
+
+    def restart(self) -> None:
+        self.close()
+        self.start()
+
+    # ---- one call --------------------------------------------------------------------------------------
+
+    def run(self, command: str, timeout: float, idle_timeout: float = 0.0,
+            cancel: threading.Event | None = None,
+            on_output: Callable[[str], None] | None = None) -> ShellResult:
+        """Run `command`; return its cleaned output, exit code and notes. Never raises for the command's sake."""
+        with self._lock:
+            began = time.monotonic()
+            notes: list[str] = []
+            restarted = False
+            if not self.alive:
+                if self.child is not None:
+                    notes.append("the previous shell had exited; started a new one (variables and functions "
+                                 "were lost, the working directory was kept)")
+                    restarted = True
+                self.close()
+                self.start()
+            (self.control_dir / "cmd").write_text("{\n" + command + "\n}\n", encoding="utf-8")
+            raw, code, status, dropped = self._exchange(
+                f". {CONTROL_DIR}/cmd </dev/null", timeout, idle_timeout=idle_timeout, cancel=cancel,
+                on_output=on_output)
+            timed_out = status in ("timeout", "idle")
+            if status == "eof":
+                code = self._exit_status()
+                notes.append("the shell exited (`exit`, `exec` or a killed shell); a new shell was started in "
+                              f"{self.cwd}: variables, functions and background jobs were lost")
+                restarted = True
+                self.close()
+                self.start()
+            elif status != "done":
+                reason = {"timeout": f"timed out after {timeout:g}s",
+                          "idle": f"produced no output for {idle_timeout:g}s",
+                          "cancel": "was interrupted by the user",
+                          "overflow": f"printed more than {self.config.max_output_bytes} bytes"}[status]
+                more, code2, how = self._interrupt()
+                raw += more.rstrip(b"\r\n") + (b"\n" if more.strip() else b"")
+                code = code2 if code is None else code
+                notes.append(f"the command {reason}; {how}")
+                restarted = how.startswith("the shell did not recover")
+            out = clean_output(raw)
+            return ShellResult(out, code, timed_out, dropped, notes, restarted, self.cwd,
+                               time.monotonic() - began)
+
+    # ---- the marker protocol ---------------------------------------------------------------------------
+
+    def _send(self, line: str, sourced: bool = True) -> int:
+        self._seq += 1
+        marker = f"builtin printf '\\n\\036{self._nonce}:{self._seq}:%s:%s\\036\\n' \"$?\" \"$PWD\""
+        os.write(self.child.child_fd, (f"{line}; {marker}\n" if sourced else f"{line} {marker}\n").encode())
+        return self._seq
+
+    def _marker(self) -> re.Pattern[bytes]:
+        return re.compile(rb"\n?\x1e" + self._nonce.encode() + rb":(\d+):(-?\d+):([^\x1e]*)\x1e\n")
+
+    def _exchange(self, line: str, timeout: float, idle_timeout: float = 0.0, sourced: bool = True,
+                  cancel: threading.Event | None = None,
+                  on_output: Callable[[str], None] | None = None) -> tuple[bytes, int | None, str, int]:
+        """Send `line` and read until its marker. Returns (output, exit code or None, status, dropped bytes);
+        status is done / timeout / idle / cancel / overflow / eof."""
+        seq = self._send(line, sourced)
+        return self._read_until(seq, timeout, idle_timeout, cancel, on_output)
+
+    def _read_until(self, seq: int, timeout: float, idle_timeout: float = 0.0,
+                    cancel: threading.Event | None = None,
+                    on_output: Callable[[str], None] | None = None) -> tuple[bytes, int | None, str, int]:
+        """Read until the marker of call `seq`. The exit code is that marker's, or the status an earlier
+        (interrupted) call's marker carried when one shows up first."""
+        pattern = self._marker()
+        limit = self.config.max_output_bytes
+        fd = self.child.child_fd
+        buf = bytearray()  # kept output, at most `limit` bytes
+        window = bytearray()  # the latest bytes, where the marker is looked for
+        dropped = 0
+        earlier: int | None = None
+        start = last = time.monotonic()
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        while True:
+            now = time.monotonic()
+            if now - start >= timeout:
+                return bytes(buf), earlier, "timeout", dropped
+            if idle_timeout and now - last >= idle_timeout:
+                return bytes(buf), earlier, "idle", dropped
+            if cancel is not None and cancel.is_set():
+                return bytes(buf), earlier, "cancel", dropped
+            if dropped and limit:
+                return bytes(buf), earlier, "overflow", dropped
+            wait = min(timeout - (now - start), 0.1 if cancel is not None or idle_timeout else 1.0)
+            if not poller.poll(max(wait, 0.001) * 1000):
+                continue
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:  # EIO: the pty's other end is gone
+                chunk = b""
+            if not chunk:
+                return bytes(buf), earlier, "eof", dropped
+            last = time.monotonic()
+            offset = len(window)
+            window += chunk
+            for m in pattern.finditer(window):
+                found = int(m.group(1))
+                if found < seq:
+                    earlier = int(m.group(2))
+                    continue
+                if found == seq:
+                    before = bytes(window[:m.start()])
+                    self._keep(buf, before[offset:] if offset <= len(before) else b"", limit)
+                    if offset > len(before):  # the marker began in bytes already kept: drop them
+                        del buf[len(buf) - (offset - len(before)):]
+                    self.cwd = m.group(3).decode(errors="replace") or self.cwd
+                    out = pattern.sub(b"", bytes(buf))
+                    return out, earlier if earlier is not None else int(m.group(2)), "done", dropped
+            dropped += self._keep(buf, chunk, limit)
+            if on_output is not None:
+                on_output(clean_output(pattern.sub(b"", chunk)))
+            del window[:-512]
+
+    @staticmethod
+    def _keep(buf: bytearray, data: bytes, limit: int) -> int:
+        """Append what fits under `limit`; return how many bytes were dropped."""
+        room = max(0, limit - len(buf)) if limit else len(data)
+        buf += data[:room]
+        return len(data) - min(room, len(data))
+
+    def _interrupt(self) -> tuple[bytes, int | None, str]:
+        """Stop the running command and bring the shell back to its prompt. Returns (more output, exit code,
+        what happened, for the note)."""
+        bash = self.shell_pid
+        if bash is not None and self.alive:
+            procs.signal_all(procs.descendants(bash), signal.SIGINT)
+            procs.signal_all([bash], signal.SIGINT)
+            seq = self._send("", sourced=False)
+            raw, code, status, _ = self._read_until(seq, 1.5)
+            if status == "done":
+                return raw, code, "it was interrupted (SIGINT); the shell kept its state"
+            procs.kill_tree(bash)
+            raw2, code, status, _ = self._read_until(seq, 3.0)
+            if status == "done":
+                return raw + raw2, code, ("it was killed (SIGKILL) with its child processes, including background "
+                                          "jobs; the shell kept its state")
+        self.close()
+        self.start()
+        return b"", None, (f"the shell did not recover and was restarted in {self.cwd}: variables, functions and "
+                           "background jobs were lost")
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"

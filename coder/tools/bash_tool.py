@@ -1,0 +1,123 @@
+"""The `bash` tool: a persistent shell per session, sandboxed with bubblewrap unless `--no-sandbox`.
+
+The shell lives in `ctx.services["shell"]` so `cd`, `export`, functions and an activated virtualenv carry over
+between calls. What this module adds on top of `coder.sandbox.shell`: argument checking, the timeout cap from
+config, the refusal when no sandbox is available, and the text the model reads (output, notes, exit code, and
+head+tail clipping with the full output behind an output:// handle)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from coder.errors import SandboxUnavailable
+from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.output import clip_output
+
+UNSANDBOXED_NOTE = "[unsandboxed: --no-sandbox is on, this command ran with your full user rights]"
+
+
+class BashTool(Tool):
+    def __init__(self, contract: ToolContract) -> None:
+        self.contract = contract
+        self._shell: Any = None
+        self._lock = threading.Lock()
+
+    def _config(self, ctx: ToolContext) -> Any:
+        from coder.sandbox.exec import sandbox_section
+        from coder.sandbox.profile import SandboxConfig
+
+        return SandboxConfig.from_dict(sandbox_section(ctx.config))
+
+    def _shell_for(self, ctx: ToolContext, cfg: Any) -> Any:
+        shell = ctx.services.get("shell")
+        if shell is None:
+            from coder.sandbox.shell import PersistentShell
+
+            workspace = ctx.workspace.resolve()
+            cwd = ctx.cwd.resolve() if ctx.cwd else workspace
+            if cwd != workspace and workspace not in cwd.parents:
+                cwd = workspace
+            shell = PersistentShell(workspace, cfg, Path(ctx.state_dir) / "shell", sandboxed=cfg.enabled, cwd=cwd)
+            shell.start()
+            ctx.services["shell"] = shell
+            self._shell = shell
+        return shell
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from coder.errors import ConfigError
+        from coder.sandbox.shell import ShellError
+
+        command = args.get("command")
+        restart = args.get("restart") is True
+        if command is not None and not isinstance(command, str):
+            return ToolResult("`command` must be a string.", is_error=True)
+        if not restart and not (command or "").strip():
+            return ToolResult("Give a `command` to run (or `restart: true` to restart the shell).", is_error=True)
+        try:
+            cfg = self._config(ctx)
+        except ConfigError as exc:
+            return ToolResult(str(exc), is_error=True)
+        timeout = args.get("timeout", cfg.timeout)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            return ToolResult(f"`timeout` must be a positive number of seconds, not {timeout!r}.", is_error=True)
+        notes: list[str] = []
+        if timeout > cfg.max_timeout:
+            notes.append(f"[timeout capped at {cfg.max_timeout:g}s by the sandbox config]")
+            timeout = cfg.max_timeout
+        if cfg.enabled:
+            from coder.sandbox.check import require_sandbox
+
+            try:
+                require_sandbox()
+            except SandboxUnavailable as exc:
+                return ToolResult(str(exc), is_error=True, data={"sandbox_unavailable": True, "exit_code": None,
+                                                                  "timed_out": False, "truncated": False})
+        with self._lock:
+            try:
+                if restart:
+                    shell = ctx.services.get("shell")
+                    if shell is not None:
+                        shell.close()
+                        ctx.services.pop("shell", None)
+                    shell = self._shell_for(ctx, cfg)
+                    if not (command or "").strip():
+                        text = f"Shell restarted in {shell.cwd}."
+                        if not cfg.enabled:
+                            text += "\n" + UNSANDBOXED_NOTE
+                        return ToolResult(text, data={"exit_code": 0, "timed_out": False, "truncated": False,
+                                                      "restarted": True, "sandboxed": cfg.enabled})
+                    notes.append("[the shell was restarted first]")
+                shell = self._shell_for(ctx, cfg)
+                result = shell.run(command, float(timeout), cfg.idle_timeout, cancel=ctx.cancel)
+            except (ShellError, ConfigError) as exc:
+                ctx.services.pop("shell", None)
+                return ToolResult(f"The shell could not run: {exc}", is_error=True,
+                                  data={"exit_code": None, "timed_out": False, "truncated": False})
+        text = result.output
+        if result.dropped_bytes:
+            notes.append(f"[output passed {cfg.max_output_bytes} bytes: {result.dropped_bytes} more bytes were "
+                         "dropped; redirect big outputs to a file and read parts of it]")
+        notes += [f"[{note}]" for note in result.notes]
+        if result.exit_code not in (0, None):
+            notes.append(f"[exit code: {result.exit_code}]")
+        if not cfg.enabled:
+            notes.append(UNSANDBOXED_NOTE)
+        if not text.strip() and not notes:
+            text = "(no output)"
+        if notes:
+            text = text + ("\n" if text and not text.endswith("\n") else "") + "\n".join(notes)
+        clipped = clip_output(text, Path(ctx.state_dir), max_chars=cfg.max_output_chars)
+        data = {
+            "exit_code": result.exit_code, "timed_out": result.timed_out,
+            "truncated": clipped.handle is not None or result.dropped_bytes > 0,
+            "output_handle": clipped.handle, "cwd": result.cwd, "restarted": result.restarted,
+            "sandboxed": cfg.enabled, "duration_ms": round(result.duration * 1000, 1),
+        }
+        return ToolResult(clipped.text, is_error=False, data=data)
+
+    def close(self) -> None:
+        if self._shell is not None:
+            self._shell.close()
+            self._shell = None

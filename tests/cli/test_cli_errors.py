@@ -1,0 +1,84 @@
+"""Exit codes and one-paragraph errors for user mistakes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import coder, write_script
+
+
+def test_no_key_no_model_names_the_fixes(git_repo: Path) -> None:
+    result = coder("run", "hello", cwd=git_repo)
+    assert result.returncode == 2, result.stderr
+    for needle in ("ANTHROPIC_API_KEY", "--model", "coder doctor"):
+        assert needle in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_model_prefix(git_repo: Path) -> None:
+    result = coder("run", "--model", "bogus:thing", "hello", cwd=git_repo)
+    assert result.returncode == 2 and "bogus" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_unreadable_script(git_repo: Path, tmp_path: Path) -> None:
+    result = coder("run", "--model", f"scripted:{tmp_path / 'missing.json'}", "hello", cwd=git_repo)
+    assert result.returncode == 2 and "missing.json" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cwd_not_a_directory(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "hi"}])
+    result = coder("run", "--model", f"scripted:{script}", "--cwd", str(tmp_path / "nope"), "hello")
+    assert result.returncode == 2 and "not a directory" in result.stderr
+
+
+def test_broken_config_names_file(git_repo: Path, tmp_path: Path) -> None:
+    (git_repo / ".coder").mkdir()
+    (git_repo / ".coder" / "config.toml").write_text("max_turns = 'many'\n")
+    script = write_script(tmp_path / "s.json", [{"text": "hi"}])
+    result = coder("run", "--model", f"scripted:{script}", "hello", cwd=git_repo)
+    assert result.returncode == 2
+    assert ".coder/config.toml" in result.stderr and "max_turns" in result.stderr
+
+
+def test_no_task(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "hi"}])
+    result = coder("run", "--model", f"scripted:{script}", cwd=git_repo)
+    assert result.returncode == 2 and "no task given" in result.stderr
+
+
+def test_prompt_file_missing(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "hi"}])
+    result = coder("run", "--model", f"scripted:{script}", "--prompt-file", str(tmp_path / "p.md"), cwd=git_repo)
+    assert result.returncode == 2 and "p.md" in result.stderr
+
+
+def test_version_and_help_import_nothing_heavy() -> None:
+    probe = (
+        "import sys\n"
+        "from coder.cli.main import main\n"
+        "for argv in (['--version'], ['--help'], ['run', '--help']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = [m for m in ('anthropic', 'openai', 'textual', 'tree_sitter', 'git', 'mcp', 'httpx', 'pydantic',"
+        " 'prompt_toolkit', 'yaml', 'pexpect') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("HEAVY="), out[-500:]
+
+
+def test_text_run_outside_git_still_works(tmp_path: Path) -> None:
+    work = tmp_path / "plain"
+    work.mkdir()
+    script = write_script(tmp_path / "s.json", [{"text": "hello from the script"}])
+    result = coder("run", "--model", f"scripted:{script}", "--output-format", "json", "hi", cwd=work)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["final_text"] == "hello from the script" and data["exit_reason"] == "done"
+    listed = coder("sessions", "list", "--all", cwd=work)
+    assert data["session_id"] in listed.stdout

@@ -1,0 +1,31 @@
+"""Fixtures of the model-layer tests: scripts on disk and a running fake server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from coder.models.fake_server import FakeServer
+
+BASH_THEN_DONE: dict[str, Any] = {
+    "turns": [
+        {"text": "Let me look at the files.", "tool_calls": [{"name": "bash", "input": {"command": "ls -la"}}]},
+        {"thinking": "The listing shows a Python project.", "text": "All done: it is a Python project."},
+    ]
+}
+
+
+@pytest.fixture
+def script_file(tmp_path: Path) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(BASH_THEN_DONE))
+    return path
+
+
+@pytest.fixture
+def fake(script_file: Path) -> Iterator[FakeServer]:
+    with FakeServer(script_file) as server:
+        yield server
