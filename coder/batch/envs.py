@@ -151,10 +151,7 @@ def ensure_env(spec: EnvSpec, setup_checkout: Path, envs_dir: Path, *, force: bo
         log = env_dir / "build.log"
         started = time.time()
         try:
-            args = [sys.executable, "-m", "venv"] + (["--system-site-packages"] if spec.system_site_packages else [])
-            subprocess.run(args + [str(env_dir)], check=True, capture_output=True, timeout=300)
-            env = venv_env(env_dir)
-            steps = []
+            steps: list[str] = []
             if spec.pip_packages:
                 steps.append("python -m pip install " + " ".join(shlex.quote(p) for p in spec.pip_packages))
             if spec.packages == "requirements.txt":
@@ -166,6 +163,11 @@ def ensure_env(spec: EnvSpec, setup_checkout: Path, envs_dir: Path, *, force: bo
             steps += [c for c in spec.pre_install if "apt-get" not in c]
             if spec.install:
                 steps.append(spec.install)
+            args = [sys.executable, "-m", "venv"] + (["--system-site-packages"] if spec.system_site_packages else [])
+            if not steps and not spec.install:
+                args.append("--without-pip")  # nothing to install: skip ensurepip (seconds per venv)
+            subprocess.run(args + [str(env_dir)], check=True, capture_output=True, timeout=300)
+            env = venv_env(env_dir)
             for step in steps:
                 _run(step, setup_checkout, env, log, timeout)
         except (EnvUnavailable, subprocess.SubprocessError, OSError) as exc:

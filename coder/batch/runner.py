@@ -21,6 +21,8 @@ from typing import Any
 
 EXIT_REASONS = ("done", "max_turns", "max_cost", "wall_time", "interrupted", "error")
 
+WALL_GRACE_S = 30.0
+
 _RUNNING: set[subprocess.Popen[str]] = set()
 _RUNNING_LOCK = threading.Lock()
 
@@ -111,6 +113,8 @@ def run_agent(req: AgentRequest) -> AgentResult:
         cmd += ["--max-turns", str(req.max_turns)]
     if req.max_cost is not None:
         cmd += ["--max-cost", f"{req.max_cost:g}"]
+    if req.wall_time is not None:
+        cmd += ["--max-wall-time", f"{req.wall_time:g}"]
     req.state_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **req.extra_env, "CODER_STATE_DIR": str(req.state_dir)}
     env.pop("CODER_MODEL", None)
@@ -123,7 +127,8 @@ def run_agent(req: AgentRequest) -> AgentResult:
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
         try:
-            out, _ = proc.communicate(timeout=req.wall_time)
+            # The CLI stops itself at --max-wall-time; this is the backstop for a hung process.
+            out, _ = proc.communicate(timeout=None if req.wall_time is None else req.wall_time + WALL_GRACE_S)
         except subprocess.TimeoutExpired:
             timed_out = True
             out = _stop(proc)

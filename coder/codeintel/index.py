@@ -229,14 +229,14 @@ class CodeIndex:
     def repo_map(self, token_budget: int = 1024, focus_files: list[str] | tuple[str, ...] = (),
                  focus_names: list[str] | tuple[str, ...] = (), *, refresh_first: bool = True) -> str:
         """The ranked map of the repository, never over `token_budget` (estimated conservatively)."""
-        from coder.codeintel.repomap import build_map
+        from coder.codeintel.repomap import MAP_VERSION, build_map
 
         if refresh_first:
             self.refresh()
         focus_files = sorted({self.relpath(f) for f in focus_files})
         focus_names = sorted(set(focus_names))
         key = hashlib.sha256(repr((self.fingerprint(), int(token_budget), focus_files, focus_names,
-                                   "v1")).encode()).hexdigest()
+                                   MAP_VERSION)).encode()).hexdigest()
         row = self._query("SELECT text FROM maps WHERE key = ?", (key,))
         if row:
             return row[0][0]

@@ -84,7 +84,14 @@ def _text(source: bytes, node: Any) -> str:
 def _signature(source: bytes, node: Any) -> str:
     """The header of a definition: its text up to the body, on one line."""
     body = node.child_by_field_name("body")
-    end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
+    end = node.end_byte
+    if body is not None and body.start_byte > node.start_byte:
+        end = body.start_byte
+        for child in node.children:  # stop before comments between the header and the body
+            if child.start_byte >= body.start_byte:
+                break
+            if "comment" not in child.type:
+                end = child.end_byte
     raw = source[node.start_byte:end]
     if body is None:
         raw = raw.split(b"\n", 1)[0]

@@ -15,6 +15,8 @@ import math
 import sqlite3
 
 #: conservative characters per token (real code tokenizes at ~3.5-4 chars per token for Claude and GPT models)
+#: bump when the ranking or the rendering changes (cached maps are keyed by it)
+MAP_VERSION = "2"
 CHARS_PER_TOKEN = 3.0
 DAMPING = 0.85
 ITERATIONS = 40
@@ -48,6 +50,21 @@ def _pagerank(n: int, edges: list[tuple[int, int, float]], personal: list[float]
         if delta < 1e-10:
             break
     return rank
+
+
+def _name_weight(name: str, definer_count: int, focus: set[str]) -> float:
+    """How much a use of `name` says about a link: long compound names are specific, `x` or `get` are not."""
+    weight = 1.0 / definer_count
+    if name in focus:
+        weight *= 10.0
+    compound = "_" in name.strip("_") or (any(c.isupper() for c in name[1:]) and any(c.islower() for c in name))
+    if compound and len(name) >= 8:
+        weight *= 10.0
+    if name.startswith("_") or len(name) < 3:
+        weight *= 0.1
+    if definer_count > 5:
+        weight *= 0.1
+    return weight
 
 
 def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str], focus_names: list[str]) -> str:
@@ -86,11 +103,7 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
         targets = definers.get(name)
         if src is None or not targets or len(targets) > MAX_DEFINERS:
             continue
-        weight = math.sqrt(lines.count(",") + 1) / len(targets)
-        if name in focus:
-            weight *= 10.0
-        if name.startswith("_") or len(name) < 3:
-            weight *= 0.1
+        weight = math.sqrt(lines.count(",") + 1) * _name_weight(name, len(targets), focus)
         for dst in targets:
             if dst == src:
                 continue
@@ -129,6 +142,14 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
     ranked.sort()
     chosen_order = [r[3] for r in ranked]
 
+    by_qualified = {(i, name): order for order, (i, _s, name, _k, _l, _sig) in enumerate(symbols)}
+    parent_of: dict[int, int] = {}
+    for order, (i, _short, name, _kind, _line, _sig) in enumerate(symbols):
+        if "." in name:
+            parent = by_qualified.get((i, name.rsplit(".", 1)[0]))
+            if parent is not None and parent != order:
+                parent_of[order] = parent
+
     def render(count: int) -> str:
         picked = sorted(chosen_order[:count])
         by_file: dict[int, list[int]] = {}
@@ -138,7 +159,13 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
         parts = []
         for i in file_order:
             parts.append(paths[i] + ":")
-            for order in by_file[i]:
+            wanted = set(by_file[i])
+            for order in by_file[i]:  # show the enclosing class of a method, so `save` reads as `Model.save`
+                parent = parent_of.get(order)
+                while parent is not None and parent not in wanted:
+                    wanted.add(parent)
+                    parent = parent_of.get(parent)
+            for order in sorted(wanted):
                 _i, _short, name, _kind, line, sig = symbols[order]
                 if len(sig) > MAX_SIGNATURE:
                     sig = sig[:MAX_SIGNATURE - 3] + "..."

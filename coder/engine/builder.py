@@ -130,13 +130,17 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     if checkpoints_cls is not None:
         checkpointer = checkpoints_cls(workspace, session_id)
     hooks_factory = _optional("coder.ext.hooks", "hooks_from_config")
-    hooks = hooks_factory(config, workspace) if hooks_factory else None
+    hooks = hooks_factory(config, workspace, session_id, lambda m: record(ev.ErrorEvent(m))) if hooks_factory else None
 
     instructions = discover(workspace, cwd, int(config["instructions"].get("max_bytes", 32_000)))
     sandbox_state = sandbox_status(config)
     system = render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text)
+    tools = builtin_tools()
+    custom = _optional("coder.ext.custom_tools", "load_custom_tools")
+    if custom is not None:
+        tools.update(custom(workspace, set(tools)))
     parts = SessionParts(
-        session_id=session_id, provider=provider, tools=builtin_tools(), policy=policy, context=context,
+        session_id=session_id, provider=provider, tools=tools, policy=policy, context=context,
         tool_ctx=tool_ctx, system_prompt=system, pinned=Pinned(instructions=instructions.text),
         limits=Limits(int(config["max_turns"]), float(config["max_cost"]), float(config["max_wall_time"])),
         record=record, ask=ask, checkpointer=checkpointer, hooks=hooks,

@@ -197,7 +197,7 @@ def openai_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) -> Re
     usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
              "prompt_tokens_details": {"cached_tokens": cached.cache_read_tokens}}
     blocks: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
-    blocks += [{"type": "tool_call", **c} for c in calls]
+    blocks += [{**c, "type": "tool_call"} for c in calls]
     return Reply(blocks, _OPENAI_FINISH.get(turn.final_stop_reason, "stop"), usage)
 
 

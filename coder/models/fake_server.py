@@ -260,6 +260,13 @@ class _Handler(BaseHTTPRequestHandler):
         problem = _validate_openai(body)
         if problem:
             return self._error(400, problem, True)
+        if fake.context_window is not None:
+            total = sum(seg.tokens for seg in fr.openai_segments(body))
+            if total > fake.context_window:
+                return self._json(400, {"error": {
+                    "message": f"This model's maximum context length is {fake.context_window} tokens. However, "
+                               f"your messages resulted in {total} tokens.",
+                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
         if cut and not body.get("stream"):
             return self._cut_json({"error": {"message": "cut"}})
         system, last_user = openai_match_text(body)

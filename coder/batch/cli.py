@@ -1,0 +1,215 @@
+"""`coder batch ISSUES --repo .` and `coder swebench run|eval|report`.
+
+Only argparse here; the batch machinery is imported when a command runs, so `coder --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from coder.errors import UsageError
+
+
+def register(subparsers: Any) -> None:
+    batch = subparsers.add_parser(
+        "batch", help="fix a list of issues in your repository, one workspace (and patch or branch) per issue",
+        description="Run the agent headless on each issue of ISSUES (JSON / JSONL records with id and title/body, "
+                    "or a .md/.txt file of sections separated by ---) in a private clone of --repo at HEAD; your "
+                    "working tree is never touched. Each issue ends as RUN_DIR/patches/<id>.patch, and with "
+                    "--branches also as branch coder/<id> in --repo.")
+    batch.add_argument("issues", type=Path, help="issue list file")
+    batch.add_argument("--repo", type=Path, default=Path("."), help="the repository (default: .)")
+    batch.add_argument("--branches", action="store_true", help="also create branch coder/<id> per fixed issue")
+    _run_flags(batch)
+    batch.set_defaults(func=_cmd_batch)
+
+    sw = subparsers.add_parser("swebench", help="SWE-bench style runs: run, eval, report")
+    sub = sw.add_subparsers(dest="swebench_command", metavar="{run,eval,report}")
+    sw.set_defaults(func=lambda args: (sw.print_help(), 2)[1])
+
+    run = sub.add_parser("run", help="run the agent on SWE-bench instances; writes preds.json",
+                         description="Each instance gets a workspace at its base commit (a shared clone of "
+                                     "--repos-dir/owner__name), a headless session with the problem statement and "
+                                     "limits, and ends as a prediction in RUN_DIR/preds.json(l) plus trajectories. "
+                                     "Rerunning the same command resumes: finished instances are skipped.")
+    run.add_argument("--dataset", type=Path, required=True, help="SWE-bench records: .json, .jsonl or .parquet")
+    run.add_argument("--repos-dir", type=Path, help="local mirrors, one git repository per upstream: DIR/owner__name")
+    _filter_flags(run)
+    _run_flags(run)
+    run.add_argument("--allow-network", action="store_true", help="clone repositories missing from --repos-dir")
+    run.set_defaults(func=_cmd_run)
+
+    ev = sub.add_parser("eval", help="evaluate predictions locally (venv per repo version, no Docker)")
+    ev.add_argument("predictions", type=Path, help="preds.json / preds.jsonl (or a run directory)")
+    ev.add_argument("--dataset", type=Path, required=True)
+    ev.add_argument("--repos-dir", type=Path)
+    ev.add_argument("--output", "-o", type=Path, help="EVAL_DIR (default: RUN_DIR/eval next to the predictions)")
+    _filter_flags(ev)
+    ev.add_argument("--workers", type=int, default=1)
+    ev.add_argument("--timeout", type=float, default=1800.0, help="seconds per instance test run")
+    ev.add_argument("--specs", type=Path, help="extra environment specs (JSON, same shape as the built-in table)")
+    ev.add_argument("--force-env", action="store_true", help="try to build environments marked unsupported")
+    ev.add_argument("--rebuild-envs", action="store_true", help="rebuild the venvs (and retry failed builds)")
+    ev.add_argument("--cache-dir", type=Path, help="venvs and mirrors cache (default: ~/.cache/coder/swebench)")
+    ev.add_argument("--allow-network", action="store_true")
+    ev.add_argument("--keep-workspaces", action="store_true")
+    ev.add_argument("--official", action="store_true",
+                    help="only print the official harness command for these predictions and exit")
+    ev.set_defaults(func=_cmd_eval)
+
+    rep = sub.add_parser("report", help="Markdown + JSON + PNG report of a run")
+    rep.add_argument("run_dir", type=Path)
+    rep.add_argument("--eval", type=Path, help="evaluation directory or report.json (default: RUN_DIR/eval)")
+    rep.set_defaults(func=_cmd_report)
+
+
+def _filter_flags(p: Any) -> None:
+    p.add_argument("--instances", action="append", metavar="IDS", help="only these ids (comma-separated, repeatable)")
+    p.add_argument("--filter", metavar="REGEX", help="only ids matching REGEX")
+    p.add_argument("--slice", metavar="START:STOP", help="a slice of the (filtered, shuffled) list, e.g. 0:10")
+    p.add_argument("--shuffle", action="store_true", help="shuffle before slicing (deterministic with --seed)")
+    p.add_argument("--seed", type=int, default=42)
+
+
+def _run_flags(p: Any) -> None:
+    p.add_argument("--output", "-o", type=Path, help="RUN_DIR (default: a new folder under ~/.local/state/coder)")
+    p.add_argument("--model", "-m", dest="batch_model", metavar="MODEL",
+                   help="PROVIDER:NAME; scripted:DIR gives each instance DIR/<instance_id>.json")
+    p.add_argument("--workers", "-w", type=int, default=1, help="instances at once (default 1)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local")
+    p.add_argument("--address", help="Ray cluster address (with --backend ray; default: start a local Ray)")
+    p.add_argument("--max-turns", type=int, default=50, help="per instance (default 50)")
+    p.add_argument("--max-cost", type=float, help="USD per instance")
+    p.add_argument("--wall-time", type=float, default=1800.0, help="seconds per instance (default 1800)")
+    p.add_argument("--total-cost", type=float, help="USD for the whole run: no new instance starts after it")
+    p.add_argument("--redo", action="store_true", help="run finished instances again")
+    p.add_argument("--exclude-new-tests", action="store_true",
+                   help="leave test files and reproduction scripts the agent added out of the patch")
+    p.add_argument("--keep-workspaces", action="store_true", help="keep each workspace after its patch is taken")
+    p.add_argument("--prompt-template", type=Path,
+                   help="task template with {problem_statement} {repo} {instance_id} {base_commit} {hints}")
+    p.add_argument("--no-progress", action="store_true", help="no status lines or live progress")
+
+
+def _model(args: Any) -> str:
+    model = args.batch_model or os.environ.get("CODER_MODEL")
+    if not model:
+        raise UsageError("give --model (e.g. anthropic:claude-sonnet-4-5, or scripted:DIR for scripted runs)")
+    return model
+
+
+def _config(args: Any, run_dir: Path, **extra: Any):
+    from coder.batch.instance_run import RunConfig
+
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    return RunConfig(run_dir=run_dir.resolve(), model=_model(args), workers=args.workers, max_turns=args.max_turns,
+                     max_cost=args.max_cost, wall_time=args.wall_time, total_cost=args.total_cost, redo=args.redo,
+                     exclude_new_tests=args.exclude_new_tests, keep_workspaces=args.keep_workspaces,
+                     prompt_template=args.prompt_template, backend=args.backend, address=args.address,
+                     progress=not args.no_progress, **extra)
+
+
+def _select(args: Any, instances: list) -> list:
+    from coder.batch.instances import filter_instances
+
+    return filter_instances(instances, ids=args.instances, pattern=args.filter, slice_spec=args.slice,
+                            shuffle=args.shuffle, seed=args.seed)
+
+
+def _finish(summary: Any, run_dir: Path) -> int:
+    print(f"predictions: {run_dir / 'preds.json'}  ({summary.finished} finished now, {summary.skipped} skipped as "
+          f"done, {summary.crashed} crashed, {summary.not_started} not started; cost ${summary.cost_usd:.4f})",
+          file=sys.stderr)
+    if summary.stopped_by_cost:
+        print("stopped: the --total-cost limit was reached; rerun with a higher limit to go on", file=sys.stderr)
+    return summary.exit_code
+
+
+def _cmd_run(args: Any) -> int:
+    from coder.batch.batch import default_run_dir, run_batch
+    from coder.batch.instances import load_instances
+
+    instances = _select(args, load_instances(args.dataset))
+    run_dir = args.output or default_run_dir("swebench")
+    cfg = _config(args, run_dir, repos_dir=args.repos_dir.resolve() if args.repos_dir else None,
+                  allow_network=args.allow_network)
+    print(f"run directory: {run_dir}  ({len(instances)} instances, {args.workers} workers)", file=sys.stderr)
+    return _finish(run_batch(instances, cfg), cfg.run_dir)
+
+
+def _cmd_batch(args: Any) -> int:
+    import shutil
+
+    from coder.batch.batch import default_run_dir, run_batch
+    from coder.batch.instances import load_issue_list
+    from coder.batch.workspace import head_commit
+
+    repo = args.repo.resolve()
+    base = head_commit(repo)
+    instances = load_issue_list(args.issues, base, repo.name)
+    run_dir = args.output or default_run_dir("batch")
+    cfg = _config(args, run_dir, source_repo=repo, branches=args.branches)
+    print(f"run directory: {run_dir}  ({len(instances)} issues on {repo} at {base[:12]})", file=sys.stderr)
+    summary = run_batch(instances, cfg)
+    patches = cfg.run_dir / "patches"
+    patches.mkdir(parents=True, exist_ok=True)
+    for inst in instances:
+        src = cfg.run_dir / "instances" / inst.instance_id / "patch.diff"
+        if src.is_file() and src.stat().st_size:
+            shutil.copyfile(src, patches / f"{inst.instance_id}.patch")
+    print(f"patches: {patches}" + ("  branches: coder/<id>" if args.branches else ""), file=sys.stderr)
+    return _finish(summary, cfg.run_dir)
+
+
+def _cmd_eval(args: Any) -> int:
+    import json
+
+    from coder.batch.envs import load_spec_table
+    from coder.batch.evaluate import EvalConfig, evaluate, official_command
+    from coder.batch.instances import load_instances
+    from coder.batch.outputs import load_predictions
+
+    preds = load_predictions(args.predictions)
+    preds_path = args.predictions / "preds.json" if args.predictions.is_dir() else args.predictions
+    if args.official:
+        print(official_command(str(args.dataset), preds_path, sorted(preds)))
+        return 0
+    instances = [i for i in _select(args, load_instances(args.dataset)) if i.instance_id in preds]
+    unknown = sorted(set(preds) - {i.instance_id for i in load_instances(args.dataset)})
+    if unknown:
+        print(f"warning: {len(unknown)} predictions are not in the dataset: {', '.join(unknown[:5])}",
+              file=sys.stderr)
+    if not instances:
+        raise UsageError("no prediction matches an instance of the dataset (and the filters)")
+    output = (args.output or preds_path.parent / "eval").resolve()
+    cache = args.cache_dir or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "coder" / "swebench"
+    cfg = EvalConfig(output=output, repos_dir=args.repos_dir.resolve() if args.repos_dir else None, cache_dir=cache,
+                     allow_network=args.allow_network, specs=load_spec_table(args.specs), workers=args.workers,
+                     timeout=args.timeout, force_env=args.force_env, rebuild_envs=args.rebuild_envs,
+                     keep_workspaces=args.keep_workspaces, dataset_path=str(args.dataset.resolve()))
+    report = evaluate(instances, preds, cfg)
+    for iid, r in report["instances"].items():
+        extra = f"  ({r['error'][:160]})" if r.get("error") else ""
+        print(f"{r['status']:<9} {iid}{extra}")
+    print(f"resolved {report['resolved_instances']}/{report['total_instances']}, partially "
+          f"{report['partially_resolved_instances']}, not {report['unresolved_instances']}, error "
+          f"{report['error_instances']} (empty patches {report['empty_patch_instances']}); report: "
+          f"{output / 'report.json'}", file=sys.stderr)
+    if report.get("official_command"):
+        print(f"{len(report['needs_official_harness'])} instances need the official harness (no local environment):"
+              f"\n  {report['official_command']}", file=sys.stderr)
+    json.dumps(report)  # fail loudly here rather than leave a half-written report behind
+    return 0
+
+
+def _cmd_report(args: Any) -> int:
+    from coder.batch.report import write_report
+
+    paths = write_report(args.run_dir.resolve(), args.eval.resolve() if args.eval else None)
+    print("\n".join(f"{k}: {v}" for k, v in paths.items()))
+    print(paths["md"].read_text(encoding="utf-8").split("\n\n![", 1)[0])
+    return 0

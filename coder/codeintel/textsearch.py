@@ -1,0 +1,161 @@
+"""Text search over a repository: ripgrep when installed, a Python fallback that honours .gitignore.
+
+Text search needs no index, so it answers at once even while a cold build runs, and covers every file
+(unknown languages too). Results are capped: a search that would match 10,000 lines is stopped early and
+says so, because the model can narrow a query but cannot read 10,000 lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coder.codeintel.files import MAX_FILE_BYTES, is_vendored, list_files
+from coder.errors import UsageError
+
+MAX_LINE_CHARS = 240
+
+
+@dataclass
+class TextMatch:
+    path: str
+    line: int
+    text: str
+    is_context: bool = False
+
+
+@dataclass
+class TextSearchResult:
+    matches: list[TextMatch] = field(default_factory=list)
+    match_count: int = 0  # matches (not context lines) returned
+    truncated: bool = False
+    engine: str = "python"
+    notes: list[str] = field(default_factory=list)
+
+
+def _clip(text: str) -> str:
+    text = text.rstrip("\r\n")
+    return text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + "…"
+
+
+def search(root: Path, pattern: str, *, fixed: bool = False, ignore_case: bool = False, glob: str | None = None,
+           path: str | None = None, context: int = 0, max_matches: int = 100,
+           use_ripgrep: bool | None = None) -> TextSearchResult:
+    """Lines matching `pattern` (a regex unless `fixed`) under `root` (or its sub-path `path`)."""
+    if not pattern:
+        raise UsageError("empty search pattern")
+    root = Path(root).resolve()
+    base = (root / path).resolve() if path else root
+    if not str(base).startswith(str(root)) or not base.exists():
+        raise UsageError(f"no such path in the repository: {path}")
+    context = max(0, min(int(context), 10))
+    max_matches = max(1, int(max_matches))
+    if use_ripgrep is None:
+        use_ripgrep = shutil.which("rg") is not None
+    if use_ripgrep:
+        return _rg(root, base, pattern, fixed, ignore_case, glob, context, max_matches)
+    return _python(root, base, pattern, fixed, ignore_case, glob, context, max_matches)
+
+
+def _rg(root: Path, base: Path, pattern: str, fixed: bool, ignore_case: bool, glob: str | None, context: int,
+        max_matches: int) -> TextSearchResult:
+    cmd = ["rg", "--json", "--no-config", "--max-filesize", f"{MAX_FILE_BYTES * 10}", "--no-require-git"]
+    if fixed:
+        cmd.append("--fixed-strings")
+    cmd.append("--ignore-case" if ignore_case else "--case-sensitive")
+    if context:
+        cmd += ["--context", str(context)]
+    if glob:
+        cmd += ["--glob", glob]
+    cmd += ["--regexp", pattern, "--", str(base.relative_to(root)) if base != root else "."]
+    result = TextSearchResult(engine="ripgrep")
+    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    try:
+        for raw in proc.stdout:
+            event = json.loads(raw)
+            kind = event.get("type")
+            if kind not in ("match", "context"):
+                continue
+            data = event["data"]
+            rel = _rg_text(data["path"]).removeprefix("./")
+            if is_vendored(rel):
+                continue
+            if kind == "match":
+                if result.match_count >= max_matches:
+                    result.truncated = True
+                    break
+                result.match_count += 1
+            result.matches.append(TextMatch(rel, data["line_number"], _clip(_rg_text(data["lines"])),
+                                            kind == "context"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        _out, err = proc.communicate()
+    if proc.returncode == 2 and not result.matches:
+        message = err.decode("utf-8", "replace").strip().splitlines()
+        raise UsageError(f"bad search pattern: {message[-1] if message else pattern}")
+    _trim_trailing_context(result)
+    return result
+
+
+def _rg_text(obj: dict) -> str:
+    if "text" in obj:
+        return obj["text"]
+    import base64
+
+    return base64.b64decode(obj.get("bytes", "")).decode("utf-8", "replace")
+
+
+def _trim_trailing_context(result: TextSearchResult) -> None:
+    while result.truncated and result.matches and result.matches[-1].is_context:
+        result.matches.pop()
+
+
+def _python(root: Path, base: Path, pattern: str, fixed: bool, ignore_case: bool, glob: str | None, context: int,
+            max_matches: int) -> TextSearchResult:
+    flags = re.IGNORECASE if ignore_case else 0
+    try:
+        rx = re.compile(re.escape(pattern) if fixed else pattern, flags)
+    except re.error as exc:
+        raise UsageError(f"bad search pattern: {exc}") from exc
+    listing = list_files(root, all_files=True)
+    result = TextSearchResult(engine="python", notes=list(listing.notes))
+    prefix = "" if base == root else base.relative_to(root).as_posix()
+    for rel in listing.files:
+        if prefix and not (rel == prefix or rel.startswith(prefix + "/")):
+            continue
+        if glob and not (Path(rel).match(glob) or Path(rel).name == glob):
+            continue
+        full = root / rel
+        try:
+            if full.is_symlink() or full.stat().st_size > MAX_FILE_BYTES * 10:
+                continue
+            data = full.read_bytes()
+        except OSError:
+            continue
+        if b"\0" in data[:8192]:
+            continue
+        lines = data.decode("utf-8", "replace").splitlines()
+        shown: set[int] = set()
+        for number, line in enumerate(lines, 1):
+            if not rx.search(line):
+                continue
+            if result.match_count >= max_matches:
+                result.truncated = True
+                _trim_trailing_context(result)
+                return result
+            result.match_count += 1
+            for n in range(max(1, number - context), min(len(lines), number + context) + 1):
+                if n not in shown:
+                    shown.add(n)
+                    result.matches.append(TextMatch(rel, n, _clip(lines[n - 1]), n != number))
+                elif n == number:
+                    for m in result.matches:
+                        if m.path == rel and m.line == n:
+                            m.is_context = False
+    return result

@@ -1,0 +1,267 @@
+"""The edit operations behind the tools: create, str_replace (single, multi, replace_all), insert, undo.
+
+`Editor` binds the pure pieces (path resolution, matching, the syntax guard, atomic writes) to one workspace
+and one `EditState`. Every modifying operation follows the same sequence under a per-file lock: read,
+check staleness, compute the new text in memory, guard syntax, write atomically, record undo. Any failure
+before the rename leaves the file exactly as it was."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from coder.edit import fileio, paths, syntax
+from coder.edit.errors import EditError, MatchError, PathError, StaleFileError
+from coder.edit.matcher import Replacement, find_replacement, line_of
+from coder.edit.state import EditState, UndoEntry
+
+SNIPPET_CONTEXT = 4
+
+
+@dataclass
+class EditOutcome:
+    """What one operation did; `message` is the text for the model."""
+
+    path: Path
+    display: str
+    message: str
+    before: str | None = None
+    after: str | None = None
+    diff: str = ""
+    strategies: list[str] = field(default_factory=list)
+    changed: bool = True
+
+
+def unified_diff(before: str | None, after: str | None, display: str) -> str:
+    a = (before or "").splitlines(keepends=True)
+    b = (after or "").splitlines(keepends=True)
+    lines = difflib.unified_diff(a, b, "/dev/null" if before is None else f"a/{display}",
+                                 "/dev/null" if after is None else f"b/{display}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def snippet(text: str, first: int, last: int, context: int = SNIPPET_CONTEXT) -> str:
+    """Lines first..last (1-based) of `text` with `context` lines around, numbered like `view`."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    lo = max(1, first - context)
+    hi = min(len(lines), last + context)
+    return "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(lo, hi + 1))
+
+
+def changed_lines(before: str, after: str) -> tuple[int, int]:
+    """1-based first and last line of `after` that differ from `before`."""
+    a, b = before.split("\n"), after.split("\n")
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a -= 1
+        end_b -= 1
+    return start + 1, max(start + 1, end_b)
+
+
+class Editor:
+    def __init__(self, workspace: Path, cwd: Path | None = None, state: EditState | None = None, *,
+                 syntax_guard: bool = True, max_bytes: int = fileio.MAX_EDIT_BYTES) -> None:
+        self.workspace = workspace.resolve()
+        self.cwd = cwd or self.workspace
+        self.state = state or EditState()
+        self.syntax_guard = syntax_guard
+        self.max_bytes = max_bytes
+
+    # -- helpers ---------------------------------------------------------------------------------------
+    def resolve(self, path: str, for_write: bool = True) -> Path:
+        return paths.resolve(path, self.workspace, self.cwd, for_write=for_write)
+
+    def display(self, path: Path) -> str:
+        return paths.relative(path, self.workspace)
+
+    def _guard(self, path: Path, before: str | None, after: str) -> None:
+        if self.syntax_guard:
+            syntax.check(path, before, after, self.display(path))
+
+    def _modify(self, path_arg: str, compute: Callable[[fileio.FileText], tuple[str, list[Replacement]]],
+                label: str, tolerate_stale: Callable[[list[Replacement]], bool]) -> EditOutcome:
+        path = self.resolve(path_arg)
+        if not path.exists():
+            raise PathError(_missing_message(path_arg, path))
+        with self.state.file_lock(path), fileio.file_lock(path):
+            ft = fileio.read_text(path, self.max_bytes)
+            fileio.check_writable(path)
+            new_text, reps = compute(ft)
+            stale = self.state.changed_since_view(path, ft.raw, ft.text)
+            if stale and not tolerate_stale(reps):
+                raise StaleFileError(stale)
+            display = self.display(path)
+            if new_text == ft.text:
+                raise MatchError(f"the edit leaves {display} unchanged (the file already reads like new_str "
+                                 "there); nothing was written", kind="no-change")
+            self._guard(path, ft.text, new_text)
+            data = ft.with_text(new_text)
+            fileio.atomic_write(path, data)
+            self.state.push_undo(path, UndoEntry(ft.raw, hashlib.sha256(data).hexdigest(), label))
+            self.state.record_view(path, data, new_text)
+        first, last = changed_lines(ft.text, new_text)
+        notes: list[str] = []
+        for r in reps:
+            notes.extend(r.notes)
+        if stale:
+            notes.append("note: the file had changed on disk since you viewed it; old_str still matched exactly")
+        message = f"Edited {display}." + "".join(f"\n{n}" for n in notes)
+        message += f"\nSnippet of the result (cat -n):\n{snippet(new_text, first, last)}"
+        return EditOutcome(path, display, message, ft.text, new_text, unified_diff(ft.text, new_text, display),
+                           [r.strategy for r in reps])
+
+    # -- operations ------------------------------------------------------------------------------------
+    def str_replace(self, path: str, old: str, new: str, replace_all: bool = False) -> EditOutcome:
+        return self.multi_edit(path, [{"old_str": old, "new_str": new, "replace_all": replace_all}])
+
+    def multi_edit(self, path: str, edits: list[dict[str, Any]]) -> EditOutcome:
+        if not edits:
+            raise EditError("edits is empty: give at least one {old_str, new_str}")
+
+        def compute(ft: fileio.FileText) -> tuple[str, list[Replacement]]:
+            text, reps = ft.text, []
+            for n, edit in enumerate(edits, 1):
+                if not isinstance(edit, dict) or "old_str" not in edit or "new_str" not in edit:
+                    raise EditError(f"edit #{n} needs old_str and new_str")
+                old = _lf(str(edit["old_str"]))
+                new = _lf(str(edit["new_str"]))
+                try:
+                    if edit.get("replace_all"):
+                        text, rep = _replace_all(text, old, new)
+                    else:
+                        rep = find_replacement(text, old, new)
+                        text = rep.apply(text)
+                except MatchError as exc:
+                    if len(edits) == 1:
+                        raise
+                    raise MatchError(f"edit #{n} of {len(edits)} failed, so none was applied: {exc}",
+                                     kind=exc.kind, lines=exc.lines) from None
+                reps.append(rep)
+            return text, reps
+
+        return self._modify(path, compute, "str_replace", lambda reps: all(r.strategy == "exact" for r in reps))
+
+    def insert(self, path: str, insert_line: int, text: str) -> EditOutcome:
+        def compute(ft: fileio.FileText) -> tuple[str, list[Replacement]]:
+            content = ft.text
+            count = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+            if not isinstance(insert_line, int) or insert_line < 0 or insert_line > count:
+                raise EditError(f"insert_line {insert_line!r} is out of range: the file has {count} lines, so "
+                                f"it must be between 0 (before the first line) and {count} (after the last)")
+            new = _lf(text)
+            if insert_line == 0:
+                offset = 0
+            else:
+                offset = -1
+                for _ in range(insert_line):
+                    offset = content.find("\n", offset + 1)
+                offset = len(content) if offset == -1 else offset + 1
+            if offset == len(content) and content and not content.endswith("\n"):
+                piece = "\n" + new.removesuffix("\n")
+            else:
+                piece = new if new.endswith("\n") else new + "\n"
+            return content[:offset] + piece + content[offset:], []
+
+        return self._modify(path, compute, "insert", lambda reps: False)
+
+    def create(self, path_arg: str, file_text: str, overwrite: bool = False) -> EditOutcome:
+        path = self.resolve(path_arg)
+        display = self.display(path)
+        if path.is_dir():
+            raise PathError(f"{display} is a directory; give a file path")
+        with self.state.file_lock(path), fileio.file_lock(path):
+            existing: fileio.FileText | None = None
+            if path.exists():
+                if not overwrite:
+                    raise EditError(f"{display} already exists; it was not changed. Use str_replace to edit it, "
+                                    "or create with overwrite: true to replace the whole file")
+                existing = fileio.read_text(path, self.max_bytes)
+                fileio.check_writable(path)
+                stale = self.state.changed_since_view(path, existing.raw, existing.text)
+                if stale:
+                    raise StaleFileError(stale)
+            text = _lf(file_text)
+            self._guard(path, existing.text if existing else None, text)
+            data = fileio.encode_new(text if existing else file_text, existing)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fileio.atomic_write(path, data)
+            self.state.push_undo(path, UndoEntry(existing.raw if existing else None,
+                                                 hashlib.sha256(data).hexdigest(), "create"))
+            self.state.record_view(path, data, text)
+        note = syntax.snippet_problems(path, text) if existing is None else ""
+        verb = "Overwrote" if existing else "Created"
+        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        message = f"{verb} {display} ({lines} lines)." + (f"\n{note}" if note else "")
+        return EditOutcome(path, display, message, existing.text if existing else None, text,
+                           unified_diff(existing.text if existing else None, text, display), ["create"])
+
+    def undo(self, path_arg: str) -> EditOutcome:
+        path = self.resolve(path_arg)
+        display = self.display(path)
+        with self.state.file_lock(path), fileio.file_lock(path):
+            entry = self.state.peek_undo(path)
+            if entry is None:
+                raise EditError(f"no edit of {display} to undo in this session (undo covers edits made with this "
+                                "tool and apply_patch; use /undo or git for other changes)")
+            current = path.read_bytes() if path.is_file() else None
+            current_sha = hashlib.sha256(current).hexdigest() if current is not None else None
+            if current_sha != entry.after_sha256:
+                raise StaleFileError(f"{display} changed since your last edit of it (by the shell or another "
+                                     "process); undo would discard that change, so nothing was done. Fix it "
+                                     "with str_replace instead.")
+            before_text = fileio.decode(current, path).text if current is not None else None
+            if entry.before is None:
+                path.unlink()
+                after_text = None
+            else:
+                fileio.atomic_write(path, entry.before)
+                after_text = fileio.decode(entry.before, path).text
+                self.state.record_view(path, entry.before, after_text)
+            self.state.pop_undo(path)
+        left = self.state.undo_depth(path)
+        what = "deleted it (it did not exist before)" if entry.before is None else "restored the previous version"
+        message = f"Undid the last {entry.label} of {display}: {what}. {left} more undo level(s) for this file."
+        return EditOutcome(path, display, message, before_text, after_text,
+                           unified_diff(before_text, after_text, display), ["undo"])
+
+
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
+
+
+def _replace_all(text: str, old: str, new: str) -> tuple[str, Replacement]:
+    if old == new:
+        raise MatchError("old_str and new_str are identical, so the edit would change nothing", kind="identical")
+    if not old:
+        raise MatchError("old_str is empty", kind="empty")
+    count = text.count(old)
+    if count == 0:
+        from coder.edit.report import describe_closest
+
+        raise MatchError("replace_all changes exact occurrences only, and old_str occurs nowhere exactly.\n" +
+                         describe_closest(text.split("\n"), old.split("\n")), kind="no-match")
+    first = line_of(text, text.find(old))
+    rep = Replacement(0, len(text), text.replace(old, new), "exact", [f"replaced all {count} occurrence(s)"],
+                      first, first)
+    return rep.text, rep
+
+
+def _missing_message(arg: str, path: Path) -> str:
+    parent = path.parent
+    hint = ""
+    if parent.is_dir():
+        names = [p.name for p in parent.iterdir()][:2000]
+        close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+        if close:
+            hint = " Similar names there: " + ", ".join(close) + "."
+    elif not parent.exists():
+        hint = f" (its folder {parent.name}/ does not exist either)"
+    return f"{arg} does not exist; nothing was changed.{hint} Use `create` to make a new file."

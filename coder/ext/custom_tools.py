@@ -1,0 +1,107 @@
+"""Custom tools: a contract in `.coder/tools/NAME.json` (or the config dir's `tools/`) plus a command to run in
+the sandbox.
+
+    {"name": "run_tests", "description": "Run the test suite, or one test file.",
+     "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+     "permission": "execute",
+     "command": "pytest -q {path}",        # {field} is replaced by the shell-quoted input value
+     "input": "args",                      # or "stdin": the whole input as JSON on stdin
+     "timeout": 120, "sandbox": true}
+
+The project's folder wins over the user's for the same name; a built-in name cannot be taken.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import string
+from pathlib import Path
+from typing import Any
+
+from coder.errors import ConfigError
+from coder.paths import config_dir
+from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.output import clip_output
+
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+
+
+class CommandTool(Tool):
+    """Runs the contract's command; the output the command prints is the result, its exit code the error flag."""
+
+    def __init__(self, contract: ToolContract, command: str, input_mode: str, timeout: float, sandbox: bool) -> None:
+        self.contract = contract
+        self.command = command
+        self.input_mode = input_mode
+        self.timeout = timeout
+        self.sandbox = sandbox
+
+    def render(self, args: dict[str, Any]) -> str:
+        if self.input_mode == "stdin":
+            return self.command
+        fields = {name for _, name, _, _ in string.Formatter().parse(self.command) if name}
+        values = {name: shlex.quote(_text(args.get(name, ""))) if args.get(name) is not None else "" for name in fields}
+        return self.command.format(**values)
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from coder.sandbox.exec import run_sandboxed
+
+        stdin = json.dumps(args) if self.input_mode == "stdin" else None
+        config = dict(ctx.config)
+        config["sandbox"] = {**ctx.config.get("sandbox", {}), **({} if self.sandbox else {"enabled": False})}
+        run = run_sandboxed(self.render(args), ctx.workspace, config, self.timeout, stdin=stdin)
+        text = clip_output(run.output, ctx.state_dir).text or "(no output)"
+        if run.timed_out:
+            return ToolResult(f"{text}\n[timed out after {self.timeout:g}s]", True, data={"timed_out": True})
+        return ToolResult(text if run.exit_code == 0 else f"{text}\n[exit code {run.exit_code}]",
+                          run.exit_code != 0, data={"exit_code": run.exit_code})
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def load_custom_tool(path: Path) -> CommandTool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"custom tool {path}: not readable JSON ({exc}).") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"custom tool {path}: must be a JSON object.")
+    missing = [k for k in ("name", "description", "command") if not isinstance(data.get(k), str) or not data[k]]
+    if missing:
+        raise ConfigError(f"custom tool {path}: missing or empty {', '.join(missing)}.")
+    if not NAME_RE.match(data["name"]):
+        raise ConfigError(f"custom tool {path}: name {data['name']!r} must match {NAME_RE.pattern}.")
+    schema = data.get("input_schema", {"type": "object", "properties": {}})
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise ConfigError(f"custom tool {path}: input_schema must be a JSON schema of type object.")
+    permission = data.get("permission", "execute")
+    if permission not in ("read", "write", "execute", "network"):
+        raise ConfigError(f"custom tool {path}: permission {permission!r} is not read, write, execute or network.")
+    input_mode = data.get("input", "args")
+    if input_mode not in ("args", "stdin"):
+        raise ConfigError(f"custom tool {path}: input must be 'args' or 'stdin'.")
+    contract = ToolContract(data["name"], data["description"], schema, permission)
+    return CommandTool(contract, data["command"], input_mode, float(data.get("timeout", 120)),
+                       bool(data.get("sandbox", True)))
+
+
+def custom_tool_dirs(workspace: Path) -> list[Path]:
+    """User folder first, project folder last (it wins)."""
+    return [config_dir() / "tools", workspace / ".coder" / "tools"]
+
+
+def load_custom_tools(workspace: Path, reserved: set[str]) -> dict[str, Tool]:
+    tools: dict[str, Tool] = {}
+    for folder in custom_tool_dirs(workspace):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.json")):
+            tool = load_custom_tool(path)
+            if tool.contract.name in reserved:
+                raise ConfigError(f"custom tool {path}: {tool.contract.name!r} is a built-in tool name.")
+            tools[tool.contract.name] = tool
+    return tools

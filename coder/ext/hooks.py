@@ -1,0 +1,136 @@
+"""User hooks: commands from config that run on session events.
+
+    [[hooks.before_tool]]          # also: after_tool, before_commit, turn_end, session_end
+    match = "bash"                 # tool-name pattern (fnmatch), tool events only; default "*"
+    command = "python3 .coder/check.py"
+    timeout = 30                   # seconds (default 30)
+    sandbox = true                 # default; false runs the hook on the host, as the user asked
+
+A hook receives the event as JSON on stdin. A before-hook (before_tool, before_commit) that exits 2 blocks the
+action, and what it printed goes to the model as the reason. Any other failure (another exit code, a timeout) is
+reported and the action goes on, so a broken hook cannot wedge a session; only exit 2 is a decision.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from coder.engine import events as ev
+from coder.errors import ConfigError
+from coder.tools.base import ToolResult
+
+EVENTS = ("before_tool", "after_tool", "before_commit", "turn_end", "session_end")
+BLOCK_EXIT = 2
+OUTPUT_CAP = 4000
+
+
+@dataclass
+class Hook:
+    event: str
+    command: str
+    match: str = "*"
+    timeout: float = 30.0
+    sandbox: bool = True
+
+
+@dataclass
+class HookOutcome:
+    exit_code: int | None
+    output: str
+    timed_out: bool
+
+    @property
+    def blocks(self) -> bool:
+        return self.exit_code == BLOCK_EXIT
+
+
+def parse_hooks(section: dict[str, Any]) -> list[Hook]:
+    hooks: list[Hook] = []
+    for event, entries in section.items():
+        if event not in EVENTS:
+            raise ConfigError(f"[hooks]: unknown event {event!r}; known: {', '.join(EVENTS)}.")
+        if not isinstance(entries, list):
+            raise ConfigError(f"[hooks.{event}] must be an array of tables ([[hooks.{event}]]).")
+        for i, entry in enumerate(entries):
+            where = f"[[hooks.{event}]] #{i + 1}"
+            if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or not entry["command"]:
+                raise ConfigError(f"{where}: needs a non-empty `command` string.")
+            unknown = set(entry) - {"command", "match", "timeout", "sandbox"}
+            if unknown:
+                raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}.")
+            hooks.append(Hook(event, entry["command"], str(entry.get("match", "*")), float(entry.get("timeout", 30)),
+                              bool(entry.get("sandbox", True))))
+    return hooks
+
+
+class HookRunner:
+    """Implements the engine's Hooks protocol over the configured commands."""
+
+    def __init__(self, hooks: list[Hook], workspace: Path, config: dict[str, Any], session_id: str = "",
+                 report: Callable[[str], None] | None = None) -> None:
+        self.hooks = hooks
+        self.workspace = workspace
+        self.config = config
+        self.report = report or (lambda message: None)
+        self.session_id = session_id
+
+    def _run(self, hook: Hook, payload: dict[str, Any]) -> HookOutcome:
+        data = json.dumps({"event": hook.event, "session_id": self.session_id, "workspace": str(self.workspace),
+                           **payload}, ensure_ascii=False, default=str)
+        if hook.sandbox:
+            from coder.sandbox.exec import run_sandboxed
+
+            run = run_sandboxed(hook.command, self.workspace, self.config, hook.timeout, stdin=data)
+            outcome = HookOutcome(run.exit_code, run.output[-OUTPUT_CAP:], run.timed_out)
+        else:
+            try:
+                proc = subprocess.run(["/bin/bash", "-c", hook.command], cwd=self.workspace, input=data, text=True,
+                                      capture_output=True, timeout=hook.timeout, env=dict(os.environ))
+                outcome = HookOutcome(proc.returncode, (proc.stdout + proc.stderr)[-OUTPUT_CAP:], False)
+            except subprocess.TimeoutExpired:
+                outcome = HookOutcome(None, "", True)
+        if outcome.timed_out:
+            self.report(f"hook `{hook.command}` ({hook.event}) timed out after {hook.timeout:g}s; ignored")
+        elif outcome.exit_code not in (0, BLOCK_EXIT):
+            self.report(f"hook `{hook.command}` ({hook.event}) exited {outcome.exit_code}: "
+                        f"{outcome.output.strip()[:300]}")
+        return outcome
+
+    def _matching(self, event: str, tool: str | None = None) -> list[Hook]:
+        return [h for h in self.hooks if h.event == event and (tool is None or fnmatch.fnmatchcase(tool, h.match))]
+
+    def _first_block(self, event: str, payload: dict[str, Any], tool: str | None = None) -> str | None:
+        for hook in self._matching(event, tool):
+            outcome = self._run(hook, payload)
+            if outcome.blocks:
+                return outcome.output.strip() or f"hook `{hook.command}` blocked this ({event})"
+        return None
+
+    # ---- the engine's Hooks protocol --------------------------------------------------------------------------
+    def before_tool(self, tool: str, args: dict[str, Any]) -> str | None:
+        return self._first_block("before_tool", {"tool": tool, "input": args}, tool)
+
+    def after_tool(self, tool: str, args: dict[str, Any], result: ToolResult) -> None:
+        for hook in self._matching("after_tool", tool):
+            self._run(hook, {"tool": tool, "input": args, "output": result.output, "is_error": result.is_error})
+
+    def before_commit(self, message: str, diff: str) -> str | None:
+        return self._first_block("before_commit", {"message": message, "diff": diff})
+
+    def on_event(self, event: ev.Event) -> None:
+        if isinstance(event, (ev.TurnEnd, ev.SessionEnd)):
+            for hook in self._matching(event.type):
+                self._run(hook, event.to_dict())
+
+
+def hooks_from_config(config: dict[str, Any], workspace: Path, session_id: str = "",
+                      report: Callable[[str], None] | None = None) -> HookRunner | None:
+    """The runner for `[hooks]`, or None when no hook is configured (the engine then skips the calls)."""
+    hooks = parse_hooks(config.get("hooks") or {})
+    return HookRunner(hooks, workspace, config, session_id, report) if hooks else None

@@ -1,0 +1,231 @@
+"""The project's tests, in the sandbox, with a time limit: the tests related to the touched files first, then the
+whole suite when configured (or when nothing related was found).
+
+A test that fails after the patch is the patch's fault only if it passed before: failing pytest tests are run
+again on the base tree, and those that failed there too become warnings ("already failing"), not errors.
+Configure with `[review.tests]`: `command` (a shell command; replaces detection), `full_suite` ("auto" | true |
+false), `timeout` (seconds, default 300), `enabled`."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from coder.review.context import ReviewContext
+from coder.review.types import Finding, StageResult
+from coder.vcs.repo import run_git
+
+_PYTEST_FAIL_RE = re.compile(r"^(FAILED|ERROR) (\S+?)(?:::(\S+))?(?: - (.*))?$", re.M)
+
+
+@dataclass
+class TestPlan:
+    kind: str  # "pytest", "npm", "go", "cargo", "custom"
+    full: str  # the whole suite
+    related: str | None = None  # the tests related to the touched files, when they can be selected
+    related_files: list[str] = field(default_factory=list)
+
+
+def _python(workdir: Path) -> str:
+    for venv in (".venv", "venv"):
+        candidate = workdir / venv / "bin" / "python"
+        if candidate.is_file():
+            return str(candidate)
+    return sys.executable
+
+
+def _pytest_configured(ctx: ReviewContext, files: list[str]) -> bool:
+    names = set(files)
+    if {"pytest.ini", "conftest.py"} & names:
+        return True
+    for cfg, marker in (("pyproject.toml", "[tool.pytest"), ("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")):
+        if cfg in names and marker in (ctx.read_new(cfg) or ""):
+            return True
+    return any(PurePosixPath(p).name.startswith("test_") and p.endswith(".py") for p in ctx.test_files)
+
+
+def detect(ctx: ReviewContext, workdir: Path) -> TestPlan | None:
+    """Which test runner this project uses, and the command for the related tests."""
+    tcfg = _tests_config(ctx)
+    if tcfg.get("command"):
+        return TestPlan("custom", str(tcfg["command"]))
+    files = ctx.tree_files(new=True)
+    top = set(files)
+    if _pytest_configured(ctx, files):
+        py = shlex.quote(_python(workdir))
+        base = f"{py} -m pytest -q -rfE -p no:cacheprovider --no-header --maxfail=30"
+        related = related_python_tests(ctx)
+        quoted = " ".join(shlex.quote(p) for p in related)
+        return TestPlan("pytest", base, f"{base} {quoted}" if related else None, related)
+    if "package.json" in top:
+        try:
+            scripts = json.loads(ctx.read_new("package.json") or "{}").get("scripts", {})
+        except json.JSONDecodeError:
+            scripts = {}
+        test = scripts.get("test", "")
+        if test and "no test specified" not in test:
+            return TestPlan("npm", "npm test --silent")
+    if "go.mod" in top:
+        pkgs = sorted({"./" + str(PurePosixPath(f.path).parent) for f in ctx.files if f.path.endswith(".go")})
+        related = " ".join(shlex.quote(p if p != "./." else ".") for p in pkgs)
+        return TestPlan("go", "go test ./...", f"go test {related}" if pkgs else None)
+    if "Cargo.toml" in top:
+        return TestPlan("cargo", "cargo test --quiet")
+    return None
+
+
+def related_python_tests(ctx: ReviewContext) -> list[str]:
+    """Changed test files, test files named after a changed module, and test files importing it."""
+    tests = set(ctx.test_files)
+    related = {f.new_path for f in ctx.files if f.new_path in tests and f.new_path.endswith(".py")
+               and PurePosixPath(f.new_path).name != "conftest.py"}
+    modules = set()
+    for f in ctx.source_files:
+        if f.new_path is None or not f.new_path.endswith(".py"):
+            continue
+        p = PurePosixPath(f.new_path)
+        modules.add(p.parent.name if p.name == "__init__.py" else p.stem)
+    modules.discard("")
+    runnable = [t for t in tests if t.endswith(".py") and (PurePosixPath(t).name.startswith("test_")
+                                                          or t.endswith("_test.py"))]
+    for mod in modules:
+        for t in runnable:
+            stem = PurePosixPath(t).stem
+            if stem in (f"test_{mod}", f"{mod}_test") or stem.startswith(f"test_{mod}_"):
+                related.add(t)
+    if modules and runnable:
+        pattern = r"(import|from)\s+[\w.]*\b(" + "|".join(re.escape(m) for m in sorted(modules)) + r")\b"
+        proc = run_git(ctx.root, "grep", "-l", "-E", "-e", pattern, ctx.new_tree, "--", *runnable[:2000], check=False)
+        for line in proc.stdout.splitlines():
+            related.add(line.split(":", 1)[1] if ":" in line else line)
+    return sorted(related)[:80]
+
+
+def _tests_config(ctx: ReviewContext) -> dict[str, Any]:
+    section = ctx.review_config.get("tests", {})
+    return section if isinstance(section, dict) else {}
+
+
+def _sandbox_config(ctx: ReviewContext) -> dict[str, Any]:
+    """The user's sandbox section plus this interpreter, read-only, so the project's tests find pytest."""
+    section = dict(ctx.config.get("sandbox", {}) or {})
+    extra = list(section.get("extra_ro", []))
+    for prefix in {sys.prefix, sys.base_prefix}:
+        if prefix not in extra and not prefix.startswith(("/usr", "/bin", "/opt")):
+            extra.append(prefix)
+    section["extra_ro"] = extra
+    return {**ctx.config, "sandbox": section}
+
+
+def _run(ctx: ReviewContext, command: str, workdir: Path, timeout: float) -> tuple[int | None, str, bool]:
+    from coder.sandbox.exec import run_sandboxed
+
+    env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": ":".join(
+        str(p) for p in (workdir / "src", workdir) if p.is_dir())}
+    run = run_sandboxed(command, workdir, _sandbox_config(ctx), timeout, env=env)
+    return run.exit_code, run.output, run.timed_out
+
+
+def _failures(output: str) -> list[tuple[str, str, str]]:
+    """(file, test id, message) for each failing pytest test in `-rfE` output."""
+    out = []
+    for m in _PYTEST_FAIL_RE.finditer(output):
+        file, name = m.group(2), m.group(3) or ""
+        out.append((file, f"{file}::{name}" if name else file, (m.group(4) or "").strip()))
+    return out
+
+
+def stage_tests(ctx: ReviewContext) -> StageResult:
+    start = time.monotonic()
+    tcfg = _tests_config(ctx)
+    if not tcfg.get("enabled", ctx.option("run_tests", True)):
+        return StageResult("tests", "skipped", 0.0, "disabled by configuration")
+    if not ctx.files:
+        return StageResult("tests", "skipped", 0.0, "empty diff")
+    workdir = ctx.workdir
+    plan = detect(ctx, workdir)
+    if plan is None:
+        return StageResult("tests", "skipped", time.monotonic() - start, "no test command detected (set "
+                           "review.tests.command)")
+    timeout = float(tcfg.get("timeout", 300))
+    full_suite = tcfg.get("full_suite", "auto")
+    commands: list[tuple[str, str]] = []
+    if plan.related:
+        commands.append(("related", plan.related))
+    if full_suite is True or (full_suite == "auto" and not plan.related):
+        commands.append(("full", plan.full))
+    from coder.errors import SandboxUnavailable
+
+    notes, details, findings = [], "", []
+    for scope, command in commands:
+        left = timeout - (time.monotonic() - start)
+        if left <= 1:
+            notes.append(f"{scope} tests not run: time limit reached")
+            break
+        try:
+            code, output, timed_out = _run(ctx, command, workdir, left)
+        except SandboxUnavailable as exc:
+            return StageResult("tests", "error", time.monotonic() - start, f"sandbox unavailable: {exc}")
+        details = output
+        if timed_out:
+            findings.append(Finding("", None, "warning", f"{scope} tests timed out after {left:.0f}s", "tests-timeout",
+                                    "tests"))
+            notes.append(f"{scope} tests timed out")
+            break
+        if plan.kind == "pytest" and code == 5:
+            notes.append(f"{scope}: no tests collected")
+            continue
+        if code == 0:
+            notes.append(f"{scope} tests passed" + (f" ({len(plan.related_files)} file(s))" if scope == "related"
+                                                   else ""))
+            continue
+        findings += _failure_findings(ctx, plan, output, code, workdir, left)
+        notes.append(f"{scope} tests failed (exit {code})")
+        break
+    status = "fail" if any(f.severity == "error" for f in findings) else "warn" if findings else "pass"
+    if not commands:
+        status = "skipped"
+    return StageResult("tests", status, time.monotonic() - start, f"{plan.kind}: " + "; ".join(notes), findings,
+                       details if status != "pass" else "")
+
+
+def _failure_findings(ctx: ReviewContext, plan: TestPlan, output: str, code: int | None, workdir: Path,
+                      timeout: float) -> list[Finding]:
+    failures = _failures(output) if plan.kind == "pytest" else []
+    if not failures:
+        tail = output.strip().splitlines()[-1:] or [""]
+        return [Finding("", None, "error", f"tests failed (exit {code}): {tail[0][:200]}", "tests-failed", "tests")]
+    already = _failing_at_base(ctx, plan, [f[1] for f in failures], timeout) if ctx.base_tree else set()
+    findings = []
+    for file, test_id, message in failures[:30]:
+        if test_id in already:
+            findings.append(Finding(file, None, "warning", f"{test_id} fails, but it failed before the change too",
+                                    "tests-already-failing", "tests"))
+        else:
+            findings.append(Finding(file, None, "error", f"{test_id} fails" + (f": {message[:200]}" if message else ""),
+                                    "tests-failed", "tests"))
+    return findings
+
+
+def _failing_at_base(ctx: ReviewContext, plan: TestPlan, test_ids: list[str], timeout: float) -> set[str]:
+    """The ids among `test_ids` that also fail on the base tree (run there in an exported copy)."""
+    ids = test_ids[:30]
+    if not ids or timeout < 5:
+        return set()
+    base_dir = ctx.export(ctx.base_tree)
+    command = f"{plan.full} " + " ".join(shlex.quote(t) for t in ids)
+    try:
+        _, output, timed_out = _run(ctx, command, base_dir, min(timeout, 120))
+    except Exception:  # noqa: BLE001 - this is a refinement; without it failures stay errors
+        return set()
+    if timed_out:
+        return set()
+    failed_ids = {f[1] for f in _failures(output)}
+    missing = {t for t in ids if not (base_dir / t.split("::")[0]).exists()}
+    return (failed_ids & set(ids)) - missing

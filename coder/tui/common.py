@@ -1,0 +1,199 @@
+"""What the Textual app and the plain REPL share: how a tool call reads in one line, the input history kept
+across sessions, the git status shown in the status bar, and the session options built from the CLI flags.
+
+Nothing here imports Textual or prompt-toolkit, so both frontends (and their tests) can use it cheaply.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: the input argument that best names a call, per tool
+KEY_ARGS = {"bash": "command", "code_search": "query", "apply_patch": "patch"}
+HISTORY_LIMIT = 2000
+
+
+def options_from_args(args: Any, **override: Any) -> Any:
+    """SessionOptions from the parsed `coder` flags (the same fields `coder run` uses)."""
+    from coder.engine.builder import SessionOptions
+
+    values = {
+        "cwd": Path(getattr(args, "cwd", ".") or "."), "model": getattr(args, "model", None),
+        "permission_mode": getattr(args, "permission_mode", None), "resume": getattr(args, "resume", None),
+        "continue_last": bool(getattr(args, "continue_last", False)), "allow": list(getattr(args, "allow", []) or []),
+        "deny": list(getattr(args, "deny", []) or []), "no_sandbox": bool(getattr(args, "no_sandbox", False)),
+    }
+    values.update(override)
+    return SessionOptions(**values)
+
+
+def one_line(text: str, width: int = 100) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def tool_title(tool: str, args: dict[str, Any]) -> str:
+    """`bash: pytest -q`, `edit src/app.py (str_replace)`: the call as a person would name it."""
+    if tool == "str_replace_based_edit_tool":
+        command = args.get("command", "edit")
+        return f"{'view' if command == 'view' else 'edit'} {args.get('path', '?')}" + \
+            ("" if command in ("view", "str_replace") else f" ({command})")
+    if tool == "apply_patch":
+        files = [line[4:].strip() for line in str(args.get("patch", "")).splitlines()
+                 if line.startswith("+++ ") or line.startswith("*** Update File:") or line.startswith("*** Add File:")]
+        return "patch " + (", ".join(f.replace("*** Update File:", "").replace("*** Add File:", "").strip()
+                                     for f in files[:3]) or "(files)")
+    key = KEY_ARGS.get(tool)
+    value = args.get(key) if key else next((v for v in args.values() if isinstance(v, str)), None)
+    if value is None:
+        value = json.dumps(args, ensure_ascii=False)
+    return f"{tool}: {one_line(str(value), 90)}"
+
+
+def result_line(output: str, is_error: bool, duration: float = 0.0) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    first = one_line(lines[0], 80) if lines else "(no output)"
+    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    took = f" {duration:.1f}s" if duration >= 0.1 else ""
+    return f"{'✗' if is_error else '✓'} {first}{more}{took}"
+
+
+def input_summary(tool: str, args: dict[str, Any], limit: int = 600) -> str:
+    """What a permission prompt shows: the command itself, or the edit's path and a preview."""
+    if tool == "bash":
+        return str(args.get("command", ""))[:limit]
+    if tool == "str_replace_based_edit_tool":
+        parts = [f"{args.get('command', '?')} {args.get('path', '?')}"]
+        for key in ("old_str", "new_str", "file_text", "insert_text"):
+            if args.get(key):
+                parts.append(f"{key}: {str(args[key])[:limit // 2]}")
+        return "\n".join(parts)
+    return json.dumps(args, ensure_ascii=False, indent=1)[:limit]
+
+
+# ---- input history across sessions ---------------------------------------------------------------------------
+class InputHistory:
+    """Prompts typed in any session, newest last, in `state_dir()/input_history.jsonl` (one JSON string a line,
+    so multi-line prompts survive). Bounded: the file is rewritten to the newest HISTORY_LIMIT when it grows."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        if path is None:
+            from coder.paths import state_dir
+
+            path = state_dir() / "input_history.jsonl"
+        self.path = path
+        self.entries: list[str] = []
+        self._lock = threading.Lock()
+        try:
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, str) and value.strip():
+                    self.entries.append(value)
+        except (OSError, UnicodeDecodeError):
+            pass
+        self.entries = self.entries[-HISTORY_LIMIT:]
+
+    def add(self, text: str) -> None:
+        text = text.rstrip()
+        if not text.strip() or (self.entries and self.entries[-1] == text):
+            return
+        with self._lock:
+            self.entries.append(text)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                if len(self.entries) > HISTORY_LIMIT * 1.5:
+                    self.entries = self.entries[-HISTORY_LIMIT:]
+                    tmp = self.path.with_suffix(".tmp")
+                    tmp.write_text("".join(json.dumps(e) + "\n" for e in self.entries), encoding="utf-8")
+                    tmp.replace(self.path)
+                else:
+                    with self.path.open("a", encoding="utf-8") as fh:
+                        fh.write(json.dumps(text) + "\n")
+            except OSError:
+                pass  # history is a convenience; a read-only state dir must not break the prompt
+
+    def search(self, needle: str, limit: int = 50) -> list[str]:
+        needle = needle.lower()
+        seen: set[str] = set()
+        out = []
+        for entry in reversed(self.entries):
+            if needle in entry.lower() and entry not in seen:
+                seen.add(entry)
+                out.append(entry)
+                if len(out) >= limit:
+                    break
+        return out
+
+
+# ---- git state for the status bar -----------------------------------------------------------------------------
+@dataclass
+class GitState:
+    branch: str | None = None
+    dirty: bool = False
+
+    def label(self) -> str:
+        if self.branch is None:
+            return "no git"
+        return f"⎇ {self.branch}{' *' if self.dirty else ''}"
+
+
+def git_state(workspace: Path) -> GitState:
+    try:
+        branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=workspace, capture_output=True,
+                                text=True, timeout=5)
+        if branch.returncode != 0:
+            return GitState()
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=normal"], cwd=workspace,
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return GitState()
+    return GitState(branch.stdout.strip() or "HEAD", bool(status.stdout.strip()))
+
+
+# ---- @path completion -----------------------------------------------------------------------------------------
+def project_files(workspace: Path, limit: int = 50_000) -> list[str]:
+    """Files `@path` completes: git's list (tracked and untracked, ignored left out), or a bounded walk."""
+    from coder.engine.agents_md import repo_files
+
+    return repo_files(workspace, limit)
+
+
+def match_paths(files: list[str], prefix: str, limit: int = 12) -> list[str]:
+    """Paths starting with `prefix` first, then paths containing it (case-insensitive)."""
+    low = prefix.lower()
+    starts = [f for f in files if f.lower().startswith(low)]
+    contains = [f for f in files if low in f.lower() and not f.lower().startswith(low)] if low else []
+    return (starts + contains)[:limit]
+
+
+def word_at_end(text: str) -> str:
+    """The token being typed at the end of `text` (after the last space or newline)."""
+    cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t"))
+    return text[cut + 1:]
+
+
+def replay_rows(store: Any, session_id: str) -> list[Any]:
+    """The stored events of a session as Event objects (for a resumed session's transcript)."""
+    from coder.engine.events import EVENT_TYPES, event_from_dict
+
+    out = []
+    for row in store.events(session_id):
+        if row.type in EVENT_TYPES:
+            try:
+                out.append(event_from_dict(row.to_dict()))
+            except TypeError:
+                continue
+    return out
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0", "false", "no")

@@ -1,0 +1,281 @@
+"""The blocks of the conversation view and the input, as Textual widgets.
+
+Kept dumb on purpose: they render what the app hands them; the app owns the session, the event queue and the
+decisions. Tool output is capped before it reaches a widget (the full text is in the session store), which is
+half of what keeps memory bounded over a long session; the app removes the oldest blocks for the other half.
+"""
+
+from __future__ import annotations
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, ScrollableContainer, Vertical
+from textual.message import Message
+from textual.widgets import Button, Collapsible, Static, TextArea
+
+from coder.tui.common import input_summary, result_line, tool_title
+
+MAX_OUTPUT_LINES = 300
+MAX_OUTPUT_CHARS = 20_000
+DIFF_OPEN_LINES = 60  # a diff up to this long is shown open; longer ones start collapsed
+
+
+def cap_output(text: str) -> str:
+    lines = text.splitlines()
+    cut = False
+    if len(lines) > MAX_OUTPUT_LINES:
+        head = MAX_OUTPUT_LINES * 2 // 3
+        tail = MAX_OUTPUT_LINES - head
+        lines = lines[:head] + [f"… {len(lines) - MAX_OUTPUT_LINES} lines not shown …"] + lines[-tail:]
+        cut = True
+    out = "\n".join(line if len(line) <= 2000 else line[:2000] + " …" for line in lines)
+    if len(out) > MAX_OUTPUT_CHARS:
+        out, cut = out[:MAX_OUTPUT_CHARS], True
+    return out + ("\n(cut for the screen; `coder sessions show` has the full output)" if cut else "")
+
+
+class UserBlock(Static):
+    DEFAULT_CSS = """
+    UserBlock { margin: 1 0 0 0; padding: 0 1; background: $boost; color: $text; border-left: thick $accent; }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Text(text))
+
+
+class NoteBlock(Static):
+    """A line from coder itself: errors, checkpoints, command output in plain text."""
+
+    DEFAULT_CSS = """
+    NoteBlock { padding: 0 1; color: $text-muted; }
+    NoteBlock.error { color: $error; }
+    NoteBlock.ok { color: $success; }
+    """
+
+    def __init__(self, text: str, kind: str = "") -> None:
+        super().__init__(Text(text), classes=kind)
+
+
+class DiffView(ScrollableContainer):
+    """A unified diff, highlighted, scrolling sideways instead of wrapping (a 200-column diff stays readable)."""
+
+    DEFAULT_CSS = """
+    DiffView { height: auto; max-height: 40; overflow-x: auto; overflow-y: auto; }
+    DiffView > Static { width: auto; }
+    """
+
+    def __init__(self, diff: str) -> None:
+        super().__init__()
+        self.diff = cap_output(diff)
+
+    def compose(self) -> ComposeResult:
+        yield Static(Syntax(self.diff, "diff", theme="ansi_dark", word_wrap=False, background_color="default"))
+
+
+class ToolBlock(Collapsible):
+    """One tool call: a one-line title (the call, then its one-line result) that expands to the full output."""
+
+    DEFAULT_CSS = """
+    ToolBlock { margin: 0; padding: 0; border: none; background: transparent; }
+    ToolBlock > Contents { padding: 0 0 0 2; }
+    ToolBlock.error CollapsibleTitle { color: $error; }
+    ToolBlock .output { color: $text-muted; }
+    """
+
+    def __init__(self, call_id: str, tool: str, args: dict) -> None:
+        self.call_id = call_id
+        self.tool = tool
+        self.call_title = tool_title(tool, args)
+        super().__init__(title=f"⋯ {self.call_title}", collapsed=True)
+
+    def note(self, text: str) -> None:
+        self.title = f"⋯ {self.call_title}  [{text}]"
+
+    def finish(self, output: str, is_error: bool, duration: float, diff: str = "") -> None:
+        self.title = f"{self.call_title}  {result_line(output, is_error, duration)}"
+        if is_error:
+            self.add_class("error")
+        contents = self.query_one(Collapsible.Contents)
+        if diff:
+            contents.mount(DiffView(diff))
+            if len(diff.splitlines()) <= DIFF_OPEN_LINES:
+                self.collapsed = False
+        if output.strip() and not (diff and not is_error and len(output) < 200):
+            contents.mount(Static(Text(cap_output(output)), classes="output"))
+
+
+class PermissionPrompt(Vertical, can_focus=True):
+    """Inline: allow once (y), always for the proposed narrowest rule (a: this session, p: this project), deny
+    (n or Esc)."""
+
+    DEFAULT_CSS = """
+    PermissionPrompt { height: auto; border: round $warning; padding: 0 1; margin: 0 0 1 0; }
+    PermissionPrompt:focus { border: round $accent; }
+    PermissionPrompt .what { color: $text; }
+    PermissionPrompt .why { color: $text-muted; }
+    PermissionPrompt Horizontal { height: auto; }
+    PermissionPrompt Button { margin: 0 1 0 0; min-width: 10; }
+    """
+    BINDINGS = [
+        Binding("y", "answer('once')", "allow once"),
+        Binding("a", "answer('always')", "always allow"),
+        Binding("p", "answer('project')", "allow in project"),
+        Binding("n", "answer('deny')", "deny"),
+        Binding("left", "focus_previous", show=False),
+        Binding("right", "focus_next", show=False),
+    ]
+
+    class Answered(Message):
+        def __init__(self, prompt: "PermissionPrompt", choice: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.choice = choice
+
+    def __init__(self, call_id: str, tool: str, args: dict, reason: str, rule: str | None) -> None:
+        super().__init__()
+        self.call_id = call_id
+        self.tool = tool
+        self.args = args
+        self.reason = reason
+        self.rule = rule
+        self.answered = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text.assemble(("Allow ", "bold"), (tool_title(self.tool, self.args), "bold yellow"),
+                                   ("?", "bold")))
+        yield Static(Text(input_summary(self.tool, self.args)), classes="what")
+        if self.reason:
+            yield Static(Text(self.reason), classes="why")
+        with Horizontal():
+            yield Button("Allow once [y]", id="once", variant="success", compact=True)
+            if self.rule:
+                yield Button(f"Always: {self.rule} [a]", id="always", variant="primary", compact=True)
+                yield Button("In this project [p]", id="project", compact=True)
+            yield Button("Deny [n]", id="deny", variant="error", compact=True)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_answer(event.button.id or "deny")
+
+    def action_answer(self, choice: str) -> None:
+        if self.answered or (choice in ("always", "project") and not self.rule):
+            return
+        self.answered = True
+        self.post_message(self.Answered(self, choice))
+
+
+class StatusBar(Static):
+    DEFAULT_CSS = """
+    StatusBar { dock: bottom; height: 1; padding: 0 1; background: $panel; color: $text-muted; }
+    """
+
+
+class CompletionList(Static):
+    """Candidates for `/command` or `@path` above the input; the app moves the highlight and accepts."""
+
+    DEFAULT_CSS = """
+    CompletionList { display: none; height: auto; max-height: 10; padding: 0 1; background: $surface;
+                     border-top: solid $accent; }
+    CompletionList.open { display: block; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(id="complete")
+        self.items: list[tuple[str, str]] = []  # (value, description)
+        self.index = 0
+        self.kind = ""  # "command" | "path"
+
+    def show(self, kind: str, items: list[tuple[str, str]]) -> None:
+        self.kind, self.items, self.index = kind, items, 0
+        self.set_class(bool(items), "open")
+        self._draw()
+
+    def close(self) -> None:
+        self.items = []
+        self.remove_class("open")
+
+    @property
+    def is_open(self) -> bool:
+        return bool(self.items)
+
+    def move(self, delta: int) -> None:
+        if self.items:
+            self.index = (self.index + delta) % len(self.items)
+            self._draw()
+
+    def current(self) -> str | None:
+        return self.items[self.index][0] if self.items else None
+
+    def _draw(self) -> None:
+        text = Text()
+        for i, (value, desc) in enumerate(self.items):
+            style = "reverse" if i == self.index else ""
+            text.append(f" {value} ", style=style)
+            if desc:
+                text.append(f"  {desc}", style="dim")
+            if i < len(self.items) - 1:
+                text.append("\n")
+        self.update(text)
+
+
+class PromptInput(TextArea):
+    """Multi-line input: Enter sends, Shift+Enter or Ctrl+J adds a line, Up/Down on the first/last line walk
+    the history, Tab accepts a completion."""
+
+    DEFAULT_CSS = """
+    PromptInput { height: auto; min-height: 3; max-height: 12; border: round $accent; padding: 0 1; }
+    PromptInput:disabled { border: round $panel; }
+    """
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class Special(Message):
+        """A key the app decides about (completion navigation, history)."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, highlight_cursor_line=False, compact=True,
+                         placeholder="Ask coder… (Enter sends, Ctrl+J new line, / commands, @ files)", **kwargs)
+        self.completion_open = False
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        if key in ("shift+enter", "ctrl+j", "alt+enter"):
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if key == "enter" or (key == "tab" and self.completion_open):
+            event.stop()
+            event.prevent_default()
+            if self.completion_open:
+                self.post_message(self.Special("accept"))
+            elif key == "enter":
+                self.post_message(self.Submitted(self.text))
+            return
+        row, _ = self.cursor_location
+        if key == "up" and (self.completion_open or row == 0):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Special("up"))
+            return
+        if key == "down" and (self.completion_open or row == self.document.line_count - 1):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Special("down"))
+            return
+        await super()._on_key(event)
+
+    def set_text(self, text: str) -> None:
+        self.load_text(text)
+        lines = text.split("\n")
+        self.move_cursor((len(lines) - 1, len(lines[-1])))

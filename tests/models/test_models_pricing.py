@@ -1,0 +1,70 @@
+"""Pricing: built-in table, aliases and dated names, user overrides, unknown models."""
+
+from __future__ import annotations
+
+import pytest
+
+from coder.errors import ConfigError
+from coder.models.pricing import PriceTable
+from coder.models.types import Usage
+
+MILLION = Usage(input_tokens=1_000_000, output_tokens=1_000_000, cache_read_tokens=1_000_000,
+                cache_write_tokens=1_000_000)
+
+
+@pytest.mark.parametrize(("model", "input_price", "output_price"), [
+    ("claude-sonnet-4-5", 3, 15),
+    ("claude-sonnet-4-5-20250929", 3, 15),
+    ("anthropic:claude-opus-4-1", 15, 75),
+    ("claude-opus-4-20250514", 15, 75),
+    ("claude-haiku-4-5", 1, 5),
+    ("claude-3-5-haiku-latest", 0.8, 4),
+    ("us.anthropic.claude-3-7-sonnet-20250219-v1:0", 3, 15),
+])
+def test_builtin_prices_and_aliases(model: str, input_price: float, output_price: float) -> None:
+    price = PriceTable().lookup(model)
+    assert price is not None
+    assert (price.input, price.output) == (input_price, output_price)
+    assert price.cache_write == pytest.approx(input_price * 1.25)
+    assert price.cache_read == pytest.approx(input_price * 0.1)
+
+
+def test_cost_prices_cache_reads_and_writes_separately() -> None:
+    table = PriceTable()
+    usage = Usage(input_tokens=1000, output_tokens=500, cache_read_tokens=10_000, cache_write_tokens=2000)
+    cost = table.cost("claude-sonnet-4-5", usage)
+    expected = (1000 * 3 + 500 * 15 + 10_000 * 0.3 + 2000 * 3.75) / 1e6
+    assert cost.known and cost.usd == pytest.approx(expected)
+
+
+def test_a_new_version_does_not_inherit_an_older_price() -> None:
+    table = PriceTable()
+    assert table.lookup("claude-opus-4-9") is None
+    cost = table.cost("qwen2.5-coder", MILLION)
+    assert cost.usd == 0 and not cost.known
+
+
+def test_user_table_overrides_and_extends() -> None:
+    table = PriceTable({"pricing": {
+        "claude-sonnet-4-5": {"input": 2, "output": 10},
+        "qwen2.5-coder": {"input": 0.1, "output": 0.2, "cache_write": 0.1, "cache_read": 0.01},
+    }})
+    assert table.cost("claude-sonnet-4-5-20250929", Usage(input_tokens=1_000_000)).usd == pytest.approx(2)
+    assert table.cost("openai:qwen2.5-coder", MILLION).usd == pytest.approx(0.1 + 0.2 + 0.1 + 0.01)
+
+
+def test_scripted_models_are_free() -> None:
+    cost = PriceTable().cost("scripted:/tmp/s.json", MILLION)
+    assert cost.known and cost.usd == 0
+
+
+@pytest.mark.parametrize(("entry", "needle"), [
+    ({"input": 1}, "needs both `input` and `output`"),
+    ({"input": -1, "output": 1}, "key `input` must be a non-negative number"),
+    ({"input": 1, "output": 2, "cached": 1}, "unknown keys \\['cached'\\]"),
+    (3, "must be a table"),
+])
+def test_bad_user_prices_name_the_entry(entry: object, needle: str) -> None:
+    with pytest.raises(ConfigError, match=needle) as info:
+        PriceTable({"pricing": {"my-model": entry}})
+    assert '[pricing."my-model"]' in str(info.value)
