@@ -41,6 +41,7 @@ from coder.context.masking import ERROR_HINT, is_failure, keys_of  # noqa: E402
 from coder.context.replay import EDITOR, Replay, find_trajectories, load_trajectory  # noqa: E402
 from coder.errors import CoderError, ModelError  # noqa: E402
 from coder.models.pricing import Price  # noqa: E402
+from coder.tools.output import load_output  # noqa: E402
 from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock  # noqa: E402
 from coder.models.types import Usage  # noqa: E402
 from coder.models.wire import PrefixCache, build_anthropic_body, input_tokens, segments  # noqa: E402
@@ -172,13 +173,18 @@ def retention(request: ModelRequest, facts: dict[str, list[str]], state_dir: Pat
             ok = item in text
             if not ok and kind == "user_messages" and state_dir is not None:
                 # a very long message kept as head + tail with its full text behind a handle named in context
-                ok = any(h in text and (state_dir / "outputs" / f"{h.removeprefix('output://')}.txt").exists()
-                         and (state_dir / "outputs" / f"{h.removeprefix('output://')}.txt").read_text() == item
-                         for h in re.findall(r"output://[0-9a-f]+", text))
+                ok = any(_stored(state_dir, h) == item for h in re.findall(r"output://[0-9a-f]+", text))
             found[kind].append(ok)
     checks = [ok for oks in found.values() for ok in oks]
     return {"passed": sum(checks), "checks": len(checks),
             "missing": {k: [i[:80] for i, ok in zip(facts[k], v) if not ok] for k, v in found.items() if not all(v)}}
+
+
+def _stored(state_dir: Path, handle: str) -> str | None:
+    try:
+        return load_output(state_dir, handle)
+    except OSError:
+        return None
 
 
 def run_one(replay: Replay, args: argparse.Namespace) -> dict[str, Any]:

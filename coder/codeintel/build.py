@@ -8,6 +8,7 @@ each batch as it arrives so queries see a growing index rather than waiting for 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -16,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from coder.codeintel.files import MAX_FILE_BYTES, classify_content, list_files
 from coder.codeintel.languages import language_name
@@ -197,8 +199,12 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
 
 
 def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
-            only: list[str] | None = None, progress: Callable[[int, int], None] | None = None) -> RefreshStats:
-    """Make the cache match the working tree (or only the files `only`); returns what changed."""
+            only: list[str] | None = None, progress: Callable[[int, int], None] | None = None,
+            lock: Any = None) -> RefreshStats:
+    """Make the cache match the working tree (or only the files `only`); returns what changed.
+
+    `lock` (held around each database step, not the whole refresh) lets queries run between batches."""
+    lock = lock if lock is not None else contextlib.nullcontext()
     start = time.perf_counter()
     stats = RefreshStats()
     if only is None:
@@ -207,8 +213,9 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
         stats.skipped, stats.notes, stats.from_git = dict(listing.skipped), list(listing.notes), listing.from_git
     else:
         rels = sorted({r for r in only if language_name(r) is not None})
-    stored = {row[0]: (row[1], row[2], row[3], row[4]) for row in
-              conn.execute("SELECT path, id, size, mtime_ns, hash FROM files")}
+    with lock:
+        stored = {row[0]: (row[1], row[2], row[3], row[4]) for row in
+                  conn.execute("SELECT path, id, size, mtime_ns, hash FROM files")}
     todo: list[tuple[str, int, int, str | None]] = []
     present: set[str] = set()
     for rel in rels:
@@ -231,29 +238,32 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
         todo.append((rel, st.st_size, st.st_mtime_ns, old[3] if old is not None and old[3] else None))
     gone = [rel for rel in (stored if only is None else rels) if rel in stored and rel not in present]
     if gone:
-        conn.execute("BEGIN")
-        for rel in gone:
-            fid = stored[rel][0]
-            conn.execute("DELETE FROM symbols WHERE file_id=?", (fid,))
-            conn.execute("DELETE FROM refs WHERE file_id=?", (fid,))
-            conn.execute("DELETE FROM files WHERE id=?", (fid,))
-        conn.execute("COMMIT")
+        with lock:
+            conn.execute("BEGIN")
+            for rel in gone:
+                fid = stored[rel][0]
+                conn.execute("DELETE FROM symbols WHERE file_id=?", (fid,))
+                conn.execute("DELETE FROM refs WHERE file_id=?", (fid,))
+                conn.execute("DELETE FROM files WHERE id=?", (fid,))
+            conn.execute("COMMIT")
         stats.removed = len(gone)
     workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, 8))
     done = 0
     now_ns = time.time_ns()
     for results in _parse_all(root, todo, workers):
-        parsed, same = _write(conn, stored, results, now_ns)
+        with lock:
+            parsed, same = _write(conn, stored, results, now_ns)
         stats.parsed += parsed
         stats.rehashed += same
         done += len(results)
         if progress is not None:
             progress(done, len(todo))
-    for status, count in conn.execute(
-            "SELECT status, count(*) FROM files WHERE status != 'ok' GROUP BY status ORDER BY status"):
-        stats.skipped[status] = stats.skipped.get(status, 0) + count
+    with lock:
+        for status, count in conn.execute(
+                "SELECT status, count(*) FROM files WHERE status != 'ok' GROUP BY status ORDER BY status"):
+            stats.skipped[status] = stats.skipped.get(status, 0) + count
+        if stats.changed:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES('generation', ?)", (str(time.time_ns()),))
     stats.files = len(present)
-    if stats.changed:
-        conn.execute("INSERT OR REPLACE INTO meta VALUES('generation', ?)", (str(time.time_ns()),))
     stats.seconds = time.perf_counter() - start
     return stats

@@ -54,7 +54,8 @@ class CodeIndex:
         self._conn = conn
         self._db_path = db_path
         self.notes = notes
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # around every SQLite step
+        self._refresh_lock = threading.Lock()  # one refresh at a time
         self.last_refresh: RefreshStats | None = None
         self.last_refresh_at = 0.0
         self.building = False
@@ -82,15 +83,17 @@ class CodeIndex:
             if progress is not None:
                 progress(done, total)
 
-        with self._lock:
-            self.building = True
+        with self._refresh_lock:
+            self.building = only is None
             try:
                 try:
-                    stats = refresh(self._conn, self.root, workers=workers, only=only, progress=track)
+                    stats = refresh(self._conn, self.root, workers=workers, only=only, progress=track,
+                                    lock=self._lock)
                 except sqlite3.DatabaseError as exc:
-                    self.notes.append(f"index cache was corrupt ({exc}); rebuilt it")
-                    self._conn = reset_db(self._conn, self._db_path)
-                    stats = refresh(self._conn, self.root, workers=workers, progress=track)
+                    with self._lock:
+                        self.notes.append(f"index cache was corrupt ({exc}); rebuilt it")
+                        self._conn = reset_db(self._conn, self._db_path)
+                    stats = refresh(self._conn, self.root, workers=workers, progress=track, lock=self._lock)
             finally:
                 self.building = False
         if only is None:
@@ -114,8 +117,8 @@ class CodeIndex:
 
     def _recheck(self, paths: set[str]) -> bool:
         """Re-index the given files if they changed on disk since they were indexed; True if any did."""
-        if not paths:
-            return False
+        if not paths or self.building:
+            return False  # during a cold build the builder will reach these files itself
         return self.refresh(only=sorted(paths)).changed
 
     # -- queries ------------------------------------------------------------------------------------------
@@ -202,6 +205,17 @@ class CodeIndex:
     def outline(self, path: str) -> list[Location]:
         """Definitions of one file (repo-relative or absolute path), re-parsed first if it changed."""
         rel = self.relpath(path)
+        full = self.root / rel
+        if not full.is_file():
+            raise UsageError(f"no such file: {rel}")
+        if self.building:  # do not wait for the cold build: parse this one file now
+            from coder.codeintel.outline import outline_source
+
+            try:
+                data = full.read_bytes()
+            except OSError as exc:
+                raise UsageError(f"cannot read {rel}: {exc}") from exc
+            return [Location(rel, s.line, s.end_line, s.kind, s.name, s.signature) for s in outline_source(rel, data)]
         self.refresh(only=[rel])
         rows = self._query(f"SELECT {_SYMBOL_COLS} FROM symbols s JOIN files f ON f.id = s.file_id "
                            "WHERE f.path = ? ORDER BY s.line, s.col, s.name", (rel,))

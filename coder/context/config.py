@@ -39,7 +39,7 @@ class ContextConfig:
     mask_min_chars: int = 300
     hard_clip_chars: int = 8_000
     summary_max_tokens: int = 3_000
-    instruction_max_chars: int = 6_000
+    instruction_max_chars: int = 16_000
     max_output_tokens: int = 8_192
     count_with_provider: str = "threshold"
     chars_per_token: float = 3.5

@@ -35,7 +35,7 @@ def save_output(state_dir: Path, text: str) -> str:
     path = folder / f"{output_id}.txt"
     if not path.exists():
         tmp = folder / f".{output_id}.tmp"
-        tmp.write_text(text, encoding="utf-8", errors="replace")
+        tmp.write_bytes(text.encode("utf-8", errors="replace"))
         tmp.replace(path)  # atomic: a reader never sees half a file
     return HANDLE_PREFIX + output_id
 
@@ -45,7 +45,8 @@ def load_output(state_dir: Path, handle: str) -> str:
     output_id = handle.removeprefix(HANDLE_PREFIX)
     if not output_id.isalnum():
         raise FileNotFoundError(handle)
-    return (outputs_dir(state_dir) / f"{output_id}.txt").read_text(encoding="utf-8")
+    # bytes, not read_text: universal newlines would turn a stored "\r\n" into "\n"
+    return (outputs_dir(state_dir) / f"{output_id}.txt").read_bytes().decode("utf-8", errors="replace")
 
 
 def clip_output(text: str, state_dir: Path, max_chars: int = 20_000, head_lines: int = 100,

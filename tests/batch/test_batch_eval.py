@@ -13,7 +13,7 @@ from coder.batch.envs import load_spec_table
 from coder.batch.evaluate import EvalConfig, evaluate
 from coder.batch.instances import load_instances
 
-from conftest import BREAKING_PATCH, GOLD_PATCH
+from batch_fixtures import BREAKING_PATCH, GOLD_PATCH
 
 
 def _cfg(swe, env_cache: Path, out: Path, **kw) -> EvalConfig:

@@ -1,0 +1,257 @@
+"""The rules engine behind the engine's PermissionPolicy: allow / ask / deny rules, modes, remembered answers.
+
+Evaluation of one call:
+1. `deny` rules: any matching part (one simple command of a compound line, one path of a patch) denies.
+2. `ask` rules: any matching part asks, whatever the mode.
+3. Every part must then be allowed on its own: by an `allow` rule (config, flags, remembered answers), by the
+   built-in read-only list (shell commands, in every mode), or by the mode:
+   - plan: reads only; everything else is denied (the read-only shell list still runs);
+   - ask: reads run, writes and commands ask;
+   - auto-edit: reads and edits run, commands ask;
+   - auto: everything the sandbox allows runs.
+Headless sessions never block: the engine treats an unanswered ask as deny, and `--allow`/`--deny` pre-answer.
+
+Remembered "always allow" answers store the narrowest rule that covers the call: the first words of the
+command (`bash(npm test*)`), never the whole literal line, or the exact file for an edit. Project-wide answers go
+to `.coder/permissions.json`, which coder writes from outside the sandbox (inside, `.coder/` is read-only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coder.errors import ConfigError
+from coder.policy.base import MODES, Decision, Mode, PermissionAnswer
+from coder.policy.patterns import WRITE_TOOLS, Rule, parse_rules
+from coder.policy.readonly import is_read_only
+from coder.policy.shellparse import SimpleCommand, split_command
+
+PROJECT_FILE = ".coder/permissions.json"
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
+#: commands whose "always allow" answer stays the exact line: a wildcard on them would allow far more
+_EXACT_ONLY = frozenset({"rm", "mv", "cp", "dd", "chmod", "chown", "curl", "wget", "sudo", "kill", "pkill",
+                         "killall", "ssh", "scp", "rsync", "sh", "bash", "eval", "python", "python3", "node"})
+_SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9:_.-]*$")
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The files an apply_patch text touches (`*** Add/Update/Delete File: P`, `*** Move to: P`)."""
+    return list(dict.fromkeys(m.group(1) for m in _PATCH_PATH.finditer(patch or "")))
+
+
+def suggest_bash_rule(cmd: SimpleCommand) -> str:
+    """The narrowest useful rule for one command: its name and sub-command words, then `*`."""
+    words = cmd.words
+    if not words:
+        return f"bash({cmd.text})"
+    name = words[0]
+    if cmd.dynamic or cmd.assignments or name in _EXACT_ONLY and not (len(words) > 2 and words[1] == "-m"):
+        return f"bash({cmd.text})"
+    kept = [name]
+    rest = words[1:]
+    if rest[:1] == ["-m"] and len(rest) > 1:  # python -m pytest
+        kept += rest[:2]
+        rest = rest[2:]
+    for word in rest[:2]:
+        if not _SUBCOMMAND.match(word) or "." in word and "/" not in word and len(kept) > 1:
+            break
+        if "." in word:  # a file name (script.py), not a sub-command
+            break
+        kept.append(word)
+    return f"bash({' '.join(kept)}*)"
+
+
+@dataclass
+class RulePolicy:
+    mode: Mode = "ask"
+    allow: list[Rule] = field(default_factory=list)
+    ask: list[Rule] = field(default_factory=list)
+    deny: list[Rule] = field(default_factory=list)
+    project_dir: Path | None = None
+    #: rules remembered for this session only
+    session_allow: list[Rule] = field(default_factory=list)
+
+    # ---- the protocol ------------------------------------------------------------------------------------
+
+    def decide(self, tool: str, permission: str, args: dict[str, Any]) -> Decision:
+        if tool == "str_replace_based_edit_tool" and args.get("command") == "view":
+            permission = "read"
+        if tool == "bash":
+            return self._decide_bash(args)
+        paths = self._paths(tool, permission, args)
+        return self._decide_generic(tool, permission, paths)
+
+    def remember(self, answer: PermissionAnswer) -> None:
+        if not answer.allow or not answer.rule:
+            return
+        rule = Rule.parse(answer.rule)
+        if rule not in self.session_allow:
+            self.session_allow.append(rule)
+        if answer.remember == "project" and self.project_dir is not None:
+            self._save_project_rule(str(rule))
+
+    # ---- bash --------------------------------------------------------------------------------------------
+
+    def _decide_bash(self, args: dict[str, Any]) -> Decision:
+        command = args.get("command")
+        if not isinstance(command, str) or not command.strip():
+            return Decision("allow", "no command (restart only)", rule="bash:restart")
+        parsed = split_command(command)
+        parts = parsed.parts or []
+        allows = self.allow + self.session_allow
+        for part in parts:
+            rule = _first(self.deny, "bash", "execute", part.text)
+            if rule is not None:
+                return Decision("deny", f"`{part.text}` matches the deny rule {rule}", rule=str(rule))
+        if not parsed.ok and _first(self.deny, "bash", "execute", None) is None:
+            pass  # an unparsable line is one opaque part below
+        for part in parts:
+            rule = _first(self.ask, "bash", "execute", part.text)
+            if rule is not None:
+                return Decision("ask", f"`{part.text}` matches the ask rule {rule}", rule=str(rule),
+                                suggested_rule=suggest_bash_rule(part))
+        pending: list[SimpleCommand] = []
+        for part in parts:
+            if parsed.ok and is_read_only(part):
+                continue
+            if _first(allows, "bash", "execute", part.text) is not None:
+                continue
+            pending.append(part)
+        if not pending:
+            return Decision("allow", "read-only or allowed by rules", rule="rules" if parts else "empty")
+        first = pending[0]
+        shown = ", ".join(f"`{p.text}`" for p in pending[:3]) + (" ..." if len(pending) > 3 else "")
+        if self.mode == "auto":
+            return Decision("allow", rule="mode:auto")
+        if self.mode == "plan":
+            return Decision("deny", f"plan mode runs only read-only commands; not allowed: {shown}",
+                            rule="mode:plan")
+        why = "could not be parsed, so it runs only with approval" if not parsed.ok else "needs approval"
+        return Decision("ask", f"{shown} {why} in {self.mode} mode", suggested_rule=suggest_bash_rule(first))
+
+    # ---- other tools -------------------------------------------------------------------------------------
+
+    def _paths(self, tool: str, permission: str, args: dict[str, Any]) -> list[str]:
+        raw: list[str] = []
+        if tool == "apply_patch":
+            raw = patch_paths(str(args.get("patch") or args.get("input") or ""))
+        elif isinstance(args.get("path"), str):
+            raw = [args["path"]]
+        return [self._relative(p) for p in raw]
+
+    def _relative(self, path: str) -> str:
+        if self.project_dir is None:
+            return path
+        p = Path(path)
+        absolute = p if p.is_absolute() else self.project_dir / p
+        try:
+            return Path(os.path.normpath(absolute)).relative_to(self.project_dir).as_posix()
+        except ValueError:
+            return os.path.normpath(absolute)
+
+    def _decide_generic(self, tool: str, permission: str, paths: list[str]) -> Decision:
+        subjects: list[str | None] = list(paths) or [None]
+        allows = self.allow + self.session_allow
+        for subject in subjects:
+            rule = _first(self.deny, tool, permission, subject)
+            if rule is not None:
+                return Decision("deny", f"{tool}{f' on {subject}' if subject else ''} matches the deny rule {rule}",
+                                rule=str(rule))
+        for subject in subjects:
+            rule = _first(self.ask, tool, permission, subject)
+            if rule is not None:
+                return Decision("ask", f"{tool}{f' on {subject}' if subject else ''} matches the ask rule {rule}",
+                                rule=str(rule), suggested_rule=self._suggest(tool, permission, subject))
+        if permission == "read":
+            return Decision("allow", rule="class:read")
+        pending = [s for s in subjects if _first(allows, tool, permission, s) is None]
+        if not pending:
+            return Decision("allow", "allowed by rules", rule="rules")
+        subject = pending[0]
+        is_write = permission == "write" or tool in WRITE_TOOLS
+        if self.mode == "auto" or (self.mode == "auto-edit" and is_write):
+            return Decision("allow", rule=f"mode:{self.mode}")
+        if self.mode == "plan":
+            return Decision("deny", f"plan mode is read-only: {tool} ({permission}) does not run", rule="mode:plan")
+        target = f" on {subject}" if subject else ""
+        return Decision("ask", f"{tool}{target} needs approval in {self.mode} mode",
+                        suggested_rule=self._suggest(tool, permission, subject))
+
+    def _suggest(self, tool: str, permission: str, subject: str | None) -> str:
+        if subject is not None and (tool in WRITE_TOOLS or permission == "write"):
+            return f"edit({subject})"
+        if subject is not None and permission == "read":
+            return f"read({subject})"
+        return tool
+
+    # ---- project file ------------------------------------------------------------------------------------
+
+    def _save_project_rule(self, rule: str) -> None:
+        assert self.project_dir is not None
+        path = self.project_dir / PROJECT_FILE
+        data = load_project_file(path)
+        allow = data.setdefault("allow", [])
+        if rule in allow:
+            return
+        allow.append(rule)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".permissions.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+
+
+def _first(rules: list[Rule], tool: str, permission: str, subject: str | None) -> Rule | None:
+    """The first rule that covers `tool` and matches `subject` (a command text or a path)."""
+    for rule in rules:
+        if not rule.covers_tool(tool, permission):
+            continue
+        if rule.spec is None:
+            return rule
+        if subject is None:
+            continue
+        if tool == "bash" and rule.tool == "bash":
+            if rule.matches_command(subject):
+                return rule
+        elif rule.tool in ("edit", "read") or tool in WRITE_TOOLS:
+            if rule.matches_path(subject):
+                return rule
+    return None
+
+
+def load_project_file(path: Path) -> dict[str, list[str]]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}); fix or delete it") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected an object with allow / ask / deny lists")
+    return {k: list(v) for k, v in data.items() if k in ("allow", "ask", "deny") and isinstance(v, list)}
+
+
+def policy_from_config(config: dict[str, Any], mode: str, allow: list[str] | None = None,
+                       deny: list[str] | None = None, project_dir: Path | None = None) -> RulePolicy:
+    """Build the policy from `[permissions]` in config, `.coder/permissions.json`, and the --allow/--deny flags."""
+    if mode not in MODES:
+        raise ConfigError(f"permission mode {mode!r} is not one of {', '.join(MODES)}")
+    section = config.get("permissions") or {}
+    if not isinstance(section, dict):
+        raise ConfigError("[permissions] must be a table with allow / ask / deny lists")
+    project = load_project_file(project_dir / PROJECT_FILE) if project_dir is not None else {}
+    where = "[permissions]"
+    return RulePolicy(
+        mode=mode,  # type: ignore[arg-type]
+        allow=parse_rules(list(allow or []) + list(section.get("allow") or []) + project.get("allow", []), where),
+        ask=parse_rules(list(section.get("ask") or []) + project.get("ask", []), where),
+        deny=parse_rules(list(deny or []) + list(section.get("deny") or []) + project.get("deny", []), where),
+        project_dir=project_dir.resolve() if project_dir is not None else None,
+    )
