@@ -34,17 +34,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coder.context.base import Pinned  # noqa: E402
-from coder.context.history import observations, replace_results, user_texts  # noqa: E402
-from coder.context.manager import TieredContext  # noqa: E402
-from coder.context.masking import ERROR_HINT, is_failure, keys_of  # noqa: E402
-from coder.context.replay import EDITOR, Replay, find_trajectories, load_trajectory  # noqa: E402
-from coder.errors import CoderError, ModelError  # noqa: E402
-from coder.models.pricing import Price  # noqa: E402
-from coder.tools.output import load_output  # noqa: E402
-from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock  # noqa: E402
-from coder.models.types import Usage  # noqa: E402
-from coder.models.wire import PrefixCache, build_anthropic_body, input_tokens, segments  # noqa: E402
+from coder.context.base import Pinned
+from coder.context.history import observations, replace_results, user_texts
+from coder.context.manager import TieredContext
+from coder.context.masking import ERROR_HINT, is_failure, keys_of
+from coder.context.replay import EDITOR, Replay, find_trajectories, load_trajectory
+from coder.errors import CoderError, ModelError
+from coder.models.pricing import Price
+from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
+from coder.models.wire import PrefixCache, build_anthropic_body, input_tokens, segments
+from coder.tools.output import load_output
 
 MODEL = "claude-sonnet-4-5"
 PRICE = Price.anthropic(3.0, 15.0)
@@ -81,7 +80,11 @@ class Meter:
         total = self.usage.total_input
         return {"requests": self.requests, "peak_tokens": self.peak, "input_tokens": total,
                 "cached_share": round(self.usage.cache_read_tokens / total, 4) if total else 0.0,
-                "cost_usd": round(PRICE.cost(self.usage), 5)}
+                "cost_usd": round(PRICE.cost(self.usage), 5),
+                "cost_split_usd": {"read": round(self.usage.cache_read_tokens * PRICE.cache_read / 1e6, 5),
+                                   "write": round(self.usage.cache_write_tokens * PRICE.cache_write / 1e6, 5),
+                                   "plain": round(self.usage.input_tokens * PRICE.input / 1e6, 5),
+                                   "output": round(self.usage.output_tokens * PRICE.output / 1e6, 5)}}
 
 
 class ReplayProvider:
@@ -215,8 +218,9 @@ def run_one(replay: Replay, args: argparse.Namespace) -> dict[str, Any]:
         meter = Meter()
         config = {k: v for k, v in (("compact_at", args.compact_at), ("target", args.target),
                                     ("recent_turns", args.recent_turns)) if v is not None}
-        stub = StubSummarizer(meter, args.summary_ratio, 3000)
+        stub = StubSummarizer(meter, args.summary_ratio, 0)
         manager = TieredContext(ReplayProvider(args.window), config, Path(tmp), summarizer=stub)
+        stub.max_tokens = manager.config.summary_max_tokens
         kinds: dict[str, int] = {}
         started = time.perf_counter()
         for i in points:
@@ -270,8 +274,9 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def table(results: list[dict[str, Any]], total: dict[str, Any]) -> str:
-    rows = ["| trajectory | req | raw peak | ours peak | raw $ | mask $ | mask/10 $ | ours $ | ours cached | "
-            "ours/raw $ | retention |", "|" + "---|" * 11]
+    header = ("| trajectory | req | raw peak | ours peak | raw $ | mask $ | mask/10 $ | ours $ | ours cached | "
+              "ours/raw $ | retention |")
+    rows = [header, "|" + "---|" * 11]
     for r in results:
         ret = r["ours"]["retention"]
         rows.append(f"| {r['name'][:42]} | {r['requests']} | {r['raw']['peak_tokens']} | {r['ours']['peak_tokens']} "

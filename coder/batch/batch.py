@@ -9,20 +9,21 @@ cost counts, their predictions are kept), and the run ends with exit code 1 and 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from coder.batch.instance_run import InstanceOutcome, RunConfig, process_instance
 from coder.batch.instances import Instance
 from coder.batch.outputs import RunDir, atomic_write
 from coder.batch.progress import Progress
 from coder.batch.runner import interrupt_all
-from coder.errors import Interrupted, UsageError
+from coder.errors import ConfigError, Interrupted, UsageError
 
 
 @dataclass
@@ -45,11 +46,15 @@ class BatchSummary:
 
 
 class CostGuard:
-    """The whole-run budget; the cost of instances finished in earlier (resumed) invocations counts too."""
+    """The whole-run budget; the cost of instances finished in earlier (resumed) invocations counts too.
+
+    It also stops the run when the agent cannot even start (exit code 2: bad model name, missing API key) before
+    any instance succeeded: every other instance would fail the same way, one by one."""
 
     def __init__(self, limit: float | None, already_spent: float) -> None:
         self.limit = limit
         self.spent = already_spent
+        self.abort: str | None = None
         self._lock = threading.Lock()
 
     def add(self, cost: float) -> None:
@@ -58,7 +63,7 @@ class CostGuard:
 
     @property
     def exhausted(self) -> bool:
-        return self.limit is not None and self.spent >= self.limit
+        return self.abort is not None or (self.limit is not None and self.spent >= self.limit)
 
 
 def plan(instances: list[Instance], run: RunDir, redo: bool) -> tuple[list[Instance], list[Instance]]:
@@ -99,6 +104,8 @@ def run_batch(instances: list[Instance], cfg: RunConfig, progress_out=None, prog
         run.record(st, outcome.patch)
         guard.add(st.cost_usd)
         summary.cost_usd = guard.spent
+        if st.state == "crashed" and re.match(r"coder run exited 2\b", st.error or "") and summary.finished == 0:
+            guard.abort = st.error
         summary.finished += st.state == "done"
         summary.crashed += st.state != "done"
         summary.statuses.append(st)
@@ -114,6 +121,8 @@ def run_batch(instances: list[Instance], cfg: RunConfig, progress_out=None, prog
         backend(todo, cfg, on_outcome, guard, progress, summary)
     finally:
         progress.close()
+    if guard.abort:
+        raise ConfigError(f"stopped: the agent cannot start, so no further instance was started: {guard.abort}")
     return summary
 
 
@@ -131,13 +140,16 @@ def _run_local(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
                         running[pool.submit(process_instance, inst, cfg)] = inst
                         progress.started_one()
                     if guard.exhausted and pending:
-                        summary.stopped_by_cost, summary.not_started = True, len(pending)
-                        progress.note = (f"total cost limit ${cfg.total_cost:g} reached: {len(pending)} not "
-                                         "started, finishing the running ones")
+                        summary.stopped_by_cost = guard.abort is None
+                        summary.not_started = len(pending)
+                        progress.note = (f"total cost limit ${cfg.total_cost:g} reached: " if guard.abort is None
+                                         else "the agent cannot start: ") + \
+                            f"{len(pending)} not started, finishing the running ones"
                         pending.clear()
                     if not running:
                         break
                     finished, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                    progress.tick()
                     for fut in finished:
                         running.pop(fut)
                         on_outcome(fut.result())
@@ -151,10 +163,11 @@ def _run_local(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
                     on_outcome(fut.result())
                 running.clear()
     finally:
-        signal.signal(signal.SIGTERM, previous) if previous is not None else None
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if summary.interrupted:
-        raise Interrupted(f"batch interrupted; {summary.finished} instances recorded; rerun the same command "
-                          "to resume")
+        raise Interrupted(f"batch interrupted: {summary.finished} instances finished in this invocation, the "
+                          "interrupted ones are rerun when you run the same command again")
 
 
 def _install_sigterm():
@@ -162,7 +175,7 @@ def _install_sigterm():
     if threading.current_thread() is not threading.main_thread():
         return None
 
-    def handler(signum, frame):  # noqa: ARG001
+    def handler(signum, frame):
         raise KeyboardInterrupt
 
     return signal.signal(signal.SIGTERM, handler)
@@ -172,7 +185,11 @@ def _run_ray(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Instanc
              guard: CostGuard, progress: Progress, summary: BatchSummary) -> None:
     from coder.batch.ray_backend import run_on_ray
 
-    run_on_ray(todo, cfg, on_outcome, guard, progress, summary)
+    try:
+        run_on_ray(todo, cfg, on_outcome, guard, progress, summary)
+    except KeyboardInterrupt:
+        raise Interrupted("batch interrupted; the Ray tasks were cancelled; rerun the same command to resume") \
+            from None
 
 
 def default_run_dir(kind: str) -> Path:

@@ -91,6 +91,7 @@ def _run_flags(p: Any) -> None:
     p.add_argument("--keep-workspaces", action="store_true", help="keep each workspace after its patch is taken")
     p.add_argument("--prompt-template", type=Path,
                    help="task template with {problem_statement} {repo} {instance_id} {base_commit} {hints}")
+    p.add_argument("--with-hints", action="store_true", help="add the instance's hints_text to the task")
     p.add_argument("--no-progress", action="store_true", help="no status lines or live progress")
 
 
@@ -109,7 +110,8 @@ def _config(args: Any, run_dir: Path, **extra: Any):
     return RunConfig(run_dir=run_dir.resolve(), model=_model(args), workers=args.workers, max_turns=args.max_turns,
                      max_cost=args.max_cost, wall_time=args.wall_time, total_cost=args.total_cost, redo=args.redo,
                      exclude_new_tests=args.exclude_new_tests, keep_workspaces=args.keep_workspaces,
-                     prompt_template=args.prompt_template, backend=args.backend, address=args.address,
+                     prompt_template=args.prompt_template, include_hints=args.with_hints, backend=args.backend,
+                     address=args.address,
                      progress=not args.no_progress, **extra)
 
 

@@ -18,10 +18,11 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from coder.batch.instances import Instance
 from coder.errors import CoderError, UsageError
@@ -185,7 +186,7 @@ def reinstall_command(spec: EnvSpec) -> str:
     install = spec.install.strip()
     if not install:
         return ""
-    if install.startswith("python -m pip install") or install.startswith("pip install"):
+    if install.startswith(("python -m pip install", "pip install")):
         head, _, rest = install.partition("install")
         quick = f"{head}install --no-deps --no-build-isolation {rest.strip()}"
         return f"{quick} || {head}install --no-deps {rest.strip()}"

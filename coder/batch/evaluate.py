@@ -9,9 +9,12 @@ printed for them; the report never mixes them with real failures.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -52,7 +55,7 @@ class InstanceEval:
     instance_id: str
     status: str = grading.ERROR  # resolved | partially | not | error
     resolved: bool = False
-    patch_is_None: bool = False  # noqa: N815 - the harness's field name
+    patch_is_None: bool = False
     patch_exists: bool = False
     patch_successfully_applied: bool = False
     empty_patch: bool = False
@@ -64,28 +67,28 @@ class InstanceEval:
     duration_s: float = 0.0
 
 
-def test_directives(inst: Instance) -> list[str]:
+def get_test_directives(inst: Instance) -> list[str]:
     """The tests to run: the files of the test patch, as the harness names them (Django: module labels)."""
     files = re.findall(r"diff --git a/.* b/(.*)", inst.test_patch)
     files = [f for f in files if not any(f.endswith(ext) for ext in NON_TEST_EXTS)]
     if inst.repo == "django/django":
         out = []
         for f in files:
-            f = f[: -len(".py")] if f.endswith(".py") else f
-            f = f[len("tests/"):] if f.startswith("tests/") else f
+            f = f.removesuffix(".py")
+            f = f.removeprefix("tests/")
             out.append(f.replace("/", "."))
         return out
     return files
 
 
-def test_command(inst: Instance, spec: EnvSpec) -> str:
+def eval_test_command(inst: Instance, spec: EnvSpec) -> str:
     """The record's eval_script test command when it has one (it is what the harness ran), else the spec's."""
     if inst.eval_script:
         section = grading.test_section(inst.eval_script.replace(": '>>>>> Start Test Output'", grading.START_TEST_OUTPUT)
                                        .replace(": '>>>>> End Test Output'", grading.END_TEST_OUTPUT))
         if section and section.strip():
             return section.strip()
-    return " ".join([spec.test_cmd, *(shlex.quote(d) for d in test_directives(inst))])
+    return " ".join([spec.test_cmd, *(shlex.quote(d) for d in get_test_directives(inst))])
 
 
 def apply_patch(ws: Path, patch: str, name: str, fallbacks: bool = True) -> str | None:
@@ -174,19 +177,23 @@ def _run_tests(inst: Instance, spec: EnvSpec, ws: Path, env_dir: Path, cfg: Eval
     reinstall = reinstall_command(spec)
     if reinstall:
         lines.append(f"{{ {reinstall}; }} > {shlex.quote(str(out_dir / 'install.log'))} 2>&1")
-    lines += [f"echo {shlex.quote(grading.START_TEST_OUTPUT)}", test_command(inst, spec),
+    lines += [f"echo {shlex.quote(grading.START_TEST_OUTPUT)}", eval_test_command(inst, spec),
               f"echo {shlex.quote(grading.END_TEST_OUTPUT)}"]
     script = "\n".join(lines) + "\n"
     atomic_write(out_dir / "eval.sh", script)
     log_path = out_dir / "test_output.txt"
-    # One evaluation per venv at a time: the editable install points the venv at this workspace.
-    with file_lock(env_dir.parent / f".{env_dir.name}.use.lock"):
-        with open(log_path, "w", encoding="utf-8") as fh:
-            try:
-                subprocess.run(["bash", "-c", script], cwd=ws, env=venv_env(env_dir), stdout=fh,
-                               stderr=subprocess.STDOUT, timeout=cfg.timeout, start_new_session=True)
-            except subprocess.TimeoutExpired:
-                fh.write(f"\nTIMEOUT after {cfg.timeout:g}s\n")
+    # One evaluation per venv at a time when the project is (re)installed into it: the editable install points
+    # the venv at this workspace. Without an install step evaluations of one venv run in parallel.
+    lock = file_lock(env_dir.parent / f".{env_dir.name}.use.lock") if reinstall else contextlib.nullcontext()
+    with lock, open(log_path, "w", encoding="utf-8") as fh:
+        proc = subprocess.Popen(["bash", "-c", script], cwd=ws, env=venv_env(env_dir), stdout=fh,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=cfg.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the test runner and whatever it started
+            proc.wait()
+            fh.write(f"\nTIMEOUT after {cfg.timeout:g}s\n")
     return log_path.read_text(encoding="utf-8", errors="replace")
 
 

@@ -10,7 +10,7 @@ some but not all FAIL_TO_PASS tests pass and every PASS_TO_PASS test does, other
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 START_TEST_OUTPUT = ">>>>> Start Test Output"
 END_TEST_OUTPUT = ">>>>> End Test Output"

@@ -20,8 +20,15 @@ from coder.batch.instances import Instance
 from coder.batch.outputs import InstanceStatus, atomic_write, patch_stats
 from coder.batch.runner import AgentRequest, AgentResult, export_session, run_agent
 from coder.batch.trajectory import read_events, write_mini_trajectory
-from coder.batch.workspace import (WorkspaceError, changed_files, create_workspace, ensure_mirror, git,
-                                   remove_workspace, workspace_patch)
+from coder.batch.workspace import (
+    WorkspaceError,
+    changed_files,
+    create_workspace,
+    ensure_mirror,
+    git,
+    remove_workspace,
+    workspace_patch,
+)
 from coder.errors import CoderError
 
 DEFAULT_TEMPLATE = Path(__file__).with_name("data") / "instance_prompt.md"
@@ -45,6 +52,7 @@ class RunConfig:
     exclude_new_tests: bool = False
     keep_workspaces: bool = False
     prompt_template: Path | None = None
+    include_hints: bool = False  # SWE-bench's standard setting leaves hints_text out
     source_repo: Path | None = None  # issue-list mode: the user's repository (read only, cloned)
     branches: bool = False  # issue-list mode: also create branch coder/<id> in source_repo
     backend: str = "local"
@@ -74,9 +82,9 @@ def model_for(inst: Instance, model: str) -> str:
     return model
 
 
-def render_prompt(inst: Instance, template_path: Path | None) -> str:
+def render_prompt(inst: Instance, template_path: Path | None, include_hints: bool = False) -> str:
     template = (template_path or DEFAULT_TEMPLATE).read_text(encoding="utf-8")
-    hints = f"\n<hints>\n{inst.hints_text.strip()}\n</hints>\n" if inst.hints_text.strip() and "{hints}" in template else ""
+    hints = f"\n<hints>\n{inst.hints_text.strip()}\n</hints>\n" if include_hints and inst.hints_text.strip() else ""
     values = {"problem_statement": inst.problem_statement.strip(), "repo": inst.repo or "this repository",
               "instance_id": inst.instance_id, "base_commit": inst.base_commit, "hints": hints}
     out = template
@@ -119,7 +127,7 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
     model = model_for(inst, cfg.model)
     status.model = cfg.model
     prompt_file = inst_dir / "prompt.md"
-    prompt_file.write_text(render_prompt(inst, cfg.prompt_template), encoding="utf-8")
+    prompt_file.write_text(render_prompt(inst, cfg.prompt_template, cfg.include_hints), encoding="utf-8")
 
     mirror = cfg.source_repo or ensure_mirror(inst.repo, cfg.repos_dir, Path(cfg.cache_dir).expanduser(),
                                               cfg.allow_network)
@@ -128,9 +136,12 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
     result = run_agent(AgentRequest(workspace=ws.path, prompt_file=prompt_file, state_dir=inst_dir / "state",
                                     model=model, max_turns=cfg.max_turns, max_cost=cfg.max_cost,
                                     wall_time=cfg.wall_time, log_path=inst_dir / "agent.log"))
-    if result.exit_reason == "error" and not result.session_id and result.error and result.turns == 0:
+    if result.exit_reason == "error" and not result.session_id and result.turns == 0:
         # The CLI never got going (bad flags, missing key): that is infrastructure, not an agent outcome.
-        raise WorkspaceError(result.error)
+        message = result.error or "no error message"
+        if not message.startswith("coder run exited"):
+            message = f"coder run exited {result.returncode}: {message}"
+        raise WorkspaceError(message)
     patch = workspace_patch(ws.path, ws.base_commit, cfg.exclude_new_tests)
     _fill_status(status, result, patch, cfg.model)
     if result.exit_reason == "interrupted":
@@ -167,7 +178,7 @@ def _fill_status(status: InstanceStatus, result: AgentResult, patch: str, model:
     status.duration_s = result.duration_s
     status.patch_files = changed_files(patch)
     status.patch_added, status.patch_removed = added, removed
-    status.model = result.model or model
+    status.model = model  # what the user asked for: one model_name_or_path for the whole run
     status.session_id = result.session_id
     status.error = result.error
     status.finished_at = time.time()

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from coder.errors import UsageError
 
@@ -44,7 +45,7 @@ class Instance:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_record(cls, rec: dict[str, Any], source: str = "") -> "Instance":
+    def from_record(cls, rec: dict[str, Any], source: str = "") -> Instance:
         if not isinstance(rec, dict) or not rec.get("instance_id"):
             raise UsageError(f"{source}: every record needs an 'instance_id' (got {str(rec)[:80]!r})")
         known = {k: rec.get(k) for k in SWEBENCH_FIELDS if k in rec}
@@ -196,7 +197,7 @@ def load_issue_list(path: Path, base_commit: str, repo_label: str) -> list[Insta
     if path.suffix.lower() in (".md", ".txt"):
         if not path.is_file():
             raise UsageError(f"issue list {path} does not exist")
-        chunks = [c.strip() for c in re.split(r"^---+\s*$", path.read_text(encoding="utf-8"), flags=re.M)]
+        chunks = [c.strip() for c in re.split(r"^---+\s*$", path.read_text(encoding="utf-8"), flags=re.MULTILINE)]
         rows: list[dict[str, Any]] = [{"id": f"issue-{n}", "body": c} for n, c in enumerate(chunks, 1) if c]
     else:
         rows = load_records(path)

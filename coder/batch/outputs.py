@@ -66,7 +66,7 @@ class InstanceStatus:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "InstanceStatus":
+    def from_dict(cls, data: dict[str, Any]) -> InstanceStatus:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**known)
 

@@ -58,6 +58,11 @@ class Progress:
                     print(self.summary(), file=self.err, flush=True)
             self._draw()
 
+    def tick(self) -> None:
+        """Redraw the live line (elapsed time and ETA move even when nothing finishes)."""
+        with self._lock:
+            self._draw()
+
     def eta_s(self) -> float | None:
         remaining = self.total - self.done - self.failed
         if not self.durations or remaining <= 0:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from coder.batch.instance_run import InstanceOutcome, RunConfig, process_instance
 from coder.batch.instances import Instance
@@ -29,6 +30,16 @@ def _remote_process(inst: Instance, cfg: RunConfig) -> InstanceOutcome:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _installed() -> bool:
+    try:
+        from importlib.metadata import version
+
+        version("coder")
+        return True
+    except Exception:  # noqa: BLE001 - PackageNotFoundError and broken metadata alike
+        return False
+
+
 def _import_ray() -> Any:
     try:
         import ray
@@ -43,16 +54,19 @@ def run_on_ray(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
     ray = _import_ray()
     started_here = False
     if not ray.is_initialized():
-        init_kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False,
-                                       "include_dashboard": False}
+        init_kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
         if cfg.address:
             init_kwargs["address"] = cfg.address
+            if cfg.address.split(":")[0] in ("127.0.0.1", "localhost"):
+                init_kwargs["_node_ip_address"] = "127.0.0.1"  # a loopback cluster: stay on loopback
         else:
-            init_kwargs["num_cpus"] = max(cfg.workers, 1)
-        # Workers must import the same coder the driver runs.
-        root = str(Path(__file__).resolve().parents[2])
-        init_kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": os.pathsep.join(
-            p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}}
+            init_kwargs.update(num_cpus=max(cfg.workers, 1), include_dashboard=False,
+                               _node_ip_address="127.0.0.1")
+        if not _installed():
+            # Workers must import the same coder the driver runs; a source checkout is not on their path.
+            root = str(Path(__file__).resolve().parents[2])
+            init_kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": os.pathsep.join(
+                p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}}
         try:
             ray.init(**init_kwargs)
         except Exception as exc:  # noqa: BLE001 - Ray raises many kinds for "no cluster there"
@@ -68,12 +82,13 @@ def run_on_ray(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
                 running[task.remote(inst, cfg)] = inst
                 progress.started_one()
             if guard.exhausted and pending:
-                summary.stopped_by_cost, summary.not_started = True, len(pending)
+                summary.stopped_by_cost, summary.not_started = guard.abort is None, len(pending)
                 progress.note = f"total cost limit ${cfg.total_cost:g} reached: {len(pending)} not started"
                 pending.clear()
             if not running:
                 break
             ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
+            progress.tick()
             for ref in ready:
                 inst = running.pop(ref)
                 try:

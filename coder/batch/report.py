@@ -105,9 +105,10 @@ def markdown(rep: dict[str, Any]) -> str:
     if rep["resolve_rate"] is not None:
         lines.append(f"- Resolve rate: {rep['resolve_rate'] * 100:.1f}%")
     per_res = rep["cost_per_resolved_usd"]
-    lines += [f"- Cost: ${c['total']:.4f} total, ${c['mean']:.4f} mean, ${c['median']:.4f} median, "
-              f"${c['max']:.4f} max per instance",
-              f"- Cost per resolved instance: {'$%.4f' % per_res if per_res is not None else 'n/a'}",
+    per_res_text = f"${per_res:.4f}" if per_res is not None else "n/a"
+    lines += [(f"- Cost: ${c['total']:.4f} total, ${c['mean']:.4f} mean, ${c['median']:.4f} median, "
+               f"${c['max']:.4f} max per instance"),
+              f"- Cost per resolved instance: {per_res_text}",
               "- Tokens: " + ", ".join(f"{k.replace('_tokens', '')} {v:,}" for k, v in rep["tokens"].items()),
               f"- Turns: {t['mean']:.1f} mean, {t['median']:.0f} median, {t['max']:.0f} max",
               f"- Time: {tm['total']:.1f}s total, {tm['mean']:.1f}s mean per instance",

@@ -21,7 +21,7 @@ from typing import Any
 
 EXIT_REASONS = ("done", "max_turns", "max_cost", "wall_time", "interrupted", "error")
 
-WALL_GRACE_S = 30.0
+WALL_GRACE_S = 10.0
 
 _RUNNING: set[subprocess.Popen[str]] = set()
 _RUNNING_LOCK = threading.Lock()
@@ -61,7 +61,7 @@ class AgentResult:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], returncode: int | None) -> "AgentResult":
+    def from_json(cls, data: dict[str, Any], returncode: int | None) -> AgentResult:
         usage = data.get("usage") or {}
         reason = str(data.get("exit_reason") or "error")
         return cls(
@@ -123,7 +123,7 @@ def run_agent(req: AgentRequest) -> AgentResult:
     timed_out = False
     try:
         proc = subprocess.Popen(cmd, cwd=req.workspace, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
+                                stdout=subprocess.PIPE, stderr=log, text=True)
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
         try:
@@ -158,23 +158,26 @@ def run_agent(req: AgentRequest) -> AgentResult:
 
 
 def interrupt_all() -> int:
-    """SIGINT every running agent's process group (they run in their own sessions, so a Ctrl-C on the batch
-    does not reach them by itself). Each then prints its result and exits as "interrupted"."""
+    """SIGINT every running agent (used on SIGTERM; a Ctrl-C in the terminal reaches them directly, since they
+    share the batch's process group). Each then prints its result and exits as "interrupted"."""
     with _RUNNING_LOCK:
         procs = list(_RUNNING)
     for proc in procs:
         try:
-            os.killpg(proc.pid, signal.SIGINT)
-        except (ProcessLookupError, PermissionError):
+            proc.send_signal(signal.SIGINT)
+        except ProcessLookupError:
             pass
     return len(procs)
 
 
 def _stop(proc: subprocess.Popen[str]) -> str:
-    """SIGINT first (the CLI then prints its result and leaves the session resumable), then SIGKILL."""
-    for sig, wait in ((signal.SIGINT, 10.0), (signal.SIGKILL, 5.0)):
+    """SIGINT first (the CLI then prints its result and leaves the session resumable), then SIGKILL.
+
+    The agents share the batch's process group on purpose: killing the batch (Ctrl-C, `kill -- -PGID`, a job
+    scheduler) takes them along instead of leaving orphans that keep spending money."""
+    for stop, wait in ((lambda: proc.send_signal(signal.SIGINT), 10.0), (proc.kill, 5.0)):
         try:
-            os.killpg(proc.pid, sig)
+            stop()
         except ProcessLookupError:
             pass
         try:

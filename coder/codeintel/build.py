@@ -21,11 +21,14 @@ from typing import Any
 
 from coder.codeintel.files import MAX_FILE_BYTES, classify_content, list_files
 from coder.codeintel.languages import language_name
+from coder.codeintel.store import SCHEMA, SECONDARY_INDEXES
 
 #: files changed within this many seconds of indexing are re-hashed next time (same-tick edits keep the mtime)
 RACY_SECONDS = 3.0
 #: below this many files to parse, worker processes cost more than they save
 PARALLEL_MIN_FILES = 150
+#: a cold build of at least this many files drops the secondary indexes and builds them at the end
+BULK_MIN_FILES = 500
 BATCH_FILES = 48
 
 #: (path, size, mtime_ns, hash, lang, status, has_errors, symbols, refs) or ("=", path, size, mtime_ns)
@@ -40,7 +43,7 @@ class RefreshStats:
     parsed: int = 0
     unchanged: int = 0
     removed: int = 0
-    rehashed: int = 0
+    rehashed: int = 0  # of `unchanged`: re-read because size or mtime moved, same content hash
     skipped: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -214,8 +217,12 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
     else:
         rels = sorted({r for r in only if language_name(r) is not None})
     with lock:
-        stored = {row[0]: (row[1], row[2], row[3], row[4]) for row in
-                  conn.execute("SELECT path, id, size, mtime_ns, hash FROM files")}
+        if only is None:
+            rows = conn.execute("SELECT path, id, size, mtime_ns, hash FROM files").fetchall()
+        else:  # a query re-checking the few files it cites: do not load the whole table
+            rows = [row for rel in rels for row in conn.execute(
+                "SELECT path, id, size, mtime_ns, hash FROM files WHERE path = ?", (rel,))]
+        stored = {row[0]: (row[1], row[2], row[3], row[4]) for row in rows}
     todo: list[tuple[str, int, int, str | None]] = []
     present: set[str] = set()
     for rel in rels:
@@ -248,16 +255,18 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
             conn.execute("COMMIT")
         stats.removed = len(gone)
     workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, 8))
-    done = 0
     now_ns = time.time_ns()
-    for results in _parse_all(root, todo, workers):
+    bulk = not stored and len(todo) >= BULK_MIN_FILES
+    if bulk:
         with lock:
-            parsed, same = _write(conn, stored, results, now_ns)
-        stats.parsed += parsed
-        stats.rehashed += same
-        done += len(results)
-        if progress is not None:
-            progress(done, len(todo))
+            for name in SECONDARY_INDEXES:
+                conn.execute(f"DROP INDEX IF EXISTS {name}")
+    try:
+        _run_parse(conn, root, todo, workers, stored, now_ns, lock, stats, progress)
+    finally:
+        if bulk:
+            with lock:
+                conn.executescript(SCHEMA)  # recreates the dropped indexes
     with lock:
         for status, count in conn.execute(
                 "SELECT status, count(*) FROM files WHERE status != 'ok' GROUP BY status ORDER BY status"):
@@ -267,3 +276,17 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
     stats.files = len(present)
     stats.seconds = time.perf_counter() - start
     return stats
+
+
+def _run_parse(conn: sqlite3.Connection, root: Path, todo: list, workers: int, stored: dict, now_ns: int,
+               lock: Any, stats: RefreshStats, progress: Callable[[int, int], None] | None) -> None:
+    done = 0
+    for results in _parse_all(root, todo, workers):
+        with lock:
+            parsed, same = _write(conn, stored, results, now_ns)
+        stats.parsed += parsed
+        stats.rehashed += same
+        stats.unchanged += same  # read and hashed, but the same content: nothing to parse
+        done += len(results)
+        if progress is not None:
+            progress(done, len(todo))

@@ -62,7 +62,7 @@ class CodeIndex:
         self.progress: tuple[int, int] = (0, 0)
 
     @classmethod
-    def open(cls, root: Path, cache_dir: Path | None = None) -> "CodeIndex":
+    def open(cls, root: Path, cache_dir: Path | None = None) -> CodeIndex:
         root = Path(root).resolve()
         if not root.is_dir():
             raise UsageError(f"{root} is not a directory")
@@ -165,9 +165,10 @@ class CodeIndex:
         return self.fuzzy(name, limit=min(limit, 20))
 
     def fuzzy(self, name: str, limit: int = 20) -> list[Location]:
-        short = name.replace("::", ".").split(".")[-1]
-        if not short:
+        parts = [p for p in name.replace("::", ".").split(".") if p]
+        if not parts:
             return []
+        short, qualifier = parts[-1], ".".join(parts[:-1]).lower()
         key = short.lower()
         rows = self._query(f"SELECT {_SYMBOL_COLS}, s.short FROM symbols s JOIN files f ON f.id = s.file_id "
                            "WHERE s.short LIKE ? ESCAPE '\\' LIMIT 2000", ("%" + _like_escape(key[:3]) + "%",))
@@ -179,6 +180,8 @@ class CodeIndex:
                 ratio += 0.5
             if low.startswith(key):
                 ratio += 0.25
+            if qualifier and qualifier in cols[4].lower():
+                ratio += 0.5
             if ratio >= 0.6:
                 scored.append(Location(*cols, score=round(ratio, 4)))
         scored.sort(key=lambda loc: (-loc.score, len(loc.name), loc.path, loc.line))

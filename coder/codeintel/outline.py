@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from coder.codeintel.languages import language, language_name
@@ -47,7 +47,7 @@ class FileTags:
     has_errors: bool = False
 
 
-@lru_cache(maxsize=None)
+@cache
 def _query(lang_name: str, with_refs: bool) -> Any | None:
     """Definitions (and references) in ONE query: the query walk costs as much as a parse, so walk once."""
     lang = language(lang_name)
@@ -73,7 +73,7 @@ def _parser(lang_name: str) -> Any:
 
 
 _WS = re.compile(r"\s+")
-_GENERIC = re.compile(r"<.*$", re.S)
+_GENERIC = re.compile(r"<.*$", re.DOTALL)
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from operator import mul, sub
 
 #: conservative characters per token (real code tokenizes at ~3.5-4 chars per token for Claude and GPT models)
 #: bump when the ranking or the rendering changes (cached maps are keyed by it)
-MAP_VERSION = "2"
+MAP_VERSION = "5"
 CHARS_PER_TOKEN = 3.0
 DAMPING = 0.85
-ITERATIONS = 40
+ITERATIONS = 30
 #: a name defined in more files than this says nothing about which one is meant (`get`, `__init__`)
 MAX_DEFINERS = 12
 MAX_SIGNATURE = 110
@@ -28,26 +29,35 @@ MAP_KINDS = ("class", "struct", "interface", "trait", "enum", "function", "metho
              "module", "namespace", "macro", "constant", "impl")
 
 
+_FAMILY = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
+
+
 def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def _pagerank(n: int, edges: list[tuple[int, int, float]], personal: list[float]) -> list[float]:
+    """Power iteration over in-edge lists; `sum(map(mul, ...))` keeps the inner loop in C."""
     out_weight = [0.0] * n
     for src, _dst, w in edges:
         out_weight[src] += w
+    in_src: list[list[int]] = [[] for _ in range(n)]
+    in_w: list[list[float]] = [[] for _ in range(n)]
+    for src, dst, w in edges:
+        in_src[dst].append(src)
+        in_w[dst].append(w / out_weight[src])
+    dangling_nodes = [i for i in range(n) if out_weight[i] == 0.0]
     total = sum(personal)
     p = [x / total for x in personal] if total > 0 else [1.0 / n] * n
     rank = list(p)
     for _ in range(ITERATIONS):
-        nxt = [0.0] * n
-        for src, dst, w in edges:
-            nxt[dst] += rank[src] * w / out_weight[src]
-        dangling = sum(rank[i] for i in range(n) if out_weight[i] == 0.0)
-        new = [(1 - DAMPING) * p[i] + DAMPING * (nxt[i] + dangling * p[i]) for i in range(n)]
-        delta = sum(abs(a - b) for a, b in zip(new, rank))
+        get = rank.__getitem__
+        dangling = sum(map(get, dangling_nodes))
+        new = [(1 - DAMPING) * p[i] + DAMPING * (sum(map(mul, map(get, in_src[i]), in_w[i])) + dangling * p[i])
+               for i in range(n)]
+        delta = sum(map(abs, map(sub, new, rank)))
         rank = new
-        if delta < 1e-10:
+        if delta < n * 1e-6:  # the tolerance networkx uses (and Aider with it)
             break
     return rank
 
@@ -71,11 +81,12 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
     """Render the map; the caller caches it by index fingerprint and inputs."""
     if token_budget <= 0:
         return ""
-    files = conn.execute("SELECT id, path FROM files WHERE status = 'ok' ORDER BY path").fetchall()
+    files = conn.execute("SELECT id, path, lang FROM files WHERE status = 'ok' ORDER BY path").fetchall()
     if not files:
         return ""
-    index_of = {fid: i for i, (fid, _path) in enumerate(files)}
-    paths = [path for _fid, path in files]
+    index_of = {fid: i for i, (fid, _path, _lang) in enumerate(files)}
+    paths = [path for _fid, path, _lang in files]
+    family = [_FAMILY.get(lang, lang) for _fid, _path, lang in files]
     n = len(files)
 
     definers: dict[str, list[int]] = {}
@@ -96,16 +107,29 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
     focus = set(focus_names)
     edge_w: dict[tuple[int, int], float] = {}
     name_edges: list[tuple[int, int, str, float]] = []
-    for fid, name, lines in conn.execute(
-            "SELECT r.file_id, r.name, r.lines FROM refs r JOIN files f ON f.id = r.file_id "
-            "WHERE f.status = 'ok' AND r.name IN (SELECT short FROM symbols) ORDER BY f.path, r.name"):
+    # only names with few definers can link files; filter them in SQL so Python sees a fraction of the rows
+    rows = conn.execute(
+        "SELECT r.file_id, r.name, r.lines FROM refs r JOIN files f ON f.id = r.file_id "
+        "WHERE f.status = 'ok' AND r.name IN (SELECT short FROM symbols WHERE kind IN "
+        f"({placeholders}) GROUP BY short HAVING count(DISTINCT file_id) <= ?) ORDER BY f.path, r.name",
+        (*MAP_KINDS, MAX_DEFINERS)).fetchall()
+    used_in: dict[str, int] = {}  # document frequency: a name used everywhere (`django`, `value`) is noise
+    for _fid, name, _lines in rows:
+        used_in[name] = used_in.get(name, 0) + 1
+    log_n = math.log(n + 1)
+    name_weight: dict[str, float] = {}
+    for fid, name, lines in rows:
         src = index_of.get(fid)
         targets = definers.get(name)
         if src is None or not targets or len(targets) > MAX_DEFINERS:
             continue
-        weight = math.sqrt(lines.count(",") + 1) * _name_weight(name, len(targets), focus)
+        base = name_weight.get(name)
+        if base is None:
+            idf = math.log((n + 1) / used_in[name]) / log_n
+            base = name_weight[name] = _name_weight(name, len(targets), focus) * idf
+        weight = math.sqrt(lines.count(",") + 1) * base
         for dst in targets:
-            if dst == src:
+            if dst == src or family[dst] != family[src]:  # a JS `render` is not a Python `render`
                 continue
             edge_w[(src, dst)] = edge_w.get((src, dst), 0.0) + weight
             name_edges.append((src, dst, name, weight))
@@ -172,7 +196,8 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
                 parts.append(f"{line:>6} {'  ' * name.count('.')}{sig}")
         return "\n".join(parts) + "\n" if parts else ""
 
-    lo, hi = 0, len(chosen_order)
+    # every symbol line costs at least 8 characters: no need to try counts that cannot fit
+    lo, hi = 0, min(len(chosen_order), int(token_budget * CHARS_PER_TOKEN / 8) + 1)
     while lo < hi:  # the largest count whose rendering fits
         mid = (lo + hi + 1) // 2
         if estimate_tokens(render(mid)) <= token_budget:

@@ -34,6 +34,10 @@ CREATE TABLE IF NOT EXISTS maps(key TEXT PRIMARY KEY, text TEXT, used INT);
 """
 
 
+#: secondary indexes, dropped during a big cold build and created once at its end (faster than incremental)
+SECONDARY_INDEXES = ("symbols_short", "symbols_file", "refs_name", "refs_file")
+
+
 def cache_root() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "coder" / "index"
@@ -85,7 +89,9 @@ def _connect(path: str) -> sqlite3.Connection:
     conn.execute("PRAGMA busy_timeout=10000")
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
+    # a cache: losing the last writes in a power cut only costs a re-parse (corruption is caught on open)
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("PRAGMA temp_store=MEMORY")
     conn.executescript(SCHEMA)
     row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
     if row is None:

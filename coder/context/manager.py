@@ -36,6 +36,9 @@ from coder.errors import CoderError, ContextOverflowError
 from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, Usage
 from coder.resources import prompt as load_prompt
 
+#: the assistant turn between the first message and the handoff (the roles must alternate)
+ACK = "[Earlier turns were compacted; the handoff follows.]"
+
 
 @dataclass
 class SummaryState:
@@ -112,7 +115,8 @@ class TieredContext:
         view = self._view(history)
         tokens = self._count(system, view, tools)
         forced, self._forced = self._forced, False
-        if forced or tokens > self.budget or (tokens > self.compact_at and tokens > self._breaker_until):
+        if forced or tokens > self.budget or (tokens > self.compact_at and tokens > self._breaker_until
+                                              and self._worth_compacting(view, tokens)):
             compactions += self._compact(system, history, view, tools, pinned, tokens, forced)
             view = self._view(history)
             tokens = self._count(system, view, tools)
@@ -190,7 +194,9 @@ class TieredContext:
 
     def _view(self, history: list[Message]) -> list[Message]:
         if self.summary and self._summary_applies(history):
-            head = [Message("user", [TextBlock(self.summary.text)])]
+            # the first message (the task) stays first and verbatim: with system and tools it is a prefix that
+            # no compaction changes, so it stays cached across compactions (a breakpoint sits on it)
+            head = [history[0], Message("assistant", [TextBlock(ACK)]), Message("user", [TextBlock(self.summary.text)])]
             view = head + replace_results(history, self.replacements, self.summary.covered)
         else:
             view = replace_results(history, self.replacements)
@@ -213,19 +219,30 @@ class TieredContext:
         return estimate
 
     def _breakpoints(self, view: list[Message]) -> list[int]:
-        """Cache breakpoints where they pay (the provider adds one after system + tools): the end of this
-        request (the next one reads it), the end of the previous request while the prefix is unchanged (a
-        guaranteed hit even when many blocks were added since), and the handoff message (it stays the same
-        across /undo and /rewind to any later point)."""
-        points = {len(view) - 1}
+        """Cache breakpoints where they pay (the provider adds one after system + tools): the first message
+        (system + tools + task never change, so every request, the first after a compaction included, reads
+        them; marking them also keeps that entry warm), the end of the previous request while the prefix is
+        unchanged (a guaranteed hit even when many blocks were added since), and the end of this request (the
+        next one reads it)."""
+        points = {0, len(view) - 1}
         if 0 < self._prev_view_len <= len(view) - 1:
             points.add(self._prev_view_len - 1)
-        if self.summary and view and view[0].content and isinstance(view[0].content[0], TextBlock) and \
-                view[0].content[0].text == self.summary.text:
-            points.add(0)
         return sorted(p for p in points if p >= 0)[-3:]
 
     # ----------------------------------------------------------------- compaction
+    def _worth_compacting(self, view: list[Message], tokens: int) -> bool:
+        """Whether the part a compaction may touch (everything before the last K turns) is big enough to free
+        the minimum gain once replaced by a handoff. When the recent turns alone fill the threshold, compacting
+        would free little and break the cache for nothing: wait until older turns pile up."""
+        turns = [i for i, m in enumerate(view) if m.role == "assistant"]
+        if len(turns) <= self.config.recent_turns:
+            return False
+        older = view[:turns[-self.config.recent_turns]] if self.config.recent_turns else view
+        kept_text = sum(self.estimator.text(b.text) for m in older if m.role == "user" for b in m.content
+                        if isinstance(b, TextBlock))  # user messages are copied into the handoff verbatim
+        gain = self.estimator.messages(older) - kept_text - self.config.summary_max_tokens
+        return gain >= max(int(self.config.min_gain * tokens), 256)
+
     def _compact(self, system: str, history: list[Message], view: list[Message], tools: list[ToolSpec],
                  pinned: Pinned, tokens_before: int, forced: bool) -> list[Compaction]:
         out: list[Compaction] = []
@@ -235,7 +252,8 @@ class TieredContext:
             self.replacements.update(masks)
             tokens = self.estimator.request(system, self._view(history), tools)
             out.append(Compaction("mask", tokens_before, tokens, {"replacements": masks}))
-        target = min(self.target, self.budget // 2) if forced else self.target
+        # forced: the provider refused the request, so our count was wrong; halve what we send at least
+        target = min(self.target, tokens_before // 2) if forced else self.target
         if tokens > target:
             comp = self._summarize(system, history, view, tools, pinned, target, "", self.config.recent_turns,
                                    tokens)
@@ -263,10 +281,10 @@ class TieredContext:
         done = self.summary.covered if self.summary and self._summary_applies(history) else 0
         limit = turns[-keep_turns] if keep_turns and len(turns) > keep_turns else (
             turns[-1] if turns and not keep_turns else 0)
-        candidates = [i for i in turns if done < i <= limit]
+        candidates = [i for i in turns if max(done, 1) < i <= limit]  # history[0] always stays
         if not candidates:
             return None
-        fixed = self.estimator.request(system, [], tools) + self.config.summary_max_tokens + 400
+        fixed = self.estimator.request(system, history[:1], tools) + self.config.summary_max_tokens + 400
         tail = replace_results(history, self.replacements, candidates[0])
         sizes = [self.estimator.message(m) for m in tail]
         suffix = [0] * (len(sizes) + 1)
@@ -293,8 +311,9 @@ class TieredContext:
         if usage is not None:
             self.stats.summary_input_tokens += usage.total_input
             self.stats.summary_output_tokens += usage.output_tokens
-        facts = collect_facts(history[:cut], pinned, self.state_dir, self.config.instruction_max_chars)
-        text = render(facts, narrative, cut)
+        facts = collect_facts(history[:cut], pinned, self.state_dir, self.config.instruction_max_chars,
+                              first_kept=True)
+        text = render(facts, narrative, cut - 1)
         self.summary = SummaryState(text, cut, fingerprint(history[cut - 1]))
         after = self.estimator.request(system, self._view(history), tools)
         return Compaction("summary", tokens_before, after, {

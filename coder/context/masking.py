@@ -93,7 +93,7 @@ def _split(command: str) -> list[list[str]]:
 def shell_keys(command: str) -> Keys:
     reads: set[str] = set()
     writes: set[str] = set()
-    normalized = NOISE_FLAGS.sub(" ", " " + " ".join(command.split())).strip()
+    normalized = " ".join(NOISE_FLAGS.sub(" ", " " + " ".join(command.split()) + " ").split())
     reads.add("cmd:" + normalized)
     for tokens in _split(command):
         prog, args = tokens[0], tokens[1:]

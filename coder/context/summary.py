@@ -12,9 +12,10 @@ fresh pass over the history.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from coder.context.base import Pinned
 from coder.context.history import observations, user_texts
@@ -37,11 +38,16 @@ class HandoffFacts:
     last_error: str = ""
 
 
-def collect_facts(covered: list[Message], pinned: Pinned, state_dir: Path, max_chars: int = 6000) -> HandoffFacts:
-    """Facts from the messages being summarised (`covered`, straight from the full history) and the pins."""
+def collect_facts(covered: list[Message], pinned: Pinned, state_dir: Path, max_chars: int = 6000,
+                  first_kept: bool = False) -> HandoffFacts:
+    """Facts from the messages being summarised (`covered`, straight from the full history) and the pins.
+    `first_kept`: the first message stays in the view ahead of the handoff, so its text is not copied again."""
     texts = [t for t in user_texts(covered) if not t.startswith(HEADER)]
+    first = user_texts(covered[:1]) if first_kept else []
     task = pinned.task or (texts[0] if texts else "")
-    others = [t for t in texts if t.strip() != task.strip()]
+    others = [t for t in texts if t.strip() != task.strip() and t not in first]
+    if first_kept and task.strip() in "\n".join(first):
+        task = ""  # the task is the first message, still verbatim in the view
 
     def keep(text: str) -> str:
         return clip_output(text, state_dir, max_chars, 40, 40).text
@@ -62,8 +68,9 @@ def collect_facts(covered: list[Message], pinned: Pinned, state_dir: Path, max_c
 
 def render(facts: HandoffFacts, narrative: str, covered_count: int) -> str:
     """The text of the summary message that stands in for the covered turns."""
-    parts = [f"{HEADER} The first {covered_count} messages of this session were compacted into this handoff. "
-             "Outputs named output://... can be read back in full with the read_output tool."]
+    intro = (f"{HEADER} {covered_count} earlier messages of this session were compacted into this handoff. "
+             "Outputs named output://... can be read back in full with the read_output tool.")
+    parts = [intro]
     if facts.task:
         parts.append("## Task (verbatim)\n" + facts.task)
     if facts.user_messages:

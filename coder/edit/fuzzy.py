@@ -50,20 +50,21 @@ def rank_windows(file_lines: list[str], core: list[str], min_votes: int | None =
     need = max(1, (m + 1) // 2) if min_votes is None else min_votes
     near = Counter({s: votes[s - 1] + votes[s] + votes[s + 1] for s in votes})
     starts = [s for s, v in near.most_common(MAX_CANDIDATES) if v >= need]
-    old_text = "\n".join(keys_old)
     seen: set[tuple[int, int]] = set()
     windows: list[Window] = []
-    for s0 in starts:
-        for s in (s0 - 1, s0, s0 + 1):
-            for w in (m, m - 1, m + 1):
-                if w < 1 or s < 0 or s + w > len(nb_file) or (s, w) in seen:
-                    continue
-                seen.add((s, w))
-                text = "\n".join(keys_file[s: s + w])
-                matcher = SequenceMatcher(None, old_text, text, autojunk=False)
-                if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5:
-                    continue
-                score = matcher.ratio()
+    for rank, s0 in enumerate(starts):
+        # the best-voted start tries neighbouring offsets and sizes (a line missing or extra); the others
+        # are other places, scored once unless they overlap a place already scored
+        if rank and any(not (nb_file[min(s0 + m - 1, len(nb_file) - 1)] < w.first or nb_file[max(s0, 0)] > w.last)
+                        for w in windows):
+            continue
+        variants = [(s, w) for s in (s0 - 1, s0, s0 + 1) for w in (m, m - 1, m + 1)] if rank < 3 else [(s0, m)]
+        for s, w in variants:
+            if w < 1 or s < 0 or s + w > len(nb_file) or (s, w) in seen:
+                continue
+            seen.add((s, w))
+            score = similarity(keys_old, keys_file[s: s + w])
+            if score >= 0.5:
                 windows.append(Window(score, nb_file[s], nb_file[s + w - 1], w))
     windows.sort(key=lambda win: (-win.score, abs(win.size - m), win.last - win.first))
     clusters: list[Window] = []
@@ -71,6 +72,24 @@ def rank_windows(file_lines: list[str], core: list[str], min_votes: int | None =
         if all(win.last < c.first or win.first > c.last for c in clusters):
             clusters.append(win)
     return clusters
+
+
+def similarity(a: list[str], b: list[str]) -> float:
+    """difflib's ratio (2*matches/total characters) computed line by line: equal lines count whole, lines
+    paired inside a changed block by their character similarity. Close to the character ratio of the
+    joined texts, but linear in practice for long blocks, where the character ratio is quadratic."""
+    total = sum(len(x) + 1 for x in a) + sum(len(x) + 1 for x in b)
+    if not total:
+        return 1.0
+    matched = 0.0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            matched += 2 * sum(len(a[i]) + 1 for i in range(i1, i2))
+        elif tag == "replace":
+            for k in range(min(i2 - i1, j2 - j1)):
+                x, y = a[i1 + k], b[j1 + k]
+                matched += SequenceMatcher(None, x, y, autojunk=False).ratio() * (len(x) + len(y)) + 2
+    return matched / total
 
 
 def align(core: list[str], region: list[str]) -> tuple[dict[int, int], list[tuple[int, int]]]:
@@ -101,10 +120,21 @@ def fuzzy_match(doc: _Lines, old_lines: list[str], new_lines: list[str]) -> Repl
     if not clusters or clusters[0].score < FUZZY_THRESHOLD:
         return None
     best = clusters[0]
-    rivals = [c for c in clusters[1:] if c.score >= FUZZY_THRESHOLD - FUZZY_MARGIN]
+    if best.score >= 1.0:
+        # every non-blank line equal up to surrounding whitespace: as strong as the indentation step, so
+        # only another such place makes it ambiguous
+        rivals = [c for c in clusters[1:] if c.score >= 1.0]
+    else:
+        rivals = [c for c in clusters[1:] if c.score >= FUZZY_THRESHOLD - FUZZY_MARGIN]
     if rivals:
-        lines = sorted([best.first + 1] + [c.first + 1 for c in rivals])
-        raise MatchError(_multiple_message(lines, "approximately (no exact match)"), kind="multiple", lines=lines)
+        from coder.edit.report import _differences
+
+        lines = sorted([best.first + 1 + doc.offset] + [c.first + 1 + doc.offset for c in rivals])
+        parts = [_multiple_message(lines, "approximately (no exact match)")]
+        for win in [best] + rivals[:2]:
+            parts.append(f"Lines {win.first + 1 + doc.offset}-{win.last + 1 + doc.offset} ({win.score:.0%} similar):")
+            parts.extend(_differences(core, doc.lines[win.first: win.last + 1], win.first + doc.offset))
+        raise MatchError("\n".join(parts), kind="multiple", lines=lines)
     region = doc.lines[best.first: best.last + 1]
     mapping, changed = align(core, region)
     equal_pairs = [(o, f) for o, f in mapping.items() if (o, f) not in changed and core[o].strip()]
@@ -115,10 +145,11 @@ def fuzzy_match(doc: _Lines, old_lines: list[str], new_lines: list[str]) -> Repl
     if imap is None:
         return None
     out = merge(old_lines, new_lines, region, {lo + o: f for o, f in mapping.items()}, imap)
-    notes = [f"fuzzy match at lines {best.first + 1}-{best.last + 1} ({best.score:.0%} similar, the only close "
+    span = f"{best.first + 1 + doc.offset}-{best.last + 1 + doc.offset}"
+    notes = [f"fuzzy match at lines {span} ({best.score:.0%} similar, the only close "
              "place); lines that old_str and new_str share were kept as the file has them"]
     for o, f in changed[:3]:
-        notes.append(f"line {best.first + f + 1} is {region[f].strip()!r} in the file; old_str had "
+        notes.append(f"line {best.first + f + 1 + doc.offset} is {region[f].strip()!r} in the file; old_str had "
                      f"{core[o].strip()!r}")
     blank_diff = sum(1 for x in core if not x.strip()) - sum(1 for x in region if not x.strip())
     if blank_diff:

@@ -19,16 +19,23 @@ def leading(line: str) -> str:
 
 
 def space_unit(lines: Iterable[str], default: int = 4) -> int:
-    """The most common positive step between indentation widths of consecutive non-blank lines."""
+    """The indentation unit in spaces: the gcd of the indentation widths (2, 3, 4 or 8), else the most
+    common positive step between consecutive lines, else `default`."""
+    from math import gcd
+
+    g = 0
     steps: Counter[int] = Counter()
     previous: int | None = None
     for line in lines:
         if not line.strip():
             continue
         width = len(leading(line).expandtabs(8))
+        g = gcd(g, width)
         if previous is not None and width > previous:
             steps[width - previous] += 1
         previous = width
+    if g in (2, 3, 4, 8):
+        return g
     for step, _ in steps.most_common():
         if step in (2, 3, 4, 8):
             return step
@@ -82,7 +89,8 @@ def _show(indent: str) -> str:
     if not indent:
         return "none"
     tabs, spaces = indent.count("\t"), indent.count(" ")
-    parts = ([f"{tabs} tab{'s' * (tabs != 1)}"] if tabs else []) + ([f"{spaces} space{'s' * (spaces != 1)}"] if spaces else [])
+    parts = [f"{tabs} tab{'s' * (tabs != 1)}"] if tabs else []
+    parts += [f"{spaces} space{'s' * (spaces != 1)}"] if spaces else []
     return "+".join(parts)
 
 
@@ -99,18 +107,28 @@ def infer(pairs: list[tuple[str, str]], model_lines: list[str], file_lines: list
         if all(o.startswith(base_o) and f.startswith(base_f) and o[len(base_o):] == f[len(base_f):]
                for o, f in pairs):
             return IndentMap("prefix", old_base=base_o, file_base=base_f)
-    old_unit = "\t" if _uses_tabs(leading(x) for x in model_lines) else " " * space_unit(model_lines)
-    file_unit = "\t" if file_tabs else " " * space_unit(file_lines)
-    offsets = set()
-    for o, f in pairs:
-        lo, ro = _levels(o, old_unit)
-        lf, rf = _levels(f, file_unit)
-        if ro or rf:
-            return None
-        offsets.add(lf - lo)
-    if len(offsets) != 1:
-        return None
-    return IndentMap("levels", old_unit=old_unit, file_unit=file_unit, offset=offsets.pop())
+    old_detected = "\t" if _uses_tabs(leading(x) for x in model_lines) else " " * space_unit(model_lines)
+    file_detected = "\t" if file_tabs else " " * space_unit(file_lines)
+    # the detected units first; then other common units, because one tab may stand for 2, 4 or 8 spaces
+    for file_unit in _units(file_detected):
+        for old_unit in _units(old_detected):
+            offsets = set()
+            for o, f in pairs:
+                lo, ro = _levels(o, old_unit)
+                lf, rf = _levels(f, file_unit)
+                if ro or rf:
+                    break
+                offsets.add(lf - lo)
+            else:
+                if len(offsets) == 1:
+                    return IndentMap("levels", old_unit=old_unit, file_unit=file_unit, offset=offsets.pop())
+    return None
+
+
+def _units(detected: str) -> list[str]:
+    if detected == "\t":
+        return ["\t"]
+    return [detected] + [" " * n for n in (4, 2, 8) if " " * n != detected]
 
 
 def _levels(indent: str, unit: str) -> tuple[int, str]:

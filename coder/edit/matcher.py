@@ -52,6 +52,7 @@ class _Lines:
     """The content split into lines, with start offsets and per-key indexes built on demand."""
 
     content: str
+    offset: int = 0  # added to every line number reported (the caller searches part of a file)
     lines: list[str] = field(init=False)
     offsets: list[int] = field(init=False)
     _index: dict[str, dict[str, list[int]]] = field(default_factory=dict, init=False)
@@ -80,11 +81,15 @@ def line_of(content: str, offset: int) -> int:
     return content.count("\n", 0, offset) + 1
 
 
-def _split(text: str) -> list[str]:
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return lines
+def _split_pair(old: str, new: str) -> tuple[list[str], list[str]]:
+    """Lines of old_str and new_str for line-based matching. A final newline on both is a line terminator;
+    on only one of them it is kept as a line, because exact replacement would add or remove a line there."""
+    old_lines = old.split("\n")
+    new_lines = new.split("\n") if new else []
+    if old.endswith("\n") and new.endswith("\n"):
+        old_lines.pop()
+        new_lines.pop()
+    return old_lines, new_lines
 
 
 def _core(lines: list[str]) -> tuple[int, int]:
@@ -97,8 +102,9 @@ def _core(lines: list[str]) -> tuple[int, int]:
     return lo, hi
 
 
-def find_replacement(content: str, old: str, new: str, *, fuzzy: bool = True) -> Replacement:
-    """Locate `old` in `content` (both LF-only) and return the replacement; raise MatchError otherwise."""
+def find_replacement(content: str, old: str, new: str, *, fuzzy: bool = True, line_offset: int = 0) -> Replacement:
+    """Locate `old` in `content` (both LF-only) and return the replacement; raise MatchError otherwise.
+    `line_offset` is added to the line numbers in results and messages."""
     if old == new:
         raise MatchError("old_str and new_str are identical, so the edit would change nothing; "
                          "give the text to change in old_str and the new text in new_str", kind="identical")
@@ -106,15 +112,17 @@ def find_replacement(content: str, old: str, new: str, *, fuzzy: bool = True) ->
         raise MatchError("old_str is empty; use `insert` to add text at a line, or `create` for a new file",
                          kind="empty")
     hits = _exact_positions(content, old)
+    lead = len(old) - len(old.lstrip("\n"))  # report the line where old_str's text starts
     if len(hits) == 1:
         start = hits[0]
-        first = line_of(content, start)
-        return Replacement(start, start + len(old), new, "exact", [], first, first + old.count("\n"))
+        first = line_of(content, start + lead) + line_offset
+        return Replacement(start, start + len(old), new, "exact", [], first,
+                           first + old.strip("\n").count("\n"))
     if len(hits) > 1:
-        lines = [line_of(content, h) for h in hits]
+        lines = [line_of(content, h + lead) + line_offset for h in hits]
         raise MatchError(_multiple_message(lines, "exactly"), kind="multiple", lines=lines)
-    doc = _Lines(content)
-    old_lines, new_lines = _split(old), _split(new)
+    doc = _Lines(content, line_offset)
+    old_lines, new_lines = _split_pair(old, new)
     lo, hi = _core(old_lines)
     if lo == hi:
         raise MatchError("old_str is only whitespace and does not occur in the file", kind="no-match")
@@ -123,6 +131,8 @@ def find_replacement(content: str, old: str, new: str, *, fuzzy: bool = True) ->
         if result is not None:
             return result
     stripped = strip_prefixes(old_lines)
+    if stripped is not None and not any(line.strip() for line in stripped[0]):
+        stripped = None  # nothing but numbers: not a pasted view
     if stripped is not None:
         old_clean, numbers, style = stripped
         new_clean = strip_prefixes(new_lines, style=style, consecutive=False)
@@ -132,7 +142,7 @@ def find_replacement(content: str, old: str, new: str, *, fuzzy: bool = True) ->
         joined = "\n".join(old_clean)
         exact = _exact_positions(content, joined)
         if len(exact) == 1 and new_clean is not None:
-            first = line_of(content, exact[0])
+            first = line_of(content, exact[0]) + line_offset
             return Replacement(exact[0], exact[0] + len(joined), "\n".join(new_use), "line-numbers", [note],
                                first, first + joined.count("\n"))
         for strategy in ("trailing-whitespace", "indentation"):
@@ -141,14 +151,19 @@ def find_replacement(content: str, old: str, new: str, *, fuzzy: bool = True) ->
                 result.notes.insert(0, note)
                 result.strategy = "line-numbers"
                 return result
-        old_lines, new_lines = old_clean, new_use
     if fuzzy:
         from coder.edit.fuzzy import fuzzy_match
 
         result = fuzzy_match(doc, old_lines, new_lines)
+        if result is None and stripped is not None:
+            result = fuzzy_match(doc, old_clean, new_use)
+            if result is not None:
+                result.notes.insert(0, note)
         if result is not None:
             return result
-    raise MatchError(describe_closest(doc.lines, old_lines, prefixed=stripped is not None), kind="no-match")
+    if stripped is not None and stripped[2] in ("tab", "arrow"):  # unmistakably pasted from a view
+        raise MatchError(describe_closest(doc.lines, old_clean, prefixed=True, offset=line_offset), kind="no-match")
+    raise MatchError(describe_closest(doc.lines, old_lines, offset=line_offset), kind="no-match")
 
 
 def _exact_positions(content: str, old: str, limit: int = 50) -> list[int]:
@@ -161,8 +176,9 @@ def _exact_positions(content: str, old: str, limit: int = 50) -> list[int]:
 
 def _multiple_message(lines: list[int], how: str) -> str:
     shown = ", ".join(str(n) for n in lines[:20]) + (" ..." if len(lines) > 20 else "")
-    return (f"old_str matches {len(lines)} places {how} (lines {shown}); include more surrounding lines in "
-            "old_str so it matches only the place you mean (or set replace_all to change every exact one)")
+    hint = " (or set replace_all to change every one)" if how == "exactly" else ""
+    return (f"old_str matches {len(lines)} places {how} (lines {shown}); nothing was changed. Include more "
+            f"surrounding lines in old_str so it matches only the place you mean{hint}.")
 
 
 KEYS: dict[str, Callable[[str], str]] = {"trailing-whitespace": str.rstrip, "indentation": str.strip}
@@ -186,13 +202,15 @@ def _line_strategy(doc: _Lines, old_lines: list[str], new_lines: list[str], stra
                    prefer_line: int | None = None) -> Replacement | None:
     lo, hi = _core(old_lines)
     core = old_lines[lo:hi]
+    if not core:
+        return None
     starts = _candidates(doc, core, strategy)
     maps: dict[int, ind.IndentMap] = {}
     if strategy == "indentation":
         kept = []
         for start in starts:
             region = doc.lines[start: start + len(core)]
-            pairs = [(ind.leading(o), ind.leading(f)) for o, f in zip(core, region) if o.strip()]
+            pairs = [(ind.leading(o), ind.leading(f)) for o, f in zip(core, region, strict=True) if o.strip()]
             imap = ind.infer(pairs, old_lines + new_lines, doc.lines[max(0, start - 50): start + 50])
             if imap is not None:
                 maps[start] = imap
@@ -203,7 +221,7 @@ def _line_strategy(doc: _Lines, old_lines: list[str], new_lines: list[str], stra
     if len(starts) > 1 and prefer_line is not None and (prefer_line - 1) in starts:
         starts = [prefer_line - 1]
     if len(starts) > 1:
-        lines = [s + 1 for s in starts]
+        lines = [s + 1 + doc.offset for s in starts]
         how = "ignoring trailing whitespace" if strategy == "trailing-whitespace" else "ignoring indentation"
         raise MatchError(_multiple_message(lines, how), kind="multiple", lines=lines)
     start = starts[0]
@@ -227,7 +245,7 @@ def whole_lines(doc: _Lines, first: int, last: int, out: list[str], strategy: st
             b += 1
         elif a > 0:
             a -= 1
-    return Replacement(a, b, text, strategy, notes, first + 1, last + 1, similarity)
+    return Replacement(a, b, text, strategy, notes, first + 1 + doc.offset, last + 1 + doc.offset, similarity)
 
 
 def merge(old_lines: list[str], new_lines: list[str], region: list[str], align: dict[int, int],

@@ -43,14 +43,31 @@ def unified_diff(before: str | None, after: str | None, display: str) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
+SNIPPET_MAX_SPAN = 24
+SNIPPET_LINE_CHARS = 400
+
+
 def snippet(text: str, first: int, last: int, context: int = SNIPPET_CONTEXT) -> str:
-    """Lines first..last (1-based) of `text` with `context` lines around, numbered like `view`."""
+    """Lines first..last (1-based) of `text` with `context` lines around, numbered like `view`. A long
+    span (edits far apart) shows its two ends; long lines are cut, so a result never floods the context."""
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()
-    lo = max(1, first - context)
-    hi = min(len(lines), last + context)
-    return "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(lo, hi + 1))
+
+    def show(lo: int, hi: int) -> list[str]:
+        out = []
+        for n in range(max(1, lo), min(len(lines), hi) + 1):
+            line = lines[n - 1]
+            if len(line) > SNIPPET_LINE_CHARS:
+                line = line[:SNIPPET_LINE_CHARS] + f" … [{len(line) - SNIPPET_LINE_CHARS} more chars]"
+            out.append(f"{n:6}\t{line}")
+        return out
+
+    if last - first <= SNIPPET_MAX_SPAN:
+        return "\n".join(show(first - context, last + context))
+    half = SNIPPET_MAX_SPAN // 2
+    return "\n".join(show(first - context, first + half) + ["   ...\t(lines not shown)"]
+                     + show(last - half, last + context))
 
 
 def changed_lines(before: str, after: str) -> tuple[int, int]:
@@ -94,8 +111,13 @@ class Editor:
         with self.state.file_lock(path), fileio.file_lock(path):
             ft = fileio.read_text(path, self.max_bytes)
             fileio.check_writable(path)
-            new_text, reps = compute(ft)
             stale = self.state.changed_since_view(path, ft.raw, ft.text)
+            try:
+                new_text, reps = compute(ft)
+            except EditError as exc:
+                if stale:  # the likely reason it failed: say so first
+                    raise StaleFileError(f"{stale}\n{exc}") from None
+                raise
             if stale and not tolerate_stale(reps):
                 raise StaleFileError(stale)
             display = self.display(path)
@@ -191,7 +213,10 @@ class Editor:
             text = _lf(file_text)
             self._guard(path, existing.text if existing else None, text)
             data = fileio.encode_new(text if existing else file_text, existing)
-            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise PathError(f"cannot create the folder for {display}: {exc.strerror}") from None
             fileio.atomic_write(path, data)
             self.state.push_undo(path, UndoEntry(existing.raw if existing else None,
                                                  hashlib.sha256(data).hexdigest(), "create"))

@@ -1,8 +1,9 @@
 """Outline of a large file for `view`: classes and functions with their line spans.
 
-The code-intelligence package provides `coder.codeintel.outline.outline_source`; it is preferred when it
-exists. Until then (or when it fails) this module walks the tree-sitter tree itself for the definition node
-types of the common grammars, and falls back to a regular-expression scan for files without a grammar."""
+`coder.codeintel.outline.outline_source` (the code index's tag queries) is the source. Should it be missing
+or fail (a partial install, a grammar error), this module walks the tree-sitter tree itself for the
+definition node types of the common grammars, and falls back to a regular-expression scan for files
+without a grammar, so `view` of a large file always has an outline."""
 
 from __future__ import annotations
 
@@ -39,11 +40,16 @@ def outline(path: str | Path, source: str) -> list[OutlineItem]:
         from coder.codeintel.outline import outline_source  # type: ignore[import-not-found]
 
         symbols = outline_source(str(path), source.encode("utf-8", "surrogatepass"))
-        return [OutlineItem(s.kind, s.name, s.line, s.end_line, getattr(s, "depth", 0)) for s in symbols]
+        return [OutlineItem(s.kind, s.name, s.line, s.end_line, _depth(getattr(s, "parent", "")))
+                for s in symbols]
     except Exception:  # noqa: BLE001 - missing module or a failure there must not break `view`
         pass
     items = _tree_sitter_outline(path, source)
     return items if items is not None else _regex_outline(source)
+
+
+def _depth(parent: str) -> int:
+    return parent.count(".") + 1 if parent else 0
 
 
 def _tree_sitter_outline(path: str | Path, source: str) -> list[OutlineItem] | None:
@@ -58,6 +64,8 @@ def _tree_sitter_outline(path: str | Path, source: str) -> list[OutlineItem] | N
 
     def visit(node: object, depth: int) -> None:
         for child in node.children:  # type: ignore[attr-defined]
+            if not child.is_named:  # keyword tokens such as Python's "class"
+                continue
             kind = DEFINITIONS.get(child.type)
             if kind is None:
                 if child.type in ("block", "class_body", "declaration_list", "body_statement", "statement_block",

@@ -30,9 +30,9 @@ def _how(file_line: str, old_line: str) -> str:
     return "text differs"
 
 
-def describe_closest(file_lines: list[str], old_lines: list[str], prefixed: bool = False) -> str:
+def describe_closest(file_lines: list[str], old_lines: list[str], prefixed: bool = False, offset: int = 0) -> str:
     """The no-match message for `old_lines` against the file."""
-    from coder.edit.fuzzy import align, rank_windows
+    from coder.edit.fuzzy import rank_windows
 
     lo, hi = 0, len(old_lines)
     while lo < hi and not old_lines[lo].strip():
@@ -51,16 +51,16 @@ def describe_closest(file_lines: list[str], old_lines: list[str], prefixed: bool
                     "or `view` the file to copy the exact text.")
         parts = [head, "No block of old_str matches; the most similar single lines are:"]
         for score, i, k in best:
-            parts.append(f"  line {i + 1} ({score:.0%}): {_q(file_lines[i])}  vs old_str line {k + 1}: "
+            parts.append(f"  line {i + 1 + offset} ({score:.0%}): {_q(file_lines[i])}  vs old_str line {k + 1}: "
                          f"{_q(core[k])} ({_how(file_lines[i], core[k])})")
         parts.append("Copy the text exactly from the file (use `view` with a view_range).")
         return "\n".join(parts)
     parts = [head]
     for n, win in enumerate(windows):
         label = "Closest place" if n == 0 else "Next closest"
-        parts.append(f"{label}: lines {win.first + 1}-{win.last + 1} ({win.score:.0%} similar):")
+        parts.append(f"{label}: lines {win.first + 1 + offset}-{win.last + 1 + offset} ({win.score:.0%} similar):")
         region = file_lines[win.first: win.last + 1]
-        parts.extend(_differences(core, region, win.first))
+        parts.extend(_differences(core, region, win.first + offset))
     parts.append("Fix old_str to match the file exactly (or `view` those lines again), then retry.")
     return "\n".join(parts)
 

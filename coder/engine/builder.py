@@ -146,6 +146,10 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
         record=record, ask=ask, checkpointer=checkpointer, hooks=hooks,
         max_tokens=int(config["max_tokens"]), thinking_budget=config.get("thinking_budget"),
     )
+    if "task" in tools:
+        from coder.engine.subagents import Parent, make_spawner
+
+        tool_ctx.services["spawn_subagent"] = make_spawner(Parent(session_id, provider, config, store, tool_ctx))
     session = Session(parts, restored)
     record(ev.SessionStart(session_id, provider.spec, str(workspace), str(cwd), mode, sandbox_state, root is not None,
                            resumed=row is not None, version=__version__))

@@ -238,10 +238,10 @@ def _review(ctx: Ctx, arg: str) -> CommandResult:
     ctx.session.parts.record(ev.ReviewEvent(verdict, findings))
     lines = [f"Review verdict: **{verdict}** ({len(findings)} finding(s))"]
     for f in findings[:30]:
-        where = f.get("path") or f.get("file") or ""
+        where = f.get("file") or "(patch)"
         line = f":{f['line']}" if f.get("line") else ""
-        lines.append(f"- **{f.get('severity', '')}** `{where}{line}` {f.get('message', f.get('title', ''))}")
-    return CommandResult("\n".join(lines), error=verdict not in ("pass", "ok", "approve", "approved"))
+        lines.append(f"- **{f.get('severity', '')}** `{where}{line}` {f.get('message', '')}")
+    return CommandResult("\n".join(lines), error=verdict == "fail")
 
 
 def _commit(ctx: Ctx, arg: str) -> CommandResult:

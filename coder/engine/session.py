@@ -263,6 +263,7 @@ class Session:
         return None
 
     def _finish(self, use: ToolUseBlock, result: ToolResult, duration: float = 0.0) -> ToolResultBlock:
+        self.stats.cost_usd += float(result.data.get("cost_usd", 0.0))  # money a tool spent (a subagent)
         if result.files_changed:
             self.stats.files_changed.update(result.files_changed)
             self.parts.pinned.files_touched = sorted(self.stats.files_changed)

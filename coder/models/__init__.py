@@ -1,0 +1,12 @@
+"""Model providers and their test doubles.
+
+- `types.py`: the provider-neutral conversation data and the ModelProvider protocol (shared interface).
+- `registry.py`: `create_provider(spec, config)`, the only entry point the engine uses.
+- `anthropic_provider.py`, `openai_provider.py`: the official SDKs, with one retry policy (`retry.py`).
+- `scripted.py`, `script.py`: scripted answers in-process; `fake_server.py` serves the same scripts over HTTP
+  (Anthropic Messages and OpenAI chat completions), with recording and fault injection.
+- `wire.py`: request bodies, token estimates and prompt-cache arithmetic shared by all of the above.
+- `pricing.py`: USD per million tokens, user-extensible.
+
+Nothing here imports an SDK at module level, so importing this package costs nothing at startup.
+"""

@@ -10,13 +10,30 @@ coder starts.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from coder.errors import ContextOverflowError, ModelError
 from coder.models.pricing import PriceTable
-from coder.models.retry import RetryPolicy, TextRelay, Transient, retry_after_seconds, run_with_retries
-from coder.models.types import Block, Message, ModelRequest, ModelResponse, TextBlock, ThinkingBlock, ToolUseBlock
-from coder.models.types import Usage
+from coder.models.retry import (
+    RetryPolicy,
+    TextRelay,
+    Transient,
+    retry_after_seconds,
+    run_interruptibly,
+    run_with_retries,
+)
+from coder.models.types import (
+    Block,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
 from coder.models.wire import build_anthropic_body, input_tokens
 
 _STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"}
@@ -74,17 +91,30 @@ class AnthropicProvider:
     # ------------------------------------------------------------------------------------------ one try
 
     def _attempt(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None) -> ModelResponse:
+        relay.restart()
+        holder: dict[str, Any] = {}  # the open stream, so that a cancel can close it
+
+        def close() -> None:
+            if "stream" in holder:
+                holder["stream"].close()
+
+        interrupted, response = run_interruptibly(lambda: self._stream_once(body, relay, cancel, holder),
+                                                  cancel, close)
+        if interrupted or response is None:
+            text = relay.close()
+            return self._response([TextBlock(text)] if text else [], "interrupted", Usage(), None)
+        return response
+
+    def _stream_once(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None,
+                     holder: dict[str, Any]) -> ModelResponse:
         import anthropic
         import httpx2
 
-        relay.restart()
         finished: set[int] = set()
         stream = None
-        done = threading.Event()
         try:
             with self._client.messages.stream(**body) as stream:
-                if cancel is not None:
-                    _watch(cancel, done, stream.close)
+                holder["stream"] = stream
                 stopped = False
                 for event in stream:
                     if cancel is not None and cancel.is_set():
@@ -106,11 +136,12 @@ class AnthropicProvider:
             if cancel is not None and cancel.is_set():
                 return self._partial(stream, finished)
             raise Transient(0, f"connection problem ({type(exc).__name__}: {exc})") from exc
-        finally:
-            done.set()
         blocks = _blocks(message.content)
+        # max_tokens stays max_tokens even with a (truncated) tool call, so the engine never runs half an input
         stop = message.stop_reason if message.stop_reason in _STOP_REASONS else "end_turn"
-        if any(isinstance(b, ToolUseBlock) for b in blocks):
+        if message.stop_reason == "model_context_window_exceeded":
+            stop = "max_tokens"
+        elif stop == "end_turn" and any(isinstance(b, ToolUseBlock) for b in blocks):
             stop = "tool_use"
         u = message.usage
         usage = Usage(u.input_tokens or 0, u.output_tokens or 0, u.cache_read_input_tokens or 0,
@@ -171,22 +202,8 @@ def _blocks(content: Any) -> list[Block]:
             out.append(TextBlock(raw.text))
         elif raw.type == "thinking":
             out.append(ThinkingBlock(raw.thinking, raw.signature or ""))
+        elif raw.type == "redacted_thinking":
+            out.append(RedactedThinkingBlock(raw.data))
         elif raw.type == "tool_use":
             out.append(ToolUseBlock(raw.id, raw.name, dict(raw.input) if isinstance(raw.input, dict) else {}))
     return out
-
-
-def _watch(cancel: threading.Event, done: threading.Event, close: Callable[[], None]) -> None:
-    """Close the stream from a helper thread when `cancel` is set, so a stalled read returns at once."""
-
-    def run() -> None:
-        while not done.is_set():
-            if cancel.wait(0.05):
-                if not done.is_set():
-                    try:
-                        close()
-                    except Exception:  # noqa: BLE001 (closing a dying stream may fail in any way)
-                        pass
-                return
-
-    threading.Thread(target=run, name="model-cancel-watch", daemon=True).start()

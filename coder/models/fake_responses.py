@@ -9,8 +9,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from coder.models.script import Answer
-from coder.models.wire import PrefixCache, Segment, canonical, chunk_text, estimate_tokens, output_tokens
-from coder.models.wire import segments, signature_for
+from coder.models.wire import (
+    SERVER_TOOL_NAMES,
+    PrefixCache,
+    Segment,
+    canonical,
+    chunk_text,
+    estimate_tokens,
+    output_tokens,
+    segments,
+    signature_for,
+)
 
 _OPENAI_FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length",
                   "stop_sequence": "stop", "refusal": "content_filter"}
@@ -113,6 +122,12 @@ def validate_anthropic(body: Any, context_window: int | None) -> str | None:
         return "messages: at least one message is required"
     if messages[0].get("role") != "user":
         return "messages: first message must use the \"user\" role"
+    for i, tool in enumerate(body.get("tools") or []):
+        kind = tool.get("type")
+        if kind in SERVER_TOOL_NAMES and tool.get("name") != SERVER_TOOL_NAMES[kind]:
+            return f"tools.{i}.name: Input should be '{SERVER_TOOL_NAMES[kind]}' for tool type {kind}"
+        if kind in (None, "custom") and not isinstance(tool.get("input_schema"), dict):
+            return f"tools.{i}.input_schema: Field required"
     marks = _count_cache_control(body)
     if marks > 4:
         return f"A maximum of 4 blocks with cache_control may be provided. Found {marks}."
@@ -172,6 +187,31 @@ def _count_cache_control(obj: Any) -> int:
 
 
 # -------------------------------------------------------------------------------------------- openai
+
+
+def validate_openai(body: Any) -> str | None:
+    """The first reason an OpenAI-compatible server would answer 400, or None."""
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        return "model is required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages must be a non-empty list"
+    pending: set[str] = set()
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        if role == "tool":
+            if message.get("tool_call_id") not in pending:
+                return (f"messages[{i}]: messages with role 'tool' must be a response to a preceding message "
+                        "with 'tool_calls'")
+            pending.discard(message["tool_call_id"])
+            continue
+        if pending:
+            return (f"messages[{i}]: an assistant message with 'tool_calls' must be followed by tool messages "
+                    f"responding to each 'tool_call_id'. Missing: {', '.join(sorted(pending))}")
+        if role == "assistant":
+            pending = {c.get("id") for c in message.get("tool_calls") or []}
+    return None
+
 
 
 def openai_segments(body: dict[str, Any]) -> list[Segment]:

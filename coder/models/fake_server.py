@@ -21,12 +21,14 @@ prints `http://127.0.0.1:PORT` as the first stdout line, then serves until kille
 Faults (`--fault SPEC`, repeatable; `faults=[...]` in Python): `WHAT@WHEN[:retry-after=SECONDS]`
   WHAT  a status code (`429`, `500`, `503`, `529` = overloaded_error, `400`, `401`, ...), `cut` (the response
         stops in the middle: an SSE stream after half of its events, a JSON body after half of its bytes),
+        `overload` (an SSE stream sends half of its events, then an `error` event with overloaded_error, as the
+        real API does when it is overloaded after answering 200; a JSON request gets a 529),
         `delay=SECONDS` (wait before answering, then answer normally), `stall=SECONDS` (pause in the middle of
         the stream, then finish it).
   WHEN  the number of the generation request (1-based, counting /v1/messages and /v1/chat/completions, not
         count_tokens): `2`, a range `2-4`, `3+` (from 3 on), or `*` (every request).
   e.g.  `429@2:retry-after=1`, `500@1`, `529@3`, `cut@4`, `delay=1.5@1`, `500@*`.
-A request answered by a status fault or cut does not consume a turn of the script; delay and stall do not
+A request answered by a status fault, cut or overload does not consume a turn of the script; delay and stall do not
 change the answer.
 
 Python API (tests):
@@ -51,11 +53,17 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from coder.errors import CoderError, UsageError
 from coder.models import fake_responses as fr
-from coder.models.script import Script, ScriptCursor, anthropic_match_text, load_script, openai_match_text
+from coder.models.script import (
+    Script,
+    ScriptCursor,
+    anthropic_match_text,
+    load_script,
+    openai_match_text,
+)
 from coder.models.wire import PrefixCache, input_tokens
 
 _STATUS_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -64,13 +72,13 @@ _STATUS_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403
 _STATUS_TEXT = {429: "Rate limit exceeded (injected fault).", 529: "Overloaded (injected fault).",
                 500: "Internal server error (injected fault)."}
 _SECRET_HEADERS = {"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"}
-_FAULT_RE = re.compile(r"^(?P<what>\d{3}|cut|delay=[\d.]+|stall=[\d.]+)@(?P<when>\*|\d+(?:-\d+|\+)?)"
+_FAULT_RE = re.compile(r"^(?P<what>\d{3}|cut|overload|delay=[\d.]+|stall=[\d.]+)@(?P<when>\*|\d+(?:-\d+|\+)?)"
                        r"(?::retry-after=(?P<retry>[\d.]+))?$")
 
 
 @dataclass
 class Fault:
-    kind: str  # "status" | "cut" | "delay" | "stall"
+    kind: str  # "status" | "cut" | "overload" | "delay" | "stall"
     first: int
     last: int | None  # None: no end
     status: int = 0
@@ -86,7 +94,7 @@ def parse_fault(spec: str) -> Fault:
     match = _FAULT_RE.match(spec.strip())
     if not match:
         raise UsageError(f"Bad fault spec {spec!r}: expected WHAT@WHEN[:retry-after=S] with WHAT a status code, "
-                         "cut, delay=S or stall=S and WHEN N, N-M, N+ or * (e.g. 429@2:retry-after=1).")
+                         "cut, overload, delay=S or stall=S and WHEN N, N-M, N+ or * (e.g. 429@2:retry-after=1).")
     what, when = match["what"], match["when"]
     if when == "*":
         first, last = 1, None
@@ -100,8 +108,8 @@ def parse_fault(spec: str) -> Fault:
     retry = float(match["retry"]) if match["retry"] else None
     if what.isdigit():
         return Fault("status", first, last, status=int(what), retry_after=retry)
-    if what == "cut":
-        return Fault("cut", first, last)
+    if what in ("cut", "overload"):
+        return Fault(what, first, last)
     kind, seconds = what.split("=")
     return Fault(kind, first, last, seconds=float(seconds))
 
@@ -139,7 +147,7 @@ class FakeServer:
     def requests(self) -> list[dict[str, Any]]:
         return [r["body"] for r in self.records if r["n"] is not None]
 
-    def start(self) -> "FakeServer":
+    def start(self) -> Self:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="fake-model-server", daemon=True)
         self._thread.start()
@@ -155,7 +163,7 @@ class FakeServer:
             self._thread = None
         self._httpd.server_close()
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -187,22 +195,33 @@ class _HTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     fake: FakeServer
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (a cancelled stream, a closed pool) is normal here; other errors are printed."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
+    def setup(self) -> None:
+        super().setup()
+        # small writes (headers, then each SSE event) must not wait for delayed ACKs (Nagle: +40 ms a request)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
         if self.server.fake.verbose:
             super().log_message(format, *args)
 
-    def do_GET(self) -> None:  # noqa: N802 (stdlib name)
+    def do_GET(self) -> None:
         if self.path.rstrip("/") in ("", "/health"):
             self._json(200, {"status": "ok", "turns_left": self.server.fake.cursor.remaining})
         else:
             self._error(404, f"Not found: {self.path}", openai=False)
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         fake = self.server.fake
         path = self.path.split("?")[0].rstrip("/")
         length = int(self.headers.get("content-length") or 0)
@@ -230,34 +249,37 @@ class _Handler(BaseHTTPRequestHandler):
             if problem:
                 return self._error(400, problem, False)
             return self._json(200, {"input_tokens": input_tokens(body)})
-        cut = any(f.kind == "cut" for f in faults)
+        broken = next((f.kind for f in faults if f.kind in ("cut", "overload")), None)
+        if broken == "overload" and not body.get("stream"):
+            return self._error(529, _STATUS_TEXT[529], openai)
         stall = sum(f.seconds for f in faults if f.kind == "stall")
         assert number is not None
         if openai:
-            self._chat_completions(body, number, cut, stall)
+            self._chat_completions(body, number, broken, stall)
         else:
-            self._messages(body, number, cut, stall)
+            self._messages(body, number, broken, stall)
 
-    def _messages(self, body: dict[str, Any], number: int, cut: bool, stall: float) -> None:
+    def _messages(self, body: dict[str, Any], number: int, broken: str | None, stall: float) -> None:
         fake = self.server.fake
         problem = fr.validate_anthropic(body, fake.context_window)
         if problem:
             return self._error(400, problem, False)
-        if cut and not body.get("stream"):
+        if broken == "cut" and not body.get("stream"):
             return self._cut_json(fr.anthropic_error("api_error", "cut"))
         system, last_user = anthropic_match_text(body)
-        answer = fake.cursor.next(system, last_user, advance=not cut)
+        answer = fake.cursor.next(system, last_user, advance=broken is None)
         reply = fr.anthropic_reply(answer, body, fake.anthropic_cache)
         model = body["model"]
         if not body.get("stream"):
             return self._json(200, fr.anthropic_message(reply, model, number))
         events = fr.anthropic_events(reply, model, number)
         payloads = [f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n" for name, data in events]
-        self._stream(payloads, cut, stall)
+        error = fr.anthropic_error("overloaded_error", "Overloaded")
+        self._stream(payloads, broken, stall, f"event: error\ndata: {json.dumps(error)}\n\n")
 
-    def _chat_completions(self, body: dict[str, Any], number: int, cut: bool, stall: float) -> None:
+    def _chat_completions(self, body: dict[str, Any], number: int, broken: str | None, stall: float) -> None:
         fake = self.server.fake
-        problem = _validate_openai(body)
+        problem = fr.validate_openai(body)
         if problem:
             return self._error(400, problem, True)
         if fake.context_window is not None:
@@ -267,10 +289,10 @@ class _Handler(BaseHTTPRequestHandler):
                     "message": f"This model's maximum context length is {fake.context_window} tokens. However, "
                                f"your messages resulted in {total} tokens.",
                     "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
-        if cut and not body.get("stream"):
+        if broken == "cut" and not body.get("stream"):
             return self._cut_json({"error": {"message": "cut"}})
         system, last_user = openai_match_text(body)
-        answer = fake.cursor.next(system, last_user, advance=not cut)
+        answer = fake.cursor.next(system, last_user, advance=broken is None)
         reply = fr.openai_reply(answer, body, fake.openai_cache)
         model = body["model"]
         if not body.get("stream"):
@@ -278,7 +300,8 @@ class _Handler(BaseHTTPRequestHandler):
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         chunks = fr.openai_chunks(reply, model, number, include_usage)
         payloads = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
-        self._stream(payloads, cut, stall)
+        error = {"error": {"message": "Overloaded", "type": "server_error", "code": "overloaded"}}
+        self._stream(payloads, broken, stall, f"data: {json.dumps(error)}\n\n")
 
     # ------------------------------------------------------------------------------------------- writing
 
@@ -306,7 +329,7 @@ class _Handler(BaseHTTPRequestHandler):
             extra["x-should-retry"] = "true"
         self._json(status, payload, extra)
 
-    def _stream(self, payloads: list[str], cut: bool, stall: float) -> None:
+    def _stream(self, payloads: list[str], broken: str | None, stall: float, error_event: str) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
@@ -317,8 +340,13 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             for index, payload in enumerate(payloads):
                 if index == half:
-                    if cut:
+                    if broken == "cut":
                         return self._abort()
+                    if broken == "overload":
+                        data = error_event.encode("utf-8")
+                        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
+                        self.wfile.flush()
+                        return
                     if stall:
                         time.sleep(stall)
                 data = payload.encode("utf-8")
@@ -346,29 +374,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-
-
-def _validate_openai(body: Any) -> str | None:
-    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
-        return "model is required"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "messages must be a non-empty list"
-    pending: set[str] = set()
-    for i, message in enumerate(messages):
-        role = message.get("role")
-        if role == "tool":
-            if message.get("tool_call_id") not in pending:
-                return (f"messages[{i}]: messages with role 'tool' must be a response to a preceding message "
-                        "with 'tool_calls'")
-            pending.discard(message["tool_call_id"])
-            continue
-        if pending:
-            return (f"messages[{i}]: an assistant message with 'tool_calls' must be followed by tool messages "
-                    f"responding to each 'tool_call_id'. Missing: {', '.join(sorted(pending))}")
-        if role == "assistant":
-            pending = {c.get("id") for c in message.get("tool_calls") or []}
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,13 +12,29 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from coder.errors import ContextOverflowError, ModelError
 from coder.models.pricing import PriceTable
-from coder.models.retry import RetryPolicy, TextRelay, Transient, retry_after_seconds, run_with_retries
-from coder.models.types import Block, Message, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock
-from coder.models.types import Usage
+from coder.models.retry import (
+    RetryPolicy,
+    TextRelay,
+    Transient,
+    retry_after_seconds,
+    run_interruptibly,
+    run_with_retries,
+)
+from coder.models.types import (
+    Block,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 from coder.models.wire import canonical, estimate_tokens
 
 _FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens",
@@ -74,6 +90,8 @@ class OpenAIProvider:
         self.policy = policy or RetryPolicy()
         self.pricing = pricing or PriceTable()
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        #: ask for usage in the stream; switched off for servers that reject `stream_options`
+        self._include_usage = True
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(request),
@@ -100,23 +118,38 @@ class OpenAIProvider:
         return sum(estimate_tokens(canonical(x)) for x in (body.get("tools") or []) + body["messages"])
 
     def _attempt(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None) -> ModelResponse:
+        relay.restart()
+        holder: dict[str, Any] = {}  # the open stream, so that a cancel can close it
+
+        def close() -> None:
+            if "stream" in holder:
+                holder["stream"].close()
+
+        interrupted, response = run_interruptibly(lambda: self._stream_once(body, relay, cancel, holder),
+                                                  cancel, close)
+        if interrupted or response is None:
+            text = relay.close()
+            return self._response([TextBlock(text)] if text else [], "interrupted", Usage(), None)
+        return response
+
+    def _stream_once(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None,
+                     holder: dict[str, Any]) -> ModelResponse:
+        import httpx2
         import openai
 
-        relay.restart()
         text = ""
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage_raw: Any = None
         request_id = None
+        extra: dict[str, Any] = {"stream_options": {"include_usage": True}} if self._include_usage else {}
         try:
-            stream = self._client.chat.completions.create(**body, stream=True,
-                                                          stream_options={"include_usage": True})
+            stream = self._client.chat.completions.create(**body, stream=True, **extra)
+            holder["stream"] = stream
             request_id = getattr(stream.response, "headers", {}).get("x-request-id")
             for chunk in stream:
                 if cancel is not None and cancel.is_set():
-                    stream.close()
-                    blocks: list[Block] = [TextBlock(text)] if text else []
-                    return self._response(blocks, "interrupted", Usage(), request_id)
+                    break
                 if getattr(chunk, "usage", None) is not None:
                     usage_raw = chunk.usage
                 for choice in chunk.choices or []:
@@ -134,9 +167,18 @@ class OpenAIProvider:
                     if choice.finish_reason:
                         finish = choice.finish_reason
         except openai.APIStatusError as exc:
+            if exc.status_code == 400 and "stream_options" in str(exc) and self._include_usage:
+                self._include_usage = False  # an older local server: retry at once without it
+                raise Transient(400, "the server does not accept stream_options", retry_after=0) from exc
             raise self._classify(exc) from exc
-        except openai.APIConnectionError as exc:
+        except (openai.APIConnectionError, httpx2.TransportError, httpx2.StreamError) as exc:
+            if cancel is not None and cancel.is_set():
+                return self._response([TextBlock(text)] if text else [], "interrupted", Usage(), request_id)
             raise Transient(0, f"connection problem ({type(exc).__name__}: {exc})") from exc
+        except openai.APIError as exc:  # an error object inside the stream (e.g. the server overloaded)
+            raise Transient(0, f"the server reported an error mid-stream: {exc.message}") from exc
+        if cancel is not None and cancel.is_set():
+            return self._response([TextBlock(text)] if text else [], "interrupted", Usage(), request_id)
         if finish is None:
             raise Transient(0, "the response stream ended before a finish_reason (cut mid-way)")
         blocks = [TextBlock(text)] if text else []
@@ -149,7 +191,9 @@ class OpenAIProvider:
             except json.JSONDecodeError:
                 args = {"_invalid_json": slot["arguments"]}
             blocks.append(ToolUseBlock(slot["id"] or f"call_{index}", slot["name"], args))
-        stop = "tool_use" if calls else _FINISH.get(finish, "end_turn")
+        stop = _FINISH.get(finish, "end_turn")
+        if calls and stop == "end_turn":  # some local servers say "stop" after tool calls
+            stop = "tool_use"
         usage = Usage()
         if usage_raw is not None:
             details = getattr(usage_raw, "prompt_tokens_details", None)

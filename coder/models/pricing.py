@@ -34,7 +34,7 @@ class Price:
     cache_read: float
 
     @classmethod
-    def anthropic(cls, input: float, output: float) -> "Price":  # noqa: A002 (the field's name)
+    def anthropic(cls, input: float, output: float) -> Price:
         return cls(input, output, round(input * 1.25, 6), round(input * 0.1, 6))
 
     def cost(self, usage: Usage) -> float:

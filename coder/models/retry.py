@@ -8,11 +8,13 @@ may already have shown text; `TextRelay` keeps the user's screen from showing it
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from coder.errors import ModelError
 
@@ -97,6 +99,7 @@ class TextRelay:
 
     When the new attempt repeats what was shown, only the continuation is forwarded. When it diverges, a blank
     line marks the restart and the new text follows, so what is on screen never silently mixes two answers.
+    After `close()` nothing more reaches the sink (a cancelled stream may still be draining in its thread).
     """
 
     def __init__(self, sink: Callable[[str], None] | None) -> None:
@@ -104,31 +107,74 @@ class TextRelay:
         self.shown = ""
         self.attempt_text = ""
         self.diverged = False
+        self.closed = False
+        self._lock = threading.Lock()
 
     def restart(self) -> None:
-        self.attempt_text = ""
-        self.diverged = False
+        with self._lock:
+            self.attempt_text = ""
+            self.diverged = False
+
+    def close(self) -> str:
+        """Stop forwarding; return the text of the current attempt."""
+        with self._lock:
+            self.closed = True
+            return self.attempt_text
 
     def __call__(self, delta: str) -> None:
-        if self.sink is None or not delta:
-            return
-        before = len(self.attempt_text)
-        self.attempt_text += delta
-        if self.diverged:
+        with self._lock:
+            if self.closed or not delta:
+                return
+            before = len(self.attempt_text)
+            self.attempt_text += delta
+            if self.sink is None:
+                return
+            if self.diverged:
+                self.shown = self.attempt_text
+                self.sink(delta)
+                return
+            if self.shown.startswith(self.attempt_text):
+                return  # still repeating what is on screen
+            if self.attempt_text.startswith(self.shown):
+                fresh = self.attempt_text[max(before, len(self.shown)):]
+                self.shown = self.attempt_text
+                if fresh:
+                    self.sink(fresh)
+                return
+            self.diverged = True
             self.shown = self.attempt_text
-            self.sink(delta)
-            return
-        if self.shown.startswith(self.attempt_text):
-            return  # still repeating what is on screen
-        if self.attempt_text.startswith(self.shown):
-            fresh = self.attempt_text[max(before, len(self.shown)):]
-            self.shown = self.attempt_text
-            if fresh:
-                self.sink(fresh)
-            return
-        self.diverged = True
-        self.shown = self.attempt_text
-        self.sink("\n\n" + self.attempt_text)
+            self.sink("\n\n" + self.attempt_text)
+
+
+def run_interruptibly(work: Callable[[], T], cancel: threading.Event | None,
+                      on_cancel: Callable[[], None]) -> tuple[bool, T | None]:
+    """Run `work()` so that setting `cancel` returns control at once: (True, None) when cancelled, else
+    (False, result); exceptions of `work` propagate.
+
+    Closing an HTTP stream from another thread does not wake a read blocked in it, so the stream is consumed in
+    a daemon thread and abandoned on cancel (`on_cancel` closes it, best effort, so the thread ends soon)."""
+    if cancel is None:
+        return False, work()
+    outcome: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 (handed over to the caller's thread)
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=target, name="model-stream", daemon=True).start()
+    while not finished.wait(0.02):
+        if cancel.is_set():
+            with contextlib.suppress(Exception):  # closing a dying stream may fail in any way
+                on_cancel()
+            return True, None
+    if "error" in outcome:
+        raise outcome["error"]
+    return False, outcome["value"]
 
 
 def retry_after_seconds(exc: Any) -> float | None:

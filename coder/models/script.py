@@ -184,6 +184,12 @@ class ScriptCursor:
             ids = [c.id or f"toolu_{served:04d}_{i}" for i, c in enumerate(turn.tool_calls)]
             return Answer(turn, served, ids, exhausted)
 
+    def skip(self, count: int) -> None:
+        """Move the main sequence on by `count` turns (a resumed session already used them)."""
+        with self._lock:
+            self._position = min(len(self._main), self._position + max(0, count))
+            self._served += max(0, count)
+
     def _match(self, system: str, last_user: str, advance: bool) -> Turn | None:
         for index, turn in enumerate(self._conditional):
             if index in self._used or turn.when is None:

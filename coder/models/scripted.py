@@ -3,14 +3,19 @@
 It follows the fake server exactly (same cursor, same token arithmetic, same cache emulation, thinking only
 when the request asks for it), so a script run in-process and the same script over HTTP through the real
 Anthropic SDK produce the same conversation and the same usage. Used for tests, the offline demo, replays.
+
+A resumed session starts a new process with a fresh provider but an existing history, so on its first
+main-sequence request the provider skips one turn per assistant message already in the history: the script
+goes on where the session stopped, as the long-lived fake server naturally does.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from coder.models.pricing import PriceTable
 from coder.models.script import Script, ScriptCursor, anthropic_match_text, load_script
@@ -24,10 +29,20 @@ from coder.models.types import (
     ToolUseBlock,
     Usage,
 )
-from coder.models.wire import PrefixCache, build_anthropic_body, chunk_text, input_tokens, output_tokens
-from coder.models.wire import segments, signature_for
+from coder.models.wire import (
+    PrefixCache,
+    build_anthropic_body,
+    chunk_text,
+    input_tokens,
+    output_tokens,
+    segments,
+    signature_for,
+)
 
 DEFAULT_CONTEXT_WINDOW = 200_000
+#: requests are shaped and counted as for this Claude model (server tool types included), so the usage of a
+#: scripted run equals what the fake server reports to `anthropic:claude-...` for the same conversation
+SHAPE_MODEL = "claude-sonnet-4-6"
 
 
 class ScriptedProvider:
@@ -46,13 +61,17 @@ class ScriptedProvider:
         self._price_as = price_as
         #: pause between streamed chunks (demo pacing; lets tests interrupt mid-stream)
         self._chunk_delay = chunk_delay
+        self._resume_checked = False
 
     def complete(self, request: ModelRequest, on_text: Callable[[str], None] | None = None,
                  cancel: threading.Event | None = None) -> ModelResponse:
-        body = build_anthropic_body(request, self._price_as or "scripted")
+        body = build_anthropic_body(request, self._price_as or SHAPE_MODEL)
         if cancel is not None and cancel.is_set():
             return self._interrupted([])
         system, last_user = anthropic_match_text(body)
+        if not self._resume_checked and self.cursor.next(system, last_user, advance=False).turn.when is None:
+            self._resume_checked = True
+            self.cursor.skip(sum(1 for m in request.messages if m.role == "assistant"))
         answer = self.cursor.next(system, last_user)
         turn = answer.turn
         thinking = turn.thinking if request.thinking_budget else ""
@@ -87,7 +106,7 @@ class ScriptedProvider:
                              "scripted", cost.usd, f"scripted-{answer.index:06d}", cost.known)
 
     def count_tokens(self, request: ModelRequest) -> int:
-        return input_tokens(build_anthropic_body(request, self._price_as or "scripted"))
+        return input_tokens(build_anthropic_body(request, self._price_as or SHAPE_MODEL))
 
     def _interrupted(self, blocks: list[Block]) -> ModelResponse:
         return ModelResponse(Message("assistant", blocks), "interrupted", Usage(), "scripted", 0.0, None, True)

@@ -8,8 +8,9 @@ the OpenAI-compatible provider converts at its edge. Everything here is plain da
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Literal, Protocol, Union
+from typing import Any, Literal, Protocol, Union
 
 Role = Literal["user", "assistant"]
 
@@ -28,6 +29,14 @@ class ThinkingBlock:
 
 
 @dataclass
+class RedactedThinkingBlock:
+    """Thinking the API returned encrypted; it must go back unchanged with the rest of the turn."""
+
+    data: str
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+
+
+@dataclass
 class ToolUseBlock:
     id: str
     name: str
@@ -43,13 +52,14 @@ class ToolResultBlock:
     type: Literal["tool_result"] = "tool_result"
 
 
-Block = Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock]
+Block = Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, RedactedThinkingBlock]
 
 _BLOCK_TYPES: dict[str, type] = {
     "text": TextBlock,
     "thinking": ThinkingBlock,
     "tool_use": ToolUseBlock,
     "tool_result": ToolResultBlock,
+    "redacted_thinking": RedactedThinkingBlock,
 }
 
 
@@ -64,7 +74,7 @@ class Message:
     content: list[Block]
 
     @classmethod
-    def user_text(cls, text: str) -> "Message":
+    def user_text(cls, text: str) -> Message:
         return cls("user", [TextBlock(text)])
 
     def text(self) -> str:
@@ -77,7 +87,7 @@ class Message:
         return {"role": self.role, "content": [asdict(b) for b in self.content]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Message":
+    def from_dict(cls, data: dict[str, Any]) -> Message:
         return cls(data["role"], [block_from_dict(b) for b in data["content"]])
 
 
@@ -103,7 +113,7 @@ class Usage:
     def total_input(self) -> int:
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,

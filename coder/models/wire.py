@@ -20,7 +20,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from coder.models.types import Message, ModelRequest, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from coder.models.types import (
+    Message,
+    ModelRequest,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 MAX_CACHE_BREAKPOINTS = 4  # the Messages API rejects more
 EPHEMERAL = {"type": "ephemeral"}
@@ -33,6 +41,11 @@ _SERVER_TOOL_MODELS: dict[str, re.Pattern[str]] = {
     "text_editor_20250429": re.compile(r"claude-((opus|sonnet|haiku)-4|4-)"),
     "text_editor_20250124": re.compile(r"claude-3-7-sonnet"),
 }
+# The name each server-defined tool type must be declared with.
+SERVER_TOOL_NAMES = {"bash_20250124": "bash", "bash_20241022": "bash",
+                     "text_editor_20250728": "str_replace_based_edit_tool",
+                     "text_editor_20250429": "str_replace_based_edit_tool",
+                     "text_editor_20250124": "str_replace_editor"}
 # Models that want `thinking: {"type": "adaptive"}` instead of an explicit budget.
 _ADAPTIVE_THINKING = re.compile(r"claude-(opus-4-6|mythos)")
 
@@ -55,9 +68,12 @@ def _strip_cache_control(obj: Any) -> Any:
     return obj
 
 
-def server_tool_supported(tool_type: str, model: str) -> bool:
-    """True when `model` is a Claude model known to accept the server-defined tool `tool_type`."""
+def server_tool_supported(tool_type: str, model: str, name: str | None = None) -> bool:
+    """True when `model` is a Claude model known to accept the server-defined tool `tool_type` (declared under
+    `name`, when given: each type has one fixed name)."""
     pattern = _SERVER_TOOL_MODELS.get(tool_type)
+    if name is not None and SERVER_TOOL_NAMES.get(tool_type) != name:
+        return False
     return bool(pattern and pattern.search(model))
 
 
@@ -69,6 +85,8 @@ def block_to_api(block: Any) -> dict[str, Any]:
         return {"type": "text", "text": block.text}
     if isinstance(block, ThinkingBlock):
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     if isinstance(block, ToolResultBlock):
@@ -96,7 +114,7 @@ def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
     """
     tools: list[dict[str, Any]] = []
     for spec in request.tools:
-        if spec.anthropic_type and server_tool_supported(spec.anthropic_type, model):
+        if spec.anthropic_type and server_tool_supported(spec.anthropic_type, model, spec.name):
             tools.append({"type": spec.anthropic_type, "name": spec.name})
         else:
             tools.append({"name": spec.name, "description": spec.description, "input_schema": spec.input_schema})

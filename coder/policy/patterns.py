@@ -30,7 +30,7 @@ class Rule:
     spec: str | None = None  # the part in parentheses
 
     @classmethod
-    def parse(cls, text: str) -> "Rule":
+    def parse(cls, text: str) -> Rule:
         m = _RULE.match(text)
         if not m:
             raise ConfigError(f"permission rule {text!r}: expected `tool` or `tool(pattern)`, "
@@ -82,8 +82,7 @@ def command_regex(spec: str) -> re.Pattern[str]:
 @lru_cache(maxsize=512)
 def path_regex(spec: str) -> re.Pattern[str]:
     spec = spec.strip()
-    if spec.startswith("./"):
-        spec = spec[2:]
+    spec = spec.removeprefix("./")
     if "/" not in spec.rstrip("/"):
         spec = "**/" + spec
     out = []

@@ -36,7 +36,8 @@ PROJECT_FILE = ".coder/permissions.json"
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 #: commands whose "always allow" answer stays the exact line: a wildcard on them would allow far more
 _EXACT_ONLY = frozenset({"rm", "mv", "cp", "dd", "chmod", "chown", "curl", "wget", "sudo", "kill", "pkill",
-                         "killall", "ssh", "scp", "rsync", "sh", "bash", "eval", "python", "python3", "node"})
+                         "killall", "ssh", "scp", "rsync", "sh", "bash", "eval", "python", "python3", "node",
+                         "find", "sed", "sort", "xargs", "env"})
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9:_.-]*$")
 
 
@@ -46,22 +47,19 @@ def patch_paths(patch: str) -> list[str]:
 
 
 def suggest_bash_rule(cmd: SimpleCommand) -> str:
-    """The narrowest useful rule for one command: its name and sub-command words, then `*`."""
+    """The narrowest useful rule for one command: its name and up to two sub-command words, then `*`
+    (`npm test*`, `git commit*`, `python -m pytest*`). Risky or computed commands keep their exact text."""
     words = cmd.words
-    if not words:
+    if not words or cmd.dynamic or cmd.assignments:
         return f"bash({cmd.text})"
-    name = words[0]
-    if cmd.dynamic or cmd.assignments or name in _EXACT_ONLY and not (len(words) > 2 and words[1] == "-m"):
+    name, rest = words[0], words[1:]
+    if name in ("python", "python3") and rest[:1] == ["-m"] and len(rest) > 1:
+        return f"bash({name} -m {rest[1]}*)"
+    if name in _EXACT_ONLY:
         return f"bash({cmd.text})"
     kept = [name]
-    rest = words[1:]
-    if rest[:1] == ["-m"] and len(rest) > 1:  # python -m pytest
-        kept += rest[:2]
-        rest = rest[2:]
     for word in rest[:2]:
-        if not _SUBCOMMAND.match(word) or "." in word and "/" not in word and len(kept) > 1:
-            break
-        if "." in word:  # a file name (script.py), not a sub-command
+        if not _SUBCOMMAND.match(word) or "." in word or "/" in word:
             break
         kept.append(word)
     return f"bash({' '.join(kept)}*)"
@@ -109,8 +107,12 @@ class RulePolicy:
             rule = _first(self.deny, "bash", "execute", part.text)
             if rule is not None:
                 return Decision("deny", f"`{part.text}` matches the deny rule {rule}", rule=str(rule))
-        if not parsed.ok and _first(self.deny, "bash", "execute", None) is None:
-            pass  # an unparsable line is one opaque part below
+            for target in part.writes_files:  # `> .env` is an edit of .env
+                rule = _first([r for r in self.deny if r.tool == "edit"], "str_replace_based_edit_tool", "write",
+                              self._relative(target))
+                if rule is not None:
+                    return Decision("deny", f"`{part.text}` writes {target}, which matches the deny rule {rule}",
+                                    rule=str(rule))
         for part in parts:
             rule = _first(self.ask, "bash", "execute", part.text)
             if rule is not None:

@@ -21,6 +21,8 @@ class SimpleCommand:
     text: str  # normalised source text including assignments and redirections (what rules match)
     #: the name or an argument is computed at run time ($VAR, $(...)), so its meaning is unknown statically
     dynamic: bool = False
+    #: the command name itself is computed (`$CMD args`, `` `which x` ``): nothing is known about it
+    dynamic_name: bool = False
     #: output redirections to real files (not /dev/null, not fd duplications)
     writes_files: list[str] = field(default_factory=list)
     assignments: list[str] = field(default_factory=list)
@@ -76,12 +78,11 @@ def _collect(node, out: list[SimpleCommand]) -> None:
             return
         writes = _redirect_targets(redirects)
         if writes:  # `{ ...; } > file`: the write is its own part
-            out.append(SimpleCommand([">"], "> " + " ".join(writes), False, writes))
+            out.append(SimpleCommand([">"], "> " + " ".join(writes), writes_files=writes))
     elif kind == "declaration_command" or kind == "unset_command":
         words = [c.text.decode("utf-8", errors="replace") for c in node.children]
         dynamic = any(c.type in ("command_substitution", "expansion", "simple_expansion") for c in node.children)
-        out.append(SimpleCommand(words[:1] + words[1:], _WS.sub(" ", node.text.decode(errors="replace")).strip(),
-                                 dynamic))
+        out.append(SimpleCommand(words, _WS.sub(" ", node.text.decode(errors="replace")).strip(), dynamic))
         for child in node.children:
             _collect_nested(child, out)
         return
@@ -110,40 +111,36 @@ def _redirect_targets(redirects) -> list[str]:
         dest = r.child_by_field_name("destination")
         target = dest.text.decode(errors="replace") if dest is not None else ""
         if any(op in (">", ">>", "&>", "&>>", ">|") for op in ops) and target not in ("/dev/null", "/dev/stderr",
-                                                                                  "/dev/stdout"):
-            writes.append(target)
-        elif ">&" in ops and not target.isdigit() and target != "-":
+                                                                                  "/dev/stdout") or ">&" in ops and not target.isdigit() and target != "-":
             writes.append(target)
     return writes
 
 
 def _simple(node, redirects) -> SimpleCommand:
     words: list[str] = []
+    shown: list[str] = []  # the words as rules see them: static words re-quoted, computed ones verbatim
     assignments: list[str] = []
-    dynamic = False
+    dynamic = dynamic_name = False
     for child in node.children:
         if child.type == "variable_assignment":
             assignments.append(child.text.decode(errors="replace"))
             continue
-        if child.type == "command_name":
-            inner = child.children[0] if child.children else child
-            value, dyn = _word(inner)
-            words.append(value)
-            dynamic = dynamic or dyn
-            continue
         if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
             redirects = (redirects or []) + [child]
             continue
-        if child.is_named:
-            value, dyn = _word(child)
+        if child.type == "command_name" or child.is_named:
+            inner = child.children[0] if child.type == "command_name" and child.children else child
+            value, dyn = _word(inner)
             words.append(value)
+            shown.append(inner.text.decode(errors="replace") if dyn else _shell_word(value))
             dynamic = dynamic or dyn
-    text = _WS.sub(" ", " ".join(assignments + [_shell_word(w) for w in words])).strip()
+            dynamic_name = dynamic_name or (dyn and child.type == "command_name")
+    text = _WS.sub(" ", " ".join(assignments + shown)).strip()
     writes = _redirect_targets(redirects or [])
     for r in redirects or []:
         if r.type == "file_redirect":
             text += " " + _WS.sub(" ", r.text.decode(errors="replace")).strip()
-    return SimpleCommand(words, text, dynamic, writes, assignments)
+    return SimpleCommand(words, text, dynamic, dynamic_name, writes, assignments)
 
 
 def _shell_word(word: str) -> str:
@@ -154,7 +151,7 @@ def split_command(command: str) -> ParsedCommand:
     """The simple commands of `command`. Raises nothing: a parse failure gives one opaque part."""
     from coder.codeintel.languages import parser as make_parser
 
-    opaque = ParsedCommand([SimpleCommand([command.strip()], _WS.sub(" ", command).strip(), True)], False)
+    opaque = ParsedCommand([SimpleCommand([command.strip()], _WS.sub(" ", command).strip(), True, True)], False)
     parser = make_parser("bash")
     if parser is None:
         return opaque

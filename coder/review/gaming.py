@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 
 from coder.review.context import ReviewContext, is_test_path
 from coder.review.specialcase import special_casing
+from coder.review.testconfig import is_test_config, test_config_findings
 from coder.review.types import Finding, StageResult, status_from
 from coder.vcs.patch import FilePatch
 
@@ -49,13 +50,6 @@ _LANG = {".py": "py", ".js": "js", ".jsx": "js", ".ts": "js", ".tsx": "js", ".mj
          ".go": "go", ".rs": "rs", ".rb": "rb"}
 _LITERAL_RE = re.compile(r"(['\"])(?:\\.|(?!\1).)*\1|\b\d+(\.\d+)?\b")
 
-CI_PATHS = (".github/workflows/", ".gitlab-ci.yml", ".circleci/", "azure-pipelines.yml", "Jenkinsfile",
-            ".travis.yml", "noxfile.py", "tox.ini", "pytest.ini", ".mocharc", "jest.config", "vitest.config",
-            "karma.conf", "phpunit.xml")
-_DESELECT_RE = re.compile(r"--deselect|--ignore\b|--ignore-glob|-k\s+['\"]?not\b|\bnorecursedirs\b|collect_ignore|"
-                          r"pytest_collection_modifyitems|pytest_ignore_collect|pytest_runtest_setup|-p\s+no:|"
-                          r"testPathIgnorePatterns|--testPathIgnorePatterns|exclude\s*[:=]|\|\|\s*true\b|"
-                          r"continue-on-error:\s*true")
 
 
 def _f(path: str, line: int | None, severity: str, message: str, check: str) -> Finding:
@@ -68,8 +62,8 @@ def stage_gaming(ctx: ReviewContext) -> StageResult:
     for f in ctx.files:
         if is_test_path(f.path):
             findings += _test_file(ctx, f)
-        if _is_test_config(f.path):
-            findings += _test_config(ctx, f)
+        if is_test_config(f.path):
+            findings += test_config_findings(ctx, f)
     findings += special_casing(ctx)
     tests = len(ctx.changed_test_files)
     note = f"{tests} test file(s) changed" if tests else "no test file changed"
@@ -101,11 +95,31 @@ def _test_file(ctx: ReviewContext, f: FilePatch) -> list[Finding]:
     old, new = ctx.read_old(f.old_path), ctx.read_new(f.new_path)
     if old is None or new is None:
         return findings
+    findings += _data_edits(f, lang)
     if lang == "py":
         py = _python_tests(f.path, old, new)
         if py is not None:
             return findings + py
     return findings + _generic_tests(f, lang, old, new)
+
+
+def _data_edits(f: FilePatch, lang: str) -> list[Finding]:
+    """Literal test data edited in place (a parametrize table, an expected-values dict): same line shape,
+    different literals. Assertion lines are left to the assertion checks."""
+    findings = []
+    pattern = ASSERT_RE[lang]
+    for hunk in f.hunks:
+        removed = [line for line in hunk.removed if not pattern.search(line.text) and _LITERAL_RE.search(line.text)]
+        added = [line for line in hunk.added if not pattern.search(line.text)]
+        for old_line in removed:
+            key = _mask(old_line.text)
+            twin = next((a for a in added if _mask(a.text) == key and a.text.strip() != old_line.text.strip()), None)
+            if twin is None or not key.strip():
+                continue
+            added.remove(twin)
+            findings.append(_f(f.path, twin.number, "error", f"test data edited: {old_line.text.strip()[:70]!r} -> "
+                               f"{twin.text.strip()[:70]!r}", "expected-value-edited"))
+    return findings
 
 
 def _mask(text: str) -> str:
@@ -158,6 +172,7 @@ class _Assertion:
         self.skeleton = ast.dump(_MaskConstants().visit(_copy(node)), annotate_fields=False)
         self.neutralised = neutralised
         self.text = ast.unparse(node)[:90]
+        self.subject = _subject(node)
 
     @property
     def trivial(self) -> bool:
@@ -178,6 +193,20 @@ class _Assertion:
 class _MaskConstants(ast.NodeTransformer):
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
         return ast.copy_location(ast.Constant(value="<lit>"), node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        if isinstance(node.operand, ast.Constant):  # -1, +2.5: one literal, not an expression
+            return ast.copy_location(ast.Constant(value="<lit>"), node)
+        return self.generic_visit(node)
+
+
+def _subject(node: ast.AST) -> str | None:
+    """What an assertion checks (the left side of a comparison, the first argument of assertEqual)."""
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+        return ast.dump(node.test.left)
+    if isinstance(node, ast.Call) and node.args:
+        return ast.dump(node.args[0])
+    return None
 
 
 def _copy(node: ast.AST) -> ast.AST:
@@ -283,6 +312,9 @@ def _compare_assertions(path: str, name: str, node: ast.AST, old: list[_Assertio
             spare.append(a)
     for a in [s for s in spare if s.trivial]:
         spare.remove(a)
+        replaced = next((o for o in unmatched_old if o.text[len("assert "):] in a.text), None)
+        if replaced is not None:  # `assert x == y` became `assert x == y or True`: one finding, not two
+            unmatched_old.remove(replaced)
         findings.append(_f(path, a.line, "error", f"in {name}: assertion that cannot fail: {a.text}",
                            "assertion-weakened"))
     for a in unmatched_old:
@@ -291,6 +323,10 @@ def _compare_assertions(path: str, name: str, node: ast.AST, old: list[_Assertio
             spare.remove(twin)
             findings.append(_f(path, twin.line, "error", f"in {name}: expected value edited: {a.text!r} -> "
                                f"{twin.text!r}", "expected-value-edited"))
+        elif a.subject is not None and any(s.subject == a.subject for s in spare):
+            twin = next(s for s in spare if s.subject == a.subject)
+            spare.remove(twin)
+            findings.append(_expectation_change(path, name, node, a, twin))
         elif any(a.node.__class__ is s.node.__class__ for s in spare):
             twin = next(s for s in spare if a.node.__class__ is s.node.__class__)
             spare.remove(twin)
@@ -302,45 +338,32 @@ def _compare_assertions(path: str, name: str, node: ast.AST, old: list[_Assertio
     return findings
 
 
-# --- test configuration and CI ---------------------------------------------------------------------------
-def _is_test_config(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return (path.startswith(CI_PATHS) or name.startswith(CI_PATHS) or name in ("conftest.py", "pyproject.toml",
-            "setup.cfg", "package.json", "Makefile", ".coveragerc"))
+def _expected_side(a: _Assertion) -> list[ast.AST]:
+    node = a.node
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+        return list(node.test.comparators)
+    if isinstance(node, ast.Call):
+        return list(node.args[1:]) + [k.value for k in node.keywords]
+    return []
 
 
-def _section_of(text: str | None, line_no: int) -> str:
-    if not text:
-        return ""
-    section = ""
-    for i, line in enumerate(text.splitlines(), 1):
-        if i > line_no:
-            break
-        m = re.match(r"^\s*\[([^\]]+)\]", line)
-        if m:
-            section = m.group(1)
-    return section
+def _ops(a: _Assertion) -> tuple[str, ...]:
+    node = a.node
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+        return tuple(type(op).__name__ for op in node.test.ops)
+    return (node.func.attr,) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ()
 
 
-def _test_config(ctx: ReviewContext, f: FilePatch) -> list[Finding]:
-    name = PurePosixPath(f.path).name
-    old, new = ctx.read_old(f.old_path), ctx.read_new(f.new_path)
-    changed = [(line, new, "+") for line in f.added] + [(line, old, "-") for line in f.removed]
-    if name in ("pyproject.toml", "setup.cfg", "tox.ini"):
-        changed = [c for c in changed if re.search(r"pytest|coverage|testenv|^tox", _section_of(c[1], c[0].number))]
-    elif name == "package.json":
-        changed = [c for c in changed if re.search(r'"(test|jest|mocha|vitest)[^"]*"\s*:', c[0].text)]
-    elif name == "Makefile":
-        changed = [c for c in changed if re.search(r"\btest", c[0].text)]
-    if not changed:
-        return []
-    findings = []
-    for line, _, sign in changed:
-        if sign == "+" and _DESELECT_RE.search(line.text):
-            findings.append(_f(f.path, line.number, "error", f"test configuration changed to leave tests out or "
-                               f"ignore failures: {line.text.strip()[:80]}", "tests-deselected"))
-    if not findings:
-        what = "CI configuration" if f.path.startswith((".github/", ".gitlab", ".circleci/")) else "test configuration"
-        findings.append(_f(f.path, changed[0][0].number if changed[0][2] == "+" else None, "warning",
-                           f"{what} changed: check it does not weaken the tests", "test-config-changed"))
-    return findings
+def _expectation_change(path: str, name: str, func: ast.AST, old: _Assertion, new: _Assertion) -> Finding:
+    """Same checked value, different expectation: an edit of the expected value, a weaker comparison, or (when
+    the old expected literal is still in the test, e.g. moved into a variable) only a refactor."""
+    if _ops(old) != _ops(new):
+        return _f(path, new.line, "error", f"in {name}: comparison weakened: {old.text!r} -> {new.text!r}",
+                  "assertion-weakened")
+    expected = {repr(n.value) for side in _expected_side(old) for n in ast.walk(side) if isinstance(n, ast.Constant)}
+    present = {repr(n.value) for n in ast.walk(func) if isinstance(n, ast.Constant)}
+    if expected and expected <= present:
+        return _f(path, new.line, "warning", f"in {name}: assertion rewritten: {old.text!r} -> {new.text!r}",
+                  "assertion-changed")
+    return _f(path, new.line, "error", f"in {name}: expected value changed: {old.text!r} -> {new.text!r}",
+              "expected-value-edited")

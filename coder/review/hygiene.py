@@ -54,6 +54,9 @@ for _ext in (".ts", ".tsx", ".jsx", ".mjs", ".cjs"):
     _PRINT_RE[_ext] = _PRINT_RE[".js"]
 
 
+_ENTRY_POINT_RE = re.compile(r"__main__|argparse|\bclick\b|typer|\bsys\.stdout\b|process\.argv")
+
+
 def shannon_entropy(text: str) -> float:
     if not text:
         return 0.0
@@ -146,7 +149,7 @@ def _debug_leftovers(ctx: ReviewContext, f, suffix: str) -> list[Finding]:
     old = ctx.read_old(f.old_path) or ""
     new = ctx.read_new(f.new_path) or ""
     # a module that printed before, or is a command-line entry point, prints on purpose
-    if re.search(print_re.pattern, old, re.M) or re.search(r"__main__|argparse|\bclick\b|typer|\bsys\.stdout\b|process\.argv", new):
+    if re.search(print_re.pattern, old, re.M) or _ENTRY_POINT_RE.search(new):
         return findings
     for line in prints[:3]:
         findings.append(Finding(f.path, line.number, "warning", "print/console.log added to library code: a debug "

@@ -37,7 +37,7 @@ def _ask(provider: "ModelProvider", system: str, user: str, max_tokens: int = 20
     from coder.models.types import Message, ModelRequest
 
     request = ModelRequest(system=system, messages=[Message.user_text(user)], max_tokens=max_tokens,
-                           cache_system=True, temperature=0.0)
+                           cache_system=True)
     response = provider.complete(request)
     usage = response.usage
     return response.message.text(), usage.total_input + usage.output_tokens

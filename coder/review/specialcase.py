@@ -19,7 +19,7 @@ _COND_RE = re.compile(r"^\s*(if|elif|else\s+if|case|when|switch|while)\b|\bif\s*
                       r"\?\s*[^:]+:|\bmatch\b")
 _STRING_RE = re.compile(r"""(?<![\w\\])[rbuf]?(['"])((?:\\.|(?!\1).){1,200})\1""")
 _NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
-_TRIVIAL_NUMBERS = {"0", "1", "2", "-1", "0.0", "1.0", "0.5", "10", "100", "1000", "1024", "60", "24", "3600",
+_TRIVIAL_NUMBERS = {"0", "1", "2", "-1", "0.0", "1.0", "10", "100", "1000", "1024", "60", "24", "3600",
                     "8", "16", "32", "64", "128", "255", "256", "512"}
 _ENV_SNIFF_RE = re.compile(
     r"PYTEST_CURRENT_TEST|PYTEST_VERSION|['\"](pytest|_pytest|unittest)['\"]\s+in\s+sys\.modules|"

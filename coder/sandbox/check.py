@@ -54,7 +54,22 @@ def _cached_check() -> SandboxCheck:
         detail = f"bwrap cannot create namespaces: {message[-1] if message else f'exit {out.returncode}'}"
         return SandboxCheck(False, detail, _fix_for(out.stderr))
     version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
-    return SandboxCheck(True, f"{version or 'bubblewrap'} at {bwrap}: namespaces work")
+    return SandboxCheck(True, f"{version or 'bubblewrap'} at {bwrap}: namespaces work; {_limits_detail()}")
+
+
+def _limits_detail() -> str:
+    """Which layer contains fork bombs and memory hogs on this machine."""
+    from coder.sandbox.limits import Cgroups, Limits
+
+    groups = Cgroups.create(Limits())
+    try:
+        pids = "cgroup pids.max" if groups.pids_limited else (
+            "RLIMIT_NPROC" if os.geteuid() != 0 else "NONE (root without a writable pids cgroup: a fork bomb is "
+                                                    "only stopped by the call's timeout)")
+        memory = "cgroup" if groups.memory_limited else "RLIMIT_DATA"
+        return f"process limit: {pids}; memory limit: {memory}"
+    finally:
+        groups.close()
 
 
 def check_sandbox(refresh: bool = False) -> SandboxCheck:

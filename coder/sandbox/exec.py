@@ -29,10 +29,20 @@ class SandboxRun:
 
 
 def sandbox_section(config: dict[str, Any] | None) -> dict[str, Any]:
-    """Accept either the whole merged config or its `[sandbox]` section."""
+    """Accept either the whole merged config (which has a `sandbox` key) or its `[sandbox]` section."""
+    from coder.errors import ConfigError
+
     config = config or {}
-    section = config.get("sandbox")
-    return dict(section) if isinstance(section, dict) else dict(config)
+    if "sandbox" in config:
+        section = config["sandbox"]
+        if section is None:
+            return {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"[sandbox] must be a table, not {section!r}")
+        return dict(section)
+    if all(key in SandboxConfig.__dataclass_fields__ for key in config):
+        return dict(config)
+    return {}  # a merged config without a sandbox section: the defaults
 
 
 def run_sandboxed(command: str, workspace: Path, config: dict[str, Any], timeout: float,
@@ -75,22 +85,36 @@ def run_sandboxed(command: str, workspace: Path, config: dict[str, Any], timeout
                 dropped[0] += len(chunk) - room
                 _kill(proc)
 
+    def writer() -> None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write((stdin or "").encode())
+            proc.stdin.close()
+        except OSError:  # the command exited without reading all of it
+            pass
+
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
     if stdin is not None:
-        try:
-            assert proc.stdin is not None
-            proc.stdin.write(stdin.encode())
-            proc.stdin.close()
-        except OSError:
-            pass
+        threading.Thread(target=writer, daemon=True).start()
+    # The pipe closes when the sandbox's last process is gone (bwrap's pid 1 takes every process in the
+    # namespace with it), so waiting on the reader is waiting on the whole sandbox, without polling.
+    # Unsandboxed, a background job can hold the pipe after bash exits: wait on bash, then end its group.
     timed_out = False
     try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        if cfg.enabled:
+            thread.join(timeout)
+            timed_out = thread.is_alive()
+        else:
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
         _kill(proc)
-        proc.wait()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.wait()
     finally:
         if groups is not None:
             groups.close()

@@ -16,11 +16,13 @@ import os
 import resource
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _counter = itertools.count()
+_stale_checked = False
 
 
 @dataclass
@@ -67,12 +69,17 @@ class Cgroups:
     dirs: list[Path] = field(default_factory=list)
     pids_limited: bool = False
     memory_limited: bool = False
+    _procs_files: list[str] = field(default_factory=list, repr=False)
 
     @classmethod
-    def create(cls, limits: Limits) -> "Cgroups":
+    def create(cls, limits: Limits) -> Cgroups:
         groups = cls()
         name = f"coder-{os.getpid()}-{next(_counter)}"
         own = _own_cgroups()
+        global _stale_checked
+        if not _stale_checked:
+            _stale_checked = True
+            _remove_stale(own)
         if (CGROUP_ROOT / "cgroup.controllers").exists() and "" in own:  # pure v2
             base = CGROUP_ROOT / own[""].lstrip("/")
             d = groups._make(base / name)
@@ -97,6 +104,7 @@ class Cgroups:
         except OSError:
             return None
         self.dirs.append(path)
+        self._procs_files.append(str(path / "cgroup.procs"))
         return path
 
     @staticmethod
@@ -108,11 +116,16 @@ class Cgroups:
             return False
 
     def join(self) -> None:
-        """Move the calling process into every group (runs in the child, before exec)."""
-        pid = str(os.getpid())
-        for d in self.dirs:
+        """Move the calling process into every group. Runs in the forked child before exec, so it sticks to
+        raw system calls: no imports, no Python-level locks another thread might have held at fork time."""
+        pid = str(os.getpid()).encode()
+        for path in self._procs_files:
             try:
-                (d / "cgroup.procs").write_text(pid)
+                fd = os.open(path, os.O_WRONLY)
+                try:
+                    os.write(fd, pid)
+                finally:
+                    os.close(fd)
             except OSError:
                 pass
 
@@ -146,7 +159,25 @@ class Cgroups:
             time.sleep(0.02)
 
 
-def preexec(limits: Limits, groups: Cgroups | None, nproc_base: int | None) -> callable:
+def _remove_stale(own: dict[str, str]) -> None:
+    """Remove empty groups that a killed coder process left behind (named after a pid that is gone)."""
+    bases = [CGROUP_ROOT / own[""].lstrip("/")] if "" in own else []
+    bases += [CGROUP_ROOT / c / own[c].lstrip("/") for c in ("pids", "memory") if c in own]
+    for base in bases:
+        try:
+            entries = list(base.glob("coder-*-*"))
+        except OSError:
+            continue
+        for entry in entries:
+            pid = entry.name.split("-")[1]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                try:
+                    entry.rmdir()
+                except OSError:
+                    pass
+
+
+def preexec(limits: Limits, groups: Cgroups | None, nproc_base: int | None) -> Callable[[], None]:
     """The function the child runs before exec: join the cgroups, set the rlimits."""
 
     def apply() -> None:
@@ -172,7 +203,7 @@ def preexec(limits: Limits, groups: Cgroups | None, nproc_base: int | None) -> c
     return apply
 
 
-def prepare(limits: Limits, use_cgroups: bool = True) -> tuple[Cgroups | None, callable]:
+def prepare(limits: Limits, use_cgroups: bool = True) -> tuple[Cgroups | None, Callable[[], None]]:
     """Create the cgroups (when possible) and the preexec function for one sandbox."""
     groups = Cgroups.create(limits) if use_cgroups else None
     nproc_base = None if os.geteuid() == 0 else _user_tasks(os.getuid())

@@ -2,9 +2,10 @@
 
 The shape (why each piece is there):
 - The system (`/usr`, `/etc`, `/opt`, the /bin-style symlinks) read-only: tools work, nothing installs over them.
-- The workspace read-write, but `.git/hooks`, `.git/config` and `.coder/` inside it read-only: those are the
-  files that make code run *outside* the sandbox later (a hook at the next commit, an alias or `core.fsmonitor`
-  in git's config, a permission rule in coder's project config).
+- The workspace read-write, but `.git/hooks`, `.git/config` and `.coder/` inside it read-only, and `.git`
+  pinned in place: those are the files that make code run *outside* the sandbox later (a hook at the next
+  commit, an alias or `core.fsmonitor` in git's config, a permission rule or `sandbox.enabled = false` in
+  coder's project config).
 - `$HOME` an empty tmpfs at the same path, plus read-only toolchains found there (pyenv, cargo, nvm, the
   PATH entries under HOME) but never the usual credential folders (.ssh, .aws, .gnupg, .config, ...).
 - A private /tmp, a minimal /dev, a fresh /proc, new pid/ipc/uts namespaces (it can neither see nor signal host
@@ -60,7 +61,7 @@ class SandboxConfig:
     memory_mb: int = 8192
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "SandboxConfig":
+    def from_dict(cls, data: dict[str, Any] | None) -> SandboxConfig:
         data = dict(data or {})
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(data) - known)
@@ -96,6 +97,11 @@ def _denied(rel: Path) -> bool:
     return any(parts == d or parts.startswith(d + "/") for d in HOME_DENY)
 
 
+def _contains_denied(rel: Path) -> bool:
+    prefix = rel.as_posix() + "/"
+    return any(d.startswith(prefix) for d in HOME_DENY)
+
+
 def home_binds(home: Path, path_var: str) -> list[Path]:
     """Toolchain folders under `home` that the sandbox may read: the known ones plus PATH entries (and the
     install prefix above a `bin` entry, so a pyenv shim finds its interpreter)."""
@@ -104,7 +110,9 @@ def home_binds(home: Path, path_var: str) -> list[Path]:
     for entry in path_var.split(":"):
         p = Path(entry)
         if entry and p.is_absolute() and home in p.parents:
-            candidates.append(p.parent if p.name in ("bin", "shims") else p)
+            if p.name in ("bin", "shims") and p.parent != home:
+                candidates.append(p.parent)
+            candidates.append(p)
     for path in candidates:
         try:
             rel = path.relative_to(home)
@@ -112,27 +120,44 @@ def home_binds(home: Path, path_var: str) -> list[Path]:
             continue
         if not rel.parts or _denied(rel) or not path.exists():
             continue
+        if _contains_denied(rel):  # e.g. ~/.local holds keyrings: bind the narrower PATH entry only
+            continue
         if any(path == f or f in path.parents for f in found):
             continue
         found = [f for f in found if path not in f.parents] + [path]
     return sorted(found)
 
 
-def protected_paths(workspace: Path) -> list[Path]:
-    """Paths inside the workspace that stay read-only. Creates `.git/hooks` when the repository lacks it, so a
-    hook cannot be planted through a missing folder."""
-    paths: list[Path] = []
+def protected_paths(workspace: Path) -> tuple[list[Path], list[Path]]:
+    """(paths bound onto themselves read-write, paths bound read-only) inside the workspace.
+
+    `.git` itself becomes a mount point so it cannot be renamed away and replaced by a fresh `.git` with hooks
+    (a rename of a folder that merely *contains* mount points succeeds); a `.git` *file* (worktrees,
+    submodules) is read-only, or it could point git at a planted git dir. `.git/hooks` is created when missing
+    and `.coder/` always exists (coder creates it, empty), so neither can be planted through a missing folder:
+    a project config could turn the sandbox off for the next session."""
+    rw: list[Path] = []
+    ro: list[Path] = []
     git = workspace / ".git"
     if git.is_dir() and not git.is_symlink():
+        rw.append(git)
         hooks = git / "hooks"
-        if not hooks.exists():
+        if not hooks.exists() and not hooks.is_symlink():
             hooks.mkdir()
-        paths += [hooks, git / "config"]
-        paths += [p for p in (git / "info", git / "modules") if p.exists()]
+        ro += [hooks, git / "config"]
+        ro += [p for p in (git / "info", git / "modules", git / "commondir", git / "config.worktree")
+               if p.exists()]
+    elif git.is_file() or git.is_symlink():
+        ro.append(git)
     coder_dir = workspace / ".coder"
-    if coder_dir.exists():
-        paths.append(coder_dir)
-    return [p for p in paths if p.exists() or p.is_symlink()]
+    if not coder_dir.exists() and not coder_dir.is_symlink():
+        try:
+            coder_dir.mkdir()
+        except OSError:
+            pass
+    if coder_dir.exists() or coder_dir.is_symlink():
+        ro.append(coder_dir)
+    return rw, [p for p in ro if p.exists() or p.is_symlink()]
 
 
 def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = None,
@@ -174,7 +199,10 @@ def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = N
         if not p.exists():
             raise ConfigError(f"[sandbox] extra_rw: {p} does not exist")
         args += ["--bind", str(p), str(p)]
-    for path in protected_paths(workspace):
+    rw_points, ro_points = protected_paths(workspace)
+    for path in rw_points:
+        args += ["--bind", str(path), str(path)]
+    for path in ro_points:
         args += ["--ro-bind", str(path), str(path)]
     if control_dir is not None:
         args += ["--ro-bind", str(control_dir), CONTROL_DIR]

@@ -23,12 +23,14 @@ import secrets
 import select
 import shutil
 import signal
+import tempfile
 import termios
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from coder.sandbox import limits as limits_mod
 from coder.sandbox import procs
@@ -66,11 +68,15 @@ class ShellResult:
 class PersistentShell:
     """A bash process that lives across calls. Not thread-safe: one call at a time (the tool serialises)."""
 
-    def __init__(self, workspace: Path, config: SandboxConfig, control_dir: Path, sandboxed: bool = True,
-                 cwd: Path | None = None, host_env: dict[str, str] | None = None) -> None:
+    def __init__(self, workspace: Path, config: SandboxConfig, control_dir: Path | None = None,
+                 sandboxed: bool = True, cwd: Path | None = None, host_env: dict[str, str] | None = None) -> None:
+        """`control_dir` is where command files go; by default a private folder in /dev/shm (tmpfs: a
+        rewrite of a file on ext4 can cost milliseconds, on tmpfs microseconds), removed by `close()`."""
         self.workspace = workspace.resolve()
         self.config = config
-        self.control_dir = control_dir
+        self._own_control = control_dir is None
+        self.control_dir = control_dir or Path(".")
+        self._cmd_fd: int | None = None
         self.sandboxed = sandboxed
         self.cwd = str((cwd or workspace).resolve())
         self.host_env = dict(host_env if host_env is not None else os.environ)
@@ -112,7 +118,12 @@ class PersistentShell:
     def start(self) -> None:
         import pexpect  # lazy: only sessions that run commands pay for it
 
+        if self._own_control:
+            shm = Path("/dev/shm")
+            base = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+            self.control_dir = Path(tempfile.mkdtemp(prefix="coder-shell-", dir=base))
         self.control_dir.mkdir(parents=True, exist_ok=True)
+        self._cmd_fd = os.open(self.control_dir / "cmd", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         home = self.host_env.get("HOME") or str(Path.home())
         env = sandbox_env(self.host_env, home, self.config.env_allow)
         env.update(PS1="", PS2="")
@@ -145,11 +156,27 @@ class PersistentShell:
                 pass
             self.child = None
         self._drop_cgroups()
+        if self._cmd_fd is not None:
+            os.close(self._cmd_fd)
+            self._cmd_fd = None
+        if self._own_control and self.control_dir != Path("."):
+            shutil.rmtree(self.control_dir, ignore_errors=True)
 
     def _drop_cgroups(self) -> None:
         if self.cgroups is not None:
             self.cgroups.close()
             self.cgroups = None
+
+    def _write_command(self, command: str) -> None:
+        """Rewrite the command file in place (no open/truncate/close per call)."""
+        data = ("{\n" + command + "\n}\n").encode("utf-8", errors="surrogateescape")
+        assert self._cmd_fd is not None
+        os.pwrite(self._cmd_fd, data, 0)
+        os.ftruncate(self._cmd_fd, len(data))
+
+    def _command_file(self) -> str:
+        """Where the shell finds the command file: the read-only bind inside bwrap, the host path without."""
+        return f"{CONTROL_DIR}/cmd" if self.sandboxed else _quote(str(self.control_dir.resolve() / "cmd"))
 
     def _exit_status(self) -> int | None:
         """The exit status of a shell that ended (bwrap passes bash's status through)."""
@@ -182,9 +209,9 @@ class PersistentShell:
                     restarted = True
                 self.close()
                 self.start()
-            (self.control_dir / "cmd").write_text("{\n" + command + "\n}\n", encoding="utf-8")
+            self._write_command(command)
             raw, code, status, dropped = self._exchange(
-                f". {CONTROL_DIR}/cmd </dev/null", timeout, idle_timeout=idle_timeout, cancel=cancel,
+                f". {self._command_file()} </dev/null", timeout, idle_timeout=idle_timeout, cancel=cancel,
                 on_output=on_output)
             timed_out = status in ("timeout", "idle")
             if status == "eof":

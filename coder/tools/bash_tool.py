@@ -39,7 +39,7 @@ class BashTool(Tool):
             cwd = ctx.cwd.resolve() if ctx.cwd else workspace
             if cwd != workspace and workspace not in cwd.parents:
                 cwd = workspace
-            shell = PersistentShell(workspace, cfg, Path(ctx.state_dir) / "shell", sandboxed=cfg.enabled, cwd=cwd)
+            shell = PersistentShell(workspace, cfg, sandboxed=cfg.enabled, cwd=cwd)
             shell.start()
             ctx.services["shell"] = shell
             self._shell = shell
@@ -64,7 +64,8 @@ class BashTool(Tool):
             return ToolResult(f"`timeout` must be a positive number of seconds, not {timeout!r}.", is_error=True)
         notes: list[str] = []
         if timeout > cfg.max_timeout:
-            notes.append(f"[timeout capped at {cfg.max_timeout:g}s by the sandbox config]")
+            if "timeout" in args:
+                notes.append(f"[timeout capped at {cfg.max_timeout:g}s by the sandbox config]")
             timeout = cfg.max_timeout
         if cfg.enabled:
             from coder.sandbox.check import require_sandbox

@@ -19,6 +19,8 @@ BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
     "str_replace_based_edit_tool": "coder.tools.edit_tool:EditTool",
     "code_search": "coder.tools.search_tool:CodeSearchTool",
     "apply_patch": "coder.tools.patch_tool:ApplyPatchTool",
+    "read_output": "coder.tools.read_output_tool:ReadOutputTool",
+    "task": "coder.ext.subagents:TaskTool",
 }
 
 

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Static, TextArea
 
 from coder.tui.common import input_summary, result_line, tool_title
@@ -98,13 +99,18 @@ class ToolBlock(Collapsible):
         self.title = f"{self.call_title}  {result_line(output, is_error, duration)}"
         if is_error:
             self.add_class("error")
-        contents = self.query_one(Collapsible.Contents)
+        body: list[Widget] = []
         if diff:
-            contents.mount(DiffView(diff))
+            body.append(DiffView(diff))
             if len(diff.splitlines()) <= DIFF_OPEN_LINES:
                 self.collapsed = False
         if output.strip() and not (diff and not is_error and len(output) < 200):
-            contents.mount(Static(Text(cap_output(output)), classes="output"))
+            body.append(Static(Text(cap_output(output)), classes="output"))
+        found = self.query(Collapsible.Contents)
+        if found:
+            found.first().mount_all(body)
+        else:  # finished in the same batch it was requested in: not composed yet
+            self._contents_list.extend(body)
 
 
 class PermissionPrompt(Vertical, can_focus=True):
@@ -150,11 +156,11 @@ class PermissionPrompt(Vertical, can_focus=True):
         if self.reason:
             yield Static(Text(self.reason), classes="why")
         with Horizontal():
-            yield Button("Allow once [y]", id="once", variant="success", compact=True)
+            yield Button("Allow once \\[y]", id="once", variant="success", compact=True)
             if self.rule:
-                yield Button(f"Always: {self.rule} [a]", id="always", variant="primary", compact=True)
-                yield Button("In this project [p]", id="project", compact=True)
-            yield Button("Deny [n]", id="deny", variant="error", compact=True)
+                yield Button(f"Always: {_esc(self.rule)} \\[a]", id="always", variant="primary", compact=True)
+                yield Button("In this project \\[p]", id="project", compact=True)
+            yield Button("Deny \\[n]", id="deny", variant="error", compact=True)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -165,6 +171,12 @@ class PermissionPrompt(Vertical, can_focus=True):
             return
         self.answered = True
         self.post_message(self.Answered(self, choice))
+
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 
 class StatusBar(Static):

@@ -26,6 +26,7 @@ from pathlib import Path
 from coder.vcs.repo import (
     VcsError,
     changed_paths,
+    large_untracked,
     require_repo,
     run_git,
     temp_index,
@@ -104,12 +105,19 @@ class SessionCheckpoints:
 class Checkpoints:
     """The checkpoints of one session in one repository."""
 
-    def __init__(self, repo_root: Path, session_id: str):
+    def __init__(self, repo_root: Path, session_id: str, take_baseline: bool = True, max_file_mb: float = 100.0):
+        """Open (or start) the checkpoints of `session_id`. Creating the object at session start takes the
+        baseline right away (idempotent: a resumed session keeps its own), so the first turn is undoable even
+        when the caller never calls `baseline()` itself."""
         if not _SESSION_RE.match(session_id) or ".." in session_id or session_id.endswith(".lock"):
             raise CheckpointError(f"session id {session_id!r} cannot name a git ref (use letters, digits, . _ -)")
         self.root = require_repo(repo_root)
         self.session_id = session_id
         self.prefix = f"{REF_ROOT}/{session_id}"
+        #: untracked files above this size are left out of snapshots (and so never touched by a restore)
+        self.max_file_bytes = int(max_file_mb * 1024 * 1024)
+        if take_baseline:
+            self.baseline()
 
     # --- reading -----------------------------------------------------------------------------------------
     def list(self) -> list[Checkpoint]:
@@ -168,13 +176,13 @@ class Checkpoints:
         for cp in self.list():
             if cp.id == 0:
                 return cp
-        return self._write(worktree_tree(self.root), "baseline (session start)", force_id=0)
+        return self._write(self._tree(), "baseline (session start)", force_id=0)
 
     def snapshot(self, label: str) -> Checkpoint | None:
         """Save the work tree if it changed since the current checkpoint; None when it did not."""
         if not self.list():
             self.baseline()
-        tree = worktree_tree(self.root)
+        tree = self._tree()
         current = self.current()
         if current is not None and current.tree == tree:
             return None
@@ -204,7 +212,7 @@ class Checkpoints:
         current = self.current()
         if current is None:
             raise CheckpointError("this session has no checkpoints yet")
-        now_tree = worktree_tree(self.root)
+        now_tree = self._tree()
         to_change = set(changed_paths(self.root, current.tree, target.tree))
         drifted = set(changed_paths(self.root, current.tree, now_tree))
         conflicts = sorted(p for p in to_change & drifted if not self._same_in(now_tree, target.tree, p))
@@ -254,6 +262,9 @@ class Checkpoints:
             run_git(self.root, "update-ref", "--stdin", input="".join(f"delete {r}\n" for r in refs))
 
     # --- helpers -----------------------------------------------------------------------------------------
+    def _tree(self) -> str:
+        return worktree_tree(self.root, large_untracked(self.root, self.max_file_bytes))
+
     def _same_in(self, tree_a: str, tree_b: str, path: str) -> bool:
         a = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{tree_a}:{path}", check=False).stdout.strip()
         b = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{tree_b}:{path}", check=False).stdout.strip()

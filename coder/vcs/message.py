@@ -51,7 +51,7 @@ def _ask_model(provider: "ModelProvider", diff: str, task: str) -> str:
     clipped = diff if len(diff) < 24000 else diff[:24000] + "\n[diff truncated]\n"
     user = template.replace("{task}", task.strip() or "(no task given)").replace("{diff}", clipped)
     request = ModelRequest(system="You write git commit messages.", messages=[Message.user_text(user)],
-                           max_tokens=600, cache_system=False, temperature=0.0)
+                           max_tokens=600, cache_system=False)
     return provider.complete(request).message.text()
 
 
@@ -126,7 +126,10 @@ def _scope(files: list[FilePatch]) -> str:
         parts = PurePosixPath(f.path).parts
         if _is_test(f.path) or len(parts) < 2:
             continue
-        top = parts[1] if parts[0] in ("src", "lib", "pkg", "packages") and len(parts) > 2 else parts[0]
+        if parts[0] in ("src", "lib", "pkg", "packages"):
+            top = parts[1] if len(parts) > 2 else PurePosixPath(parts[1]).stem
+        else:
+            top = parts[0]
         dirs.add(top)
     return dirs.pop() if len(dirs) == 1 else ""
 

@@ -186,16 +186,31 @@ def temp_index(root: Path, seed_from_user_index: bool = False) -> Iterator[dict[
         yield {"GIT_INDEX_FILE": str(path)}
 
 
-def worktree_tree(root: Path) -> str:
+def large_untracked(root: Path, max_bytes: int) -> list[str]:
+    """Untracked, not ignored files bigger than `max_bytes` (datasets, downloads: not worth snapshotting)."""
+    out = run_git(root, "ls-files", "--others", "--exclude-standard", "-z").stdout
+    big = []
+    for rel in filter(None, out.split("\0")):
+        try:
+            if (root / rel).stat().st_size > max_bytes:
+                big.append(rel)
+        except OSError:
+            continue
+    return big
+
+
+def worktree_tree(root: Path, exclude: list[str] | None = None) -> str:
     """The tree object of the work tree as it is now: tracked and untracked-not-ignored files, deletions applied.
 
-    Written with a private index, so neither the user's index nor any ref changes."""
+    Written with a private index, so neither the user's index nor any ref changes. `exclude` leaves those
+    untracked paths out."""
     with temp_index(root, seed_from_user_index=True) as env:
         if not (git_dir(root) / "index").exists():
             head = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{tree}", check=False).stdout.strip()
             if head:
                 run_git(root, "read-tree", head, env=env)
-        run_git(root, "-c", "advice.addEmbeddedRepo=false", "add", "-A", "--", ".", env=env)
+        specs = ["."] + [f":(exclude,literal){p}" for p in exclude or []]
+        run_git(root, "-c", "advice.addEmbeddedRepo=false", "add", "-A", "--", *specs, env=env)
         return run_git(root, "write-tree", env=env).stdout.strip()
 
 

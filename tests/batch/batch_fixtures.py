@@ -79,13 +79,18 @@ class SweFixture:
             "version": "1.0", "environment_setup_commit": self.base_commit, "created_at": "2024-01-01T00:00:00Z",
         }
 
-    def write_scripts(self, directory: Path, ids: list[str] | None = None, extra_turns: int = 0) -> Path:
-        """A script per instance: the gold fix through the edit tool, then a final answer."""
+    def write_scripts(self, directory: Path, ids: list[str] | None = None, extra_turns: int = 0,
+                      sleep: dict[str, float] | None = None) -> Path:
+        """A script per instance: the gold fix through the edit tool, then a final answer (`sleep`: a shell
+        `sleep N` first, for instances that must still be running at some point of a test)."""
         directory.mkdir(parents=True, exist_ok=True)
         for iid in ids or self.ids:
             turns = [{"text": "I will look at calc.py.",
                       "tool_calls": [{"name": "str_replace_based_edit_tool",
                                       "input": {"command": "view", "path": "calc.py"}}]}]
+            if sleep and iid in sleep:
+                turns.append({"text": "Waiting.", "tool_calls": [{"name": "bash",
+                                                                  "input": {"command": f"sleep {sleep[iid]}"}}]})
             turns += [{"text": "Looking again.", "tool_calls": [{"name": "str_replace_based_edit_tool",
                                                                  "input": {"command": "view", "path": "calc.py"}}]}
                       for _ in range(extra_turns)]

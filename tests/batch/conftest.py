@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from batch_fixtures import BUGGY, SPECS, TESTS, SweFixture, git
 
 

@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from batch_fixtures import BREAKING_PATCH, GOLD_PATCH
+
 from coder.batch import grading
 from coder.batch.envs import load_spec_table
 from coder.batch.evaluate import EvalConfig, evaluate
 from coder.batch.instances import load_instances
-
-from batch_fixtures import BREAKING_PATCH, GOLD_PATCH
 
 
 def _cfg(swe, env_cache: Path, out: Path, **kw) -> EvalConfig:

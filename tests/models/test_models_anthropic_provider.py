@@ -15,7 +15,14 @@ from coder.models.anthropic_provider import AnthropicProvider
 from coder.models.fake_server import FakeServer
 from coder.models.retry import RetryPolicy
 from coder.models.scripted import ScriptedProvider
-from coder.models.types import Message, ModelRequest, TextBlock, ThinkingBlock, ToolResultBlock, ToolSpec
+from coder.models.types import (
+    Message,
+    ModelRequest,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolSpec,
+)
 
 BASH = ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"command": {"type": "string"}},
                                                  "required": ["command"]}, anthropic_type="bash_20250124")
@@ -96,7 +103,7 @@ def test_thinking_round_trip(fake: FakeServer) -> None:
 
 @pytest.mark.parametrize(("fault", "attempts"), [
     ("429@1:retry-after=0.3", 2), ("500@1", 2), ("529@1", 2), ("cut@1", 2), ("delay=0.3@1", 1), ("503@1-2", 3),
-    ("529@1-3", 4), ("cut@1-2", 3),
+    ("529@1-3", 4), ("cut@1-2", 3), ("overload@1", 2), ("overload@1-2", 3),
 ])
 def test_each_fault_ends_in_success(script_file: Path, fault: str, attempts: int) -> None:
     with FakeServer(script_file, faults=[fault]) as server:
@@ -124,9 +131,9 @@ def test_retries_exhausted_raise_model_error_with_status_and_advice(script_file:
 
 
 def test_cut_streams_exhausted_raise_model_error(script_file: Path) -> None:
-    with FakeServer(script_file, faults=["cut@*"]) as server:
-        with pytest.raises(ModelError, match="connection problem|cut mid-way"):
-            provider(server, retries=1).complete(first_request())
+    with FakeServer(script_file, faults=["cut@*"]) as server, \
+            pytest.raises(ModelError, match="connection problem|cut mid-way"):
+        provider(server, retries=1).complete(first_request())
 
 
 def test_prompt_too_long_is_context_overflow_without_retry(script_file: Path) -> None:
@@ -189,3 +196,25 @@ def test_scripted_provider_and_fake_server_report_the_same_usage(fake: FakeServe
     assert r_http.usage == r_local.usage
     assert r_http.message.to_dict() == r_local.message.to_dict()
     assert r_http.cost_usd == pytest.approx(r_local.cost_usd)
+
+
+def test_max_tokens_with_a_tool_call_stays_max_tokens() -> None:
+    script = {"turns": [{"text": "x", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}],
+                         "stop_reason": "max_tokens"}]}
+    with FakeServer(script) as server:
+        response = provider(server).complete(first_request())
+    assert response.stop_reason == "max_tokens"
+
+
+def test_cancel_from_another_thread_while_the_read_is_blocked(script_file: Path) -> None:
+    with FakeServer(script_file, faults=["stall=5@1"]) as server:
+        cancel = threading.Event()
+        deltas: list[str] = []
+        threading.Timer(0.4, cancel.set).start()
+        started = time.monotonic()
+        response = provider(server).complete(first_request(), on_text=deltas.append, cancel=cancel)
+        assert time.monotonic() - started < 3
+        time.sleep(0.1)
+        shown = list(deltas)
+    assert response.stop_reason == "interrupted"
+    assert response.message.text() == "".join(shown)  # what was on screen is what the history keeps

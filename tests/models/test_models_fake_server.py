@@ -129,10 +129,9 @@ def test_requests_the_real_api_rejects_get_400(fake: FakeServer) -> None:
 
 
 def test_context_window_answers_prompt_is_too_long(script_file: Path) -> None:
-    with FakeServer(script_file, context_window=50) as server:
-        with pytest.raises(anthropic.BadRequestError, match="prompt is too long"):
-            client(server).messages.create(model=MODEL, max_tokens=64,
-                                           messages=[{"role": "user", "content": "x" * 400}])
+    with FakeServer(script_file, context_window=50) as server, \
+            pytest.raises(anthropic.BadRequestError, match="prompt is too long"):
+        client(server).messages.create(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "x" * 400}])
 
 
 def test_record_writes_jsonl_without_auth_headers(script_file: Path, tmp_path: Path) -> None:
@@ -186,10 +185,10 @@ def test_cut_stream_breaks_mid_way_and_delay_waits(script_file: Path) -> None:
     with FakeServer(script_file, faults=["cut@1", "delay=0.3@2"]) as server:
         c = client(server)
         seen: list[str] = []
-        with pytest.raises(Exception) as info:
-            with c.messages.stream(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "go"}]) as s:
-                for event in s:
-                    seen.append(event.type)
+        with pytest.raises(Exception) as info, \
+                c.messages.stream(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "go"}]) as s:
+            for event in s:
+                seen.append(event.type)
         assert "message_start" in seen and "message_stop" not in seen
         assert "incomplete" in str(info.value) or "closed" in str(info.value)
         started = time.monotonic()
@@ -225,6 +224,32 @@ def test_cli_reports_a_bad_script(tmp_path: Path) -> None:
     bad.write_text("{")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     result = subprocess.run([sys.executable, "-m", "coder.models.fake_server", "--script", str(bad)],
-                            capture_output=True, text=True, env=env, timeout=30)
+                            capture_output=True, text=True, env=env, timeout=30, check=False)
     assert result.returncode == 2
     assert "bad.json" in result.stderr and "not valid JSON" in result.stderr and result.stdout == ""
+
+
+def test_overload_fault_sends_an_error_event_mid_stream(script_file: Path) -> None:
+    with FakeServer(script_file, faults=["overload@1-2"]) as server:
+        c = client(server)
+        seen: list[str] = []
+        with pytest.raises(anthropic.APIStatusError) as info, \
+                c.messages.stream(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "go"}]) as s:
+            for event in s:
+                seen.append(event.type)
+        assert "message_start" in seen and "message_stop" not in seen
+        assert info.value.body["error"]["type"] == "overloaded_error"
+        with pytest.raises(anthropic.OverloadedError):  # a JSON request gets the 529 instead
+            c.messages.create(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "go"}])
+        ok = c.messages.create(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "go"}])
+        assert ok.content[0].text == "Let me look at the files."
+
+
+def test_server_tool_names_and_schemas_are_checked(fake: FakeServer) -> None:
+    c = client(fake)
+    with pytest.raises(anthropic.BadRequestError, match="Input should be 'bash'"):
+        c.messages.create(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "x"}],
+                          tools=[{"type": "bash_20250124", "name": "shell"}])
+    with pytest.raises(anthropic.BadRequestError, match="input_schema: Field required"):
+        c.messages.create(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "x"}],
+                          tools=[{"name": "shell", "description": "d"}])

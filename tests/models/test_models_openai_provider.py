@@ -11,7 +11,15 @@ from coder.errors import ContextOverflowError, ModelError
 from coder.models.fake_server import FakeServer
 from coder.models.openai_provider import OpenAIProvider, to_openai_messages
 from coder.models.retry import RetryPolicy
-from coder.models.types import Message, ModelRequest, TextBlock, ThinkingBlock, ToolResultBlock, ToolSpec, ToolUseBlock
+from coder.models.types import (
+    Message,
+    ModelRequest,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+)
 
 BASH = ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"command": {"type": "string"}}},
                 anthropic_type="bash_20250124")
@@ -63,7 +71,7 @@ def test_block_conversion_orders_tool_results_before_text_and_drops_thinking() -
     assert out[4] == {"role": "user", "content": "also this"}
 
 
-@pytest.mark.parametrize("fault", ["429@1:retry-after=0.1", "500@1", "cut@1", "529@1-2"])
+@pytest.mark.parametrize("fault", ["429@1:retry-after=0.1", "500@1", "cut@1", "529@1-2", "overload@1"])
 def test_faults_end_in_success(script_file: Path, fault: str) -> None:
     with FakeServer(script_file, faults=[fault]) as server:
         deltas: list[str] = []
@@ -73,9 +81,9 @@ def test_faults_end_in_success(script_file: Path, fault: str) -> None:
 
 
 def test_retries_exhausted_name_the_provider_and_local_server_hint(script_file: Path) -> None:
-    with FakeServer(script_file, faults=["503@*"]) as server:
-        with pytest.raises(ModelError, match="OpenAI API kept failing.*503.*OPENAI_BASE_URL"):
-            provider(server, retries=1).complete(request())
+    with FakeServer(script_file, faults=["503@*"]) as server, \
+            pytest.raises(ModelError, match="OpenAI API kept failing.*503.*OPENAI_BASE_URL"):
+        provider(server, retries=1).complete(request())
 
 
 def test_context_length_error_is_overflow_without_retry(script_file: Path) -> None:
@@ -105,3 +113,22 @@ def test_raw_sdk_non_streaming_completion(fake: FakeServer) -> None:
     with pytest.raises(openai.BadRequestError, match="role 'tool' must be a response"):
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"},
                                                             {"role": "tool", "tool_call_id": "x", "content": "y"}])
+
+
+def test_length_finish_with_a_tool_call_stays_max_tokens() -> None:
+    script = {"turns": [{"tool_calls": [{"name": "bash", "input": {"command": "ls"}}], "stop_reason": "max_tokens"}]}
+    with FakeServer(script) as server:
+        assert provider(server).complete(request()).stop_reason == "max_tokens"
+
+
+def test_cancel_during_a_stalled_stream_returns_interrupted(script_file: Path) -> None:
+    import threading
+    import time
+
+    with FakeServer(script_file, faults=["stall=5@1"]) as server:
+        cancel = threading.Event()
+        threading.Timer(0.3, cancel.set).start()
+        started = time.monotonic()
+        response = provider(server).complete(request(), cancel=cancel)
+        assert time.monotonic() - started < 3
+    assert response.stop_reason == "interrupted" and response.message.tool_uses() == []

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from coder.errors import ModelConfigError
-from coder.models.script import EXHAUSTED_TEXT, ScriptCursor, anthropic_match_text, load_script, openai_match_text
+from coder.models.script import (
+    EXHAUSTED_TEXT,
+    ScriptCursor,
+    anthropic_match_text,
+    load_script,
+    openai_match_text,
+)
 
 
 def cursor(data: dict) -> ScriptCursor:

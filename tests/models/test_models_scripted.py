@@ -7,7 +7,13 @@ from pathlib import Path
 
 from coder.models.script import EXHAUSTED_TEXT
 from coder.models.scripted import ScriptedProvider
-from coder.models.types import Message, ModelRequest, ThinkingBlock, ToolResultBlock, ToolSpec
+from coder.models.types import (
+    Message,
+    ModelRequest,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolSpec,
+)
 
 TOOLS = [ToolSpec("bash", "Run a command.", {"type": "object", "properties": {"command": {"type": "string"}}})]
 
@@ -78,3 +84,12 @@ def test_cancel_before_start(script_file: Path) -> None:
     assert p.complete(request(), cancel=cancel).stop_reason == "interrupted"
     # the interrupted request did not use up the turn
     assert p.complete(request()).message.text() == "Let me look at the files."
+
+
+def test_a_fresh_provider_resumes_where_the_history_stopped(script_file: Path) -> None:
+    first = ScriptedProvider(script_file)
+    r1 = first.complete(request())
+    history = [Message.user_text("go"), r1.message, Message("user", [ToolResultBlock("toolu_0001_0", "x")])]
+    resumed = ScriptedProvider(script_file)  # a new process after SIGKILL / --resume
+    r2 = resumed.complete(request(*history))
+    assert r2.message.text() == "All done: it is a Python project."

@@ -1,0 +1,120 @@
+"""`coder review`: run the reviewer on any diff, without an agent session.
+
+    coder review                 the work tree (new files included) against HEAD
+    coder review --staged        the index against HEAD
+    coder review --base REF      the work tree against REF
+    coder review --commit SHA    what commit SHA changed
+    --json                       {"verdict", "findings", "stages"} on stdout
+
+Exit 0 for pass or warn, 1 for fail. Without a configured model the LLM stage is skipped with a note and the
+other stages decide. Everything heavy is imported inside the handler."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "review", help="review a diff (work tree, --staged, --base REF, --commit SHA) before committing it",
+        description="Run coder's patch reviewer: mechanical checks, guards against gamed tests, the project's "
+                    "tests in the sandbox, and an LLM review when a model is configured.",
+    )
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--staged", action="store_true", help="review the index against HEAD")
+    which.add_argument("--base", metavar="REF", help="review the work tree against REF (default HEAD)")
+    which.add_argument("--commit", metavar="SHA", help="review what commit SHA changed")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--task", default="", help="what the change is meant to do (sharpens the LLM review)")
+    parser.add_argument("--no-tests", action="store_true", help="do not run the project's tests")
+    parser.add_argument("--no-llm", action="store_true", help="skip the LLM review even when a model is configured")
+    parser.add_argument("--model", "-m", default=argparse.SUPPRESS, help="model for the LLM review (PROVIDER:NAME)")
+    parser.add_argument("--cwd", default=argparse.SUPPRESS, help="review the repository containing this directory")
+    parser.set_defaults(func=handler)
+
+
+def handler(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from coder.review.pipeline import review
+    from coder.review.types import ReviewResult
+    from coder.vcs.repo import EMPTY_TREE, diff, require_repo, resolve_commit, run_git
+
+    root = require_repo(Path(getattr(args, "cwd", None) or "."))
+    config = _config(root, args)
+    review_cfg = config.setdefault("review", {})
+    if args.commit:
+        sha = resolve_commit(root, args.commit)
+        parent = run_git(root, "rev-parse", "--verify", "--quiet", f"{sha}^1", check=False).stdout.strip()
+        review_cfg["base"] = parent or EMPTY_TREE
+        text = diff(root, commit=sha)
+        what = f"commit {sha[:10]}"
+    elif args.staged:
+        review_cfg["base"] = "HEAD"
+        text = diff(root, staged=True)
+        what = "the index"
+    else:
+        review_cfg["base"] = args.base or "HEAD"
+        text = diff(root, base=review_cfg["base"])
+        what = f"the work tree against {review_cfg['base']}"
+    if args.no_tests:
+        review_cfg.setdefault("tests", {})["enabled"] = False
+    if not text.strip():
+        if args.json:
+            print(json.dumps(ReviewResult("pass").to_dict()))
+        else:
+            print(f"nothing to review: {what} has no changes")
+        return 0
+    provider = None if args.no_llm else _provider(args, config)
+    progress = None
+    if not args.json:
+        import sys
+
+        def progress(stage) -> None:
+            print(f"  {stage.name:<8} {stage.status:<7} {stage.duration:6.2f}s  {stage.note}", file=sys.stderr)
+
+        print(f"reviewing {what}...", file=sys.stderr)
+    result = review(root, text, args.task, provider, config, on_stage=progress)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(_render_findings(result))
+    return 1 if result.verdict == "fail" else 0
+
+
+def _config(root, args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        from coder.config import load_config
+    except ImportError:
+        return {}
+    model = getattr(args, "model", None)
+    config = load_config(root, {"model": model} if model else None)
+    if getattr(args, "no_sandbox", False):
+        config.setdefault("sandbox", {})["enabled"] = False
+    return config
+
+
+def _provider(args: argparse.Namespace, config: dict[str, Any]):
+    """The configured model, or None when there is none (an explicit --model that fails is an error)."""
+    from coder.errors import ModelConfigError
+    from coder.models.registry import create_provider
+
+    explicit = getattr(args, "model", None)
+    try:
+        return create_provider(explicit, config)
+    except ModelConfigError:
+        if explicit:
+            raise
+        return None
+
+
+def _render_findings(result) -> str:
+    lines = [f"verdict: {result.verdict.upper()}"]
+    skipped = [f"{s.name}: {s.note}" for s in result.stages if s.status in ("skipped", "error") and s.note]
+    if skipped:
+        lines.append("not checked: " + "; ".join(skipped))
+    for f in result.findings:
+        lines.append(f"{f.severity:<7} {f.location()}  [{f.check}] {f.message}")
+    return "\n".join(lines)

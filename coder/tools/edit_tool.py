@@ -1,0 +1,104 @@
+"""`str_replace_based_edit_tool`: the Anthropic text-editor commands (view, create, str_replace, insert,
+undo_edit) on top of coder/edit, plus two extensions: `edits` (several replacements in one file, all or
+nothing) with `replace_all`, and `overwrite` for create.
+
+The tool is a thin adapter: argument checking and result formatting. Matching, atomic writes, the syntax
+guard and the per-session state (undo, what was viewed) live in coder/edit, so the batch runner and the
+reviewer use the very same behaviour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coder.errors import ToolError
+from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+
+COMMANDS = ("view", "create", "str_replace", "insert", "undo_edit")
+
+
+def _int(value: Any, name: str) -> int:
+    if isinstance(value, bool):
+        raise ToolError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    raise ToolError(f"{name} must be an integer, got {value!r}")
+
+
+def _str(args: dict[str, Any], name: str, required: bool = True, default: str | None = None) -> str | None:
+    value = args.get(name, default)
+    if value is None:
+        if required:
+            raise ToolError(f"`{args.get('command')}` needs the parameter {name}")
+        return None
+    if not isinstance(value, str):
+        raise ToolError(f"{name} must be a string, got {type(value).__name__}")
+    return value
+
+
+class EditTool(Tool):
+    def __init__(self, contract: ToolContract) -> None:
+        self.contract = contract
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from coder.edit.errors import EditError, MatchError
+
+        try:
+            return self._run(args, ctx)
+        except MatchError as exc:
+            return ToolResult(str(exc), is_error=True, data={"error": exc.kind, "lines": exc.lines})
+        except (EditError, ToolError) as exc:
+            return ToolResult(str(exc), is_error=True, data={"error": type(exc).__name__})
+        except OSError as exc:  # a file system failure we did not foresee: still a result the model can read
+            return ToolResult(f"{args.get('command')} failed: {exc}; nothing was changed", is_error=True,
+                              data={"error": "OSError"})
+
+    def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from coder.edit.ops import Editor
+        from coder.edit.state import EditState
+
+        command = args.get("command")
+        if command not in COMMANDS:
+            raise ToolError(f"unknown command {command!r}; use one of: {', '.join(COMMANDS)}")
+        cfg = ctx.config.get("edit", {}) if isinstance(ctx.config.get("edit"), dict) else {}
+        editor = Editor(ctx.workspace, ctx.cwd, EditState.of(ctx.services),
+                        syntax_guard=bool(cfg.get("syntax_guard", True)),
+                        **({"max_bytes": int(cfg["max_bytes"])} if "max_bytes" in cfg else {}))
+        path = _str(args, "path")
+        assert path is not None
+        if command == "view":
+            from coder.edit.view import view
+
+            view_range = args.get("view_range")
+            if view_range is not None:
+                if not isinstance(view_range, (list, tuple)) or len(view_range) != 2:
+                    raise ToolError(f"view_range must be [start, end] (end -1 = to the end), got {view_range!r}")
+                view_range = [_int(view_range[0], "view_range[0]"), _int(view_range[1], "view_range[1]")]
+            max_chars = cfg.get("view_max_chars")
+            result = view(editor, path, view_range, int(max_chars) if max_chars else None)
+            return ToolResult(result.text, data={"path": result.display, "truncated": result.truncated})
+        if command == "create":
+            text = _str(args, "file_text")
+            outcome = editor.create(path, text or "", overwrite=bool(args.get("overwrite", False)))
+        elif command == "str_replace":
+            edits = args.get("edits")
+            if edits is not None:
+                if not isinstance(edits, list):
+                    raise ToolError("edits must be a list of {old_str, new_str[, replace_all]} objects")
+                outcome = editor.multi_edit(path, edits)
+            else:
+                old = _str(args, "old_str")
+                new = _str(args, "new_str", required=False, default="")
+                outcome = editor.str_replace(path, old or "", new or "", bool(args.get("replace_all", False)))
+        elif command == "insert":
+            if "insert_line" not in args:
+                raise ToolError("`insert` needs insert_line (0 = before the first line)")
+            text = args.get("insert_text", args.get("new_str"))
+            if not isinstance(text, str):
+                raise ToolError("`insert` needs the text to insert in insert_text (or new_str)")
+            outcome = editor.insert(path, _int(args["insert_line"], "insert_line"), text)
+        else:
+            outcome = editor.undo(path)
+        return ToolResult(outcome.message, files_changed=[outcome.display],
+                          data={"path": outcome.display, "diff": outcome.diff, "strategies": outcome.strategies})

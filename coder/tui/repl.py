@@ -1,0 +1,352 @@
+"""The plain REPL (`coder --plain`; automatic for pipes and TERM=dumb): the same session, commands and permission
+prompts as the app, printed into the terminal's normal scrollback.
+
+One thread: `Session.send` runs in the main thread and the permission prompt asks from inside it, so a Ctrl+C
+(SIGINT) during a turn interrupts the turn cleanly, and a second one while it stops ends the program. The input
+prompt ends with `> ` so scripts and tests can wait for it. prompt-toolkit is used when stdin and stdout are a
+terminal (history across sessions, `/` and `@path` completion, Ctrl+J new line, Shift+Tab mode, Ctrl+R search);
+otherwise plain `input()` lines, so the REPL can be driven through a pipe.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from typing import Any, Callable
+
+from coder.engine import events as ev
+from coder.tui.common import InputHistory, input_summary, match_paths, options_from_args, result_line, tool_title
+
+QUIT_WINDOW = 2.0
+
+
+class Printer:
+    """Renders events as lines; streams text deltas as they come (scrollback, no redraws)."""
+
+    def __init__(self, out: Any = None, color: bool | None = None) -> None:
+        from rich.console import Console
+
+        self.out = out or sys.stdout
+        color = self.out.isatty() if color is None else color
+        self.console = Console(file=self.out, highlight=False, no_color=not color, force_terminal=color,
+                               soft_wrap=True, markup=False)
+        self.streaming = False
+        self.totals = {"tokens": 0, "cost": 0.0, "ctx": 0, "window": 0}
+
+    def _end_stream(self) -> None:
+        if self.streaming:
+            self.out.write("\n")
+            self.out.flush()
+            self.streaming = False
+
+    def line(self, text: str, style: str = "") -> None:
+        self._end_stream()
+        self.console.print(text, style=style or None)
+
+    def markdown(self, text: str) -> None:
+        from rich.markdown import Markdown
+
+        self._end_stream()
+        self.console.print(Markdown(text))
+
+    def diff(self, text: str) -> None:
+        from rich.syntax import Syntax
+
+        self._end_stream()
+        self.console.print(Syntax(text.rstrip("\n"), "diff", theme="ansi_dark", background_color="default",
+                                  word_wrap=False))
+
+    def event(self, event: ev.Event, replay: bool = False) -> None:
+        if isinstance(event, ev.TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self.streaming = True
+        elif isinstance(event, ev.SessionStart):
+            if not replay:
+                self.line(f"session {event.session_id} · {event.model} · mode {event.mode} · sandbox "
+                          f"{event.sandbox}" + (" · resumed" if event.resumed else ""), "dim")
+        elif isinstance(event, ev.UserMessage):
+            if replay:
+                self.line(f"> {event.text}", "bold")
+        elif isinstance(event, ev.AssistantMessage):
+            if replay or not self.streaming:
+                texts = [b.get("text", "") for b in event.message.get("content", []) if b.get("type") == "text"]
+                if any(t.strip() for t in texts):
+                    self.line("\n\n".join(texts))
+            self._end_stream()
+        elif isinstance(event, ev.ToolCallRequested):
+            self.line(f"· {tool_title(event.tool, event.input)}", "cyan")
+        elif isinstance(event, ev.ToolCallDenied):
+            self.line(f"  denied by {event.by}: {event.reason}", "red")
+        elif isinstance(event, ev.ToolCallFinished):
+            self.line(f"  {result_line(event.output, event.is_error, event.duration_s)}",
+                      "red" if event.is_error else "green")
+            diff = str(event.data.get("diff", "") or "")
+            if diff and not replay:
+                self.diff(diff)
+        elif isinstance(event, ev.UsageEvent):
+            self.totals["tokens"] += event.input_tokens + event.output_tokens + event.cache_read_tokens + \
+                event.cache_write_tokens
+            self.totals.update(cost=event.total_cost_usd, ctx=event.context_tokens, window=event.context_window)
+        elif isinstance(event, ev.CheckpointEvent):
+            if not replay:
+                self.line(f"  checkpoint {event.id} ({len(event.files_changed)} files; /undo)", "dim")
+        elif isinstance(event, ev.CompactionEvent):
+            self.line(f"  context compacted ({event.kind}): {event.tokens_before:,} → {event.tokens_after:,}", "dim")
+        elif isinstance(event, ev.CommitEvent):
+            self.line(f"committed {event.sha[:10]}: {event.message.splitlines()[0]}", "green")
+        elif isinstance(event, ev.ErrorEvent):
+            self.line(("error: " if event.fatal else "note: ") + event.message, "red" if event.fatal else "yellow")
+        elif isinstance(event, ev.TurnEnd):
+            if event.reason != "done" and not replay:
+                self.line(f"turn stopped: {event.reason}", "yellow")
+            self._end_stream()
+
+    def status(self, mode: str) -> str:
+        t = self.totals
+        pct = 100 * t["ctx"] / t["window"] if t["window"] else 0.0
+        return f"ctx {pct:.0f}% · {t['tokens']:,} tokens · ${t['cost']:.4f} · mode {mode}"
+
+
+class LineReader:
+    """prompt-toolkit when on a terminal, else `input()`; both read one (possibly multi-line) message."""
+
+    def __init__(self, history: InputHistory, workspace_fn: Callable[[], Any], on_cycle: Callable[[], str]) -> None:
+        self.history = history
+        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        self.session: Any = None
+        if self.interactive:
+            self.session = self._prompt_session(workspace_fn, on_cycle)
+
+    def _prompt_session(self, workspace_fn: Callable[[], Any], on_cycle: Callable[[], str]) -> Any:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import Completer, Completion
+        from prompt_toolkit.history import History
+        from prompt_toolkit.key_binding import KeyBindings
+
+        store = self.history
+
+        class SharedHistory(History):
+            def load_history_strings(self):  # newest first, as prompt-toolkit expects
+                return reversed(store.entries)
+
+            def store_string(self, string: str) -> None:
+                store.add(string)
+
+        files: list[str] = []
+
+        class CoderCompleter(Completer):
+            def get_completions(self, document, complete_event):
+                from coder.engine.commands import completions
+                from coder.tui.common import project_files, word_at_end
+
+                text = document.text_before_cursor
+                if text.startswith("/") and " " not in text:
+                    for name, summary in completions(workspace_fn(), text[1:]):
+                        yield Completion("/" + name, start_position=-len(text), display_meta=summary)
+                    return
+                word = word_at_end(text)
+                if word.startswith("@"):
+                    if not files:
+                        files.extend(project_files(workspace_fn()))
+                    for path in match_paths(files, word[1:]):
+                        yield Completion("@" + path, start_position=-len(word))
+
+        keys = KeyBindings()
+
+        @keys.add("c-j")
+        @keys.add("escape", "enter")
+        def _newline(event) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("s-tab")
+        def _cycle(event) -> None:
+            on_cycle()
+            event.app.invalidate()  # the prompt is a callable: it shows the new mode, the draft stays
+
+        return PromptSession(history=SharedHistory(), completer=CoderCompleter(), key_bindings=keys,
+                             complete_while_typing=True, enable_history_search=False)
+
+    def read(self, prompt: Callable[[], str]) -> str:
+        """One message; raises EOFError at the end of input and KeyboardInterrupt on Ctrl+C."""
+        if self.session is not None:
+            return self.session.prompt(prompt)
+        sys.stdout.write(prompt())
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        text = line.rstrip("\n")
+        if not sys.stdin.isatty():  # echo piped input so the transcript reads like a conversation
+            sys.stdout.write(text + "\n")
+        self.history.add(text)
+        return text
+
+    def ask(self, question: str) -> str:
+        if self.session is not None:
+            from prompt_toolkit import prompt
+
+            return prompt(question)
+        sys.stdout.write(question)
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        if not sys.stdin.isatty():
+            sys.stdout.write(line.strip() + "\n")
+        return line.strip()
+
+
+class Repl:
+    def __init__(self, args: Any, opener: Callable[..., Any] | None = None, out: Any = None) -> None:
+        self.args = args
+        self.opener = opener
+        self.printer = Printer(out)
+        self.opened: Any = None
+        self.history = InputHistory()
+        self.reader = LineReader(self.history, lambda: self.opened.workspace if self.opened else
+                                 options_from_args(args).cwd, self.cycle_mode)
+
+    # ---- session ----------------------------------------------------------------------------------------------
+    def open(self, **override: Any) -> None:
+        from coder.tui.common import replay_rows
+
+        buffered: list[ev.Event] = []
+        sink: list[Callable[[ev.Event], None]] = [buffered.append]
+
+        def on_event(event: ev.Event) -> None:
+            sink[0](event)
+
+        if self.opener is not None:
+            self.opened = self.opener(on_event, self.ask, override)
+        else:
+            from coder.engine.builder import open_session
+
+            self.opened = open_session(options_from_args(self.args, **override), on_event, self.ask)
+        if self.opened.resumed:
+            for event in replay_rows(self.opened.store, self.opened.session.id)[: -len(buffered) or None][-60:]:
+                self.printer.event(event, replay=True)
+            self.printer.line("── resumed: earlier conversation above ──", "dim")
+        for event in buffered:
+            self.printer.event(event)
+        sink[0] = self.printer.event
+
+    def close(self, reason: str) -> None:
+        if self.opened is None:
+            return
+        opened, self.opened = self.opened, None
+        opened.session.close(reason)
+        opened.store.set_status(opened.session.id, reason)
+        opened.store.close()
+
+    def mode(self) -> str:
+        from coder.engine.commands import current_mode
+
+        return current_mode(self.opened.session)
+
+    def cycle_mode(self) -> str:
+        from coder.engine.commands import cycle_mode
+
+        return cycle_mode(self.opened.session)
+
+    # ---- permission prompt (engine thread = main thread) -------------------------------------------------------
+    def ask(self, request: ev.PermissionRequest) -> Any:
+        from coder.policy.base import PermissionAnswer
+
+        self.printer.line(f"Allow {tool_title(request.tool, request.input)}?", "bold yellow")
+        self.printer.line(input_summary(request.tool, request.input))
+        if request.reason:
+            self.printer.line(request.reason, "dim")
+        rule = request.suggested_rule
+        choices = "[y] once" + (f" · [a] always {rule} · [p] in this project" if rule else "") + " · [n] deny"
+        while True:
+            try:
+                reply = self.reader.ask(f"{choices} > ").strip().lower()
+            except (KeyboardInterrupt, EOFError):
+                self.opened.session.interrupt()
+                return PermissionAnswer(False, message="interrupted by the user")
+            if reply in ("y", "yes", "o", "once"):
+                return PermissionAnswer(True)
+            if rule and reply in ("a", "always"):
+                return PermissionAnswer(True, "session", rule)
+            if rule and reply in ("p", "project"):
+                return PermissionAnswer(True, "project", rule)
+            if reply in ("n", "no", "d", "deny", ""):
+                return PermissionAnswer(False, message="the user denied this call")
+
+    # ---- the loop ---------------------------------------------------------------------------------------------
+    def send(self, text: str) -> None:
+        session = self.opened.session
+
+        def on_sigint(*_: Any) -> None:
+            if session.cancel.is_set():
+                raise KeyboardInterrupt
+            session.interrupt()
+
+        previous = signal.signal(signal.SIGINT, on_sigint)
+        try:
+            session.send(text)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def command(self, line: str) -> bool:
+        """Run a slash command; False when the REPL should end."""
+        from coder.engine.commands import run_slash
+
+        result = run_slash(self.opened, line)
+        if result.text:
+            if result.error:
+                self.printer.line(result.text, "red")
+            else:
+                self.printer.markdown(result.text)
+        if result.diff:
+            self.printer.diff(result.diff)
+        if result.quit:
+            return False
+        if result.new_session or result.resume:
+            self.close("switched")
+            self.open(resume=result.resume, continue_last=False)
+        elif result.send:
+            self.send(result.send)
+        return True
+
+    def run(self) -> int:
+        from coder.engine.commands import is_command
+        from coder.errors import CoderError
+
+        self.open()
+        last_ctrl_c = 0.0
+        try:
+            while True:
+                try:
+                    text = self.reader.read(lambda: f"{self.mode()}> ")
+                except KeyboardInterrupt:
+                    now = time.monotonic()
+                    if now - last_ctrl_c < QUIT_WINDOW:
+                        break
+                    last_ctrl_c = now
+                    self.printer.line("(Ctrl+C again to quit, or /quit)", "dim")
+                    continue
+                except EOFError:
+                    break
+                text = text.strip()
+                if not text:
+                    continue
+                try:
+                    if is_command(text):
+                        if not self.command(text):
+                            break
+                    else:
+                        self.send(text)
+                        self.printer.line(self.printer.status(self.mode()), "dim")
+                except CoderError as exc:
+                    self.printer.line(f"coder: {exc}", "red")
+        finally:
+            self.close("done")
+        return 0
+
+
+def run_repl(args: Any) -> int:
+    """Entry point from `coder --plain` (and for pipes / TERM=dumb)."""
+    return Repl(args).run()

@@ -1,0 +1,114 @@
+"""Trajectory loading (SWE-agent and mini-swe-agent formats) and the benchmark's JSON contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coder.context.history import observations, pairing_problems, user_texts
+from coder.context.replay import EDITOR, find_trajectories, load_trajectory
+from coder.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = "Fix the crash in calc.py when dividing by zero. Do not change the tests."
+
+
+def _obs(i: int, text: str) -> str:
+    return f"<returncode>{1 if 'Error' in text else 0}</returncode>\n<output>\n{text}\n" + "pad\n" * (i * 20) + \
+        "</output>"
+
+
+def mini_tool_format(n: int) -> dict:
+    messages = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": TASK}]
+    for i in range(n):
+        cmd = "sed -i 's/a/b/' calc.py" if i == 2 else ("python calc.py" if i % 2 else f"cat calc.py # {i}")
+        messages.append({"role": "assistant", "content": f"step {i}", "tool_calls": [
+            {"id": f"call_{i}", "type": "function", "function": {"name": "bash",
+                                                               "arguments": json.dumps({"command": cmd})}}]})
+        out = "ZeroDivisionError: division by zero" if i == n - 1 else f"out {i}"
+        messages.append({"role": "tool", "tool_call_id": f"call_{i}", "content": _obs(i, out)})
+    messages.append({"role": "exit", "content": "diff --git a/calc.py b/calc.py"})
+    return {"trajectory_format": "mini-swe-agent-1.1", "messages": messages, "info": {}}
+
+
+def mini_text_format(n: int) -> list:
+    messages = [{"role": "system", "content": "You are a helpful assistant."},
+                {"role": "user", "content": "Please solve this issue: " + TASK}]
+    for i in range(n):
+        messages.append({"role": "assistant", "content": f"THOUGHT {i}\n\n```mswea_bash_command\ncat calc.py\n```"})
+        messages.append({"role": "user", "content": _obs(i, f"content {i}")})
+    return messages
+
+
+def sweagent(n: int) -> dict:
+    history = [{"role": "system", "content": "SETTING: you are an autonomous programmer."},
+               {"role": "user", "content": "ISSUE:\n" + TASK}]
+    actions = ["open calc.py", "goto 20", "edit 3:3\n    return a / b if b else 0\nend_of_edit", "python calc.py"]
+    for i in range(n):
+        action = actions[i % len(actions)]
+        history.append({"role": "assistant", "content": f"thinking {i}\n```\n{action}\n```", "thought": f"thinking {i}",
+                        "action": action})
+        history.append({"role": "user", "content": f"[File: calc.py]\n{i}: code\n" + "x = 1\n" * (i * 10)})
+    return {"history": history, "trajectory": [], "info": {}}
+
+
+@pytest.fixture
+def traj_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "trajs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.traj.json").write_text(json.dumps(mini_tool_format(30)))
+    (folder / "sub" / "b.traj.json").write_text(json.dumps(mini_text_format(12)))
+    (folder / "c.traj").write_text(json.dumps(sweagent(24)))
+    (folder / "notes.txt").write_text("not a trajectory")
+    return folder
+
+
+def test_all_formats_load_as_valid_histories(traj_dir: Path) -> None:
+    files = find_trajectories([traj_dir])
+    assert [p.name for p in files] == ["a.traj.json", "c.traj", "b.traj.json"]
+    for path in files:
+        replay = load_trajectory(path)
+        assert replay.system and replay.messages[0].role == "user"
+        assert pairing_problems(replay.messages) == []
+        assert TASK in user_texts(replay.messages)[0]
+    swe = load_trajectory(traj_dir / "c.traj")
+    calls = observations(swe.messages)
+    assert calls[0].name == EDITOR and calls[0].input == {"command": "view", "path": "calc.py"}
+    assert calls[2].input["command"] == "str_replace" and calls[2].input["path"] == "calc.py"
+    mini = load_trajectory(traj_dir / "a.traj.json")
+    assert observations(mini.messages)[2].input == {"command": "sed -i 's/a/b/' calc.py"}
+
+
+def test_unknown_files_are_usage_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "x.traj"
+    bad.write_text(json.dumps({"something": 1}))
+    with pytest.raises(UsageError, match="not a SWE-agent"):
+        load_trajectory(bad)
+    with pytest.raises(UsageError, match="no such"):
+        find_trajectories([tmp_path / "missing"])
+
+
+def test_benchmark_json_total_holds_the_ratios(traj_dir: Path) -> None:
+    proc = subprocess.run(check=False, args=[sys.executable, str(ROOT / "benchmarks" / "context.py"), "--json", "--compact-at",
+                           "1500", "--recent-turns", "2", str(traj_dir)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    total = data["total"]
+    for key in ("cost_ratio_vs_raw", "cost_ratio_vs_masking", "peak_ratio_vs_raw", "retention"):
+        assert 0 < total[key] <= 1.5, key
+    assert total["retention"] == 1.0
+    assert total["ours"]["peak_tokens_sum"] < total["raw"]["peak_tokens_sum"], "compaction lowered the peak"
+    assert len(data["trajectories"]) == 3
+    first = data["trajectories"][0]
+    assert first["ours"]["retention"]["checks"] >= 3 and first["ours"]["compactions"]
+    table = subprocess.run(check=False, args=[sys.executable, str(ROOT / "benchmarks" / "context.py"), "--quick", str(traj_dir)],
+                           capture_output=True, text=True, timeout=120)
+    assert table.returncode == 0 and "| **total** |" in table.stdout and "cost vs raw" in table.stdout
+    missing = subprocess.run(check=False, args=[sys.executable, str(ROOT / "benchmarks" / "context.py"), str(traj_dir / "nope")],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "no such trajectory" in missing.stderr

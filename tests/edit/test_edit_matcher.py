@@ -1,0 +1,176 @@
+"""The matcher on real code: each strategy in order, the three-way merge, and the errors a model reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from coder.edit.errors import MatchError
+from coder.edit.matcher import find_replacement
+
+PY = '''import os
+
+
+class Store:
+    def get(self, key):
+        if key in self._cache:
+            return self._cache[key]
+        return None
+
+    def put(self, key, value):
+        self._cache[key] = value
+        self.dirty = True
+        return value
+'''
+
+GO = "package main\n\nfunc add(a, b int) int {\n\tif a > 0 {\n\t\treturn a + b\n\t}\n\treturn b\n}\n"
+
+
+def apply(content: str, old: str, new: str) -> tuple[str, str, list[str]]:
+    rep = find_replacement(content, old, new)
+    return rep.apply(content), rep.strategy, rep.notes
+
+
+def test_exact_unique_match_is_replaced_verbatim() -> None:
+    out, strategy, notes = apply(PY, "        self.dirty = True", "        self.dirty = False")
+    assert strategy == "exact" and notes == []
+    assert out == PY.replace("self.dirty = True", "self.dirty = False")
+
+
+def test_several_exact_matches_list_their_lines() -> None:
+    with pytest.raises(MatchError) as err:
+        find_replacement(PY, "return", "yield")
+    assert err.value.kind == "multiple"
+    assert err.value.lines == [7, 8, 13]
+    assert "lines 7, 8, 13" in str(err.value)
+
+
+def test_identical_and_empty_old_str_are_errors() -> None:
+    with pytest.raises(MatchError) as err:
+        find_replacement(PY, "import os", "import os")
+    assert err.value.kind == "identical"
+    with pytest.raises(MatchError) as err:
+        find_replacement(PY, "", "x")
+    assert err.value.kind == "empty"
+
+
+def test_trailing_whitespace_in_old_str_is_tolerated_and_not_copied() -> None:
+    old = "    def put(self, key, value):   \n        self._cache[key] = value  "
+    new = "    def put(self, key, value):   \n        self._cache[key] = value * 2  "
+    out, strategy, notes = apply(PY, old, new)
+    assert strategy == "trailing-whitespace"
+    assert "self._cache[key] = value * 2\n" in out
+    assert "value):   " not in out  # the file's own line is kept, without the model's trailing spaces
+    assert "trailing whitespace" in notes[0]
+
+
+def test_indentation_shift_reindents_new_str() -> None:
+    old = "def get(self, key):\n    if key in self._cache:\n        return self._cache[key]"
+    new = "def get(self, key):\n    if key in self._cache:\n        hit = self._cache[key]\n        return hit"
+    out, strategy, notes = apply(PY, old, new)
+    assert strategy == "indentation"
+    assert "            hit = self._cache[key]\n            return hit\n        return None" in out
+    assert "4 spaces" in notes[0]
+
+
+def test_tabs_versus_spaces_in_go() -> None:
+    old = "    if a > 0 {\n        return a + b\n    }"
+    new = "    if a > 0 {\n        return a + b + 1\n    }"
+    out, strategy, _ = apply(GO, old, new)
+    assert strategy == "indentation"
+    assert out == GO.replace("\t\treturn a + b\n", "\t\treturn a + b + 1\n")
+
+
+def test_relative_indentation_change_is_not_a_shift() -> None:
+    # same words, different block structure: must not be applied as an indentation shift
+    old = "if key in self._cache:\nreturn self._cache[key]"
+    with pytest.raises(MatchError):
+        find_replacement(PY, old, "if key in self._cache:\nreturn 1")
+
+
+def test_line_number_prefixes_copied_from_view() -> None:
+    old = "    11\t        self._cache[key] = value\n    12\t        self.dirty = True"
+    new = "    11\t        self._cache[key] = value\n    12\t        self.dirty = 1"
+    out, strategy, notes = apply(PY, old, new)
+    assert strategy == "line-numbers"
+    assert out == PY.replace("self.dirty = True", "self.dirty = 1")
+    assert "line-number prefixes" in notes[0]
+
+
+def test_line_number_prefix_only_in_old_str_and_arrow_style() -> None:
+    old = "    12→        self.dirty = True\n    13→        return value"
+    new = "        self.dirty = True\n        return value + 0"
+    out, strategy, _ = apply(PY, old, new)
+    assert strategy == "line-numbers"
+    assert "return value + 0\n" in out
+
+
+def test_line_numbers_pick_the_duplicate_they_name() -> None:
+    content = "a = 1\nb = 2\n\na = 1\nb = 2\n"
+    out, _, _ = apply(content, "4: a = 1 \n5: b = 2", "4: a = 1\n5: b = 3")
+    assert out == "a = 1\nb = 2\n\na = 1\nb = 3\n"
+
+
+def test_fuzzy_keeps_the_file_line_the_model_misremembered() -> None:
+    old = ("    def put(self, key, value):\n        self._cache[key] = valeu\n        self.dirty = True\n"
+           "        return value")
+    new = ("    def put(self, key, value):\n        self._cache[key] = valeu\n        self.dirty = False\n"
+           "        return value")
+    out, strategy, notes = apply(PY, old, new)
+    assert strategy == "fuzzy"
+    assert out == PY.replace("self.dirty = True", "self.dirty = False")
+    assert any("valeu" in n for n in notes)
+
+
+def test_fuzzy_ignores_a_missing_blank_line() -> None:
+    old = "        return None\n    def put(self, key, value):"
+    new = "        return 0\n    def put(self, key, value):"
+    out, strategy, _ = apply(PY, old, new)
+    assert strategy == "fuzzy"
+    assert out == PY.replace("        return None\n", "        return 0\n")
+
+
+def test_fuzzy_refuses_when_two_places_are_close() -> None:
+    content = ("def a():\n    x = load(1)\n    y = x + 1\n    return y\n\n"
+               "def b():\n    x = load(2)\n    y = x + 1\n    return y\n")
+    with pytest.raises(MatchError) as err:
+        find_replacement(content, "    x = load(3)\n    y = x + 1\n    return y", "    return 0")
+    assert err.value.kind == "multiple"
+    assert err.value.lines == [2, 7]
+
+
+def test_single_line_is_never_guessed() -> None:
+    with pytest.raises(MatchError) as err:
+        find_replacement(PY, "        self.dirty = Ture", "        self.dirty = False")
+    assert err.value.kind == "no-match"
+    assert "line 12" in str(err.value)
+
+
+def test_no_match_error_names_closest_lines_and_how_they_differ() -> None:
+    old = "    def put(self, key, val):\n        self._cache[key] = val\n        self.dirty = True"
+    with pytest.raises(MatchError) as err:
+        find_replacement(PY, old, "x")
+    text = str(err.value)
+    assert "lines 10-12" in text
+    assert "line 10" in text and "line 11" in text
+    assert "file was not changed" in text
+
+
+def test_no_match_error_reports_indentation_kind() -> None:
+    content = "def f():\n\tif x:\n\t\treturn 1\n\treturn 2\n"
+    old = "  if x:\n      return 1\n  return 3"
+    with pytest.raises(MatchError) as err:
+        find_replacement(content, old, "x")
+    assert "tabs vs spaces" in str(err.value)
+
+
+def test_deleting_lines_leaves_no_blank_line_behind() -> None:
+    old = "  self.dirty = True  \n  return value"
+    out, _, _ = apply(PY, old.replace("  self", "        self").replace("  return", "        return"), "")
+    assert "self.dirty" not in out
+    assert "self._cache[key] = value\n" in out and out.endswith("= value\n")
+
+
+def test_line_offset_shifts_reported_lines() -> None:
+    with pytest.raises(MatchError) as err:
+        find_replacement("x = 1\nx = 1\n", "x = 1", "x = 2", line_offset=10)
+    assert err.value.lines == [11, 12]

@@ -1,0 +1,149 @@
+"""One-shot sandboxed runs, the availability check, the environment filter and the profile."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from coder.errors import ConfigError, SandboxUnavailable
+from coder.sandbox.check import check_sandbox, require_sandbox
+from coder.sandbox.env import looks_secret, sandbox_env
+from coder.sandbox.exec import run_sandboxed
+from coder.sandbox.profile import SandboxConfig, bwrap_args, home_binds
+
+
+@pytest.fixture(autouse=True)
+def _bwrap() -> None:
+    assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
+
+
+def test_run_sandboxed_basics(git_repo: Path) -> None:
+    run = run_sandboxed("cat README.md; echo err >&2; exit 4", git_repo, {}, 10)
+    assert run.exit_code == 4 and not run.timed_out
+    assert run.output == "# demo\nerr\n"
+    run = run_sandboxed("tr a-z A-Z", git_repo, {"sandbox": {}}, 10, stdin="hello")
+    assert run.output == "HELLO" and run.exit_code == 0
+    run = run_sandboxed("echo $CHECK_NAME $API_TOKEN", git_repo, {}, 10,
+                        env={"CHECK_NAME": "lint", "API_TOKEN": "leak"})
+    assert run.output.strip() == "lint"
+
+
+def test_run_sandboxed_is_sandboxed(git_repo: Path, tmp_path: Path) -> None:
+    run = run_sandboxed(f"touch {tmp_path}/escaped; echo x > .git/hooks/pre-push; ls /proc | grep -c '^[0-9]'",
+                        git_repo, {}, 10)
+    assert not (tmp_path / "escaped").exists()
+    assert not (git_repo / ".git" / "hooks" / "pre-push").exists()
+    assert int(run.output.strip().splitlines()[-1]) < 10  # its own pid namespace
+
+
+def test_run_sandboxed_timeout_kills_everything(git_repo: Path) -> None:
+    started = time.monotonic()
+    run = run_sandboxed("sleep 60 & sleep 60; echo never", git_repo, {}, 1)
+    assert run.timed_out and run.exit_code is None
+    assert "never" not in run.output and "timed out after 1s" in run.output
+    assert time.monotonic() - started < 8
+
+
+def test_run_sandboxed_output_cap(git_repo: Path) -> None:
+    run = run_sandboxed("yes", git_repo, {"max_output_bytes": 100_000}, 20)
+    assert run.dropped_bytes > 0 and "bytes dropped" in run.output
+
+
+def test_run_unsandboxed_when_disabled(git_repo: Path) -> None:
+    run = run_sandboxed("ls /proc | grep -c '^[0-9]'", git_repo, {"enabled": False}, 10)
+    assert int(run.output.strip()) > 10
+
+
+def test_check_sandbox_and_refusal(monkeypatch: pytest.MonkeyPatch, git_repo: Path) -> None:
+    ok = check_sandbox(refresh=True)
+    assert ok.ok and "bubblewrap" in ok.detail
+    require_sandbox()
+    monkeypatch.setenv("PATH", "/nonexistent")
+    try:
+        missing = check_sandbox(refresh=True)
+        assert not missing.ok and "apt-get install bubblewrap" in missing.fix
+        with pytest.raises(SandboxUnavailable) as info:
+            require_sandbox()
+        assert "--no-sandbox" in str(info.value) and "apt-get install bubblewrap" in str(info.value)
+        with pytest.raises(SandboxUnavailable):
+            run_sandboxed("true", git_repo, {}, 5)
+    finally:
+        monkeypatch.undo()
+        check_sandbox(refresh=True)
+
+
+def test_secret_names() -> None:
+    for name in ("ANTHROPIC_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "NPM_AUTH_TOKEN",
+                 "GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK", "MYAPIKEY", "PGPASSWORD"):
+        assert looks_secret(name), name
+    for name in ("PATH", "HOME", "LANG", "GIT_AUTHOR_NAME", "PYENV_ROOT", "TERM", "KEYBOARD_LAYOUT"):
+        assert not looks_secret(name), name
+
+
+def test_sandbox_env_is_an_allow_list() -> None:
+    env = sandbox_env({"PATH": "/x", "OPENAI_API_KEY": "k", "RANDOM_THING": "r", "LC_ALL": "C"}, "/h",
+                      extra_allow=["RANDOM_THING", "OPENAI_API_KEY"])
+    assert env["PATH"] == "/x" and env["HOME"] == "/h" and env["LC_ALL"] == "C" and env["RANDOM_THING"] == "r"
+    assert "OPENAI_API_KEY" not in env and env["GIT_PAGER"] == "cat"
+    assert "SOMETHING" not in sandbox_env({"SOMETHING": "x"}, "/h")
+
+
+def test_config_validation() -> None:
+    assert SandboxConfig.from_dict({"timeout": 5, "network": True}).timeout == 5.0
+    with pytest.raises(ConfigError, match="unknown key"):
+        SandboxConfig.from_dict({"netwrk": True})
+    with pytest.raises(ConfigError, match="expected bool"):
+        SandboxConfig.from_dict({"network": "yes"})
+    with pytest.raises(ConfigError, match="expected list"):
+        SandboxConfig.from_dict({"extra_rw": "/tmp"})
+
+
+def test_profile_refuses_home_as_workspace(isolated_home: Path) -> None:
+    with pytest.raises(ConfigError, match="contains your home folder"):
+        bwrap_args(isolated_home, SandboxConfig())
+
+
+def test_home_binds_skip_credentials(isolated_home: Path) -> None:
+    for rel in (".pyenv/bin", ".cargo/bin", ".ssh", ".config/gh", ".local/bin"):
+        (isolated_home / rel).mkdir(parents=True)
+    path = f"{isolated_home}/.ssh:{isolated_home}/.config/gh:{isolated_home}/.local/bin:/usr/bin"
+    binds = home_binds(isolated_home, path)
+    assert isolated_home / ".pyenv" in binds and isolated_home / ".cargo/bin" in binds
+    assert isolated_home / ".local/bin" in binds
+    assert not any(b.name in (".ssh", "gh") for b in binds)
+
+
+def test_extra_paths(git_repo: Path, tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "data.txt").write_text("readable")
+    out = tmp_path / "out"
+    out.mkdir()
+    run = run_sandboxed(f"cat {shared}/data.txt; echo w > {shared}/w; echo ok > {out}/result", git_repo,
+                        {"extra_ro": [str(shared)], "extra_rw": [str(out)]}, 10)
+    assert "readable" in run.output and not (shared / "w").exists()
+    assert (out / "result").read_text() == "ok\n"
+    with pytest.raises(ConfigError, match="does not exist"):
+        bwrap_args(git_repo, SandboxConfig(extra_rw=[str(tmp_path / "missing")]))
+    assert os.geteuid() != 0 or "--cap-drop" in bwrap_args(git_repo, SandboxConfig())
+
+
+def test_unsandboxed_background_job_does_not_hang(git_repo: Path) -> None:
+    started = time.monotonic()
+    run = run_sandboxed("sleep 30 & echo quick", git_repo, {"enabled": False}, 10)
+    assert run.output.strip() == "quick" and run.exit_code == 0 and not run.timed_out
+    assert time.monotonic() - started < 5
+
+
+def test_sandbox_section_accepts_both_shapes() -> None:
+    from coder.sandbox.exec import sandbox_section
+
+    assert sandbox_section({"model": "x", "sandbox": {"network": True}}) == {"network": True}
+    assert sandbox_section({"network": True}) == {"network": True}
+    assert sandbox_section({"model": "x", "permissions": {}}) == {}
+    with pytest.raises(ConfigError):
+        sandbox_section({"sandbox": "off"})

@@ -1,0 +1,17 @@
+"""Fixtures for the frontend tests (helpers live in tui_support.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from tui_support import Factory  # type: ignore[import-not-found]
+
+
+@pytest.fixture
+def factory(git_repo: Path) -> Callable[..., Factory]:
+    def make(script: dict[str, Any], mode: str = "ask", chunk_delay: float = 0.0) -> Factory:
+        return Factory(git_repo, script, mode, chunk_delay)
+
+    return make

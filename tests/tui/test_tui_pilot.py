@@ -1,0 +1,110 @@
+"""Pilot tests of the Textual app's main flows against a real session (scripted provider, real store and git)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_support import async_test, type_and_send, wait_for  # type: ignore[import-not-found]
+from tui_support import conversation_text as texts  # type: ignore[import-not-found]
+from tui_support import make_app as _make_app  # type: ignore[import-not-found]
+from coder.tui.common import InputHistory
+from coder.tui.widgets import PermissionPrompt, ToolBlock, UserBlock
+
+WRITE_SCRIPT = {"turns": [
+    {"text": "I will **write** the file.", "tool_calls": [{"name": "write_file",
+                                                          "input": {"path": "hello.txt", "content": "hi\n"}}]},
+    {"text": "Done: `hello.txt` written."},
+]}
+
+
+def make_app(factory, git_repo: Path, tmp_path: Path, script=WRITE_SCRIPT, **kw):
+    return _make_app(factory, git_repo, tmp_path, script, **kw)
+
+
+@async_test
+async def test_send_stream_approve_and_see_diff(factory, git_repo: Path, tmp_path: Path) -> None:
+    app, f = make_app(factory, git_repo, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        await type_and_send(pilot, app, "write hello")
+        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        assert app.busy and app.query(UserBlock)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not app.busy)
+        assert (git_repo / "hello.txt").read_text() == "hi\n"
+        block = app.query_one(ToolBlock)
+        assert "write_file" in block.title and "✓ wrote hello.txt" in block.title
+        assert not block.collapsed  # a short diff opens by itself
+        body = texts(app)
+        assert "I will **write** the file." in body and "Done: `hello.txt` written." in body
+        assert "checkpoint" in body
+        status = str(app.query_one("#status").render())
+        assert "mode ask" in status and "scripted" in status and "idle" in status
+    assert app.history.entries[-1] == "write hello"
+    assert InputHistory(tmp_path / "hist.jsonl").entries == ["write hello"]
+
+
+@async_test
+async def test_deny_keeps_the_file_away_and_tells_the_model(factory, git_repo: Path, tmp_path: Path) -> None:
+    app, f = make_app(factory, git_repo, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        await type_and_send(pilot, app, "write hello")
+        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not app.busy)
+        assert not (git_repo / "hello.txt").exists()
+        block = app.query_one(ToolBlock)
+        assert "✗ Permission denied" in block.title
+        opened = f.opened[0]
+        denied = [r.data for r in opened.store.events(opened.session.id) if r.type == "tool_call_denied"]
+        assert denied and denied[0]["by"] == "user"
+
+
+@async_test
+async def test_always_allow_remembers_the_rule(factory, git_repo: Path, tmp_path: Path) -> None:
+    script = {"turns": [
+        {"tool_calls": [{"name": "write_file", "input": {"path": "a.txt", "content": "a"}}]},
+        {"tool_calls": [{"name": "write_file", "input": {"path": "b.txt", "content": "b"}}]},
+        {"text": "both written"}]}
+    app, f = make_app(factory, git_repo, tmp_path, script=script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        await type_and_send(pilot, app, "write two")
+        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.busy)
+        assert (git_repo / "a.txt").exists() and (git_repo / "b.txt").exists()
+        assert len(app.query(PermissionPrompt)) == 0  # asked once only
+
+
+@async_test
+async def test_interrupt_mid_stream_with_escape(factory, git_repo: Path, tmp_path: Path) -> None:
+    script = {"turns": [{"text": "word " * 3000}, {"text": "second answer"}]}
+    app, f = make_app(factory, git_repo, tmp_path, script=script, chunk_delay=1.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        await type_and_send(pilot, app, "talk")
+        await wait_for(pilot, lambda: app.stream is not None)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.busy)
+        assert "turn stopped: interrupted" in texts(app)
+        session = f.opened[0].session
+        assert session.history[-1].role == "assistant"
+        assert len(session.history[-1].text()) < len("word " * 3000)
+        await type_and_send(pilot, app, "again")  # the session goes on
+        await wait_for(pilot, lambda: "second answer" in texts(app))
+
+
+@async_test
+async def test_ctrl_c_twice_on_idle_quits(factory, git_repo: Path, tmp_path: Path) -> None:
+    app, f = make_app(factory, git_repo, tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        await pilot.press("ctrl+c")
+        await pilot.pause(0.1)
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause(0.2)
+    assert app.return_code in (0, None)
+    assert f.opened[0].store is not None

@@ -1,0 +1,119 @@
+"""The real `coder` binary in a real terminal (tmux): start, type a task, approve the edit, see the result, quit;
+the full-screen app and `--plain` both."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+SCRIPT = {"turns": [
+    {"text": "Creating the notes file.", "tool_calls": [{"name": "str_replace_based_edit_tool", "input": {
+        "command": "create", "path": "notes.txt", "file_text": "hello\nworld\n"}}]},
+    {"text": "Created notes.txt for you."},
+]}
+
+
+class Tmux:
+    """One private tmux server (its own socket, so it gets this test's environment) with one pane."""
+
+    def __init__(self, tmp: Path, command: str, cwd: Path, width: int = 110, height: int = 34) -> None:
+        if shutil.which("tmux") is None:
+            pytest.fail("tmux is not installed: apt-get install tmux")
+        self.sock = str(tmp / f"tmux-{uuid.uuid4().hex[:6]}.sock")
+        env = {**os.environ, "TERM": "xterm-256color", "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("TMUX", None)
+        self.run("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), "-c", str(cwd),
+                 f"{command}; echo EXIT=$?; sleep 30", env=env)
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> str:
+        out = subprocess.run(["tmux", "-S", self.sock, *args], capture_output=True, text=True, timeout=20, env=env)
+        return out.stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "t")
+
+    def send(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "t", *keys)
+
+    def type(self, text: str) -> None:
+        self.run("send-keys", "-t", "t", "-l", text)
+
+    def wait(self, needle: str, timeout: float = 30.0) -> str:
+        end = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < end:
+            screen = self.screen()
+            if needle in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{needle!r} never appeared; the screen was:\n{screen}")
+
+    def close(self) -> None:
+        self.run("kill-server")
+
+
+def coder_command(script: Path, *extra: str) -> str:
+    exe = shutil.which("coder")
+    base = [exe] if exe else [sys.executable, "-m", "coder"]
+    return " ".join([*base, "--model", f"scripted:{script}", "--permission-mode", "ask", *extra])
+
+
+@pytest.fixture
+def script_file(tmp_path: Path) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(SCRIPT))
+    return path
+
+
+def test_textual_app_in_tmux_approve_and_quit(git_repo: Path, script_file: Path, tmp_path: Path) -> None:
+    tmux = Tmux(tmp_path, coder_command(script_file), git_repo)
+    try:
+        tmux.wait("idle │")
+        tmux.type("please write notes")
+        tmux.send("Enter")
+        screen = tmux.wait("Allow")
+        assert "edit notes.txt (create)" in screen and "Deny" in screen
+        tmux.send("y")
+        screen = tmux.wait("Created notes.txt for you.")
+        assert "✓" in screen and "+hello" in screen  # the edit's diff, shown open
+        assert (git_repo / "notes.txt").read_text() == "hello\nworld\n"
+        tmux.wait("checkpoint 1")
+        tmux.wait("idle │")  # the turn has ended: Ctrl+C now means quit, not interrupt
+        tmux.send("C-c")
+        time.sleep(0.3)
+        tmux.send("C-c")
+        started = time.monotonic()
+        tmux.wait("EXIT=0")
+        assert time.monotonic() - started < 5, "quitting took too long"
+    finally:
+        tmux.close()
+
+
+def test_plain_repl_in_tmux_approve_and_quit(git_repo: Path, script_file: Path, tmp_path: Path) -> None:
+    tmux = Tmux(tmp_path, coder_command(script_file, "--plain"), git_repo)
+    try:
+        tmux.wait("ask>")  # capture-pane drops the trailing space
+        tmux.type("please write notes")
+        tmux.send("Enter")
+        screen = tmux.wait("[n] deny >")
+        assert "Allow edit notes.txt (create)?" in screen
+        tmux.type("y")
+        tmux.send("Enter")
+        screen = tmux.wait("Created notes.txt for you.")
+        tmux.wait("ctx ")  # the status line printed after the turn: the prompt is next
+        time.sleep(0.3)
+        assert (git_repo / "notes.txt").read_text() == "hello\nworld\n"
+        tmux.type("/quit")
+        tmux.send("Enter")
+        screen = tmux.wait("EXIT=0")
+        assert "Creating the notes file." in screen
+    finally:
+        tmux.close()

@@ -1,0 +1,165 @@
+"""Helpers for the frontend tests: a real session (scripted provider, real store, real git checkpoints, two small
+real tools) opened the way `coder.engine.builder.open_session` opens one, so pilot tests do not depend on the
+built-in tool set being complete."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from coder import paths
+from coder.context.base import PassthroughContext, Pinned
+from coder.engine import events as ev
+from coder.engine.builder import Opened
+from coder.engine.history import rebuild
+from coder.engine.session import Limits, Session, SessionParts
+from coder.models.scripted import ScriptedProvider
+from coder.policy.base import ModePolicy
+from coder.store.db import SessionStore, new_session_id
+from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+
+WRITE = ToolContract("write_file", "Write a file.", {"type": "object", "properties": {
+    "path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}, "write")
+SHELL = ToolContract("bash", "Run a command.", {"type": "object", "properties": {"command": {"type": "string"}},
+                                                "required": ["command"]}, "execute")
+
+
+class WriteTool(Tool):
+    contract = WRITE
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        import difflib
+
+        path = ctx.workspace / args["path"]
+        old = path.read_text() if path.exists() else ""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(args["content"])
+        diff = "".join(difflib.unified_diff(old.splitlines(True), args["content"].splitlines(True),
+                                            f"a/{args['path']}", f"b/{args['path']}"))
+        return ToolResult(f"wrote {args['path']}", files_changed=[args["path"]], data={"diff": diff})
+
+
+class EchoShell(Tool):
+    """Stands in for the sandboxed shell: echoes, so tests need no sandbox."""
+
+    contract = SHELL
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return ToolResult(f"ran: {args['command']}\nexit 0")
+
+
+@dataclass
+class Factory:
+    workspace: Path
+    script: dict[str, Any]
+    mode: str = "ask"
+    chunk_delay: float = 0.0
+    opened: list[Opened] = field(default_factory=list)
+
+    def __call__(self, on_event: Callable[[ev.Event], None], ask: Callable, override: dict[str, Any]) -> Opened:
+        store = SessionStore(paths.sessions_db())
+        row = store.session(override["resume"]) if override.get("resume") else None
+        restored = rebuild(e.to_dict() for e in store.events(row.id)) if row else None
+        provider = ScriptedProvider(self.script, chunk_delay=self.chunk_delay)
+        sid = row.id if row else new_session_id()
+        if row is None:
+            store.create_session(sid, str(self.workspace), str(self.workspace), provider.spec)
+
+        def record(event: ev.Event) -> None:
+            if event.persist:
+                store.append(sid, event.type, event.to_dict())
+            on_event(event)
+
+        from coder.vcs.checkpoints import Checkpoints
+
+        checkpoints = Checkpoints(self.workspace, sid)
+        checkpoints.baseline()  # what open_session should do too (reported): the first turn must be undoable
+        ctx = ToolContext(self.workspace, self.workspace, sid, threading.Event(), paths.session_dir(sid), {})
+        parts = SessionParts(sid, provider, {"write_file": WriteTool(), "bash": EchoShell()}, ModePolicy(self.mode),
+                             PassthroughContext(), ctx, "system", Pinned(), Limits(), record, ask,
+                             checkpointer=checkpoints)
+        session = Session(parts, restored)
+        record(ev.SessionStart(sid, provider.spec, str(self.workspace), str(self.workspace), self.mode,
+                               "off (test)", True, resumed=row is not None))
+        opened = Opened(session, store, {"vcs": {"hooks": "skip"}}, self.workspace, True, row is not None)
+        self.opened.append(opened)
+        return opened
+
+
+def app_args(workspace: Path, **kw: Any) -> SimpleNamespace:
+    base = dict(cwd=str(workspace), model=None, permission_mode="ask", resume=None, continue_last=False, allow=[],
+                deny=[], no_sandbox=True, plain=False)
+    base.update(kw)
+    return SimpleNamespace(**base)
+
+
+def async_test(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Run an async test body in a fresh event loop (no pytest-asyncio needed); fixtures still resolve."""
+    import asyncio
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
+
+
+async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError("timed out waiting for the app")
+        await pilot.pause(0.05)
+
+
+def screen_text(app: Any) -> str:
+    """The screen as plain text (what a snapshot compares), lines right-stripped."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, color_system=None,
+                      record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+
+
+def conversation_text(app: Any) -> str:
+    """Every block of the conversation as text: Markdown sources, tool titles, note texts."""
+    from coder.tui.widgets import ToolBlock
+
+    out = []
+    for widget in app.query("#conversation > *"):
+        if hasattr(widget, "source"):
+            out.append(widget.source)
+        elif isinstance(widget, ToolBlock):
+            out.append(str(widget.title))
+        else:
+            out.append(str(widget.render()))
+    return "\n".join(out)
+
+
+def make_app(factory: Any, workspace: Path, tmp_path: Path, script: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
+    from coder.tui.app import CoderApp
+    from coder.tui.common import InputHistory
+
+    f = factory(script, **kw)
+    app = CoderApp(app_args(workspace), opener=f, history=InputHistory(tmp_path / "hist.jsonl"))
+    return app, f
+
+
+async def type_and_send(pilot: Any, app: Any, text: str) -> None:
+    from coder.tui.widgets import PromptInput
+
+    box = app.query_one(PromptInput)
+    box.focus()
+    box.set_text(text)
+    await pilot.press("enter")
