@@ -24,6 +24,7 @@ import json
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -71,14 +72,15 @@ def overhead(runs: int) -> dict[str, float]:
     import anthropic
 
     policy = RetryPolicy(max_retries=0)
+    cancel = threading.Event()  # the engine always passes one: the stream is then read in a helper thread
     out: dict[str, float] = {}
     big = {"turns": [{**TURN, "repeat": True, "when": "."}]}  # every request gets the same answer
     out["scripted (in-process)"] = median_ms(lambda: ScriptedProvider(big).complete(request()), runs)
     with FakeServer(big) as server:
         p = AnthropicProvider(MODEL, api_key="x", base_url=server.base_url, policy=policy)
-        out["AnthropicProvider, SSE via fake server"] = median_ms(lambda: p.complete(request()), runs)
+        out["AnthropicProvider, SSE via fake server"] = median_ms(lambda: p.complete(request(), cancel=cancel), runs)
         o = OpenAIProvider("local", api_key="x", base_url=server.base_url + "/v1", policy=policy)
-        out["OpenAIProvider, SSE via fake server"] = median_ms(lambda: o.complete(request()), runs)
+        out["OpenAIProvider, SSE via fake server"] = median_ms(lambda: o.complete(request(), cancel=cancel), runs)
         client = anthropic.Anthropic(base_url=server.base_url, api_key="x", max_retries=0)
         out["bare anthropic SDK, JSON via fake server"] = median_ms(
             lambda: client.messages.create(model=MODEL, max_tokens=1024, system=SYSTEM,

@@ -13,6 +13,7 @@ import hashlib
 import os
 import sqlite3
 import stat as stat_mod
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -104,13 +105,15 @@ def _parse_all(root: Path, todo: list[tuple[str, int, int, str | None]], workers
     yield from _parse_in_workers(root, todo, workers)
 
 
+_FALLBACK_LOCK = threading.Lock()
+
+
 def _parse_in_workers(root: Path, todo: list[tuple[str, int, int, str | None]], workers: int) -> Iterator[list[Parsed]]:
     """Split the files between `workers` subprocesses (see coder.codeintel.worker); yield batches as they come."""
     import pickle
     import queue
     import subprocess
     import sys
-    import threading
 
     # deal files out by size, biggest first, so every worker gets a similar amount of bytes
     todo = sorted(todo, key=lambda it: (-it[1], it[0]))
@@ -129,7 +132,8 @@ def _parse_in_workers(root: Path, todo: list[tuple[str, int, int, str | None]], 
             while (batch := pickle.load(proc.stdout)) is not None:
                 results.put(batch)
         except (EOFError, OSError, pickle.UnpicklingError):
-            results.put(parse_batch(str(root), share))  # the worker died: parse its share here (slower, correct)
+            with _FALLBACK_LOCK:  # parsers are per process and not thread-safe
+                results.put(parse_batch(str(root), share))  # the worker died: parse its share here (slower)
             return
         finally:
             results.put(None)
@@ -189,6 +193,7 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
                     "INSERT INTO files(path, size, mtime_ns, hash, lang, status, has_errors) VALUES(?,?,?,?,?,?,?)",
                     (rel, size, mtime, digest, lang, status, has_err))
                 fid = cur.lastrowid
+                stored[rel] = (fid, size, mtime, digest)  # a re-sent result (worker fallback) then updates
             if symbols:
                 conn.executemany("INSERT INTO symbols VALUES(?,?,?,?,?,?,?,?,?)", [(fid, *s) for s in symbols])
             if refs:

@@ -50,7 +50,9 @@ class ContextConfig:
     def from_dict(cls, data: dict[str, Any] | None) -> ContextConfig:
         """Read the `[context]` table (or a whole config holding one)."""
         data = dict(data or {})
-        if isinstance(data.get("context"), dict):
+        if "context" in data:  # the whole merged config: read its [context] table
+            if not isinstance(data["context"], dict):
+                raise ConfigError(f"[context] must be a table, not {data['context']!r}")
             data = dict(data["context"])
         known = {f.name: f for f in fields(cls)}
         values: dict[str, Any] = {}

@@ -13,6 +13,8 @@ exactly the same view after a resume.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +34,7 @@ from coder.context.summary import (
     summary_request,
 )
 from coder.context.tokens import TokenEstimator
-from coder.errors import CoderError, ContextOverflowError
+from coder.errors import CoderError, ContextOverflowError, Interrupted
 from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, Usage
 from coder.resources import prompt as load_prompt
 
@@ -74,16 +76,16 @@ class TieredContext:
     """The context manager the engine uses (implements coder.context.base.ContextManager)."""
 
     def __init__(self, provider: ModelProvider, config: dict[str, Any] | None, state_dir: Path,
-                 summarizer: Summarizer | None = None) -> None:
-        self.provider = provider
+                 summarizer: Summarizer | None = None, cancel: threading.Event | None = None,
+                 on_status: Callable[[str], None] | None = None) -> None:
+        """`cancel`: the session's interrupt, honoured by the summary call. `on_status`: told in words when a
+        slow step (the summary call) starts, so a frontend can show it."""
         self.config = ContextConfig.from_dict(config)
         self.state_dir = Path(state_dir)
-        self.window = int(getattr(provider, "context_window", 200_000) or 200_000)
-        self.budget = self.config.budget_tokens(self.window)
-        self.compact_at = self.config.compact_at_tokens(self.budget)
-        self.target = int(self.compact_at * self.config.target)
+        self.provider = provider
         self.estimator = TokenEstimator(self.config.chars_per_token)
-        self.summarizer: Summarizer = summarizer or LLMSummarizer(provider)
+        self.summarizer: Summarizer = summarizer or LLMSummarizer(provider, cancel=cancel)
+        self.on_status = on_status
         self.clipper = ClipTier(self.state_dir, self.config.clip_chars, self.config.clip_head_lines,
                                 self.config.clip_tail_lines)
         self.masker = MaskTier(self.state_dir, self.config.recent_turns, self.config.mask_min_chars)
@@ -92,6 +94,21 @@ class TieredContext:
         self._last_system = ""
         self._last_tools: list[ToolSpec] = []
         self._last_estimate = 0
+
+    @property
+    def provider(self) -> ModelProvider:
+        return self._provider
+
+    @provider.setter
+    def provider(self, provider: ModelProvider) -> None:
+        """Switching models (`/model`) changes the window, hence the budget, and the model that summarises."""
+        self._provider = provider
+        self.window = int(getattr(provider, "context_window", 200_000) or 200_000)
+        self.budget = self.config.budget_tokens(self.window)
+        self.compact_at = self.config.compact_at_tokens(self.budget)
+        self.target = int(self.compact_at * self.config.target)
+        if isinstance(getattr(self, "summarizer", None), LLMSummarizer):
+            self.summarizer.provider = provider  # type: ignore[union-attr]
 
     def _reset_state(self) -> None:
         self.replacements: dict[str, str] = {}
@@ -246,6 +263,15 @@ class TieredContext:
     def _compact(self, system: str, history: list[Message], view: list[Message], tools: list[ToolSpec],
                  pinned: Pinned, tokens_before: int, forced: bool) -> list[Compaction]:
         out: list[Compaction] = []
+        saved = dict(self.replacements)
+        try:
+            return self._compact_tiers(system, history, view, tools, pinned, tokens_before, forced, out)
+        except BaseException:
+            self.replacements = saved  # nothing of a failed compaction may survive: it was never persisted
+            raise
+
+    def _compact_tiers(self, system: str, history: list[Message], view: list[Message], tools: list[ToolSpec],
+                       pinned: Pinned, tokens_before: int, forced: bool, out: list[Compaction]) -> list[Compaction]:
         masks = self.masker.run(history, self.replacements)
         tokens = tokens_before
         if masks:
@@ -295,6 +321,8 @@ class TieredContext:
             if fixed + suffix[i - candidates[0]] <= target:
                 cut = i
                 break
+        if self.on_status is not None:
+            self.on_status(f"compacting the context: summarising {cut - 1} earlier messages")
         template = load_prompt("compact.md")
         request = summary_request(system, tools, view, instruction(template, len(turns) - turns.index(cut), focus),
                                   self.config.summary_max_tokens, self._breakpoints(view))
@@ -302,6 +330,8 @@ class TieredContext:
         usage: Usage | None = None
         try:
             narrative, usage = self.summarizer(request)
+        except Interrupted:
+            raise
         except CoderError as exc:  # the model failed: keep the session going with a model-free handoff
             narrative, fallback = "", f"{type(exc).__name__}: {exc}"
         if not narrative.strip():

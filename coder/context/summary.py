@@ -12,6 +12,7 @@ fresh pass over the history.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Protocol
 from coder.context.base import Pinned
 from coder.context.history import observations, user_texts
 from coder.context.masking import command_of, exit_status, is_failure, keys_of
+from coder.errors import Interrupted
 from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, ToolUseBlock, Usage
 from coder.tools.output import clip_output
 
@@ -128,7 +130,11 @@ class LLMSummarizer:
 
     provider: ModelProvider
     on_text: Callable[[str], None] | None = None
+    #: the session's interrupt: an interrupted summary is not half a summary, it is no compaction
+    cancel: threading.Event | None = None
 
     def __call__(self, request: ModelRequest) -> tuple[str, Usage | None]:
-        response = self.provider.complete(request, self.on_text)
+        response = self.provider.complete(request, self.on_text, self.cancel)
+        if response.stop_reason == "interrupted":
+            raise Interrupted("compaction interrupted")
         return response.message.text().strip(), response.usage

@@ -52,13 +52,14 @@ def rank_windows(file_lines: list[str], core: list[str], min_votes: int | None =
     starts = [s for s, v in near.most_common(MAX_CANDIDATES) if v >= need]
     seen: set[tuple[int, int]] = set()
     windows: list[Window] = []
+    anchors: list[int] = []  # starts already scored (in non-blank line indices)
     for rank, s0 in enumerate(starts):
-        # the best-voted start tries neighbouring offsets and sizes (a line missing or extra); the others
-        # are other places, scored once unless they overlap a place already scored
-        if rank and any(not (nb_file[min(s0 + m - 1, len(nb_file) - 1)] < w.first or nb_file[max(s0, 0)] > w.last)
-                        for w in windows):
+        # a start mostly overlapping one already scored is the same place (its variants covered it);
+        # every other place is scored with neighbouring offsets and sizes (a line missing or extra)
+        if any(abs(s0 - a) * 2 < m for a in anchors):
             continue
-        variants = [(s, w) for s in (s0 - 1, s0, s0 + 1) for w in (m, m - 1, m + 1)] if rank < 3 else [(s0, m)]
+        anchors.append(s0)
+        variants = [(s, w) for s in (s0 - 1, s0, s0 + 1) for w in (m, m - 1, m + 1)] if rank < 12 else [(s0, m)]
         for s, w in variants:
             if w < 1 or s < 0 or s + w > len(nb_file) or (s, w) in seen:
                 continue

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from coder import __version__, paths
 from coder.config import load_config
-from coder.context.base import PassthroughContext, Pinned
+from coder.context.base import Pinned
 from coder.engine import events as ev
 from coder.engine.history import rebuild
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
@@ -61,16 +61,6 @@ def git_root(cwd: Path) -> Path | None:
     return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
 
 
-def _optional(module: str, attr: str) -> Any | None:
-    """An optional service's factory, or None while that package does not provide it."""
-    import importlib
-
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        return None
-
-
 def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
                  ask: AskHandler = no_questions) -> Opened:
     """Open a new or resumed session. Raises CoderError subclasses for every user mistake."""
@@ -94,11 +84,10 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
         if row is None:
             raise UsageError(f"--continue: no earlier session in {workspace}.")
     restored = rebuild(e.to_dict() for e in store.events(row.id)) if row else None
-    model_spec = options.model or (row.model if row else None) or config.get("model")
 
     from coder.models.registry import create_provider  # lazy: pulls in the SDKs
 
-    provider = create_provider(model_spec, config)
+    provider = create_provider(options.model or (row.model if row else None) or config.get("model"), config)
     session_id = row.id if row else new_session_id()
     if row is None:
         store.create_session(session_id, str(workspace), str(cwd), provider.spec)
@@ -110,63 +99,67 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
             store.append(session_id, event.type, event.to_dict())
         on_event(event)
 
-    from coder.tools.registry import builtin_tools
+    def note(message: str) -> None:
+        record(ev.ErrorEvent(message))
+
+    mode = config["permission_mode"]
+    sandbox_state = sandbox_status(config)
+    record(ev.SessionStart(session_id, provider.spec, str(workspace), str(cwd), mode, sandbox_state, root is not None,
+                           resumed=row is not None, version=__version__))
+    if root is None:
+        note("not a git repository: checkpoints, /undo and commits are off")
+    instructions = discover(workspace, cwd, int(config["instructions"].get("max_bytes", 32_000)))
+    if instructions.truncated:
+        note(f"project instructions were cut at {config['instructions'].get('max_bytes')} characters")
+
+    from coder.context.manager import TieredContext
+    from coder.ext.hooks import hooks_from_config
+    from coder.policy.rules import policy_from_config
 
     state = paths.session_dir(session_id)
     state.mkdir(parents=True, exist_ok=True)
     tool_ctx = ToolContext(workspace, cwd, session_id, threading.Event(), state, config)
-    mode = config["permission_mode"]
-    policy_factory = _optional("coder.policy.rules", "policy_from_config")
-    if policy_factory is not None:
-        policy = policy_factory(config, mode, options.allow, options.deny, workspace)
-    else:
-        from coder.policy.base import ModePolicy
-
-        policy = ModePolicy(mode)
-    context_factory = _optional("coder.context.manager", "TieredContext")
-    context = context_factory(provider, config, state) if context_factory else PassthroughContext()
     checkpointer = None
-    checkpoints_cls = _optional("coder.vcs.checkpoints", "Checkpoints") if root else None
-    if checkpoints_cls is not None:
-        checkpointer = checkpoints_cls(workspace, session_id)
-    hooks_factory = _optional("coder.ext.hooks", "hooks_from_config")
-    hooks = hooks_factory(config, workspace, session_id, lambda m: record(ev.ErrorEvent(m))) if hooks_factory else None
+    if root is not None:
+        from coder.vcs.checkpoints import Checkpoints
 
-    instructions = discover(workspace, cwd, int(config["instructions"].get("max_bytes", 32_000)))
-    sandbox_state = sandbox_status(config)
-    system = render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text)
-    tools = builtin_tools()
-    custom = _optional("coder.ext.custom_tools", "load_custom_tools")
-    if custom is not None:
-        tools.update(custom(workspace, set(tools)))
+        checkpointer = Checkpoints(workspace, session_id)
     parts = SessionParts(
-        session_id=session_id, provider=provider, tools=tools, policy=policy, context=context,
-        tool_ctx=tool_ctx, system_prompt=system, pinned=Pinned(instructions=instructions.text),
+        session_id=session_id, provider=provider, tools=session_tools(config, workspace, note),
+        policy=policy_from_config(config, mode, options.allow, options.deny, workspace),
+        context=TieredContext(provider, config, state), tool_ctx=tool_ctx,
+        system_prompt=render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text),
+        pinned=Pinned(instructions=instructions.text),
         limits=Limits(int(config["max_turns"]), float(config["max_cost"]), float(config["max_wall_time"])),
-        record=record, ask=ask, checkpointer=checkpointer, hooks=hooks,
+        record=record, ask=ask, checkpointer=checkpointer,
+        hooks=hooks_from_config(config, workspace, session_id, note),
         max_tokens=int(config["max_tokens"]), thinking_budget=config.get("thinking_budget"),
     )
-    if "task" in tools:
+    if "task" in parts.tools:
         from coder.engine.subagents import Parent, make_spawner
 
         tool_ctx.services["spawn_subagent"] = make_spawner(Parent(session_id, provider, config, store, tool_ctx))
-    session = Session(parts, restored)
-    record(ev.SessionStart(session_id, provider.spec, str(workspace), str(cwd), mode, sandbox_state, root is not None,
-                           resumed=row is not None, version=__version__))
-    if root is None:
-        record(ev.ErrorEvent("not a git repository: checkpoints, /undo and commits are off"))
-    if instructions.truncated:
-        record(ev.ErrorEvent(f"project instructions were cut at {config['instructions'].get('max_bytes')} characters"))
-    return Opened(session, store, config, workspace, root is not None, row is not None)
+    return Opened(Session(parts, restored), store, config, workspace, root is not None, row is not None)
+
+
+def session_tools(config: dict[str, Any], workspace: Path, note: Callable[[str], None]) -> dict[str, Any]:
+    """Built-in tools, then the user's custom tools, then MCP servers' tools."""
+    from coder.ext.custom_tools import load_custom_tools
+    from coder.ext.mcp_tools import load_mcp_tools
+    from coder.tools.registry import builtin_tools
+
+    tools: dict[str, Any] = builtin_tools()
+    tools.update(load_custom_tools(workspace, set(tools)))
+    tools.update(load_mcp_tools(config, workspace, note))
+    return tools
 
 
 def sandbox_status(config: dict[str, Any]) -> str:
     if not config["sandbox"].get("enabled", True):
         return "off (--no-sandbox)"
-    check = _optional("coder.sandbox.check", "check_sandbox")
-    if check is None:
-        return "unavailable (sandbox not built)"
-    result = check()
+    from coder.sandbox.check import check_sandbox
+
+    result = check_sandbox()
     return "bubblewrap" if result.ok else f"unavailable: {result.detail}"
 
 

@@ -3,8 +3,9 @@
 Streaming with text deltas, tool use (server-defined tool types such as `bash_20250124` for the Claude models
 trained on them, plain JSON schemas otherwise), prompt caching (breakpoints placed by coder.models.wire),
 extended thinking, and our own retry policy (coder.models.retry) instead of the SDK's, because the SDK cannot
-retry a stream that was cut after it started. The SDK is imported when the provider is created, never when
-coder starts.
+retry a stream that was cut after it started. Cancelling returns at once, even while a read is blocked (the
+stream is consumed in a helper thread), with the text shown so far and stop_reason "interrupted". The SDK is
+imported when the provider is created, never when coder starts.
 """
 
 from __future__ import annotations

@@ -298,6 +298,10 @@ def _compare_assertions(path: str, name: str, node: ast.AST, old: list[_Assertio
             findings.append(_f(path, a.line, "error", f"in {name}: assertion wrapped in a try/except that swallows "
                                f"its failure: {a.text}", "assertion-neutralised"))
     old_live = [a for a in old if not a.neutralised]
+    for a in new:  # an assertion now swallowed by a try/except is reported above, not again as removed
+        twin = next((o for o in old_live if a.neutralised and o.exact == a.exact), None)
+        if twin is not None:
+            old_live.remove(twin)
     pool = Counter(a.exact for a in live_new)
     unmatched_old = []
     for a in old_live:

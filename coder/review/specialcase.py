@@ -8,6 +8,7 @@ test literal on the line or a returned literal the tests also expect)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from functools import lru_cache
 
@@ -52,12 +53,20 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
             code = _strip_comment(text)
             strings = [m.group(2) for m in _STRING_RE.finditer(code) if m.group(2).strip()]
             numbers = [n for n in _NUMBER_RE.findall(_STRING_RE.sub("", code)) if n not in _TRIVIAL_NUMBERS]
-            strong = [s for s in strings if _test_only_string(ctx, s, old_source)]
+            strong = [s for s in strings if _test_only_string(ctx, s, old_source, f.new_path)]
             weak = [n for n in numbers if _test_only_number(ctx, n, old_source)]
             if strong:
                 findings.append(_find(f"condition on {strong[0]!r}, a value that appears in the tests and nowhere "
                                       "in the project's code: special-casing a test input?", f.new_path,
                                       line.number, "error", "special-cased-test-input"))
+                continue
+            returned = _returned_strings(text, added[i + 1:i + 3], line.number)
+            min_len = 1 if re.search(r"==|\bin\s*[\[\(\{]", code) else 2  # `if x == 1: return "B"`
+            canned = [r for r in returned if _test_only_string(ctx, r, old_source, f.new_path, min_len)]
+            if canned:
+                findings.append(_find(f"returns {canned[0]!r} under a new condition: a value only the tests know "
+                                      "(a canned answer for a test input?)", f.new_path, line.number, "error",
+                                      "special-cased-test-input"))
                 continue
             if weak:
                 following = " ".join(a.text for a in added[i + 1:i + 3] if a.number - line.number <= 3)
@@ -97,14 +106,51 @@ def _in_tests(ctx: ReviewContext, literal: str) -> bool:
                       literal[:1] == "-"))
 
 
-def _test_only_string(ctx: ReviewContext, s: str, old_source: str) -> bool:
-    if len(s) < 2 or s in old_source:
+def _returned_strings(text: str, following: list, number: int) -> list[str]:
+    """String literals returned right under a condition: `if x == 1: return "B"` or on the next lines."""
+    candidates = []
+    inline = re.search(r":\s*return\s+(.+)$", _strip_comment(text))
+    if inline:
+        candidates.append(inline.group(1))
+    for line in following:
+        if line.number - number <= 2 and re.match(r"^\s*(return|yield)\b", line.text):
+            candidates.append(_strip_comment(line.text))
+    return [m.group(2) for c in candidates for m in _STRING_RE.finditer(c) if m.group(2).strip()]
+
+
+def code_literals(text: str, path: str) -> set[str] | None:
+    """String literals a Python file uses as values (docstrings left out: doctest examples there are test data
+    too); None for other languages (callers fall back to a substring search)."""
+    if not path.endswith((".py", ".pyi")):
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    return {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in docstrings}
+
+
+def _knows(text: str, path: str, s: str) -> bool:
+    literals = code_literals(text, path)
+    return s in text if literals is None else any(s == lit or (len(s) > 3 and s in lit) for lit in literals)
+
+
+def _test_only_string(ctx: ReviewContext, s: str, old_source: str, path: str = "", min_len: int = 2) -> bool:
+    if len(s) < min_len or (old_source and _knows(old_source, path or "x.txt", s)):
         return False
     quoted = [f'"{s}"', f"'{s}'"]
     if not any(_grep(ctx.root, ctx.new_tree, q, tuple(ctx.test_files), False) for q in quoted):
         return False
-    known = _grep(ctx.root, ctx.base_tree, s, None, False)
-    return not any(not is_test_path(p) for p in known)
+    searched = quoted if len(s) < 4 else [s]  # short strings: only as literals, or every file matches
+    known_files = sorted({p for q in searched for p in _grep(ctx.root, ctx.base_tree, q, None, False)})
+    for known in known_files:
+        if is_test_path(known):
+            continue
+        if _knows(ctx.read_old(known) or "", known, s):
+            return False
+    return True
 
 
 def _test_only_number(ctx: ReviewContext, n: str, old_source: str) -> bool:

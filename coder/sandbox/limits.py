@@ -140,7 +140,7 @@ class Cgroups:
 
     def close(self) -> None:
         """Kill what is still inside, then remove the groups."""
-        for _ in range(50):
+        for attempt in range(100):
             pids = self.pids()
             for pid in pids:
                 try:
@@ -156,7 +156,7 @@ class Cgroups:
             self.dirs = remaining
             if not self.dirs:
                 return
-            time.sleep(0.02)
+            time.sleep(0.002 * (1 + attempt // 5))
 
 
 def _remove_stale(own: dict[str, str]) -> None:

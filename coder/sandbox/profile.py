@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +103,11 @@ def _contains_denied(rel: Path) -> bool:
     return any(d.startswith(prefix) for d in HOME_DENY)
 
 
-def home_binds(home: Path, path_var: str) -> list[Path]:
+@lru_cache(maxsize=16)
+def home_binds(home: Path, path_var: str) -> tuple[Path, ...]:
     """Toolchain folders under `home` that the sandbox may read: the known ones plus PATH entries (and the
-    install prefix above a `bin` entry, so a pyenv shim finds its interpreter)."""
+    install prefix above a `bin` entry, so a pyenv shim finds its interpreter). Cached per process: it stats
+    a few dozen paths, which a one-shot run would otherwise pay every time."""
     found: list[Path] = []
     candidates = [home / rel for rel in HOME_TOOLCHAINS]
     for entry in path_var.split(":"):
@@ -125,7 +128,7 @@ def home_binds(home: Path, path_var: str) -> list[Path]:
         if any(path == f or f in path.parents for f in found):
             continue
         found = [f for f in found if path not in f.parents] + [path]
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 def protected_paths(workspace: Path) -> tuple[list[Path], list[Path]]:

@@ -22,21 +22,32 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown, TextArea
+from textual.widgets import TextArea
 
 from coder.engine import events as ev
 from coder.tui.common import GitState, InputHistory, match_paths, options_from_args, word_at_end
 from coder.tui.widgets import (CompletionList, DiffView, NoteBlock, PermissionPrompt, PromptInput, StatusBar,
                                ToolBlock, UserBlock)
 
-MAX_BLOCKS = 400
+MAX_BLOCKS = 300
 DRAIN_INTERVAL = 0.05
 QUIT_WINDOW = 2.0
 Opener = Callable[[Callable[[ev.Event], None], Callable[[Any], Any], Any], Any]
 
 
-class AssistantBlock(Markdown):
-    DEFAULT_CSS = "AssistantBlock { margin: 1 0 0 0; padding: 0 1; }"
+_markdown_classes: dict[str, type] = {}
+
+
+def markdown_block(text: str = "", kind: str = "assistant") -> Widget:
+    """A Markdown widget. Imported on first use: markdown-it is not needed for the first paint."""
+    if kind not in _markdown_classes:
+        from textual.widgets import Markdown
+
+        css = {"assistant": "AssistantBlock { margin: 1 0 0 0; padding: 0 1; }",
+               "command": "CommandBlock { margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }"}[kind]
+        name = "AssistantBlock" if kind == "assistant" else "CommandBlock"
+        _markdown_classes[kind] = type(name, (Markdown,), {"DEFAULT_CSS": css})
+    return _markdown_classes[kind](text)
 
 
 class CoderApp(App):
@@ -44,7 +55,6 @@ class CoderApp(App):
     CSS = """
     Screen { layout: vertical; }
     #conversation { height: 1fr; scrollbar-size-vertical: 1; }
-    #conversation > Markdown.command { margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }
     """
     BINDINGS = [
         Binding("ctrl+c", "ctrl_c", "interrupt / quit", priority=True),
@@ -63,7 +73,7 @@ class CoderApp(App):
         self.busy = False
         self.queued: list[str] = []
         self.stream: Any = None
-        self.stream_block: AssistantBlock | None = None
+        self.stream_block: Any = None
         self.tool_blocks: dict[str, ToolBlock] = {}
         self.ask_future: Future | None = None
         self.prompt_widget: PermissionPrompt | None = None
@@ -247,7 +257,7 @@ class CoderApp(App):
             if result.error:
                 self.add_block(NoteBlock(result.text, "error"))
             else:
-                self.add_block(Markdown(result.text, classes="command"))
+                self.add_block(markdown_block(result.text, "command"))
         if result.diff:
             self.add_block(DiffView(result.diff))
         if result.quit:
@@ -439,10 +449,10 @@ class CoderApp(App):
 
     async def stream_text(self, text: str) -> None:
         if self.stream is None:
-            self.stream_block = AssistantBlock()
+            self.stream_block = markdown_block()
             self.add_block(self.stream_block)
             self.flush_blocks()  # the stream appends into a mounted widget
-            self.stream = Markdown.get_stream(self.stream_block)
+            self.stream = type(self.stream_block).get_stream(self.stream_block)
         await self.stream.write(text)
 
     async def end_stream(self) -> bool:
@@ -471,7 +481,7 @@ class CoderApp(App):
             streamed = await self.end_stream()
             texts = [b.get("text", "") for b in item.message.get("content", []) if b.get("type") == "text"]
             if not streamed and any(t.strip() for t in texts):
-                self.add_block(AssistantBlock("\n\n".join(texts)))
+                self.add_block(markdown_block("\n\n".join(texts)))
         elif isinstance(item, ev.ToolCallRequested):
             await self.end_stream()
             block = ToolBlock(item.id, item.tool, item.input)

@@ -7,7 +7,6 @@ half of what keeps memory bounded over a long session; the app removes the oldes
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -73,6 +72,8 @@ class DiffView(ScrollableContainer):
         self.diff = cap_output(diff)
 
     def compose(self) -> ComposeResult:
+        from rich.syntax import Syntax  # pygments' lexers: loaded with the first diff, not at startup
+
         yield Static(Syntax(self.diff, "diff", theme="ansi_dark", word_wrap=False, background_color="default"))
 
 
@@ -90,6 +91,7 @@ class ToolBlock(Collapsible):
         self.call_id = call_id
         self.tool = tool
         self.call_title = tool_title(tool, args)
+        self.body: tuple[str, str] | None = None  # (output, diff) not yet turned into widgets
         super().__init__(title=f"⋯ {self.call_title}", collapsed=True)
 
     def note(self, text: str) -> None:
@@ -99,18 +101,33 @@ class ToolBlock(Collapsible):
         self.title = f"{self.call_title}  {result_line(output, is_error, duration)}"
         if is_error:
             self.add_class("error")
-        body: list[Widget] = []
+        show_output = bool(output.strip()) and not (diff and not is_error and len(output) < 200)
+        self.body = (cap_output(output) if show_output else "", diff)
+        if diff and len(diff.splitlines()) <= DIFF_OPEN_LINES:
+            self.collapsed = False
+            self._build_body()
+
+    def watch_collapsed(self, collapsed: bool) -> None:
+        if not collapsed:
+            self._build_body()
+
+    def _build_body(self) -> None:
+        """Widgets for the output are made on first expansion only: a collapsed block costs one line of layout
+        and no text measuring, which is what keeps a long session fast."""
+        if self.body is None:
+            return
+        output, diff = self.body
+        self.body = None
+        widgets: list[Widget] = []
         if diff:
-            body.append(DiffView(diff))
-            if len(diff.splitlines()) <= DIFF_OPEN_LINES:
-                self.collapsed = False
-        if output.strip() and not (diff and not is_error and len(output) < 200):
-            body.append(Static(Text(cap_output(output)), classes="output"))
+            widgets.append(DiffView(diff))
+        if output:
+            widgets.append(Static(Text(output), classes="output"))
         found = self.query(Collapsible.Contents)
         if found:
-            found.first().mount_all(body)
+            found.first().mount_all(widgets)
         else:  # finished in the same batch it was requested in: not composed yet
-            self._contents_list.extend(body)
+            self._contents_list.extend(widgets)
 
 
 class PermissionPrompt(Vertical, can_focus=True):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from context_helpers import HistoryBuilder, lines
 from coder.context.base import Compaction, Pinned
 from coder.context.history import pairing_problems
 from coder.context.manager import TieredContext
-from coder.errors import ConfigError, ContextOverflowError, ModelError
+from coder.errors import ConfigError, ContextOverflowError, Interrupted, ModelError
 from coder.models.scripted import ScriptedProvider
 from coder.models.types import Message, ModelRequest, TextBlock, ToolSpec, Usage
 
@@ -227,3 +228,38 @@ def test_bad_config_is_a_config_error(tmp_path: Path) -> None:
         manager(tmp_path, {"count_with_provider": "sometimes"})
     cm = manager(tmp_path, {"budget": 0.5, "compact_at": 0.5})
     assert cm.budget == 100_000 and cm.compact_at == 50_000
+
+
+def test_an_interrupted_summary_leaves_no_half_compaction(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    status: list[str] = []
+    cm = TieredContext(ScriptedProvider(SCRIPT), {"context": SMALL}, tmp_path, cancel=cancel,
+                       on_status=status.append)
+    h = HistoryBuilder(task="Make greet() polite; keep the API.")
+    for i in range(40):
+        grow(h, i)
+        before = dict(cm.replacements)
+        cancel.set()
+        try:
+            cm.prepare("SYSTEM PROMPT", h.messages, TOOLS, Pinned())
+        except Interrupted:
+            assert cm.replacements == before and cm.summary is None, "state rolled back"
+            break
+        finally:
+            cancel.clear()
+    else:
+        pytest.fail("no compaction was attempted")
+    assert status and "compacting the context" in status[0]
+    done = cm.prepare("SYSTEM PROMPT", h.messages, TOOLS, Pinned())
+    assert any(c.kind == "summary" for c in done.compactions), "the next request compacts normally"
+
+
+def test_switching_the_model_moves_the_budget_and_the_summariser(tmp_path: Path) -> None:
+    cm = manager(tmp_path, {"budget": 0.8, "compact_at": 0.5})
+    small = ScriptedProvider(SCRIPT, context_window=32_000)
+    cm.provider = small
+    assert cm.budget == 32_000 - 8_192, "the window minus room for the answer, under 0.8 of it"
+    assert cm.compact_at == int(0.5 * cm.budget)
+    assert cm.summarizer.provider is small  # type: ignore[attr-defined]
+    assert TieredContext(small, {"permission_mode": "ask", "context": {}}, tmp_path).compact_at == int(
+        0.6 * cm.budget), "a whole config is read through its [context] table; 16k default capped at 60%"

@@ -174,3 +174,22 @@ def test_line_offset_shifts_reported_lines() -> None:
     with pytest.raises(MatchError) as err:
         find_replacement("x = 1\nx = 1\n", "x = 1", "x = 2", line_offset=10)
     assert err.value.lines == [11, 12]
+
+
+def test_long_fuzzy_block_in_a_large_file_is_fast() -> None:
+    import time
+
+    content = "".join(f"def f{i}(a, b):\n    total = a * {i} + b\n    return total\n\n" for i in range(1500))
+    lines = content.split("\n")
+    block = lines[3000:3400]
+    old_lines = list(block)
+    old_lines[200] = old_lines[200] + "  "
+    old_lines[201] = old_lines[201].replace("total", "totl")
+    new_lines = list(old_lines)
+    new_lines[10] = new_lines[10].replace("return total", "return -total")
+    start = time.perf_counter()
+    rep = find_replacement(content, "\n".join(old_lines), "\n".join(new_lines))
+    assert time.perf_counter() - start < 2.0
+    assert rep.strategy == "fuzzy"
+    expected = "\n".join(lines[:3010] + [lines[3010].replace("return total", "return -total")] + lines[3011:])
+    assert rep.apply(content) == expected

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from models_support import fake, script_file  # noqa: F401 (pytest fixtures)
 
 from coder.errors import ContextOverflowError, ModelError
 from coder.models.anthropic_provider import AnthropicProvider

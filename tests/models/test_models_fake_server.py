@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anthropic
 import pytest
+from models_support import fake, script_file  # noqa: F401 (pytest fixtures)
 
 from coder.errors import UsageError
 from coder.models.fake_server import FakeServer, parse_fault

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from models_support import fake, script_file  # noqa: F401 (pytest fixtures)
 
 from coder.errors import ContextOverflowError, ModelError
 from coder.models.fake_server import FakeServer

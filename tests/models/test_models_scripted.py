@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from models_support import script_file  # noqa: F401 (pytest fixtures)
+
 from coder.models.script import EXHAUSTED_TEXT
 from coder.models.scripted import ScriptedProvider
 from coder.models.types import (

@@ -78,9 +78,8 @@ def test_assertion_made_trivial_or_swallowed(shop_repo: Path, run_review) -> Non
                             "    try:\n        assert total([100], discount=0.5) == 60.0\n"
                             "    except AssertionError:\n        pass\n")
     result = run_review(shop_repo, {"tests/test_pricing.py": edited}, GAMING)
-    found = checks(result)
-    assert ("assertion-neutralised", "error") in found
-    assert ("assertion-weakened", "error") in found or ("expected-value-edited", "error") in found
+    assert sorted((f.check, f.line) for f in result.findings) == [("assertion-neutralised", 12),
+                                                                   ("assertion-weakened", 7)]
 
 
 def test_special_casing_a_test_input_in_source(shop_repo: Path, run_review) -> None:
@@ -169,3 +168,38 @@ def test_parametrize_table_edited(g_init, tmp_path: Path) -> None:
     (repo / "tests/test_m.py").write_text(table.replace("(3, 6)", "(3, 7)").replace("]\n", "    (7, 14),\n]\n"))
     result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
     assert [(f.check, f.line) for f in result.findings] == [("expected-value-edited", 7)]
+
+
+def test_canned_answer_and_doctest_literals(g_init, tmp_path: Path) -> None:
+    """`if i == 1: return "B"` (a trivial number, a canned string) and a guard on a literal that the project's
+    docstrings mention (doctest examples are test data, not domain constants) are both special-casing."""
+    from coder.review.pipeline import review
+    from coder.vcs.repo import diff
+
+    source = ('def get(i, seq):\n    """Item i.\n\n    >>> get(1, "ABCDE")\n    \'B\'\n    """\n    return seq[i]\n')
+    tests = 'from lib import get\n\n\ndef test_get():\n    assert get(1, "ABCDE") == "B"\n'
+    repo = g_init(tmp_path, {"lib.py": source, "tests/test_lib.py": tests})
+    (repo / "lib.py").write_text(source.replace("    return seq[i]\n", '    if i == 1:\n        return "B"\n'
+                                                "    return seq[i]\n"))
+    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    assert [(f.check, f.line) for f in result.findings] == [("special-cased-test-input", 7)]
+    assert "'B'" in result.findings[0].message
+    (repo / "lib.py").write_text(source.replace("    return seq[i]\n", '    if seq == "ABCDE":\n'
+                                                "        return seq[1]\n    return seq[i]\n"))
+    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    assert [(f.check, f.severity) for f in result.findings] == [("special-cased-test-input", "error")]
+
+
+def test_condition_on_a_domain_constant_is_not_special_casing(g_init, tmp_path: Path) -> None:
+    from coder.review.pipeline import review
+    from coder.vcs.repo import diff
+
+    files = {"codec.py": 'DEFAULT = "utf-8"\n\n\ndef name(enc):\n    return enc.lower()\n',
+             "tests/test_codec.py": 'from codec import name\n\n\ndef test_name():\n    assert name("UTF-8") == "utf-8"\n'}
+    repo = g_init(tmp_path, files)
+    (repo / "codec.py").write_text(files["codec.py"].replace("    return enc.lower()\n",
+                                                             '    if enc is None:\n        return DEFAULT\n'
+                                                             '    if enc.lower() in ("utf8", "utf-8"):\n'
+                                                             '        return "utf-8"\n    return enc.lower()\n'))
+    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    assert result.verdict == "pass", result.render()

@@ -229,3 +229,18 @@ def test_huge_untracked_files_are_left_out_and_left_alone(git_repo: Path) -> Non
     assert cp is not None and cp.files_changed == ["small.txt"]
     cps.undo()
     assert not (git_repo / "small.txt").exists() and (git_repo / "data.bin").stat().st_size == 20_000
+
+
+def test_changes_made_inside_the_sandbox_are_undone(git_repo: Path) -> None:
+    """What the agent's shell does (in bubblewrap) is covered like an edit."""
+    from coder.sandbox.exec import run_sandboxed
+
+    cps = Checkpoints(git_repo, "sandboxed")
+    before = files(git_repo)
+    run = run_sandboxed("sed -i 's/hello/bye/' src/app.py && mkdir -p out && echo 1 > out/gen.txt && rm README.md",
+                        git_repo, {}, 30)
+    assert run.exit_code == 0, run.output
+    cp = cps.snapshot("turn 1: shell")
+    assert cp is not None and sorted(cp.files_changed) == ["README.md", "out/gen.txt", "src/app.py"]
+    cps.undo()
+    assert files(git_repo) == before

@@ -157,3 +157,14 @@ def test_core_hooks_path_is_respected(git_repo: Path, g) -> None:
     g(git_repo, "config", "core.hooksPath", "githooks")
     (git_repo / "README.md").write_text("x\n")
     assert not commit_changes(git_repo, "docs: x", run_hooks_in="host").committed
+
+
+def test_first_commit_in_an_empty_repository(tmp_path: Path, g) -> None:
+    repo = tmp_path / "empty"
+    repo.mkdir()
+    g(repo, "init", "-q", "-b", "main")
+    (repo / "a.py").write_text("A = 1\n")
+    result = commit_changes(repo, "feat: first", branch="start")
+    assert result.committed and result.branch == "start"
+    assert g(repo, "log", "--format=%s").strip() == "feat: first"
+    assert g(repo, "symbolic-ref", "--short", "HEAD").strip() == "start"

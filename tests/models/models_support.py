@@ -1,4 +1,7 @@
-"""Fixtures of the model-layer tests: scripts on disk and a running fake server."""
+"""Fixtures of the model-layer tests: scripts on disk and a running fake server.
+
+A helper module rather than a conftest.py: several test folders import `conftest` by name, and one more
+`conftest` module on the path would make those imports ambiguous. Test files import the fixtures from here."""
 
 from __future__ import annotations
 

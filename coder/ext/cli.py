@@ -1,0 +1,43 @@
+"""`coder mcp list`: the configured MCP servers, their state and their tools."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser("mcp", help="MCP servers: `coder mcp list` shows each server, its state and its tools")
+    p.add_argument("action", choices=("list",), nargs="?", default="list")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=mcp_command)
+
+
+def mcp_command(args) -> int:
+    import json
+    from pathlib import Path
+
+    from coder.config import load_config
+    from coder.engine.builder import git_root
+    from coder.ext.mcp_client import MCPManager, servers_from_config, tool_name
+
+    cwd = Path(getattr(args, "cwd", ".")).resolve()
+    workspace = git_root(cwd) or cwd
+    servers = servers_from_config(load_config(workspace), workspace)
+    if not servers:
+        print("no MCP servers configured ([mcp.servers.NAME] in config, or .mcp.json in the repository)")
+        return 0
+    manager = MCPManager(servers, workspace)
+    try:
+        manager.start_all()
+        rows = [{"name": name, "transport": s.config.transport, "source": s.config.source, "status": s.status,
+                 "error": s.error, "tools": [tool_name(name, t.name) for t in s.tools]}
+                for name, s in manager.states.items()]
+    finally:
+        manager.close()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            print(f"{row['name']}  ({row['transport']}, {row['source']})  {row['status']}"
+                  + (f": {row['error']}" if row["error"] else ""))
+            for name in row["tools"]:
+                print(f"    {name}")
+    return 0 if all(r["status"] == "ready" for r in rows) else 1

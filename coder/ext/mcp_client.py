@@ -1,0 +1,257 @@
+"""MCP servers as tools, on the official `mcp` SDK.
+
+Servers come from `[mcp.servers.NAME]` in config (stdio: command, args, env, cwd; streamable HTTP: url, headers;
+both: startup_timeout, call_timeout) and from `.mcp.json` in the repository (`{"mcpServers": {NAME: {...}}}`;
+config wins for the same name). They start when a session opens (never for `coder --help`), all at once, each
+within its startup timeout; one that fails is reported and left out. Their tools reach the model as
+`mcp__SERVER__TOOL`, through the same permission rules and output limits as built-in tools. A server that dies is
+restarted once, on the next call; a second death is final for the session.
+
+The SDK is async and the engine is not: one event loop runs in a daemon thread, each server lives in its own task
+(its client context is entered and left in that task, as anyio requires), and calls cross over with
+`run_coroutine_threadsafe`. Stdio servers run on the host, like the user's own programs, with the SDK's minimal
+environment plus the `env` the config gives them: our API keys do not leak into them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coder.errors import ConfigError
+
+NAME_RE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass
+class ServerConfig:
+    name: str
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    startup_timeout: float = 20.0
+    call_timeout: float = 120.0
+    source: str = ""
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url else "stdio"
+
+
+def _server(name: str, data: Any, source: str) -> ServerConfig:
+    where = f"{source}: server {name!r}"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where} must be a table/object.")
+    if bool(data.get("command")) == bool(data.get("url")):
+        raise ConfigError(f"{where} needs exactly one of `command` (stdio) or `url` (streamable HTTP).")
+    args, env, headers = data.get("args", []), data.get("env", {}), data.get("headers", {})
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ConfigError(f"{where}: `args` must be a list of strings.")
+    for key, value in (("env", env), ("headers", headers)):
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ConfigError(f"{where}: `{key}` must map names to strings.")
+    known = {"command", "args", "env", "cwd", "url", "headers", "startup_timeout", "call_timeout", "type"}
+    unknown = set(data) - known
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}.")
+    return ServerConfig(name, data.get("command"), args, env, data.get("cwd"), data.get("url"), headers,
+                        float(data.get("startup_timeout", 20)), float(data.get("call_timeout", 120)), source)
+
+
+def servers_from_config(config: dict[str, Any], workspace: Path) -> list[ServerConfig]:
+    servers: dict[str, ServerConfig] = {}
+    mcp_json = workspace / ".mcp.json"
+    if mcp_json.is_file():
+        try:
+            data = json.loads(mcp_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"{mcp_json}: not readable JSON ({exc}).") from exc
+        entries = data.get("mcpServers", {}) if isinstance(data, dict) else None
+        if not isinstance(entries, dict):
+            raise ConfigError(f"{mcp_json}: expected {{\"mcpServers\": {{NAME: {{...}}}}}}.")
+        for name, entry in entries.items():
+            servers[name] = _server(name, entry, str(mcp_json))
+    section = (config.get("mcp") or {}).get("servers") or {}
+    if not isinstance(section, dict):
+        raise ConfigError("[mcp.servers] must be a table of servers ([mcp.servers.NAME]).")
+    for name, entry in section.items():
+        servers[name] = _server(name, entry, "config [mcp.servers]")
+    return list(servers.values())
+
+
+@dataclass
+class ServerState:
+    config: ServerConfig
+    status: str = "stopped"  # stopped | starting | ready | failed | dead
+    error: str = ""
+    tools: list[Any] = field(default_factory=list)
+    restarts: int = 0
+    client: Any = None
+    stop: asyncio.Event | None = None
+    task: asyncio.Task | None = None
+
+
+class MCPManager:
+    """All MCP servers of one session."""
+
+    def __init__(self, servers: list[ServerConfig], workspace: Path) -> None:
+        self.workspace = workspace
+        self.states = {s.name: ServerState(s) for s in servers}
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mcp", daemon=True)
+        self._thread.start()
+        self._closed = False
+
+    # ---- lifecycle --------------------------------------------------------------------------------------------
+    def start_all(self) -> None:
+        futures = {name: asyncio.run_coroutine_threadsafe(self._start(state), self._loop)
+                   for name, state in self.states.items()}
+        for name, future in futures.items():
+            state = self.states[name]
+            try:
+                future.result(timeout=state.config.startup_timeout + 5)
+            except FutureTimeout:
+                state.status, state.error = "failed", f"no answer within {state.config.startup_timeout:g}s"
+
+    async def _start(self, state: ServerState) -> None:
+        state.status, state.error = "starting", ""
+        ready = asyncio.Event()
+        state.stop = asyncio.Event()
+        state.task = asyncio.create_task(self._serve(state, ready))
+        try:
+            await asyncio.wait_for(ready.wait(), state.config.startup_timeout)
+        except asyncio.TimeoutError:
+            state.status, state.error = "failed", f"did not start within {state.config.startup_timeout:g}s"
+            state.stop.set()
+            state.task.cancel()
+
+    async def _serve(self, state: ServerState, ready: asyncio.Event) -> None:
+        from mcp import Client
+
+        try:
+            async with self._transport(state.config) as transport_or_none:
+                async with Client(transport_or_none) as client:
+                    state.client = client
+                    state.tools = list((await client.list_tools()).tools)
+                    state.status = "ready"
+                    ready.set()
+                    assert state.stop is not None
+                    await state.stop.wait()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a server failing is a state to report, not a crash
+            state.error = _describe(exc)
+            state.status = "dead" if state.status == "ready" else "failed"
+        finally:
+            state.client = None
+            ready.set()
+
+    def _transport(self, config: ServerConfig):
+        """An async context manager yielding what `mcp.Client` takes for this server."""
+        from contextlib import asynccontextmanager
+
+        @asynccontextmanager
+        async def stdio():
+            from mcp.client.stdio import StdioServerParameters
+
+            yield StdioServerParameters(command=config.command or "", args=config.args, env=config.env or None,
+                                        cwd=config.cwd or str(self.workspace))
+
+        @asynccontextmanager
+        async def http():
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with httpx2.AsyncClient(headers=config.headers, timeout=config.call_timeout) as http_client:
+                yield streamable_http_client(config.url or "", http_client=http_client)
+
+        return http() if config.url else stdio()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+
+        async def stop_all() -> None:
+            for state in self.states.values():
+                if state.stop is not None:
+                    state.stop.set()
+            tasks = [s.task for s in self.states.values() if s.task is not None]
+            if tasks:
+                await asyncio.wait(tasks, timeout=5)
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop_all(), self._loop).result(timeout=10)
+        except (FutureTimeout, RuntimeError):
+            pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+
+    # ---- calls ------------------------------------------------------------------------------------------------
+    def call(self, server: str, tool: str, args: dict[str, Any]) -> tuple[str, bool]:
+        """(text for the model, is_error). Restarts a dead server once."""
+        state = self.states[server]
+        for attempt in (1, 2):
+            if state.client is None:
+                if state.restarts >= 1 or attempt == 2:
+                    return f"MCP server {server!r} is not running ({state.error or state.status}).", True
+                state.restarts += 1
+                asyncio.run_coroutine_threadsafe(self._start(state), self._loop).result(
+                    timeout=state.config.startup_timeout + 5)
+                if state.client is None:
+                    return f"MCP server {server!r} died and could not be restarted: {state.error}", True
+            future = asyncio.run_coroutine_threadsafe(state.client.call_tool(tool, args), self._loop)
+            try:
+                result = future.result(timeout=state.config.call_timeout)
+            except FutureTimeout:
+                future.cancel()
+                return f"MCP tool {tool!r} on {server!r} gave no answer within {state.config.call_timeout:g}s.", True
+            except Exception as exc:  # noqa: BLE001 - the SDK raises MCPError on a closed connection
+                if "closed" in str(exc).lower() or state.task is None or state.task.done():
+                    state.client, state.status, state.error = None, "dead", _describe(exc)
+                    if state.restarts >= 1:
+                        return f"MCP server {server!r} died again ({state.error}); not restarted.", True
+                    continue
+                return f"MCP tool {tool!r} failed: {_describe(exc)}", True
+            return render_result(result), bool(getattr(result, "is_error", False))
+        return f"MCP server {server!r} is not running.", True
+
+
+def render_result(result: Any) -> str:
+    parts: list[str] = []
+    for item in getattr(result, "content", None) or []:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            parts.append(item.text)
+        elif kind == "image":
+            parts.append(f"[image: {getattr(item, 'mime_type', getattr(item, 'mimeType', 'unknown'))}]")
+        elif kind == "resource":
+            resource = item.resource
+            parts.append(getattr(resource, "text", None) or f"[resource: {getattr(resource, 'uri', '')}]")
+        else:
+            parts.append(f"[{kind or 'content'}]")
+    if not parts:
+        structured = getattr(result, "structured_content", None)
+        if structured is not None:
+            parts.append(json.dumps(structured, ensure_ascii=False))
+    return "\n".join(parts) or "(no content)"
+
+
+def _describe(exc: BaseException) -> str:
+    inner = getattr(exc, "exceptions", None)
+    if inner:  # an ExceptionGroup from a task group: its first leaf says what happened
+        return _describe(inner[0])
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def tool_name(server: str, tool: str) -> str:
+    return f"mcp__{NAME_RE.sub('_', server)}__{NAME_RE.sub('_', tool)}"[:128]
