@@ -473,7 +473,7 @@ class CoderApp(App):
         if isinstance(item, ev.SessionStart):
             self.info.update(model=item.model, sandbox=item.sandbox)
             if not replay:
-                self.add_block(NoteBlock(f"session {item.session_id} · {item.workspace}" +
+                self.add_block(NoteBlock(f"session {item.session_id} · {_home(item.workspace)}" +
                                          (" (resumed)" if item.resumed else "")))
         elif isinstance(item, ev.UserMessage):
             self.add_block(UserBlock(item.text))
@@ -595,6 +595,14 @@ class CoderApp(App):
         if self.hidden_blocks:
             text.append(f" │ {self.hidden_blocks} old blocks folded", style="dim")
         self.query_one(StatusBar).update(text)
+
+
+def _home(path: str) -> str:
+    """The workspace as people say it: ~/x for paths under HOME (shorter, and the same on every machine)."""
+    import os
+
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) else path
 
 
 def _short(n: int) -> str:
