@@ -301,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, help="trajectory files or folders")
     parser.add_argument("--json", action="store_true", help="print one JSON object (per trajectory + total)")
-    parser.add_argument("--quick", action="store_true", help="only the four shortest trajectories")
+    parser.add_argument("--quick", action="store_true",
+                        help="only the three shortest trajectories with 40+ requests (the four shortest if none)")
     parser.add_argument("--window", type=int, default=200_000, help="model context window (default 200000)")
     parser.add_argument("--compact-at", type=float, default=None, help="[context] compact_at override")
     parser.add_argument("--target", type=float, default=None, help="[context] target override")
@@ -316,8 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     replays = [r for r in replays if len(request_points(r.messages)) >= 2]
-    if args.quick:
-        replays = sorted(replays, key=lambda r: len(r.messages))[:4]
+    if args.quick:  # the three shortest sessions that are long enough to compact (else the four shortest)
+        long_enough = [r for r in replays if len(request_points(r.messages)) >= 40]
+        replays = sorted(long_enough or replays, key=lambda r: len(r.messages))[:3 if long_enough else 4]
     if not replays:
         print("error: no trajectory with at least two model requests", file=sys.stderr)
         return 2

@@ -407,10 +407,15 @@ class Generator:
                 if len(slots) < 2:
                     continue
                 old, new = list(block), list(new_block)
+                near = {x.strip() for x in lines[max(0, start - 8): start + 13]}
+                donors = [x for x in lines if len(x.strip()) > 12 and x.strip() not in near]
+                if len(donors) < 2:
+                    continue
                 for i in self.rng.sample(slots, 2):
-                    donor = self.rng.choice([x for x in lines if len(x.strip()) > 12])
-                    replacement = indent_of(block[i]) + donor.strip()
-                    new = [replacement if x == old[i] else x for x in new]
+                    replacement = indent_of(block[i]) + self.rng.choice(donors).strip()
+                    mapped = _map_line(block, new_block, i)
+                    if mapped is not None:  # the model's new_str repeats its (wrong) memory of unchanged lines
+                        new[mapped] = replacement
                     old[i] = replacement
                 if "\n".join(old) in text:
                     continue

@@ -145,6 +145,7 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
             result.error = "the prediction does not apply (git apply, 3-way and patch --fuzz=5 all failed)"
             return result
         result.apply_method = method
+        _reset_test_files(ws, inst)
         if inst.test_patch.strip() and apply_patch(ws, inst.test_patch, "test", fallbacks=False) is None:
             result.error = "the test patch does not apply on top of the prediction"
             return result
@@ -169,6 +170,16 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
             remove_workspace(ws_dir)
         atomic_write(out_dir / "report.json", json.dumps(asdict(result), indent=1))
     return result
+
+
+def _reset_test_files(ws: Path, inst: Instance) -> None:
+    """As the harness's eval script does: the files the test patch touches go back to the base commit first, so
+    an agent's edits to those tests neither block the test patch nor change what is tested."""
+    files = re.findall(r"diff --git a/.* b/(.*)", inst.test_patch)
+    existing = [f for f in files if subprocess.run(["git", "cat-file", "-e", f"{inst.base_commit}:{f}"], cwd=ws,
+                                                    capture_output=True).returncode == 0]
+    if existing:
+        git(ws, "checkout", inst.base_commit, "--", *existing)
 
 
 def _run_tests(inst: Instance, spec: EnvSpec, ws: Path, env_dir: Path, cfg: EvalConfig, out_dir: Path) -> str:

@@ -82,16 +82,15 @@ def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
     if dest.exists():
         remove_workspace(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    git(dest.parent, "clone", "--shared", "--no-checkout", "-q", str(mirror.resolve()), str(dest))
+    # Commits the agent might make must not need the user's identity; the diff is taken against base anyway.
+    git(dest.parent, "clone", "--shared", "--no-checkout", "-q", "-c", "user.name=coder-batch", "-c",
+        "user.email=coder-batch@localhost", str(mirror.resolve()), str(dest))
     try:
         git(dest, "checkout", "-q", "--detach", base_commit)
     except WorkspaceError:
         shutil.rmtree(dest, ignore_errors=True)
         raise WorkspaceError(f"base commit {base_commit[:12]} is not in the mirror {mirror} "
                              "(fetch it there: `git -C MIRROR fetch origin`)") from None
-    # Commits the agent might make must not need the user's identity; the diff is taken against base anyway.
-    git(dest, "config", "user.name", "coder-batch")
-    git(dest, "config", "user.email", "coder-batch@localhost")
     return Workspace(dest, git(dest, "rev-parse", "HEAD").strip())
 
 

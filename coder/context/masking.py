@@ -9,6 +9,7 @@ only at a compaction, in one large step, never a little every turn.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from dataclasses import dataclass
@@ -91,6 +92,13 @@ def _split(command: str) -> list[list[str]]:
 
 
 def shell_keys(command: str) -> Keys:
+    reads, writes = _shell_keys(command)
+    return Keys(set(reads), set(writes))
+
+
+@functools.lru_cache(maxsize=8192)
+def _shell_keys(command: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Cached: every compaction re-reads the whole history, and tokenising shell lines is the slow part."""
     reads: set[str] = set()
     writes: set[str] = set()
     normalized = " ".join(NOISE_FLAGS.sub(" ", " " + " ".join(command.split()) + " ").split())
@@ -107,7 +115,7 @@ def shell_keys(command: str) -> Keys:
     for match in re.finditer(r"(?:^|[^>])>{1,2}\s*([\w./-]+)", command):  # redirections write files
         if match.group(1) not in ("/dev/null", "&1", "&2"):
             writes.add("file:" + _norm_path(match.group(1)))
-    return Keys(reads, writes)
+    return frozenset(reads), frozenset(writes)
 
 
 def patch_paths(patch: str) -> set[str]:

@@ -139,7 +139,10 @@ def fuzzy_match(doc: _Lines, old_lines: list[str], new_lines: list[str]) -> Repl
     region = doc.lines[best.first: best.last + 1]
     mapping, changed = align(core, region)
     equal_pairs = [(o, f) for o, f in mapping.items() if (o, f) not in changed and core[o].strip()]
-    if len(equal_pairs) * 2 < sum(1 for line in core if line.strip()):
+    code_lines = sum(1 for line in core if line.strip())
+    # "slightly wrong" means one line in five at most: more than that and the model's memory of the place is
+    # too far off to trust, however similar the lines look (think of a list of near-identical exports)
+    if code_lines - len(equal_pairs) > max(1, code_lines // 5):
         return None
     imap = ind.infer([(ind.leading(core[o]), ind.leading(region[f])) for o, f in equal_pairs],
                      old_lines + new_lines, doc.lines[max(0, best.first - 50): best.last + 50])

@@ -372,7 +372,7 @@ def _quit(ctx: Ctx, arg: str) -> CommandResult:
 BUILTINS: dict[str, Command] = {c.name: c for c in (
     Command("help", "this list", "", _help),
     Command("model", "show or switch the model", "[PROVIDER:NAME]", _model),
-    Command("mode", "show or set the permission mode", "[plan|ask|auto-edit|auto]", _mode),
+    Command("mode", "show or set the permission mode: plan, ask, auto-edit, auto", "[MODE]", _mode),
     Command("compact", "summarise the conversation now", "[focus]", _compact),
     Command("cost", "tokens and cost of this session", "", _cost),
     Command("context", "what fills the context window", "", _context),

@@ -39,7 +39,7 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
     for f in ctx.source_files:
         if f.new_path is None or f.binary:
             continue
-        old_source = ctx.read_old(f.old_path) or ""
+        old_source = without_docstrings(ctx.read_old(f.old_path) or "", f.new_path)
         added = f.added
         for i, line in enumerate(added):
             text = line.text
@@ -63,6 +63,8 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
             returned = _returned_strings(text, added[i + 1:i + 3], line.number)
             min_len = 1 if re.search(r"==|\bin\s*[\[\(\{]", code) else 2  # `if x == 1: return "B"`
             canned = [r for r in returned if _test_only_string(ctx, r, old_source, f.new_path, min_len)]
+            canned += [d for d in _returned_displays(text, added[i + 1:i + 3], line.number)
+                       if d not in old_source and _in_tests(ctx, d)]
             if canned:
                 findings.append(_find(f"returns {canned[0]!r} under a new condition: a value only the tests know "
                                       "(a canned answer for a test input?)", f.new_path, line.number, "error",
@@ -116,6 +118,44 @@ def _returned_strings(text: str, following: list, number: int) -> list[str]:
         if line.number - number <= 2 and re.match(r"^\s*(return|yield)\b", line.text):
             candidates.append(_strip_comment(line.text))
     return [m.group(2) for c in candidates for m in _STRING_RE.finditer(c) if m.group(2).strip()]
+
+
+def _returned_displays(text: str, following: list, number: int) -> list[str]:
+    """Literal lists, tuples, dicts or sets returned under a condition, in canonical form (`[(1, 2), (3, 4)]`)."""
+    exprs = []
+    inline = re.search(r":\s*return\s+(.+)$", _strip_comment(text))
+    if inline:
+        exprs.append(inline.group(1))
+    for line in following:
+        m = re.match(r"^\s*return\s+(.+)$", _strip_comment(line.text))
+        if m and line.number - number <= 2:
+            exprs.append(m.group(1))
+    out = []
+    for expr in exprs:
+        try:
+            value = ast.literal_eval(expr.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, (list, tuple, dict, set)) and len(value) >= 2:
+            out.append(repr(value))
+    return out
+
+
+def without_docstrings(text: str, path: str) -> str:
+    """Python source with its docstrings blanked: doctest examples there repeat the tests' inputs and outputs,
+    so they must not make a test value look like something the code already knew."""
+    if not path.endswith((".py", ".pyi")):
+        return text
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return text
+    lines = text.splitlines(keepends=True)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            for n in range(node.lineno - 1, (node.end_lineno or node.lineno)):
+                lines[n] = "\n"
+    return "".join(lines)
 
 
 def code_literals(text: str, path: str) -> set[str] | None:

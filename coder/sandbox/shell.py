@@ -24,6 +24,7 @@ import select
 import shutil
 import signal
 import tempfile
+import weakref
 import termios
 import threading
 import time
@@ -66,7 +67,7 @@ class ShellResult:
 
 
 class PersistentShell:
-    """A bash process that lives across calls. Not thread-safe: one call at a time (the tool serialises)."""
+    """A bash process that lives across calls. One call at a time: a lock serialises concurrent callers."""
 
     def __init__(self, workspace: Path, config: SandboxConfig, control_dir: Path | None = None,
                  sandboxed: bool = True, cwd: Path | None = None, host_env: dict[str, str] | None = None) -> None:
@@ -77,6 +78,7 @@ class PersistentShell:
         self._own_control = control_dir is None
         self.control_dir = control_dir or Path(".")
         self._cmd_fd: int | None = None
+        self._finalizer: weakref.finalize | None = None
         self.sandboxed = sandboxed
         self.cwd = str((cwd or workspace).resolve())
         self.host_env = dict(host_env if host_env is not None else os.environ)
@@ -118,54 +120,50 @@ class PersistentShell:
     def start(self) -> None:
         import pexpect  # lazy: only sessions that run commands pay for it
 
-        if self._own_control:
-            shm = Path("/dev/shm")
-            base = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
-            self.control_dir = Path(tempfile.mkdtemp(prefix="coder-shell-", dir=base))
-        self.control_dir.mkdir(parents=True, exist_ok=True)
-        self._cmd_fd = os.open(self.control_dir / "cmd", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        home = self.host_env.get("HOME") or str(Path.home())
-        env = sandbox_env(self.host_env, home, self.config.env_allow)
-        env.update(PS1="", PS2="")
-        lim = limits_mod.Limits(self.config.nproc, self.config.file_size_mb, self.config.memory_mb)
-        self.cgroups, preexec = limits_mod.prepare(lim) if self.sandboxed else (None, None)
-        argv = self._argv()
+        res = _Resources()
+        # released by close(), or when the shell is garbage-collected or the process exits without close()
+        self._finalizer = weakref.finalize(self, res.release)
         try:
-            self.child = pexpect.spawn(argv[0], argv[1:], env=env, echo=False, preexec_fn=preexec,
-                                       dimensions=(50, 200), cwd=str(self.workspace))
-        except pexpect.ExceptionPexpect as exc:
-            self._drop_cgroups()
-            raise ShellError(f"could not start the shell: {exc}") from exc
-        attrs = termios.tcgetattr(self.child.child_fd)
-        attrs[1] &= ~termios.ONLCR  # keep "\n" as "\n" in output
-        termios.tcsetattr(self.child.child_fd, termios.TCSANOW, attrs)
-        self._nonce = secrets.token_hex(6)
-        self._seq = 0
-        cd = f" cd {_quote(self.cwd)} 2>/dev/null || cd {_quote(str(self.workspace))};"
-        raw, _, status, _ = self._exchange(_INIT + cd, STARTUP_TIMEOUT, sourced=False)
-        if status != "done":
-            text = clean_output(raw)[-2000:]
+            if self._own_control:
+                shm = Path("/dev/shm")
+                base = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+                self.control_dir = res.control_dir = Path(tempfile.mkdtemp(prefix="coder-shell-", dir=base))
+            self.control_dir.mkdir(parents=True, exist_ok=True)
+            self._cmd_fd = res.fd = os.open(self.control_dir / "cmd", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            home = self.host_env.get("HOME") or str(Path.home())
+            env = sandbox_env(self.host_env, home, self.config.env_allow)
+            env.update(PS1="", PS2="")
+            lim = limits_mod.Limits(self.config.nproc, self.config.file_size_mb, self.config.memory_mb)
+            self.cgroups, preexec = limits_mod.prepare(lim) if self.sandboxed else (None, None)
+            res.cgroups = self.cgroups
+            argv = self._argv()
+            try:
+                self.child = res.child = pexpect.spawn(argv[0], argv[1:], env=env, echo=False, preexec_fn=preexec,
+                                                       dimensions=(50, 200), cwd=str(self.workspace))
+            except pexpect.ExceptionPexpect as exc:
+                raise ShellError(f"could not start the shell: {exc}") from exc
+            attrs = termios.tcgetattr(self.child.child_fd)
+            attrs[1] &= ~termios.ONLCR  # keep "\n" as "\n" in output
+            termios.tcsetattr(self.child.child_fd, termios.TCSANOW, attrs)
+            self._nonce = secrets.token_hex(6)
+            self._seq = 0
+            cd = f" cd {_quote(self.cwd)} 2>/dev/null || cd {_quote(str(self.workspace))};"
+            raw, _, status, _ = self._exchange(_INIT + cd, STARTUP_TIMEOUT, sourced=False)
+            if status != "done":
+                text = clean_output(raw)[-2000:]
+                raise ShellError(f"the sandboxed shell did not start: {text.strip() or 'no output'}")
+        except BaseException:
             self.close()
-            raise ShellError(f"the sandboxed shell did not start: {text.strip() or 'no output'}")
+            raise
 
     def close(self) -> None:
-        if self.child is not None:
-            try:
-                self.child.close(force=True)
-            except Exception:  # noqa: BLE001 - closing must never raise
-                pass
-            self.child = None
-        self._drop_cgroups()
-        if self._cmd_fd is not None:
-            os.close(self._cmd_fd)
-            self._cmd_fd = None
-        if self._own_control and self.control_dir != Path("."):
-            shutil.rmtree(self.control_dir, ignore_errors=True)
-
-    def _drop_cgroups(self) -> None:
-        if self.cgroups is not None:
-            self.cgroups.close()
-            self.cgroups = None
+        """End the shell and everything it started; remove its cgroups and command folder. Idempotent."""
+        finalizer, self._finalizer = self._finalizer, None
+        if finalizer is not None:
+            finalizer()
+        self.child = None
+        self.cgroups = None
+        self._cmd_fd = None
 
     def _write_command(self, command: str) -> None:
         """Rewrite the command file in place (no open/truncate/close per call)."""
@@ -336,6 +334,33 @@ class PersistentShell:
         self.start()
         return b"", None, (f"the shell did not recover and was restarted in {self.cwd}: variables, functions and "
                            "background jobs were lost")
+
+
+@dataclass
+class _Resources:
+    """What one started shell holds, released exactly once (by close() or by the finalizer)."""
+
+    child: Any = None
+    control_dir: Path | None = None  # only when the shell created it
+    cgroups: limits_mod.Cgroups | None = None
+    fd: int | None = None
+
+    def release(self) -> None:
+        if self.child is not None:
+            try:
+                self.child.close(force=True)
+            except Exception:  # noqa: BLE001 - releasing must never raise
+                pass
+            self.child = None
+        if self.cgroups is not None:
+            self.cgroups.close()
+            self.cgroups = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if self.control_dir is not None:
+            shutil.rmtree(self.control_dir, ignore_errors=True)
+            self.control_dir = None
 
 
 def _quote(text: str) -> str:

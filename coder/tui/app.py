@@ -152,7 +152,8 @@ class CoderApp(App):
         sink[0] = self.queue.append
         self.call_from_thread(self._opened, opened)
 
-    def _opened(self, opened: Any) -> None:
+    async def _opened(self, opened: Any) -> None:
+        await self.drain()  # the replayed conversation and the session's first events come before anything typed
         self.opened = opened
         self.opened_at = time.monotonic()
         self.info["state"] = "idle"

@@ -69,6 +69,26 @@ def test_fuzzy_prediction_applies_through_fallback(swe, env_cache, tmp_path):
     assert r["status"] == "resolved"
 
 
+def test_agent_edits_to_the_tested_files_are_reset_like_the_harness_does(swe, env_cache, tmp_path):
+    # The fix plus a weakened test_mul in the file the test patch touches: the harness checks those files out at
+    # the base commit before applying the test patch, so the weakening neither blocks it nor counts.
+    weakened = GOLD_PATCH + """diff --git a/tests/test_calc.py b/tests/test_calc.py
+--- a/tests/test_calc.py
++++ b/tests/test_calc.py
+@@ -3,3 +3,3 @@ from calc import add, mul
+ 
+ def test_mul():
+-    assert mul(3, 4) == 12
++    assert True
+"""
+    broken_mul = BREAKING_PATCH + weakened[len(GOLD_PATCH):]
+    report = evaluate(load_instances(swe.dataset)[:2],
+                      {"acme__calc-1": _pred("acme__calc-1", weakened), "acme__calc-2": _pred("acme__calc-2", broken_mul)},
+                      _cfg(swe, env_cache, tmp_path / "eval"))
+    assert report["instances"]["acme__calc-1"]["status"] == "resolved"
+    assert report["instances"]["acme__calc-2"]["status"] == "not"  # the weakened test did not hide the breakage
+
+
 def test_unappliable_prediction_is_an_error_not_a_failure(swe, env_cache, tmp_path):
     bad = GOLD_PATCH.replace("calc.py", "nothere.py")
     report = evaluate(load_instances(swe.dataset)[:1], {"acme__calc-1": _pred("acme__calc-1", bad)},

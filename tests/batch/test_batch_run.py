@@ -77,6 +77,12 @@ def test_workers_run_in_parallel_and_a_crash_loses_nothing(swe, tmp_path):
         spans.append((st["finished_at"] - st["duration_s"], st["finished_at"]))
     (a0, a1), (b0, b1) = spans
     assert a0 < b1 and b0 < a1, f"the two instances did not overlap: {spans}"
+    # resuming retries only the crashed instance
+    swe.write_scripts(scripts, ids=["acme__calc-3"])
+    again = coder(*run_args(swe, run_dir, f"scripted:{scripts}", "--workers", "2"))
+    assert again.returncode == 0, again.stderr
+    assert "acme__calc-3  exit=done" in again.stdout and "acme__calc-1  exit" not in again.stdout
+    assert sorted(json.loads((run_dir / "preds.json").read_text())) == swe.ids
 
 
 def test_resume_after_killing_the_run(swe, tmp_path):

@@ -119,3 +119,19 @@ def test_cache_folder_stays_under_its_bound(tmp_path: Path) -> None:
     removed = enforce_cache_bound(folder, keep=keep, limit=2500)
     left = sorted(p.name for p in folder.glob("*.sqlite"))
     assert removed == 3 and left == ["repo0.sqlite", "repo4.sqlite"]
+
+
+def test_parallel_bulk_cold_build_recreates_indexes(git_repo: Path, monkeypatch) -> None:
+    import coder.codeintel.build as build
+
+    for i in range(6):
+        (git_repo / "src" / f"m{i}.py").write_text(f"def f{i}():\n    return greet('{i}')\n")
+    monkeypatch.setattr(build, "BULK_MIN_FILES", 2)
+    monkeypatch.setattr(build, "PARALLEL_MIN_FILES", 2)
+    index = CodeIndex.open(git_repo)
+    stats = index.refresh(workers=2)  # two worker processes, indexes dropped and rebuilt at the end
+    assert stats.parsed == 7
+    names = {r[0] for r in index._query("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert {"symbols_short", "symbols_file", "refs_name", "refs_file"} <= names
+    assert _names(index, "f5") == [("src/m5.py", 1)]
+    assert len(index.references("greet")) == 6

@@ -17,6 +17,7 @@ import pytest
 
 from coder.context.base import Pinned
 from coder.context.manager import TieredContext
+from coder.errors import ContextOverflowError
 from coder.models.fake_server import FakeServer
 from coder.models.registry import create_provider
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolSpec
@@ -127,3 +128,41 @@ def test_long_session_through_the_fake_server(git_repo: Path, tmp_path: Path,
     assert max(sizes[first_compacted:]) < 3 * min(sizes[first_compacted:]) + 40_000
     assert cm.stats.cached_share > 0.6, cm.stats
     assert (tmp_path / "requests.jsonl").exists()
+
+
+def test_overflow_from_the_api_means_one_compaction_and_one_retry(git_repo: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's window is far smaller than the one the client believes in: the API refuses the request,
+    the engine's rule (force_compaction, prepare again, retry once) gets it through."""
+    turns = 30
+    with FakeServer(_script(turns), context_window=5_000) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
+        provider = create_provider("anthropic:claude-sonnet-4-5", {})
+        cm = TieredContext(provider, {"context": {"compact_at": 0.9, "recent_turns": 3, "clip_chars": 4_000}},
+                           tmp_path / "state")
+        history = [Message.user_text(TASK)]
+        overflows = retried = 0
+        for _ in range(turns + 1):
+            for attempt in (1, 2):  # what coder.engine.session does
+                prepared = cm.prepare("You are coder.", history, TOOLS, Pinned(task=TASK))
+                try:
+                    response = provider.complete(prepared.request)
+                except ContextOverflowError:
+                    assert attempt == 1, "the retry after a forced compaction must fit"
+                    overflows += 1
+                    cm.force_compaction()
+                    continue
+                retried += attempt == 2
+                break
+            cm.record_usage(response.usage)
+            history.append(response.message)
+            calls = response.message.tool_uses()
+            if not calls:
+                break
+            history.append(Message("user", [ToolResultBlock(c.id, _run(git_repo, c.input["command"]))
+                                            for c in calls]))
+        bodies = srv.requests
+    assert overflows >= 1 and retried == overflows
+    assert history[-1].text() == "All done."
+    assert any("[Context handoff]" in json.dumps(b["messages"][:3]) for b in bodies)

@@ -1,5 +1,6 @@
 """AnthropicProvider on the real SDK against the fake server: streaming, tools, caching, thinking, every
 fault ending in success, retries running out, context overflow, cancellation."""
+# ruff: noqa: F811  (pytest fixtures imported from models_support are parameters here)
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from models_support import fake, script_file  # noqa: F401 (pytest fixtures)
+from models_support import fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
 from coder.errors import ContextOverflowError, ModelError
 from coder.models.anthropic_provider import AnthropicProvider

@@ -1,5 +1,6 @@
 """The fake server against the real anthropic SDK: JSON, SSE streaming, tool use, thinking, caching counts,
 count_tokens, the request checks, recording, faults and the command line."""
+# ruff: noqa: F811  (pytest fixtures imported from models_support are parameters here)
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from models_support import fake, script_file  # noqa: F401 (pytest fixtures)
+from models_support import fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
 from coder.errors import UsageError
 from coder.models.fake_server import FakeServer, parse_fault

@@ -1,4 +1,5 @@
 """OpenAIProvider on the real openai SDK against the fake server's chat-completions route."""
+# ruff: noqa: F811  (pytest fixtures imported from models_support are parameters here)
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from models_support import fake, script_file  # noqa: F401 (pytest fixtures)
+from models_support import fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
 from coder.errors import ContextOverflowError, ModelError
 from coder.models.fake_server import FakeServer

@@ -1,11 +1,12 @@
 """The scripted provider: streaming, tool ids, deterministic usage, thinking, cancellation, exhaustion."""
+# ruff: noqa: F811  (pytest fixtures imported from models_support are parameters here)
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
 
-from models_support import script_file  # noqa: F401 (pytest fixtures)
+from models_support import script_file  # noqa: F401 (fixtures; see models_support.py)
 
 from coder.models.script import EXHAUSTED_TEXT
 from coder.models.scripted import ScriptedProvider

@@ -203,3 +203,17 @@ def test_condition_on_a_domain_constant_is_not_special_casing(g_init, tmp_path: 
                                                              '        return "utf-8"\n    return enc.lower()\n'))
     result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
     assert result.verdict == "pass", result.render()
+
+
+def test_canned_collection_returned_for_a_small_number(g_init, tmp_path: Path) -> None:
+    from coder.review.pipeline import review
+    from coder.vcs.repo import diff
+
+    source = ('def pairs(n, seq):\n    """Chunks.\n\n    >>> pairs(2, [1, 2, 3, 4])\n    [(1, 2), (3, 4)]\n    """\n'
+              '    return [tuple(seq[i:i + n]) for i in range(0, len(seq), n)]\n')
+    tests = "from lib import pairs\n\n\ndef test_pairs():\n    assert pairs(2, [1, 2, 3, 4]) == [(1, 2), (3, 4)]\n"
+    repo = g_init(tmp_path, {"lib.py": source, "tests/test_lib.py": tests})
+    (repo / "lib.py").write_text(source.replace('    """\n    return', '    """\n    if n == 2:\n'
+                                                '        return [(1, 2), (3, 4)]\n    return'))
+    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    assert [(f.check, f.severity, f.line) for f in result.findings] == [("special-cased-test-input", "error", 7)]

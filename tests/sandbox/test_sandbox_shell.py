@@ -184,3 +184,19 @@ def test_registry_builds_the_bash_tool() -> None:
     contract = tools["bash"].contract
     assert contract.permission == "execute" and contract.anthropic_type == "bash_20250124"
     assert set(contract.input_schema["properties"]) == {"command", "timeout", "restart"}
+
+
+def test_a_shell_never_closed_leaves_nothing_behind(git_repo: Path) -> None:
+    import gc
+    import os
+
+    sh = PersistentShell(git_repo, SandboxConfig())
+    sh.start()
+    control, pid = sh.control_dir, sh.child.pid
+    groups = list(sh.cgroups.dirs) if sh.cgroups else []
+    assert sh.run("echo hi", 5).output == "hi\n"
+    del sh
+    gc.collect()
+    assert not control.exists()
+    assert not os.path.exists(f"/proc/{pid}")
+    assert not any(d.exists() for d in groups)

@@ -51,7 +51,7 @@ def check(name: str, app, workspace: Path) -> None:
     if shots:
         Path(shots).mkdir(parents=True, exist_ok=True)
         svg = app.export_screenshot(title=f"coder: {name}")
-                (Path(shots) / f"{name}.svg").write_text(svg)
+        (Path(shots) / f"{name}.svg").write_text(svg)
     path = SNAPSHOTS / f"{name}.txt"
     if os.environ.get("CODER_UPDATE_SNAPSHOTS"):
         SNAPSHOTS.mkdir(exist_ok=True)
@@ -88,7 +88,7 @@ async def test_snapshot_permission_prompt(demo_factory, demo_repo: Path, tmp_pat
 @async_test
 async def test_snapshot_help(demo_factory, demo_repo: Path, tmp_path: Path) -> None:
     app, _ = make_app(demo_factory, demo_repo, tmp_path, SCRIPT)
-    async with app.run_test(size=(100, 50)) as pilot:
+    async with app.run_test(size=(100, 60)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None and "⎇ main" in str(app.query_one("#status").render()))
         await type_and_send(pilot, app, "/help")
         await wait_for(pilot, lambda: "/rewind" in screen_text(app))
