@@ -216,6 +216,16 @@ def _map_line(old: list[str], new: list[str], i: int) -> int | None:
     return None
 
 
+def _map_equal(old: list[str], new: list[str], i: int) -> int | None:
+    """Index in `new` of old line i when the change left that line in place."""
+    from difflib import SequenceMatcher
+
+    for tag, i1, i2, j1, _ in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal" and i1 <= i < i2:
+            return j1 + (i - i1)
+    return None
+
+
 def damage(kind: str, old: list[str], new: list[str], start: int, rng: random.Random,
            changed: int, unit: int = 4) -> tuple[list[str], list[str]] | None:
     """Apply mistake `kind` to the model's old and new lines (consistently, as a model would)."""
@@ -260,10 +270,10 @@ def damage(kind: str, old: list[str], new: list[str], start: int, rng: random.Ra
         rng.shuffle(options)
         for i in options:
             bad = typo(old[i], rng)
-            if bad and bad != old[i]:
-                o = old[:i] + [bad] + old[i + 1:]
-                n = [bad if x == old[i] else x for x in new]
-                return o, n
+            mapped = _map_equal(old, new, i)
+            if bad and bad != old[i] and mapped is not None:
+                # the model misremembers this one line, in old_str and in the copy of it in new_str
+                return old[:i] + [bad] + old[i + 1:], new[:mapped] + [bad] + new[mapped + 1:]
         return None
     raise ValueError(kind)
 
@@ -413,7 +423,7 @@ class Generator:
                     continue
                 for i in self.rng.sample(slots, 2):
                     replacement = indent_of(block[i]) + self.rng.choice(donors).strip()
-                    mapped = _map_line(block, new_block, i)
+                    mapped = _map_equal(block, new_block, i)
                     if mapped is not None:  # the model's new_str repeats its (wrong) memory of unchanged lines
                         new[mapped] = replacement
                     old[i] = replacement

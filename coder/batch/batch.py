@@ -77,12 +77,35 @@ def plan(instances: list[Instance], run: RunDir, redo: bool) -> tuple[list[Insta
 
 
 def run_batch(instances: list[Instance], cfg: RunConfig, progress_out=None, progress_err=None) -> BatchSummary:
+    """Run the instances not done yet in cfg.run_dir; every finished one is recorded before the next starts."""
     if not instances:
         raise UsageError("no instances to run (check --instances / --filter / --slice)")
     if cfg.workers < 1:
         raise UsageError("--workers must be at least 1")
     run = RunDir(cfg.run_dir)
     run.root.mkdir(parents=True, exist_ok=True)
+    lock = _lock_run_dir(run.root)
+    try:
+        return _run_batch(instances, cfg, run, progress_out, progress_err)
+    finally:
+        lock.close()
+
+
+def _lock_run_dir(root: Path):
+    """One invocation per run directory: two would run the same instances twice and race on preds.json."""
+    import fcntl
+
+    fh = open(root / ".lock", "a+")  # noqa: SIM115 - held for the whole run, closed by the caller
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        raise UsageError(f"{root} is in use by another `coder swebench run` / `coder batch`; wait for it or pick "
+                         "another --output") from None
+    return fh
+
+
+def _run_batch(instances: list[Instance], cfg: RunConfig, run: RunDir, progress_out, progress_err) -> BatchSummary:
     atomic_write(run.root / "run.json", json.dumps({"config": cfg.to_dict(), "started_at": time.time(),
                                                     "instances": [i.instance_id for i in instances]}, indent=1))
     todo, skipped = plan(instances, run, cfg.redo)
@@ -98,9 +121,8 @@ def run_batch(instances: list[Instance], cfg: RunConfig, progress_out=None, prog
     def on_outcome(outcome: InstanceOutcome) -> None:
         st = outcome.status
         inst_dir = run.inst_dir(st.instance_id)
-        for name, text in outcome.files.items():
-            if not (inst_dir / name).is_file():
-                atomic_write(inst_dir / name, text)
+        for name, text in outcome.files.items():  # artefacts of a remote (Ray) worker
+            atomic_write(inst_dir / name, text)
         run.record(st, outcome.patch)
         guard.add(st.cost_usd)
         summary.cost_usd = guard.spent

@@ -84,8 +84,8 @@ def get_test_directives(inst: Instance) -> list[str]:
 def eval_test_command(inst: Instance, spec: EnvSpec) -> str:
     """The record's eval_script test command when it has one (it is what the harness ran), else the spec's."""
     if inst.eval_script:
-        section = grading.test_section(inst.eval_script.replace(": '>>>>> Start Test Output'", grading.START_TEST_OUTPUT)
-                                       .replace(": '>>>>> End Test Output'", grading.END_TEST_OUTPUT))
+        script = inst.eval_script.replace(f": '{grading.START_TEST_OUTPUT}'", grading.START_TEST_OUTPUT)
+        section = grading.test_section(script.replace(f": '{grading.END_TEST_OUTPUT}'", grading.END_TEST_OUTPUT))
         if section and section.strip():
             return section.strip()
     return " ".join([spec.test_cmd, *(shlex.quote(d) for d in get_test_directives(inst))])

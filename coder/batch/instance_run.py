@@ -157,8 +157,9 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
     atomic_write(inst_dir / "result.json", json.dumps(result.to_dict(), indent=1))
     if cfg.branches and cfg.source_repo is not None and patch.strip():
         _make_branch(ws.path, cfg.source_repo, inst)
-    files = {}
-    for name in ("events.jsonl", f"{inst.instance_id}.traj.json", "result.json", "prompt.md"):
+    files: dict[str, str] = {}
+    remote = inst_dir.parent.parent.resolve() != Path(cfg.run_dir).resolve()
+    for name in ("events.jsonl", f"{inst.instance_id}.traj.json", "result.json", "prompt.md") if remote else ():
         path = inst_dir / name
         if path.is_file():
             files[name] = path.read_text(encoding="utf-8")

@@ -72,7 +72,7 @@ class InstanceStatus:
 
     def line(self) -> str:
         patch = f"+{self.patch_added}/-{self.patch_removed}" if self.patch_files else "empty"
-        err = f" error={self.error[:80]!r}" if self.error else ""
+        err = f" error={self.error[:160]!r}" if self.error else ""
         return (f"{self.instance_id}  exit={self.exit_reason} submitted={'yes' if self.submitted else 'no'} "
                 f"turns={self.turns} tokens={_k(self.tokens)} cost=${self.cost_usd:.4f} "
                 f"time={self.duration_s:.1f}s patch={patch}{err}")

@@ -114,7 +114,8 @@ def markdown(rep: dict[str, Any]) -> str:
               f"- Time: {tm['total']:.1f}s total, {tm['mean']:.1f}s mean per instance",
               "- Exit reasons: " + ", ".join(f"{k} {v}" for k, v in sorted(rep["exit_reasons"].items())),
               "", "![cost against outcome](report.png)", "",
-              "| instance | outcome | exit | turns | tokens | cost | time | files |", "|---|---|---|---|---|---|---|---|"]
+              "| instance | outcome | exit | turns | tokens | cost | time | files |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in rep["per_instance"]:
         lines.append(f"| {r['instance_id']} | {r['outcome']} | {r['exit_reason']} | {r['turns']} | {r['tokens']:,} "
                      f"| ${r['cost_usd']:.4f} | {r['time_s']:.1f}s | {r['patch_files']} |")

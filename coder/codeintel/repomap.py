@@ -17,7 +17,7 @@ from operator import mul, sub
 
 #: conservative characters per token (real code tokenizes at ~3.5-4 chars per token for Claude and GPT models)
 #: bump when the ranking or the rendering changes (cached maps are keyed by it)
-MAP_VERSION = "5"
+MAP_VERSION = "6"
 CHARS_PER_TOKEN = 3.0
 DAMPING = 0.85
 ITERATIONS = 30
@@ -29,6 +29,8 @@ MAP_KINDS = ("class", "struct", "interface", "trait", "enum", "function", "metho
              "module", "namespace", "macro", "constant", "impl")
 
 
+#: containers (an `impl` block, a module) mostly appear as the parents of chosen methods, not on their own
+_KIND_WEIGHT = {"impl": 0.1, "module": 0.3, "namespace": 0.3, "macro": 0.5, "constant": 0.5}
 _FAMILY = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 
 
@@ -157,7 +159,7 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
     ranked = []
     for order, (i, short, name, kind, line, sig) in enumerate(symbols):
         depth_penalty = 1.0 / (1 + name.count("."))
-        score = sym_score.get((i, short), 0.0) + rank[i] * 0.05 * depth_penalty
+        score = (sym_score.get((i, short), 0.0) + rank[i] * 0.05 * depth_penalty) * _KIND_WEIGHT.get(kind, 1.0)
         if short in focus:
             score *= 10.0
         if i in focus_idx:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from coder.context.history import replace_results
 from coder.models.types import Message, TextBlock, ToolResultBlock
-from coder.tools.output import clip_output
+from coder.tools.output import HANDLE_PREFIX, clip_output
 
 
 @dataclass
@@ -29,7 +29,8 @@ class ClipTier:
                 continue
             for block in message.content:
                 if (isinstance(block, ToolResultBlock) and block.tool_use_id not in replacements
-                        and len(block.content) > self.max_chars):
+                        and len(block.content) > self.max_chars and not _clipped_by_tool(block.content,
+                                                                                       self.max_chars)):
                     clipped = clip_output(block.content, self.state_dir, self.max_chars, self.head_lines,
                                           self.tail_lines)
                     new[block.tool_use_id] = clipped.text
@@ -47,6 +48,12 @@ class ClipTier:
                     replacements[block.tool_use_id] = clip_output(block.content, self.state_dir, max_chars,
                                                                   HARD_LINES, HARD_LINES).text
         return replace_results(view, replacements), replacements
+
+
+def _clipped_by_tool(text: str, max_chars: int) -> bool:
+    """The shell (and MCP and custom tools) already clip with the same function; their note makes the text a
+    little longer than the limit, which must not cause a second clip of a clipped text."""
+    return len(text) <= max_chars + max_chars // 10 + 500 and f"Full output: {HANDLE_PREFIX}" in text
 
 
 #: head and tail lines kept by a hard cut

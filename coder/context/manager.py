@@ -348,7 +348,8 @@ class TieredContext:
         after = self.estimator.request(system, self._view(history), tools)
         return Compaction("summary", tokens_before, after, {
             "text": text, "covered": cut, "anchor": self.summary.anchor, "fallback": fallback,
-            "usage": asdict(usage) if usage is not None else None, "focus": focus})
+            "usage": asdict(usage) if usage is not None else None, "focus": focus,
+            "cost_usd": float(getattr(self.summarizer, "last_cost", 0.0))})
 
     def _hard_cut(self, system: str, view: list[Message], tools: list[ToolSpec],
                   tokens: int) -> tuple[list[Message], int, Compaction]:

@@ -30,6 +30,7 @@ EXIT_PATTERNS = [
     re.compile(r"\bexit(?:ed with)?(?: code| status)?[:= ]\s*(-?\d+)", re.IGNORECASE),
     re.compile(r"\[exit (-?\d+)\]"),
 ]
+HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1([^\n]*)\n.*?^\s*\2\s*$", re.DOTALL | re.MULTILINE)
 ERROR_HINT = re.compile(r"Traceback \(most recent call last\)|\b\w*(Error|Exception)\b:|\bFAILED\b|\berror:",
                         re.IGNORECASE)
 
@@ -66,10 +67,14 @@ def exit_status(obs: Observation) -> str:
 
 
 def is_failure(obs: Observation) -> bool:
-    """Whether this observation reports an error (nonzero exit, error flag, or a traceback)."""
+    """Whether this observation reports an error: a nonzero exit or the error flag; when the output states no
+    exit status, a traceback or an error line. A script that exits 0 while printing "Error: ..." (a caught
+    exception it was written to show) is not a failure."""
     status = exit_status(obs)
     if obs.is_error or (status.startswith("exit ") and status != "exit 0"):
         return True
+    if status == "exit 0":
+        return False
     return bool(ERROR_HINT.search(obs.content[-3000:]))
 
 
@@ -112,7 +117,8 @@ def _shell_keys(command: str) -> tuple[frozenset[str], frozenset[str]]:
             reads.add("file:" + _norm_path(paths[-1]))
         elif prog == "sed" and any(a.startswith("-i") for a in args) and paths:
             writes.add("file:" + _norm_path(paths[-1]))
-    for match in re.finditer(r"(?:^|[^>])>{1,2}\s*([\w./-]+)", command):  # redirections write files
+    # redirections write files; `->` / `=>` in code and the bodies of here-documents are not redirections
+    for match in re.finditer(r"(?:^|[^>=-])>{1,2}\s*([\w./-]+)", HEREDOC.sub(r"\3", command)):
         if match.group(1) not in ("/dev/null", "&1", "&2"):
             writes.add("file:" + _norm_path(match.group(1)))
     return frozenset(reads), frozenset(writes)

@@ -132,9 +132,13 @@ class LLMSummarizer:
     on_text: Callable[[str], None] | None = None
     #: the session's interrupt: an interrupted summary is not half a summary, it is no compaction
     cancel: threading.Event | None = None
+    #: USD of the last call, which the session adds to its cost
+    last_cost: float = 0.0
 
     def __call__(self, request: ModelRequest) -> tuple[str, Usage | None]:
+        self.last_cost = 0.0
         response = self.provider.complete(request, self.on_text, self.cancel)
+        self.last_cost = response.cost_usd
         if response.stop_reason == "interrupted":
             raise Interrupted("compaction interrupted")
         return response.message.text().strip(), response.usage

@@ -111,6 +111,10 @@ def _walk_files(folder: Path, depth: int = 2) -> list[str]:
     return out
 
 
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
+
+
 def list_directory(folder: Path, display: str) -> str:
     """The text of a `view` on a directory."""
     files = _git_files(folder)
@@ -140,11 +144,11 @@ def list_directory(folder: Path, display: str) -> str:
         if name in top:
             children = top[name]
             total = sum(children.values())
-            lines.append(f"{name}/" + (f"  ({total} files)" if total > len(children) else ""))
+            lines.append(f"{name}/" + (f"  ({_files(total)})" if total > len(children) else ""))
             shown = sorted(children)
             for child in shown[:MAX_PER_DIR]:
                 nested = children[child]
-                lines.append(f"  {name}/{child}" + (f"  ({nested} files)" if child.endswith("/") else ""))
+                lines.append(f"  {name}/{child}" + (f"  ({_files(nested)})" if child.endswith("/") else ""))
                 count += 1
             if len(shown) > MAX_PER_DIR:
                 lines.append(f"  ... and {len(shown) - MAX_PER_DIR} more in {name}/")

@@ -121,6 +121,9 @@ def find_replacement(content: str, old: str, new: str, *, fuzzy: bool = True, li
     if len(hits) > 1:
         lines = [line_of(content, h + lead) + line_offset for h in hits]
         raise MatchError(_multiple_message(lines, "exactly"), kind="multiple", lines=lines)
+    fragment = _trailing_fragment(content, old, new, line_offset)
+    if fragment is not None:
+        return fragment
     doc = _Lines(content, line_offset)
     old_lines, new_lines = _split_pair(old, new)
     lo, hi = _core(old_lines)
@@ -164,6 +167,21 @@ def find_replacement(content: str, old: str, new: str, *, fuzzy: bool = True, li
     if stripped is not None and stripped[2] in ("tab", "arrow"):  # unmistakably pasted from a view
         raise MatchError(describe_closest(doc.lines, old_clean, prefixed=True, offset=line_offset), kind="no-match")
     raise MatchError(describe_closest(doc.lines, old_lines, offset=line_offset), kind="no-match")
+
+
+def _trailing_fragment(content: str, old: str, new: str, line_offset: int) -> Replacement | None:
+    """A one-line old_str (often part of a line) that only fails because of whitespace after it."""
+    core = old.rstrip(" \t")
+    tail = old[len(core):]
+    if not tail or not core.strip() or "\n" in core:
+        return None
+    hits = _exact_positions(content, core, limit=2)
+    if len(hits) != 1:
+        return None
+    text = new[: len(new) - len(tail)] if new.endswith(tail) else new
+    first = line_of(content, hits[0]) + line_offset
+    return Replacement(hits[0], hits[0] + len(core), text, "trailing-whitespace",
+                       ["matched without the trailing whitespace of old_str"], first, first)
 
 
 def _exact_positions(content: str, old: str, limit: int = 50) -> list[int]:

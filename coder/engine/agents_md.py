@@ -73,7 +73,7 @@ def _commands(root: Path, files: set[str]) -> list[tuple[str, str]]:
         found += [("build", "go build ./..."), ("test", "go test ./...")]
     if "Makefile" in files:
         try:
-            targets = re.findall(r"^([A-Za-z][\w-]*):", (root / "Makefile").read_text(encoding="utf-8"), re.M)
+            targets = re.findall(r"^([A-Za-z][\w-]*):", (root / "Makefile").read_text(encoding="utf-8"), re.MULTILINE)
         except (OSError, UnicodeDecodeError):
             targets = []
         for name in ("build", "test", "lint", "check"):

@@ -127,7 +127,7 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     parts = SessionParts(
         session_id=session_id, provider=provider, tools=session_tools(config, workspace, note),
         policy=policy_from_config(config, mode, options.allow, options.deny, workspace),
-        context=TieredContext(provider, config, state), tool_ctx=tool_ctx,
+        context=TieredContext(provider, config, state, cancel=tool_ctx.cancel), tool_ctx=tool_ctx,
         system_prompt=render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text),
         pinned=Pinned(instructions=instructions.text),
         limits=Limits(int(config["max_turns"]), float(config["max_cost"]), float(config["max_wall_time"])),

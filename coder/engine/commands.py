@@ -17,9 +17,10 @@ import importlib
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from coder.config import MODES
 from coder.engine import events as ev
@@ -49,8 +50,8 @@ class Command:
     name: str
     summary: str
     usage: str = ""
-    handler: Callable[["Ctx", str], CommandResult] | None = None
-    custom_body: str | None = None
+    handler: Callable[[Ctx, str], CommandResult] | None = None
+    custom: Any | None = None  # a CustomCommand
     allowed_tools: list[str] = field(default_factory=list)
     source: str = ""
 
@@ -393,77 +394,44 @@ ALIASES = {"exit": "quit", "q": "quit", "?": "help", "new": "clear"}
 
 
 # ---- custom commands ------------------------------------------------------------------------------------------
-_FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?", re.S)
-
-
-def load_custom(path: Path) -> Command:
-    """One `.md` command file; a broken front matter is reported, never raised past the frontend."""
-    from coder.errors import ConfigError
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"custom command {path}: cannot be read ({exc}).") from exc
-    meta: dict[str, Any] = {}
-    match = _FRONT.match(text)
-    if match:
-        import yaml
-
-        try:
-            loaded = yaml.safe_load(match.group(1)) or {}
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"custom command {path}: the front matter is not valid YAML ({exc}).") from exc
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"custom command {path}: the front matter must be a mapping.")
-        meta, text = loaded, text[match.end():]
-    tools = meta.get("allowed-tools", meta.get("allowed_tools", [])) or []
-    if isinstance(tools, str):
-        tools = [t.strip() for t in re.split(r",(?![^()]*\))", tools) if t.strip()]
-    summary = str(meta.get("description") or text.strip().splitlines()[0][:60] if text.strip() else path.stem)
-    usage = str(meta.get("argument-hint", "")) or ("[arguments]" if "$ARGUMENTS" in text else "")
-    return Command(path.stem.lower(), summary, usage, None, text.strip(), [str(t) for t in tools], str(path))
-
-
-def custom_dirs(workspace: Path) -> list[Path]:
-    from coder.paths import config_dir
-
-    return [config_dir() / "commands", workspace / ".coder" / "commands"]  # later wins
-
-
 def all_commands(workspace: Path) -> dict[str, Command]:
-    """Built-ins first; custom commands add names (a custom file cannot shadow a built-in)."""
+    """Built-ins first; custom commands (coder/engine/custom_commands.py) add names, never shadow one."""
+    from coder.engine.custom_commands import discover
+
     commands = dict(BUILTINS)
-    for folder in custom_dirs(workspace):
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.glob("*.md")):
-            name = path.stem.lower()
-            if name in BUILTINS:
-                continue
-            try:
-                commands[name] = load_custom(path)
-            except CoderError as exc:
-                commands[name] = Command(name, f"(broken: {exc})", "", None, None, [], str(path))
+    for name, custom in discover(workspace, set(BUILTINS) | set(ALIASES)).items():
+        commands[name] = Command(name, custom.summary, custom.usage, None, custom, custom.allowed_tools,
+                                 custom.source)
     return commands
 
 
 def _run_custom(ctx: Ctx, cmd: Command, arg: str) -> CommandResult:
-    if cmd.custom_body is None:
+    custom = cmd.custom
+    if custom is None or custom.body is None:
         return CommandResult(f"/{cmd.name} is broken: {cmd.summary}", error=True)
-    body = cmd.custom_body.replace("$ARGUMENTS", arg.strip())
-    if "$ARGUMENTS" not in cmd.custom_body and arg.strip():
-        body += f"\n\n{arg.strip()}"
-    remember = getattr(ctx.session.parts.policy, "remember", None)
     from coder.policy.base import PermissionAnswer
 
+    remember = getattr(ctx.session.parts.policy, "remember", None)
     for rule in cmd.allowed_tools:
         if remember is not None:
             remember(PermissionAnswer(True, "session", rule))
     note = f" (allowed for this session: {', '.join(cmd.allowed_tools)})" if cmd.allowed_tools else ""
-    return CommandResult(f"/{cmd.name}{note}", send=body)
+    return CommandResult(f"/{cmd.name}{note}", send=custom.expand(arg))
 
 
 # ---- entry points ---------------------------------------------------------------------------------------------
+def on_open(opened: Any) -> None:
+    """What an interactive frontend does once a session is open: take the checkpoint baseline now, so the
+    first turn's changes can be undone (a first snapshot taken after that turn would hold its changes)."""
+    checkpointer = opened.session.parts.checkpointer
+    if checkpointer is None:
+        return
+    try:
+        checkpointer.snapshot("session start")  # the first call records the baseline; no change, no checkpoint
+    except Exception as exc:  # noqa: BLE001 - /undo will say why; the session itself goes on
+        opened.session.parts.record(ev.ErrorEvent(f"checkpoint baseline failed: {exc}"))
+
+
 def parse(line: str) -> tuple[str, str]:
     """'/compact keep the API' -> ('compact', 'keep the API')."""
     stripped = line.strip()[1:]

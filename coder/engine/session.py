@@ -87,6 +87,7 @@ class Session:
         self.stats = SessionStats()
         self.cancel = parts.tool_ctx.cancel
         self.last_text = ""
+        self._out_of_time = False
         if restored is not None:
             self.history = restored.history
             self.stats.turns = restored.turns
@@ -106,13 +107,27 @@ class Session:
             self.history.append(Message.user_text(text))
             if not self.parts.pinned.task:
                 self.parts.pinned.task = text
-        outcome = self._loop()
+        remaining = self.parts.limits.max_wall_time - (time.monotonic() - self.stats.started)
+        watchdog = threading.Timer(max(0.0, remaining), self._wall_time_up)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            outcome = self._loop()
+        finally:
+            watchdog.cancel()
+        if outcome.reason == "interrupted" and self._out_of_time:
+            outcome.reason = "wall_time"
         self._checkpoint(f"turn {self.stats.turns}")
         self._emit(ev.TurnEnd(self.stats.turns, outcome.reason))
         return outcome
 
     def interrupt(self) -> None:
         """Stop the stream and the running tool; the session stays consistent and resumable."""
+        self.cancel.set()
+
+    def _wall_time_up(self) -> None:
+        """The wall-time limit also stops a model stream or a tool call that is running when it passes."""
+        self._out_of_time = True
         self.cancel.set()
 
     def close(self, reason: str) -> None:
@@ -167,6 +182,7 @@ class Session:
         for attempt in (1, 2):
             prepared = parts.context.prepare(parts.system_prompt, self.history, tool_specs, parts.pinned)
             for c in prepared.compactions:
+                self.stats.cost_usd += float(c.data.get("cost_usd", 0.0))  # the summary call's own cost
                 self._emit(ev.CompactionEvent(c.kind, c.tokens_before, c.tokens_after, c.data))
             request = prepared.request
             request.max_tokens = parts.max_tokens
@@ -174,13 +190,13 @@ class Session:
             try:
                 response = parts.provider.complete(request, on_text=self._on_text, cancel=self.cancel)
             except ContextOverflowError:
-                force = getattr(parts.context, "force_compaction", None)
-                if attempt == 2 or force is None:
+                if attempt == 2:
                     raise
-                force()
+                parts.context.force_compaction()
                 continue
             self.stats.turns += 1
             self.stats.cost_usd += response.cost_usd
+            parts.context.record_usage(response.usage)
             u = response.usage
             self._emit(ev.UsageEvent(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens,
                                      round(response.cost_usd, 6), round(self.stats.cost_usd, 6),

@@ -28,8 +28,11 @@ Faults (`--fault SPEC`, repeatable; `faults=[...]` in Python): `WHAT@WHEN[:retry
   WHEN  the number of the generation request (1-based, counting /v1/messages and /v1/chat/completions, not
         count_tokens): `2`, a range `2-4`, `3+` (from 3 on), or `*` (every request).
   e.g.  `429@2:retry-after=1`, `500@1`, `529@3`, `cut@4`, `delay=1.5@1`, `500@*`.
-A request answered by a status fault, cut or overload does not consume a turn of the script; delay and stall do not
-change the answer.
+A request answered by a status fault, cut or overload does not consume a turn of the script; delay and stall
+do not change the answer.
+
+The OpenAI route lives under the same base URL: point the openai SDK (or OPENAI_BASE_URL) at `<base_url>/v1`.
+Its usage reports automatic prefix caching as prompt_tokens_details.cached_tokens.
 
 Python API (tests):
 
@@ -38,6 +41,8 @@ Python API (tests):
         ...
         srv.requests   # the bodies of the generation requests received, in order (faulted ones too)
         srv.records    # every request received: {"n", "path", "headers", "body"}
+
+The server sets TCP_NODELAY on its connections: without it every SDK request waited ~40 ms on delayed ACKs.
 """
 
 from __future__ import annotations

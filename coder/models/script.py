@@ -100,7 +100,9 @@ def load_script(source: str | Path | dict[str, Any]) -> Script:
         ) from exc
     except Exception as exc:  # yaml.YAMLError; yaml is imported lazily
         raise ModelConfigError(f"The script file {path} is not valid YAML: {exc}.") from exc
-    return parse_script(data, str(path))
+    script = parse_script(data, str(path))
+    script.source = str(path.resolve())  # absolute, so a session resumed from another directory finds it
+    return script
 
 
 def parse_script(data: Any, source: str) -> Script:

@@ -13,44 +13,30 @@ blocks stay mounted; the full transcript is in the session store.
 from __future__ import annotations
 
 import collections
+import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any
 
-from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import TextArea
 
 from coder.engine import events as ev
-from coder.tui.common import GitState, InputHistory, match_paths, options_from_args, word_at_end
-from coder.tui.widgets import (CompletionList, DiffView, NoteBlock, PermissionPrompt, PromptInput, StatusBar,
-                               ToolBlock, UserBlock)
+from coder.tui.common import GitState, InputHistory, options_from_args
+from coder.tui.inputs import InputHelpers
+from coder.tui.view import MAX_BLOCKS, ConversationView, markdown_block
+from coder.tui.widgets import CompletionList, DiffView, NoteBlock, PermissionPrompt, PromptInput, StatusBar, ToolBlock
 
-MAX_BLOCKS = 300
+__all__ = ["MAX_BLOCKS", "CoderApp", "run_app"]
 DRAIN_INTERVAL = 0.05
 QUIT_WINDOW = 2.0
 Opener = Callable[[Callable[[ev.Event], None], Callable[[Any], Any], Any], Any]
 
 
-_markdown_classes: dict[str, type] = {}
-
-
-def markdown_block(text: str = "", kind: str = "assistant") -> Widget:
-    """A Markdown widget. Imported on first use: markdown-it is not needed for the first paint."""
-    if kind not in _markdown_classes:
-        from textual.widgets import Markdown
-
-        css = {"assistant": "AssistantBlock { margin: 1 0 0 0; padding: 0 1; }",
-               "command": "CommandBlock { margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }"}[kind]
-        name = "AssistantBlock" if kind == "assistant" else "CommandBlock"
-        _markdown_classes[kind] = type(name, (Markdown,), {"DEFAULT_CSS": css})
-    return _markdown_classes[kind](text)
-
-
-class CoderApp(App):
+class CoderApp(ConversationView, InputHelpers, App):
     TITLE = "coder"
     CSS = """
     Screen { layout: vertical; }
@@ -89,6 +75,7 @@ class CoderApp(App):
                                      "cost": 0.0, "ctx": 0, "window": 0, "state": "starting"}
         self.first_paint_at: float | None = None
         self.opened_at: float | None = None
+        self.turn_done = threading.Event()
 
     # ---- layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -142,6 +129,12 @@ class CoderApp(App):
         except CoderError as exc:
             self.call_from_thread(self._open_failed, str(exc))
             return
+        except Exception as exc:  # noqa: BLE001 - shown in the app rather than as a traceback over the screen
+            self.call_from_thread(self._open_failed, f"internal error: {type(exc).__name__}: {exc}")
+            return
+        from coder.engine.commands import on_open
+
+        on_open(opened)
         history: list[ev.Event] = []
         if opened.resumed:
             from coder.tui.common import replay_rows
@@ -192,6 +185,7 @@ class CoderApp(App):
         if self.session is not None and self.busy:
             self.session.interrupt()
             self._resolve_ask(None)
+            self.turn_done.wait(5.0)  # let the turn stop cleanly before the session closes its tools
         self.close_session("done")
 
     # ---- input ------------------------------------------------------------------------------------------------
@@ -225,7 +219,19 @@ class CoderApp(App):
         self.info["state"] = "working"
         self.refresh_status()
         session = self.session
-        self.run_worker(lambda: session.send(text), thread=True, group="turn")
+        done = threading.Event()
+        self.turn_done = done
+
+        def work() -> None:
+            try:
+                session.send(text)
+            except Exception as exc:  # noqa: BLE001 - an engine bug must not take the app (and the draft) down
+                self.queue.append(ev.ErrorEvent(f"internal error: {type(exc).__name__}: {exc}", fatal=True))
+                self.queue.append(ev.TurnEnd(session.stats.turns, "error"))
+            finally:
+                done.set()
+
+        self.run_worker(work, thread=True, group="turn")
 
     def run_command(self, line: str) -> None:
         from coder.engine.commands import CommandResult, parse, run_slash
@@ -254,6 +260,8 @@ class CoderApp(App):
         self.run_worker(work, thread=True, group="command")
 
     def apply_result(self, result: Any) -> None:
+        if result.model:
+            self.info["model"] = result.model
         if result.text:
             if result.error:
                 self.add_block(NoteBlock(result.text, "error"))
@@ -271,70 +279,6 @@ class CoderApp(App):
             self.submit(result.send)
         self.refresh_status()
         self.refresh_git()
-
-    def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        box = self.query_one(PromptInput)
-        completion = self.query_one(CompletionList)
-        text = box.text
-        items: list[tuple[str, str]] = []
-        kind = ""
-        if text.startswith("/") and " " not in text and "\n" not in text:
-            from coder.engine.commands import completions
-
-            workspace = self.opened.workspace if self.opened else options_from_args(self.args).cwd
-            items = [(f"/{n}", s) for n, s in completions(workspace, text[1:])][:10]
-            kind = "command"
-            if len(items) == 1 and items[0][0] == text:
-                items = []
-        else:
-            word = word_at_end(text)
-            if word.startswith("@"):
-                if self.files is None:
-                    self.files = []
-                    self.run_worker(self._load_files, thread=True, group="files")
-                items = [(f"@{p}", "") for p in match_paths(self.files, word[1:])]
-                kind = "path"
-        completion.show(kind, items)
-        box.completion_open = completion.is_open
-
-    def _load_files(self) -> None:
-        from coder.tui.common import project_files
-
-        workspace = self.opened.workspace if self.opened else options_from_args(self.args).cwd
-        files = project_files(workspace)
-        self.call_from_thread(self._files_loaded, files)
-
-    def _files_loaded(self, files: list[str]) -> None:
-        self.files = files
-        self.on_text_area_changed(None)  # type: ignore[arg-type]
-
-    def on_prompt_input_special(self, message: PromptInput.Special) -> None:
-        box = self.query_one(PromptInput)
-        completion = self.query_one(CompletionList)
-        if completion.is_open:
-            if message.key in ("up", "down"):
-                completion.move(-1 if message.key == "up" else 1)
-            elif message.key == "accept":
-                value = completion.current() or ""
-                text = box.text
-                cut = len(text) - len(word_at_end(text)) if completion.kind == "path" else 0
-                box.set_text(text[:cut] + value + " ")
-                completion.close()
-                box.completion_open = False
-            return
-        entries = self.history.entries
-        if message.key == "up" and entries:
-            if self.hist_index is None:
-                self.draft, self.hist_index = box.text, len(entries)
-            self.hist_index = max(0, self.hist_index - 1)
-            box.set_text(entries[self.hist_index])
-        elif message.key == "down" and self.hist_index is not None:
-            self.hist_index += 1
-            if self.hist_index >= len(entries):
-                self.hist_index = None
-                box.set_text(self.draft)
-            else:
-                box.set_text(entries[self.hist_index])
 
     # ---- keys -------------------------------------------------------------------------------------------------
     def action_ctrl_c(self) -> None:
@@ -419,195 +363,6 @@ class CoderApp(App):
                    "project": PermissionAnswer(True, "project", prompt.rule),
                    "deny": PermissionAnswer(False, message="the user denied this call")}
         self._resolve_ask(answers[message.choice])
-
-    # ---- events -----------------------------------------------------------------------------------------------
-    async def drain(self) -> None:
-        if not self.queue:
-            return
-        follow = self.conversation.scroll_y >= self.conversation.max_scroll_y - 2
-        text: list[str] = []
-        self.batching = True
-        try:
-            while self.queue:
-                item = self.queue.popleft()
-                if isinstance(item, ev.TextDelta):
-                    text.append(item.text)
-                    continue
-                if text:
-                    await self.stream_text("".join(text))
-                    text = []
-                await self.handle(item)
-            if text:
-                await self.stream_text("".join(text))
-        finally:
-            self.batching = False
-            self.flush_blocks()
-        self.refresh_status()
-        if self.prompt_widget is not None:
-            self.prompt_widget.focus()
-        if follow:
-            self.conversation.scroll_end(animate=False)
-
-    async def stream_text(self, text: str) -> None:
-        if self.stream is None:
-            self.stream_block = markdown_block()
-            self.add_block(self.stream_block)
-            self.flush_blocks()  # the stream appends into a mounted widget
-            self.stream = type(self.stream_block).get_stream(self.stream_block)
-        await self.stream.write(text)
-
-    async def end_stream(self) -> bool:
-        """Finish the streamed block; True when one was streaming."""
-        if self.stream is None:
-            return False
-        stream, self.stream = self.stream, None
-        await stream.stop()
-        return True
-
-    async def handle(self, item: Any, replay: bool = False) -> None:
-        if isinstance(item, tuple):
-            for event in item[1][-MAX_BLOCKS * 2:]:
-                await self.handle(event, replay=True)
-            if item[1]:
-                self.add_block(NoteBlock("── resumed: earlier conversation above ──"))
-            return
-        if isinstance(item, ev.SessionStart):
-            self.info.update(model=item.model, sandbox=item.sandbox)
-            if not replay:
-                self.add_block(NoteBlock(f"session {item.session_id} · {_home(item.workspace)}" +
-                                         (" (resumed)" if item.resumed else "")))
-        elif isinstance(item, ev.UserMessage):
-            self.add_block(UserBlock(item.text))
-        elif isinstance(item, ev.AssistantMessage):
-            streamed = await self.end_stream()
-            texts = [b.get("text", "") for b in item.message.get("content", []) if b.get("type") == "text"]
-            if not streamed and any(t.strip() for t in texts):
-                self.add_block(markdown_block("\n\n".join(texts)))
-        elif isinstance(item, ev.ToolCallRequested):
-            await self.end_stream()
-            block = ToolBlock(item.id, item.tool, item.input)
-            self.tool_blocks[item.id] = block
-            self.add_block(block)
-        elif isinstance(item, ev.PermissionRequest):
-            self.prompt_widget = PermissionPrompt(item.id, item.tool, item.input, item.reason, item.suggested_rule)
-            self.add_block(self.prompt_widget)
-        elif isinstance(item, (ev.ToolCallApproved, ev.ToolCallDenied)):
-            block = self.tool_blocks.get(item.id)
-            if block is not None and (item.by != "policy" or isinstance(item, ev.ToolCallDenied)):
-                block.note(f"{'allowed' if isinstance(item, ev.ToolCallApproved) else 'denied'} by {item.by}")
-        elif isinstance(item, ev.ToolCallFinished):
-            block = self.tool_blocks.pop(item.id, None)
-            if block is None:
-                block = ToolBlock(item.id, item.tool, item.input)
-                self.add_block(block)
-            block.finish(item.output, item.is_error, item.duration_s, str(item.data.get("diff", "") or ""))
-        elif isinstance(item, ev.UsageEvent):
-            self.info["tokens"] += item.input_tokens + item.output_tokens + item.cache_read_tokens + \
-                item.cache_write_tokens
-            self.info.update(cost=item.total_cost_usd, ctx=item.context_tokens, window=item.context_window)
-        elif isinstance(item, ev.CompactionEvent):
-            self.add_block(NoteBlock(f"context compacted ({item.kind}): {item.tokens_before:,} → "
-                                     f"{item.tokens_after:,} tokens"))
-        elif isinstance(item, ev.CheckpointEvent):
-            files = ", ".join(item.files_changed[:5])
-            self.add_block(NoteBlock(f"checkpoint {item.id}" + (f": {files}" if files else "") + " (/undo)"))
-        elif isinstance(item, ev.ReviewEvent):
-            self.add_block(NoteBlock(f"review: {item.verdict} ({len(item.findings)} findings)"))
-        elif isinstance(item, ev.CommitEvent):
-            self.add_block(NoteBlock(f"committed {item.sha[:10]}: {item.message.splitlines()[0]}", "ok"))
-        elif isinstance(item, ev.ErrorEvent):
-            self.add_block(NoteBlock(("error: " if item.fatal else "note: ") + item.message,
-                                     "error" if item.fatal else ""))
-        elif isinstance(item, ev.TurnEnd) and not replay:
-            await self.end_stream()
-            self.turn_ended(item.reason)
-
-    def turn_ended(self, reason: str) -> None:
-        self.busy = False
-        self.info["state"] = "idle"
-        self._resolve_ask(None)
-        if reason != "done":
-            self.add_block(NoteBlock(f"turn stopped: {reason}", "error" if reason != "interrupted" else ""))
-        self.refresh_git()
-        if self.queued:
-            self.send(self.queued.pop(0))
-
-    def add_block(self, widget: Widget) -> None:
-        """Add a block to the conversation. Inside a drain, blocks are collected and mounted together at its end
-        (one layout pass per batch, not one per block); blocks that would be folded at once are never mounted."""
-        self.pending.append(widget)
-        if not self.batching:
-            self.flush_blocks()
-
-    def flush_blocks(self) -> None:
-        if not self.pending:
-            return
-        pending, self.pending = self.pending, []
-        keep = [w for w in pending[-MAX_BLOCKS:]]
-        dropped = pending[: len(pending) - len(keep)]
-        for widget in dropped:
-            if isinstance(widget, ToolBlock):
-                self.tool_blocks.pop(widget.call_id, None)
-        self.hidden_blocks += len(dropped)
-        conversation = self.conversation
-        conversation.mount_all(keep)
-        excess = len(conversation.children) - MAX_BLOCKS
-        if excess > 0:
-            protected = (self.prompt_widget, self.stream_block)
-            old = [c for c in conversation.children[: excess + 2] if c not in protected][:excess]
-            for child in old:
-                if isinstance(child, ToolBlock):
-                    self.tool_blocks.pop(child.call_id, None)
-            self.hidden_blocks += len(old)
-            conversation.remove_children(old)
-
-    # ---- status -----------------------------------------------------------------------------------------------
-    def refresh_git(self) -> None:
-        if self.opened is None:
-            return
-        workspace = self.opened.workspace
-
-        def work() -> None:
-            from coder.tui.common import git_state
-
-            state = git_state(workspace)
-            self.call_from_thread(self._git_done, state)
-
-        self.run_worker(work, thread=True, group="git", exclusive=True)
-
-    def _git_done(self, state: GitState) -> None:
-        self.git = state
-        self.refresh_status()
-
-    def refresh_status(self) -> None:
-        from coder.engine.commands import current_mode
-
-        info = self.info
-        mode = current_mode(self.session) if self.session is not None else (self.args.permission_mode or "…")
-        pct = 100 * info["ctx"] / info["window"] if info["window"] else 0.0
-        sandbox = str(info["sandbox"])
-        text = Text()
-        text.append(f"{info['state']}", style="bold yellow" if info["state"] != "idle" else "bold green")
-        text.append(f" │ {info['model']} │ ")
-        text.append(f"mode {mode}", style="bold magenta" if mode in ("auto", "auto-edit") else "bold")
-        text.append(f" │ ctx {pct:.0f}% │ {_short(info['tokens'])} tok │ ${info['cost']:.4f} │ ")
-        text.append(f"sandbox {sandbox[:24]}", style="green" if sandbox == "bubblewrap" else "red")
-        text.append(f" │ {self.git.label()}")
-        if self.hidden_blocks:
-            text.append(f" │ {self.hidden_blocks} old blocks folded", style="dim")
-        self.query_one(StatusBar).update(text)
-
-
-def _home(path: str) -> str:
-    """The workspace as people say it: ~/x for paths under HOME (shorter, and the same on every machine)."""
-    import os
-
-    home = os.path.expanduser("~")
-    return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) else path
-
-
-def _short(n: int) -> str:
-    return f"{n / 1_000_000:.1f}M" if n >= 1_000_000 else f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
 def run_app(args: Any) -> int:

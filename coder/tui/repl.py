@@ -13,7 +13,8 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from coder.engine import events as ev
 from coder.tui.common import InputHistory, input_summary, match_paths, options_from_args, result_line, tool_title
@@ -224,6 +225,9 @@ class Repl:
             from coder.engine.builder import open_session
 
             self.opened = open_session(options_from_args(self.args, **override), on_event, self.ask)
+        from coder.engine.commands import on_open
+
+        on_open(self.opened)
         if self.opened.resumed:
             for event in replay_rows(self.opened.store, self.opened.session.id)[: -len(buffered) or None][-60:]:
                 self.printer.event(event, replay=True)
@@ -315,6 +319,9 @@ class Repl:
         from coder.engine.commands import is_command
         from coder.errors import CoderError
 
+        from coder import __version__
+
+        self.printer.line(f"coder {__version__} · /help lists commands · Ctrl+C twice or /quit leaves", "dim")
         self.open()
         last_ctrl_c = 0.0
         try:

@@ -152,7 +152,7 @@ class PermissionPrompt(Vertical, can_focus=True):
     ]
 
     class Answered(Message):
-        def __init__(self, prompt: "PermissionPrompt", choice: str) -> None:
+        def __init__(self, prompt: PermissionPrompt, choice: str) -> None:
             super().__init__()
             self.prompt = prompt
             self.choice = choice
@@ -255,8 +255,9 @@ class PromptInput(TextArea):
     the history, Tab accepts a completion."""
 
     DEFAULT_CSS = """
-    PromptInput { height: auto; min-height: 3; max-height: 12; border: round $accent; padding: 0 1; }
-    PromptInput:disabled { border: round $panel; }
+    PromptInput, PromptInput:focus { height: auto; min-height: 2; max-height: 12; padding: 0 1;
+                                     border: none; border-top: solid $accent; }
+    PromptInput:blur { border-top: solid $panel-lighten-2; }
     """
 
     class Submitted(Message):
@@ -272,7 +273,7 @@ class PromptInput(TextArea):
             self.key = key
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(soft_wrap=True, show_line_numbers=False, highlight_cursor_line=False, compact=True,
+        super().__init__(soft_wrap=True, show_line_numbers=False, highlight_cursor_line=False,
                          placeholder="Ask coder… (Enter sends, Ctrl+J new line, / commands, @ files)", **kwargs)
         self.completion_open = False
 

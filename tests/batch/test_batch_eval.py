@@ -83,7 +83,8 @@ def test_agent_edits_to_the_tested_files_are_reset_like_the_harness_does(swe, en
 """
     broken_mul = BREAKING_PATCH + weakened[len(GOLD_PATCH):]
     report = evaluate(load_instances(swe.dataset)[:2],
-                      {"acme__calc-1": _pred("acme__calc-1", weakened), "acme__calc-2": _pred("acme__calc-2", broken_mul)},
+                      {"acme__calc-1": _pred("acme__calc-1", weakened),
+                       "acme__calc-2": _pred("acme__calc-2", broken_mul)},
                       _cfg(swe, env_cache, tmp_path / "eval"))
     assert report["instances"]["acme__calc-1"]["status"] == "resolved"
     assert report["instances"]["acme__calc-2"]["status"] == "not"  # the weakened test did not hide the breakage

@@ -126,7 +126,8 @@ def test_spec_table_covers_the_lite_dev_split():
         spec = spec_for(inst, table)
         assert spec.install and spec.test_cmd.startswith("pytest")
         cmd = eval_test_command(inst, spec)  # the record's eval_script test command
-        assert cmd.startswith("pytest -rA ") and all(d in cmd for d in get_test_directives(inst)), (inst.instance_id, cmd)
+        assert cmd.startswith("pytest -rA "), (inst.instance_id, cmd)
+        assert all(d in cmd for d in get_test_directives(inst)), (inst.instance_id, cmd)
     astroid_old = next(i for i in insts if i.repo == "pylint-dev/astroid" and i.version == "2.10")
     with pytest.raises(EnvUnavailable, match="Python 3.11"):
         check_buildable(spec_for(astroid_old, table))

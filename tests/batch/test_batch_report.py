@@ -30,7 +30,8 @@ def test_preds_in_official_formats(tmp_path):
     run = _run(tmp_path)
     preds = json.loads((run.root / "preds.json").read_text())
     assert set(preds) == {"a", "b", "c"}  # a crashed instance has no prediction (it is retried on resume)
-    assert preds["a"] == {"instance_id": "a", "model_name_or_path": "m1", "model_patch": "diff --git a/calc.py b/calc.py\n"}
+    assert preds["a"] == {"instance_id": "a", "model_name_or_path": "m1",
+                          "model_patch": "diff --git a/calc.py b/calc.py\n"}
     lines = [json.loads(line) for line in (run.root / "preds.jsonl").read_text().splitlines()]
     assert [p["instance_id"] for p in lines] == ["a", "b", "c"]
     assert load_predictions(run.root / "preds.jsonl") == load_predictions(run.root) == preds

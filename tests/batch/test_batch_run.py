@@ -42,9 +42,20 @@ def test_scripted_run_then_eval_is_resolved(swe, env_cache, tmp_path):
     traj = json.loads((inst / "acme__calc-1.traj.json").read_text())
     assert traj["trajectory_format"] == "mini-swe-agent-1.1" and traj["info"]["exit_status"] == "Submitted"
     assert traj["info"]["submission"] == preds["acme__calc-1"]["model_patch"]
-    calls = [c["function"]["name"] for m in traj["messages"] if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+    calls = [c["function"]["name"] for m in traj["messages"] if m["role"] == "assistant"
+             for c in m.get("tool_calls", [])]
     assert calls == ["str_replace_based_edit_tool", "str_replace_based_edit_tool"]
     assert any(m["role"] == "tool" and "Edited calc.py" in m["content"] for m in traj["messages"])
+    shared = Path(__file__).resolve().parents[3] / "shared"  # /work/shared here, ../shared in CI
+    real_file = next(shared.glob("data/trajectories/mini-swe-agent_deepseek/*/*.traj.json"), None)
+    assert real_file, f"shared data missing under {shared}"
+    real = json.loads(real_file.read_text())  # a real mini-swe-agent trajectory: ours must have its shape
+    assert set(real) <= set(traj) and set(real["info"]) - {"config"} <= set(traj["info"])
+    assert set(real["info"]["model_stats"]) == set(traj["info"]["model_stats"])
+    real_call = next(m for m in real["messages"] if m.get("tool_calls"))["tool_calls"][0]
+    our_call = next(m for m in traj["messages"] if m.get("tool_calls"))["tool_calls"][0]
+    assert {"id", "type", "function"} <= set(real_call) and {"id", "type", "function"} <= set(our_call)
+    assert set(real_call["function"]) == set(our_call["function"]) == {"name", "arguments"}
     events = [json.loads(line) for line in (inst / "events.jsonl").read_text().splitlines()]
     assert events[0]["type"] == "session_start" and events[-1]["type"] == "session_end"
     status = json.loads((inst / "status.json").read_text())
@@ -97,6 +108,8 @@ def test_resume_after_killing_the_run(swe, tmp_path):
         if preds_file.exists() and "acme__calc-1" in preds_file.read_text():
             break
         time.sleep(0.02)
+    busy = coder(*run_args(swe, run_dir, f"scripted:{scripts}"))
+    assert busy.returncode == 2 and "in use by another" in busy.stderr  # one invocation per run directory
     os.killpg(proc.pid, signal.SIGKILL)  # the whole run, agents included, dies at once
     proc.wait(30)
     assert first.exists()
@@ -131,7 +144,7 @@ def test_sigterm_stops_agents_cleanly(swe, tmp_path):
         time.sleep(0.05)
     time.sleep(1.5)  # let the agent reach its `sleep 60`
     proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=40)
+    _, err = proc.communicate(timeout=40)
     assert proc.returncode == 130, err
     assert "batch interrupted" in err and "Traceback" not in err
     st = json.loads((run_dir / "instances" / "acme__calc-1" / "status.json").read_text())
@@ -183,6 +196,18 @@ def test_issue_list_batch_in_own_repo_with_branches(tmp_path, git_repo):
     assert "'helo '" in (git_repo / "src" / "app.py").read_text()
     assert "'hello '" in git(git_repo, "show", "coder/typo-1:src/app.py")
     assert git(git_repo, "rev-parse", "coder/typo-1~1").strip() == head
+
+
+def test_turn_limit_ends_an_instance_and_keeps_its_prediction(swe, tmp_path):
+    scripts = swe.write_scripts(tmp_path / "scripts", ids=["acme__calc-1"], extra_turns=3)
+    run_dir = tmp_path / "run"
+    proc = coder(*run_args(swe, run_dir, f"scripted:{scripts}", "--instances", "acme__calc-1", "--max-turns", "2"))
+    assert proc.returncode == 0, proc.stderr
+    st = json.loads((run_dir / "instances" / "acme__calc-1" / "status.json").read_text())
+    assert st["exit_reason"] == "max_turns" and st["state"] == "done" and st["turns"] == 2 and not st["submitted"]
+    assert json.loads((run_dir / "preds.json").read_text())["acme__calc-1"]["model_patch"] == ""
+    traj = json.loads((run_dir / "instances" / "acme__calc-1" / "acme__calc-1.traj.json").read_text())
+    assert traj["info"]["exit_status"] == "LimitsExceeded"
 
 
 def test_agent_that_cannot_start_stops_the_run_early(swe, tmp_path):

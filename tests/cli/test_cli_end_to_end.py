@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, coder, write_script
+from cli_support import REPO, coder, write_script
 from coder.models.fake_server import FakeServer
 
 VIEW_EDIT_RUN = [
@@ -168,3 +168,18 @@ def test_sigint_exits_130_and_session_is_resumable(git_repo: Path, tmp_path: Pat
     # the stored model is the same script; a resumed scripted session continues where it stopped
     data = run_json("--resume", seen[0]["session_id"], "go on", cwd=git_repo)
     assert data["final_text"] == "later" and data["turns"] == 2
+
+
+def test_wall_time_stops_a_running_tool_and_leaves_no_process(git_repo: Path, tmp_path: Path) -> None:
+    marker = "sleep 4242"
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "bash", "input": {"command": marker, "timeout": 600}}]}, {"text": "late"}])
+    started = time.monotonic()
+    result = coder("run", "--output-format", "json", "--permission-mode", "auto", "--max-wall-time", "3",
+                   "--model", f"scripted:{script}", "sleep", cwd=git_repo, timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["exit_reason"] == "wall_time"
+    assert time.monotonic() - started < 20
+    time.sleep(0.5)
+    leftovers = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.strip()
+    assert leftovers == "", f"processes left behind: {leftovers}"

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import coder, write_script
+from cli_support import coder, write_script
 
 
 def test_no_key_no_model_names_the_fixes(git_repo: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import coder, write_script
+from cli_support import coder, write_script
 from coder.models.fake_server import FakeServer
 
 

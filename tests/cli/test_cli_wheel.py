@@ -9,7 +9,7 @@ import venv
 import zipfile
 from pathlib import Path
 
-from conftest import REPO, write_script
+from cli_support import REPO, write_script
 
 
 def test_wheel_in_fresh_venv(tmp_path: Path) -> None:

@@ -61,3 +61,11 @@ def test_hard_cut_cuts_every_long_result_and_user_text(tmp_path: Path) -> None:
     assert cut_user_texts(view, tmp_path, 2_000)[0].text() == cut[0].text(), "deterministic"
     small = [Message.user_text("hello")]
     assert cut_user_texts(small, tmp_path, 2_000)[0] is small[0]
+
+
+def test_an_output_the_tool_already_clipped_is_not_clipped_twice(tmp_path: Path) -> None:
+    h = HistoryBuilder()
+    already = clip_output("\n".join("y" * 300 for _ in range(3000)), tmp_path, max_chars=20_000).text
+    assert len(already) > 20_000, "the note makes a clipped text a little longer than the limit"
+    h.bash("pytest", already)
+    assert ClipTier(tmp_path, max_chars=20_000).run(h.messages, {}) == {}

@@ -87,3 +87,19 @@ def test_superseded_and_exit_status() -> None:
     assert exit_status(obs) == "exit 0"
     obs.content = "<returncode>2</returncode>\n<output>x</output>"
     assert exit_status(obs) == "exit 2"
+
+
+def test_heredoc_bodies_and_arrows_are_not_redirections() -> None:
+    cmd = "cat <<'EOF' > patch.py\ndef f(x) -> Any:\n    return x >= 2 and y > z\nEOF\npython patch.py > out.log"
+    assert shell_keys(cmd).writes == {"file:patch.py", "file:out.log"}
+    assert shell_keys("echo hi >> notes.txt && ls 2> err.txt").writes == {"file:notes.txt", "file:err.txt"}
+
+
+def test_a_script_that_exits_0_while_printing_errors_is_not_a_failure() -> None:
+    from coder.context.masking import is_failure
+
+    h = HistoryBuilder()
+    h.bash("python show_errors.py", "Error: TypeError: 'OL' VR requires bytes", exit_code=0)
+    h.turn(("bash", {"command": "python crash.py"}, "Traceback (most recent call last):\nValueError: x"))
+    shown, crashed = observations(h.messages)
+    assert not is_failure(shown) and is_failure(crashed), "no exit status stated: the traceback decides"

@@ -166,3 +166,24 @@ def test_create_refuses_existing_unless_overwrite_and_keeps_crlf(ws: Path) -> No
     assert path.read_bytes() == b"new\r\nfile\r\n"
     editor.create("deep/er/b.txt", "made\n")
     assert (ws / "deep" / "er" / "b.txt").read_text() == "made\n"
+
+
+def test_insert_and_tolerant_match_keep_crlf_and_bom(ws: Path) -> None:
+    path = ws / "w.py"
+    path.write_bytes(codecs.BOM_UTF8 + b"def f():\r\n    a = 1\r\n    return a\r\n")
+    editor = Editor(ws)
+    editor.insert("w.py", 1, "    # doc\n")
+    editor.str_replace("w.py", "     3\ta = 1\n     4\treturn a", "a = 2\nreturn a")  # pasted from view, dedented
+    assert path.read_bytes() == codecs.BOM_UTF8 + b"def f():\r\n    # doc\r\n    a = 2\r\n    return a\r\n"
+
+
+def test_undo_restores_exact_bytes(ws: Path) -> None:
+    path = ws / "u.txt"
+    raw = b"\xef\xbb\xbfone\r\ntwo\nthree"
+    path.write_bytes(raw)
+    editor = Editor(ws)
+    editor.str_replace("u.txt", "two", "2")
+    editor.insert("u.txt", 0, "zero")
+    editor.undo("u.txt")
+    editor.undo("u.txt")
+    assert path.read_bytes() == raw

@@ -193,3 +193,9 @@ def test_long_fuzzy_block_in_a_large_file_is_fast() -> None:
     assert rep.strategy == "fuzzy"
     expected = "\n".join(lines[:3010] + [lines[3010].replace("return total", "return -total")] + lines[3011:])
     assert rep.apply(content) == expected
+
+
+def test_fragment_with_trailing_spaces() -> None:
+    out, strategy, _ = apply(PY, "self._cache[key] = value  ", "self._cache[key] = value + 1  ")
+    assert strategy == "trailing-whitespace"
+    assert "        self._cache[key] = value + 1\n" in out

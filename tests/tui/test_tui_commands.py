@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coder.engine.commands import completions, cycle_mode, is_command, run_slash
+from coder.engine.commands import completions, cycle_mode, is_command, on_open, run_slash
 from coder.policy.base import PermissionAnswer
 
 WRITE = {"turns": [
@@ -19,7 +19,9 @@ def allow_all(request):
 
 def opened_session(factory, script=WRITE, mode="ask"):
     f = factory(script, mode=mode)
-    return f(lambda e: None, allow_all, {})
+    opened = f(lambda e: None, allow_all, {})
+    on_open(opened)  # as both frontends do: the checkpoint baseline before the first turn
+    return opened
 
 
 def test_help_lists_every_builtin_and_custom_commands(factory, git_repo: Path, isolated_home: Path) -> None:
@@ -41,6 +43,11 @@ def test_help_lists_every_builtin_and_custom_commands(factory, git_repo: Path, i
     assert decision.action == "allow"  # allowed-tools became a session rule
     assert run_slash(opened, "/explain src/app.py").send == "Explain the code in plain words.\n\nsrc/app.py"
     assert [n for n, _ in completions(git_repo, "re")] == ["resume", "review", "rewind"]
+    (git_repo / ".coder" / "commands" / "broken.md").write_text("---\ndescription: [unclosed\n---\nbody\n")
+    (git_repo / ".coder" / "commands" / "help.md").write_text("cannot shadow a built-in\n")
+    broken = run_slash(opened, "/broken")
+    assert broken.error and "not valid YAML" in broken.text and "broken.md" in broken.text
+    assert "this list" in run_slash(opened, "/help").text
 
 
 def test_unknown_command_and_paths_are_not_commands(factory) -> None:

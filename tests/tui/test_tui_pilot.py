@@ -7,6 +7,7 @@ from pathlib import Path
 from tui_support import async_test, type_and_send, wait_for  # type: ignore[import-not-found]
 from tui_support import conversation_text as texts  # type: ignore[import-not-found]
 from tui_support import make_app as _make_app  # type: ignore[import-not-found]
+
 from coder.tui.common import InputHistory
 from coder.tui.widgets import PermissionPrompt, ToolBlock, UserBlock
 
@@ -108,3 +109,47 @@ async def test_ctrl_c_twice_on_idle_quits(factory, git_repo: Path, tmp_path: Pat
         await pilot.pause(0.2)
     assert app.return_code in (0, None)
     assert f.opened[0].store is not None
+
+
+@async_test
+async def test_ctrl_c_during_a_permission_prompt_interrupts_and_queued_message_waits(factory, git_repo: Path,
+                                                                                    tmp_path: Path) -> None:
+    script = {"turns": [
+        {"tool_calls": [{"name": "write_file", "input": {"path": "a.txt", "content": "a"}}]},
+        {"text": "answer to the queued message"}]}
+    app, f = make_app(factory, git_repo, tmp_path, script=script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        await type_and_send(pilot, app, "write a")
+        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not app.busy)
+        assert not (git_repo / "a.txt").exists() and app.prompt_widget is None
+        assert "turn stopped: interrupted" in texts(app)
+        assert app.is_running  # an interrupt is not a quit
+        app.busy = True  # a turn is running: what is typed now waits for it
+        await type_and_send(pilot, app, "next question")
+        assert app.queued == ["next question"] and "queued" in texts(app)
+        app.turn_ended("done")
+        await wait_for(pilot, lambda: "answer to the queued message" in texts(app))
+
+
+@async_test
+async def test_a_session_that_cannot_open_says_why(git_repo: Path, tmp_path: Path) -> None:
+    from tui_support import app_args  # type: ignore[import-not-found]
+
+    from coder.errors import ModelConfigError
+    from coder.tui.app import CoderApp
+
+    def opener(on_event, ask, override):
+        raise ModelConfigError("ANTHROPIC_API_KEY is not set")
+
+    app = CoderApp(app_args(git_repo), opener=opener, history=InputHistory(tmp_path / "h.jsonl"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: "could not start a session" in texts(app))
+        assert "ANTHROPIC_API_KEY is not set" in texts(app)
+        await type_and_send(pilot, app, "hello")
+        assert "only /model SPEC and /quit work now" in texts(app) or "No session" in texts(app)
+        await type_and_send(pilot, app, "/quit")
+        await pilot.pause(0.2)
+    assert not app.is_running

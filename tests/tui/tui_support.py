@@ -5,10 +5,11 @@ built-in tool set being complete."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 from coder import paths
 from coder.context.base import PassthroughContext, Pinned
@@ -76,7 +77,6 @@ class Factory:
         from coder.vcs.checkpoints import Checkpoints
 
         checkpoints = Checkpoints(self.workspace, sid)
-        checkpoints.baseline()  # what open_session should do too (reported): the first turn must be undoable
         ctx = ToolContext(self.workspace, self.workspace, sid, threading.Event(), paths.session_dir(sid), {})
         parts = SessionParts(sid, provider, {"write_file": WriteTool(), "bash": EchoShell()}, ModePolicy(self.mode),
                              PassthroughContext(), ctx, "system", Pinned(), Limits(), record, ask,

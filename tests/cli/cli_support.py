@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -26,7 +24,3 @@ def write_script(path: Path, turns: list[dict[str, Any]]) -> Path:
     path.write_text(json.dumps({"turns": turns}))
     return path
 
-
-@pytest.fixture
-def run_coder():
-    return coder

@@ -1,0 +1,75 @@
+"""Input helpers of CoderApp: `/command` and `@path` completion, and walking the history with Up/Down.
+A mixin (see coder/tui/app.py)."""
+
+from __future__ import annotations
+
+from textual.widgets import TextArea
+
+from coder.tui.common import match_paths, options_from_args, word_at_end
+from coder.tui.widgets import CompletionList, PromptInput
+
+
+class InputHelpers:
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        box = self.query_one(PromptInput)
+        completion = self.query_one(CompletionList)
+        text = box.text
+        items: list[tuple[str, str]] = []
+        kind = ""
+        if text.startswith("/") and " " not in text and "\n" not in text:
+            from coder.engine.commands import completions
+
+            workspace = self.opened.workspace if self.opened else options_from_args(self.args).cwd
+            items = [(f"/{n}", s) for n, s in completions(workspace, text[1:])][:10]
+            kind = "command"
+            if len(items) == 1 and items[0][0] == text:
+                items = []
+        else:
+            word = word_at_end(text)
+            if word.startswith("@"):
+                if self.files is None:
+                    self.files = []
+                    self.run_worker(self._load_files, thread=True, group="files")
+                items = [(f"@{p}", "") for p in match_paths(self.files, word[1:])]
+                kind = "path"
+        completion.show(kind, items)
+        box.completion_open = completion.is_open
+
+    def _load_files(self) -> None:
+        from coder.tui.common import project_files
+
+        workspace = self.opened.workspace if self.opened else options_from_args(self.args).cwd
+        files = project_files(workspace)
+        self.call_from_thread(self._files_loaded, files)
+
+    def _files_loaded(self, files: list[str]) -> None:
+        self.files = files
+        self.on_text_area_changed(None)  # type: ignore[arg-type]
+
+    def on_prompt_input_special(self, message: PromptInput.Special) -> None:
+        box = self.query_one(PromptInput)
+        completion = self.query_one(CompletionList)
+        if completion.is_open:
+            if message.key in ("up", "down"):
+                completion.move(-1 if message.key == "up" else 1)
+            elif message.key == "accept":
+                value = completion.current() or ""
+                text = box.text
+                cut = len(text) - len(word_at_end(text)) if completion.kind == "path" else 0
+                box.set_text(text[:cut] + value + " ")
+                completion.close()
+                box.completion_open = False
+            return
+        entries = self.history.entries
+        if message.key == "up" and entries:
+            if self.hist_index is None:
+                self.draft, self.hist_index = box.text, len(entries)
+            self.hist_index = max(0, self.hist_index - 1)
+            box.set_text(entries[self.hist_index])
+        elif message.key == "down" and self.hist_index is not None:
+            self.hist_index += 1
+            if self.hist_index >= len(entries):
+                self.hist_index = None
+                box.set_text(self.draft)
+            else:
+                box.set_text(entries[self.hist_index])

@@ -1,0 +1,223 @@
+"""How the conversation is drawn from engine events: the drain loop, the Markdown stream, tool blocks, the
+bounded list of blocks and the status bar. A mixin of CoderApp (coder/tui/app.py), split out to keep each
+module readable; it uses the app's state (queue, blocks, info) and never the engine beyond the events.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widget import Widget
+
+from coder.engine import events as ev
+from coder.tui.common import GitState
+from coder.tui.widgets import NoteBlock, PermissionPrompt, StatusBar, ToolBlock, UserBlock
+
+MAX_BLOCKS = 300
+_markdown_classes: dict[str, type] = {}
+
+
+def markdown_block(text: str = "", kind: str = "assistant") -> Widget:
+    """A Markdown widget. Imported on first use: markdown-it is not needed for the first paint."""
+    if kind not in _markdown_classes:
+        from textual.widgets import Markdown
+
+        css = {"assistant": "AssistantBlock { margin: 1 0 0 0; padding: 0 1; }",
+               "command": "CommandBlock { margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }"}[kind]
+        name = "AssistantBlock" if kind == "assistant" else "CommandBlock"
+        _markdown_classes[kind] = type(name, (Markdown,), {"DEFAULT_CSS": css})
+    return _markdown_classes[kind](text)
+
+
+class ConversationView:
+    """Mixin: everything that turns events into blocks."""
+
+    # ---- events -----------------------------------------------------------------------------------------------
+    async def drain(self) -> None:
+        if not self.queue:
+            return
+        follow = self.conversation.scroll_y >= self.conversation.max_scroll_y - 2
+        text: list[str] = []
+        self.batching = True
+        try:
+            while self.queue:
+                item = self.queue.popleft()
+                if isinstance(item, ev.TextDelta):
+                    text.append(item.text)
+                    continue
+                if text:
+                    await self.stream_text("".join(text))
+                    text = []
+                await self.handle(item)
+            if text:
+                await self.stream_text("".join(text))
+        finally:
+            self.batching = False
+            self.flush_blocks()
+        self.refresh_status()
+        if self.prompt_widget is not None:
+            self.prompt_widget.focus()
+        if follow:
+            self.conversation.scroll_end(animate=False)
+
+    async def stream_text(self, text: str) -> None:
+        if self.stream is None:
+            self.stream_block = markdown_block()
+            self.add_block(self.stream_block)
+            self.flush_blocks()  # the stream appends into a mounted widget
+            self.stream = type(self.stream_block).get_stream(self.stream_block)
+        await self.stream.write(text)
+
+    async def end_stream(self) -> bool:
+        """Finish the streamed block; True when one was streaming."""
+        if self.stream is None:
+            return False
+        stream, self.stream = self.stream, None
+        await stream.stop()
+        return True
+
+    async def handle(self, item: Any, replay: bool = False) -> None:
+        if isinstance(item, tuple):
+            for event in item[1][-MAX_BLOCKS * 2:]:
+                await self.handle(event, replay=True)
+            if item[1]:
+                self.add_block(NoteBlock("── resumed: earlier conversation above ──"))
+            return
+        if isinstance(item, ev.SessionStart):
+            self.info.update(model=item.model, sandbox=item.sandbox)
+            if not replay:
+                self.add_block(NoteBlock(f"session {item.session_id} · {_home(item.workspace)}" +
+                                         (" (resumed)" if item.resumed else "")))
+        elif isinstance(item, ev.UserMessage):
+            self.add_block(UserBlock(item.text))
+        elif isinstance(item, ev.AssistantMessage):
+            streamed = await self.end_stream()
+            texts = [b.get("text", "") for b in item.message.get("content", []) if b.get("type") == "text"]
+            if not streamed and any(t.strip() for t in texts):
+                self.add_block(markdown_block("\n\n".join(texts)))
+        elif isinstance(item, ev.ToolCallRequested):
+            await self.end_stream()
+            block = ToolBlock(item.id, item.tool, item.input)
+            self.tool_blocks[item.id] = block
+            self.add_block(block)
+        elif isinstance(item, ev.PermissionRequest):
+            self.prompt_widget = PermissionPrompt(item.id, item.tool, item.input, item.reason, item.suggested_rule)
+            self.add_block(self.prompt_widget)
+        elif isinstance(item, (ev.ToolCallApproved, ev.ToolCallDenied)):
+            block = self.tool_blocks.get(item.id)
+            if block is not None and (item.by != "policy" or isinstance(item, ev.ToolCallDenied)):
+                block.note(f"{'allowed' if isinstance(item, ev.ToolCallApproved) else 'denied'} by {item.by}")
+        elif isinstance(item, ev.ToolCallFinished):
+            block = self.tool_blocks.pop(item.id, None)
+            if block is None:
+                block = ToolBlock(item.id, item.tool, item.input)
+                self.add_block(block)
+            block.finish(item.output, item.is_error, item.duration_s, str(item.data.get("diff", "") or ""))
+        elif isinstance(item, ev.UsageEvent):
+            self.info["tokens"] += item.input_tokens + item.output_tokens + item.cache_read_tokens + \
+                item.cache_write_tokens
+            self.info.update(cost=item.total_cost_usd, ctx=item.context_tokens, window=item.context_window)
+        elif isinstance(item, ev.CompactionEvent):
+            self.add_block(NoteBlock(f"context compacted ({item.kind}): {item.tokens_before:,} → "
+                                     f"{item.tokens_after:,} tokens"))
+        elif isinstance(item, ev.CheckpointEvent):
+            files = ", ".join(item.files_changed[:5])
+            self.add_block(NoteBlock(f"checkpoint {item.id}" + (f": {files}" if files else "") + " (/undo)"))
+        elif isinstance(item, ev.ReviewEvent):
+            self.add_block(NoteBlock(f"review: {item.verdict} ({len(item.findings)} findings)"))
+        elif isinstance(item, ev.CommitEvent):
+            self.add_block(NoteBlock(f"committed {item.sha[:10]}: {item.message.splitlines()[0]}", "ok"))
+        elif isinstance(item, ev.ErrorEvent):
+            self.add_block(NoteBlock(("error: " if item.fatal else "note: ") + item.message,
+                                     "error" if item.fatal else ""))
+        elif isinstance(item, ev.TurnEnd) and not replay:
+            await self.end_stream()
+            self.turn_ended(item.reason)
+
+    def turn_ended(self, reason: str) -> None:
+        self.busy = False
+        self.info["state"] = "idle"
+        self._resolve_ask(None)
+        if reason != "done":
+            self.add_block(NoteBlock(f"turn stopped: {reason}", "error" if reason != "interrupted" else ""))
+        self.refresh_git()
+        if self.queued:
+            self.send(self.queued.pop(0))
+
+    def add_block(self, widget: Widget) -> None:
+        """Add a block to the conversation. Inside a drain, blocks are collected and mounted together at its end
+        (one layout pass per batch, not one per block); blocks that would be folded at once are never mounted."""
+        self.pending.append(widget)
+        if not self.batching:
+            self.flush_blocks()
+
+    def flush_blocks(self) -> None:
+        if not self.pending:
+            return
+        pending, self.pending = self.pending, []
+        keep = [w for w in pending[-MAX_BLOCKS:]]
+        dropped = pending[: len(pending) - len(keep)]
+        for widget in dropped:
+            if isinstance(widget, ToolBlock):
+                self.tool_blocks.pop(widget.call_id, None)
+        self.hidden_blocks += len(dropped)
+        conversation = self.conversation
+        conversation.mount_all(keep)
+        excess = len(conversation.children) - MAX_BLOCKS
+        if excess > 0:
+            protected = (self.prompt_widget, self.stream_block)
+            old = [c for c in conversation.children[: excess + 2] if c not in protected][:excess]
+            for child in old:
+                if isinstance(child, ToolBlock):
+                    self.tool_blocks.pop(child.call_id, None)
+            self.hidden_blocks += len(old)
+            conversation.remove_children(old)
+
+    # ---- status -----------------------------------------------------------------------------------------------
+    def refresh_git(self) -> None:
+        if self.opened is None:
+            return
+        workspace = self.opened.workspace
+
+        def work() -> None:
+            from coder.tui.common import git_state
+
+            state = git_state(workspace)
+            self.call_from_thread(self._git_done, state)
+
+        self.run_worker(work, thread=True, group="git", exclusive=True)
+
+    def _git_done(self, state: GitState) -> None:
+        self.git = state
+        self.refresh_status()
+
+    def refresh_status(self) -> None:
+        from coder.engine.commands import current_mode
+
+        info = self.info
+        mode = current_mode(self.session) if self.session is not None else (self.args.permission_mode or "…")
+        pct = 100 * info["ctx"] / info["window"] if info["window"] else 0.0
+        sandbox = str(info["sandbox"])
+        text = Text()
+        text.append(f"{info['state']}", style="bold yellow" if info["state"] != "idle" else "bold green")
+        text.append(f" │ {info['model']} │ ")
+        text.append(f"mode {mode}", style="bold magenta" if mode in ("auto", "auto-edit") else "bold")
+        text.append(f" │ ctx {pct:.0f}% │ {_short(info['tokens'])} tok │ ${info['cost']:.4f} │ ")
+        text.append(f"sandbox {sandbox[:24]}", style="green" if sandbox == "bubblewrap" else "red")
+        text.append(f" │ {self.git.label()}")
+        if self.hidden_blocks:
+            text.append(f" │ {self.hidden_blocks} old blocks folded", style="dim")
+        self.query_one(StatusBar).update(text)
+
+
+def _home(path: str) -> str:
+    """The workspace as people say it: ~/x for paths under HOME (shorter, and the same on every machine)."""
+    import os
+
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) else path
+
+
+def _short(n: int) -> str:
+    return f"{n / 1_000_000:.1f}M" if n >= 1_000_000 else f"{n / 1000:.1f}k" if n >= 1000 else str(n)
