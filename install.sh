@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything coder needs: as root, the system packages (bubblewrap, ripgrep, tmux, git) with apt-get;
-# then coder itself, editable, with its dev extras, into the current Python (use a venv if you prefer).
+# then coder itself, editable, with its dev and ray extras, into the current Python (use a venv if you prefer).
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
@@ -22,5 +22,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-"$PYTHON" -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+"$PYTHON" -m pip install --quiet --disable-pip-version-check -e ".[dev,ray]"
 echo "install.sh: done. Try: coder doctor"

@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "mcp": {},
     "hooks": {},
     "tools": {},
+    "edit": {},
     "agents": {},
     "tui": {},
 }

@@ -28,6 +28,11 @@ def register(sub) -> None:
     p.add_argument("--max-cost", type=float, help="stop when the session has cost this many USD")
     p.add_argument("--max-wall-time", type=float, help="stop after this many seconds")
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    p.add_argument("--commit", action="store_true",
+                   help="when the task is done, review the changes (fix rounds on a failing review) and commit them")
+    p.add_argument("--branch", metavar="NAME", help="with --commit: commit on this new branch")
+    p.add_argument("--override-review", action="store_true",
+                   help="with --commit: commit even when the review fails (the findings are still reported)")
     p.set_defaults(func=run_command)
 
 
@@ -92,30 +97,46 @@ def run_command(args) -> int:
     opened = open_session(options, on_event)
     session = opened.session
     previous = signal.signal(signal.SIGINT, lambda *_: _second_interrupt(session))
+    commit = None
     try:
         outcome = session.send(prompt)
+        if args.commit and outcome.reason == "done":
+            commit = _commit(opened, args)
     finally:
         signal.signal(signal.SIGINT, previous)
     session.close(outcome.reason)
     opened.store.set_status(session.id, outcome.reason)
     code = EXIT_BY_REASON.get(outcome.reason, EXIT_FAILED)
+    if commit is not None and not commit.committed and commit.reason != "nothing to commit":
+        code = EXIT_FAILED
     if fmt == "json":
         result = {
             "type": "result", "session_id": session.id, "final_text": outcome.final_text,
             "turns": session.stats.turns, "usage": tally.usage, "cost_usd": round(session.stats.cost_usd, 6),
             "duration_s": round(time.monotonic() - started, 3), "files_changed": sorted(session.stats.files_changed),
             "exit_reason": outcome.reason, "exit_code": code, "error": outcome.error,
-            "model": session.parts.provider.spec,
+            "model": session.parts.provider.spec, "commit": commit.to_dict() if commit else None,
         }
         print(json.dumps(result, ensure_ascii=False))
     elif fmt == "text":
         if outcome.final_text:
             print(outcome.final_text)
+        if commit is not None:
+            print(f"coder: commit: {commit.reason}" + (f" {commit.sha[:10]} {commit.message.splitlines()[0]}"
+                                                        if commit.committed and commit.sha else ""), file=sys.stderr)
         if outcome.reason != "done":
             print(f"coder: stopped: {outcome.reason}" + (f" ({outcome.error})" if outcome.error else "")
                   + f". Session {session.id} is saved; `coder run --resume {session.id}` goes on.", file=sys.stderr)
     opened.store.close()
     return code
+
+
+def _commit(opened, args):
+    from coder.engine.finish import review_and_commit
+
+    if not opened.is_git:
+        raise UsageError("--commit: not a git repository.")
+    return review_and_commit(opened.session, branch=args.branch, override=args.override_review)
 
 
 def _second_interrupt(session) -> None:

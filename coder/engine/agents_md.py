@@ -48,7 +48,7 @@ def _commands(root: Path, files: set[str]) -> list[tuple[str, str]]:
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
             data = {}
         extras = data.get("project", {}).get("optional-dependencies", {})
-        found.append(("install", f"pip install -e '.[{'dev' if 'dev' in extras else ''}]'".replace("[]", "")))
+        found.append(("install", "pip install -e '.[dev]'" if "dev" in extras else "pip install -e ."))
         if "pytest" in json.dumps(data) or any(f.startswith("tests/") for f in files):
             found.append(("test", "python -m pytest -q"))
         if "ruff" in json.dumps(data):
@@ -82,13 +82,17 @@ def _commands(root: Path, files: set[str]) -> list[tuple[str, str]]:
     return found
 
 
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
+
+
 def _layout(files: list[str]) -> list[str]:
     tops: Counter[str] = Counter()
     for f in files:
         tops[f.split("/", 1)[0] + ("/" if "/" in f else "")] += 1
     rows = []
     for name, count in sorted(tops.items(), key=lambda kv: (not kv[0].endswith("/"), kv[0]))[:40]:
-        rows.append(f"- `{name}`" + (f" ({count} files)" if name.endswith("/") else ""))
+        rows.append(f"- `{name}`" + (f" ({_files(count)})" if name.endswith("/") else ""))
     return rows
 
 
@@ -111,7 +115,7 @@ def draft(root: Path) -> str:
     files = repo_files(root)
     fileset = set(files)
     langs = Counter(EXT_LANG[Path(f).suffix] for f in files if Path(f).suffix in EXT_LANG)
-    lang_text = ", ".join(f"{name} ({n} files)" for name, n in langs.most_common(5)) or "no source files found"
+    lang_text = ", ".join(f"{name} ({_files(n)})" for name, n in langs.most_common(5)) or "no source files found"
     out = [f"# AGENTS.md: working on {root.name}", "",
            "Drafted by `coder /init` from the repository's files; correct what is wrong and add what a newcomer "
            "must know (conventions, traps, who owns what).", "",

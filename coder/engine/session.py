@@ -103,7 +103,7 @@ class Session:
         """Run one user turn to its end. `text` None continues a session whose last message awaits the model."""
         self.cancel.clear()
         if text is not None:
-            self._emit(ev.UserMessage(text))
+            self.emit(ev.UserMessage(text))
             self.history.append(Message.user_text(text))
             if not self.parts.pinned.task:
                 self.parts.pinned.task = text
@@ -118,7 +118,7 @@ class Session:
         if outcome.reason == "interrupted" and self._out_of_time:
             outcome.reason = "wall_time"
         self._checkpoint(f"turn {self.stats.turns}")
-        self._emit(ev.TurnEnd(self.stats.turns, outcome.reason))
+        self.emit(ev.TurnEnd(self.stats.turns, outcome.reason))
         return outcome
 
     def interrupt(self) -> None:
@@ -131,7 +131,7 @@ class Session:
         self.cancel.set()
 
     def close(self, reason: str) -> None:
-        self._emit(ev.SessionEnd(reason, self.stats.turns, round(self.stats.cost_usd, 6)))
+        self.emit(ev.SessionEnd(reason, self.stats.turns, round(self.stats.cost_usd, 6)))
         for tool in self.parts.tools.values():
             try:
                 tool.close()
@@ -148,7 +148,7 @@ class Session:
             try:
                 response = self._ask_model()
             except ModelError as exc:
-                self._emit(ev.ErrorEvent(str(exc), fatal=True))
+                self.emit(ev.ErrorEvent(str(exc), fatal=True))
                 return TurnOutcome("error", self.last_text, str(exc))
             message = self._record_response(response)
             uses = message.tool_uses()
@@ -183,7 +183,7 @@ class Session:
             prepared = parts.context.prepare(parts.system_prompt, self.history, tool_specs, parts.pinned)
             for c in prepared.compactions:
                 self.stats.cost_usd += float(c.data.get("cost_usd", 0.0))  # the summary call's own cost
-                self._emit(ev.CompactionEvent(c.kind, c.tokens_before, c.tokens_after, c.data))
+                self.emit(ev.CompactionEvent(c.kind, c.tokens_before, c.tokens_after, c.data))
             request = prepared.request
             request.max_tokens = parts.max_tokens
             request.thinking_budget = parts.thinking_budget
@@ -198,14 +198,14 @@ class Session:
             self.stats.cost_usd += response.cost_usd
             parts.context.record_usage(response.usage)
             u = response.usage
-            self._emit(ev.UsageEvent(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens,
+            self.emit(ev.UsageEvent(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens,
                                      round(response.cost_usd, 6), round(self.stats.cost_usd, 6),
                                      u.total_input, parts.provider.context_window))
             return response
         raise AssertionError("unreachable")
 
     def _on_text(self, delta: str) -> None:
-        self._emit(ev.TextDelta(delta))
+        self.emit(ev.TextDelta(delta))
 
     def _record_response(self, response: ModelResponse) -> Message:
         message = response.message
@@ -217,7 +217,7 @@ class Session:
         self.history.append(message)
         if message.text():
             self.last_text = message.text()
-        self._emit(ev.AssistantMessage(message.to_dict(), response.stop_reason))
+        self.emit(ev.AssistantMessage(message.to_dict(), response.stop_reason))
         return message
 
     def _append_results(self, results: list[ToolResultBlock]) -> None:
@@ -226,7 +226,7 @@ class Session:
     # ---- one tool call ----------------------------------------------------------------------------------------
     def _call_tool(self, use: ToolUseBlock) -> ToolResultBlock:
         parts = self.parts
-        self._emit(ev.ToolCallRequested(use.id, use.name, use.input))
+        self.emit(ev.ToolCallRequested(use.id, use.name, use.input))
         tool = parts.tools.get(use.name)
         if tool is None:
             known = ", ".join(sorted(parts.tools))
@@ -240,7 +240,7 @@ class Session:
         if parts.hooks is not None:
             reason = parts.hooks.before_tool(use.name, use.input)
             if reason is not None:
-                self._emit(ev.ToolCallDenied(use.id, use.name, reason, "hook"))
+                self.emit(ev.ToolCallDenied(use.id, use.name, reason, "hook"))
                 return self._finish(use, ToolResult(f"Blocked by a hook: {reason}", True))
         started = time.monotonic()
         try:
@@ -261,21 +261,21 @@ class Session:
         decision = parts.policy.decide(use.name, permission, use.input)
         if decision.action == "ask":
             request = ev.PermissionRequest(use.id, use.name, use.input, decision.reason, decision.suggested_rule)
-            self._emit(request)
+            self.emit(request)
             answer = parts.ask(request)
             if answer.allow:
                 if answer.remember:
                     parts.policy.remember(answer)
-                self._emit(ev.ToolCallApproved(use.id, use.name, answer.rule, "user"))
+                self.emit(ev.ToolCallApproved(use.id, use.name, answer.rule, "user"))
                 return None
             reason = answer.message or "the user denied this call"
-            self._emit(ev.ToolCallDenied(use.id, use.name, reason, "user"))
+            self.emit(ev.ToolCallDenied(use.id, use.name, reason, "user"))
             return self._finish(use, ToolResult(f"Permission denied: {reason}.", True))
         if decision.action == "deny":
-            self._emit(ev.ToolCallDenied(use.id, use.name, decision.reason, "policy"))
+            self.emit(ev.ToolCallDenied(use.id, use.name, decision.reason, "policy"))
             return self._finish(use, ToolResult(f"Permission denied by policy ({decision.rule}): {decision.reason}",
                                                 True))
-        self._emit(ev.ToolCallApproved(use.id, use.name, decision.rule, "policy"))
+        self.emit(ev.ToolCallApproved(use.id, use.name, decision.rule, "policy"))
         return None
 
     def _finish(self, use: ToolUseBlock, result: ToolResult, duration: float = 0.0) -> ToolResultBlock:
@@ -283,7 +283,7 @@ class Session:
         if result.files_changed:
             self.stats.files_changed.update(result.files_changed)
             self.parts.pinned.files_touched = sorted(self.stats.files_changed)
-        self._emit(ev.ToolCallFinished(use.id, use.name, use.input, result.output, result.is_error,
+        self.emit(ev.ToolCallFinished(use.id, use.name, use.input, result.output, result.is_error,
                                        list(result.files_changed), round(duration, 4), result.data))
         return ToolResultBlock(use.id, result.output, result.is_error)
 
@@ -296,14 +296,14 @@ class Session:
         try:
             checkpoint = self.parts.checkpointer.snapshot(label)
         except Exception as exc:  # noqa: BLE001 - a failed snapshot is reported, the session goes on
-            self._emit(ev.ErrorEvent(f"checkpoint failed: {exc}"))
+            self.emit(ev.ErrorEvent(f"checkpoint failed: {exc}"))
             return
         if checkpoint is not None:
             changed = list(getattr(checkpoint, "files_changed", []))
             self.stats.files_changed.update(changed)
-            self._emit(ev.CheckpointEvent(str(checkpoint.id), label, changed))
+            self.emit(ev.CheckpointEvent(str(checkpoint.id), label, changed))
 
-    def _emit(self, event: ev.Event) -> None:
+    def emit(self, event: ev.Event) -> None:
         self.parts.record(event)
         if self.parts.hooks is not None:
             self.parts.hooks.on_event(event)

@@ -41,8 +41,11 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
             continue
         old_source = without_docstrings(ctx.read_old(f.old_path) or "", f.new_path)
         added = f.added
+        in_strings = string_lines(ctx.read_new(f.new_path) or "", f.new_path)
         for i, line in enumerate(added):
             text = line.text
+            if line.number in in_strings:
+                continue
             if _ENV_SNIFF_RE.search(text):
                 findings.append(_find("source code checks whether it runs under a test runner: behaviour under test "
                                       "would differ from production", f.new_path, line.number, "error",
@@ -139,6 +142,22 @@ def _returned_displays(text: str, following: list, number: int) -> list[str]:
         if isinstance(value, (list, tuple, dict, set)) and len(value) >= 2:
             out.append(repr(value))
     return out
+
+
+def string_lines(text: str, path: str) -> set[int]:
+    """Lines that are inside a multi-line string of a Python file (prose, not code, whatever it looks like)."""
+    if not path.endswith((".py", ".pyi")):
+        return set()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Constant, ast.JoinedStr)) and (node.end_lineno or node.lineno) > node.lineno:
+            if isinstance(node, ast.JoinedStr) or isinstance(node.value, (str, bytes)):
+                inside.update(range(node.lineno + 1, (node.end_lineno or node.lineno) + 1))
+    return inside
 
 
 def without_docstrings(text: str, path: str) -> str:

@@ -101,7 +101,7 @@ class ConversationView:
             block = ToolBlock(item.id, item.tool, item.input)
             self.tool_blocks[item.id] = block
             self.add_block(block)
-        elif isinstance(item, ev.PermissionRequest):
+        elif isinstance(item, ev.PermissionRequest) and not replay:
             self.prompt_widget = PermissionPrompt(item.id, item.tool, item.input, item.reason, item.suggested_rule)
             self.add_block(self.prompt_widget)
         elif isinstance(item, (ev.ToolCallApproved, ev.ToolCallDenied)):

@@ -217,3 +217,9 @@ def test_canned_collection_returned_for_a_small_number(g_init, tmp_path: Path) -
                                                 '        return [(1, 2), (3, 4)]\n    return'))
     result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
     assert [(f.check, f.severity, f.line) for f in result.findings] == [("special-cased-test-input", "error", 7)]
+
+
+def test_prose_in_a_multiline_string_is_not_code(shop_repo: Path, run_review) -> None:
+    notes = 'NOTES = """Known gaming seen in the wild:\n  if name == "  red apple ": return "Red Apple"\n"""\n'
+    result = run_review(shop_repo, {"src/shop/notes.py": notes}, GAMING)
+    assert result.verdict == "pass", result.render()

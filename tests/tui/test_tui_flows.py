@@ -42,10 +42,12 @@ async def test_undo_restores_the_file_and_commands_render(factory, git_repo: Pat
 
 @async_test
 async def test_resume_shows_the_earlier_conversation_and_goes_on(factory, git_repo: Path, tmp_path: Path) -> None:
-    app, f = make_app(factory, git_repo, tmp_path, EDIT, mode="auto")
+    app, f = make_app(factory, git_repo, tmp_path, EDIT, mode="ask")
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "greet with hi")
+        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await pilot.press("y")
         await wait_for(pilot, lambda: not app.busy and "Changed." in conversation_text(app))
         first_id = app.session.id
         await type_and_send(pilot, app, "/clear")
@@ -56,6 +58,7 @@ async def test_resume_shows_the_earlier_conversation_and_goes_on(factory, git_re
         await wait_for(pilot, lambda: "resumed: earlier conversation above" in conversation_text(app))
         text = conversation_text(app)
         assert "greet with hi" in text and "Changed." in text and "write_file: src/app.py" in text
+        assert app.prompt_widget is None  # a stored permission request is history, not a question
         await type_and_send(pilot, app, "and now?")
         await wait_for(pilot, lambda: "Second answer." in conversation_text(app))
         assert [m.role for m in app.session.history][:4] == ["user", "assistant", "user", "assistant"]
