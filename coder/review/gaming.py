@@ -103,13 +103,24 @@ def _test_file(ctx: ReviewContext, f: FilePatch) -> list[Finding]:
     return findings + _generic_tests(f, lang, old, new)
 
 
+_DATA_NAMES = {"True", "False", "None", "pytest", "param", "id", "ids", "marks", "approx", "null", "true",
+               "false", "nil"}
+
+
+def _is_data_line(text: str) -> bool:
+    """A line of test data (`(3, 6),`, `"key": "value",`, `expected = 42`), not a call that sets a test up."""
+    names = [n for n in re.findall(r"[A-Za-z_]\w*", _LITERAL_RE.sub(" ", text)) if n not in _DATA_NAMES]
+    return len(names) <= 1
+
+
 def _data_edits(f: FilePatch, lang: str) -> list[Finding]:
     """Literal test data edited in place (a parametrize table, an expected-values dict): same line shape,
     different literals. Assertion lines are left to the assertion checks."""
     findings = []
     pattern = ASSERT_RE[lang]
     for hunk in f.hunks:
-        removed = [line for line in hunk.removed if not pattern.search(line.text) and _LITERAL_RE.search(line.text)]
+        removed = [line for line in hunk.removed if not pattern.search(line.text) and _LITERAL_RE.search(line.text)
+                   and _is_data_line(line.text)]
         added = [line for line in hunk.added if not pattern.search(line.text)]
         for old_line in removed:
             key = _mask(old_line.text)
