@@ -22,7 +22,7 @@ from coder.models.retry import (
     TextRelay,
     Transient,
     retry_after_seconds,
-    run_interruptibly,
+    attempt_stream,
     run_with_retries,
 )
 from coder.models.types import (
@@ -118,19 +118,9 @@ class OpenAIProvider:
         return sum(estimate_tokens(canonical(x)) for x in (body.get("tools") or []) + body["messages"])
 
     def _attempt(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None) -> ModelResponse:
-        relay.restart()
-        holder: dict[str, Any] = {}  # the open stream, so that a cancel can close it
-
-        def close() -> None:
-            if "stream" in holder:
-                holder["stream"].close()
-
-        interrupted, response = run_interruptibly(lambda: self._stream_once(body, relay, cancel, holder),
-                                                  cancel, close)
-        if interrupted or response is None:
-            text = relay.close()
-            return self._response([TextBlock(text)] if text else [], "interrupted", Usage(), None)
-        return response
+        return attempt_stream(lambda holder: self._stream_once(body, relay, cancel, holder), relay, cancel,
+                              lambda text: self._response([TextBlock(text)] if text else [], "interrupted",
+                                                          Usage(), None))
 
     def _stream_once(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None,
                      holder: dict[str, Any]) -> ModelResponse:

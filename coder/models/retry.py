@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from coder.errors import ModelError
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -191,3 +192,20 @@ def retry_after_seconds(exc: Any) -> float | None:
             except ValueError:
                 continue
     return None
+
+
+def attempt_stream(stream_once: Callable[[dict[str, Any]], R], relay: "TextRelay",
+                   cancel: threading.Event | None, interrupted: Callable[[str], R]) -> R:
+    """One streaming attempt that a cancel can cut at once: `stream_once(holder)` puts the open stream in
+    `holder["stream"]` so it can be closed; on cancel, `interrupted(text shown so far)` is the answer."""
+    relay.restart()
+    holder: dict[str, Any] = {}
+
+    def close() -> None:
+        if "stream" in holder:
+            holder["stream"].close()
+
+    was_cut, response = run_interruptibly(lambda: stream_once(holder), cancel, close)
+    if was_cut or response is None:
+        return interrupted(relay.close())
+    return response
