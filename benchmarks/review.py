@@ -98,6 +98,40 @@ def run(args: argparse.Namespace) -> dict:
             "date": date, "quick": bool(args.quick)}
 
 
+def history(repo: Path, count: int) -> dict:
+    """Review the last `count` commits of a real repository (model-free stages, no tests): real changes that
+    were committed on purpose, so every error here is a false alarm or a real problem to look at."""
+    from coder.review.pipeline import review
+    from coder.vcs.repo import diff, run_git
+
+    shas = run_git(repo, "rev-list", "--no-merges", f"--max-count={count}", "HEAD").stdout.split()
+    rows = []
+    for sha in shas:
+        parent = run_git(repo, "rev-parse", "--verify", "--quiet", f"{sha}^1", check=False).stdout.strip()
+        if not parent:
+            continue
+        start = time.monotonic()
+        result = review(repo, diff(repo, commit=sha), "", None,
+                        {"review": {"base": parent, "stages": ["apply", "parse", "lint", "hygiene", "gaming"]}})
+        files = len({f.file for f in result.findings})
+        rows.append({"sha": sha[:10], "verdict": result.verdict, "time": time.monotonic() - start,
+                     "errors": [f"{f.file}:{f.line} {f.check}" for f in result.findings if f.severity == "error"],
+                     "warnings": sum(1 for f in result.findings if f.severity == "warning"), "files": files})
+    return {"repo": str(repo), "rows": rows}
+
+
+def summarise_history(data: dict) -> str:
+    rows = data["rows"]
+    counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in ("pass", "warn", "fail")}
+    lines = [f"Real commits ({len(rows)} most recent non-merge commits of `{data['repo']}`, mechanical stages, "
+             f"no tests): pass {counts['pass']}, warn {counts['warn']}, fail {counts['fail']}; "
+             f"median time {statistics.median([r['time'] for r in rows]):.2f}s." if rows else "No commits."]
+    for r in rows:
+        if r["errors"]:
+            lines.append(f"- {r['sha']}: {'; '.join(r['errors'][:5])}")
+    return "\n".join(lines)
+
+
 def share(rows: list[dict], key: str, want_fail: bool) -> tuple[int, int]:
     hit = sum(1 for r in rows if (r[key] == "fail") == want_fail)
     return hit, len(rows)
@@ -145,7 +179,8 @@ def summarise(data: dict) -> str:
     misses = [r for r in rows if (r["verdict"] == "fail") != (r["expected"] == "fail")]
     if misses:
         lines += ["", "Misses:"]
-        lines += [f"- {r['package']} {r['kind']} -> {r['verdict']} ({r['note']}; errors: {r['errors']})" for r in misses]
+        lines += [f"- {r['package']} {r['kind']} -> {r['verdict']} ({r['note']}; errors: {r['errors']})"
+                  for r in misses]
     mech_fp = [r for r in good if r["mechanical_only"] == "fail"]
     lines += ["", f"Good patches failed by the mechanical stages: {len(mech_fp)} of {len(good)}."]
     return "\n".join(lines)
@@ -161,9 +196,15 @@ def main() -> int:
     parser.add_argument("--json", help="write the raw rows here")
     parser.add_argument("--write-section", action="store_true", help="write benchmarks/sections/review.md")
     parser.add_argument("--from-json", help="summarise a saved run (from --json) instead of running")
+    parser.add_argument("--history", metavar="REPO", help="also review the recent commits of this repository")
+    parser.add_argument("--history-count", type=int, default=30)
     args = parser.parse_args()
     data = json.loads(Path(args.from_json).read_text()) if args.from_json else run(args)
+    if args.history:
+        data["history"] = history(Path(args.history), args.history_count)
     table = summarise(data)
+    if data.get("history"):
+        table += "\n\n" + summarise_history(data["history"])
     print(table)
     if args.json:
         Path(args.json).write_text(json.dumps(data, indent=1))

@@ -35,11 +35,22 @@ DEFAULTS: dict[str, Any] = {
     "codeintel": {},
     "mcp": {},
     "hooks": {},
-    "tools": {},
     "edit": {},
-    "agents": {},
     "tui": {},
 }
+
+#: sections whose keys are a fixed set (a typo in them must not be silently ignored); the services owning the
+#: other sections ([sandbox], [context], [providers.X], [hooks], [mcp.servers.X]) check their keys themselves
+SECTION_KEYS: dict[str, frozenset[str]] = {
+    "permissions": frozenset({"allow", "ask", "deny"}),
+    "instructions": frozenset({"max_bytes"}),
+    "edit": frozenset({"syntax_guard", "max_bytes", "view_max_chars"}),
+    "mcp": frozenset({"servers"}),
+    "providers": frozenset({"anthropic", "openai", "scripted"}),
+}
+
+#: limits that must be positive to mean anything
+POSITIVE = ("max_turns", "max_cost", "max_wall_time", "max_tokens")
 
 #: key -> accepted types (None accepted for keys whose default is None)
 SCALAR_TYPES: dict[str, tuple[type, ...]] = {
@@ -94,6 +105,17 @@ def validate(data: dict[str, Any], source: str) -> None:
         if value is not None and types and (not isinstance(value, types) or isinstance(value, bool)):
             want = " or ".join(t.__name__ for t in types)
             raise ConfigError(f"{source}: {key!r} must be {want}, not {value!r}.")
+    for key, known in SECTION_KEYS.items():
+        section = data.get(key)
+        if isinstance(section, dict):
+            unknown = sorted(set(section) - known)
+            if unknown:
+                raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)} in [{key}]. "
+                                  f"Known: {', '.join(sorted(known))}.")
+    for key in POSITIVE:
+        value = data.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
+            raise ConfigError(f"{source}: {key!r} must be greater than 0, not {value!r}.")
     mode = data.get("permission_mode")
     if mode is not None and mode not in MODES:
         raise ConfigError(f"{source}: permission_mode {mode!r} is not one of {', '.join(MODES)}.")

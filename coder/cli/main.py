@@ -33,31 +33,31 @@ def build_parser():  # -> argparse.ArgumentParser (argparse imported lazily)
     parser.add_argument("--plain", action="store_true", help="plain prompt-toolkit REPL instead of the full-screen app")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue  # an area not built yet
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(sub)
+        importlib.import_module(module_name).register(sub)
     return parser
 
 
-def add_session_flags(parser) -> None:
-    """Flags shared by the interactive app and `coder run`."""
+def add_session_flags(parser, subcommand: bool = False) -> None:
+    """Flags shared by the interactive app and `coder run`. On a subcommand they default to SUPPRESS, so a flag
+    given before the subcommand (`coder --deny bash run ...`) is kept rather than reset by the subparser."""
+    import argparse
+
     from coder.config import MODES
 
-    parser.add_argument("--model", "-m", help="PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-5, openai:qwen2.5-coder, "
+    extra = {"default": argparse.SUPPRESS} if subcommand else {}
+    parser.add_argument("--model", "-m", **extra, help="PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-5, openai:qwen2.5-coder, "
                         "scripted:PATH (a bare claude-... name means anthropic)")
-    parser.add_argument("--permission-mode", choices=MODES, help="plan (read only), ask, auto-edit, auto")
-    parser.add_argument("--cwd", default=".", help="work in this directory (default: the current one)")
-    parser.add_argument("--resume", metavar="ID", help="go on with session ID (`coder sessions` lists them)")
-    parser.add_argument("--continue", dest="continue_last", action="store_true",
+    parser.add_argument("--permission-mode", choices=MODES, **extra, help="plan (read only), ask, auto-edit, auto")
+    parser.add_argument("--cwd", **(extra or {"default": "."}),
+                        help="work in this directory (default: the current one)")
+    parser.add_argument("--resume", metavar="ID", **extra, help="go on with session ID (`coder sessions` lists them)")
+    parser.add_argument("--continue", dest="continue_last", action="store_true", **extra,
                         help="go on with the latest session of this repository")
-    parser.add_argument("--allow", action="append", default=[], metavar="RULE",
+    parser.add_argument("--allow", action="append", metavar="RULE", **(extra or {"default": []}),
                         help="allow calls matching RULE, e.g. 'bash(pytest*)' (repeatable)")
-    parser.add_argument("--deny", action="append", default=[], metavar="RULE", help="deny calls matching RULE")
-    parser.add_argument("--no-sandbox", action="store_true",
+    parser.add_argument("--deny", action="append", metavar="RULE", **(extra or {"default": []}),
+                        help="deny calls matching RULE")
+    parser.add_argument("--no-sandbox", action="store_true", **extra,
                         help="run shell commands without bubblewrap (shown in the status; not recommended)")
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from coder.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CoderError, UsageError
 
 EXIT_BY_REASON = {"done": EXIT_OK, "interrupted": EXIT_INTERRUPTED}
 
@@ -23,7 +23,7 @@ def register(sub) -> None:
                                    "limit, 2 usage or configuration error, 130 interrupted.")
     p.add_argument("prompt", nargs="?", help="the task (or use --prompt-file, or pipe it on stdin)")
     p.add_argument("--prompt-file", type=Path, help="read the task from this file")
-    add_session_flags(p)
+    add_session_flags(p, subcommand=True)
     p.add_argument("--max-turns", type=int, help="stop after this many model requests")
     p.add_argument("--max-cost", type=float, help="stop when the session has cost this many USD")
     p.add_argument("--max-wall-time", type=float, help="stop after this many seconds")
@@ -38,11 +38,18 @@ def register(sub) -> None:
 
 def read_prompt(args) -> str | None:
     if args.prompt_file is not None:
+        if args.prompt:
+            raise UsageError("give the task either as an argument or with --prompt-file, not both.")
         try:
-            return args.prompt_file.read_text(encoding="utf-8")
+            text = args.prompt_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"--prompt-file {args.prompt_file}: cannot be read ({exc}).") from exc
-    if args.prompt:
+        if not text.strip():
+            raise UsageError(f"--prompt-file {args.prompt_file} is empty.")
+        return text
+    if args.prompt is not None:
+        if not args.prompt.strip():
+            raise UsageError("the task is empty.")
         return args.prompt
     if not sys.stdin.isatty():
         text = sys.stdin.read()
@@ -81,12 +88,15 @@ def run_command(args) -> int:
         data = event.to_dict()
         tally.add(data)
         if fmt == "stream-json":
-            sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
-            sys.stdout.flush()
-        elif verbose and data["type"] == "tool_call_requested":
+            emit_json(data)
+            return
+        kind = data["type"]
+        if verbose and kind == "tool_call_requested":
             print(f"  · {data['tool']} {json.dumps(data['input'], ensure_ascii=False)[:120]}", file=sys.stderr)
-        elif data["type"] == "error" and fmt == "text":
+        elif kind == "error" and not data.get("fatal"):  # fatal ones end the run and are reported once, below
             print(f"coder: {data['message']}", file=sys.stderr)
+        elif kind == "tool_call_denied":
+            print(f"coder: denied {data['tool']} ({data['by']}): {data['reason']}", file=sys.stderr)
 
     options = SessionOptions(
         cwd=Path(args.cwd), model=args.model, permission_mode=args.permission_mode, max_turns=args.max_turns,
@@ -94,30 +104,38 @@ def run_command(args) -> int:
         continue_last=args.continue_last, allow=args.allow, deny=args.deny, no_sandbox=args.no_sandbox,
     )
     started = time.monotonic()
-    opened = open_session(options, on_event)
+    try:
+        opened = open_session(options, on_event)
+    except CoderError as exc:
+        if fmt != "text":  # scripts reading JSON get the failure as JSON too
+            emit_json({"type": "result", "exit_reason": "usage_error", "exit_code": exc.exit_code, "error": str(exc)})
+        raise
     session = opened.session
-    previous = signal.signal(signal.SIGINT, lambda *_: _second_interrupt(session))
+    handler = lambda *_: _second_interrupt(session)  # noqa: E731
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     commit = None
     try:
         outcome = session.send(prompt)
         if args.commit and outcome.reason == "done":
             commit = _commit(opened, args)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
     session.close(outcome.reason)
     opened.store.set_status(session.id, outcome.reason)
     code = EXIT_BY_REASON.get(outcome.reason, EXIT_FAILED)
     if commit is not None and not commit.committed and commit.reason != "nothing to commit":
         code = EXIT_FAILED
-    if fmt == "json":
+    if fmt in ("json", "stream-json"):
         result = {
             "type": "result", "session_id": session.id, "final_text": outcome.final_text,
-            "turns": session.stats.turns, "usage": tally.usage, "cost_usd": round(session.stats.cost_usd, 6),
+            "turns": session.stats.turns, "usage": tally.usage,
+            "cost_usd": round(session.stats.cost_usd, 6) if session.stats.cost_known else None,
             "duration_s": round(time.monotonic() - started, 3), "files_changed": sorted(session.stats.files_changed),
             "exit_reason": outcome.reason, "exit_code": code, "error": outcome.error,
             "model": session.parts.provider.spec, "commit": commit.to_dict() if commit else None,
         }
-        print(json.dumps(result, ensure_ascii=False))
+        emit_json(result)
     elif fmt == "text":
         if outcome.final_text:
             print(outcome.final_text)
@@ -129,6 +147,11 @@ def run_command(args) -> int:
                   + f". Session {session.id} is saved; `coder run --resume {session.id}` goes on.", file=sys.stderr)
     opened.store.close()
     return code
+
+
+def emit_json(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
 
 
 def _commit(opened, args):

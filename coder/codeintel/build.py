@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.codeintel.files import MAX_FILE_BYTES, classify_content, list_files
-from coder.codeintel.languages import language_name
+from coder.codeintel.files import MAX_FILE_BYTES, classify_content, fast_language, list_files
 from coder.codeintel.store import SCHEMA, SECONDARY_INDEXES
 
 #: files changed within this many seconds of indexing are re-hashed next time (same-tick edits keep the mtime)
@@ -32,7 +31,7 @@ PARALLEL_MIN_FILES = 150
 BULK_MIN_FILES = 500
 BATCH_FILES = 48
 
-#: (path, size, mtime_ns, hash, lang, status, has_errors, symbols, refs) or ("=", path, size, mtime_ns)
+#: (path, size, mtime_ns, hash, lang, status, has_errors, symbols, refs, graph hash) or ("=", path, size, mtime_ns)
 Parsed = tuple
 
 
@@ -63,29 +62,38 @@ def parse_file(root: str, rel: str, size: int, mtime_ns: int, old_hash: str | No
     """Read, classify and extract one file. Runs in worker processes: only plain data goes in and out."""
     from coder.codeintel.outline import extract
 
-    lang = language_name(rel) or ""
+    lang = fast_language(rel) or ""
     if size > MAX_FILE_BYTES:
-        return (rel, size, mtime_ns, "", lang, "huge", 0, [], [])
+        return (rel, size, mtime_ns, "", lang, "huge", 0, [], [], "")
     try:
         with open(os.path.join(root, rel), "rb") as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError:
-        return (rel, size, mtime_ns, "", lang, "unreadable", 0, [], [])
+        return (rel, size, mtime_ns, "", lang, "unreadable", 0, [], [], "")
     digest = _hash(data)
     if old_hash is not None and digest == old_hash:
         return ("=", rel, size, mtime_ns)
     reason = classify_content(rel, data[:16384], len(data))
     if reason is not None:
-        return (rel, size, mtime_ns, digest, lang, reason, 0, [], [])
+        return (rel, size, mtime_ns, digest, lang, reason, 0, [], [], "")
     try:
         tags = extract(rel, data, lang)
     except Exception as exc:  # noqa: BLE001 - one odd file must never stop a build
-        return (rel, size, mtime_ns, digest, lang, f"parse failed: {type(exc).__name__}", 0, [], [])
+        return (rel, size, mtime_ns, digest, lang, f"parse failed: {type(exc).__name__}", 0, [], [], "")
     if tags is None:
-        return (rel, size, mtime_ns, digest, lang, "no grammar", 0, [], [])
+        return (rel, size, mtime_ns, digest, lang, "no grammar", 0, [], [], "")
     symbols = [(s.kind, s.name, s.short, s.line, s.end_line, s.signature, s.parent, s.column) for s in tags.symbols]
     refs = [(name, ",".join(map(str, lines))) for name, lines in tags.references.items()]
-    return (rel, size, mtime_ns, digest, lang, "ok", int(tags.has_errors), symbols, refs)
+    # the file's part of the reference graph (what it defines, which names it uses): the repo map's ranking is
+    # cached by these, so an edit that keeps them (a body, a comment, lines moved) does not re-rank
+    graph = hashlib.blake2b(digest_size=16)
+    graph.update(lang.encode())
+    for kind, _name, short, *_rest in sorted(symbols):
+        graph.update(f"\0{kind}\1{_name}\1{short}".encode("utf-8", "surrogatepass"))
+    graph.update(b"\0refs")
+    for name in tags.references:  # already sorted
+        graph.update(f"\0{name}".encode("utf-8", "surrogatepass"))
+    return (rel, size, mtime_ns, digest, lang, "ok", int(tags.has_errors), symbols, refs, graph.hexdigest())
 
 
 def parse_batch(root: str, items: list[tuple[str, int, int, str | None]]) -> list[Parsed]:
@@ -178,7 +186,7 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
                 conn.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime, rel))
                 same += 1
                 continue
-            rel, size, mtime, digest, lang, status, has_err, symbols, refs = res
+            rel, size, mtime, digest, lang, status, has_err, symbols, refs, ghash = res
             if now_ns - mtime < racy_ns:
                 mtime = -1
             old = stored.get(rel)
@@ -186,12 +194,12 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
                 fid = old[0]
                 conn.execute("DELETE FROM symbols WHERE file_id=?", (fid,))
                 conn.execute("DELETE FROM refs WHERE file_id=?", (fid,))
-                conn.execute("UPDATE files SET size=?, mtime_ns=?, hash=?, lang=?, status=?, has_errors=? WHERE id=?",
-                             (size, mtime, digest, lang, status, has_err, fid))
+                conn.execute("UPDATE files SET size=?, mtime_ns=?, hash=?, lang=?, status=?, has_errors=?, ghash=? "
+                             "WHERE id=?", (size, mtime, digest, lang, status, has_err, ghash, fid))
             else:
                 cur = conn.execute(
-                    "INSERT INTO files(path, size, mtime_ns, hash, lang, status, has_errors) VALUES(?,?,?,?,?,?,?)",
-                    (rel, size, mtime, digest, lang, status, has_err))
+                    "INSERT INTO files(path, size, mtime_ns, hash, lang, status, has_errors, ghash) "
+                    "VALUES(?,?,?,?,?,?,?,?)", (rel, size, mtime, digest, lang, status, has_err, ghash))
                 fid = cur.lastrowid
                 stored[rel] = (fid, size, mtime, digest)  # a re-sent result (worker fallback) then updates
             if symbols:
@@ -220,7 +228,7 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
         rels = listing.files
         stats.skipped, stats.notes, stats.from_git = dict(listing.skipped), list(listing.notes), listing.from_git
     else:
-        rels = sorted({r for r in only if language_name(r) is not None})
+        rels = sorted({r for r in only if fast_language(r) is not None})
     with lock:
         if only is None:
             rows = conn.execute("SELECT path, id, size, mtime_ns, hash FROM files").fetchall()
@@ -230,9 +238,10 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
         stored = {row[0]: (row[1], row[2], row[3], row[4]) for row in rows}
     todo: list[tuple[str, int, int, str | None]] = []
     present: set[str] = set()
+    base = str(root) + os.sep
     for rel in rels:
         try:
-            st = os.lstat(root / rel)
+            st = os.lstat(base + rel)
         except OSError:
             stats.skipped["deleted"] = stats.skipped.get("deleted", 0) + 1
             continue

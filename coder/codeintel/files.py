@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder.codeintel.languages import language_name
+from coder.codeintel.languages import EXTENSIONS
 
 #: bigger files are not parsed (text search still sees them)
 MAX_FILE_BYTES = 1_000_000
@@ -44,6 +44,14 @@ class FileListing:
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+def fast_language(rel: str) -> str | None:
+    """`languages.language_name` without pathlib: the warm re-check calls it for every file of the repository."""
+    dot = rel.rfind(".")
+    if dot <= rel.rfind("/") + 1:  # no suffix, or a dotfile like `.bashrc`
+        return None
+    return EXTENSIONS.get(rel[dot:].lower())
 
 
 def is_vendored(rel: str) -> bool:
@@ -76,7 +84,7 @@ def list_files(root: Path, *, all_files: bool = False) -> FileListing:
             listing.skip("vendored")
         elif _GENERATED_NAME.search(rel):
             listing.skip("generated")
-        elif not all_files and language_name(rel) is None:
+        elif not all_files and fast_language(rel) is None:
             listing.skip("unknown language")
         else:
             kept.append(rel)

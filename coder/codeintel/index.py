@@ -60,6 +60,7 @@ class CodeIndex:
         self.last_refresh_at = 0.0
         self.building = False
         self.progress: tuple[int, int] = (0, 0)
+        self.last_map_reranked = False  # whether the last repo_map had to recompute its ranking (for tests)
 
     @classmethod
     def open(cls, root: Path, cache_dir: Path | None = None) -> CodeIndex:
@@ -243,26 +244,43 @@ class CodeIndex:
             digest.update(f"{path}\0{h}\0{status}\n".encode("utf-8", "surrogateescape"))
         return digest.hexdigest()
 
+    def graph_fingerprint(self) -> str:
+        """A digest of the reference graph only (what each file defines and uses), not of lines or bodies."""
+        digest = hashlib.sha256()
+        for path, ghash in self._query("SELECT path, ghash FROM files WHERE status = 'ok' ORDER BY path"):
+            digest.update(f"{path}\0{ghash}\n".encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()
+
     def repo_map(self, token_budget: int = 1024, focus_files: list[str] | tuple[str, ...] = (),
                  focus_names: list[str] | tuple[str, ...] = (), *, refresh_first: bool = True) -> str:
-        """The ranked map of the repository, never over `token_budget` (estimated conservatively)."""
-        from coder.codeintel.repomap import MAP_VERSION, build_map
+        """The ranked map of the repository, never over `token_budget` (estimated conservatively).
+
+        Two caches, both in SQLite so a new process reuses them: the text, keyed by the content of every file,
+        and the ranking, keyed by the reference graph (so an edit inside a body re-renders, never re-ranks)."""
+        from coder.codeintel.repomap import MAP_VERSION, Ranking, rank, render
 
         if refresh_first:
             self.refresh()
         focus_files = sorted({self.relpath(f) for f in focus_files})
         focus_names = sorted(set(focus_names))
-        key = hashlib.sha256(repr((self.fingerprint(), int(token_budget), focus_files, focus_names,
-                                   MAP_VERSION)).encode()).hexdigest()
-        row = self._query("SELECT text FROM maps WHERE key = ?", (key,))
+        inputs = (focus_files, focus_names, MAP_VERSION)
+        text_key = "map:" + hashlib.sha256(repr((self.fingerprint(), int(token_budget), inputs)).encode()).hexdigest()
+        row = self._query("SELECT text FROM maps WHERE key = ?", (text_key,))
         if row:
             return row[0][0]
+        rank_key = "rank:" + hashlib.sha256(repr((self.graph_fingerprint(), inputs)).encode()).hexdigest()
         with self._lock:
-            text = build_map(self._conn, int(token_budget), focus_files, focus_names)
+            row = self._conn.execute("SELECT text FROM maps WHERE key = ?", (rank_key,)).fetchone()
+            ranking = Ranking.from_json(row[0]) if row else rank(self._conn, focus_files, focus_names)
+            text = render(self._conn, ranking, int(token_budget))
+            self.last_map_reranked = row is None
             try:
-                self._conn.execute("INSERT OR REPLACE INTO maps VALUES(?,?,?)", (key, text, time.time_ns()))
+                now = time.time_ns()
+                if row is None:
+                    self._conn.execute("INSERT OR REPLACE INTO maps VALUES(?,?,?)", (rank_key, ranking.to_json(), now))
+                self._conn.execute("INSERT OR REPLACE INTO maps VALUES(?,?,?)", (text_key, text, now))
                 self._conn.execute("DELETE FROM maps WHERE key NOT IN "
-                                   "(SELECT key FROM maps ORDER BY used DESC LIMIT 32)")
+                                   "(SELECT key FROM maps ORDER BY used DESC LIMIT 48)")
             except sqlite3.Error:
                 pass
         return text

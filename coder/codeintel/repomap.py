@@ -11,19 +11,23 @@ state must give the same bytes in every process. Every iteration order below com
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
+from dataclasses import dataclass
 from operator import mul, sub
 
 #: conservative characters per token (real code tokenizes at ~3.5-4 chars per token for Claude and GPT models)
 #: bump when the ranking or the rendering changes (cached maps are keyed by it)
-MAP_VERSION = "6"
+MAP_VERSION = "7"
 CHARS_PER_TOKEN = 3.0
 DAMPING = 0.85
 ITERATIONS = 30
 #: a name defined in more files than this says nothing about which one is meant (`get`, `__init__`)
 MAX_DEFINERS = 12
 MAX_SIGNATURE = 110
+#: ranked symbols kept per ranking: more than the biggest budget (8192 tokens) can show
+MAX_RANKED = 3200
 #: kinds that are worth a line in the map
 MAP_KINDS = ("class", "struct", "interface", "trait", "enum", "function", "method", "constructor", "type",
              "module", "namespace", "macro", "constant", "impl")
@@ -79,29 +83,54 @@ def _name_weight(name: str, definer_count: int, focus: set[str]) -> float:
     return weight
 
 
+@dataclass
+class Ranking:
+    """The ranked symbols of one reference graph, independent of line numbers and of the token budget.
+
+    Symbols are identified by (path, qualified name, kind, occurrence), not by line, so an edit that keeps the
+    graph (a changed body, a moved function, a comment) keeps the ranking, and only the rendering is redone from
+    the current lines: the map stays exact without recomputing PageRank, and stays stable in the prompt prefix."""
+
+    files: dict[str, float]
+    symbols: list[tuple[str, str, str, int]]
+
+    def to_json(self) -> str:
+        return json.dumps({"files": self.files, "symbols": self.symbols}, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Ranking:
+        data = json.loads(text)
+        return cls(files=data["files"], symbols=[tuple(s) for s in data["symbols"]])
+
+
 def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str], focus_names: list[str]) -> str:
-    """Render the map; the caller caches it by index fingerprint and inputs."""
-    if token_budget <= 0:
-        return ""
+    """Rank and render in one go (the index caches both steps separately)."""
+    return render(conn, rank(conn, focus_files, focus_names), token_budget)
+
+
+def rank(conn: sqlite3.Connection, focus_files: list[str], focus_names: list[str]) -> Ranking:
     files = conn.execute("SELECT id, path, lang FROM files WHERE status = 'ok' ORDER BY path").fetchall()
     if not files:
-        return ""
+        return Ranking({}, [])
     index_of = {fid: i for i, (fid, _path, _lang) in enumerate(files)}
     paths = [path for _fid, path, _lang in files]
     family = [_FAMILY.get(lang, lang) for _fid, _path, lang in files]
     n = len(files)
 
     definers: dict[str, list[int]] = {}
-    symbols: list[tuple[int, str, str, str, int, str]] = []  # (file idx, short, name, kind, line, signature)
+    symbols: list[tuple[int, str, str, str, int]] = []  # (file idx, short, name, kind, occurrence)
+    seen: dict[tuple[int, str, str], int] = {}
     placeholders = ",".join("?" * len(MAP_KINDS))
-    for fid, short, name, kind, line, sig in conn.execute(
-            f"SELECT s.file_id, s.short, s.name, s.kind, s.line, s.signature FROM symbols s "
+    for fid, short, name, kind in conn.execute(
+            f"SELECT s.file_id, s.short, s.name, s.kind FROM symbols s "
             f"JOIN files f ON f.id = s.file_id WHERE f.status = 'ok' AND s.kind IN ({placeholders}) "
             f"ORDER BY f.path, s.line, s.col, s.name", MAP_KINDS):
         i = index_of.get(fid)
         if i is None:
             continue
-        symbols.append((i, short, name, kind, line, sig))
+        occurrence = seen.get((i, name, kind), 0)
+        seen[(i, name, kind)] = occurrence + 1
+        symbols.append((i, short, name, kind, occurrence))
         lst = definers.setdefault(short, [])
         if not lst or lst[-1] != i:
             lst.append(i)
@@ -111,25 +140,25 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
     name_edges: list[tuple[int, int, str, float]] = []
     # only names with few definers can link files; filter them in SQL so Python sees a fraction of the rows
     rows = conn.execute(
-        "SELECT r.file_id, r.name, r.lines FROM refs r JOIN files f ON f.id = r.file_id "
+        "SELECT r.file_id, r.name FROM refs r JOIN files f ON f.id = r.file_id "
         "WHERE f.status = 'ok' AND r.name IN (SELECT short FROM symbols WHERE kind IN "
         f"({placeholders}) GROUP BY short HAVING count(DISTINCT file_id) <= ?) ORDER BY f.path, r.name",
         (*MAP_KINDS, MAX_DEFINERS)).fetchall()
     used_in: dict[str, int] = {}  # document frequency: a name used everywhere (`django`, `value`) is noise
-    for _fid, name, _lines in rows:
+    for _fid, name in rows:
         used_in[name] = used_in.get(name, 0) + 1
     log_n = math.log(n + 1)
     name_weight: dict[str, float] = {}
-    for fid, name, lines in rows:
+    for fid, name in rows:
         src = index_of.get(fid)
         targets = definers.get(name)
         if src is None or not targets or len(targets) > MAX_DEFINERS:
             continue
-        base = name_weight.get(name)
-        if base is None:
+        # presence, not counts: one more call of a name already used does not move the map
+        weight = name_weight.get(name)
+        if weight is None:
             idf = math.log((n + 1) / used_in[name]) / log_n
-            base = name_weight[name] = _name_weight(name, len(targets), focus) * idf
-        weight = math.sqrt(lines.count(",") + 1) * base
+            weight = name_weight[name] = _name_weight(name, len(targets), focus) * idf
         for dst in targets:
             if dst == src or family[dst] != family[src]:  # a JS `render` is not a Python `render`
                 continue
@@ -137,7 +166,8 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
             name_edges.append((src, dst, name, weight))
     edges = [(s, d, w) for (s, d), w in sorted(edge_w.items())]
 
-    focus_idx = {i for i, p in enumerate(paths) if p in set(focus_files)}
+    focus_set = set(focus_files)
+    focus_idx = {i for i, p in enumerate(paths) if p in focus_set}
     personal = [0.0] * n
     for i in sorted(focus_idx):
         personal[i] += 1.0
@@ -146,7 +176,7 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
             personal[i] += 1.0
     if not any(personal):
         personal = [1.0] * n
-    rank = _pagerank(n, edges, personal)
+    file_rank = _pagerank(n, edges, personal)
 
     out_weight = [0.0] * n
     for s, _d, w in edges:
@@ -154,56 +184,87 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
     sym_score: dict[tuple[int, str], float] = {}
     for src, dst, name, weight in name_edges:
         key = (dst, name)
-        sym_score[key] = sym_score.get(key, 0.0) + rank[src] * weight / out_weight[src]
+        sym_score[key] = sym_score.get(key, 0.0) + file_rank[src] * weight / out_weight[src]
 
     ranked = []
-    for order, (i, short, name, kind, line, sig) in enumerate(symbols):
+    for i, short, name, kind, occurrence in symbols:
         depth_penalty = 1.0 / (1 + name.count("."))
-        score = (sym_score.get((i, short), 0.0) + rank[i] * 0.05 * depth_penalty) * _KIND_WEIGHT.get(kind, 1.0)
+        score = (sym_score.get((i, short), 0.0) + file_rank[i] * 0.05 * depth_penalty) * _KIND_WEIGHT.get(kind, 1.0)
         if short in focus:
             score *= 10.0
         if i in focus_idx:
-            score += rank[i]
-        ranked.append((-round(score, 12), paths[i], line, order))
+            score += file_rank[i]
+        ranked.append((-round(score, 12), paths[i], name, kind, occurrence))
     ranked.sort()
-    chosen_order = [r[3] for r in ranked]
+    top = ranked[:MAX_RANKED]
+    position = {p: i for i, p in enumerate(paths)}
+    shown = sorted({position[r[1]] for r in top})
+    return Ranking(files={paths[i]: round(file_rank[i], 12) for i in shown},
+                   symbols=[(path, name, kind, occurrence) for _score, path, name, kind, occurrence in top])
 
-    by_qualified = {(i, name): order for order, (i, _s, name, _k, _l, _sig) in enumerate(symbols)}
-    parent_of: dict[int, int] = {}
-    for order, (i, _short, name, _kind, _line, _sig) in enumerate(symbols):
-        if "." in name:
-            parent = by_qualified.get((i, name.rsplit(".", 1)[0]))
-            if parent is not None and parent != order:
-                parent_of[order] = parent
 
-    def render(count: int) -> str:
-        picked = sorted(chosen_order[:count])
-        by_file: dict[int, list[int]] = {}
-        for order in picked:
-            by_file.setdefault(symbols[order][0], []).append(order)
-        file_order = sorted(by_file, key=lambda i: (-round(rank[i], 12), paths[i]))
+def render(conn: sqlite3.Connection, ranking: Ranking, token_budget: int) -> str:
+    """The map text from a ranking and the CURRENT lines and signatures, within `token_budget`."""
+    if token_budget <= 0 or not ranking.symbols:
+        return ""
+    # every symbol line costs at least 8 characters: no need to look at symbols that cannot fit
+    cap = min(len(ranking.symbols), int(token_budget * CHARS_PER_TOKEN / 8) + 1)
+    chosen = ranking.symbols[:cap]
+    wanted_files = sorted({path for path, _n, _k, _o in chosen})
+    current: dict[tuple[str, str, str, int], tuple[int, str]] = {}  # identity -> (line, signature)
+    rows_by_file: dict[str, list[tuple[str, str, int, str]]] = {}
+    placeholders = ",".join("?" * len(MAP_KINDS))
+    for start in range(0, len(wanted_files), 500):
+        chunk = wanted_files[start:start + 500]
+        for path, name, kind, line, sig in conn.execute(
+                f"SELECT f.path, s.name, s.kind, s.line, s.signature FROM symbols s JOIN files f ON f.id = s.file_id "
+                f"WHERE f.path IN ({','.join('?' * len(chunk))}) AND s.kind IN ({placeholders}) "
+                f"ORDER BY f.path, s.line, s.col, s.name", (*chunk, *MAP_KINDS)):
+            rows_by_file.setdefault(path, []).append((name, kind, line, sig))
+    parents: dict[tuple[str, str, str, int], tuple[str, str, str, int]] = {}
+    for path, rows in rows_by_file.items():
+        seen: dict[tuple[str, str], int] = {}
+        by_qualified: dict[str, tuple[str, str, str, int]] = {}
+        idents = []
+        for name, kind, line, sig in rows:
+            occurrence = seen.get((name, kind), 0)
+            seen[(name, kind)] = occurrence + 1
+            ident = (path, name, kind, occurrence)
+            current[ident] = (line, sig)
+            by_qualified[name] = ident
+            idents.append(ident)
+        for ident in idents:
+            if "." in ident[1]:
+                parent = by_qualified.get(ident[1].rsplit(".", 1)[0])
+                if parent is not None and parent != ident:
+                    parents[ident] = parent
+
+    def text(count: int) -> str:
+        by_file: dict[str, set[tuple[str, str, str, int]]] = {}
+        for ident in chosen[:count]:
+            if ident in current:
+                by_file.setdefault(ident[0], set()).add(ident)
         parts = []
-        for i in file_order:
-            parts.append(paths[i] + ":")
-            wanted = set(by_file[i])
-            for order in by_file[i]:  # show the enclosing class of a method, so `save` reads as `Model.save`
-                parent = parent_of.get(order)
+        for path in sorted(by_file, key=lambda p: (-ranking.files.get(p, 0.0), p)):
+            parts.append(path + ":")
+            wanted = by_file[path]
+            for ident in list(wanted):  # show the enclosing class of a method, so `save` reads as `Model.save`
+                parent = parents.get(ident)
                 while parent is not None and parent not in wanted:
                     wanted.add(parent)
-                    parent = parent_of.get(parent)
-            for order in sorted(wanted):
-                _i, _short, name, _kind, line, sig = symbols[order]
+                    parent = parents.get(parent)
+            for ident in sorted(wanted, key=lambda it: (current[it][0], it)):
+                line, sig = current[ident]
                 if len(sig) > MAX_SIGNATURE:
                     sig = sig[:MAX_SIGNATURE - 3] + "..."
-                parts.append(f"{line:>6} {'  ' * name.count('.')}{sig}")
+                parts.append(f"{line:>6} {'  ' * ident[1].count('.')}{sig}")
         return "\n".join(parts) + "\n" if parts else ""
 
-    # every symbol line costs at least 8 characters: no need to try counts that cannot fit
-    lo, hi = 0, min(len(chosen_order), int(token_budget * CHARS_PER_TOKEN / 8) + 1)
+    lo, hi = 0, cap
     while lo < hi:  # the largest count whose rendering fits
         mid = (lo + hi + 1) // 2
-        if estimate_tokens(render(mid)) <= token_budget:
+        if estimate_tokens(text(mid)) <= token_budget:
             lo = mid
         else:
             hi = mid - 1
-    return render(lo)
+    return text(lo)

@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 #: the whole cache folder is kept under this many bytes (least recently used repositories go first)
 CACHE_LIMIT_BYTES = 1 << 30
 
@@ -21,7 +21,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(
   id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INT, mtime_ns INT, hash TEXT,
-  lang TEXT, status TEXT, has_errors INT DEFAULT 0);
+  lang TEXT, status TEXT, has_errors INT DEFAULT 0, ghash TEXT DEFAULT '');
 CREATE TABLE IF NOT EXISTS symbols(
   file_id INT NOT NULL, kind TEXT, name TEXT, short TEXT, line INT, end_line INT, signature TEXT,
   parent TEXT, col INT);

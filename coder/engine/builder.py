@@ -74,11 +74,17 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     config = load_config(workspace, flags)
     if options.no_sandbox:
         config["sandbox"]["enabled"] = False
+    from coder.sandbox.profile import SandboxConfig
+
+    SandboxConfig.from_dict(config["sandbox"])  # a bad [sandbox] key stops here, not at the first command
 
     store = SessionStore(paths.sessions_db())
     row = None
     if options.resume:
         row = store.session(options.resume)
+        if row.workspace != str(workspace):
+            raise UsageError(f"session {row.id} belongs to {row.workspace}, not {workspace}: resume it from there "
+                             f"(or with --cwd {row.workspace}).")
     elif options.continue_last:
         row = store.latest(str(workspace))
         if row is None:
@@ -122,8 +128,15 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     checkpointer = None
     if root is not None:
         from coder.vcs.checkpoints import Checkpoints
+        from coder.vcs.repo import VcsError
 
-        checkpointer = Checkpoints(workspace, session_id)
+        try:
+            checkpointer = Checkpoints(workspace, session_id)  # takes the baseline: the first turn is undoable
+        except VcsError as exc:
+            note(f"checkpoints are off for this session ({str(exc).splitlines()[0][:200]}); /undo will not work")
+    if sandbox_state.startswith("unavailable"):
+        note(f"the sandbox is {sandbox_state}: shell commands will be refused. `coder doctor` says how to fix "
+             "it; --no-sandbox runs them unsandboxed.")
     parts = SessionParts(
         session_id=session_id, provider=provider, tools=session_tools(config, workspace, note),
         policy=policy_from_config(config, mode, options.allow, options.deny, workspace),

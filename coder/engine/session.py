@@ -75,6 +75,7 @@ class SessionParts:
 class SessionStats:
     turns: int = 0  # model requests
     cost_usd: float = 0.0
+    cost_known: bool = True  # False once a model without a price answered: --max-cost cannot hold
     files_changed: set[str] = field(default_factory=set)
     started: float = field(default_factory=time.monotonic)
 
@@ -196,6 +197,10 @@ class Session:
                 continue
             self.stats.turns += 1
             self.stats.cost_usd += response.cost_usd
+            if not response.cost_known and self.stats.cost_known:
+                self.stats.cost_known = False
+                self.emit(ev.ErrorEvent(f"cost unknown: no price for {response.model}; --max-cost cannot be "
+                                        f"enforced. Add [pricing.\"{response.model}\"] to the config."))
             parts.context.record_usage(response.usage)
             u = response.usage
             self.emit(ev.UsageEvent(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens,

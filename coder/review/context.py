@@ -106,6 +106,11 @@ class ReviewContext:
         """Test files of the patched tree."""
         return [p for p in self.tree_files(new=True) if is_test_path(p)]
 
+    @cached_property
+    def base_test_files(self) -> list[str]:
+        """Test files that existed before the patch (the tests a gaming patch wants to get past)."""
+        return [p for p in self.tree_files(new=False) if is_test_path(p)]
+
     # --- a directory holding the patched tree (for linters and tests) --------------------------------------
     @cached_property
     def workdir(self) -> Path:

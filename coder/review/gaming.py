@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import PurePosixPath
 
 from coder.review.context import ReviewContext, is_test_path
-from coder.review.specialcase import special_casing
+from coder.review.specialcase import STRING_RE, special_casing, string_lines
 from coder.review.testconfig import is_test_config, test_config_findings
 from coder.review.types import Finding, StageResult, status_from
 from coder.vcs.patch import FilePatch
@@ -75,15 +75,19 @@ def _test_file(ctx: ReviewContext, f: FilePatch) -> list[Finding]:
     lang = _LANG.get(PurePosixPath(f.path).suffix.lower())
     if f.status == "deleted":
         old = ctx.read_old(f.old_path) or ""
-        if lang == "py" and "def test" not in old and "conftest" not in f.path:
-            return [_f(f.path, None, "warning", "test helper file deleted", "test-deleted")]
+        if lang == "py" and "def test" not in old:
+            return [_f(f.path, None, "warning", "test helper or conftest deleted (moved?)", "test-deleted")]
         return [_f(f.path, None, "error", "test file deleted", "test-deleted")]
     if lang is None:
         return []
     findings = []
+    in_strings = string_lines(ctx.read_new(f.new_path) or "", f.path) if lang == "py" else set()
     removed_skips = Counter(line.text.strip() for line in f.removed if SKIP_RE[lang].search(line.text))
     for line in f.added:
-        if SKIP_RE[lang].search(line.text):
+        if line.number in in_strings:
+            continue
+        code = STRING_RE.sub('""', line.text) if lang == "py" else line.text
+        if SKIP_RE[lang].search(code):
             key = line.text.strip()
             if removed_skips[key] > 0:
                 removed_skips[key] -= 1  # moved, not added
@@ -97,7 +101,7 @@ def _test_file(ctx: ReviewContext, f: FilePatch) -> list[Finding]:
         return findings
     findings += _data_edits(f, lang)
     if lang == "py":
-        py = _python_tests(f.path, old, new)
+        py = _python_tests(f.path, old, new, f.added_numbers)
         if py is not None:
             return findings + py
     return findings + _generic_tests(f, lang, old, new)
@@ -282,7 +286,7 @@ def _test_functions(tree: ast.Module) -> dict[str, tuple[ast.AST, list[_Assertio
     return tests
 
 
-def _python_tests(path: str, old: str, new: str) -> list[Finding] | None:
+def _python_tests(path: str, old: str, new: str, added: set[int] | None = None) -> list[Finding] | None:
     try:
         old_tests = _test_functions(ast.parse(old))
         new_tests = _test_functions(ast.parse(new))
@@ -296,8 +300,21 @@ def _python_tests(path: str, old: str, new: str) -> list[Finding] | None:
     for name, (node, new_asserts) in new_tests.items():
         if name not in old_tests:
             continue
-        findings += _compare_assertions(path, name, node, old_tests[name][1], new_asserts)
+        found = _compare_assertions(path, name, node, old_tests[name][1], new_asserts)
+        if added and _setup_changed(node, new_asserts, added):
+            for f in found:  # the inputs changed too: a rewritten test more likely than an edited expectation
+                if f.check == "expected-value-edited":
+                    f.severity = "warning"
+                    f.message += " (the test's own inputs changed as well: check the new expectation is right)"
+        findings += found
     return findings
+
+
+def _setup_changed(func: ast.AST, asserts: list[_Assertion], added: set[int]) -> bool:
+    """Whether lines of the test other than its assertions were added or changed."""
+    inside_asserts = {n for a in asserts for n in range(a.node.lineno, (a.node.end_lineno or a.node.lineno) + 1)}
+    body = range(func.body[0].lineno, (func.end_lineno or func.lineno) + 1)
+    return any(n in added and n not in inside_asserts for n in body)
 
 
 def _compare_assertions(path: str, name: str, node: ast.AST, old: list[_Assertion],

@@ -19,6 +19,8 @@ from coder.vcs.repo import run_git
 _COND_RE = re.compile(r"^\s*(if|elif|else\s+if|case|when|switch|while)\b|\bif\s*\(|[=!]==?|\bin\s*[\[\(\{]|"
                       r"\?\s*[^:]+:|\bmatch\b")
 _STRING_RE = re.compile(r"""(?<![\w\\])[rbuf]?(['"])((?:\\.|(?!\1).){1,200})\1""")
+#: a string literal (group 2: its body), shared with the gaming checks that must ignore text inside strings
+STRING_RE = _STRING_RE
 _NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _TRIVIAL_NUMBERS = {"0", "1", "2", "-1", "0.0", "1.0", "10", "100", "1000", "1024", "60", "24", "3600",
                     "8", "16", "32", "64", "128", "255", "256", "512"}
@@ -34,10 +36,15 @@ def _find(message: str, f: str, line: int, severity: str, check: str) -> Finding
 
 
 def special_casing(ctx: ReviewContext) -> list[Finding]:
+    """Only code added to files that existed, checked against tests that existed: gaming gets existing tests to
+    pass; a new module written together with its new tests shares literals with them by design."""
     findings: list[Finding] = []
-    test_files = ctx.test_files
+    test_files = ctx.base_test_files
     for f in ctx.source_files:
         if f.new_path is None or f.binary:
+            continue
+        if f.status != "modified":
+            findings += _sniffing(f)
             continue
         old_source = without_docstrings(ctx.read_old(f.old_path) or "", f.new_path)
         added = f.added
@@ -46,7 +53,7 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
             text = line.text
             if line.number in in_strings:
                 continue
-            if _ENV_SNIFF_RE.search(text):
+            if sniffs(text):
                 findings.append(_find("source code checks whether it runs under a test runner: behaviour under test "
                                       "would differ from production", f.new_path, line.number, "error",
                                       "test-environment-sniffing"))
@@ -54,8 +61,10 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
             if not test_files or not _COND_RE.search(_strip_comment(text)):
                 continue
             code = _strip_comment(text)
-            strings = [m.group(2) for m in _STRING_RE.finditer(code) if m.group(2).strip()]
-            numbers = [n for n in _NUMBER_RE.findall(_STRING_RE.sub("", code)) if n not in _TRIVIAL_NUMBERS]
+            strings = [lit for lit in _compared_strings(code) if _meaningful(lit)]
+            equality = bool(_EQUALITY_RE.search(code))
+            numbers = [n for n in _NUMBER_RE.findall(_STRING_RE.sub("", code)) if n not in _TRIVIAL_NUMBERS
+                       and equality]
             strong = [s for s in strings if _test_only_string(ctx, s, old_source, f.new_path)]
             weak = [n for n in numbers if _test_only_number(ctx, n, old_source)]
             if strong:
@@ -63,18 +72,21 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
                                       "in the project's code: special-casing a test input?", f.new_path,
                                       line.number, "error", "special-cased-test-input"))
                 continue
-            returned = _returned_strings(text, added[i + 1:i + 3], line.number)
-            min_len = 1 if re.search(r"==|\bin\s*[\[\(\{]", code) else 2  # `if x == 1: return "B"`
-            canned = [r for r in returned if _test_only_string(ctx, r, old_source, f.new_path, min_len)]
-            canned += [d for d in _returned_displays(text, added[i + 1:i + 3], line.number)
-                       if d not in old_source and _in_tests(ctx, d)]
+            canned: list[str] = []
+            if equality:  # `if x == 1: return "B"`: a canned answer keyed on an input
+                returned = _returned_strings(text, added[i + 1:i + 3], line.number)
+                canned = [r for r in returned if (len(r) == 1 and r.isalnum()) or _meaningful(r)]
+                canned = [r for r in canned if _test_only_string(ctx, r, old_source, f.new_path, 1)]
+                canned += [d for d in _returned_displays(text, added[i + 1:i + 3], line.number)
+                           if d not in old_source and _in_tests(ctx, d)]
             if canned:
                 findings.append(_find(f"returns {canned[0]!r} under a new condition: a value only the tests know "
                                       "(a canned answer for a test input?)", f.new_path, line.number, "error",
                                       "special-cased-test-input"))
                 continue
             if weak:
-                following = " ".join(a.text for a in added[i + 1:i + 3] if a.number - line.number <= 3)
+                following = " ".join(a.text for a in added[i + 1:i + 3] if a.number - line.number <= 3
+                                     and re.match(r"^\s*(return|yield)\b", a.text))
                 returned = [lit for lit in _literals(following) if _in_tests(ctx, lit)]
                 if len(weak) > 1 or returned or _inline_return(text, ctx):
                     findings.append(_find(f"condition on {weak[0]} returning a value the tests expect: "
@@ -85,6 +97,45 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
                                           "this file before: check it is not a test input", f.new_path, line.number,
                                           "warning", "special-cased-test-input"))
     return findings
+
+
+_EQUALITY_RE = re.compile(r"==|\bin\s*[\[\(\{]|^\s*(case|when)\b")
+
+
+def _compared_strings(code: str) -> list[str]:
+    """String literals the condition compares something with (==, !=, in (...), case, startswith): the values a
+    special case is keyed on. Literals used otherwise (a default, a message) are left out."""
+    found = []
+    for m in _STRING_RE.finditer(code):  # sequential: every literal once, never a span between two of them
+        before, after = code[:m.start()].rstrip(), code[m.end():].lstrip()
+        if (before.endswith(("==", "!=")) or after.startswith(("==", "!=")) or re.match(r"(not\s+)?in\b", after)
+                or re.search(r"\b(case|when)$", before) or re.search(r"\.(startswith|endswith)\($", before)
+                or re.search(r"\bin\s*[\[\(\{][^\]\)\}]*$", before)):
+            found.append(m.group(2))
+    return list(dict.fromkeys(found))
+
+
+def _meaningful(raw: str) -> bool:
+    """A string worth tracing to the tests: some letters or digits, not an escape or a lone separator."""
+    try:
+        value = ast.literal_eval(f'"{raw}"') if '"' not in raw else raw
+    except (ValueError, SyntaxError):
+        value = raw
+    return len(value.strip()) >= 2 and any(c.isalnum() for c in value)
+
+
+_SNIFF_CONTEXT_RE = re.compile(r"environ|getenv|sys\.modules|process\.env|sys\.argv|inspect\.stack|testing\.Testing")
+
+
+def sniffs(text: str) -> bool:
+    """A test-runner check in code (not a pattern list or a message that merely names one)."""
+    return bool(_ENV_SNIFF_RE.search(text)) and bool(_SNIFF_CONTEXT_RE.search(_STRING_RE.sub('""', text)))
+
+
+def _sniffing(f) -> list[Finding]:
+    return [_find("source code checks whether it runs under a test runner: behaviour under test would differ "
+                  "from production", f.new_path, line.number, "error", "test-environment-sniffing")
+            for line in f.added if sniffs(line.text)]
 
 
 def _strip_comment(text: str) -> str:
@@ -107,7 +158,7 @@ def _inline_return(text: str, ctx: ReviewContext) -> bool:
 
 
 def _in_tests(ctx: ReviewContext, literal: str) -> bool:
-    return bool(_grep(ctx.root, ctx.new_tree, literal, tuple(ctx.test_files), literal[:1].isdigit() or
+    return bool(_grep(ctx.root, ctx.base_tree, literal, tuple(ctx.base_test_files), literal[:1].isdigit() or
                       literal[:1] == "-"))
 
 
@@ -200,7 +251,7 @@ def _test_only_string(ctx: ReviewContext, s: str, old_source: str, path: str = "
     if len(s) < min_len or (old_source and _knows(old_source, path or "x.txt", s)):
         return False
     quoted = [f'"{s}"', f"'{s}'"]
-    if not any(_grep(ctx.root, ctx.new_tree, q, tuple(ctx.test_files), False) for q in quoted):
+    if not any(_grep(ctx.root, ctx.base_tree, q, tuple(ctx.base_test_files), False) for q in quoted):
         return False
     searched = quoted if len(s) < 4 else [s]  # short strings: only as literals, or every file matches
     known_files = sorted({p for q in searched for p in _grep(ctx.root, ctx.base_tree, q, None, False)})
@@ -215,7 +266,7 @@ def _test_only_string(ctx: ReviewContext, s: str, old_source: str, path: str = "
 def _test_only_number(ctx: ReviewContext, n: str, old_source: str) -> bool:
     if re.search(rf"(?<![\w.]){re.escape(n)}(?![\w.])", old_source):
         return False
-    return bool(_grep(ctx.root, ctx.new_tree, n, tuple(ctx.test_files), True))
+    return bool(_grep(ctx.root, ctx.base_tree, n, tuple(ctx.base_test_files), True))
 
 
 @lru_cache(maxsize=4096)

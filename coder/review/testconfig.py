@@ -14,10 +14,12 @@ from coder.vcs.patch import FilePatch
 CI_PATHS = (".github/workflows/", ".gitlab-ci.yml", ".circleci/", "azure-pipelines.yml", "Jenkinsfile",
             ".travis.yml", "noxfile.py", "tox.ini", "pytest.ini", ".mocharc", "jest.config", "vitest.config",
             "karma.conf", "phpunit.xml")
+#: in configuration files (ini, toml, yaml, package.json, Makefile): options that leave tests out or hide failures
 _DESELECT_RE = re.compile(r"--deselect|--ignore\b|--ignore-glob|-k\s+['\"]?not\b|\bnorecursedirs\b|collect_ignore|"
-                          r"pytest_collection_modifyitems|pytest_ignore_collect|pytest_runtest_setup|-p\s+no:|"
-                          r"testPathIgnorePatterns|--testPathIgnorePatterns|exclude\s*[:=]|\|\|\s*true\b|"
-                          r"continue-on-error:\s*true")
+                          r"testPathIgnorePatterns|\|\|\s*true\b|continue-on-error:\s*true|--exitfirst=0")
+#: in conftest.py: collection hooks that drop or skip tests
+_CONFTEST_DESELECT_RE = re.compile(r"collect_ignore|pytest_ignore_collect|\.deselect|items\[:\]\s*=|items\.remove\(|"
+                                   r"add_marker\(.*(skip|xfail)")
 
 
 def _f(path: str, line: int | None, severity: str, message: str, check: str) -> Finding:
@@ -57,7 +59,8 @@ def test_config_findings(ctx: ReviewContext, f: FilePatch) -> list[Finding]:
         return []
     findings = []
     for line, _, sign in changed:
-        if sign == "+" and _DESELECT_RE.search(line.text):
+        pattern = _CONFTEST_DESELECT_RE if name == "conftest.py" else _DESELECT_RE
+        if sign == "+" and pattern.search(line.text):
             findings.append(_f(f.path, line.number, "error", f"test configuration changed to leave tests out or "
                                f"ignore failures: {line.text.strip()[:80]}", "tests-deselected"))
     if not findings:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from coder.errors import UsageError
+from coder.errors import ConfigError, UsageError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -72,12 +72,19 @@ def new_session_id() -> str:
 
 class SessionStore:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+        except (OSError, sqlite3.OperationalError) as exc:
+            raise ConfigError(f"the session store {path} cannot be written ({exc}). Point CODER_STATE_DIR or "
+                              "XDG_STATE_HOME at a writable folder.") from exc
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"the session store {path} is damaged ({exc}). Move it aside (your sessions are in "
+                              "it) and coder starts a new one.") from exc
 
     def close(self) -> None:
         self._db.close()

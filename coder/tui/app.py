@@ -21,14 +21,14 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from coder.engine import events as ev
 from coder.tui.common import GitState, InputHistory, options_from_args
 from coder.tui.inputs import InputHelpers
 from coder.tui.view import MAX_BLOCKS, ConversationView, markdown_block
-from coder.tui.widgets import CompletionList, DiffView, NoteBlock, PermissionPrompt, PromptInput, StatusBar, ToolBlock
+from coder.tui.widgets import (CompletionList, Conversation, DiffView, NoteBlock, PermissionPrompt, PromptInput,
+                               StatusBar, ToolBlock)
 
 __all__ = ["MAX_BLOCKS", "CoderApp", "run_app"]
 DRAIN_INTERVAL = 0.05
@@ -76,10 +76,11 @@ class CoderApp(ConversationView, InputHelpers, App):
         self.first_paint_at: float | None = None
         self.opened_at: float | None = None
         self.turn_done = threading.Event()
+        self.last_session_id: str | None = None
 
     # ---- layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield VerticalScroll(id="conversation")
+        yield Conversation()
         yield CompletionList()
         yield PromptInput(id="input")
         yield StatusBar(id="status")
@@ -98,8 +99,8 @@ class CoderApp(ConversationView, InputHelpers, App):
         self.first_paint_at = time.monotonic()
 
     @property
-    def conversation(self) -> VerticalScroll:
-        return self.query_one("#conversation", VerticalScroll)
+    def conversation(self) -> Conversation:
+        return self.query_one(Conversation)
 
     @property
     def session(self) -> Any:
@@ -152,6 +153,8 @@ class CoderApp(ConversationView, InputHelpers, App):
         self.info["state"] = "idle"
         self.refresh_status()
         self.refresh_git()
+        if self.queued:
+            self.send(self.queued.pop(0))
 
     def _open_failed(self, message: str) -> None:
         self.info["state"] = "no session"
@@ -163,6 +166,7 @@ class CoderApp(ConversationView, InputHelpers, App):
         if self.opened is None:
             return
         opened, self.opened = self.opened, None
+        self.last_session_id = opened.session.id
         try:
             opened.session.close(reason)
             opened.store.set_status(opened.session.id, reason)
@@ -199,6 +203,7 @@ class CoderApp(ConversationView, InputHelpers, App):
         box.completion_open = False
         self.history.add(text)
         self.hist_index = None
+        self.conversation.follow(force=True)
         self.submit(text)
 
     def submit(self, text: str) -> None:
@@ -206,8 +211,11 @@ class CoderApp(ConversationView, InputHelpers, App):
 
         if is_command(text):
             self.run_command(text)
+        elif self.session is None and self.info["state"] == "starting":
+            self.queued.append(text)
+            self.add_block(NoteBlock(f"queued (sent when the session is open): {text[:80]}"))
         elif self.session is None:
-            self.add_block(NoteBlock("No session is open yet.", "error"))
+            self.add_block(NoteBlock("No session is open: fix the problem above, or /model SPEC, or /quit.", "error"))
         elif self.busy:
             self.queued.append(text)
             self.add_block(NoteBlock(f"queued (sent when this turn ends): {text[:80]}"))
@@ -367,5 +375,8 @@ class CoderApp(ConversationView, InputHelpers, App):
 
 def run_app(args: Any) -> int:
     """Entry point from `coder` (no subcommand)."""
-    CoderApp(args).run()
+    app = CoderApp(args)
+    app.run()
+    if app.last_session_id:  # printed after the screen is restored, so it stays in the scrollback
+        print(f"Session {app.last_session_id} is saved; `coder --resume {app.last_session_id}` goes on with it.")
     return 0

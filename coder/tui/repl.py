@@ -240,6 +240,9 @@ class Repl:
         if self.opened is None:
             return
         opened, self.opened = self.opened, None
+        if reason == "done":
+            self.printer.line(f"Session {opened.session.id} is saved; `coder --resume {opened.session.id}` goes on "
+                              "with it.", "dim")
         opened.session.close(reason)
         opened.store.set_status(opened.session.id, reason)
         opened.store.close()
@@ -349,6 +352,8 @@ class Repl:
                         self.printer.line(self.printer.status(self.mode()), "dim")
                 except CoderError as exc:
                     self.printer.line(f"coder: {exc}", "red")
+                except Exception as exc:  # noqa: BLE001 - a bug is reported; the session and the prompt go on
+                    self.printer.line(f"coder: internal error: {type(exc).__name__}: {exc}", "red")
         finally:
             self.close("done")
         return 0

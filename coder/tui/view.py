@@ -37,7 +37,6 @@ class ConversationView:
     async def drain(self) -> None:
         if not self.queue:
             return
-        follow = self.conversation.scroll_y >= self.conversation.max_scroll_y - 2
         text: list[str] = []
         self.batching = True
         try:
@@ -56,10 +55,10 @@ class ConversationView:
             self.batching = False
             self.flush_blocks()
         self.refresh_status()
-        if self.prompt_widget is not None:
+        asking = self.prompt_widget is not None and not self.prompt_widget.has_focus
+        if asking:
             self.prompt_widget.focus()
-        if follow:
-            self.conversation.scroll_end(animate=False)
+        self.conversation.follow(force=asking)  # a question must be seen, even by someone reading further up
 
     async def stream_text(self, text: str) -> None:
         if self.stream is None:

@@ -11,7 +11,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, ScrollableContainer, Vertical
+from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Static, TextArea
@@ -35,6 +35,30 @@ def cap_output(text: str) -> str:
     if len(out) > MAX_OUTPUT_CHARS:
         out, cut = out[:MAX_OUTPUT_CHARS], True
     return out + ("\n(cut for the screen; `coder sessions show` has the full output)" if cut else "")
+
+
+class Conversation(VerticalScroll):
+    """The scrolling list of blocks. It follows the newest block until the user scrolls up, and follows again
+    once they scroll back to the bottom (or send something)."""
+
+    def __init__(self) -> None:
+        super().__init__(id="conversation")
+        self.following = True
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self.following = new_value >= self.max_scroll_y - 1
+
+    def follow(self, force: bool = False) -> None:
+        """Scroll to the end after the next layout (new blocks have no size before it)."""
+        if force:
+            self.following = True
+        if self.following:
+            self.call_after_refresh(self._to_end)
+
+    def _to_end(self) -> None:
+        if self.following:  # checked again: the user may have scrolled up since
+            self.scroll_end(animate=False, immediate=True)
 
 
 class UserBlock(Static):

@@ -203,9 +203,8 @@ def _run_hook(
         )
         return HookRun(name, proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start, "host")
     except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or b"") + (exc.stderr or b"") if isinstance(exc.stdout, bytes) else str(exc.stdout or "")
-        text = out.decode(errors="replace") if isinstance(out, bytes) else out
-        return HookRun(name, -1, text, time.monotonic() - start, "host", timed_out=True)
+        parts = [p.decode(errors="replace") if isinstance(p, bytes) else p for p in (exc.stdout, exc.stderr) if p]
+        return HookRun(name, -1, "".join(parts), time.monotonic() - start, "host", timed_out=True)
 
 
 def _roll_back(

@@ -180,7 +180,7 @@ def temp_index(root: Path, seed_from_user_index: bool = False) -> Iterator[dict[
         if seed_from_user_index:
             user_index = git_dir(root) / "index"
             try:
-                shutil.copyfile(user_index, path)
+                shutil.copy2(user_index, path)  # keeps its mtime: git's racy-entry check depends on it
             except OSError:
                 pass
         yield {"GIT_INDEX_FILE": str(path)}

@@ -72,7 +72,8 @@ def test_stream_json_events(git_repo: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert all("type" in e for e in events)
-    assert events[0]["type"] == "session_start" and events[-1]["type"] == "session_end"
+    assert events[0]["type"] == "session_start" and events[-2]["type"] == "session_end"
+    assert events[-1]["type"] == "result" and events[-1]["exit_reason"] == "done"
     finished = [e for e in events if e["type"] == "tool_call_finished"]
     assert {"tool", "input", "output", "is_error"} <= set(finished[0])
 
@@ -164,7 +165,8 @@ def test_sigint_exits_130_and_session_is_resumable(git_repo: Path, tmp_path: Pat
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 130 and time.monotonic() - started < 15
     events = [json.loads(x) for x in out.splitlines()]
-    assert events[-1]["type"] == "session_end" and events[-1]["reason"] == "interrupted"
+    assert events[-2]["type"] == "session_end" and events[-2]["reason"] == "interrupted"
+    assert events[-1]["type"] == "result" and events[-1]["exit_code"] == 130
     # the stored model is the same script; a resumed scripted session continues where it stopped
     data = run_json("--resume", seen[0]["session_id"], "go on", cwd=git_repo)
     assert data["final_text"] == "later" and data["turns"] == 2

@@ -82,3 +82,54 @@ def test_text_run_outside_git_still_works(tmp_path: Path) -> None:
     assert data["final_text"] == "hello from the script" and data["exit_reason"] == "done"
     listed = coder("sessions", "list", "--all", cwd=work)
     assert data["session_id"] in listed.stdout
+
+
+def test_flags_before_the_subcommand_are_kept(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "bash", "input": {"command": "touch made_here"}}]}, {"text": "ok"}])
+    result = coder("--deny", "bash", "--model", f"scripted:{script}", "run", "--permission-mode", "auto", "go",
+                   cwd=git_repo)
+    assert result.returncode == 0, result.stderr
+    assert not (git_repo / "made_here").exists()
+    assert "denied bash" in result.stderr  # a headless denial is visible
+
+
+def test_prompt_and_prompt_file_and_empty_task(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "hi"}])
+    prompt = tmp_path / "p.md"
+    prompt.write_text("   \n")
+    both = coder("run", "--model", f"scripted:{script}", "--prompt-file", str(prompt), "task", cwd=git_repo)
+    assert both.returncode == 2 and "not both" in both.stderr
+    empty = coder("run", "--model", f"scripted:{script}", "--prompt-file", str(prompt), cwd=git_repo)
+    assert empty.returncode == 2 and "is empty" in empty.stderr
+
+
+def test_json_output_on_usage_error(git_repo: Path) -> None:
+    result = coder("run", "--output-format", "json", "--model", "bogus:x", "hi", cwd=git_repo)
+    assert result.returncode == 2
+    data = json.loads(result.stdout)
+    assert data["exit_reason"] == "usage_error" and data["exit_code"] == 2 and "bogus" in data["error"]
+
+
+def test_unwritable_or_damaged_store(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "hi"}])
+    damaged = tmp_path / "state"
+    damaged.mkdir()
+    (damaged / "sessions.db").write_text("garbage" * 100)
+    result = coder("run", "--model", f"scripted:{script}", "hi", cwd=git_repo, env={"CODER_STATE_DIR": str(damaged)})
+    assert result.returncode == 2 and "damaged" in result.stderr and "Traceback" not in result.stderr
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("x")
+    result = coder("run", "--model", f"scripted:{script}", "hi", cwd=git_repo,
+                   env={"CODER_STATE_DIR": str(blocked / "sub")})
+    assert result.returncode == 2 and "cannot be written" in result.stderr
+
+
+def test_resume_from_another_workspace_is_refused(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "hi"}, {"text": "again"}])
+    first = json.loads(coder("run", "--output-format", "json", "--model", f"scripted:{script}", "hi",
+                             cwd=git_repo).stdout)
+    other = tmp_path / "other"
+    other.mkdir()
+    result = coder("run", "--resume", first["session_id"], "more", cwd=other)
+    assert result.returncode == 2 and str(git_repo) in result.stderr

@@ -122,7 +122,7 @@ def test_cache_folder_stays_under_its_bound(tmp_path: Path) -> None:
 
 
 def test_parallel_bulk_cold_build_recreates_indexes(git_repo: Path, monkeypatch) -> None:
-    import coder.codeintel.build as build
+    from coder.codeintel import build
 
     for i in range(6):
         (git_repo / "src" / f"m{i}.py").write_text(f"def f{i}():\n    return greet('{i}')\n")

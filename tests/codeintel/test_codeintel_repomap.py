@@ -89,3 +89,18 @@ def test_byte_identical_across_processes_and_hash_seeds(repo: Path, tmp_path: Pa
     assert first and first == second == warm
     here = CodeIndex.open(repo, cache_dir=tmp_path / "c3").repo_map(300, focus_names=["Record"])
     assert here.encode() == first
+
+
+def test_body_edits_rerender_without_reranking(repo: Path) -> None:
+    index = CodeIndex.open(repo)
+    before = index.repo_map(2000)
+    assert index.last_map_reranked
+    models = repo / "app" / "models.py"
+    models.write_text("# a comment that moves everything down\n\n" + models.read_text().replace("return 1", "return 2"))
+    after = index.repo_map(2000)
+    assert not index.last_map_reranked  # same reference graph: the cached ranking is reused
+    assert "     3 class Record" in after and "     1 class Record" in before  # but the lines are current
+    assert [line.split()[-1] for line in after.splitlines()] == [line.split()[-1] for line in before.splitlines()]
+    (repo / "app" / "views.py").write_text("from app.models import AuditTrail\n\ndef page():\n    return AuditTrail\n")
+    index.repo_map(2000)
+    assert index.last_map_reranked  # views.py now uses other names: a new graph, a new ranking

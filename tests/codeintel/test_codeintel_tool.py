@@ -86,3 +86,13 @@ def test_text_search_does_not_wait_for_a_cold_build(git_repo: Path, tmp_path: Pa
     assert wait_until_built(service, 120)
     out = tool.run({"query_type": "definition", "query": "fn_399"}, ctx)
     assert "src/mod_399.py:1-2 function fn_399" in out.output
+
+
+def test_edits_reported_by_tools_update_the_index(git_repo: Path, tmp_path: Path, tool) -> None:
+    ctx = _ctx(git_repo, tmp_path)
+    assert "src/app.py:1-2 function greet" in tool.run({"query_type": "definition", "query": "greet"}, ctx).output
+    (git_repo / "src" / "app.py").write_text("def salute(name):\n    return name\n")
+    ctx.services[SERVICE_KEY].note_changed(["src/app.py"])
+    index = ctx.services[SERVICE_KEY].index
+    assert [h.name for h in index.definitions("salute", fuzzy=False)] == ["salute"]
+    assert index.definitions("greet", fuzzy=False) == []

@@ -73,3 +73,17 @@ def test_cwd_outside_root_reads_only_cwd(tmp_path: Path) -> None:
     write(tmp_path / "b" / "AGENTS.md", "b rules")
     found = discover(tmp_path / "a", tmp_path / "b")
     assert "b rules" in found.text and "a rules" not in found.text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[permissions]\ndenny = ['bash(rm*)']\n", "unknown key(s) denny in [permissions]"),
+    ("[instructions]\nmax_byte = 5\n", "unknown key(s) max_byte in [instructions]"),
+    ("[providers.antropic]\nmax_retries = 1\n", "unknown key(s) antropic in [providers]"),
+    ("max_turns = 0\n", "'max_turns' must be greater than 0"),
+    ("max_cost = -1\n", "'max_cost' must be greater than 0"),
+])
+def test_typos_inside_sections_and_impossible_limits(tmp_path: Path, text: str, expected: str) -> None:
+    write(tmp_path / ".coder" / "config.toml", text)
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    assert expected in str(info.value) and "config.toml" in str(info.value)

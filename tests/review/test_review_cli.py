@@ -76,7 +76,8 @@ def test_help_does_not_import_heavy_modules() -> None:
 
     code = ("import sys; from coder.review import cli; import argparse; p = argparse.ArgumentParser(); "
             "cli.register(p.add_subparsers()); "
-            "print(sorted(m for m in sys.modules if m.startswith(('git', 'tree_sitter', 'anthropic', 'coder.review.'))))")
+            "print(sorted(m for m in sys.modules if m.startswith(('git', 'tree_sitter', 'anthropic', "
+            "'coder.review.'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2]).stdout
     assert out.strip() == "['coder.review.cli']"

@@ -106,7 +106,8 @@ def test_sniffing_the_test_runner(shop_repo: Path, run_review) -> None:
 
 
 def test_test_config_deselects_tests(shop_repo: Path, run_review) -> None:
-    pyproject = (shop_repo / "pyproject.toml").read_text() + 'addopts = "--deselect tests/test_pricing.py::test_label"\n'
+    pyproject = (shop_repo / "pyproject.toml").read_text()
+    pyproject += 'addopts = "--deselect tests/test_pricing.py::test_label"\n'
     conftest = "collect_ignore = ['tests/test_pricing.py']\n"
     result = run_review(shop_repo, {"pyproject.toml": pyproject, "conftest.py": conftest}, GAMING)
     assert [(f.file, f.check) for f in result.findings if f.severity == "error"] == [
@@ -140,8 +141,8 @@ def test_javascript_tests_line_based(tmp_path: Path, g_init) -> None:
 def test_honest_changes_pass(shop_repo: Path, run_review) -> None:
     """A real fix with a new test, a moved assertion, a renamed local: no gaming finding."""
     patched = PRICING.replace("    subtotal = sum(prices)\n", "    if not prices:\n        return 0\n"
-                              "    subtotal = sum(prices)\n").replace("return name.strip().title()",
-                                                                        "cleaned = name.strip()\n    return cleaned.title()")
+                              "    subtotal = sum(prices)\n")
+    patched = patched.replace("return name.strip().title()", "cleaned = name.strip()\n    return cleaned.title()")
     tests = TESTS.replace("def test_label():\n    assert label(\"  red apple \") == \"Red Apple\"\n",
                           "def test_label():\n    expected = \"Red Apple\"\n    assert label(\"  red apple \") == "
                           "expected\n") + "\n\ndef test_label_single_word():\n    assert label('pear') == 'Pear'\n"
@@ -195,7 +196,8 @@ def test_condition_on_a_domain_constant_is_not_special_casing(g_init, tmp_path: 
     from coder.vcs.repo import diff
 
     files = {"codec.py": 'DEFAULT = "utf-8"\n\n\ndef name(enc):\n    return enc.lower()\n',
-             "tests/test_codec.py": 'from codec import name\n\n\ndef test_name():\n    assert name("UTF-8") == "utf-8"\n'}
+             "tests/test_codec.py": ('from codec import name\n\n\ndef test_name():\n'
+                                     '    assert name("UTF-8") == "utf-8"\n')}
     repo = g_init(tmp_path, files)
     (repo / "codec.py").write_text(files["codec.py"].replace("    return enc.lower()\n",
                                                              '    if enc is None:\n        return DEFAULT\n'
@@ -223,3 +225,24 @@ def test_prose_in_a_multiline_string_is_not_code(shop_repo: Path, run_review) ->
     notes = 'NOTES = """Known gaming seen in the wild:\n  if name == "  red apple ": return "Red Apple"\n"""\n'
     result = run_review(shop_repo, {"src/shop/notes.py": notes}, GAMING)
     assert result.verdict == "pass", result.render()
+
+
+def test_false_alarms_seen_on_real_commits_stay_quiet(shop_repo: Path, run_review) -> None:
+    """Patterns from this repository's own history that once raised errors: skip markers inside strings, a
+    pattern list naming PYTEST_CURRENT_TEST, a literal used as a fallback, an escape compared in a condition."""
+    tests = TESTS + ('\n\ndef test_text():\n    code = "@pytest.mark.skip(reason=\'x\')\\ndef test_y(): pass"\n'
+                     '    assert "skip" in code\n')
+    patched = PRICING + ('\n\nSNIFFERS = (\n    r"PYTEST_CURRENT_TEST|JEST_WORKER_ID",\n)\n\n\n'
+                         'def describe(name, default="Red Apple"):\n    if not name or "\\n" in name:\n'
+                         '        return default\n    return name\n')
+    result = run_review(shop_repo, {"tests/test_pricing.py": tests, "src/shop/pricing.py": patched}, GAMING)
+    assert result.verdict == "pass", result.render()
+
+
+def test_expectation_changed_with_its_inputs_is_a_warning(shop_repo: Path, run_review) -> None:
+    tests = TESTS.replace("def test_total_plain():\n    assert total([10, 20]) == 36.0\n",
+                          "def test_total_plain():\n    prices = [10, 30]\n    assert total(prices) == 48.0\n")
+    tests = tests.replace("def test_total_discount():\n    assert total([100], discount=0.5) == 60.0\n",
+                          "def test_total_discount():\n    assert total([100], discount=0.5) == 50.0\n")
+    result = run_review(shop_repo, {"tests/test_pricing.py": tests}, GAMING)
+    assert sorted((f.line, f.severity) for f in result.findings) == [(8, "warning"), (12, "error")], result.render()

@@ -27,7 +27,8 @@ def opened_session(factory, script=WRITE, mode="ask"):
 def test_help_lists_every_builtin_and_custom_commands(factory, git_repo: Path, isolated_home: Path) -> None:
     (git_repo / ".coder" / "commands").mkdir(parents=True)
     (git_repo / ".coder" / "commands" / "fixit.md").write_text(
-        "---\ndescription: fix the named bug\nallowed-tools: write_file, bash(pytest*)\n---\nFix this bug: $ARGUMENTS\n")
+        "---\ndescription: fix the named bug\nallowed-tools: write_file, bash(pytest*)\n---\n"
+        "Fix this bug: $ARGUMENTS\n")
     user_dir = isolated_home / ".config" / "coder" / "commands"
     user_dir.mkdir(parents=True)
     (user_dir / "explain.md").write_text("Explain the code in plain words.\n")

@@ -123,6 +123,25 @@ async def test_thousands_of_events_stay_bounded(factory, git_repo: Path, tmp_pat
         last = [c for c in children if isinstance(c, ToolBlock)][-1]
         assert "echo 999" in str(last.title)
         assert "old blocks folded" in str(app.query_one("#status").render())
+        assert "echo 999" in screen_text(app)  # still following the newest block after a big burst
+        import gc
+
+        from textual.widget import Widget
+
+        def alive() -> int:
+            gc.collect()
+            return sum(1 for o in gc.get_objects() if isinstance(o, Widget))
+
+        before = alive()
+        for i in range(1000, 1400):  # more answers and tool calls: the number of live widgets must not grow
+            app.queue.append(ev.AssistantMessage({"role": "assistant", "content": [
+                {"type": "text", "text": f"pass {i}"}]}, "tool_use"))
+            app.queue.append(ev.ToolCallRequested(f"t{i}", "bash", {"command": f"echo {i}"}))
+            app.queue.append(ev.ToolCallFinished(f"t{i}", "bash", {"command": f"echo {i}"}, "y\n" * 300, False))
+        await wait_for(pilot, lambda: not app.queue, timeout=60)
+        await pilot.pause(0.2)
+        assert alive() <= before + 10
+        assert "echo 1399" in screen_text(app)
 
 
 @async_test
@@ -149,3 +168,25 @@ async def test_wide_diff_long_line_and_resize_keep_the_layout(factory, git_repo:
         text = screen_text(app)
         assert all(len(line) <= 50 for line in text.splitlines())
         assert "idle" in text  # the status bar survived the resize
+
+
+@async_test
+async def test_scrolling_up_stops_following_until_back_at_the_bottom(factory, git_repo: Path, tmp_path: Path) -> None:
+    app, _ = make_app(factory, git_repo, tmp_path, EDIT)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        for i in range(40):
+            app.queue.append(ev.ErrorEvent(f"line {i}"))
+        await wait_for(pilot, lambda: "line 39" in screen_text(app))
+        conversation = app.conversation
+        conversation.scroll_home(animate=False, immediate=True)
+        await pilot.pause(0.1)
+        assert not conversation.following
+        app.queue.append(ev.ErrorEvent("while reading above"))
+        await pilot.pause(0.3)
+        assert conversation.scroll_y == 0 and "while reading above" not in screen_text(app)
+        conversation.scroll_end(animate=False, immediate=True)
+        await pilot.pause(0.1)
+        assert conversation.following
+        app.queue.append(ev.ErrorEvent("followed again"))
+        await wait_for(pilot, lambda: "followed again" in screen_text(app))

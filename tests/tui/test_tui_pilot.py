@@ -149,7 +149,20 @@ async def test_a_session_that_cannot_open_says_why(git_repo: Path, tmp_path: Pat
         await wait_for(pilot, lambda: "could not start a session" in texts(app))
         assert "ANTHROPIC_API_KEY is not set" in texts(app)
         await type_and_send(pilot, app, "hello")
-        assert "only /model SPEC and /quit work now" in texts(app) or "No session" in texts(app)
+        assert "No session is open: fix the problem above" in texts(app)
         await type_and_send(pilot, app, "/quit")
         await pilot.pause(0.2)
     assert not app.is_running
+
+
+@async_test
+async def test_typing_before_the_session_is_open_is_sent_once_it_is(factory, git_repo: Path, tmp_path: Path) -> None:
+    import time
+
+    app, f = make_app(factory, git_repo, tmp_path, script={"turns": [{"text": "answered after opening"}]})
+    fast = app.opener
+    app.opener = lambda on_event, ask, override: (time.sleep(0.5), fast(on_event, ask, override))[1]
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_and_send(pilot, app, "early question")
+        assert app.opened is None and "queued (sent when the session is open)" in texts(app)
+        await wait_for(pilot, lambda: "answered after opening" in texts(app))

@@ -1,5 +1,5 @@
-"""The real `coder` binary in a real terminal (tmux): start, type a task, approve the edit, see the result, quit;
-the full-screen app and `--plain` both."""
+"""The real `coder` binary in a real terminal (tmux): start, type a task, approve an edit and a shell command (run
+in the real sandbox), see the results, quit; the full-screen app and `--plain` both."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import pytest
 SCRIPT = {"turns": [
     {"text": "Creating the notes file.", "tool_calls": [{"name": "str_replace_based_edit_tool", "input": {
         "command": "create", "path": "notes.txt", "file_text": "hello\nworld\n"}}]},
+    {"text": "Now counting it.", "tool_calls": [{"name": "bash", "input": {
+        "command": "wc -c notes.txt > count.txt && cat count.txt"}}]},
     {"text": "Created notes.txt for you."},
 ]}
 
@@ -82,8 +84,12 @@ def test_textual_app_in_tmux_approve_and_quit(git_repo: Path, script_file: Path,
         screen = tmux.wait("Allow")
         assert "edit notes.txt (create)" in screen and "Deny" in screen
         tmux.send("y")
+        screen = tmux.wait("Allow bash: wc -c notes.txt")  # a shell command, run in the sandbox once approved
+        tmux.send("y")
         screen = tmux.wait("Created notes.txt for you.")
-        assert "✓" in screen and "+hello" in screen  # the edit's diff, shown open
+        assert "+hello" in screen  # the edit's diff, shown open
+        assert "✓ 12 notes.txt" in screen  # the command's one-line result
+        assert (git_repo / "count.txt").read_text().strip() == "12 notes.txt"
         assert (git_repo / "notes.txt").read_text() == "hello\nworld\n"
         tmux.wait("checkpoint 1")
         tmux.wait("idle │")  # the turn has ended: Ctrl+C now means quit, not interrupt
@@ -91,7 +97,8 @@ def test_textual_app_in_tmux_approve_and_quit(git_repo: Path, script_file: Path,
         time.sleep(0.3)
         tmux.send("C-c")
         started = time.monotonic()
-        tmux.wait("EXIT=0")
+        screen = tmux.wait("EXIT=0")
+        assert "is saved; `coder --resume" in screen
         assert time.monotonic() - started < 5, "quitting took too long"
     finally:
         tmux.close()
@@ -107,7 +114,12 @@ def test_plain_repl_in_tmux_approve_and_quit(git_repo: Path, script_file: Path, 
         assert "Allow edit notes.txt (create)?" in screen
         tmux.type("y")
         tmux.send("Enter")
+        tmux.wait("Allow bash: wc -c notes.txt")
+        time.sleep(0.2)
+        tmux.type("y")
+        tmux.send("Enter")
         screen = tmux.wait("Created notes.txt for you.")
+        assert "✓ 12 notes.txt" in screen
         tmux.wait("ctx ")  # the status line printed after the turn: the prompt is next
         time.sleep(0.3)
         assert (git_repo / "notes.txt").read_text() == "hello\nworld\n"

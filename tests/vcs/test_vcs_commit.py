@@ -168,3 +168,11 @@ def test_first_commit_in_an_empty_repository(tmp_path: Path, g) -> None:
     assert result.committed and result.branch == "start"
     assert g(repo, "log", "--format=%s").strip() == "feat: first"
     assert g(repo, "symbolic-ref", "--short", "HEAD").strip() == "start"
+
+
+def test_hook_that_hangs_times_out(git_repo: Path, g) -> None:
+    hook(git_repo, "pre-commit", "echo started\nsleep 30\n")
+    (git_repo / "README.md").write_text("x\n")
+    result = commit_changes(git_repo, "docs: x", run_hooks_in="host", hook_timeout=1)
+    assert not result.committed and result.hooks[0].timed_out and "timed out" in result.error
+    assert g(git_repo, "log", "--format=%s").strip() == "initial"

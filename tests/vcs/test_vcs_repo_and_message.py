@@ -86,3 +86,18 @@ def test_commit_message_with_scripted_model(git_repo: Path, tmp_path: Path) -> N
     (git_repo / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
     msg = commit_message(diff(git_repo), "greet with hi", provider, "claude-test")
     assert msg == "fix(app): say hi instead of hello\n\nUsers asked for it.\n\nGenerated-by: coder (claude-test)\n"
+
+
+def test_same_size_edit_right_after_a_commit_is_seen(git_repo: Path, g) -> None:
+    """git's racy-entry check: a private copy of the index must keep its mtime, or an edit of the same size in
+    the same second as the last index write is invisible to `git add -A` (a lost checkpoint, an empty review)."""
+    from coder.vcs.checkpoints import Checkpoints
+
+    for i in range(5):
+        (git_repo / "x.txt").write_text(f"v{i}+a\n")
+        g(git_repo, "add", "x.txt")
+        g(git_repo, "commit", "-q", "-m", f"v{i}")
+        cps = Checkpoints(git_repo, f"racy{i}")
+        (git_repo / "x.txt").write_text(f"v{i}-a\n")  # same size, same second
+        assert f"+v{i}-a" in diff(git_repo)
+        assert cps.snapshot("turn") is not None
