@@ -98,7 +98,7 @@ def _run_flags(p: Any) -> None:
 def _model(args: Any) -> str:
     model = args.batch_model or getattr(args, "model", None) or os.environ.get("CODER_MODEL")
     if not model:
-        raise UsageError("give --model (e.g. anthropic:claude-sonnet-4-5, or scripted:DIR for scripted runs)")
+        raise UsageError("give --model (e.g. anthropic:claude-sonnet-4-6, or scripted:DIR for scripted runs)")
     return model
 
 

@@ -53,8 +53,12 @@ def run_checks(cwd: Path) -> list[Check]:
     rg = shutil.which("rg")
     checks.append(Check("ripgrep", rg is not None, rg or "not found (code search falls back to Python, slower)",
                         "apt-get install ripgrep"))
+    tmux = shutil.which("tmux")
+    checks.append(Check("tmux", tmux is not None, tmux or "not found (only the terminal tests need it)",
+                        "apt-get install tmux"))
     for key, present in environment_keys().items():
         checks.append(Check(key, True, "set" if present else "not set"))
+    checks.append(_model_check(root or cwd))
     for path in (user_config_path(), project_config_path(root or cwd)):
         checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))
     try:
@@ -64,6 +68,21 @@ def run_checks(cwd: Path) -> list[Check]:
     except Exception as exc:  # noqa: BLE001 - doctor reports every problem rather than stopping at one
         checks.append(Check("config valid", False, str(exc), "fix the file named above"))
     return checks
+
+
+def _model_check(workspace: Path) -> Check:
+    """Which model a session here would use, without sending anything."""
+    from coder.config import load_config
+    from coder.errors import CoderError
+    from coder.models.registry import resolve_spec
+
+    try:
+        spec = resolve_spec(None, load_config(workspace))
+    except CoderError as exc:
+        return Check("model", False, "none usable: " + str(exc).splitlines()[0],
+                     "export ANTHROPIC_API_KEY=..., or pass --model (e.g. openai:NAME with OPENAI_BASE_URL, "
+                     "or scripted:FILE)")
+    return Check("model", True, f"{spec} (the default for `coder` and `coder run`)")
 
 
 def doctor_command(args) -> int:

@@ -158,7 +158,7 @@ class ModelResponse:
 class ModelProvider(Protocol):
     """One protocol, several providers (anthropic, openai-compatible, scripted)."""
 
-    #: "provider:model", e.g. "anthropic:claude-sonnet-4-5"
+    #: "provider:model", e.g. "anthropic:claude-sonnet-4-6"
     spec: str
     #: context window in tokens
     context_window: int

@@ -157,7 +157,7 @@ def test_total_cost_limit_stops_new_instances_and_keeps_predictions(swe, tmp_pat
     run_dir = tmp_path / "run"
     with FakeServer(script) as srv:
         env = {"ANTHROPIC_BASE_URL": srv.base_url, "ANTHROPIC_API_KEY": "test-key"}
-        proc = coder(*run_args(swe, run_dir, "anthropic:claude-sonnet-4-5", "--total-cost", "0.000001"), env=env)
+        proc = coder(*run_args(swe, run_dir, "anthropic:claude-sonnet-4-6", "--total-cost", "0.000001"), env=env)
     assert proc.returncode == 1, proc.stderr
     assert "--total-cost limit was reached" in proc.stderr
     preds = json.loads((run_dir / "preds.json").read_text())
@@ -166,7 +166,7 @@ def test_total_cost_limit_stops_new_instances_and_keeps_predictions(swe, tmp_pat
     assert st["cost_usd"] > 0 and st["input_tokens"] + st["cache_write_tokens"] > 0
     assert not (run_dir / "instances" / "acme__calc-2").exists()
     # resuming with the same limit starts nothing new: the budget counts what was already spent
-    again = coder(*run_args(swe, run_dir, "anthropic:claude-sonnet-4-5", "--total-cost", "0.000001"),
+    again = coder(*run_args(swe, run_dir, "anthropic:claude-sonnet-4-6", "--total-cost", "0.000001"),
                   env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "x"})
     assert again.returncode == 1 and "already reached" in again.stderr
 

@@ -54,7 +54,7 @@ def test_same_script_through_fake_server_and_real_sdk(git_repo: Path, tmp_path: 
     record = tmp_path / "requests.jsonl"
     with FakeServer(script, record=record) as server:
         env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key"}
-        data = run_json("--model", "anthropic:claude-sonnet-4-5", "fix the greeting", cwd=git_repo, env=env)
+        data = run_json("--model", "anthropic:claude-sonnet-4-6", "fix the greeting", cwd=git_repo, env=env)
         requests = server.requests
     assert data["exit_reason"] == "done" and data["turns"] == 4 and data["files_changed"] == ["src/app.py"]
     assert data["final_text"] == "The greeting now reads 'Hello, Ada!'."
@@ -143,7 +143,7 @@ def test_resume_after_sigkill(git_repo: Path, tmp_path: Path) -> None:
     resume_script = write_script(tmp_path / "r.json", [{"text": "Resumed and finished."}])
     with FakeServer(resume_script, record=record) as server:
         env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
-        data = run_json("--model", "anthropic:claude-sonnet-4-5", "--resume", session_id, cwd=git_repo, env=env)
+        data = run_json("--model", "anthropic:claude-sonnet-4-6", "--resume", session_id, cwd=git_repo, env=env)
         body = server.requests[0]
     assert data["session_id"] == session_id and data["final_text"] == "Resumed and finished."
     texts = json.dumps(body["messages"])

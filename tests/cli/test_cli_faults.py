@@ -18,7 +18,7 @@ def test_transient_faults_end_in_success(git_repo: Path, tmp_path: Path) -> None
     with FakeServer(script, faults=faults) as server:
         env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
         result = coder("run", "--output-format", "json", "--permission-mode", "auto", "--model",
-                       "anthropic:claude-sonnet-4-5", "go", cwd=git_repo, env=env, timeout=120)
+                       "anthropic:claude-sonnet-4-6", "go", cwd=git_repo, env=env, timeout=120)
         attempts = len(server.requests)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
@@ -33,7 +33,7 @@ def test_api_that_keeps_failing_exit_1_session_saved(git_repo: Path, tmp_path: P
         "[providers.anthropic]\nretry_base_delay = 0.01\nmax_retries = 2\n")
     with FakeServer(script, faults=["500@*"]) as server:
         env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
-        result = coder("run", "--output-format", "json", "--model", "anthropic:claude-sonnet-4-5", "go",
+        result = coder("run", "--output-format", "json", "--model", "anthropic:claude-sonnet-4-6", "go",
                        cwd=git_repo, env=env, timeout=120)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr

@@ -70,7 +70,7 @@ def test_long_session_through_the_fake_server(git_repo: Path, tmp_path: Path,
     with FakeServer(_script(turns), record=tmp_path / "requests.jsonl") as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
-        provider = create_provider("anthropic:claude-sonnet-4-5", {})
+        provider = create_provider("anthropic:claude-sonnet-4-6", {})
         cm = TieredContext(provider, {"context": {"compact_at": 5_000, "target": 0.5, "recent_turns": 3,
                                                   "clip_chars": 4_000}}, tmp_path / "state")
         history = [Message.user_text(TASK)]
@@ -138,7 +138,7 @@ def test_overflow_from_the_api_means_one_compaction_and_one_retry(git_repo: Path
     with FakeServer(_script(turns), context_window=5_000) as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
-        provider = create_provider("anthropic:claude-sonnet-4-5", {})
+        provider = create_provider("anthropic:claude-sonnet-4-6", {})
         cm = TieredContext(provider, {"context": {"compact_at": 0.9, "recent_turns": 3, "clip_chars": 4_000}},
                            tmp_path / "state")
         history = [Message.user_text(TASK)]

@@ -31,7 +31,7 @@ def test_subagent_report_only(git_repo: Path, tmp_path: Path) -> None:
     with FakeServer(SCRIPT) as server:
         env["ANTHROPIC_BASE_URL"] = server.base_url
         result = subprocess.run([sys.executable, "-m", "coder", "run", "--output-format", "json",
-                                 "--permission-mode", "auto", "--model", "anthropic:claude-sonnet-4-5",
+                                 "--permission-mode", "auto", "--model", "anthropic:claude-sonnet-4-6",
                                  "where is greet?"], cwd=git_repo, env=env, capture_output=True, text=True,
                                 timeout=120)
         requests = server.requests
