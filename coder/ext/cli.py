@@ -16,7 +16,7 @@ def mcp_command(args) -> int:
 
     from coder.config import load_config
     from coder.engine.builder import git_root
-    from coder.ext.mcp_client import MCPManager, servers_from_config, tool_name
+    from coder.ext.mcp_client import MCPManager, server_log, servers_from_config, tool_name
 
     cwd = Path(getattr(args, "cwd", ".")).resolve()
     workspace = git_root(cwd) or cwd
@@ -38,6 +38,8 @@ def mcp_command(args) -> int:
         for row in rows:
             print(f"{row['name']}  ({row['transport']}, {row['source']})  {row['status']}"
                   + (f": {row['error']}" if row["error"] else ""))
+            if row["error"] and row["transport"] == "stdio":
+                print(f"    its stderr: {server_log(row['name'])}")
             for name in row["tools"]:
                 print(f"    {name}")
     return 0 if all(r["status"] == "ready" for r in rows) else 1

@@ -161,10 +161,14 @@ class MCPManager:
 
         @asynccontextmanager
         async def stdio():
-            from mcp.client.stdio import StdioServerParameters
+            from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            yield StdioServerParameters(command=config.command or "", args=config.args, env=config.env or None,
-                                        cwd=config.cwd or str(self.workspace))
+            params = StdioServerParameters(command=config.command or "", args=config.args, env=config.env or None,
+                                           cwd=config.cwd or str(self.workspace))
+            log = server_log(config.name)
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "a", encoding="utf-8") as errlog:  # the server's stderr, kept off the user's terminal
+                yield stdio_client(params, errlog=errlog)
 
         @asynccontextmanager
         async def http():
@@ -251,6 +255,13 @@ def _describe(exc: BaseException) -> str:
     if inner:  # an ExceptionGroup from a task group: its first leaf says what happened
         return _describe(inner[0])
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def server_log(name: str) -> Path:
+    """Where a stdio server's stderr goes (`coder mcp list` names it when the server fails)."""
+    from coder.paths import state_dir
+
+    return state_dir() / "mcp" / f"{NAME_RE.sub('_', name)}.log"
 
 
 def tool_name(server: str, tool: str) -> str:
