@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -70,7 +71,8 @@ def test_coder_plain_is_chosen_for_pipes(git_repo: Path, tmp_path: Path) -> None
 
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": [{"text": "hello from the script"}]}))
-    out = subprocess.run([sys.executable, "-m", "coder", "--model", f"scripted:{script}"], cwd=git_repo,
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run([sys.executable, "-m", "coder", "--model", f"scripted:{script}"], cwd=git_repo, env=env,
                          input="say hello\n/cost\n/quit\n", capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "ask> say hello" in out.stdout and "hello from the script" in out.stdout

@@ -62,9 +62,12 @@ class Tmux:
         self.run("kill-server")
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
 def coder_command(script: Path, *extra: str) -> str:
-    exe = shutil.which("coder")
-    base = [exe] if exe else [sys.executable, "-m", "coder"]
+    """The coder command line of the tree under test (not whatever `coder` is installed on PATH)."""
+    base = ["env", f"PYTHONPATH={REPO}", sys.executable, "-m", "coder"]
     return " ".join([*base, "--model", f"scripted:{script}", "--permission-mode", "ask", *extra])
 
 
