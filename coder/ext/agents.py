@@ -45,6 +45,12 @@ def load_agent(path: Path) -> AgentDefinition:
         tools = [t.strip() for t in tools.split(",") if t.strip()]
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         raise ConfigError(f"{path}: `tools` must be a list of tool names.")
+    from coder.tools.registry import BUILTIN_IMPLEMENTATIONS
+
+    unknown = sorted(set(tools) - set(BUILTIN_IMPLEMENTATIONS) - {"task"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown tool(s) {', '.join(unknown)}; built-in tools: "
+                          f"{', '.join(sorted(BUILTIN_IMPLEMENTATIONS))}.")
     mode = str(meta.get("permission_mode", "plan"))
     if mode not in ("plan", "ask", "auto-edit", "auto"):
         raise ConfigError(f"{path}: permission_mode {mode!r} is not plan, ask, auto-edit or auto.")

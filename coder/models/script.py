@@ -87,6 +87,8 @@ def load_script(source: str | Path | dict[str, Any]) -> Script:
         raise ModelConfigError(f"Cannot read the script file {path}: {exc.strerror or exc}.") from exc
     except UnicodeDecodeError as exc:
         raise ModelConfigError(f"The script file {path} is not UTF-8 text: {exc}.") from exc
+    if not raw.strip():
+        raise ModelConfigError(f"The script file {path} is empty: it needs {{\"turns\": [...]}} (see the README).")
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
             import yaml
