@@ -4,10 +4,10 @@ user's real home, git config or keys."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from repo_support import git
 
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODER_MODEL")
 
@@ -27,10 +27,6 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for var in SECRET_VARS:
         monkeypatch.delenv(var, raising=False)
     return home
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
 @pytest.fixture

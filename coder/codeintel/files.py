@@ -107,22 +107,40 @@ def _git_files(root: Path) -> FileListing | None:
 
 
 def _rg_files(root: Path) -> FileListing | None:
-    """Outside git, ripgrep lists files honouring .gitignore files much faster than a Python walk."""
+    """Outside git, ripgrep lists files honouring .gitignore files much faster than a Python walk.
+
+    Read as a stream and stopped at MAX_WALK_FILES, so `coder map` in a huge non-repository folder (a home
+    directory) ends with a note instead of listing the whole disk."""
     import shutil
 
     if shutil.which("rg") is None:
         return None
     try:
-        proc = subprocess.run(["rg", "--files", "--hidden", "--no-require-git", "--no-config", "-0"], cwd=root,
-                              capture_output=True, timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = subprocess.Popen(["rg", "--files", "--hidden", "--no-require-git", "--no-config", "-0"], cwd=root,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
         return None
-    if proc.returncode not in (0, 1):
+    assert proc.stdout is not None
+    listing = FileListing()
+    buffer = b""
+    names: list[str] = []
+    try:
+        while chunk := proc.stdout.read(1 << 16):
+            buffer += chunk
+            *done, buffer = buffer.split(b"\0")
+            names.extend(n.decode("utf-8", "surrogateescape").removeprefix("./") for n in done if n)
+            if len(names) >= MAX_WALK_FILES:
+                listing.notes.append(f"stopped listing after {MAX_WALK_FILES} files (not a git repository)")
+                break
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    if buffer and len(names) < MAX_WALK_FILES:
+        names.append(buffer.decode("utf-8", "surrogateescape").removeprefix("./"))
+    if proc.returncode not in (0, 1, -9) and not names:
         return None
-    names = [n.decode("utf-8", "surrogateescape").removeprefix("./") for n in proc.stdout.split(b"\0") if n]
-    listing = FileListing(files=sorted(names)[:MAX_WALK_FILES])
-    if len(names) > MAX_WALK_FILES:
-        listing.notes.append(f"stopped listing after {MAX_WALK_FILES} files (not a git repository)")
+    listing.files = sorted(names[:MAX_WALK_FILES])
     return listing
 
 

@@ -17,7 +17,7 @@ from coder.codeintel.textsearch import search
 from coder.errors import UsageError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from conftest import git
+from repo_support import git
 
 
 def test_syntax_errors_index_what_parses(tmp_path: Path) -> None:
@@ -101,3 +101,13 @@ def test_ripgrep_and_python_fallback_agree(git_repo: Path) -> None:
     assert ("src/more.py", 2, False) in key(a) and ("src/more.py", 1, True) in key(a)
     capped = search(git_repo, ".", max_matches=2, use_ripgrep=False)
     assert capped.truncated and capped.match_count == 2
+
+
+def test_huge_non_repository_folder_stops_listing_with_a_note(tmp_path: Path, monkeypatch) -> None:
+    from coder.codeintel import files
+
+    for i in range(5):
+        (tmp_path / f"m{i}.py").write_text("x = 1\n")
+    monkeypatch.setattr(files, "MAX_WALK_FILES", 3)
+    for listing in (list_files(tmp_path), files._walk_files(tmp_path)):
+        assert len(listing.files) == 3 and "stopped listing after 3 files" in listing.notes[0]

@@ -12,7 +12,7 @@ from coder.codeintel.index import CodeIndex
 from coder.codeintel.store import db_path_for, enforce_cache_bound
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from conftest import git
+from repo_support import git
 
 
 def _names(index: CodeIndex, name: str) -> list[tuple[str, int]]:
