@@ -140,8 +140,9 @@ def run_command(args) -> int:
         if outcome.final_text:
             print(outcome.final_text)
         if commit is not None:
-            print(f"coder: commit: {commit.reason}" + (f" {commit.sha[:10]} {commit.message.splitlines()[0]}"
-                                                        if commit.committed and commit.sha else ""), file=sys.stderr)
+            detail = f" {commit.sha[:10]} {commit.message.splitlines()[0]}" if commit.committed and commit.sha \
+                else f" ({commit.message})"
+            print(f"coder: commit: {commit.reason}{detail}", file=sys.stderr)
         if outcome.reason != "done":
             print(f"coder: stopped: {outcome.reason}" + (f" ({outcome.error})" if outcome.error else "")
                   + f". Session {session.id} is saved; `coder run --resume {session.id}` goes on.", file=sys.stderr)

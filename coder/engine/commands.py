@@ -246,31 +246,26 @@ def _review(ctx: Ctx, arg: str) -> CommandResult:
 
 
 def _commit(ctx: Ctx, arg: str) -> CommandResult:
+    """Review the session's changes, let the agent fix a failing review (bounded rounds), then commit; the same
+    path as `coder run --commit`. `--force` commits despite a failing review; the rest is the message."""
     if not ctx.is_git:
         return CommandResult("Not a git repository: nothing to commit.", error=True)
-    from coder.vcs.commit import commit_changes, commit_message
-    from coder.vcs.repo import diff, has_changes
+    from coder.engine.finish import review_and_commit
 
-    if not has_changes(ctx.workspace):
-        return CommandResult("Nothing to commit: the work tree has no changes against HEAD.")
-    force = arg.strip().startswith("--force")
-    arg = arg.strip()[len("--force"):] if force else arg
-    notes = ""
-    if _optional("coder.review.pipeline", "review") is not None:
-        verdict = _review(ctx, "")
-        if verdict.error and not force:
-            return CommandResult(verdict.text + "\n\nNot committed: fix the findings, or `/commit --force`.",
-                                 error=True)
-        notes = verdict.text + "\n\n"
-    message = arg.strip() or commit_message(diff(ctx.workspace), _task(ctx), ctx.session.parts.provider,
-                                            ctx.session.parts.provider.spec)
-    config = getattr(ctx.opened, "config", None) or {}
-    hooks_in = str(config.get("vcs", {}).get("hooks", "sandbox"))
-    result = commit_changes(ctx.workspace, message, run_hooks_in=hooks_in,  # type: ignore[arg-type]
-                            sandbox_config=config.get("sandbox"))
-    if result.committed:
-        ctx.session.parts.record(ev.CommitEvent(result.sha or "", result.message, result.branch))
-    return CommandResult(notes + result.summary(), error=not result.committed)
+    text = arg.strip()
+    force = text.startswith("--force")
+    text = text[len("--force"):].strip() if force else text
+    outcome = review_and_commit(ctx.session, override=force, message=text or None)
+    lines = [f"Review verdict: **{outcome.verdict}**"] if outcome.verdict else []
+    for f in outcome.findings[:30]:
+        where = (f.get("file") or "(patch)") + (f":{f['line']}" if f.get("line") else "")
+        lines.append(f"- **{f.get('severity', '')}** `{where}` {f.get('message', '')}")
+    if outcome.committed:
+        lines.append(f"committed {(outcome.sha or '')[:10]}: {outcome.message.splitlines()[0]}")
+    else:
+        lines.append(outcome.message + ("" if force or outcome.reason != "review failed"
+                                        else " Fix the findings, or `/commit --force`."))
+    return CommandResult("\n".join(lines), error=not outcome.committed and outcome.reason != "nothing to commit")
 
 
 def _checkpointer(ctx: Ctx) -> Any | None:

@@ -50,7 +50,7 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
         elif kind == "tool_call_finished":
             results[event["id"]] = ToolResultBlock(event["id"], event["output"], bool(event["is_error"]))
             files.update(event.get("files_changed") or [])
-        elif kind == "checkpoint":
+        elif kind == "checkpoint" and not str(event.get("label", "")).startswith("before turn"):
             files.update(event.get("files_changed") or [])
         elif kind == "usage":
             out.turns += 1

@@ -103,6 +103,8 @@ class Session:
     def send(self, text: str | None) -> TurnOutcome:
         """Run one user turn to its end. `text` None continues a session whose last message awaits the model."""
         self.cancel.clear()
+        # the user may have edited files since the last turn: record that state so /undo stops there
+        self._checkpoint(f"before turn {self.stats.turns + 1}", ours=False)
         if text is not None:
             self.emit(ev.UserMessage(text))
             self.history.append(Message.user_text(text))
@@ -295,7 +297,8 @@ class Session:
     def _not_run(self, use: ToolUseBlock, why: str) -> ToolResultBlock:
         return self._finish(use, ToolResult(f"Not run: {why}.", True))
 
-    def _checkpoint(self, label: str) -> None:
+    def _checkpoint(self, label: str, ours: bool = True) -> None:
+        """Snapshot the work tree; `ours` counts its changes as the session's (what review and commit cover)."""
         if self.parts.checkpointer is None:
             return
         try:
@@ -305,7 +308,8 @@ class Session:
             return
         if checkpoint is not None:
             changed = list(getattr(checkpoint, "files_changed", []))
-            self.stats.files_changed.update(changed)
+            if ours:
+                self.stats.files_changed.update(changed)
             self.emit(ev.CheckpointEvent(str(checkpoint.id), label, changed))
 
     def emit(self, event: ev.Event) -> None:

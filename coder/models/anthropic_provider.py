@@ -103,8 +103,9 @@ class AnthropicProvider:
 
         finished: set[int] = set()
         stream = None
+        params = sdk_params(body)
         try:
-            with self._client.messages.stream(**body) as stream:
+            with self._client.messages.stream(**params) as stream:
                 holder["stream"] = stream
                 stopped = False
                 for event in stream:
@@ -198,3 +199,17 @@ def _blocks(content: Any) -> list[Block]:
         elif raw.type == "tool_use":
             out.append(ToolUseBlock(raw.id, raw.name, dict(raw.input) if isinstance(raw.input, dict) else {}))
     return out
+
+
+#: body keys the installed SDK's `messages.stream` may not take as arguments; they travel in `extra_body`
+_EXTRA_BODY_KEYS = ("temperature", "top_p", "top_k")
+
+
+def sdk_params(body: dict[str, Any]) -> dict[str, Any]:
+    """The request body as `messages.stream` keyword arguments (sampling settings through `extra_body`, which
+    every SDK version accepts, since newer ones dropped them from the signature)."""
+    params = {k: v for k, v in body.items() if k not in _EXTRA_BODY_KEYS}
+    extra = {k: body[k] for k in _EXTRA_BODY_KEYS if k in body}
+    if extra:
+        params["extra_body"] = {**params.get("extra_body", {}), **extra}
+    return params

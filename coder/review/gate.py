@@ -1,9 +1,11 @@
 """The review gate before a commit: review, hand the findings back for a bounded number of fix rounds, commit
 only on a verdict that is not "fail" (or when the user overrides).
 
-The engine supplies `fix_round(feedback) -> None` (one agent turn with the feedback as the user message) and,
-when it wants to ask, `override(result) -> bool`; everything else (what is reviewed, how many rounds, the commit
-and its message) lives here so every frontend gets the same behaviour."""
+The engine supplies `fix_round(feedback) -> bool | None` (one agent turn with the feedback as the user message;
+False when that turn did not finish) and, when it wants to ask, `override(result) -> bool`; everything else (what
+is reviewed, how many rounds, the commit and its message) lives here so every frontend gets the same behaviour.
+`paths` limits review and commit to the files the session changed, so the user's own uncommitted work elsewhere
+stays out of both."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ class GateResult:
     commit: "CommitResult | None" = None
     overridden: bool = False
     message: str = ""
+    #: committed | nothing to commit | review failed | fix round stopped | blocked by hook | commit failed
+    reason: str = ""
 
     @property
     def last(self) -> ReviewResult | None:
@@ -35,7 +39,7 @@ class GateResult:
 def review_and_commit(
     repo_root: Path,
     task: str,
-    fix_round: Callable[[str], None],
+    fix_round: Callable[[str], bool | None],
     provider: "ModelProvider | None" = None,
     config: dict[str, Any] | None = None,
     max_rounds: int = 2,
@@ -43,22 +47,32 @@ def review_and_commit(
     message: str | None = None,
     model_name: str = "",
     branch: str | None = None,
+    paths: list[str] | None = None,
+    on_review: Callable[[ReviewResult, int], None] | None = None,
+    before_commit: Callable[[str, str], str | None] | None = None,
 ) -> GateResult:
-    """Review the work tree against HEAD; while it fails and rounds are left, send the feedback to the agent
-    and review again; then commit (a failing verdict only with `override`'s consent)."""
+    """Review the work tree against HEAD (only `paths` when given); while it fails and rounds are left, send the
+    feedback to the agent and review again; then commit (a failing verdict only with `override`'s consent).
+    `on_review(result, n)` sees every review; `before_commit(message, diff)` may block with a reason."""
     from coder.review.pipeline import review
     from coder.vcs.commit import commit_changes, commit_message
-    from coder.vcs.repo import diff, has_changes
+    from coder.vcs.repo import diff_trees, resolve_tree, worktree_tree
 
     config = config or {}
     gate = GateResult(False, 0)
+
+    def current_diff() -> str:
+        return diff_trees(repo_root, resolve_tree(repo_root, "HEAD"), worktree_tree(repo_root), paths)
+
     while True:
-        text = diff(repo_root)
+        text = current_diff()
         if not text.strip():
-            gate.message = "nothing to commit: no changes against HEAD"
+            gate.message, gate.reason = "nothing to commit: no changes against HEAD", "nothing to commit"
             return gate
         result = review(repo_root, text, task, provider, config)
         gate.reviews.append(result)
+        if on_review is not None:
+            on_review(result, len(gate.reviews))
         if result.verdict != "fail":
             break
         if gate.rounds >= max_rounds:
@@ -66,16 +80,27 @@ def review_and_commit(
                 gate.overridden = True
                 break
             gate.message = f"not committed: the review still fails after {gate.rounds} fix round(s)"
+            gate.reason = "review failed"
             return gate
         gate.rounds += 1
-        fix_round(result.feedback())
-    if not has_changes(repo_root):
-        gate.message = "nothing to commit after the fix rounds"
+        if fix_round(result.feedback()) is False:
+            gate.message = "not committed: the fix round did not finish"
+            gate.reason = "fix round stopped"
+            return gate
+    text = current_diff()
+    if not text.strip():
+        gate.message, gate.reason = "nothing to commit after the fix rounds", "nothing to commit"
         return gate
-    msg = message or commit_message(diff(repo_root), task, provider, model_name or getattr(provider, "spec", ""))
+    msg = message or commit_message(text, task, provider, model_name or getattr(provider, "spec", ""))
+    if before_commit is not None:
+        blocked = before_commit(msg, text)
+        if blocked is not None:
+            gate.message, gate.reason = f"not committed: a before_commit hook blocked it: {blocked}", "blocked by hook"
+            return gate
     hooks = str((config.get("vcs", {}) or {}).get("hooks", "sandbox"))
     gate.commit = commit_changes(repo_root, msg, branch=branch, run_hooks_in=hooks,  # type: ignore[arg-type]
-                                 sandbox_config=config)
+                                 paths=paths, sandbox_config=config)
     gate.committed = gate.commit.committed
     gate.message = gate.commit.summary()
+    gate.reason = "committed" if gate.committed else "commit failed"
     return gate

@@ -77,6 +77,6 @@ def test_review_that_keeps_failing_does_not_commit(tmp_path: Path) -> None:
     assert result.returncode == 1
     data = json.loads(result.stdout)
     assert data["commit"]["committed"] is False and data["commit"]["reason"] == "review failed"
-    assert data["commit"]["rounds"] == 2
+    assert data["commit"]["fix_rounds"] == 1
     head = subprocess.run(["git", "log", "--oneline"], cwd=repo, capture_output=True, text=True).stdout
     assert len(head.strip().splitlines()) == 1  # nothing committed

@@ -220,3 +220,22 @@ def test_cancel_from_another_thread_while_the_read_is_blocked(script_file: Path)
         shown = list(deltas)
     assert response.stop_reason == "interrupted"
     assert response.message.text() == "".join(shown)  # what was on screen is what the history keeps
+
+
+def test_temperature_reaches_the_api(tmp_path) -> None:
+    """The installed SDK's stream() has no `temperature` argument; it must still reach the request body."""
+    import os
+
+    from coder.models.fake_server import FakeServer
+    from coder.models.registry import create_provider
+    from coder.models.types import Message, ModelRequest
+
+    with FakeServer({"turns": [{"text": "warm"}]}) as server:
+        os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = server.base_url, "k"
+        try:
+            provider = create_provider("anthropic:claude-sonnet-4-6", {})
+            response = provider.complete(ModelRequest("sys", [Message.user_text("hi")], temperature=0.3))
+        finally:
+            del os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"]
+        body = server.requests[0]
+    assert response.message.text() == "warm" and body["temperature"] == 0.3

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PRICING, TESTS, _git  # noqa: I001
+from review_support import PRICING, TESTS, _git  # noqa: I001
 from coder.cli.main import main
 
 

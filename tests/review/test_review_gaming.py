@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import PRICING, TESTS  # noqa: I001 - the folder's fixtures module
+from review_support import PRICING, TESTS  # noqa: I001 - the folder's fixtures module
 
 GAMING = ["gaming"]
 

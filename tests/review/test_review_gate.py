@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PRICING  # noqa: I001
+from review_support import PRICING  # noqa: I001
 
 FIXED = PRICING + "\n\ndef count(prices):\n    return len(prices)\n"
 BROKEN = FIXED.replace("(1 + TAX_RATE)", "(1 - TAX_RATE)")  # the task's change, plus a regression

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PRICING  # noqa: I001
+from review_support import PRICING  # noqa: I001
 
 CHECKLIST = "- Is the discount applied once?\n- Are existing callers unaffected?\n"
 REVIEW = {"findings": [

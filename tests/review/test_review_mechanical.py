@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import PRICING  # noqa: I001
+from review_support import PRICING  # noqa: I001
 
 MECH = ["apply", "parse", "lint", "hygiene"]
 
@@ -98,7 +98,7 @@ def test_ruff_reports_only_changed_lines(shop_repo: Path, run_review) -> None:
     assert shutil.which("ruff"), "ruff is missing: pip install ruff (dev extra)"
     # old debt: an unused import on an unchanged line; new: an undefined name on a changed line
     (shop_repo / "src" / "shop" / "pricing.py").write_text("import os\n" + PRICING)
-    from conftest import _git  # noqa: I001
+    from review_support import _git  # noqa: I001
 
     _git(shop_repo, "commit", "-qam", "debt")
     patched = "import os\n" + PRICING.replace("return name.strip().title()", "return nmae.strip().title()")
@@ -109,7 +109,7 @@ def test_ruff_reports_only_changed_lines(shop_repo: Path, run_review) -> None:
 
 def test_ruff_uses_project_config(shop_repo: Path, run_review) -> None:
     pyproject = (shop_repo / "pyproject.toml").read_text() + '\n[tool.ruff.lint]\nselect = ["E711"]\n'
-    from conftest import _git  # noqa: I001
+    from review_support import _git  # noqa: I001
 
     (shop_repo / "pyproject.toml").write_text(pyproject)
     _git(shop_repo, "commit", "-qam", "ruff config")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import PRICING, TESTS, _git  # noqa: I001
+from review_support import PRICING, TESTS, _git  # noqa: I001
 
 TESTS_ONLY = ["tests"]
 

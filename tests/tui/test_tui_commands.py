@@ -101,7 +101,7 @@ def test_commit_sessions_resume_clear_quit(factory, git_repo: Path) -> None:
 
     log = subprocess.run(["git", "log", "--format=%s", "-1"], cwd=git_repo, capture_output=True, text=True).stdout
     assert log.strip() == "fix: change the greeting"
-    assert "Nothing to commit" in run_slash(opened, "/commit").text
+    assert "nothing to commit" in run_slash(opened, "/commit").text.lower()
     sessions = run_slash(opened, "/sessions").text
     assert opened.session.id in sessions and "(this one)" in sessions and "change app" in sessions
     assert run_slash(opened, "/resume").text == sessions

@@ -244,3 +244,20 @@ def test_changes_made_inside_the_sandbox_are_undone(git_repo: Path) -> None:
     assert cp is not None and sorted(cp.files_changed) == ["README.md", "out/gen.txt", "src/app.py"]
     cps.undo()
     assert files(git_repo) == before
+
+
+def test_user_edits_between_turns_survive_undo_with_a_pre_turn_snapshot(git_repo: Path) -> None:
+    """The engine's pattern: snapshot before a turn (None unless someone changed files since) and after it.
+    Undoing the turn then goes back to the user's between-turns state, not before it."""
+    cps = Checkpoints(git_repo, "between")
+    (git_repo / "a.txt").write_text("turn 1\n")
+    cps.snapshot("after turn 1")
+    (git_repo / "README.md").write_text("# edited by the user between turns\n")
+    assert cps.snapshot("before turn 2") is not None
+    (git_repo / "a.txt").write_text("turn 2\n")
+    cps.snapshot("after turn 2")
+    result = cps.undo()
+    assert result.checkpoint.label == "before turn 2"
+    assert (git_repo / "README.md").read_text() == "# edited by the user between turns\n"
+    assert (git_repo / "a.txt").read_text() == "turn 1\n"
+    assert cps.snapshot("before turn 3") is None  # nothing changed since

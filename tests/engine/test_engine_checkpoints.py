@@ -1,0 +1,47 @@
+"""Checkpoints driven by the session loop, with the real git checkpoints: undo goes back one turn, a user's edit
+made between turns survives it and is not counted as the session's change."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from coder.context.base import PassthroughContext, Pinned
+from coder.engine import events as ev
+from coder.engine.session import Limits, Session, SessionParts, no_questions
+from coder.models.scripted import ScriptedProvider
+from coder.policy.base import ModePolicy
+from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.vcs.checkpoints import Checkpoints
+
+WRITE = ToolContract("write", "Write a file.", {"type": "object", "properties": {"name": {"type": "string"}}},
+                     "write")
+
+
+class WriteTool(Tool):
+    contract = WRITE
+
+    def run(self, args, ctx: ToolContext) -> ToolResult:
+        (ctx.workspace / args["name"]).write_text(f"{args['name']} by the agent\n")
+        return ToolResult("ok")  # reports nothing: the checkpoint must find the change, as for shell commands
+
+
+def test_undo_keeps_user_edits_between_turns(git_repo: Path) -> None:
+    script = {"turns": [{"tool_calls": [{"name": "write", "input": {"name": "a.txt"}}]}, {"text": "one"},
+                        {"tool_calls": [{"name": "write", "input": {"name": "b.txt"}}]}, {"text": "two"}]}
+    seen: list[ev.Event] = []
+    checkpoints = Checkpoints(git_repo, "s-cp")
+    ctx = ToolContext(git_repo, git_repo, "s-cp", threading.Event(), git_repo.parent / "state")
+    parts = SessionParts("s-cp", ScriptedProvider(script), {"write": WriteTool()}, ModePolicy("auto"),
+                         PassthroughContext(), ctx, "sys", Pinned(), Limits(), seen.append, no_questions,
+                         checkpointer=checkpoints)
+    session = Session(parts)
+    session.send("first")
+    (git_repo / "README.md").write_text("# edited by the user between turns\n")
+    session.send("second")
+    assert session.stats.files_changed == {"a.txt", "b.txt"}  # the user's README edit is not the session's
+    labels = [e.label for e in seen if isinstance(e, ev.CheckpointEvent)]
+    assert labels == ["turn 2", "before turn 3", "turn 4"]
+    checkpoints.undo()
+    assert not (git_repo / "b.txt").exists() and (git_repo / "a.txt").exists()
+    assert "edited by the user" in (git_repo / "README.md").read_text()
