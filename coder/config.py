@@ -32,11 +32,9 @@ DEFAULTS: dict[str, Any] = {
     "context": {},
     "review": {},
     "vcs": {},
-    "codeintel": {},
     "mcp": {},
     "hooks": {},
     "edit": {},
-    "tui": {},
 }
 
 #: sections whose keys are a fixed set (a typo in them must not be silently ignored); the services owning the
@@ -47,6 +45,9 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
     "edit": frozenset({"syntax_guard", "max_bytes", "view_max_chars"}),
     "mcp": frozenset({"servers"}),
     "providers": frozenset({"anthropic", "openai", "scripted"}),
+    "review": frozenset({"base", "stages", "llm_on_fail", "tests", "lint", "llm_max_findings", "max_binary_kb",
+                         "max_text_kb", "run_tests", "max_fix_rounds"}),
+    "vcs": frozenset({"hooks"}),
 }
 
 #: limits that must be positive to mean anything
