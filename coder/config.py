@@ -47,7 +47,7 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
     "providers": frozenset({"anthropic", "openai", "scripted"}),
     "review": frozenset({"base", "stages", "llm_on_fail", "tests", "lint", "llm_max_findings", "max_binary_kb",
                          "max_text_kb", "run_tests", "max_fix_rounds"}),
-    "vcs": frozenset({"hooks"}),
+    "vcs": frozenset({"hooks", "keep_sessions"}),
 }
 
 #: limits that must be positive to mean anything

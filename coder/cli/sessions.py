@@ -34,10 +34,14 @@ def sessions_command(args) -> int:
         rows = store.sessions(args.limit, workspace)
         if not rows:
             print("no sessions" + ("" if args.all else f" in {workspace} (--all lists every workspace)"))
+        checkpoints = _checkpoint_counts(git_root(cwd))
         for row in rows:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
             title = row.title or _first_user_text(store, row.id)
-            print(f"{row.id}  {when}  {row.status:<11} {row.model:<32} {title[:60]}")
+            kept = f"{checkpoints.get(row.id, 0):>3} cp" if checkpoints is not None else ""
+            print(f"{row.id}  {when}  {row.status:<11} {kept} {row.model:<32} {title[:60]}")
+        if checkpoints is not None:
+            print("(cp: checkpoints kept in this repository; /undo and /rewind use them)")
         return 0
     if not args.id:
         raise UsageError(f"`coder sessions {args.action}` needs a session id.")
@@ -57,6 +61,15 @@ def sessions_command(args) -> int:
     for event in events:
         print(_describe(event))
     return 0
+
+
+def _checkpoint_counts(repo) -> dict[str, int] | None:
+    """Session id -> checkpoints kept in `repo` (None outside git)."""
+    if repo is None:
+        return None
+    from coder.vcs.checkpoints import list_sessions
+
+    return {s.session_id: s.count for s in list_sessions(repo)}
 
 
 def _first_user_text(store, session_id: str) -> str:

@@ -132,6 +132,10 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
 
         try:
             checkpointer = Checkpoints(workspace, session_id)  # takes the baseline: the first turn is undoable
+            from coder.vcs.checkpoints import default_keep, prune_sessions
+
+            checkpointer.prune(default_keep())
+            prune_sessions(workspace, int(config["vcs"].get("keep_sessions", 20)), current=session_id)
         except VcsError as exc:
             note(f"checkpoints are off for this session ({str(exc).splitlines()[0][:200]}); /undo will not work")
     if sandbox_state.startswith("unavailable"):

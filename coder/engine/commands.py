@@ -296,11 +296,19 @@ def _rewind(ctx: Ctx, arg: str) -> CommandResult:
         for c in cp.list():
             when = time.strftime("%H:%M:%S", time.localtime(c.created))
             rows.append(f"| {c.id} | {when} | {c.label} | {', '.join(c.files_changed[:4])} |")
-        return CommandResult("Checkpoints of this session (`/rewind ID` restores one, `--force` overrides "
-                             "a conflict):\n\n" + "\n".join(rows))
+        return CommandResult("Checkpoints of this session (`/rewind ID` restores the files, `--conversation` "
+                             "the conversation too, `--force` overrides a conflict):\n\n" + "\n".join(rows))
     target = words[0]
-    result = cp.restore(int(target) if target.isdigit() else target, force="--force" in words)
-    return CommandResult(f"Rewound: {result.summary()}." + _changed(result))
+    checkpoint = cp.get(int(target) if target.isdigit() else target)
+    result = cp.restore(checkpoint.id, force="--force" in words)
+    text = f"Rewound: {result.summary()}." + _changed(result)
+    if "--conversation" in words:
+        try:
+            dropped = ctx.session.rewind_conversation(str(checkpoint.id))
+            text += f"\nThe conversation is back there too ({dropped} message(s) dropped)."
+        except KeyError:
+            text += "\nThe conversation was kept: this checkpoint is older than what this session remembers."
+    return CommandResult(text)
 
 
 def _sessions(ctx: Ctx, arg: str) -> CommandResult:
@@ -377,7 +385,8 @@ BUILTINS: dict[str, Command] = {c.name: c for c in (
     Command("commit", "review, then commit the changes (message generated if none given)", "[--force] [message]",
             _commit),
     Command("undo", "undo the last turn's file changes", "[--force]", _undo),
-    Command("rewind", "list checkpoints, or restore one", "[ID] [--force]", _rewind),
+    Command("rewind", "list checkpoints, or restore one (files, and the conversation with --conversation)",
+            "[ID] [--conversation] [--force]", _rewind),
     Command("sessions", "stored sessions of this repository", "[--all]", _sessions),
     Command("resume", "go on with a stored session", "[ID]", _resume),
     Command("clear", "start a fresh session", "", _clear),

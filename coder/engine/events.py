@@ -135,6 +135,16 @@ class CheckpointEvent(Event):
     id: str
     label: str
     files_changed: list[str] = field(default_factory=list)
+    history_len: int = 0  # messages in the conversation when it was taken (what /rewind --conversation keeps)
+
+
+@dataclass
+class RewindEvent(Event):
+    """The conversation was cut back to its first `history_len` messages (files are restored separately)."""
+
+    type: ClassVar[str] = "rewind"
+    checkpoint: str
+    history_len: int
 
 
 @dataclass
@@ -179,7 +189,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (SessionStart, UserMessage, TextDelta, AssistantMessage, ToolCallRequested, PermissionRequest,
                 ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionEvent, CheckpointEvent,
-                ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd)
+                ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent)
 }
 
 

@@ -19,6 +19,7 @@ class Restored:
     files_changed: list[str] = field(default_factory=list)
     compactions: list[Compaction] = field(default_factory=list)
     task: str = ""
+    history_at: dict[str, int] = field(default_factory=dict)  # checkpoint id -> history length
 
 
 def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
@@ -50,8 +51,14 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
         elif kind == "tool_call_finished":
             results[event["id"]] = ToolResultBlock(event["id"], event["output"], bool(event["is_error"]))
             files.update(event.get("files_changed") or [])
-        elif kind == "checkpoint" and not str(event.get("label", "")).startswith("before turn"):
-            files.update(event.get("files_changed") or [])
+        elif kind == "checkpoint":
+            flush()
+            out.history_at[str(event["id"])] = int(event.get("history_len", len(out.history)))
+            if not str(event.get("label", "")).startswith("before turn"):
+                files.update(event.get("files_changed") or [])
+        elif kind == "rewind":
+            flush()
+            del out.history[int(event["history_len"]):]
         elif kind == "usage":
             out.turns += 1
             out.cost_usd = float(event.get("total_cost_usd", out.cost_usd))

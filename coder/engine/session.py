@@ -89,11 +89,14 @@ class Session:
         self.cancel = parts.tool_ctx.cancel
         self.last_text = ""
         self._out_of_time = False
+        #: checkpoint id -> messages in the history when it was taken ("0", the baseline, is the empty start)
+        self.history_at: dict[str, int] = {"0": 0}
         if restored is not None:
             self.history = restored.history
             self.stats.turns = restored.turns
             self.stats.cost_usd = restored.cost_usd
             self.stats.files_changed |= set(restored.files_changed)
+            self.history_at.update(restored.history_at)
             parts.pinned.files_touched = sorted(self.stats.files_changed)
             parts.context.restore(restored.compactions)
             if not parts.pinned.task:
@@ -310,7 +313,17 @@ class Session:
             changed = list(getattr(checkpoint, "files_changed", []))
             if ours:
                 self.stats.files_changed.update(changed)
-            self.emit(ev.CheckpointEvent(str(checkpoint.id), label, changed))
+            self.history_at[str(checkpoint.id)] = len(self.history)
+            self.emit(ev.CheckpointEvent(str(checkpoint.id), label, changed, len(self.history)))
+
+    def rewind_conversation(self, checkpoint_id: str) -> int:
+        """Cut the conversation back to where it was when checkpoint `checkpoint_id` was taken (the caller
+        restores the files); returns the number of messages dropped. KeyError for an unknown checkpoint."""
+        keep = self.history_at[str(checkpoint_id)]
+        dropped = len(self.history) - keep
+        del self.history[keep:]
+        self.emit(ev.RewindEvent(str(checkpoint_id), keep))
+        return dropped
 
     def emit(self, event: ev.Event) -> None:
         self.parts.record(event)

@@ -329,6 +329,16 @@ def list_sessions(repo_root: Path) -> list[SessionCheckpoints]:
     return sorted(sessions.values(), key=lambda s: s.last_created)
 
 
+def prune_sessions(repo_root: Path, keep_sessions: int, current: str | None = None) -> list[str]:
+    """Forget the checkpoints of all but the newest `keep_sessions` sessions (never `current`); returns the
+    session ids pruned. Their objects go at the next `git gc`."""
+    sessions = [s for s in list_sessions(repo_root) if s.session_id != current]
+    victims = sessions[: max(0, len(sessions) - keep_sessions)]
+    for victim in victims:
+        Checkpoints(repo_root, victim.session_id, take_baseline=False).delete_all()
+    return [v.session_id for v in victims]
+
+
 def default_keep() -> int:
     """How many checkpoints a session keeps (CODER_CHECKPOINTS_KEEP, default 50)."""
     try:

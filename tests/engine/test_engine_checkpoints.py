@@ -45,3 +45,42 @@ def test_undo_keeps_user_edits_between_turns(git_repo: Path) -> None:
     checkpoints.undo()
     assert not (git_repo / "b.txt").exists() and (git_repo / "a.txt").exists()
     assert "edited by the user" in (git_repo / "README.md").read_text()
+
+
+def test_rewind_conversation_and_resume_honours_it(git_repo: Path) -> None:
+    from coder.engine.history import rebuild
+
+    script = {"turns": [{"tool_calls": [{"name": "write", "input": {"name": "a.txt"}}]}, {"text": "one"},
+                        {"tool_calls": [{"name": "write", "input": {"name": "b.txt"}}]}, {"text": "two"}]}
+    seen: list[ev.Event] = []
+    checkpoints = Checkpoints(git_repo, "s-rw")
+    ctx = ToolContext(git_repo, git_repo, "s-rw", threading.Event(), git_repo.parent / "state")
+    parts = SessionParts("s-rw", ScriptedProvider(script), {"write": WriteTool()}, ModePolicy("auto"),
+                         PassthroughContext(), ctx, "sys", Pinned(), Limits(), seen.append, no_questions,
+                         checkpointer=checkpoints)
+    session = Session(parts)
+    session.send("first")
+    first = next(e for e in seen if isinstance(e, ev.CheckpointEvent))
+    session.send("second")
+    assert len(session.history) == 8
+    checkpoints.restore(int(first.id))
+    dropped = session.rewind_conversation(first.id)
+    assert dropped == 4 and [m.text() for m in session.history if m.role == "user"][0] == "first"
+    assert not (git_repo / "b.txt").exists()
+    restored = rebuild(e.to_dict() for e in seen if e.persist)
+    assert len(restored.history) == 4 and restored.history[-1].text() == "one"
+
+
+def test_old_sessions_checkpoints_are_pruned(git_repo: Path) -> None:
+    import time as _time
+
+    from coder.vcs.checkpoints import list_sessions, prune_sessions
+
+    for name in ("s-old1", "s-old2", "s-new"):
+        cp = Checkpoints(git_repo, name)
+        (git_repo / f"{name}.txt").write_text(name)
+        cp.snapshot("turn")
+        _time.sleep(1.1)  # ref creation dates have one-second resolution
+    pruned = prune_sessions(git_repo, keep_sessions=1, current="s-old1")
+    assert pruned == ["s-old2"]
+    assert {s.session_id for s in list_sessions(git_repo)} == {"s-old1", "s-new"}
