@@ -33,6 +33,12 @@ class ModelError(CoderError):
     exit_code = EXIT_FAILED
 
 
+class ModelRejected(ModelError):
+    """The API refused the configuration itself (a bad key, an unknown model): retrying cannot help."""
+
+    exit_code = EXIT_USAGE
+
+
 class ModelConfigError(ConfigError):
     """No key, unknown provider prefix, unreadable script."""
 

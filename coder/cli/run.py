@@ -123,7 +123,7 @@ def run_command(args) -> int:
             signal.signal(sig, old)
     session.close(outcome.reason)
     opened.store.set_status(session.id, outcome.reason)
-    code = EXIT_BY_REASON.get(outcome.reason, EXIT_FAILED)
+    code = outcome.exit_code if outcome.reason == "error" else EXIT_BY_REASON.get(outcome.reason, EXIT_FAILED)
     if commit is not None and not commit.committed and commit.reason != "nothing to commit":
         code = EXIT_FAILED
     if fmt in ("json", "stream-json"):

@@ -50,6 +50,7 @@ class TurnOutcome:
     reason: str  # done | max_turns | max_cost | wall_time | interrupted | error
     final_text: str = ""
     error: str | None = None
+    exit_code: int = 1  # for reason "error": 2 when the API refused the configuration (key, model)
 
 
 @dataclass
@@ -155,7 +156,7 @@ class Session:
                 response = self._ask_model()
             except ModelError as exc:
                 self.emit(ev.ErrorEvent(str(exc), fatal=True))
-                return TurnOutcome("error", self.last_text, str(exc))
+                return TurnOutcome("error", self.last_text, str(exc), exc.exit_code)
             message = self._record_response(response)
             uses = message.tool_uses()
             if response.stop_reason == "interrupted" or self.cancel.is_set():

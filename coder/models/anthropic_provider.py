@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from coder.errors import ContextOverflowError, ModelError
+from coder.errors import ContextOverflowError, ModelError, ModelRejected
 from coder.models.pricing import PriceTable
 from coder.models.retry import (
     RetryPolicy,
@@ -178,10 +178,10 @@ class AnthropicProvider:
         if status in _RETRY_STATUS or status >= 500:
             return Transient(status, f"{kind or 'error'}: {text}", retry_after_seconds(exc))
         if status == 401:
-            return ModelError("The Anthropic API rejected the credentials (HTTP 401). Check ANTHROPIC_API_KEY "
+            return ModelRejected("The Anthropic API rejected the credentials (HTTP 401). Check ANTHROPIC_API_KEY "
                               "(`coder doctor` shows whether it is set) and the base URL.")
         if status == 404:
-            return ModelError(f"The Anthropic API does not know the model {self.model!r} (HTTP 404: {text}). "
+            return ModelRejected(f"The Anthropic API does not know the model {self.model!r} (HTTP 404: {text}). "
                               "Pick another with `--model anthropic:NAME`.")
         return ModelError(f"The Anthropic API refused the request (HTTP {status} {kind}: {text}). Retrying will "
                           "not help; if the message points at the request itself, please report it.")

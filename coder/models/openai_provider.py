@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from coder.errors import ContextOverflowError, ModelError
+from coder.errors import ContextOverflowError, ModelError, ModelRejected
 from coder.models.pricing import PriceTable
 from coder.models.retry import (
     RetryPolicy,
@@ -212,10 +212,10 @@ class OpenAIProvider:
         if status in (408, 409, 429) or status >= 500:
             return Transient(status, text, retry_after_seconds(exc))
         if status == 401:
-            return ModelError("The OpenAI-compatible server rejected the credentials (HTTP 401). Check "
+            return ModelRejected("The OpenAI-compatible server rejected the credentials (HTTP 401). Check "
                               "OPENAI_API_KEY (`coder doctor` shows whether it is set) and OPENAI_BASE_URL.")
         if status == 404:
-            return ModelError(f"The server at the configured base URL does not know the model {self.model!r} or "
+            return ModelRejected(f"The server at the configured base URL does not know the model {self.model!r} or "
                               f"the route (HTTP 404: {text}). Check `--model openai:NAME` and OPENAI_BASE_URL "
                               "(it usually ends in /v1).")
         return ModelError(f"The OpenAI-compatible server refused the request (HTTP {status}: {text}). Retrying "

@@ -54,3 +54,14 @@ def test_doctor_reports_every_check_without_secrets(git_repo: Path) -> None:
     assert checks["ANTHROPIC_API_KEY"]["detail"] == "set"
     assert "sk-ant-very-secret" not in result.stdout
     assert result.returncode == 0, result.stdout
+
+
+def test_rejected_key_is_a_configuration_error(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "never"}])
+    with FakeServer(script, faults=["401@*"]) as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "wrong"}
+        result = coder("run", "--model", "anthropic:claude-sonnet-4-6", "go", cwd=git_repo, env=env, timeout=60)
+        attempts = len(server.requests)
+    assert result.returncode == 2 and "401" in result.stderr and "ANTHROPIC_API_KEY" in result.stderr
+    assert attempts == 1  # not retried: a bad key does not get better
+    assert result.stderr.count("401") == 1  # reported once
