@@ -4,15 +4,20 @@ The spec table (`data/swebench_specs.json`) records what the SWE-bench harness i
 version; `--specs FILE` adds or overrides entries (same shape) for other repositories. A venv is built from a
 checkout at the instance's `environment_setup_commit` (as the harness builds its environment images), with the
 spec's pip packages, its requirements files and its install command; every evaluation then re-installs the
-project from the evaluated workspace without dependencies. Where the spec needs things a venv cannot give
+project from the evaluated workspace without dependencies. The venv uses the harness's Python for that version
+(`python` in the spec, e.g. 3.9) when an interpreter of that version is on this machine (`python3.9` on PATH, a
+pyenv or uv install, `$CODER_SWEBENCH_PYTHONS`): old releases (collections.Mapping, pytest ini checks, numpy ABI)
+fail on a newer Python for reasons that have nothing to do with the patch. Otherwise the Python running coder. Where the spec needs things a venv cannot give
 (conda-only `environment.yml`, apt packages, another Python), the builder says so instead of guessing.
 """
 
 from __future__ import annotations
 
 import fcntl
+import glob
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -50,10 +55,55 @@ class EnvSpec:
     note: str = ""
     harness_python: str = ""
     system_site_packages: bool = False
+    constraints: list[str] = field(default_factory=list)
+    python: str = ""  # the interpreter the venv is made with; "" = the Python running coder
 
     @property
     def key(self) -> str:
-        return f"{self.repo.replace('/', '__')}-{self.version}-{PY_TAG}"
+        return f"{self.repo.replace('/', '__')}-{self.version}-{self.py_tag}"
+
+    @property
+    def py_tag(self) -> str:
+        if not self.python:
+            return PY_TAG
+        return "py" + self.harness_python.replace(".", "")
+
+    @property
+    def uses_harness_python(self) -> bool:
+        return bool(self.python) or self.harness_python == f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _python_version(exe: str) -> str:
+    try:
+        proc = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def find_python(version: str) -> str:
+    """An interpreter of `version` ("3.9") on this machine, "" when there is none.
+
+    Looked for in `$CODER_SWEBENCH_PYTHONS` (os.pathsep-separated interpreters or bin folders), `pythonX.Y` on
+    PATH, pyenv's and uv's installs; each candidate is asked for its version (a shim may point elsewhere)."""
+    if not re.fullmatch(r"\d+\.\d+", version or ""):
+        return ""
+    name = f"python{version}"
+    candidates: list[str] = []
+    for entry in filter(None, os.environ.get("CODER_SWEBENCH_PYTHONS", "").split(os.pathsep)):
+        candidates.append(os.path.join(entry, name) if os.path.isdir(entry) else entry)
+    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    candidates += sorted(glob.glob(os.path.join(pyenv_root, "versions", f"{version}.*", "bin", name)), reverse=True)
+    candidates += sorted(glob.glob(os.path.expanduser(f"~/.local/share/uv/python/cpython-{version}.*/bin/{name}")),
+                         reverse=True)
+    found = shutil.which(name)
+    if found:
+        candidates.append(found)
+    for exe in candidates:
+        if os.access(exe, os.X_OK) and _python_version(exe) == version:
+            return exe
+    return ""
 
 
 def load_spec_table(extra: Path | None = None) -> dict[str, Any]:
@@ -78,6 +128,9 @@ def spec_for(inst: Instance, table: dict[str, Any]) -> EnvSpec:
     if ver is None:
         raise EnvUnavailable(f"no environment spec for {inst.repo} version {inst.version} (add one with --specs)")
     default = table.get("default", {})
+    harness_python = str(ver.get("python", ""))
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    python = find_python(harness_python) if harness_python and harness_python != running else ""
     return EnvSpec(
         repo=inst.repo, version=inst.version,
         test_cmd=ver.get("test_cmd") or default.get("test_cmd", "pytest -rA"),
@@ -85,8 +138,11 @@ def spec_for(inst: Instance, table: dict[str, Any]) -> EnvSpec:
         pip_packages=list(ver.get("pip_packages") or []), pre_install=list(ver.get("pre_install") or []),
         requirements_paths=list(repo_entry.get("requirements_paths") or []),
         log_parser=inst.log_parser or repo_entry.get("log_parser") or default.get("log_parser", "pytest"),
-        local=ver.get("local", "unverified"), note=ver.get("note", ""), harness_python=ver.get("python", ""),
+        local=ver.get("local", "unverified"), note=ver.get("note", ""), harness_python=harness_python,
         system_site_packages=bool(ver.get("system_site_packages", False)),
+        constraints=list(repo_entry.get("constraints") or []) + list(ver.get("constraints") or []) +
+        list(default.get("constraints") or []),
+        python=python,
     )
 
 
@@ -103,8 +159,10 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 def check_buildable(spec: EnvSpec, force: bool = False) -> None:
-    if spec.local == "unsupported" and not force:
-        raise EnvUnavailable(f"{spec.repo} {spec.version} does not run on this Python: {spec.note}")
+    if spec.local == "unsupported" and not force and not spec.uses_harness_python:
+        raise EnvUnavailable(f"{spec.repo} {spec.version} does not run on Python {sys.version_info.major}.{sys.version_info.minor} and no "
+                             f"python{spec.harness_python} was found (install it, e.g. with pyenv or uv, or name "
+                             f"it in CODER_SWEBENCH_PYTHONS): {spec.note}")
     if "environment.yml" in spec.packages:
         raise EnvUnavailable(f"{spec.repo} {spec.version} needs a conda environment.yml")
     apt = [c for c in spec.pre_install if "apt-get" in c]
@@ -129,6 +187,8 @@ def venv_env(env_dir: Path) -> dict[str, str]:
     env["VIRTUAL_ENV"] = str(env_dir)
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    if (env_dir / "constraints.txt").is_file():
+        env["PIP_CONSTRAINT"] = str(env_dir / "constraints.txt")
     return env
 
 
@@ -164,7 +224,9 @@ def ensure_env(spec: EnvSpec, setup_checkout: Path, envs_dir: Path, *, force: bo
             steps += [c for c in spec.pre_install if "apt-get" not in c]
             if spec.install:
                 steps.append(spec.install)
-            args = [sys.executable, "-m", "venv"] + (["--system-site-packages"] if spec.system_site_packages else [])
+            if spec.constraints:  # pins of the harness's era for what the spec leaves unpinned (PIP_CONSTRAINT)
+                (env_dir / "constraints.txt").write_text("\n".join(spec.constraints) + "\n", encoding="utf-8")
+            args = [spec.python or sys.executable, "-m", "venv"] + (["--system-site-packages"] if spec.system_site_packages else [])
             if not steps and not spec.install:
                 args.append("--without-pip")  # nothing to install: skip ensurepip (seconds per venv)
             subprocess.run(args + [str(env_dir)], check=True, capture_output=True, timeout=300)
@@ -177,7 +239,7 @@ def ensure_env(spec: EnvSpec, setup_checkout: Path, envs_dir: Path, *, force: bo
             failed.write_text(json.dumps({"error": message[:4000], "at": time.time()}), encoding="utf-8")
             raise EnvUnavailable(message) from None
         ready.write_text(json.dumps({"spec": spec.__dict__, "built_s": round(time.time() - started, 1),
-                                     "python": sys.version.split()[0]}, indent=1), encoding="utf-8")
+                                     "python": spec.python or sys.executable}, indent=1), encoding="utf-8")
     return env_dir
 
 

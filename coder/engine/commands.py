@@ -3,8 +3,8 @@
 A frontend hands the typed line to `run_slash(opened, line)` and renders the `CommandResult`: text (Markdown),
 an optional unified diff, and actions the frontend carries out (quit, start a fresh session, resume another one,
 send a prompt). Everything a command needs (policy mode, compaction, checkpoints, review, commit, the sessions
-store, the doctor) is reached from here, never from a frontend. Services that another area has not shipped yet
-are imported lazily and the command then says plainly that it is not available in this build.
+store, the doctor) is reached from here, never from a frontend; the git commands (/diff /review /commit /undo
+/rewind) live in commands_git.py.
 
 Custom commands are Markdown files in `.coder/commands/` of the repository or `$XDG_CONFIG_HOME/coder/commands/`
 (the project's win on a name clash): a YAML front matter (`description`, `allowed-tools`) and a body that becomes
@@ -13,80 +13,22 @@ the user message, with `$ARGUMENTS` replaced by what follows the command name.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from coder.config import MODES
 from coder.engine import events as ev
+from coder.engine.command_types import Command, CommandResult, Ctx
+from coder.engine.commands_git import commit, diff, review, rewind, undo
 from coder.errors import CoderError
 
 #: Shift+Tab cycles through these; `auto` is only ever chosen explicitly (/mode auto, --permission-mode auto)
 MODE_CYCLE: tuple[str, ...] = ("ask", "auto-edit", "plan")
 #: commands that may run while a turn is streaming (they only read)
 SAFE_WHILE_BUSY = {"help", "cost", "context", "diff", "sessions", "quit", "doctor", "model"}
-
-
-@dataclass
-class CommandResult:
-    text: str = ""  # Markdown to show
-    diff: str = ""  # a unified diff to show highlighted
-    error: bool = False
-    quit: bool = False
-    new_session: bool = False  # /clear: start a fresh session in the same workspace
-    resume: str | None = None  # switch to this stored session
-    send: str | None = None  # send this as the user's message (custom commands)
-    mode: str | None = None  # the permission mode after the command (for the status bar)
-    model: str | None = None  # the model after the command
-
-
-@dataclass
-class Command:
-    name: str
-    summary: str
-    usage: str = ""
-    handler: Callable[[Ctx, str], CommandResult] | None = None
-    custom: Any | None = None  # a CustomCommand
-    allowed_tools: list[str] = field(default_factory=list)
-    source: str = ""
-
-
-@dataclass
-class Ctx:
-    """What a handler gets: the session and, when the frontend has it, the whole `Opened` (store, workspace)."""
-
-    session: Any
-    opened: Any | None
-
-    @property
-    def workspace(self) -> Path:
-        if self.opened is not None:
-            return Path(self.opened.workspace)
-        return Path(self.session.parts.tool_ctx.workspace)
-
-    @property
-    def store(self) -> Any:
-        return getattr(self.opened, "store", None)
-
-    @property
-    def is_git(self) -> bool:
-        return bool(getattr(self.opened, "is_git", self.session.parts.checkpointer is not None))
-
-
-def _optional(module: str, attr: str) -> Any | None:
-    try:
-        return getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        return None
-
-
-def _missing(what: str, module: str) -> CommandResult:
-    return CommandResult(f"{what} is not available in this build yet (`{module}` is missing).", error=True)
 
 
 # ---- built-in commands ----------------------------------------------------------------------------------------
@@ -105,9 +47,8 @@ def _model(ctx: Ctx, arg: str) -> CommandResult:
     if not arg:
         return CommandResult(f"Model: `{provider.spec}` (context window {provider.context_window:,} tokens). "
                              "`/model PROVIDER:NAME` switches.", model=provider.spec)
-    create = _optional("coder.models.registry", "create_provider")
-    if create is None:
-        return _missing("switching models", "coder.models.registry")
+    from coder.models.registry import create_provider as create
+
     config = getattr(ctx.opened, "config", None) or {}
     new = create(arg.strip(), config)
     ctx.session.parts.provider = new
@@ -208,109 +149,6 @@ def _context(ctx: Ctx, arg: str) -> CommandResult:
     return CommandResult(head + "\n".join(lines))
 
 
-def _diff(ctx: Ctx, arg: str) -> CommandResult:
-    if not ctx.is_git:
-        return CommandResult("Not a git repository: there is no diff to show.", error=True)
-    from coder.vcs.repo import diff
-
-    text = diff(ctx.workspace)
-    return CommandResult("" if text.strip() else "No changes against HEAD.", diff=text)
-
-
-def _task(ctx: Ctx) -> str:
-    return ctx.session.parts.pinned.task or "(no task given)"
-
-
-def _review(ctx: Ctx, arg: str) -> CommandResult:
-    if not ctx.is_git:
-        return CommandResult("Not a git repository: nothing to review.", error=True)
-    review = _optional("coder.review.pipeline", "review")
-    if review is None:
-        return _missing("/review", "coder.review.pipeline")
-    from coder.vcs.repo import diff
-
-    text = diff(ctx.workspace)
-    if not text.strip():
-        return CommandResult("No changes against HEAD: nothing to review.")
-    config = getattr(ctx.opened, "config", None) or {}
-    result = review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, config)
-    findings = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in getattr(result, "findings", [])]
-    verdict = str(getattr(result, "verdict", "?"))
-    ctx.session.parts.record(ev.ReviewEvent(verdict, findings))
-    lines = [f"Review verdict: **{verdict}** ({len(findings)} finding(s))"]
-    for f in findings[:30]:
-        where = f.get("file") or "(patch)"
-        line = f":{f['line']}" if f.get("line") else ""
-        lines.append(f"- **{f.get('severity', '')}** `{where}{line}` {f.get('message', '')}")
-    return CommandResult("\n".join(lines), error=verdict == "fail")
-
-
-def _commit(ctx: Ctx, arg: str) -> CommandResult:
-    """Review the session's changes, let the agent fix a failing review (bounded rounds), then commit; the same
-    path as `coder run --commit`. `--force` commits despite a failing review; the rest is the message."""
-    if not ctx.is_git:
-        return CommandResult("Not a git repository: nothing to commit.", error=True)
-    from coder.engine.finish import review_and_commit
-
-    text = arg.strip()
-    force = text.startswith("--force")
-    text = text[len("--force"):].strip() if force else text
-    outcome = review_and_commit(ctx.session, override=force, message=text or None)
-    lines = [f"Review verdict: **{outcome.verdict}**"] if outcome.verdict else []
-    for f in outcome.findings[:30]:
-        where = (f.get("file") or "(patch)") + (f":{f['line']}" if f.get("line") else "")
-        lines.append(f"- **{f.get('severity', '')}** `{where}` {f.get('message', '')}")
-    if outcome.committed:
-        lines.append(f"committed {(outcome.sha or '')[:10]}: {outcome.message.splitlines()[0]}")
-    else:
-        lines.append(outcome.message + ("" if force or outcome.reason != "review failed"
-                                        else " Fix the findings, or `/commit --force`."))
-    return CommandResult("\n".join(lines), error=not outcome.committed and outcome.reason != "nothing to commit")
-
-
-def _checkpointer(ctx: Ctx) -> Any | None:
-    return ctx.session.parts.checkpointer
-
-
-def _undo(ctx: Ctx, arg: str) -> CommandResult:
-    cp = _checkpointer(ctx)
-    if cp is None or not hasattr(cp, "undo"):
-        return CommandResult("Checkpoints are off (not a git repository, or not in this build): nothing to undo.",
-                             error=True)
-    result = cp.undo(force=arg.strip() == "--force")
-    return CommandResult(f"Undone: {result.summary()}." + _changed(result))
-
-
-def _changed(result: Any) -> str:
-    changed = list(getattr(result, "changed", []))
-    return ("\n\nFiles: " + ", ".join(f"`{p}`" for p in changed[:20])) if changed else ""
-
-
-def _rewind(ctx: Ctx, arg: str) -> CommandResult:
-    cp = _checkpointer(ctx)
-    if cp is None or not hasattr(cp, "restore"):
-        return CommandResult("Checkpoints are off (not a git repository, or not in this build).", error=True)
-    words = arg.split()
-    if not words:
-        rows = ["| id | when | label | files |", "| ---: | --- | --- | --- |"]
-        for c in cp.list():
-            when = time.strftime("%H:%M:%S", time.localtime(c.created))
-            rows.append(f"| {c.id} | {when} | {c.label} | {', '.join(c.files_changed[:4])} |")
-        return CommandResult("Checkpoints of this session (`/rewind ID` restores the files, `--conversation` "
-                             "the conversation too, `--force` overrides a conflict):\n\n" + "\n".join(rows))
-    target = words[0]
-    checkpoint = cp.get(int(target) if target.isdigit() else target)
-    result = cp.restore(checkpoint.id, force="--force" in words)
-    text = f"Rewound: {result.summary()}." + _changed(result)
-    if "--conversation" in words:
-        try:
-            dropped = ctx.session.rewind_conversation(str(checkpoint.id))
-            text += f"\nThe conversation is back there too ({dropped} message(s) dropped)."
-        except KeyError:
-            text += "\nThe conversation was kept: this checkpoint is older than what this session remembers."
-    return CommandResult(text)
-
-
 def _sessions(ctx: Ctx, arg: str) -> CommandResult:
     if ctx.store is None:
         return CommandResult("The sessions store is not open in this frontend.", error=True)
@@ -380,13 +218,13 @@ BUILTINS: dict[str, Command] = {c.name: c for c in (
     Command("compact", "summarise the conversation now", "[focus]", _compact),
     Command("cost", "tokens and cost of this session", "", _cost),
     Command("context", "what fills the context window", "", _context),
-    Command("diff", "the work tree's changes against HEAD", "", _diff),
-    Command("review", "review the current changes", "", _review),
+    Command("diff", "the work tree's changes against HEAD", "", diff),
+    Command("review", "review the current changes", "", review),
     Command("commit", "review, then commit the changes (message generated if none given)", "[--force] [message]",
-            _commit),
-    Command("undo", "undo the last turn's file changes", "[--force]", _undo),
+            commit),
+    Command("undo", "undo the last turn's file changes", "[--force]", undo),
     Command("rewind", "list checkpoints, or restore one (files, and the conversation with --conversation)",
-            "[ID] [--conversation] [--force]", _rewind),
+            "[ID] [--conversation] [--force]", rewind),
     Command("sessions", "stored sessions of this repository", "[--all]", _sessions),
     Command("resume", "go on with a stored session", "[ID]", _resume),
     Command("clear", "start a fresh session", "", _clear),
@@ -424,18 +262,6 @@ def _run_custom(ctx: Ctx, cmd: Command, arg: str) -> CommandResult:
 
 
 # ---- entry points ---------------------------------------------------------------------------------------------
-def on_open(opened: Any) -> None:
-    """What an interactive frontend does once a session is open: take the checkpoint baseline now, so the
-    first turn's changes can be undone (a first snapshot taken after that turn would hold its changes)."""
-    checkpointer = opened.session.parts.checkpointer
-    if checkpointer is None:
-        return
-    try:
-        checkpointer.snapshot("session start")  # the first call records the baseline; no change, no checkpoint
-    except Exception as exc:  # noqa: BLE001 - /undo will say why; the session itself goes on
-        opened.session.parts.record(ev.ErrorEvent(f"checkpoint baseline failed: {exc}"))
-
-
 def parse(line: str) -> tuple[str, str]:
     """'/compact keep the API' -> ('compact', 'keep the API')."""
     stripped = line.strip()[1:]

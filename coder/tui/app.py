@@ -133,9 +133,6 @@ class CoderApp(ConversationView, InputHelpers, App):
         except Exception as exc:  # noqa: BLE001 - shown in the app rather than as a traceback over the screen
             self.call_from_thread(self._open_failed, f"internal error: {type(exc).__name__}: {exc}")
             return
-        from coder.engine.commands import on_open
-
-        on_open(opened)
         history: list[ev.Event] = []
         if opened.resumed:
             from coder.tui.common import replay_rows

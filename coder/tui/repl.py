@@ -225,9 +225,6 @@ class Repl:
             from coder.engine.builder import open_session
 
             self.opened = open_session(options_from_args(self.args, **override), on_event, self.ask)
-        from coder.engine.commands import on_open
-
-        on_open(self.opened)
         if self.opened.resumed:
             for event in replay_rows(self.opened.store, self.opened.session.id)[: -len(buffered) or None][-60:]:
                 self.printer.event(event, replay=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coder.engine.commands import completions, cycle_mode, is_command, on_open, run_slash
+from coder.engine.commands import completions, cycle_mode, is_command, run_slash
 from coder.policy.base import PermissionAnswer
 
 WRITE = {"turns": [
@@ -20,7 +20,6 @@ def allow_all(request):
 def opened_session(factory, script=WRITE, mode="ask"):
     f = factory(script, mode=mode)
     opened = f(lambda e: None, allow_all, {})
-    on_open(opened)  # as both frontends do: the checkpoint baseline before the first turn
     return opened
 
 

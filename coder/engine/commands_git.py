@@ -1,0 +1,110 @@
+"""The git slash commands: /diff, /review, /commit, /undo, /rewind (shared by the app and the REPL)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from coder.engine import events as ev
+from coder.engine.command_types import CommandResult, Ctx
+
+
+def diff(ctx: Ctx, arg: str) -> CommandResult:
+    if not ctx.is_git:
+        return CommandResult("Not a git repository: there is no diff to show.", error=True)
+    from coder.vcs.repo import diff
+
+    text = diff(ctx.workspace)
+    return CommandResult("" if text.strip() else "No changes against HEAD.", diff=text)
+
+
+def _task(ctx: Ctx) -> str:
+    return ctx.session.parts.pinned.task or "(no task given)"
+
+
+def review(ctx: Ctx, arg: str) -> CommandResult:
+    if not ctx.is_git:
+        return CommandResult("Not a git repository: nothing to review.", error=True)
+    from coder.review.pipeline import review as run_review
+    from coder.vcs.repo import diff
+
+    text = diff(ctx.workspace)
+    if not text.strip():
+        return CommandResult("No changes against HEAD: nothing to review.")
+    config = getattr(ctx.opened, "config", None) or {}
+    result = run_review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, config)
+    findings = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in getattr(result, "findings", [])]
+    verdict = str(getattr(result, "verdict", "?"))
+    ctx.session.parts.record(ev.ReviewEvent(verdict, findings))
+    lines = [f"Review verdict: **{verdict}** ({len(findings)} finding(s))"]
+    for f in findings[:30]:
+        where = f.get("file") or "(patch)"
+        line = f":{f['line']}" if f.get("line") else ""
+        lines.append(f"- **{f.get('severity', '')}** `{where}{line}` {f.get('message', '')}")
+    return CommandResult("\n".join(lines), error=verdict == "fail")
+
+
+def commit(ctx: Ctx, arg: str) -> CommandResult:
+    """Review the session's changes, let the agent fix a failing review (bounded rounds), then commit; the same
+    path as `coder run --commit`. `--force` commits despite a failing review; the rest is the message."""
+    if not ctx.is_git:
+        return CommandResult("Not a git repository: nothing to commit.", error=True)
+    from coder.engine.finish import review_and_commit
+
+    text = arg.strip()
+    force = text.startswith("--force")
+    text = text[len("--force"):].strip() if force else text
+    outcome = review_and_commit(ctx.session, override=force, message=text or None)
+    lines = [f"Review verdict: **{outcome.verdict}**"] if outcome.verdict else []
+    for f in outcome.findings[:30]:
+        where = (f.get("file") or "(patch)") + (f":{f['line']}" if f.get("line") else "")
+        lines.append(f"- **{f.get('severity', '')}** `{where}` {f.get('message', '')}")
+    if outcome.committed:
+        lines.append(f"committed {(outcome.sha or '')[:10]}: {outcome.message.splitlines()[0]}")
+    else:
+        lines.append(outcome.message + ("" if force or outcome.reason != "review failed"
+                                        else " Fix the findings, or `/commit --force`."))
+    return CommandResult("\n".join(lines), error=not outcome.committed and outcome.reason != "nothing to commit")
+
+
+def _checkpointer(ctx: Ctx) -> Any | None:
+    return ctx.session.parts.checkpointer
+
+
+def undo(ctx: Ctx, arg: str) -> CommandResult:
+    cp = _checkpointer(ctx)
+    if cp is None or not hasattr(cp, "undo"):
+        return CommandResult("Checkpoints are off (not a git repository, or not in this build): nothing to undo.",
+                             error=True)
+    result = cp.undo(force=arg.strip() == "--force")
+    return CommandResult(f"Undone: {result.summary()}." + _changed(result))
+
+
+def _changed(result: Any) -> str:
+    changed = list(getattr(result, "changed", []))
+    return ("\n\nFiles: " + ", ".join(f"`{p}`" for p in changed[:20])) if changed else ""
+
+
+def rewind(ctx: Ctx, arg: str) -> CommandResult:
+    cp = _checkpointer(ctx)
+    if cp is None or not hasattr(cp, "restore"):
+        return CommandResult("Checkpoints are off (not a git repository, or not in this build).", error=True)
+    words = arg.split()
+    if not words:
+        rows = ["| id | when | label | files |", "| ---: | --- | --- | --- |"]
+        for c in cp.list():
+            when = time.strftime("%H:%M:%S", time.localtime(c.created))
+            rows.append(f"| {c.id} | {when} | {c.label} | {', '.join(c.files_changed[:4])} |")
+        return CommandResult("Checkpoints of this session (`/rewind ID` restores the files, `--conversation` "
+                             "the conversation too, `--force` overrides a conflict):\n\n" + "\n".join(rows))
+    target = words[0]
+    checkpoint = cp.get(int(target) if target.isdigit() else target)
+    result = cp.restore(checkpoint.id, force="--force" in words)
+    text = f"Rewound: {result.summary()}." + _changed(result)
+    if "--conversation" in words:
+        try:
+            dropped = ctx.session.rewind_conversation(str(checkpoint.id))
+            text += f"\nThe conversation is back there too ({dropped} message(s) dropped)."
+        except KeyError:
+            text += "\nThe conversation was kept: this checkpoint is older than what this session remembers."
+    return CommandResult(text)
