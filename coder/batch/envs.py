@@ -68,10 +68,6 @@ class EnvSpec:
             return PY_TAG
         return "py" + self.harness_python.replace(".", "")
 
-    @property
-    def uses_harness_python(self) -> bool:
-        return bool(self.python) or self.harness_python == f"{sys.version_info.major}.{sys.version_info.minor}"
-
 
 def _python_version(exe: str) -> str:
     try:
@@ -159,7 +155,9 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 def check_buildable(spec: EnvSpec, force: bool = False) -> None:
-    if spec.local == "unsupported" and not force and not spec.uses_harness_python:
+    # `local: unsupported` is our verdict for a venv on the Python running coder; with the harness's own
+    # (other) Python found here, the harness's environment is what gets built, so it is tried.
+    if spec.local == "unsupported" and not force and not spec.python:
         raise EnvUnavailable(f"{spec.repo} {spec.version} does not run on Python {sys.version_info.major}.{sys.version_info.minor} and no "
                              f"python{spec.harness_python} was found (install it, e.g. with pyenv or uv, or name "
                              f"it in CODER_SWEBENCH_PYTHONS): {spec.note}")

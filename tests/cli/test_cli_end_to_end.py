@@ -185,3 +185,11 @@ def test_wall_time_stops_a_running_tool_and_leaves_no_process(git_repo: Path, tm
     time.sleep(0.5)
     leftovers = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.strip()
     assert leftovers == "", f"processes left behind: {leftovers}"
+
+
+def test_continue_goes_on_with_the_latest_session_here(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "first answer"}, {"text": "second answer"}])
+    first = run_json("--model", f"scripted:{script}", "one", cwd=git_repo)
+    second = run_json("--continue", "two", cwd=git_repo)
+    assert second["session_id"] == first["session_id"] and second["final_text"] == "second answer"
+    assert second["turns"] == 2
