@@ -3,7 +3,6 @@ user's real home, git config or keys."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest

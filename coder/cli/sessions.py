@@ -20,12 +20,12 @@ def register(sub) -> None:
 
 
 def sessions_command(args) -> int:
+    from pathlib import Path
+
     from coder import paths
     from coder.engine.builder import git_root
     from coder.errors import UsageError
     from coder.store.db import SessionStore
-
-    from pathlib import Path
 
     store = SessionStore(paths.sessions_db())
     if args.action == "list":

@@ -6,7 +6,7 @@ once per process; an unknown extension or a missing wheel gives None (callers fa
 from __future__ import annotations
 
 import importlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ def language_name(path: str | Path) -> str | None:
     return EXTENSIONS.get(Path(path).suffix.lower())
 
 
-@lru_cache(maxsize=None)
+@cache
 def language(name: str) -> Any | None:
     """The tree_sitter.Language for `name`, or None when its grammar wheel is missing."""
     if name not in GRAMMARS:

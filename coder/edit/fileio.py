@@ -23,10 +23,10 @@ import os
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from coder.edit.errors import EditError, FileFormatError, PathError, StaleFileError
 

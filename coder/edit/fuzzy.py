@@ -15,8 +15,16 @@ from difflib import SequenceMatcher
 
 from coder.edit import indent as ind
 from coder.edit.errors import MatchError
-from coder.edit.matcher import (FUZZY_MARGIN, FUZZY_THRESHOLD, Replacement, _core, _Lines, _multiple_message,
-                                merge, whole_lines)
+from coder.edit.matcher import (
+    FUZZY_MARGIN,
+    FUZZY_THRESHOLD,
+    Replacement,
+    _core,
+    _Lines,
+    _multiple_message,
+    merge,
+    whole_lines,
+)
 
 MAX_CANDIDATES = 60
 

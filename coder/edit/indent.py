@@ -9,8 +9,8 @@ file's own indent characters. A map only exists when the shift is uniform: relat
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 
 def leading(line: str) -> str:

@@ -16,9 +16,9 @@ intended instead of nearly so.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from typing import Callable
 
 from coder.edit import indent as ind
 from coder.edit.errors import MatchError

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from coder.edit import fileio, paths, syntax
 from coder.edit.errors import EditError, MatchError, PathError, StaleFileError

@@ -15,7 +15,7 @@ from pathlib import Path
 from coder.edit import fileio, paths, syntax
 from coder.edit.errors import EditError, MatchError, PatchError, StaleFileError
 from coder.edit.matcher import find_replacement
-from coder.edit.ops import snippet, unified_diff, changed_lines
+from coder.edit.ops import changed_lines, snippet, unified_diff
 from coder.edit.patch import Chunk, parse_patch
 from coder.edit.state import EditState, UndoEntry
 

@@ -41,12 +41,12 @@ class UndoEntry:
 @dataclass
 class EditState:
     viewed: dict[Path, Stamp] = field(default_factory=dict)
-    undo: "OrderedDict[Path, list[UndoEntry]]" = field(default_factory=OrderedDict)
+    undo: OrderedDict[Path, list[UndoEntry]] = field(default_factory=OrderedDict)
     lock: threading.RLock = field(default_factory=threading.RLock)
     _file_locks: dict[Path, threading.Lock] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, services: dict[str, Any]) -> "EditState":
+    def of(cls, services: dict[str, Any]) -> EditState:
         state = services.get("edit_state")
         if state is None:
             state = services.setdefault("edit_state", cls())

@@ -9,10 +9,11 @@ import datetime
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
-from typing import Any, Callable
+from typing import Any
 
 from coder import __version__, paths
 from coder.config import load_config

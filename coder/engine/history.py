@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from coder.context.base import Compaction
 from coder.models.types import Message, TextBlock, ToolResultBlock

@@ -17,9 +17,10 @@ import fnmatch
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from coder.engine import events as ev
 from coder.errors import ConfigError

@@ -129,7 +129,7 @@ class MCPManager:
         state.task = asyncio.create_task(self._serve(state, ready))
         try:
             await asyncio.wait_for(ready.wait(), state.config.startup_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             state.status, state.error = "failed", f"did not start within {state.config.startup_timeout:g}s"
             state.stop.set()
             state.task.cancel()

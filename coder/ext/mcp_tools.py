@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from coder.ext.mcp_client import MCPManager, servers_from_config, tool_name
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult

@@ -6,7 +6,8 @@ imports one way: this tool never imports the engine."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from coder.tools.base import Tool, ToolContext, ToolResult
 

@@ -21,8 +21,8 @@ from coder.models.retry import (
     RetryPolicy,
     TextRelay,
     Transient,
-    retry_after_seconds,
     attempt_stream,
+    retry_after_seconds,
     run_with_retries,
 )
 from coder.models.types import (

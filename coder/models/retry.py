@@ -194,7 +194,7 @@ def retry_after_seconds(exc: Any) -> float | None:
     return None
 
 
-def attempt_stream(stream_once: Callable[[dict[str, Any]], R], relay: "TextRelay",
+def attempt_stream(stream_once: Callable[[dict[str, Any]], R], relay: TextRelay,
                    cancel: threading.Event | None, interrupted: Callable[[str], R]) -> R:
     """One streaming attempt that a cancel can cut at once: `stream_once(holder)` puts the open stream in
     `holder["stream"]` so it can be closed; on cancel, `interrupted(text shown so far)` is the answer."""

@@ -9,9 +9,10 @@ stays out of both."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from coder.review.types import ReviewResult
 
@@ -25,7 +26,7 @@ class GateResult:
     committed: bool
     rounds: int  # fix rounds used
     reviews: list[ReviewResult] = field(default_factory=list)
-    commit: "CommitResult | None" = None
+    commit: CommitResult | None = None
     overridden: bool = False
     message: str = ""
     #: committed | nothing to commit | review failed | fix round stopped | blocked by hook | commit failed
@@ -40,7 +41,7 @@ def review_and_commit(
     repo_root: Path,
     task: str,
     fix_round: Callable[[str], bool | None],
-    provider: "ModelProvider | None" = None,
+    provider: ModelProvider | None = None,
     config: dict[str, Any] | None = None,
     max_rounds: int = 2,
     override: Callable[[ReviewResult], bool] | None = None,

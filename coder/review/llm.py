@@ -33,7 +33,7 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} characters cut]\n"
 
 
-def _ask(provider: "ModelProvider", system: str, user: str, max_tokens: int = 2000) -> tuple[str, int]:
+def _ask(provider: ModelProvider, system: str, user: str, max_tokens: int = 2000) -> tuple[str, int]:
     from coder.models.types import Message, ModelRequest
 
     request = ModelRequest(system=system, messages=[Message.user_text(user)], max_tokens=max_tokens,
@@ -107,7 +107,7 @@ def parse_checklist(text: str) -> list[str]:
     return items[:10]
 
 
-def stage_llm(ctx: ReviewContext, provider: "ModelProvider | None") -> StageResult:
+def stage_llm(ctx: ReviewContext, provider: ModelProvider | None) -> StageResult:
     start = time.monotonic()
     if provider is None:
         return StageResult("llm", "skipped", 0.0, "no model configured: LLM review skipped")

@@ -11,8 +11,9 @@ Config (`[review]` of the merged config): `base` (default "HEAD"), `stages` (nam
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from coder.review.context import ReviewContext
 from coder.review.types import ReviewResult, StageResult
@@ -39,7 +40,7 @@ def review(
     repo_root: Path,
     diff: str,
     task: str = "",
-    provider: "ModelProvider | None" = None,
+    provider: ModelProvider | None = None,
     config: dict[str, Any] | None = None,
     on_stage: Callable[[StageResult], None] | None = None,
 ) -> ReviewResult:
@@ -95,7 +96,7 @@ def _guarded(fn: Callable[[ReviewContext], StageResult], ctx: ReviewContext, nam
         return StageResult(name, "error", time.monotonic() - start, f"{type(exc).__name__}: {exc}")
 
 
-def review_worktree(repo_root: Path, task: str = "", provider: "ModelProvider | None" = None,
+def review_worktree(repo_root: Path, task: str = "", provider: ModelProvider | None = None,
                     config: dict[str, Any] | None = None) -> ReviewResult:
     """Review everything in the work tree against HEAD (what the engine calls before a commit)."""
     from coder.vcs.repo import diff as vcs_diff

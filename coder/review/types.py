@@ -63,7 +63,7 @@ class ReviewResult:
     duration: float = 0.0
 
     @classmethod
-    def from_stages(cls, stages: list[StageResult], duration: float = 0.0) -> "ReviewResult":
+    def from_stages(cls, stages: list[StageResult], duration: float = 0.0) -> ReviewResult:
         findings = [f for s in stages for f in s.findings]
         if any(f.severity == "error" for f in findings) or any(s.status == "fail" for s in stages):
             verdict: Verdict = "fail"

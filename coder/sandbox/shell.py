@@ -24,10 +24,10 @@ import select
 import shutil
 import signal
 import tempfile
-import weakref
 import termios
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path

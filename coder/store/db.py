@@ -11,9 +11,10 @@ import json
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from coder.errors import ConfigError, UsageError
 

@@ -32,7 +32,7 @@ class ToolContract:
     read_commands: list[str] = field(default_factory=list)
 
     @classmethod
-    def load(cls, path: Path) -> "ToolContract":
+    def load(cls, path: Path) -> ToolContract:
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls(
             name=data["name"],

@@ -6,8 +6,8 @@ Implementations are named by import string and imported only when a session buil
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from coder.errors import ConfigError
 from coder.resources import data_dir

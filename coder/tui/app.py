@@ -27,8 +27,16 @@ from coder.engine import events as ev
 from coder.tui.common import GitState, InputHistory, options_from_args
 from coder.tui.inputs import InputHelpers
 from coder.tui.view import MAX_BLOCKS, ConversationView, markdown_block
-from coder.tui.widgets import (CompletionList, Conversation, DiffView, NoteBlock, PermissionPrompt, PromptInput,
-                               StatusBar, ToolBlock)
+from coder.tui.widgets import (
+    CompletionList,
+    Conversation,
+    DiffView,
+    NoteBlock,
+    PermissionPrompt,
+    PromptInput,
+    StatusBar,
+    ToolBlock,
+)
 
 __all__ = ["MAX_BLOCKS", "CoderApp", "run_app"]
 DRAIN_INTERVAL = 0.05

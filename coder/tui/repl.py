@@ -316,10 +316,9 @@ class Repl:
         return True
 
     def run(self) -> int:
+        from coder import __version__
         from coder.engine.commands import is_command
         from coder.errors import CoderError
-
-        from coder import __version__
 
         self.printer.line(f"coder {__version__} · /help lists commands · Ctrl+C twice or /quit leaves", "dim")
         self.open()

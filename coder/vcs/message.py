@@ -29,7 +29,7 @@ def trailer(model_name: str) -> str:
     return f"Generated-by: coder ({model})" if model and model != "none" else "Generated-by: coder"
 
 
-def commit_message(diff: str, task: str, provider: "ModelProvider | None" = None, model_name: str = "") -> str:
+def commit_message(diff: str, task: str, provider: ModelProvider | None = None, model_name: str = "") -> str:
     """A commit message for `diff` made while doing `task`."""
     files = parse_diff(diff)
     if provider is not None:
@@ -43,7 +43,7 @@ def commit_message(diff: str, task: str, provider: "ModelProvider | None" = None
     return _with_trailer(fallback_message(files, task), model_name)
 
 
-def _ask_model(provider: "ModelProvider", diff: str, task: str) -> str:
+def _ask_model(provider: ModelProvider, diff: str, task: str) -> str:
     from coder.models.types import Message, ModelRequest
     from coder.resources import prompt
 

@@ -11,10 +11,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from coder.errors import CoderError
 

@@ -11,9 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from cli_support import REPO, coder, write_script
+
 from coder.models.fake_server import FakeServer
 
 VIEW_EDIT_RUN = [

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from cli_support import coder, write_script
+
 from coder.models.fake_server import FakeServer
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from coder.ext.mcp_client import MCPManager, ServerConfig, servers_from_config
 from coder.errors import ConfigError
+from coder.ext.mcp_client import MCPManager, ServerConfig, servers_from_config
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER = Path(__file__).with_name("mcp_demo_server.py")

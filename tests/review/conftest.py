@@ -3,12 +3,10 @@ the work tree against HEAD."""
 
 from __future__ import annotations
 
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
-
 from review_support import PRICING, TESTS, _git, checks  # noqa: F401 - used by the fixtures
 
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from review_support import PRICING, TESTS, _git  # noqa: I001
+
 from coder.cli.main import main
 
 

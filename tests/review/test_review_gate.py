@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from review_support import PRICING  # noqa: I001
 
 FIXED = PRICING + "\n\ndef count(prices):\n    return len(prices)\n"

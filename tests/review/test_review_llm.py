@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from review_support import PRICING  # noqa: I001
 
 CHECKLIST = "- Is the discount applied once?\n- Are existing callers unaffected?\n"
