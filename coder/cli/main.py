@@ -83,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("coder: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `coder sessions list | head -1`: the reader is gone, which is not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _interactive(args) -> int:

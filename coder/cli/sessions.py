@@ -91,6 +91,7 @@ def _describe(event: dict[str, Any]) -> str:
         mark = "✗" if event["is_error"] else "✓"
         return f"  {mark} {event['tool']} {json.dumps(event['input'], ensure_ascii=False)[:100]} -> {first}"
     if kind == "usage":
-        return f"  $ {event['total_cost_usd']:.4f} total, context {event['context_tokens']} tokens"
+        cost = f"$ {event['total_cost_usd']:.4f} total" if event.get("cost_known", True) else "cost unknown"
+        return f"  {cost}, context {event['context_tokens']} tokens"
     keys = {k: v for k, v in event.items() if k not in ("type", "session_id", "seq", "time")}
     return f"  [{kind}] {json.dumps(keys, ensure_ascii=False, default=str)[:160]}"

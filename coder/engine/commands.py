@@ -78,6 +78,16 @@ def cycle_mode(session: Any) -> str:
     return set_mode(session, nxt)
 
 
+def carry_over(session: Any) -> dict[str, Any]:
+    """What `/clear` keeps in the fresh session: the model chosen with /model and the permission mode (a user who
+    switched either expects a clean conversation, not their settings reset to the launch flags)."""
+    out: dict[str, Any] = {"permission_mode": current_mode(session)}
+    spec = getattr(session.parts.provider, "spec", None)
+    if spec:
+        out["model"] = str(spec)
+    return out
+
+
 def _mode(ctx: Ctx, arg: str) -> CommandResult:
     if not arg:
         return CommandResult(f"Mode: **{current_mode(ctx.session)}** (one of {', '.join(MODES)}).",

@@ -118,6 +118,7 @@ class UsageEvent(Event):
     total_cost_usd: float
     context_tokens: int
     context_window: int
+    cost_known: bool = True  # False: the model has no price, the costs above are 0 and mean nothing
 
 
 @dataclass
@@ -183,6 +184,7 @@ class SessionEnd(Event):
     reason: str
     turns: int
     cost_usd: float
+    cost_known: bool = True
 
 
 EVENT_TYPES: dict[str, type[Event]] = {

@@ -41,6 +41,9 @@ class Checkpointer(Protocol):
 
 @dataclass
 class Limits:
+    """`max_turns` (model requests) and `max_wall_time` (seconds) hold for each user turn, so an interactive
+    session left open for hours keeps working; `max_cost` (USD) is the budget of the whole session."""
+
     max_turns: int = 100
     max_cost: float = 10.0
     max_wall_time: float = 3600.0
@@ -79,7 +82,8 @@ class SessionStats:
     cost_usd: float = 0.0
     cost_known: bool = True  # False once a model without a price answered: --max-cost cannot hold
     files_changed: set[str] = field(default_factory=set)
-    started: float = field(default_factory=time.monotonic)
+    turn_started: float = field(default_factory=time.monotonic)  # the current user turn's start
+    turn_first_request: int = 0  # stats.turns when the current user turn started
 
 
 class Session:
@@ -115,8 +119,9 @@ class Session:
             self.history.append(Message.user_text(text))
             if not self.parts.pinned.task:
                 self.parts.pinned.task = text
-        remaining = self.parts.limits.max_wall_time - (time.monotonic() - self.stats.started)
-        watchdog = threading.Timer(max(0.0, remaining), self._wall_time_up)
+        self.stats.turn_started = time.monotonic()
+        self.stats.turn_first_request = self.stats.turns
+        watchdog = threading.Timer(self.parts.limits.max_wall_time, self._wall_time_up)
         watchdog.daemon = True
         watchdog.start()
         try:
@@ -139,7 +144,7 @@ class Session:
         self.cancel.set()
 
     def close(self, reason: str) -> None:
-        self.emit(ev.SessionEnd(reason, self.stats.turns, round(self.stats.cost_usd, 6)))
+        self.emit(ev.SessionEnd(reason, self.stats.turns, round(self.stats.cost_usd, 6), self.stats.cost_known))
         for tool in self.parts.tools.values():
             try:
                 tool.close()
@@ -176,11 +181,11 @@ class Session:
 
     def _limit_reached(self) -> str | None:
         limits = self.parts.limits
-        if self.stats.turns >= limits.max_turns:
+        if self.stats.turns - self.stats.turn_first_request >= limits.max_turns:
             return "max_turns"
         if self.stats.cost_usd >= limits.max_cost:
             return "max_cost"
-        if time.monotonic() - self.stats.started >= limits.max_wall_time:
+        if time.monotonic() - self.stats.turn_started >= limits.max_wall_time:
             return "wall_time"
         return None
 
@@ -212,7 +217,7 @@ class Session:
             u = response.usage
             self.emit(ev.UsageEvent(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens,
                                      round(response.cost_usd, 6), round(self.stats.cost_usd, 6),
-                                     u.total_input, parts.provider.context_window))
+                                     u.total_input, parts.provider.context_window, self.stats.cost_known))
             return response
         raise AssertionError("unreachable")
 

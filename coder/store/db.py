@@ -138,8 +138,16 @@ class SessionStore:
         return SessionRow(*rows[0])
 
     def latest(self, workspace: str | None = None) -> SessionRow | None:
-        rows = self.sessions(limit=1, workspace=workspace)
-        return rows[0] if rows else None
+        """The most recently updated top-level session that has at least one user message (what --continue
+        picks: an app opened and closed without a word, or a subagent's session, is not a conversation)."""
+        query = ("SELECT * FROM sessions s WHERE parent_id IS NULL AND EXISTS (SELECT 1 FROM events e WHERE "
+                 "e.session_id = s.id AND e.type = 'user_message')")
+        args: tuple[Any, ...] = ()
+        if workspace:
+            query += " AND workspace = ?"
+            args = (workspace,)
+        row = self._db.execute(query + " ORDER BY updated DESC LIMIT 1", args).fetchone()
+        return SessionRow(*row) if row else None
 
     def events(self, session_id: str) -> Iterator[EventRow]:
         for sid, seq, when, etype, data in self._db.execute(

@@ -263,7 +263,9 @@ class Checkpoints:
 
     # --- helpers -----------------------------------------------------------------------------------------
     def _tree(self) -> str:
-        return worktree_tree(self.root, large_untracked(self.root, self.max_file_bytes))
+        # coder's own project files (config, remembered permissions) are not the agent's work: never snapshotted,
+        # so never reverted or deleted by /undo and /rewind
+        return worktree_tree(self.root, large_untracked(self.root, self.max_file_bytes) + [OWN_FOLDER])
 
     def _same_in(self, tree_a: str, tree_b: str, path: str) -> bool:
         a = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{tree_a}:{path}", check=False).stdout.strip()
@@ -327,6 +329,10 @@ def list_sessions(repo_root: Path) -> list[SessionCheckpoints]:
         entry.count += 1
         entry.last_created = max(entry.last_created, float(created or 0))
     return sorted(sessions.values(), key=lambda s: s.last_created)
+
+
+#: the folder of coder's own project files, left out of every checkpoint
+OWN_FOLDER = ".coder"
 
 
 def prune_sessions(repo_root: Path, keep_sessions: int, current: str | None = None) -> list[str]:

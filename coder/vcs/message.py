@@ -55,9 +55,15 @@ def _ask_model(provider: ModelProvider, diff: str, task: str) -> str:
     return provider.complete(request).message.text()
 
 
+#: answers that are about the model, not the change (a script that ran out, a refusal): use the fallback instead
+_NOT_A_MESSAGE = re.compile(r"^(the script has no more turns|i can(no|')t|i'm sorry|sorry\b)", re.I)
+
+
 def normalise(text: str, files: list[FilePatch], task: str) -> str | None:
     """Clean a model's answer into `type(scope): subject` + body; None when no usable header is found."""
     text = re.sub(r"^```[a-z]*\n|\n```\s*$", "", text.strip())
+    if _NOT_A_MESSAGE.match(text):
+        return None
     lines = [line.rstrip() for line in text.splitlines()]
     while lines and not lines[0].strip():
         lines.pop(0)

@@ -84,3 +84,16 @@ def test_old_sessions_checkpoints_are_pruned(git_repo: Path) -> None:
     pruned = prune_sessions(git_repo, keep_sessions=1, current="s-old1")
     assert pruned == ["s-old2"]
     assert {s.session_id for s in list_sessions(git_repo)} == {"s-old1", "s-new"}
+
+
+def test_undo_never_touches_coders_own_folder(git_repo: Path) -> None:
+    checkpoints = Checkpoints(git_repo, "s-own")
+    (git_repo / "new.txt").write_text("agent\n")
+    (git_repo / ".coder").mkdir()
+    (git_repo / ".coder" / "permissions.json").write_text('{"allow": ["bash(npm test*)"]}')
+    checkpoint = checkpoints.snapshot("turn 1")
+    assert checkpoint is not None and checkpoint.files_changed == ["new.txt"]
+    (git_repo / ".coder" / "config.toml").write_text("max_turns = 5\n")
+    checkpoints.undo()
+    assert not (git_repo / "new.txt").exists()
+    assert (git_repo / ".coder" / "permissions.json").exists() and (git_repo / ".coder" / "config.toml").exists()

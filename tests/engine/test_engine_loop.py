@@ -169,3 +169,17 @@ def test_validate_input_messages() -> None:
     assert "one of" in (validate_input(schema, {"n": 1, "m": "b"}) or "")
     assert "not valid JSON" in (validate_input(schema, {"_invalid_json": "{"}) or "")
     assert "JSON object" in (validate_input(schema, [1]) or "")
+
+
+def test_turn_and_time_limits_hold_per_user_turn_cost_per_session(tmp_path: Path) -> None:
+    script = {"turns": [{"when": ".", "repeat": True, "text": "ok"}]}
+    session, _ = make_session(tmp_path, script, limits=Limits(max_turns=1, max_wall_time=5))
+    for text in ("one", "two", "three"):
+        assert session.send(text).reason == "done"  # an interactive session keeps working turn after turn
+    assert session.stats.turns == 3
+    session.stats.turn_started -= 10  # a turn that began long ago does not matter: the next one starts afresh
+    assert session.send("four").reason == "done"
+    expensive, _ = make_session(tmp_path, {"turns": [{"when": ".", "repeat": True, "text": "x" * 4000}]},
+                                limits=Limits(max_cost=0.01), price_as="claude-opus-4-1")
+    reasons = [expensive.send(t).reason for t in ("a", "b", "c", "d", "e", "f")]
+    assert "max_cost" in reasons and reasons[-1] == "max_cost"  # the budget spans the session

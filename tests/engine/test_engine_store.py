@@ -30,4 +30,9 @@ def test_prefix_lookup_and_errors(tmp_path: Path) -> None:
         store.session("20260101-000000-aa")
     with pytest.raises(UsageError, match="no session"):
         store.session("zzz")
-    assert store.latest("/w") is not None and store.latest("/elsewhere") is None
+    assert store.latest("/w") is None  # no user message yet: not a conversation to continue
+    store.append("20260101-000000-aaaaaa", "user_message", {"text": "hi"})
+    store.create_session("20260101-000000-cccccc", "/w", "/w", "m")  # newer, but empty
+    store.create_session("20260101-000000-dddddd", "/w", "/w", "m", parent_id="20260101-000000-aaaaaa")
+    store.append("20260101-000000-dddddd", "user_message", {"text": "a subagent's task"})
+    assert store.latest("/w").id == "20260101-000000-aaaaaa" and store.latest("/elsewhere") is None
