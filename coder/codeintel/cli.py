@@ -136,6 +136,11 @@ def outline_command(args) -> int:
     if args.json:
         print(json.dumps([s.to_json() for s in symbols], indent=1))
         return 0
+    if not symbols:
+        from coder.codeintel.languages import language_name
+
+        why = "no definitions found" if language_name(args.file) else "its language is not indexed (text search only)"
+        print(f"{args.file}: {why}", file=sys.stderr)
     for s in symbols:
         print(f"{s.line:>6}-{s.end_line:<6}{'  ' * s.name.count('.')}{s.signature or s.kind + ' ' + s.name}")
     return 0

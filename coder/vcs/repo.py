@@ -30,6 +30,12 @@ class NotARepository(VcsError):
     """The path is not inside a git work tree."""
 
 
+class UnknownRevision(VcsError):
+    """A revision the user named does not exist: a usage error."""
+
+    exit_code = 2
+
+
 class GitCommandError(VcsError):
     """`git` itself failed; the message carries its stderr."""
 
@@ -222,14 +228,14 @@ def resolve_tree(root: Path, rev: str | None) -> str:
     if proc.returncode != 0:
         if rev == "HEAD":
             return EMPTY_TREE
-        raise VcsError(f"{rev!r} is not a commit or tree in {root} (check the name with `git log --oneline`).")
+        raise UnknownRevision(f"{rev!r} is not a commit or tree in {root} (check the name with `git log --oneline`).")
     return proc.stdout.strip()
 
 
 def resolve_commit(root: Path, rev: str) -> str:
     proc = run_git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
     if proc.returncode != 0:
-        raise VcsError(f"{rev!r} is not a commit in {root} (check the name with `git log --oneline`).")
+        raise UnknownRevision(f"{rev!r} is not a commit in {root} (check the name with `git log --oneline`).")
     return proc.stdout.strip()
 
 
