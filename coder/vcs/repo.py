@@ -27,7 +27,9 @@ class VcsError(CoderError):
 
 
 class NotARepository(VcsError):
-    """The path is not inside a git work tree."""
+    """The path is not inside a git work tree: a usage error."""
+
+    exit_code = 2
 
 
 class UnknownRevision(VcsError):

@@ -62,10 +62,10 @@ def test_human_output_staged_commit_and_base(shop_repo: Path, capsys, monkeypatc
 def test_user_errors_are_one_line(tmp_path: Path, shop_repo: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     code, _, err = run(["review"], capsys)
-    assert code == 1 and "not inside a git repository" in err and "Traceback" not in err
+    assert code == 2 and "not inside a git repository" in err and "Traceback" not in err
     monkeypatch.chdir(shop_repo)
     code, _, err = run(["review", "--commit", "nope"], capsys)
-    assert code == 1 and "'nope' is not a commit" in err
+    assert code == 2 and "'nope' is not a commit" in err
     with pytest.raises(SystemExit):
         main(["review", "--staged", "--commit", "HEAD"])  # mutually exclusive
 
