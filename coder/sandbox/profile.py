@@ -131,6 +131,46 @@ def home_binds(home: Path, path_var: str) -> tuple[Path, ...]:
     return tuple(sorted(found))
 
 
+#: signs that a folder is somebody's home: then only a narrower PATH entry inside it is bound, never all of it
+_HOME_MARKERS: tuple[str, ...] = (".ssh", ".bashrc", ".profile", ".gnupg", ".aws", ".config")
+
+
+def _looks_like_home(path: Path) -> bool:
+    return path in (Path("/root"), Path("/home")) or (len(path.parts) == 3 and path.parts[1] == "home") or \
+        any((path / marker).exists() for marker in _HOME_MARKERS)
+
+
+def _holds_secrets(path: Path) -> bool:
+    """`path` holds a credential folder of HOME_DENY (as a home would, or as `~/.local` holds keyrings)."""
+    for denied in HOME_DENY:
+        first, _, rest = denied.partition("/")
+        if (path / denied).exists() or (rest and path.name == first and (path / rest).exists()):
+            return True
+    return False
+
+
+@lru_cache(maxsize=16)
+def outside_home_binds(home: Path, path_var: str) -> tuple[Path, ...]:
+    """PATH entries outside HOME and outside the system folders, bound read-only with their install prefix
+    (a toolchain under /root when HOME points elsewhere, as in CI containers): so `python` in the sandbox is the
+    user's `python`. Never `/`, never a home folder as a whole, never a folder that holds credentials."""
+    system = [Path(p) for p in SYSTEM_RO]
+    found: list[Path] = []
+    for entry in path_var.split(":"):
+        p = Path(entry)
+        if not entry or not p.is_absolute() or not p.is_dir() or p == home or home in p.parents:
+            continue
+        if any(p == s or s in p.parents for s in system):
+            continue
+        target = p.parent if p.name in ("bin", "shims") and not _looks_like_home(p.parent) else p
+        if len(target.parts) < 3 or _looks_like_home(target) or _holds_secrets(target):
+            continue
+        if any(target == f or f in target.parents for f in found):
+            continue
+        found = [f for f in found if target not in f.parents] + [target]
+    return tuple(sorted(found))
+
+
 def protected_paths(workspace: Path) -> tuple[list[Path], list[Path]]:
     """(paths bound onto themselves read-write, paths bound read-only) inside the workspace.
 
@@ -191,7 +231,7 @@ def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = N
                 args += ["--ro-bind", run_dir, run_dir]
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--dir", "/run"]
     args += ["--tmpfs", str(home)]
-    for path in home_binds(home, env_path):
+    for path in home_binds(home, env_path) + outside_home_binds(home, env_path):
         args += ["--ro-bind", str(path), str(path)]
     for path in cfg.extra_ro:
         p = Path(path).expanduser()
