@@ -11,7 +11,8 @@ checks whether the gold `patch` and the `test_patch` apply (git apply --check; e
 (`OUT/reconstruction.json`, and a table on stdout). An sdist is not the base commit: files may be missing
 (tests are often left out of sdists) or differ; the report says which.
 
-    python benchmarks/swebench_sdist_repos.py /tmp/swe-sdist --dataset /work/shared/data/swebench/swebench_lite_dev.jsonl
+    python benchmarks/swebench_sdist_repos.py /tmp/swe-sdist \
+        --dataset /work/shared/data/swebench/swebench_lite_dev.jsonl
     coder swebench eval PREDS --dataset /tmp/swe-sdist/dataset.jsonl --repos-dir /tmp/swe-sdist/repos --output E
 """
 
@@ -30,7 +31,6 @@ import urllib.parse
 import urllib.request
 import zipfile
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +65,7 @@ class Outcome:
     patch_apply: str = ""          # git apply | git apply --3way | patch --fuzz=5 | "" (fails)
     test_patch_apply: str = ""
     reconstructed: bool = False
+    test_coverage: float | None = None  # share of the instance's tests found in the release's test files
     problems: list[str] = field(default_factory=list)
 
 
@@ -234,6 +235,39 @@ def diagnose(repo_dir: Path, commit: str, patch: str) -> list[str]:
     return [line for line in proc.stderr.splitlines() if line.startswith("error")][:3]
 
 
+def _tests(rec: dict, key: str) -> list[str]:
+    value = rec.get(key) or []
+    return json.loads(value) if isinstance(value, str) else list(value)
+
+
+def test_coverage(repo_dir: Path, commit: str, rec: dict) -> float:
+    """The share of FAIL_TO_PASS and PASS_TO_PASS test functions that exist in the release's test files (or in
+    the test patch): a release older than the base commit lacks tests added since, which then "fail"."""
+    tests = _tests(rec, "FAIL_TO_PASS") + _tests(rec, "PASS_TO_PASS")
+    if not tests:
+        return 1.0
+    texts = [rec["test_patch"]]
+    for path in {t.split("::")[0] for t in tests if "::" in t}:
+        texts.append(git(repo_dir, "show", f"{commit}:{path}", check=False).stdout)
+    corpus = "\n".join(texts)
+    names = [t.split("::")[-1].split("[")[0] for t in tests]
+    return sum(bool(re.search(rf"def {re.escape(n)}\b", corpus)) for n in names) / len(names)
+
+
+NOOP_PATCH = ("diff --git a/coder_noop.txt b/coder_noop.txt\nnew file mode 100644\n--- /dev/null\n"
+              "+++ b/coder_noop.txt\n@@ -0,0 +1 @@\n+noop\n")
+
+
+def write_predictions(out: Path, records: list[dict]) -> None:
+    """preds_gold.json (the gold patches: must be resolved), preds_empty.json (must not) and preds_noop.json (a
+    patch that changes nothing tested: the tests do run, FAIL_TO_PASS must fail), in the official format."""
+    for kind in ("gold", "empty", "noop"):
+        preds = {r["instance_id"]: {"instance_id": r["instance_id"], "model_name_or_path": kind,
+                                    "model_patch": {"gold": r["patch"], "empty": "", "noop": NOOP_PATCH}[kind]}
+                 for r in records}
+        (out / f"preds_{kind}.json").write_text(json.dumps(preds, indent=1), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path, help="folder for everything made here (outside the coder repository)")
@@ -279,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         first = chosen[rec["repo"]][oc.release]
         repo_dir = out / "repos" / rec["repo"].replace("/", "__")
         best: tuple[Release, str, list[str]] | None = None
+        best_cov = -1.0
         for rel in [first] + [r for r in neighbours(releases, rec["created_at"]) if r.version != first.version]:
             try:
                 sha = add_release(repo_dir, rel, out / "sdists")
@@ -289,11 +324,23 @@ def main(argv: list[str] | None = None) -> int:
             if best is None:
                 best = (rel, sha, methods)
             if methods[0] and methods[1] == "git apply":
-                best = (rel, sha, methods)
-                break
+                coverage = test_coverage(repo_dir, sha, rec)
+                if best_cov < 0 or coverage > best_cov:  # the release with most of the instance's tests
+                    best, best_cov = (rel, sha, methods), coverage
+                if coverage == 1.0:
+                    break
+                continue
+            failing = rec["patch"] if not methods[0] else rec["test_patch"]
+            if rel is first and diagnose(repo_dir, sha, failing)[:1] and \
+                    diagnose(repo_dir, sha, failing)[0].startswith("not in the sdist"):
+                break  # the sdists of this project leave those files out: no other release has them either
         if best is None:
             continue
         rel, sha, methods = best
+        oc.test_coverage = round(max(best_cov, 0.0), 3) if best_cov >= 0 else None
+        if 0 <= best_cov < 1:
+            oc.problems.append(f"{1 - best_cov:.0%} of the FAIL_TO_PASS/PASS_TO_PASS tests are not in this "
+                               "release's test files (added after it, or the sdist leaves files out)")
         if rel.version != first.version:
             oc.problems.append(f"{first.version} did not fit; used the neighbouring release {rel.version}")
             oc.release, oc.release_uploaded = rel.version, rel.uploaded
@@ -319,16 +366,20 @@ def main(argv: list[str] | None = None) -> int:
         for rec in derived:
             if outcomes[rec["instance_id"]].reconstructed:
                 fh.write(json.dumps(rec) + "\n")
+    write_predictions(out, [r for r in derived if outcomes[r["instance_id"]].reconstructed])
     (out / "reconstruction.json").write_text(json.dumps({k: asdict(v) for k, v in outcomes.items()}, indent=1),
                                              encoding="utf-8")
-    print(f"{'instance':38} {'release':9} {'gold patch':18} {'test patch':18} problems")
+    print(f"{'instance':38} {'release':9} {'gold patch':16} {'test patch':16} {'tests':6} problems")
     for oc in outcomes.values():
-        print(f"{oc.instance_id:38} {oc.release or '-':9} {oc.patch_apply or 'FAILS':18} "
-              f"{oc.test_patch_apply or ('FAILS' if oc.patch_apply else '-'):18} {' | '.join(oc.problems)}")
+        cov = "-" if oc.test_coverage is None else f"{oc.test_coverage:.0%}"
+        print(f"{oc.instance_id:38} {oc.release or '-':9} {oc.patch_apply or 'FAILS':16} "
+              f"{oc.test_patch_apply or ('FAILS' if oc.patch_apply else '-'):16} {cov:6} {' | '.join(oc.problems)}")
     ok = sum(o.reconstructed for o in outcomes.values())
     print(f"\n{ok}/{len(outcomes)} instances reconstructed with both patches applying; "
           f"dataset: {out / 'dataset.jsonl'} ({len(derived)} records), applicable only: "
           f"{out / 'dataset_applicable.jsonl'}; repositories: {out / 'repos'}")
+    print(f"evaluate with: cd {out} && coder swebench eval preds_gold.json --dataset dataset_applicable.jsonl "
+          "--repos-dir repos --output eval_gold   (also preds_empty.json, preds_noop.json)")
     return 0 if ok else 1
 
 

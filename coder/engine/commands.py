@@ -36,7 +36,8 @@ def _help(ctx: Ctx, arg: str) -> CommandResult:
     lines = ["| command | what it does |", "| --- | --- |"]
     for cmd in all_commands(ctx.workspace).values():
         lines.append(f"| `/{cmd.name}{' ' + cmd.usage if cmd.usage else ''}` | {cmd.summary} |")
-    keys = ("Keys: **Enter** sends, **Shift+Enter** / **Ctrl+J** new line, **Esc** / **Ctrl+C** interrupts, "
+    keys = ("Keys: **Enter** sends, **Shift+Enter** / **Ctrl+J** new line, **Esc** / **Ctrl+C** interrupts the "
+            "turn, on a permission prompt **n** denies that call and **Esc** denies and stops the turn, "
             "**Ctrl+C** twice on an idle prompt quits, **Shift+Tab** cycles the mode (ask → auto-edit → plan), "
             "**Ctrl+R** searches history, `@path` completes files.")
     return CommandResult("\n".join(lines) + "\n\n" + keys)
@@ -100,8 +101,12 @@ def _compact(ctx: Ctx, arg: str) -> CommandResult:
     parts = ctx.session.parts
     compaction = parts.context.compact_now(ctx.session.history, parts.pinned, arg.strip())
     if compaction is None:
-        return CommandResult("Nothing was compacted (the context manager of this build keeps the whole history, "
-                             "or there is too little to summarise).")
+        t = usage_totals(ctx)
+        used, window = t["context_tokens"], t["context_window"]
+        size = (f"the context is {used:,} of {window:,} tokens ({100 * used / max(window, 1):.0f}%) at the last "
+                "request" if used else f"no request has been sent yet (the window is {window:,} tokens)")
+        return CommandResult(f"Nothing needed compacting yet: {size}, {len(ctx.session.history)} message(s) in "
+                             "the history, too little to summarise.")
     parts.record(ev.CompactionEvent(compaction.kind, compaction.tokens_before, compaction.tokens_after,
                                     compaction.data))
     return CommandResult(f"Compacted ({compaction.kind}): {compaction.tokens_before:,} → "
@@ -165,13 +170,21 @@ def _sessions(ctx: Ctx, arg: str) -> CommandResult:
     rows = ctx.store.sessions(20, None if arg.strip() == "--all" else str(ctx.workspace))
     if not rows:
         return CommandResult("No stored sessions here (`/sessions --all` lists every workspace).")
-    lines = ["| id | updated | status | model | title |", "| --- | --- | --- | --- | --- |"]
+    # one line a session, the id first as a single unbreakable word: a Markdown table squeezes its columns at 80
+    # columns and wraps (or cuts) the id, which then cannot be copied into `/resume ID`; the model goes last
+    lines = []
     for row in rows:
-        title = (row.title or first_user_text(ctx.store, row.id))[:50].replace("|", "/")
-        mark = " (this one)" if row.id == ctx.session.id else ""
+        title = " ".join((row.title or first_user_text(ctx.store, row.id)).split())[:60] or "(no prompt yet)"
+        mark = " **(this one)**" if row.id == ctx.session.id else ""
         when = time.strftime("%m-%d %H:%M", time.localtime(row.updated))
-        lines.append(f"| `{row.id}`{mark} | {when} | {row.status} | {row.model[:28]} | {title} |")
-    return CommandResult("\n".join(lines) + "\n\n`/resume ID` goes on with one.")
+        model = row.model if len(row.model) <= 32 else row.model[:31] + "…"
+        lines.append(f"- `{row.id}`{mark} · {when} · {row.status} · {_md_escape(title)} · _{_md_escape(model)}_")
+    return CommandResult("Stored sessions, newest first:\n\n" + "\n".join(lines) +
+                         "\n\n`/resume ID` goes on with one.")
+
+
+def _md_escape(text: str) -> str:
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
 
 
 def first_user_text(store: Any, session_id: str) -> str:
@@ -208,12 +221,21 @@ def _init(ctx: Ctx, arg: str) -> CommandResult:
 
 
 def _doctor(ctx: Ctx, arg: str) -> CommandResult:
+    """The machine checks of `coder doctor`, but the model line is this session's model: the command-line check
+    asks which model a *new* session would get, which says "none usable" in a session started with `--model`.
+    An unset API key is information (another provider may be in use), so it is shown neutral, not as a pass."""
     from coder.cli.doctor import run_checks
 
+    provider = ctx.session.parts.provider
     lines = []
     for c in run_checks(ctx.workspace):
-        lines.append(f"- {'✓' if c.ok else '✗'} **{c.name}** {c.detail}" + (f" (fix: `{c.fix}`)" if not c.ok and
-                                                                           c.fix else ""))
+        if c.name == "model":
+            window = getattr(provider, "context_window", 0)
+            lines.append(f"- ✓ **model** `{provider.spec}` (this session" +
+                         (f", context window {window:,} tokens)" if window else ")"))
+            continue
+        mark = "·" if c.ok and c.detail == "not set" else "✓" if c.ok else "✗"
+        lines.append(f"- {mark} **{c.name}** {c.detail}" + (f" (fix: `{c.fix}`)" if not c.ok and c.fix else ""))
     return CommandResult("\n".join(lines))
 
 

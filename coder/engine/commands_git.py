@@ -35,13 +35,18 @@ def review(ctx: Ctx, arg: str) -> CommandResult:
     result = run_review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, config)
     findings = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in getattr(result, "findings", [])]
     verdict = str(getattr(result, "verdict", "?"))
-    ctx.session.parts.record(ev.ReviewEvent(verdict, findings))
-    lines = [f"Review verdict: **{verdict}** ({len(findings)} finding(s))"]
+    ctx.session.parts.record(ev.ReviewEvent(verdict, findings))  # both frontends show the verdict line from it
+    return CommandResult(_findings(findings), error=verdict == "fail")
+
+
+def _findings(findings: list[dict[str, Any]]) -> str:
+    """The findings as a Markdown list (one item a finding, so they never run together); the verdict and the
+    commit are shown from their events (ReviewEvent, CommitEvent), not repeated here."""
+    lines = []
     for f in findings[:30]:
-        where = f.get("file") or "(patch)"
-        line = f":{f['line']}" if f.get("line") else ""
-        lines.append(f"- **{f.get('severity', '')}** `{where}{line}` {f.get('message', '')}")
-    return CommandResult("\n".join(lines), error=verdict == "fail")
+        where = (f.get("file") or "(patch)") + (f":{f['line']}" if f.get("line") else "")
+        lines.append(f"- **{f.get('severity', '')}** `{where}` {f.get('message', '')}")
+    return "\n".join(lines)
 
 
 def commit(ctx: Ctx, arg: str) -> CommandResult:
@@ -55,16 +60,12 @@ def commit(ctx: Ctx, arg: str) -> CommandResult:
     force = text.startswith("--force")
     text = text[len("--force"):].strip() if force else text
     outcome = review_and_commit(ctx.session, override=force, message=text or None)
-    lines = [f"Review verdict: **{outcome.verdict}**"] if outcome.verdict else []
-    for f in outcome.findings[:30]:
-        where = (f.get("file") or "(patch)") + (f":{f['line']}" if f.get("line") else "")
-        lines.append(f"- **{f.get('severity', '')}** `{where}` {f.get('message', '')}")
-    if outcome.committed:
-        lines.append(f"committed {(outcome.sha or '')[:10]}: {outcome.message.splitlines()[0]}")
-    else:
-        lines.append(outcome.message + ("" if force or outcome.reason != "review failed"
+    parts = [_findings(outcome.findings)]
+    if not outcome.committed:
+        parts.append(outcome.message + ("" if force or outcome.reason != "review failed"
                                         else " Fix the findings, or `/commit --force`."))
-    return CommandResult("\n".join(lines), error=not outcome.committed and outcome.reason != "nothing to commit")
+    return CommandResult("\n\n".join(p for p in parts if p),
+                         error=not outcome.committed and outcome.reason != "nothing to commit")
 
 
 def _checkpointer(ctx: Ctx) -> Any | None:
@@ -104,7 +105,7 @@ def rewind(ctx: Ctx, arg: str) -> CommandResult:
     if "--conversation" in words:
         try:
             dropped = ctx.session.rewind_conversation(str(checkpoint.id))
-            text += f"\nThe conversation is back there too ({dropped} message(s) dropped)."
+            text += f"\n\nThe conversation is back there too ({dropped} message(s) dropped)."
         except KeyError:
-            text += "\nThe conversation was kept: this checkpoint is older than what this session remembers."
+            text += "\n\nThe conversation was kept: this checkpoint is older than what this session remembers."
     return CommandResult(text)

@@ -85,6 +85,7 @@ class CoderApp(ConversationView, InputHelpers, App):
         self.opened_at: float | None = None
         self.turn_done = threading.Event()
         self.last_session_id: str | None = None
+        self.picked: str | None = None  # the prompt last taken from the history search
 
     # ---- layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -183,12 +184,19 @@ class CoderApp(ConversationView, InputHelpers, App):
         if self.busy:
             self.add_block(NoteBlock("Wait for the turn to end (Esc interrupts it) before switching.", "error"))
             return
+        override: dict[str, Any] = {"resume": resume, "continue_last": False}
+        if resume is None and self.session is not None:  # /clear keeps the model and the mode
+            from coder.engine.commands import carry_over
+
+            override.update(carry_over(self.session))
+            self.args.model, self.args.permission_mode = override.get("model", self.args.model), \
+                override["permission_mode"]
         self.close_session("switched")
         self.conversation.remove_children()
         self.tool_blocks.clear()
         self.hidden_blocks = 0
         self.info.update(tokens=0, cost=0.0, ctx=0)
-        self.open_session(resume=resume, continue_last=False)
+        self.open_session(**override)
 
     def on_unmount(self) -> None:
         if self.session is not None and self.busy:
@@ -295,6 +303,10 @@ class CoderApp(ConversationView, InputHelpers, App):
 
     # ---- keys -------------------------------------------------------------------------------------------------
     def action_ctrl_c(self) -> None:
+        modal = self._modal()
+        if modal is not None:
+            modal.action_dismiss_none()
+            return
         if self.busy or self.prompt_widget is not None:
             self.interrupt()
             return
@@ -310,13 +322,15 @@ class CoderApp(ConversationView, InputHelpers, App):
         self.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW)
 
     def action_escape(self) -> None:
+        modal = self._modal()
+        if modal is not None:
+            modal.action_dismiss_none()
+            return
         completion = self.query_one(CompletionList)
         if completion.is_open:
             completion.close()
             self.query_one(PromptInput).completion_open = False
-        elif self.prompt_widget is not None:
-            self.prompt_widget.action_answer("deny")
-        elif self.busy:
+        elif self.prompt_widget is not None or self.busy:  # on a permission prompt: deny and stop the turn
             self.interrupt()
 
     def interrupt(self) -> None:
@@ -336,18 +350,6 @@ class CoderApp(ConversationView, InputHelpers, App):
         mode = cycle_mode(self.session)
         self.notify(f"mode: {mode}", timeout=1.5)
         self.refresh_status()
-
-    def action_history_search(self) -> None:
-        from coder.tui.screens import HistorySearch
-
-        box = self.query_one(PromptInput)
-
-        def chosen(value: str | None) -> None:
-            if value is not None:
-                box.set_text(value)
-            box.focus()
-
-        self.push_screen(HistorySearch(self.history, box.text), chosen)
 
     # ---- permission prompts -----------------------------------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
@@ -372,6 +374,9 @@ class CoderApp(ConversationView, InputHelpers, App):
         from coder.policy.base import PermissionAnswer
 
         prompt = message.prompt
+        if message.choice == "stop":
+            self.interrupt()
+            return
         answers = {"once": PermissionAnswer(True), "always": PermissionAnswer(True, "session", prompt.rule),
                    "project": PermissionAnswer(True, "project", prompt.rule),
                    "deny": PermissionAnswer(False, message="the user denied this call")}

@@ -56,12 +56,31 @@ def tool_title(tool: str, args: dict[str, Any]) -> str:
     return f"{tool}: {one_line(str(value), 90)}"
 
 
-def result_line(output: str, is_error: bool, duration: float = 0.0) -> str:
+def failure(is_error: bool, data: dict[str, Any] | None = None, output: str = "") -> str | None:
+    """Why a call failed, in a word or two (None when it did not): a shell command that exits non-zero or is
+    interrupted is a successful *tool call* (is_error False) but a failed command, and must not read as ✓."""
+    data = data or {}
+    code = data.get("exit_code")
+    if data.get("interrupted") or "was interrupted by the user" in output[-2000:]:
+        return "interrupted"
+    if data.get("timed_out"):
+        return "timed out"
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return f"exit {code}"
+    return "failed" if is_error else None
+
+
+def result_line(output: str, is_error: bool, duration: float = 0.0, data: dict[str, Any] | None = None) -> str:
+    """`✓ first line … 3 more lines 0.4s`, or `✗ exit 127 · first line` for a failed call."""
     lines = [line for line in output.splitlines() if line.strip()]
     first = one_line(lines[0], 80) if lines else "(no output)"
-    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    rest = len(lines) - 1
+    more = f" … {rest} more line{'s' if rest > 1 else ''}" if rest > 0 else ""
     took = f" {duration:.1f}s" if duration >= 0.1 else ""
-    return f"{'✗' if is_error else '✓'} {first}{more}{took}"
+    why = failure(is_error, data, output)
+    if why is None:
+        return f"✓ {first}{more}{took}"
+    return f"✗ {why + ' · ' if why != 'failed' else ''}{first}{more}{took}"
 
 
 def input_summary(tool: str, args: dict[str, Any], limit: int = 600) -> str:

@@ -1,7 +1,9 @@
-"""Input helpers of CoderApp: `/command` and `@path` completion, and walking the history with Up/Down.
-A mixin (see coder/tui/app.py)."""
+"""Input helpers of CoderApp: `/command` and `@path` completion, walking the history with Up/Down, and the
+Ctrl+R history search. A mixin (see coder/tui/app.py)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from textual.widgets import TextArea
 
@@ -16,7 +18,9 @@ class InputHelpers:
         text = box.text
         items: list[tuple[str, str]] = []
         kind = ""
-        if text.startswith("/") and " " not in text and "\n" not in text:
+        if self.picked is not None and text == self.picked:
+            pass  # just taken from the history search: a finished prompt, not something to complete
+        elif text.startswith("/") and " " not in text and "\n" not in text:
             from coder.engine.commands import completions
 
             workspace = self.opened.workspace if self.opened else options_from_args(self.args).cwd
@@ -32,6 +36,8 @@ class InputHelpers:
                     self.run_worker(self._load_files, thread=True, group="files")
                 items = [(f"@{p}", "") for p in match_paths(self.files, word[1:])]
                 kind = "path"
+        if text != self.picked:
+            self.picked = None
         completion.show(kind, items)
         box.completion_open = completion.is_open
 
@@ -73,3 +79,30 @@ class InputHelpers:
                 box.set_text(self.draft)
             else:
                 box.set_text(entries[self.hist_index])
+
+    def _modal(self) -> Any:
+        """The history search when it is open: the app's keys are priority bindings, so they reach the app even
+        over a modal screen and must hand Esc / Ctrl+R / Ctrl+C to it (or the modal stays up and the next prompt
+        typed goes into its filter instead of the input)."""
+        from coder.tui.screens import HistorySearch
+
+        return self.screen if isinstance(self.screen, HistorySearch) else None
+
+    def action_history_search(self) -> None:
+        from coder.tui.screens import HistorySearch
+
+        modal = self._modal()
+        if modal is not None:
+            modal.action_next()
+            return
+        box = self.query_one(PromptInput)
+
+        def chosen(value: str | None) -> None:
+            if value is not None:
+                self.picked = value  # a whole prompt: Enter sends it, no completion pops up over it
+                box.set_text(value)
+            self.query_one(CompletionList).close()
+            box.completion_open = False
+            box.focus()
+
+        self.push_screen(HistorySearch(self.history, box.text), chosen)

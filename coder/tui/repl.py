@@ -10,6 +10,7 @@ otherwise plain `input()` lines, so the REPL can be driven through a pipe.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import time
@@ -17,7 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from coder.engine import events as ev
-from coder.tui.common import InputHistory, input_summary, match_paths, options_from_args, result_line, tool_title
+from coder.tui.common import InputHistory, failure, input_summary, options_from_args, result_line, tool_title
+from coder.tui.repl_term import LineReader
 
 QUIT_WINDOW = 2.0
 
@@ -30,13 +32,18 @@ class Printer:
 
         self.out = out or sys.stdout
         color = self.out.isatty() if color is None else color
+        self.wrap = _is_tty(self.out)  # on a terminal, long lines wrap at word boundaries at its width
         self.console = Console(file=self.out, highlight=False, no_color=not color, force_terminal=color,
-                               soft_wrap=True, markup=False)
+                               soft_wrap=not self.wrap, markup=False)
         self.streaming = False
+        self.stream: Any = None  # a StreamWrap while text streams
         self.totals = {"tokens": 0, "cost": 0.0, "ctx": 0, "window": 0}
 
     def _end_stream(self) -> None:
         if self.streaming:
+            if self.stream is not None:
+                self.stream.flush()
+                self.stream = None
             self.out.write("\n")
             self.out.flush()
             self.streaming = False
@@ -60,7 +67,14 @@ class Printer:
 
     def event(self, event: ev.Event, replay: bool = False) -> None:
         if isinstance(event, ev.TextDelta):
-            self.out.write(event.text)
+            if self.stream is None:
+                import shutil
+
+                from coder.tui.repl_term import StreamWrap
+
+                width = shutil.get_terminal_size().columns if self.wrap else 0
+                self.stream = StreamWrap(self.out.write, max(width - 1, 0))
+            self.stream.feed(event.text)
             self.out.flush()
             self.streaming = True
         elif isinstance(event, ev.SessionStart):
@@ -81,8 +95,9 @@ class Printer:
         elif isinstance(event, ev.ToolCallDenied):
             self.line(f"  denied by {event.by}: {event.reason}", "red")
         elif isinstance(event, ev.ToolCallFinished):
-            self.line(f"  {result_line(event.output, event.is_error, event.duration_s)}",
-                      "red" if event.is_error else "green")
+            failed = failure(event.is_error, event.data, event.output) is not None
+            self.line(f"  {result_line(event.output, event.is_error, event.duration_s, event.data)}",
+                      "red" if failed else "green")
             diff = str(event.data.get("diff", "") or "")
             if diff and not replay:
                 self.diff(diff)
@@ -95,6 +110,9 @@ class Printer:
                 self.line(f"  checkpoint {event.id} ({len(event.files_changed)} files; /undo)", "dim")
         elif isinstance(event, ev.CompactionEvent):
             self.line(f"  context compacted ({event.kind}): {event.tokens_before:,} → {event.tokens_after:,}", "dim")
+        elif isinstance(event, ev.ReviewEvent):
+            self.line(f"review: {event.verdict} ({len(event.findings)} findings)",
+                      "red" if event.verdict == "fail" else "dim")
         elif isinstance(event, ev.CommitEvent):
             self.line(f"committed {event.sha[:10]}: {event.message.splitlines()[0]}", "green")
         elif isinstance(event, ev.ErrorEvent):
@@ -110,93 +128,11 @@ class Printer:
         return f"ctx {pct:.0f}% · {t['tokens']:,} tokens · ${t['cost']:.4f} · mode {mode}"
 
 
-class LineReader:
-    """prompt-toolkit when on a terminal, else `input()`; both read one (possibly multi-line) message."""
-
-    def __init__(self, history: InputHistory, workspace_fn: Callable[[], Any], on_cycle: Callable[[], str]) -> None:
-        self.history = history
-        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
-        self.session: Any = None
-        if self.interactive:
-            self.session = self._prompt_session(workspace_fn, on_cycle)
-
-    def _prompt_session(self, workspace_fn: Callable[[], Any], on_cycle: Callable[[], str]) -> Any:
-        from prompt_toolkit import PromptSession
-        from prompt_toolkit.completion import Completer, Completion
-        from prompt_toolkit.history import History
-        from prompt_toolkit.key_binding import KeyBindings
-
-        store = self.history
-
-        class SharedHistory(History):
-            def load_history_strings(self):  # newest first, as prompt-toolkit expects
-                return reversed(store.entries)
-
-            def store_string(self, string: str) -> None:
-                store.add(string)
-
-        files: list[str] = []
-
-        class CoderCompleter(Completer):
-            def get_completions(self, document, complete_event):
-                from coder.engine.commands import completions
-                from coder.tui.common import project_files, word_at_end
-
-                text = document.text_before_cursor
-                if text.startswith("/") and " " not in text:
-                    for name, summary in completions(workspace_fn(), text[1:]):
-                        yield Completion("/" + name, start_position=-len(text), display_meta=summary)
-                    return
-                word = word_at_end(text)
-                if word.startswith("@"):
-                    if not files:
-                        files.extend(project_files(workspace_fn()))
-                    for path in match_paths(files, word[1:]):
-                        yield Completion("@" + path, start_position=-len(word))
-
-        keys = KeyBindings()
-
-        @keys.add("c-j")
-        @keys.add("escape", "enter")
-        def _newline(event) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @keys.add("s-tab")
-        def _cycle(event) -> None:
-            on_cycle()
-            event.app.invalidate()  # the prompt is a callable: it shows the new mode, the draft stays
-
-        return PromptSession(history=SharedHistory(), completer=CoderCompleter(), key_bindings=keys,
-                             complete_while_typing=True, enable_history_search=False)
-
-    def read(self, prompt: Callable[[], str]) -> str:
-        """One message; raises EOFError at the end of input and KeyboardInterrupt on Ctrl+C."""
-        if self.session is not None:
-            return self.session.prompt(prompt)
-        sys.stdout.write(prompt())
-        sys.stdout.flush()
-        line = sys.stdin.readline()
-        if not line:
-            raise EOFError
-        text = line.rstrip("\n")
-        if not sys.stdin.isatty():  # echo piped input so the transcript reads like a conversation
-            sys.stdout.write(text + "\n")
-        self.history.add(text)
-        return text
-
-    def ask(self, question: str) -> str:
-        if self.session is not None:
-            from prompt_toolkit import prompt
-
-            return prompt(question)
-        sys.stdout.write(question)
-        sys.stdout.flush()
-        line = sys.stdin.readline()
-        if not line:
-            raise EOFError
-        if not sys.stdin.isatty():
-            sys.stdout.write(line.strip() + "\n")
-        return line.strip()
+def _is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 class Repl:
@@ -208,6 +144,7 @@ class Repl:
         self.history = InputHistory()
         self.reader = LineReader(self.history, lambda: self.opened.workspace if self.opened else
                                  options_from_args(args).cwd, self.cycle_mode)
+        self.keys: Any = None  # the KeyWatcher while a turn runs on a terminal
 
     # ---- session ----------------------------------------------------------------------------------------------
     def open(self, **override: Any) -> None:
@@ -263,11 +200,13 @@ class Repl:
         if request.reason:
             self.printer.line(request.reason, "dim")
         rule = request.suggested_rule
-        choices = "[y] once" + (f" · [a] always {rule} · [p] in this project" if rule else "") + " · [n] deny"
+        choices = "[y] once" + (f" · [a] always {rule} · [p] in this project" if rule else "") + " · [n] deny" + \
+            (" · Esc deny and stop" if self.reader.interactive else "")
         while True:
             try:
-                reply = self.reader.ask(f"{choices} > ").strip().lower()
-            except (KeyboardInterrupt, EOFError):
+                with self.keys.paused() if self.keys is not None else contextlib.nullcontext():
+                    reply = self.reader.ask(f"{choices} > ").strip().lower()
+            except (KeyboardInterrupt, EOFError):  # Esc, Ctrl+C or the end of input: deny and stop the turn
                 self.opened.session.interrupt()
                 return PermissionAnswer(False, message="interrupted by the user")
             if reply in ("y", "yes", "o", "once"):
@@ -290,8 +229,16 @@ class Repl:
 
         previous = signal.signal(signal.SIGINT, on_sigint)
         try:
-            session.send(text)
+            if self.reader.interactive:
+                from coder.tui.repl_term import KeyWatcher
+
+                with KeyWatcher(session.interrupt) as self.keys:
+                    session.send(text)
+                self.reader.typeahead = self.keys.take_typeahead()
+            else:
+                session.send(text)
         finally:
+            self.keys = None
             signal.signal(signal.SIGINT, previous)
 
     def command(self, line: str) -> bool:
@@ -309,8 +256,13 @@ class Repl:
         if result.quit:
             return False
         if result.new_session or result.resume:
+            override: dict[str, Any] = {"resume": result.resume, "continue_last": False}
+            if result.new_session:  # /clear keeps the model and the mode
+                from coder.engine.commands import carry_over
+
+                override.update(carry_over(self.opened.session))
             self.close("switched")
-            self.open(resume=result.resume, continue_last=False)
+            self.open(**override)
         elif result.send:
             self.send(result.send)
         return True
@@ -320,7 +272,8 @@ class Repl:
         from coder.engine.commands import is_command
         from coder.errors import CoderError
 
-        self.printer.line(f"coder {__version__} · /help lists commands · Ctrl+C twice or /quit leaves", "dim")
+        self.printer.line(f"coder {__version__} · /help lists commands · Esc or Ctrl+C stops a turn · Ctrl+C twice "
+                          "or /quit leaves", "dim")
         self.open()
         last_ctrl_c = 0.0
         try:

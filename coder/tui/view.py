@@ -23,9 +23,11 @@ def markdown_block(text: str = "", kind: str = "assistant") -> Widget:
     if kind not in _markdown_classes:
         from textual.widgets import Markdown
 
+        name = "AssistantBlock" if kind == "assistant" else "CommandBlock"
         css = {"assistant": "AssistantBlock { margin: 1 0 0 0; padding: 0 1; }",
                "command": "CommandBlock { margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }"}[kind]
-        name = "AssistantBlock" if kind == "assistant" else "CommandBlock"
+        # compact tables: no rule between rows (a 20-row /help fits a screen), the header set apart by colour
+        css += f" {name} MarkdownTableContent {{ grid-gutter: 0 1; keyline: none; }}"
         _markdown_classes[kind] = type(name, (Markdown,), {"DEFAULT_CSS": css})
     return _markdown_classes[kind](text)
 
@@ -112,7 +114,8 @@ class ConversationView:
             if block is None:
                 block = ToolBlock(item.id, item.tool, item.input)
                 self.add_block(block)
-            block.finish(item.output, item.is_error, item.duration_s, str(item.data.get("diff", "") or ""))
+            block.finish(item.output, item.is_error, item.duration_s, str(item.data.get("diff", "") or ""),
+                         item.data)
         elif isinstance(item, ev.UsageEvent):
             self.info["tokens"] += item.input_tokens + item.output_tokens + item.cache_read_tokens + \
                 item.cache_write_tokens

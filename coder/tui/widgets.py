@@ -7,6 +7,8 @@ half of what keeps memory bounded over a long session; the app removes the oldes
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -16,7 +18,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Static, TextArea
 
-from coder.tui.common import input_summary, result_line, tool_title
+from coder.tui.common import failure, input_summary, result_line, tool_title
 
 MAX_OUTPUT_LINES = 300
 MAX_OUTPUT_CHARS = 20_000
@@ -39,26 +41,48 @@ def cap_output(text: str) -> str:
 
 class Conversation(VerticalScroll):
     """The scrolling list of blocks. It follows the newest block until the user scrolls up, and follows again
-    once they scroll back to the bottom (or send something)."""
+    once they scroll back to the bottom (or send something).
+
+    Following is Textual's anchoring: an anchored container is kept at its bottom by the compositor on every
+    layout, so a Markdown table or a diff that gets its height a frame later, or a terminal resize, still ends
+    with the newest line on screen (a scroll-after-refresh misses those). Scrolling by the user releases the
+    anchor; reaching the bottom again restores it (Widget._check_anchor). The anchor is only set while the
+    blocks overflow the view: an anchored view shorter than its container is pushed to the bottom, and a short
+    conversation should read from the top.
+    """
 
     def __init__(self) -> None:
         super().__init__(id="conversation")
-        self.following = True
 
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        self.following = new_value >= self.max_scroll_y - 1
+    @property
+    def following(self) -> bool:
+        return not self._anchor_released if self.is_anchored else True  # blocks that fit: all seen
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._sync_anchor()
+
+    def watch_virtual_size(self, size: object) -> None:
+        """The blocks grew or shrank: anchor once they overflow, unanchor once they fit again (after /clear).
+        Checked a moment later: the container size of the same layout pass is set after the virtual size."""
+        self.call_next(self._sync_anchor)
+
+    def _sync_anchor(self) -> None:
+        overflowing = self.max_scroll_y > 0
+        if overflowing and not self.is_anchored:
+            self.anchor()
+        elif not overflowing and self.is_anchored:
+            self.anchor(False)
+            self._anchor_released = False
+            self.scroll_to(y=0, animate=False, immediate=True, release_anchor=False)
 
     def follow(self, force: bool = False) -> None:
-        """Scroll to the end after the next layout (new blocks have no size before it)."""
+        """Scroll to the end and follow again, even when the user had scrolled up (force); without force the
+        anchor already keeps a following view at the bottom, and a reader further up is left alone."""
         if force:
-            self.following = True
-        if self.following:
-            self.call_after_refresh(self._to_end)
-
-    def _to_end(self) -> None:
-        if self.following:  # checked again: the user may have scrolled up since
-            self.scroll_end(animate=False, immediate=True)
+            if self.is_anchored:
+                self.scroll_end(animate=False, immediate=False)  # re-anchors a released anchor
+            else:
+                self.call_after_refresh(self._sync_anchor)
 
 
 class UserBlock(Static):
@@ -109,6 +133,7 @@ class ToolBlock(Collapsible):
     ToolBlock > Contents { padding: 0 0 0 2; }
     ToolBlock.error CollapsibleTitle { color: $error; }
     ToolBlock .output { color: $text-muted; }
+    ToolBlock Collapsible.raw { border: none; padding: 0; margin: 0; background: transparent; }
     """
 
     def __init__(self, call_id: str, tool: str, args: dict) -> None:
@@ -121,12 +146,13 @@ class ToolBlock(Collapsible):
     def note(self, text: str) -> None:
         self.title = f"⋯ {self.call_title}  [{text}]"
 
-    def finish(self, output: str, is_error: bool, duration: float, diff: str = "") -> None:
-        self.title = f"{self.call_title}  {result_line(output, is_error, duration)}"
-        if is_error:
+    def finish(self, output: str, is_error: bool, duration: float, diff: str = "",
+               data: dict[str, Any] | None = None) -> None:
+        self.title = f"{self.call_title}  {result_line(output, is_error, duration, data)}"
+        if failure(is_error, data, output) is not None:
             self.add_class("error")
-        show_output = bool(output.strip()) and not (diff and not is_error and len(output) < 200)
-        self.body = (cap_output(output) if show_output else "", diff)
+        one_liner = len([line for line in output.splitlines() if line.strip()]) <= 1  # all of it in the title
+        self.body = (cap_output(output) if output.strip() and not (diff and one_liner) else "", diff)
         if diff and len(diff.splitlines()) <= DIFF_OPEN_LINES:
             self.collapsed = False
             self._build_body()
@@ -137,7 +163,8 @@ class ToolBlock(Collapsible):
 
     def _build_body(self) -> None:
         """Widgets for the output are made on first expansion only: a collapsed block costs one line of layout
-        and no text measuring, which is what keeps a long session fast."""
+        and no text measuring, which is what keeps a long session fast. With a diff, the diff is what shows; the
+        tool's own text (an edit's `cat -n` snippet, which says the same thing again) waits one click further."""
         if self.body is None:
             return
         output, diff = self.body
@@ -145,7 +172,12 @@ class ToolBlock(Collapsible):
         widgets: list[Widget] = []
         if diff:
             widgets.append(DiffView(diff))
-        if output:
+        if output and diff:
+            lines = len(output.splitlines())
+            widgets.append(Collapsible(Static(Text(output), classes="output"), collapsed=True,
+                                       title=f"tool output ({lines} line{'s' if lines != 1 else ''})",
+                                       classes="raw"))
+        elif output:
             widgets.append(Static(Text(output), classes="output"))
         found = self.query(Collapsible.Contents)
         if found:
@@ -156,7 +188,8 @@ class ToolBlock(Collapsible):
 
 class PermissionPrompt(Vertical, can_focus=True):
     """Inline: allow once (y), always for the proposed narrowest rule (a: this session, p: this project), deny
-    (n or Esc)."""
+    this call (n: the model hears "denied" and goes on), or deny and stop the turn (Esc, as in Claude Code: the
+    app's Esc binding interrupts the session, which answers this prompt)."""
 
     DEFAULT_CSS = """
     PermissionPrompt { height: auto; border: round $warning; padding: 0 1; margin: 0 0 1 0; }
@@ -202,6 +235,7 @@ class PermissionPrompt(Vertical, can_focus=True):
                 yield Button(f"Always: {_esc(self.rule)} \\[a]", id="always", variant="primary", compact=True)
                 yield Button("In this project \\[p]", id="project", compact=True)
             yield Button("Deny \\[n]", id="deny", variant="error", compact=True)
+            yield Button("Deny and stop \\[Esc]", id="stop", compact=True)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,6 +97,10 @@ def test_textual_app_in_tmux_approve_and_quit(git_repo: Path, script_file: Path,
         assert (git_repo / "notes.txt").read_text() == "hello\nworld\n"
         tmux.wait("checkpoint 1")
         tmux.wait("idle │")  # the turn has ended: Ctrl+C now means quit, not interrupt
+        tmux.run("resize-window", "-t", "t", "-x", "80", "-y", "24")
+        time.sleep(0.8)
+        screen = tmux.screen()  # the latest turn stays in view, no jump to the top
+        assert "Created notes.txt for you." in screen and "checkpoint 1" in screen, screen
         tmux.send("C-c")
         time.sleep(0.3)
         tmux.send("C-c")
@@ -113,7 +118,7 @@ def test_plain_repl_in_tmux_approve_and_quit(git_repo: Path, script_file: Path, 
         tmux.wait("ask>")  # capture-pane drops the trailing space
         tmux.type("please write notes")
         tmux.send("Enter")
-        screen = tmux.wait("[n] deny >")
+        screen = tmux.wait("[n] deny · Esc deny and stop >")
         assert "Allow edit notes.txt (create)?" in screen
         tmux.type("y")
         tmux.send("Enter")
@@ -130,5 +135,63 @@ def test_plain_repl_in_tmux_approve_and_quit(git_repo: Path, script_file: Path, 
         tmux.send("Enter")
         screen = tmux.wait("EXIT=0")
         assert "Creating the notes file." in screen
+    finally:
+        tmux.close()
+
+
+def test_plain_repl_escape_interrupts_wraps_words_and_keeps_ids_whole(git_repo: Path, tmp_path: Path) -> None:
+    words = [f"wd{i}{'x' * (i % 7)}" for i in range(90)]
+    script = tmp_path / "long.json"
+    script.write_text(json.dumps({"turns": [{"text": " ".join(words)}, {"text": "Still here."}]}))
+    (git_repo / ".coder").mkdir(exist_ok=True)  # three stream pieces a second apart: time to press Esc
+    (git_repo / ".coder" / "config.toml").write_text("[providers.scripted]\nchunk_delay = 1.0\n")
+    tmux = Tmux(tmp_path, coder_command(script, "--plain"), git_repo, width=80, height=40)
+    try:
+        tmux.wait("ask>")
+        tmux.type("talk")
+        tmux.send("Enter")
+        tmux.wait("wd29")  # the first piece is out; the rest comes a second later
+        tmux.send("Escape")
+        screen = tmux.wait("turn stopped: interrupted", timeout=10)
+        assert "wd89" not in screen and "^[" not in screen
+        streamed = [t for line in screen.splitlines() for t in line.split() if t.startswith("wd")]
+        assert len(streamed) >= 30 and all(t in words for t in streamed), streamed  # no word cut at the edge
+        assert all(len(line) <= 80 for line in screen.splitlines())
+        tmux.wait("ctx ")
+        time.sleep(0.3)
+        tmux.type("/sessions")
+        tmux.send("Enter")
+        screen = tmux.wait("/resume ID")
+        sid = re.search(r"session (\d{8}-\d{6}-[0-9a-f]{6})", screen).group(1)  # from the banner
+        listing = screen[screen.rindex("/sessions"):].splitlines()
+        assert any(sid in line and "this one" in line for line in listing), screen  # whole, on one line
+        tmux.type("again")
+        tmux.send("Enter")
+        tmux.wait("Still here.", timeout=10)
+        tmux.wait("ctx ")
+        time.sleep(0.3)
+        tmux.type("/quit")
+        tmux.send("Enter")
+        tmux.wait("EXIT=0")
+    finally:
+        tmux.close()
+
+
+def test_plain_repl_escape_on_a_permission_prompt_denies_and_stops(git_repo: Path, script_file: Path,
+                                                                   tmp_path: Path) -> None:
+    tmux = Tmux(tmp_path, coder_command(script_file, "--plain"), git_repo)
+    try:
+        tmux.wait("ask>")
+        tmux.type("please write notes")
+        tmux.send("Enter")
+        tmux.wait("Esc deny and stop >")
+        tmux.send("Escape")
+        screen = tmux.wait("turn stopped: interrupted", timeout=10)
+        assert "Now counting it." not in screen and not (git_repo / "notes.txt").exists()
+        tmux.wait("ctx ")
+        time.sleep(0.3)
+        tmux.type("/quit")
+        tmux.send("Enter")
+        tmux.wait("EXIT=0")
     finally:
         tmux.close()

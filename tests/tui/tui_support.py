@@ -59,12 +59,19 @@ class Factory:
     mode: str = "ask"
     chunk_delay: float = 0.0
     opened: list[Opened] = field(default_factory=list)
+    overrides: list[dict[str, Any]] = field(default_factory=list)
 
     def __call__(self, on_event: Callable[[ev.Event], None], ask: Callable, override: dict[str, Any]) -> Opened:
         store = SessionStore(paths.sessions_db())
         row = store.session(override["resume"]) if override.get("resume") else None
         restored = rebuild(e.to_dict() for e in store.events(row.id)) if row else None
+        self.overrides.append(dict(override))
+        mode = override.get("permission_mode") or self.mode
         provider = ScriptedProvider(self.script, chunk_delay=self.chunk_delay)
+        if override.get("model") and override["model"] != provider.spec:  # `/model SPEC` then `/clear`
+            from coder.models.registry import create_provider
+
+            provider = create_provider(override["model"], {})
         sid = row.id if row else new_session_id()
         if row is None:
             store.create_session(sid, str(self.workspace), str(self.workspace), provider.spec)
@@ -78,11 +85,11 @@ class Factory:
 
         checkpoints = Checkpoints(self.workspace, sid)
         ctx = ToolContext(self.workspace, self.workspace, sid, threading.Event(), paths.session_dir(sid), {})
-        parts = SessionParts(sid, provider, {"write_file": WriteTool(), "bash": EchoShell()}, ModePolicy(self.mode),
+        parts = SessionParts(sid, provider, {"write_file": WriteTool(), "bash": EchoShell()}, ModePolicy(mode),
                              PassthroughContext(), ctx, "system", Pinned(), Limits(), record, ask,
                              checkpointer=checkpoints)
         session = Session(parts, restored)
-        record(ev.SessionStart(sid, provider.spec, str(self.workspace), str(self.workspace), self.mode,
+        record(ev.SessionStart(sid, provider.spec, str(self.workspace), str(self.workspace), mode,
                                "off (test)", True, resumed=row is not None))
         opened = Opened(session, store, {"vcs": {"hooks": "skip"}}, self.workspace, True, row is not None)
         self.opened.append(opened)

@@ -1,0 +1,283 @@
+"""Terminal helpers of the plain REPL: reading a message (LineReader), Esc interrupting a running turn
+(KeyWatcher), and streamed text wrapped at word boundaries (StreamWrap).
+
+While `Session.send` runs, nobody reads the terminal: the line discipline echoes Esc as `^[` and keeps it for the
+next prompt. `KeyWatcher` takes the terminal for the length of a turn: echo and line buffering off (signals stay
+on, so Ctrl+C still raises SIGINT), a thread reading keys. A lone Esc interrupts the session; an escape sequence
+(an arrow key, which also starts with ESC) is ignored; printable type-ahead is kept and handed to the next prompt
+as its starting text. A permission prompt asked during the turn pauses the watcher (`paused()`), so the prompt
+gets every key.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from coder.tui.common import InputHistory, match_paths
+
+ESC = b"\x1b"
+SEQUENCE_GAP = 0.03  # bytes of one escape sequence arrive together; a lone Esc has nothing after it
+
+
+class KeyWatcher:
+    def __init__(self, on_escape: Callable[[], None], stream: Any = None) -> None:
+        self.on_escape = on_escape
+        self.stream = stream or sys.stdin
+        self.typeahead = ""
+        self._fd: int | None = None
+        self._saved: Any = None
+        self._stop = threading.Event()
+        self._paused = False
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    # ---- lifetime ---------------------------------------------------------------------------------------------
+    def __enter__(self) -> KeyWatcher:
+        try:
+            import termios
+
+            fd = self.stream.fileno()
+            if not os.isatty(fd):
+                return self
+            self._saved = termios.tcgetattr(fd)
+        except (ImportError, OSError, ValueError, AttributeError):
+            return self  # not a terminal (a pipe, a test's StringIO): Ctrl+C is the way to interrupt
+        self._fd = fd
+        self._raw()
+        self._thread = threading.Thread(target=self._run, name="repl-keys", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(1.0)
+        self._restore()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Give the terminal back (echo, line editing) while a prompt asks something during the turn."""
+        if self._fd is None:
+            yield
+            return
+        with self._lock:  # the reader holds the lock across select+read: no key is taken from the prompt
+            self._paused = True
+            self._restore()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._raw()
+                self._paused = False
+
+    # ---- terminal modes ---------------------------------------------------------------------------------------
+    def _raw(self) -> None:
+        import termios
+
+        if self._fd is None or self._saved is None:
+            return
+        mode = termios.tcgetattr(self._fd)
+        mode[3] &= ~(termios.ICANON | termios.ECHO)  # lflags; ISIG stays: Ctrl+C is still SIGINT
+        mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
+        termios.tcsetattr(self._fd, termios.TCSANOW, mode)
+
+    def _restore(self) -> None:
+        import termios
+
+        if self._fd is not None and self._saved is not None:
+            with contextlib.suppress(OSError):
+                termios.tcsetattr(self._fd, termios.TCSANOW, self._saved)
+
+    # ---- reading ----------------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        fd = self._fd
+        assert fd is not None
+        while not self._stop.is_set():
+            with self._lock:
+                if self._paused:
+                    data = b""
+                else:
+                    ready, _, _ = select.select([fd], [], [], 0.1)
+                    data = os.read(fd, 256) if ready else b""
+                    if data == ESC:  # maybe the first byte of a sequence: wait a moment for the rest
+                        more, _, _ = select.select([fd], [], [], SEQUENCE_GAP)
+                        if more:
+                            data += os.read(fd, 256)
+            if not data:
+                if self._paused:
+                    self._stop.wait(0.05)
+                continue
+            self.feed(data)
+
+    def feed(self, data: bytes) -> None:
+        """One read's bytes: a lone Esc interrupts; sequences are dropped; text is kept as type-ahead."""
+        if data == ESC:
+            self.on_escape()
+            return
+        if data.startswith(ESC):
+            return
+        for ch in data.decode("utf-8", "ignore"):
+            if ch in "\x7f\b":
+                self.typeahead = self.typeahead[:-1]
+            elif ch.isprintable():
+                self.typeahead += ch
+
+    def take_typeahead(self) -> str:
+        text, self.typeahead = self.typeahead, ""
+        return text
+
+
+class StreamWrap:
+    """Streamed text, wrapped at word boundaries to `width` columns: the terminal itself would cut a word at the
+    last column. A word is held until the space (or newline) after it shows whether it still fits the line, so a
+    stream's end must be `flush()`ed. width 0: no wrapping (a pipe, a file)."""
+
+    def __init__(self, write: Callable[[str], Any], width: int) -> None:
+        self.write = write
+        self.width = width
+        self.col = 0
+        self.word = ""
+        self.spaces = ""
+
+    def feed(self, text: str) -> None:
+        if self.width <= 0:
+            self.write(text)
+            return
+        out: list[str] = []
+        for ch in text:
+            if ch == "\n":
+                self._word(out)
+                out.append("\n")
+                self.col, self.spaces = 0, ""
+            elif ch in " \t":
+                self._word(out)
+                self.spaces += ch
+            else:
+                self.word += ch
+        self.write("".join(out))
+
+    def _word(self, out: list[str]) -> None:
+        from rich.cells import cell_len
+
+        if not self.word:
+            return
+        size = cell_len(self.word)
+        if self.col and self.col + len(self.spaces) + size > self.width:
+            out.append("\n")
+            self.col = 0
+        elif self.spaces:
+            out.append(self.spaces)
+            self.col += len(self.spaces)
+        out.append(self.word)
+        self.col = (self.col + size) % self.width if size > self.width else self.col + size
+        self.word, self.spaces = "", ""
+
+    def flush(self) -> None:
+        out: list[str] = []
+        self._word(out)
+        self.spaces = ""
+        self.write("".join(out))
+
+
+class LineReader:
+    """prompt-toolkit when on a terminal, else `input()`; both read one (possibly multi-line) message."""
+
+    def __init__(self, history: InputHistory, workspace_fn: Callable[[], Any], on_cycle: Callable[[], str]) -> None:
+        self.history = history
+        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        self.session: Any = None
+        self.typeahead = ""  # typed while the last turn ran: the next prompt starts with it
+        if self.interactive:
+            self.session = self._prompt_session(workspace_fn, on_cycle)
+
+    def _prompt_session(self, workspace_fn: Callable[[], Any], on_cycle: Callable[[], str]) -> Any:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import Completer, Completion
+        from prompt_toolkit.history import History
+        from prompt_toolkit.key_binding import KeyBindings
+
+        store = self.history
+
+        class SharedHistory(History):
+            def load_history_strings(self):  # newest first, as prompt-toolkit expects
+                return reversed(store.entries)
+
+            def store_string(self, string: str) -> None:
+                store.add(string)
+
+        files: list[str] = []
+
+        class CoderCompleter(Completer):
+            def get_completions(self, document, complete_event):
+                from coder.engine.commands import completions
+                from coder.tui.common import project_files, word_at_end
+
+                text = document.text_before_cursor
+                if text.startswith("/") and " " not in text:
+                    for name, summary in completions(workspace_fn(), text[1:]):
+                        yield Completion("/" + name, start_position=-len(text), display_meta=summary)
+                    return
+                word = word_at_end(text)
+                if word.startswith("@"):
+                    if not files:
+                        files.extend(project_files(workspace_fn()))
+                    for path in match_paths(files, word[1:]):
+                        yield Completion("@" + path, start_position=-len(word))
+
+        keys = KeyBindings()
+
+        @keys.add("c-j")
+        @keys.add("escape", "enter")
+        def _newline(event) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("s-tab")
+        def _cycle(event) -> None:
+            on_cycle()
+            event.app.invalidate()  # the prompt is a callable: it shows the new mode, the draft stays
+
+        return PromptSession(history=SharedHistory(), completer=CoderCompleter(), key_bindings=keys,
+                             complete_while_typing=True, enable_history_search=False)
+
+    def read(self, prompt: Callable[[], str]) -> str:
+        """One message; raises EOFError at the end of input and KeyboardInterrupt on Ctrl+C."""
+        if self.session is not None:
+            default, self.typeahead = self.typeahead, ""
+            return self.session.prompt(prompt, default=default)  # keys typed during the turn are not lost
+        sys.stdout.write(prompt())
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        text = line.rstrip("\n")
+        if not sys.stdin.isatty():  # echo piped input so the transcript reads like a conversation
+            sys.stdout.write(text + "\n")
+        self.history.add(text)
+        return text
+
+    def ask(self, question: str) -> str:
+        if self.session is not None:
+            from prompt_toolkit import prompt
+            from prompt_toolkit.key_binding import KeyBindings
+
+            keys = KeyBindings()
+
+            @keys.add("escape", eager=True)
+            def _stop(event) -> None:  # Esc: deny and stop the turn, as in the app
+                event.app.exit(exception=KeyboardInterrupt())
+
+            return prompt(question, key_bindings=keys)
+        sys.stdout.write(question)
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        if not sys.stdin.isatty():
+            sys.stdout.write(line.strip() + "\n")
+        return line.strip()
