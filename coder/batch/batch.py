@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from coder.batch.instances import Instance
 from coder.batch.outputs import RunDir, atomic_write
 from coder.batch.progress import Progress
 from coder.batch.runner import interrupt_all
-from coder.errors import ConfigError, Interrupted, UsageError
+from coder.errors import CoderError, ConfigError, Interrupted, UsageError
 
 
 @dataclass
@@ -105,10 +106,51 @@ def _lock_run_dir(root: Path):
     return fh
 
 
+def preflight(instances: list[Instance], cfg: RunConfig, warn: Callable[[str], None]) -> None:
+    """Check before anything starts what would make instances fail the same way: missing mirrors (with the
+    commands that make them) and missing scripts of a `scripted:DIR` run. When no instance could run, fail once
+    with the list; when some could, warn once and run those (the others crash with the same reason)."""
+    from coder.batch.instance_run import model_for
+    from coder.batch.workspace import find_mirror
+
+    if not instances:
+        return
+    problems: list[str] = []
+    blocked: set[str] = set()
+    if cfg.source_repo is None and not cfg.allow_network:
+        cache = Path(cfg.cache_dir).expanduser()
+        missing = sorted({i.repo for i in instances
+                          if not (cfg.repos_dir and find_mirror(cfg.repos_dir, i.repo)) and not find_mirror(cache, i.repo)})
+        if missing:
+            where = cfg.repos_dir or Path("MIRRORS")
+            blocked |= {i.instance_id for i in instances if i.repo in missing}
+            problems.append(f"no local mirror of {', '.join(missing)}" + ("" if cfg.repos_dir else " (no --repos-dir given)")
+                            + "; make them with:\n" + "\n".join(
+                                f"  git clone --mirror https://github.com/{r}.git {where}/{r.replace('/', '__')}"
+                                for r in missing)
+                            + f"\nand pass --repos-dir {where} (or --allow-network to clone them).")
+    no_script = []
+    for inst in instances:
+        try:
+            model_for(inst, cfg.model)
+        except CoderError:
+            no_script.append(inst.instance_id)
+    if no_script:
+        blocked |= set(no_script)
+        problems.append(f"no script for {len(no_script)} instance(s) in {cfg.model.split(':', 1)[1]}: "
+                        + ", ".join(no_script[:10]) + (" ..." if len(no_script) > 10 else ""))
+    if not problems:
+        return
+    if blocked >= {i.instance_id for i in instances}:
+        raise UsageError("no instance can run:\n" + "\n".join(problems))
+    warn(f"{len(blocked)} of {len(instances)} instance(s) cannot run and will crash:\n" + "\n".join(problems))
+
+
 def _run_batch(instances: list[Instance], cfg: RunConfig, run: RunDir, progress_out, progress_err) -> BatchSummary:
     atomic_write(run.root / "run.json", json.dumps({"config": cfg.to_dict(), "started_at": time.time(),
                                                     "instances": [i.instance_id for i in instances]}, indent=1))
     todo, skipped = plan(instances, run, cfg.redo)
+    preflight(todo, cfg, lambda text: print(f"coder: warning: {text}", file=progress_err or sys.stderr))
     spent_before = sum(st.cost_usd for st in (run.read_status(i.instance_id) for i in skipped) if st)
     guard = CostGuard(cfg.total_cost, spent_before)
     summary = BatchSummary(total=len(instances), skipped=len(skipped))

@@ -99,6 +99,8 @@ def _model(args: Any) -> str:
     model = args.batch_model or getattr(args, "model", None) or os.environ.get("CODER_MODEL")
     if not model:
         raise UsageError("give --model (e.g. anthropic:claude-sonnet-4-6, or scripted:DIR for scripted runs)")
+    if model.startswith("scripted:"):  # agents run inside each workspace: make the path the caller meant absolute
+        return "scripted:" + str(Path(model.split(":", 1)[1]).expanduser().resolve())
     return model
 
 
