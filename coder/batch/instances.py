@@ -202,10 +202,15 @@ def load_issue_list(path: Path, base_commit: str, repo_label: str) -> list[Insta
     else:
         rows = load_records(path)
     out = []
+    first_seen: dict[str, int] = {}
     for n, rec in enumerate(rows, 1):
         ident = next((str(rec[k]) for k in ("instance_id", "id", "number", "key") if rec.get(k) not in (None, "")),
                      f"issue-{n}")
         ident = re.sub(r"[^A-Za-z0-9._-]+", "-", ident).strip("-") or f"issue-{n}"
+        if ident in first_seen:  # two issues would write one patch file and one branch
+            raise UsageError(f"{path}: issue id {ident!r} appears twice (records {first_seen[ident]} and {n}); "
+                             "give each issue its own id.")
+        first_seen[ident] = n
         body = next((str(rec[k]) for k in ("problem_statement", "body", "text", "description") if rec.get(k)), "")
         title = str(rec.get("title") or "")
         statement = f"{title}\n\n{body}".strip() if title else body

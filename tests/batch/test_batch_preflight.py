@@ -34,3 +34,15 @@ def test_relative_scripted_dir_is_the_callers(swe, tmp_path: Path) -> None:
     import json
 
     assert list(json.loads((tmp_path / "run" / "preds.json").read_text())) == [swe.ids[0]]
+
+
+def test_duplicate_issue_ids_are_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from coder.batch.instances import load_issue_list
+    from coder.errors import UsageError
+
+    issues = tmp_path / "issues.jsonl"
+    issues.write_text('{"id": "typo", "body": "a"}\n{"id": "other", "body": "b"}\n{"id": "typo", "body": "c"}\n')
+    with pytest.raises(UsageError, match=r"'typo' appears twice \(records 1 and 3\)"):
+        load_issue_list(issues, "HEAD", "me/repo")
