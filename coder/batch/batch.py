@@ -171,7 +171,7 @@ def _run_batch(instances: list[Instance], cfg: RunConfig, run: RunDir, progress_
         if st.state == "crashed" and re.match(r"coder run exited 2\b", st.error or "") and summary.finished == 0:
             guard.abort = st.error
         summary.finished += st.state == "done"
-        summary.crashed += st.state != "done"
+        summary.crashed += st.state not in ("done", "interrupted")
         summary.statuses.append(st)
         progress.finished(st)
 

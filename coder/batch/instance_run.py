@@ -93,6 +93,10 @@ def render_prompt(inst: Instance, template_path: Path | None, include_hints: boo
     return out
 
 
+class InstanceInterrupted(CoderError):
+    """The user stopped the batch while this instance was starting: not a crash, just not done yet."""
+
+
 def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = None) -> InstanceOutcome:
     root = Path(work_root or cfg.run_dir)
     inst_dir = root / "instances" / inst.instance_id
@@ -102,8 +106,8 @@ def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = No
     try:
         return _process(inst, cfg, inst_dir, ws_dir, status)
     except Exception as exc:  # noqa: BLE001 - one instance must never take the batch down
-        status.state = "crashed"
-        status.exit_reason = "error"
+        status.state = "interrupted" if isinstance(exc, InstanceInterrupted) else "crashed"
+        status.exit_reason = "interrupted" if isinstance(exc, InstanceInterrupted) else "error"
         status.error = str(exc) if isinstance(exc, CoderError) else f"{type(exc).__name__}: {exc}"
         status.duration_s = time.monotonic() - started
         status.finished_at = time.time()
@@ -136,6 +140,8 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
     result = run_agent(AgentRequest(workspace=ws.path, prompt_file=prompt_file, state_dir=inst_dir / "state",
                                     model=model, max_turns=cfg.max_turns, max_cost=cfg.max_cost,
                                     wall_time=cfg.wall_time, log_path=inst_dir / "agent.log"))
+    if result.returncode == 130 and not result.session_id:  # Ctrl+C before the agent got going: rerun on resume
+        raise InstanceInterrupted("interrupted before the agent started")
     if result.exit_reason == "error" and not result.session_id and result.turns == 0:
         # The CLI never got going (bad flags, missing key): that is infrastructure, not an agent outcome.
         message = result.error or "no error message"

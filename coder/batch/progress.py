@@ -47,7 +47,7 @@ class Progress:
             self.durations.append(st.duration_s)
             if st.state == "done" and st.exit_reason in ("done", "max_turns", "max_cost", "wall_time"):
                 self.done += 1
-            else:
+            elif st.state != "interrupted":  # an interrupted instance is rerun on resume, not a failure
                 self.failed += 1
             n = self.done + self.failed
             self._clear()
