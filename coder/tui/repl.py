@@ -193,6 +193,12 @@ class Repl:
 
     # ---- permission prompt (engine thread = main thread) -------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
+        # The key watcher steps aside before the question is printed: a key typed the moment the question shows
+        # belongs to the question, not to the type-ahead of the next message.
+        with self.keys.paused() if self.keys is not None else contextlib.nullcontext():
+            return self._ask(request)
+
+    def _ask(self, request: ev.PermissionRequest) -> Any:
         from coder.policy.base import PermissionAnswer
 
         self.printer.line(f"Allow {tool_title(request.tool, request.input)}?", "bold yellow")
@@ -204,8 +210,7 @@ class Repl:
             (" · Esc deny and stop" if self.reader.interactive else "")
         while True:
             try:
-                with self.keys.paused() if self.keys is not None else contextlib.nullcontext():
-                    reply = self.reader.ask(f"{choices} > ").strip().lower()
+                reply = self.reader.ask(f"{choices} > ").strip().lower()
             except (KeyboardInterrupt, EOFError):  # Esc, Ctrl+C or the end of input: deny and stop the turn
                 self.opened.session.interrupt()
                 return PermissionAnswer(False, message="interrupted by the user")
