@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from coder.errors import CoderError
 
@@ -65,14 +66,15 @@ def run_git(
         full_env.update(env)
     if isinstance(input, str) and not text:
         input = input.encode()
-    proc = subprocess.run(
+    extra: dict[str, Any] = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
+    proc = subprocess.run(  # stdin is closed unless we feed it: git (or a hook) must never wait on ours
         [git_executable(), *args],
         cwd=root,
         env=full_env,
-        input=input,
         capture_output=True,
         text=text,
         errors="surrogateescape" if text else None,
+        **extra,
     )
     if check and proc.returncode != 0:
         stderr = proc.stderr if text else proc.stderr.decode(errors="replace")
