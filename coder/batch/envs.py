@@ -7,8 +7,10 @@ spec's pip packages, its requirements files and its install command; every evalu
 project from the evaluated workspace without dependencies. The venv uses the harness's Python for that version
 (`python` in the spec, e.g. 3.9) when an interpreter of that version is on this machine (`python3.9` on PATH, a
 pyenv or uv install, `$CODER_SWEBENCH_PYTHONS`): old releases (collections.Mapping, pytest ini checks, numpy ABI)
-fail on a newer Python for reasons that have nothing to do with the patch. Otherwise the Python running coder. Where the spec needs things a venv cannot give
-(conda-only `environment.yml`, apt packages, another Python), the builder says so instead of guessing.
+fail on a newer Python for reasons that have nothing to do with the patch. Otherwise the Python running coder.
+`constraints` pin what the harness left unpinned to its era (numpy<2 ...). Where the spec needs things a venv
+cannot give (conda-only `environment.yml`, apt packages, an old Python not installed here), the builder says so
+instead of guessing.
 """
 
 from __future__ import annotations
@@ -158,7 +160,8 @@ def check_buildable(spec: EnvSpec, force: bool = False) -> None:
     # `local: unsupported` is our verdict for a venv on the Python running coder; with the harness's own
     # (other) Python found here, the harness's environment is what gets built, so it is tried.
     if spec.local == "unsupported" and not force and not spec.python:
-        raise EnvUnavailable(f"{spec.repo} {spec.version} does not run on Python {sys.version_info.major}.{sys.version_info.minor} and no "
+        running = f"{sys.version_info.major}.{sys.version_info.minor}"
+        raise EnvUnavailable(f"{spec.repo} {spec.version} does not run on Python {running} and no "
                              f"python{spec.harness_python} was found (install it, e.g. with pyenv or uv, or name "
                              f"it in CODER_SWEBENCH_PYTHONS): {spec.note}")
     if "environment.yml" in spec.packages:
@@ -190,6 +193,50 @@ def venv_env(env_dir: Path) -> dict[str, str]:
     return env
 
 
+#: First step of every venv that installs anything, best effort. The pip bundled with an older Python (3.9.18:
+#: pip 23.0) backtracks for tens of minutes over unpinned sets like pvlib's `jupyter ipython matplotlib pytest
+#: flake8`, which pip 24 resolves in seconds. Not pip 25+: it dropped the `setup.py develop` fallback that
+#: editable installs of projects pinning setuptools<64 (astroid 2.12: setuptools~=62.6) need, which the harness's
+#: pip of 2024 still had. Where no pip 24 runs (Python 3.6) or the index is unreachable, the venv's own pip stays.
+PIP_UPGRADE = ('python -m pip install --upgrade "pip>=24,<25" '
+               '|| echo "coder: pip upgrade not possible here; keeping the venv\'s own pip"')
+
+
+def build_steps(spec: EnvSpec, setup_checkout: Path) -> list[str]:
+    """The shell commands that build the venv, in the harness's order: pip packages, requirements or conda
+    packages (via pip), pre-install commands (apt left out), the install command."""
+    steps: list[str] = []
+    if spec.pip_packages:
+        steps.append("python -m pip install " + " ".join(shlex.quote(p) for p in spec.pip_packages))
+    if spec.packages == "requirements.txt":
+        for rel in spec.requirements_paths:
+            if (setup_checkout / rel).is_file():
+                steps.append(f"python -m pip install -r {shlex.quote(rel)}")
+    elif spec.packages:
+        steps.append("python -m pip install " + spec.packages)
+    steps += [c for c in spec.pre_install if "apt-get" not in c]
+    if spec.install:
+        steps.append(spec.install)
+    return [PIP_UPGRADE, *steps] if steps else []
+
+
+def build_fingerprint(spec: EnvSpec) -> dict[str, Any]:
+    """What a built venv depends on: when the spec table changes one of these (a fixed pin, another Python), the
+    venv built from the old entry is stale and is rebuilt instead of silently reused."""
+    return {"python": spec.python or sys.executable, "pip_packages": spec.pip_packages, "packages": spec.packages,
+            "requirements_paths": spec.requirements_paths, "pre_install": spec.pre_install, "install": spec.install,
+            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages}
+
+
+def env_is_ready(spec: EnvSpec, envs_dir: Path) -> bool:
+    """A venv built for this very spec (see build_fingerprint) is there."""
+    try:
+        built = json.loads((envs_dir / spec.key / "ready.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return built.get("fingerprint") == build_fingerprint(spec)
+
+
 def ensure_env(spec: EnvSpec, setup_checkout: Path, envs_dir: Path, *, force: bool = False,
                rebuild: bool = False, timeout: float = 3600) -> Path:
     """The venv for `spec`, built now from `setup_checkout` if it is not there yet."""
@@ -200,32 +247,26 @@ def ensure_env(spec: EnvSpec, setup_checkout: Path, envs_dir: Path, *, force: bo
     with file_lock(envs_dir / f".{spec.key}.lock"):
         if rebuild:
             shutil.rmtree(env_dir, ignore_errors=True)
-        if ready.is_file():
+        if env_is_ready(spec, envs_dir):
             return env_dir
+        if ready.is_file():  # built from another spec entry: stale, rebuilt (a cached failure is kept below)
+            shutil.rmtree(env_dir, ignore_errors=True)
         if failed.is_file():
-            raise EnvUnavailable(json.loads(failed.read_text(encoding="utf-8")).get("error", "build failed") +
-                                 " (cached failure; --rebuild-envs retries)")
+            cached = json.loads(failed.read_text(encoding="utf-8"))
+            if cached.get("fingerprint", build_fingerprint(spec)) == build_fingerprint(spec):
+                raise EnvUnavailable(cached.get("error", "build failed") + " (cached failure; --rebuild-envs retries)")
         shutil.rmtree(env_dir, ignore_errors=True)
         env_dir.mkdir(parents=True)
         log = env_dir / "build.log"
         started = time.time()
         try:
-            steps: list[str] = []
-            if spec.pip_packages:
-                steps.append("python -m pip install " + " ".join(shlex.quote(p) for p in spec.pip_packages))
-            if spec.packages == "requirements.txt":
-                for rel in spec.requirements_paths:
-                    if (setup_checkout / rel).is_file():
-                        steps.append(f"python -m pip install -r {shlex.quote(rel)}")
-            elif spec.packages:
-                steps.append("python -m pip install " + spec.packages)
-            steps += [c for c in spec.pre_install if "apt-get" not in c]
-            if spec.install:
-                steps.append(spec.install)
+            steps = build_steps(spec, setup_checkout)
             if spec.constraints:  # pins of the harness's era for what the spec leaves unpinned (PIP_CONSTRAINT)
                 (env_dir / "constraints.txt").write_text("\n".join(spec.constraints) + "\n", encoding="utf-8")
-            args = [spec.python or sys.executable, "-m", "venv"] + (["--system-site-packages"] if spec.system_site_packages else [])
-            if not steps and not spec.install:
+            args = [spec.python or sys.executable, "-m", "venv"]
+            if spec.system_site_packages:
+                args.append("--system-site-packages")
+            if not steps:
                 args.append("--without-pip")  # nothing to install: skip ensurepip (seconds per venv)
             subprocess.run(args + [str(env_dir)], check=True, capture_output=True, timeout=300)
             env = venv_env(env_dir)
@@ -234,9 +275,11 @@ def ensure_env(spec: EnvSpec, setup_checkout: Path, envs_dir: Path, *, force: bo
         except (EnvUnavailable, subprocess.SubprocessError, OSError) as exc:
             message = str(exc)
             shutil.rmtree(env_dir / "bin", ignore_errors=True)
-            failed.write_text(json.dumps({"error": message[:4000], "at": time.time()}), encoding="utf-8")
+            failed.write_text(json.dumps({"error": message[:4000], "at": time.time(),
+                                          "fingerprint": build_fingerprint(spec)}), encoding="utf-8")
             raise EnvUnavailable(message) from None
-        ready.write_text(json.dumps({"spec": spec.__dict__, "built_s": round(time.time() - started, 1),
+        ready.write_text(json.dumps({"spec": spec.__dict__, "fingerprint": build_fingerprint(spec),
+                                     "built_s": round(time.time() - started, 1),
                                      "python": spec.python or sys.executable}, indent=1), encoding="utf-8")
     return env_dir
 

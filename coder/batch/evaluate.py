@@ -24,7 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from coder.batch import grading
-from coder.batch.envs import EnvSpec, EnvUnavailable, ensure_env, file_lock, reinstall_command, spec_for, venv_env
+from coder.batch.envs import (
+    EnvSpec,
+    EnvUnavailable,
+    ensure_env,
+    env_is_ready,
+    file_lock,
+    reinstall_command,
+    spec_for,
+    venv_env,
+)
 from coder.batch.instances import Instance
 from coder.batch.outputs import atomic_write
 from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, git, remove_workspace
@@ -131,7 +140,7 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
         mirror = ensure_mirror(inst.repo, cfg.repos_dir, cache / "mirrors", cfg.allow_network)
         setup_ws = cfg.output / "workspaces" / f"_setup-{spec.key}"
         with file_lock(cache / "envs" / f".{spec.key}.setup.lock"):
-            env_ready = (cache / "envs" / spec.key / "ready.json").is_file() and not cfg.rebuild_envs
+            env_ready = env_is_ready(spec, cache / "envs") and not cfg.rebuild_envs
             if not env_ready:
                 create_workspace(mirror, inst.environment_setup_commit or inst.base_commit, setup_ws)
             try:
