@@ -78,6 +78,12 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     from coder.sandbox.profile import SandboxConfig
 
     SandboxConfig.from_dict(config["sandbox"])  # a bad [sandbox] key stops here, not at the first command
+    from coder.ext.hooks import parse_hooks
+    from coder.policy.rules import policy_from_config
+
+    # what only needs the config is checked before a session is stored, so a mistake leaves no empty session
+    policy = policy_from_config(config, config["permission_mode"], options.allow, options.deny, workspace)
+    parse_hooks(config.get("hooks") or {})
 
     store = SessionStore(paths.sessions_db())
     row = None
@@ -100,6 +106,18 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
         store.create_session(session_id, str(workspace), str(cwd), provider.spec)
     else:
         store.set_status(session_id, "running")
+    try:
+        return _assemble(options, config, store, row, restored, provider, session_id, workspace, cwd, root, policy,
+                         on_event, ask)
+    except BaseException:
+        store.set_status(session_id, "failed to start")
+        raise
+
+
+def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionStore, row: Any, restored: Any,
+              provider: Any, session_id: str, workspace: Path, cwd: Path, root: Path | None, policy: Any,
+              on_event: Callable[[ev.Event], None], ask: AskHandler) -> Opened:
+    """The session's parts, once it is stored (events from here on are persisted)."""
 
     def record(event: ev.Event) -> None:
         if event.persist:
@@ -121,7 +139,6 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
 
     from coder.context.manager import TieredContext
     from coder.ext.hooks import hooks_from_config
-    from coder.policy.rules import policy_from_config
 
     state = paths.session_dir(session_id)
     state.mkdir(parents=True, exist_ok=True)
@@ -144,7 +161,7 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
              "it; --no-sandbox runs them unsandboxed.")
     parts = SessionParts(
         session_id=session_id, provider=provider, tools=session_tools(config, workspace, note),
-        policy=policy_from_config(config, mode, options.allow, options.deny, workspace),
+        policy=policy,
         context=TieredContext(provider, config, state, cancel=tool_ctx.cancel), tool_ctx=tool_ctx,
         system_prompt=render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text),
         pinned=Pinned(instructions=instructions.text),
