@@ -77,6 +77,8 @@ class Tally:
 def run_command(args) -> int:
     from coder.engine.builder import SessionOptions, open_session
 
+    if (args.branch or args.override_review) and not args.commit:
+        raise UsageError("--branch and --override-review go with --commit.")
     prompt = read_prompt(args)
     if prompt is None and not (args.resume or args.continue_last):
         raise UsageError('no task given: `coder run "what to do"`, --prompt-file FILE, or a task on stdin.')
@@ -111,6 +113,9 @@ def run_command(args) -> int:
             emit_json({"type": "result", "exit_reason": "usage_error", "exit_code": exc.exit_code, "error": str(exc)})
         raise
     session = opened.session
+    if args.commit and not opened.is_git:  # say so before the agent works, not after
+        opened.store.set_status(session.id, "failed to start")
+        raise UsageError(f"--commit: {opened.workspace} is not a git repository.")
     handler = lambda *_: _second_interrupt(session)  # noqa: E731
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     commit = None
@@ -158,8 +163,6 @@ def emit_json(data: dict[str, Any]) -> None:
 def _commit(opened, args):
     from coder.engine.finish import review_and_commit
 
-    if not opened.is_git:
-        raise UsageError("--commit: not a git repository.")
     return review_and_commit(opened.session, branch=args.branch, override=args.override_review)
 
 
