@@ -22,5 +22,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# A distribution's own Python refuses pip installs (PEP 668): then coder goes into a project venv instead.
+managed=$("$PYTHON" -c 'import sys, sysconfig, os; print(int(sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))))')
+if [ "$managed" = 1 ]; then
+  echo "install.sh: $PYTHON is managed by the system (PEP 668): installing into ./.venv"
+  "$PYTHON" -m venv .venv
+  PYTHON=.venv/bin/python
+fi
 "$PYTHON" -m pip install --quiet --disable-pip-version-check -e ".[dev,ray]"
-echo "install.sh: done. Try: coder doctor"
+if [ "$managed" = 1 ]; then
+  echo "install.sh: done. Activate it with: source .venv/bin/activate   (then: coder doctor)"
+else
+  echo "install.sh: done. Try: coder doctor"
+fi
