@@ -136,34 +136,39 @@ def rank(conn: sqlite3.Connection, focus_files: list[str], focus_names: list[str
             lst.append(i)
 
     focus = set(focus_names)
-    edge_w: dict[tuple[int, int], float] = {}
-    name_edges: list[tuple[int, int, str, float]] = []
     # only names with few definers can link files; filter them in SQL so Python sees a fraction of the rows
     rows = conn.execute(
         "SELECT r.file_id, r.name FROM refs r JOIN files f ON f.id = r.file_id "
         "WHERE f.status = 'ok' AND r.name IN (SELECT short FROM symbols WHERE kind IN "
         f"({placeholders}) GROUP BY short HAVING count(DISTINCT file_id) <= ?) ORDER BY f.path, r.name",
         (*MAP_KINDS, MAX_DEFINERS)).fetchall()
-    used_in: dict[str, int] = {}  # document frequency: a name used everywhere (`django`, `value`) is noise
-    for _fid, name in rows:
-        used_in[name] = used_in.get(name, 0) + 1
-    log_n = math.log(n + 1)
-    name_weight: dict[str, float] = {}
+    # group the uses by name (rows come in path order, so each name's users stay in path order); a name's weight
+    # and targets are then looked up once, not once per use. Names are visited in sorted order, so every edge and
+    # symbol score adds its terms in the same order as a row-by-row pass: the floats, and the map, are unchanged
+    users: dict[str, list[int]] = {}
     for fid, name in rows:
         src = index_of.get(fid)
+        if src is not None:
+            users.setdefault(name, []).append(src)
+    log_n = math.log(n + 1)
+    linked: list[tuple[str, float, list[int], list[int]]] = []  # (name, weight, users, definers)
+    for name in sorted(users):
         targets = definers.get(name)
-        if src is None or not targets or len(targets) > MAX_DEFINERS:
+        if not targets or len(targets) > MAX_DEFINERS:
             continue
-        # presence, not counts: one more call of a name already used does not move the map
-        weight = name_weight.get(name)
-        if weight is None:
-            idf = math.log((n + 1) / used_in[name]) / log_n
-            weight = name_weight[name] = _name_weight(name, len(targets), focus) * idf
-        for dst in targets:
-            if dst == src or family[dst] != family[src]:  # a JS `render` is not a Python `render`
-                continue
-            edge_w[(src, dst)] = edge_w.get((src, dst), 0.0) + weight
-            name_edges.append((src, dst, name, weight))
+        srcs = users[name]
+        # presence, not counts: one more call of a name already used does not move the map;
+        # document frequency: a name used everywhere (`django`, `value`) is noise
+        idf = math.log((n + 1) / len(srcs)) / log_n
+        weight = _name_weight(name, len(targets), focus) * idf
+        linked.append((name, weight, srcs, targets))
+    edge_w: dict[tuple[int, int], float] = {}
+    for _name, weight, srcs, targets in linked:
+        for src in srcs:
+            fam = family[src]
+            for dst in targets:
+                if dst != src and family[dst] == fam:  # a JS `render` is not a Python `render`
+                    edge_w[(src, dst)] = edge_w.get((src, dst), 0.0) + weight
     edges = [(s, d, w) for (s, d), w in sorted(edge_w.items())]
 
     focus_set = set(focus_files)
@@ -182,10 +187,17 @@ def rank(conn: sqlite3.Connection, focus_files: list[str], focus_names: list[str
     for s, _d, w in edges:
         out_weight[s] += w
     sym_score: dict[tuple[int, str], float] = {}
-    for src, dst, name, weight in name_edges:
-        key = (dst, name)
-        sym_score[key] = sym_score.get(key, 0.0) + file_rank[src] * weight / out_weight[src]
-
+    for name, weight, srcs, targets in linked:
+        share = [(src, family[src], file_rank[src] * weight / out_weight[src] if out_weight[src] else 0.0)
+                 for src in srcs]
+        for dst in targets:
+            fam, total, hit = family[dst], 0.0, False
+            for src, src_fam, value in share:
+                if src != dst and src_fam == fam:
+                    total += value
+                    hit = True
+            if hit:
+                sym_score[(dst, name)] = total
     ranked = []
     for i, short, name, kind, occurrence in symbols:
         depth_penalty = 1.0 / (1 + name.count("."))

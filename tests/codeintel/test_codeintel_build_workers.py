@@ -1,0 +1,54 @@
+"""Cold-build scheduling: batches handed to parse workers on demand, and a dead worker's share not lost."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from coder.codeintel import build
+from coder.codeintel.index import CodeIndex
+
+
+def _many_files(root: Path, count: int) -> None:
+    for i in range(count):
+        body = "".join(f"def f{i}_{j}():\n    return greet({j})\n" for j in range(1 + i % 7))
+        (root / "src" / f"m{i}.py").write_text(body)
+
+
+def test_size_batches_biggest_first_and_bounded() -> None:
+    todo = [(f"f{i}", size, 0, None) for i, size in enumerate([10, 300_000, 5, 200_000, 100_000, 70_000])]
+    todo += [(f"s{i}", 1, 0, None) for i in range(100)]
+    batches = build._size_batches(todo)
+    flat = [item for batch in batches for item in batch]
+    assert sorted(flat) == sorted(todo)  # every file exactly once
+    assert [it[1] for it in flat] == sorted((it[1] for it in todo), reverse=True)
+    assert batches[0] == [("f1", 300_000, 0, None)]  # bigger than BATCH_BYTES: alone
+    assert all(len(b) <= build.BATCH_FILES for b in batches)
+    assert all(len(b) == 1 or sum(it[1] for it in b) <= build.BATCH_BYTES for b in batches)
+
+
+def test_parallel_build_matches_serial_build(git_repo: Path, monkeypatch, tmp_path: Path) -> None:
+    _many_files(git_repo, 120)
+    monkeypatch.setattr(build, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(build, "BATCH_FILES", 5)  # many batches: the on-demand hand-out is exercised
+    parallel = CodeIndex.open(git_repo, cache_dir=tmp_path / "a")
+    assert parallel.refresh(workers=2).parsed == 121
+    serial = CodeIndex.open(git_repo, cache_dir=tmp_path / "b")
+    assert serial.refresh(workers=1).parsed == 121
+    query = "SELECT f.path, s.kind, s.name, s.line FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY 1, 3, 4"
+    assert parallel._query(query) == serial._query(query)
+    refs = "SELECT f.path, r.name, r.lines FROM refs r JOIN files f ON f.id = r.file_id ORDER BY 1, 2"
+    assert parallel._query(refs) == serial._query(refs)
+    assert len(parallel.references("greet")) == sum(1 + i % 7 for i in range(120))  # one per line
+
+
+def test_dead_workers_share_is_parsed_in_process(git_repo: Path, monkeypatch, tmp_path: Path) -> None:
+    _many_files(git_repo, 40)
+    monkeypatch.setattr(build, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(build, "BATCH_FILES", 4)
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # a real process that exits at once, like a crash
+    index = CodeIndex.open(git_repo, cache_dir=tmp_path / "c")
+    stats = index.refresh(workers=2)
+    assert stats.parsed == 41
+    assert len(index.references("greet")) == sum(1 + i % 7 for i in range(40))
+    assert index._query("SELECT count(*) FROM symbols")[0][0] == sum(1 + i % 7 for i in range(40)) + 1
