@@ -106,7 +106,7 @@ def test_commit_sessions_resume_clear_quit(factory, git_repo: Path) -> None:
     assert opened.session.id in sessions and "(this one)" in sessions and "change app" in sessions
     assert run_slash(opened, "/resume").text == sessions
     other = opened_session(factory)
-    assert run_slash(other, f"/resume {opened.session.id[:17]}").resume == opened.session.id
+    assert run_slash(other, f"/resume {opened.session.id[:-1]}").resume == opened.session.id
     missing = run_slash(other, "/resume nope")
     assert missing.error and "no session matching 'nope'" in missing.text
     assert run_slash(opened, "/clear").new_session and run_slash(opened, "/quit").quit
