@@ -179,10 +179,10 @@ class AnthropicProvider:
             return Transient(status, f"{kind or 'error'}: {text}", retry_after_seconds(exc))
         if status == 401:
             return ModelRejected("The Anthropic API rejected the credentials (HTTP 401). Check ANTHROPIC_API_KEY "
-                              "(`coder doctor` shows whether it is set) and the base URL.")
+                                 "(`coder doctor` shows whether it is set) and the base URL.")
         if status == 404:
             return ModelRejected(f"The Anthropic API does not know the model {self.model!r} (HTTP 404: {text}). "
-                              "Pick another with `--model anthropic:NAME`.")
+                                 "Pick another with `--model anthropic:NAME`.")
         return ModelError(f"The Anthropic API refused the request (HTTP {status} {kind}: {text}). Retrying will "
                           "not help; if the message points at the request itself, please report it.")
 

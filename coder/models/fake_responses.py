@@ -51,7 +51,7 @@ def anthropic_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) ->
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
     calls = []
-    for call, call_id in zip(turn.tool_calls, answer.tool_ids):
+    for call, call_id in zip(turn.tool_calls, answer.tool_ids, strict=True):
         blocks.append({"type": "tool_use", "id": call_id, "name": call.name, "input": call.input})
         calls.append({"name": call.name, "input": call.input})
     cached = cache.account(segments(body))
@@ -227,7 +227,7 @@ def openai_segments(body: dict[str, Any]) -> list[Segment]:
 def openai_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) -> Reply:
     turn = answer.turn
     calls = []
-    for call, call_id in zip(turn.tool_calls, answer.tool_ids):
+    for call, call_id in zip(turn.tool_calls, answer.tool_ids, strict=True):
         oid = "call_" + call_id[len("toolu_"):] if call_id.startswith("toolu_") else call_id
         calls.append({"id": oid, "type": "function",
                       "function": {"name": call.name, "arguments": json.dumps(call.input, ensure_ascii=False)}})

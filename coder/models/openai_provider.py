@@ -213,10 +213,10 @@ class OpenAIProvider:
             return Transient(status, text, retry_after_seconds(exc))
         if status == 401:
             return ModelRejected("The OpenAI-compatible server rejected the credentials (HTTP 401). Check "
-                              "OPENAI_API_KEY (`coder doctor` shows whether it is set) and OPENAI_BASE_URL.")
+                                 "OPENAI_API_KEY (`coder doctor` shows whether it is set) and OPENAI_BASE_URL.")
         if status == 404:
             return ModelRejected(f"The server at the configured base URL does not know the model {self.model!r} or "
-                              f"the route (HTTP 404: {text}). Check `--model openai:NAME` and OPENAI_BASE_URL "
-                              "(it usually ends in /v1).")
+                                 f"the route (HTTP 404: {text}). Check `--model openai:NAME` and OPENAI_BASE_URL "
+                                 "(it usually ends in /v1).")
         return ModelError(f"The OpenAI-compatible server refused the request (HTTP {status}: {text}). Retrying "
                           "will not help.")

@@ -94,7 +94,7 @@ class ScriptedProvider:
         if cancel is not None and cancel.is_set():
             return self._interrupted(blocks)
         calls = []
-        for call, call_id in zip(turn.tool_calls, answer.tool_ids):
+        for call, call_id in zip(turn.tool_calls, answer.tool_ids, strict=True):
             blocks.append(ToolUseBlock(call_id, call.name, dict(call.input)))
             calls.append({"name": call.name, "input": call.input})
         cached = self._cache.account(segments(body))
