@@ -22,16 +22,21 @@ NOT_RESOLVED = "not"
 ERROR = "error"
 
 
+def _summary_parts(line: str) -> list[str] | None:
+    """`STATUS name [- message]` (pytest's short summary) as [STATUS, name, ...], or None for other lines."""
+    if not any(line.startswith(s) for s in STATUSES):
+        return None
+    if line.startswith("FAILED"):
+        line = line.replace(" - ", " ")
+    parts = line.split()
+    return parts if len(parts) > 1 else None
+
+
 def parse_log_pytest(log: str) -> dict[str, str]:
     """`pytest -rA` short summary lines: `PASSED path::test`, `FAILED path::test - message`."""
     status_map: dict[str, str] = {}
     for line in log.split("\n"):
-        if any(line.startswith(s) for s in STATUSES):
-            if line.startswith("FAILED"):
-                line = line.replace(" - ", " ")
-            parts = line.split()
-            if len(parts) <= 1:
-                continue
+        if parts := _summary_parts(line):
             status_map[parts[1]] = parts[0]
     return status_map
 
@@ -43,21 +48,15 @@ def parse_log_pytest_options(log: str) -> dict[str, str]:
     """Like pytest, but parametrised ids that are absolute paths are cut to their last component."""
     status_map: dict[str, str] = {}
     for line in log.split("\n"):
-        if any(line.startswith(s) for s in STATUSES):
-            if line.startswith("FAILED"):
-                line = line.replace(" - ", " ")
-            parts = line.split()
-            if len(parts) <= 1:
-                continue
-            match = _OPTION.search(parts[1])
-            if match:
-                main, option = match.groups()
-                if option.startswith("/") and not option.startswith("//") and "*" not in option:
-                    option = "/" + option.split("/")[-1]
-                name = f"{main}[{option}]"
-            else:
-                name = parts[1]
-            status_map[name] = parts[0]
+        if not (parts := _summary_parts(line)):
+            continue
+        name = parts[1]
+        if match := _OPTION.search(name):
+            main, option = match.groups()
+            if option.startswith("/") and not option.startswith("//") and "*" not in option:
+                option = "/" + option.split("/")[-1]
+            name = f"{main}[{option}]"
+        status_map[name] = parts[0]
     return status_map
 
 
@@ -69,12 +68,9 @@ def parse_log_pytest_v2(log: str) -> dict[str, str]:
     for line in log.split("\n"):
         line = re.sub(r"\[(\d+)m", "", line).translate(translator)
         if any(line.startswith(s) for s in STATUSES):
-            if line.startswith("FAILED"):
-                line = line.replace(" - ", " ")
-            parts = line.split()
-            if len(parts) >= 2:
+            if parts := _summary_parts(line):
                 status_map[parts[1]] = parts[0]
-        elif any(line.endswith(s) for s in STATUSES) or any(s in line for s in STATUSES):
+        elif any(s in line for s in STATUSES):
             parts = line.split()
             if len(parts) >= 2:
                 status_map[parts[0]] = parts[1]
