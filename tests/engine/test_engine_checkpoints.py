@@ -26,16 +26,23 @@ class WriteTool(Tool):
         return ToolResult("ok")  # reports nothing: the checkpoint must find the change, as for shell commands
 
 
-def test_undo_keeps_user_edits_between_turns(git_repo: Path) -> None:
-    script = {"turns": [{"tool_calls": [{"name": "write", "input": {"name": "a.txt"}}]}, {"text": "one"},
+TWO_WRITES = {"turns": [{"tool_calls": [{"name": "write", "input": {"name": "a.txt"}}]}, {"text": "one"},
                         {"tool_calls": [{"name": "write", "input": {"name": "b.txt"}}]}, {"text": "two"}]}
+
+
+def two_write_session(repo: Path, session_id: str) -> tuple[Session, Checkpoints, list[ev.Event]]:
+    """A session whose two user turns each write one file, with real checkpoints; and the events it emits."""
     seen: list[ev.Event] = []
-    checkpoints = Checkpoints(git_repo, "s-cp")
-    ctx = ToolContext(git_repo, git_repo, "s-cp", threading.Event(), git_repo.parent / "state")
-    parts = SessionParts("s-cp", ScriptedProvider(script), {"write": WriteTool()}, ModePolicy("auto"),
+    checkpoints = Checkpoints(repo, session_id)
+    ctx = ToolContext(repo, repo, session_id, threading.Event(), repo.parent / "state")
+    parts = SessionParts(session_id, ScriptedProvider(TWO_WRITES), {"write": WriteTool()}, ModePolicy("auto"),
                          PassthroughContext(), ctx, "sys", Pinned(), Limits(), seen.append, no_questions,
                          checkpointer=checkpoints)
-    session = Session(parts)
+    return Session(parts), checkpoints, seen
+
+
+def test_undo_keeps_user_edits_between_turns(git_repo: Path) -> None:
+    session, checkpoints, seen = two_write_session(git_repo, "s-cp")
     session.send("first")
     (git_repo / "README.md").write_text("# edited by the user between turns\n")
     session.send("second")
@@ -50,15 +57,7 @@ def test_undo_keeps_user_edits_between_turns(git_repo: Path) -> None:
 def test_rewind_conversation_and_resume_honours_it(git_repo: Path) -> None:
     from coder.engine.history import rebuild
 
-    script = {"turns": [{"tool_calls": [{"name": "write", "input": {"name": "a.txt"}}]}, {"text": "one"},
-                        {"tool_calls": [{"name": "write", "input": {"name": "b.txt"}}]}, {"text": "two"}]}
-    seen: list[ev.Event] = []
-    checkpoints = Checkpoints(git_repo, "s-rw")
-    ctx = ToolContext(git_repo, git_repo, "s-rw", threading.Event(), git_repo.parent / "state")
-    parts = SessionParts("s-rw", ScriptedProvider(script), {"write": WriteTool()}, ModePolicy("auto"),
-                         PassthroughContext(), ctx, "sys", Pinned(), Limits(), seen.append, no_questions,
-                         checkpointer=checkpoints)
-    session = Session(parts)
+    session, checkpoints, seen = two_write_session(git_repo, "s-rw")
     session.send("first")
     first = next(e for e in seen if isinstance(e, ev.CheckpointEvent))
     session.send("second")
