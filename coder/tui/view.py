@@ -210,7 +210,8 @@ class ConversationView:
         text.append(f" │ {self.git.label()}")
         if self.hidden_blocks:
             text.append(f" │ {self.hidden_blocks} old blocks folded", style="dim")
-        self.query_one(StatusBar).update(text)
+        for bar in self.query(StatusBar):  # none while the app is closing: a late worker callback updates nothing
+            bar.update(text)
 
 
 def _home(path: str) -> str:
