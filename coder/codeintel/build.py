@@ -33,7 +33,7 @@ BATCH_FILES = 48
 #: ... or this many bytes, whichever comes first (a batch is the unit of work handed to a parse worker)
 BATCH_BYTES = 256 * 1024
 
-#: (path, size, mtime_ns, hash, lang, status, has_errors, symbols, refs, graph hash) or ("=", path, size, mtime_ns)
+#: (path, size, mtime_ns, hash, lang, status, has_errors, symbols, names, graph hash) or ("=", path, size, mtime_ns)
 Parsed = tuple
 
 
@@ -62,37 +62,37 @@ def _hash(data: bytes) -> str:
 
 def parse_file(root: str, rel: str, size: int, mtime_ns: int, old_hash: str | None) -> Parsed:
     """Read, classify and extract one file. Runs in worker processes: only plain data goes in and out."""
+    from coder.codeintel.names import file_names
     from coder.codeintel.outline import extract
 
     lang = fast_language(rel) or ""
     if size > MAX_FILE_BYTES:
-        return (rel, size, mtime_ns, "", lang, "huge", 0, [], [], "")
+        return (rel, size, mtime_ns, "", lang, "huge", 0, [], "", "")
     try:
         with open(os.path.join(root, rel), "rb") as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError:
-        return (rel, size, mtime_ns, "", lang, "unreadable", 0, [], [], "")
+        return (rel, size, mtime_ns, "", lang, "unreadable", 0, [], "", "")
     digest = _hash(data)
     if old_hash is not None and digest == old_hash:
         return ("=", rel, size, mtime_ns)
     reason = classify_content(rel, data[:16384], len(data))
     if reason is not None:
-        return (rel, size, mtime_ns, digest, lang, reason, 0, [], [], "")
+        return (rel, size, mtime_ns, digest, lang, reason, 0, [], "", "")
     try:
         tags = extract(rel, data, lang)
     except Exception as exc:  # noqa: BLE001 - one odd file must never stop a build
-        return (rel, size, mtime_ns, digest, lang, f"parse failed: {type(exc).__name__}", 0, [], [], "")
+        return (rel, size, mtime_ns, digest, lang, f"parse failed: {type(exc).__name__}", 0, [], "", "")
     if tags is None:
-        return (rel, size, mtime_ns, digest, lang, "no grammar", 0, [], [], "")
+        return (rel, size, mtime_ns, digest, lang, "no grammar", 0, [], "", "")
     symbols = [(s.kind, s.name, s.short, s.line, s.end_line, s.signature, s.parent, s.column) for s in tags.symbols]
-    refs = [(name, ",".join(map(str, lines))) for name, lines in tags.references.items()]
-    # the file's part of the reference graph (what it defines, which names it uses): the repo map's ranking is
-    # cached by these, so an edit that keeps them (a body, a comment, lines moved) does not re-rank
-    # (one update of the whole text: the same digest as feeding it piece by piece, at a fraction of the calls)
+    names = file_names(data, lang, [s.short for s in tags.symbols])
+    # the file's part of the reference graph (what it defines, which names it mentions): the repo map's ranking
+    # is cached by these, so an edit that keeps them (lines moved, a changed number or operator) does not re-rank
     text = "".join([lang, *(f"\0{kind}\1{name}\1{short}" for kind, name, short, *_rest in sorted(symbols)),
-                    "\0refs", *("\0" + name for name in tags.references)])  # references: already sorted
+                    "\0names\0", names])
     graph = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
-    return (rel, size, mtime_ns, digest, lang, "ok", int(tags.has_errors), symbols, refs, graph.hexdigest())
+    return (rel, size, mtime_ns, digest, lang, "ok", int(tags.has_errors), symbols, names, graph.hexdigest())
 
 
 def parse_batch(root: str, items: list[tuple[str, int, int, str | None]]) -> list[Parsed]:
@@ -228,14 +228,14 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
                 conn.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime, rel))
                 same += 1
                 continue
-            rel, size, mtime, digest, lang, status, has_err, symbols, refs, ghash = res
+            rel, size, mtime, digest, lang, status, has_err, symbols, names, ghash = res
             if now_ns - mtime < racy_ns:
                 mtime = -1
             old = stored.get(rel)
             if old is not None:
                 fid = old[0]
                 conn.execute("DELETE FROM symbols WHERE file_id=?", (fid,))
-                conn.execute("DELETE FROM refs WHERE file_id=?", (fid,))
+                conn.execute("DELETE FROM names WHERE rowid=?", (fid,))
                 conn.execute("UPDATE files SET size=?, mtime_ns=?, hash=?, lang=?, status=?, has_errors=?, ghash=? "
                              "WHERE id=?", (size, mtime, digest, lang, status, has_err, ghash, fid))
             else:
@@ -246,8 +246,8 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
                 stored[rel] = (fid, size, mtime, digest)  # a re-sent result (worker fallback) then updates
             if symbols:
                 conn.executemany("INSERT INTO symbols VALUES(?,?,?,?,?,?,?,?,?)", [(fid, *s) for s in symbols])
-            if refs:
-                conn.executemany("INSERT INTO refs VALUES(?,?,?)", [(n, fid, lines) for n, lines in refs])
+            if names:
+                conn.execute("INSERT INTO names(rowid, words) VALUES(?,?)", (fid, names))
             parsed += 1
         conn.execute("COMMIT")
     except BaseException:
@@ -306,7 +306,7 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
             for rel in gone:
                 fid = stored[rel][0]
                 conn.execute("DELETE FROM symbols WHERE file_id=?", (fid,))
-                conn.execute("DELETE FROM refs WHERE file_id=?", (fid,))
+                conn.execute("DELETE FROM names WHERE rowid=?", (fid,))
                 conn.execute("DELETE FROM files WHERE id=?", (fid,))
             conn.execute("COMMIT")
         stats.removed = len(gone)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.codeintel.build import RefreshStats, refresh
-from coder.codeintel.store import open_db, reset_db
+from coder.codeintel.store import has_fulltext, open_db, reset_db
 from coder.errors import UsageError
 
 
@@ -61,6 +61,7 @@ class CodeIndex:
         self.building = False
         self.progress: tuple[int, int] = (0, 0)
         self.last_map_reranked = False  # whether the last repo_map had to recompute its ranking (for tests)
+        self._fulltext = has_fulltext(conn)
 
     @classmethod
     def open(cls, root: Path, cache_dir: Path | None = None) -> CodeIndex:
@@ -133,12 +134,11 @@ class CodeIndex:
             else:
                 skipped[status] = skipped.get(status, 0) + count
         nsym = self._query("SELECT count(*) FROM symbols")[0][0]
-        nref = self._query("SELECT count(*) FROM refs")[0][0]
         if self.last_refresh is not None:
             for reason, count in self.last_refresh.skipped.items():
                 skipped.setdefault(reason, count)
         return {"root": str(self.root), "files": sum(by_lang.values()), "languages": by_lang, "symbols": nsym,
-                "reference_rows": nref, "skipped": skipped, "cache": str(self._db_path or ":memory:"),
+                "skipped": skipped, "cache": str(self._db_path or ":memory:"),
                 "notes": list(self.notes)}
 
     def _definitions(self, name: str) -> list[Location]:
@@ -189,21 +189,34 @@ class CodeIndex:
         return scored[:limit]
 
     def references(self, name: str, *, limit: int = 500) -> list[Location]:
-        """Uses of `name` (the last part of a qualified name) outside its definitions, by file and line."""
+        """Uses of `name` (the last part of a qualified name) outside its definitions, by file and line.
+
+        The index says which files mention the name; their lines come from parsing those files now (see
+        names.py), in path order, until `limit` hits."""
+        from coder.codeintel.names import match_expression, reference_lines
+
         short = name.replace("::", ".").split(".")[-1]
-
-        def run() -> list[Location]:
-            rows = self._query("SELECT f.path, r.lines FROM refs r JOIN files f ON f.id = r.file_id "
-                               "WHERE r.name = ? ORDER BY f.path", (short,))
-            out = []
-            for path, lines in rows:
-                for line in lines.split(","):
-                    out.append(Location(path, int(line), int(line), "reference", short))
-            return out
-
-        hits = run()
-        if hits and self._recheck({h.path for h in hits}):
-            hits = run()
+        if self._fulltext:
+            expression = match_expression(short)
+            if expression is None:
+                return []
+            sql, param = ("SELECT f.path, f.lang FROM names n JOIN files f ON f.id = n.rowid "
+                          "WHERE names MATCH ? AND f.status = 'ok' ORDER BY f.path"), expression
+        else:
+            sql, param = ("SELECT f.path, f.lang FROM names n JOIN files f ON f.id = n.rowid "
+                          "WHERE instr(n.words, ?) AND f.status = 'ok' ORDER BY f.path"), short
+        candidates = self._query(sql, (param,))
+        if candidates and self._recheck({path for path, _lang in candidates}):
+            candidates = self._query(sql, (param,))
+        hits: list[Location] = []
+        for path, lang in candidates:
+            try:
+                source = (self.root / path).read_bytes()
+            except OSError:
+                continue
+            hits.extend(Location(path, line, line, "reference", short) for line in reference_lines(source, lang, short))
+            if len(hits) >= limit:
+                break
         return hits[:limit]
 
     def outline(self, path: str) -> list[Location]:
@@ -256,28 +269,39 @@ class CodeIndex:
         """The ranked map of the repository, never over `token_budget` (estimated conservatively).
 
         Two caches, both in SQLite so a new process reuses them: the text, keyed by the content of every file,
-        and the ranking, keyed by the reference graph (so an edit inside a body re-renders, never re-ranks)."""
-        from coder.codeintel.repomap import MAP_VERSION, Ranking, rank, render
+        and the ranking, keyed by the reference graph (so an edit that keeps the graph re-renders, never re-ranks)."""
+        from coder.codeintel.repomap import MAP_VERSION, Ranking, load_graph, rank, render
 
         if refresh_first:
             self.refresh()
         focus_files = sorted({self.relpath(f) for f in focus_files})
         focus_names = sorted(set(focus_names))
         inputs = (focus_files, focus_names, MAP_VERSION)
-        text_key = "map:" + hashlib.sha256(repr((self.fingerprint(), int(token_budget), inputs)).encode()).hexdigest()
+
+        def key(kind: str, state: str, *extra: object) -> str:
+            return kind + hashlib.sha256(repr((state, *extra, inputs)).encode()).hexdigest()
+
+        text_key = key("map:", self.fingerprint(), int(token_budget))
         row = self._query("SELECT text FROM maps WHERE key = ?", (text_key,))
         if row:
             return row[0][0]
-        rank_key = "rank:" + hashlib.sha256(repr((self.graph_fingerprint(), inputs)).encode()).hexdigest()
+        # the ranking: looked up by the files' graph hashes (cheap), then by the graph itself (a new comment
+        # changes a file's names but rarely the graph), and only computed when both miss
+        file_key = key("rank:", self.graph_fingerprint())
         with self._lock:
-            row = self._conn.execute("SELECT text FROM maps WHERE key = ?", (rank_key,)).fetchone()
-            ranking = Ranking.from_json(row[0]) if row else rank(self._conn, focus_files, focus_names)
+            row = self._conn.execute("SELECT text FROM maps WHERE key = ?", (file_key,)).fetchone()
+            graph_key = None
+            if row is None:
+                graph = load_graph(self._conn)
+                graph_key = key("graph:", graph.digest())
+                row = self._conn.execute("SELECT text FROM maps WHERE key = ?", (graph_key,)).fetchone()
+            ranking = Ranking.from_json(row[0]) if row else rank(graph, focus_files, focus_names)
             text = render(self._conn, ranking, int(token_budget))
             self.last_map_reranked = row is None
             try:
                 now = time.time_ns()
-                if row is None:
-                    self._conn.execute("INSERT OR REPLACE INTO maps VALUES(?,?,?)", (rank_key, ranking.to_json(), now))
+                for cache_key in (file_key, graph_key) if graph_key else ():
+                    self._conn.execute("INSERT OR REPLACE INTO maps VALUES(?,?,?)", (cache_key, ranking.to_json(), now))
                 self._conn.execute("INSERT OR REPLACE INTO maps VALUES(?,?,?)", (text_key, text, now))
                 self._conn.execute("DELETE FROM maps WHERE key NOT IN "
                                    "(SELECT key FROM maps ORDER BY used DESC LIMIT 48)")

@@ -7,7 +7,7 @@ identifier use (so "find references" works for variables and attributes too, not
 
 Conventions: a definition pattern captures the whole definition as `@def.<kind>` and its name as `@name`;
 an optional `@scope` capture gives an explicit qualifier (Go receivers). Earlier patterns win when two match
-the same name node. The reference query captures `@ref` nodes whose text is the referenced name.
+the same name node. References are identifier nodes of the types in REFERENCE_TYPES (see `names.py`).
 """
 
 from __future__ import annotations
@@ -122,20 +122,22 @@ DEFINITIONS: dict[str, str] = {
 """,
 }
 
-_JS_REFS = "(identifier) @ref (property_identifier) @ref (shorthand_property_identifier) @ref"
+_JS_REFS = frozenset({"identifier", "property_identifier", "shorthand_property_identifier"})
+_TYPED_REFS = frozenset({"identifier", "field_identifier", "type_identifier"})
 
-REFERENCES: dict[str, str] = {
-    "python": "(identifier) @ref",
+#: node types that count as a use of a name, per language (a Bash `word` only as a command name)
+REFERENCE_TYPES: dict[str, frozenset[str]] = {
+    "python": frozenset({"identifier"}),
     "javascript": _JS_REFS,
-    "typescript": _JS_REFS + " (type_identifier) @ref",
-    "tsx": _JS_REFS + " (type_identifier) @ref",
-    "go": "(identifier) @ref (field_identifier) @ref (type_identifier) @ref",
-    "rust": "(identifier) @ref (field_identifier) @ref (type_identifier) @ref",
-    "java": "(identifier) @ref (type_identifier) @ref",
-    "c": "(identifier) @ref (field_identifier) @ref (type_identifier) @ref",
-    "cpp": "(identifier) @ref (field_identifier) @ref (type_identifier) @ref (namespace_identifier) @ref",
-    "ruby": "(identifier) @ref (constant) @ref",
-    "bash": "(command_name (word) @ref) (variable_name) @ref",
+    "typescript": _JS_REFS | {"type_identifier"},
+    "tsx": _JS_REFS | {"type_identifier"},
+    "go": _TYPED_REFS,
+    "rust": _TYPED_REFS,
+    "java": frozenset({"identifier", "type_identifier"}),
+    "c": _TYPED_REFS,
+    "cpp": _TYPED_REFS | {"namespace_identifier"},
+    "ruby": frozenset({"identifier", "constant"}),
+    "bash": frozenset({"word", "variable_name"}),
 }
 
 #: kinds whose direct function children are methods (a Ruby module too: its methods are mixed in)

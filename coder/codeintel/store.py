@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 #: the whole cache folder is kept under this many bytes (least recently used repositories go first)
 CACHE_LIMIT_BYTES = 1 << 30
 
@@ -27,15 +27,19 @@ CREATE TABLE IF NOT EXISTS symbols(
   parent TEXT, col INT);
 CREATE INDEX IF NOT EXISTS symbols_short ON symbols(short);
 CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
-CREATE TABLE IF NOT EXISTS refs(name TEXT NOT NULL, file_id INT NOT NULL, lines TEXT);
-CREATE INDEX IF NOT EXISTS refs_name ON refs(name);
-CREATE INDEX IF NOT EXISTS refs_file ON refs(file_id);
 CREATE TABLE IF NOT EXISTS maps(key TEXT PRIMARY KEY, text TEXT, used INT);
 """
 
 
+#: the names each file mentions (see names.py), rowid = files.id: a full-text table, so "which files mention
+#: `save`" is an index lookup (case-folded: a superset, the caller checks the exact name)
+NAMES_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS names USING fts5(words, detail=none, "
+             "tokenize=\"unicode61 remove_diacritics 0 tokenchars '_$'\")")
+#: the same table where SQLite lacks FTS5: the lookup is then a scan (`instr`), still correct
+NAMES_PLAIN = "CREATE TABLE IF NOT EXISTS names(rowid INTEGER PRIMARY KEY, words TEXT)"
+
 #: secondary indexes, dropped during a big cold build and created once at its end (faster than incremental)
-SECONDARY_INDEXES = ("symbols_short", "symbols_file", "refs_name", "refs_file")
+SECONDARY_INDEXES = ("symbols_short", "symbols_file")
 
 
 def cache_root() -> Path:
@@ -93,6 +97,10 @@ def _connect(path: str) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=OFF")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.executescript(SCHEMA)
+    try:
+        conn.execute(NAMES_FTS)
+    except sqlite3.OperationalError:  # no FTS5 in this SQLite
+        conn.execute(NAMES_PLAIN)
     row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
     if row is None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
@@ -101,6 +109,12 @@ def _connect(path: str) -> sqlite3.Connection:
     # a cheap read of every table: a damaged header or page shows up here, not in the middle of a query
     conn.execute("SELECT count(*) FROM files").fetchone()
     return conn
+
+
+def has_fulltext(conn: sqlite3.Connection) -> bool:
+    """Whether the names table is the FTS5 one (else lookups scan it)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'names'").fetchone()
+    return bool(row) and "fts5" in row[0].lower()
 
 
 def open_db(root: Path, cache_dir: Path | None = None) -> tuple[sqlite3.Connection, Path | None, list[str]]:

@@ -16,6 +16,8 @@ from coder.tools.base import Tool, ToolContext, ToolResult
 
 DEFAULT_RESULTS = 50
 MAX_RESULTS = 200
+#: references are found by parsing the files that mention the name: count this many, then say "N+"
+MAX_COUNTED_REFERENCES = 2000
 DEFAULT_MAP_TOKENS = 1024
 MAX_MAP_TOKENS = 8192
 QUERY_TYPES = ("text", "definition", "references", "outline", "map")
@@ -116,12 +118,13 @@ class CodeSearchTool(Tool):
 
     def _references(self, ctx: ToolContext, query: str, limit: int) -> ToolResult:
         index, note = self._service(ctx).ready()
-        hits = index.references(query, limit=100_000)
+        hits = index.references(query, limit=MAX_COUNTED_REFERENCES)
         if not hits:
             return ToolResult(f"no references to {query!r} in the index (try query_type=text){_notes([note])}",
                               data={"count": 0})
         files = len({h.path for h in hits})
-        lines = [f"{len(hits)} references to {query.split('.')[-1]} in {files} files"
+        more = "+" if len(hits) >= MAX_COUNTED_REFERENCES else ""
+        lines = [f"{len(hits)}{more} references to {query.split('.')[-1]} in {files}{more} files"
                  + (f" (showing {limit}; pass path/glob with query_type=text to narrow)" if len(hits) > limit else "")]
         current = None
         cache: dict[str, list[str]] = {}

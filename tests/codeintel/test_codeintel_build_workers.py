@@ -37,7 +37,7 @@ def test_parallel_build_matches_serial_build(git_repo: Path, monkeypatch, tmp_pa
     assert serial.refresh(workers=1).parsed == 121
     query = "SELECT f.path, s.kind, s.name, s.line FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY 1, 3, 4"
     assert parallel._query(query) == serial._query(query)
-    refs = "SELECT f.path, r.name, r.lines FROM refs r JOIN files f ON f.id = r.file_id ORDER BY 1, 2"
+    refs = "SELECT f.path, n.words FROM names n JOIN files f ON f.id = n.rowid ORDER BY 1"
     assert parallel._query(refs) == serial._query(refs)
     assert len(parallel.references("greet")) == sum(1 + i % 7 for i in range(120))  # one per line
 

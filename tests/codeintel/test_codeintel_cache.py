@@ -132,6 +132,6 @@ def test_parallel_bulk_cold_build_recreates_indexes(git_repo: Path, monkeypatch)
     stats = index.refresh(workers=2)  # two worker processes, indexes dropped and rebuilt at the end
     assert stats.parsed == 7
     names = {r[0] for r in index._query("SELECT name FROM sqlite_master WHERE type='index'")}
-    assert {"symbols_short", "symbols_file", "refs_name", "refs_file"} <= names
+    assert {"symbols_short", "symbols_file"} <= names
     assert _names(index, "f5") == [("src/m5.py", 1)]
     assert len(index.references("greet")) == 6
