@@ -39,19 +39,29 @@ from pathlib import Path
 t0 = time.perf_counter()
 from aider.io import InputOutput
 from aider.repomap import RepoMap
-class Tokens:  # offline: no litellm/tiktoken download; same 4-chars-per-token estimate for every run
-    name = "offline"
-    def token_count(self, text):
-        return len(text) // 4
-root, tokens = sys.argv[1], int(sys.argv[2])
+root, tokens, counter = sys.argv[1], int(sys.argv[2]), sys.argv[4]
 files = [str(Path(root) / line) for line in Path(sys.argv[3]).read_text().splitlines() if line]
+t_setup = time.perf_counter()
+if counter.startswith("model:"):  # as a user runs it: the model's own tokenizer (litellm, offline)
+    from aider.models import Model
+    model = Model(counter[6:])
+else:
+    class Chars:  # a 4-chars-per-token estimate: cheaper than any tokenizer
+        name = "chars"
+        def token_count(self, text):
+            return len(text) // 4
+    model = Chars()
+setup = time.perf_counter() - t_setup
 io = InputOutput(yes=True, pretty=False)
-rm = RepoMap(map_tokens=tokens, root=root, main_model=Tokens(), io=io, refresh="auto")
+rm = RepoMap(map_tokens=tokens, root=root, main_model=model, io=io, refresh="auto")
 t1 = time.perf_counter()
 text = rm.get_repo_map([], files) or ""
 t2 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "map": t2 - t1, "total": t2 - t0, "chars": len(text)}))
+print(json.dumps({"import": t1 - t0 - setup, "model_setup": setup, "map": t2 - t1, "total": t2 - t0 - setup,
+                  "chars": len(text)}))
 """
+#: Aider's token counter by default: that of the model a user would run it with (offline, from litellm's files)
+AIDER_MODEL = "claude-sonnet-4-5"
 
 
 # -- corpora ------------------------------------------------------------------------------------------------
@@ -94,22 +104,30 @@ def _build_mixed(corpora: Path, folder: Path) -> None:
     shutil.rmtree(extract, ignore_errors=True)
 
 
-def work_copy(corpus: Path, scratch: Path, quick: bool) -> tuple[Path, list[str]]:
+def work_copy(corpus: Path, scratch: Path, quick: bool) -> tuple[Path, list[str], list[str]]:
+    """A git repository of the whole corpus, as a user's checkout: (root, our indexable files, tracked files).
+
+    Aider gets every tracked file, as its coder passes them (`get_all_abs_files`); it picks what it can parse."""
     from coder.codeintel.files import list_files
 
-    files = list_files(corpus).files
-    if quick:
-        files = files[:: max(1, len(files) // 300)][:300]
     dest = scratch / corpus.name
-    for rel in files:
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(corpus / rel, dest / rel)
-    # a git repository, as in real use (both we and Aider then list files through git)
+    if quick:
+        files = list_files(corpus).files
+        files = files[:: max(1, len(files) // 300)][:300]
+        for rel in files:
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(corpus / rel, dest / rel)
+    else:
+        shutil.copytree(corpus, dest, symlinks=True)
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
     subprocess.run([*git, "init", "-q"], cwd=dest, check=True)
+    # no `git gc --auto` in the background (6,800 loose objects trigger one) while the timings run
+    subprocess.run(["git", "config", "gc.auto", "0"], cwd=dest, check=True)
+    subprocess.run(["git", "config", "maintenance.auto", "false"], cwd=dest, check=True)
     subprocess.run([*git, "add", "-A"], cwd=dest, check=True)
     subprocess.run([*git, "commit", "-q", "-m", "corpus"], cwd=dest, check=True)
-    return dest, files
+    tracked = subprocess.run(["git", "ls-files"], cwd=dest, capture_output=True, text=True, check=True).stdout.split("\n")
+    return dest, list_files(dest).files, [t for t in tracked if t]
 
 
 # -- measurements of ours, each in a fresh process --------------------------------------------------------------
@@ -260,21 +278,28 @@ def find_aider(explicit: str | None) -> Path | None:
     return None
 
 
-def aider_runs(py: Path, root: Path, files: list[str], tokens: int, timeout: float, quick: bool) -> dict:
+def aider_runs(py: Path, root: Path, files: list[str], tokens: int, timeout: float, quick: bool,
+               counter: str = "model:" + AIDER_MODEL, steps_wanted: tuple[str, ...] = ("cold", "warm", "touched")) -> dict:
+    """Aider's RepoMap in a new process per step: cold (no cache), warm (its disk cache), one touched file."""
     listing = root.parent / "aider-files.txt"
     listing.write_text("\n".join(files))
     script = root.parent / "aider_map.py"
     script.write_text(AIDER_SCRIPT)
-    env = {**os.environ, "AIDER_ANALYTICS": "false", "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    results: dict = {}
-    steps = [("cold", None), ("warm", None), ("touched", files[len(files) // 2])]
+    shutil.rmtree(root / ".aider.tags.cache.v4", ignore_errors=True)
+    home = root.parent / "aider-home"  # Aider caches model data under ~/.aider: never the real home
+    home.mkdir(exist_ok=True)
+    env = {**os.environ, "HOME": str(home), "AIDER_ANALYTICS": "false", "HF_HUB_OFFLINE": "1",
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    results: dict = {"counter": counter}
+    steps = [(step, touch) for step, touch in [("cold", None), ("warm", None), ("touched", files[len(files) // 2])]
+             if step in steps_wanted]
     for step, touch in steps[:1] if quick else steps:
         if touch:
             os.utime(root / touch)
         start, cpu = time.perf_counter(), cpu_seconds()
         try:
-            proc = subprocess.run([str(py), str(script), str(root), str(tokens), str(listing)], cwd=root, env=env,
-                                  capture_output=True, text=True, timeout=timeout, check=False)
+            proc = subprocess.run([str(py), str(script), str(root), str(tokens), str(listing), counter], cwd=root,
+                                  env=env, capture_output=True, text=True, timeout=timeout, check=False)
             wall = time.perf_counter() - start
             data = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {}
             results[step] = {"wall": wall, "cpu": cpu_seconds() - cpu, **data} if data else \
@@ -314,9 +339,9 @@ def main() -> int:
     corpus = ensure_corpus(args.corpus, args.corpora_dir)
     scratch = Path(tempfile.mkdtemp(prefix="codeintel-bench-"))
     try:
-        root, files = work_copy(corpus, scratch, args.quick)
-        print(f"corpus {corpus} -> {root}: {len(files)} indexable files", file=sys.stderr)
-        res: dict = {"corpus": str(corpus), "files": len(files), "quick": args.quick}
+        root, files, tracked = work_copy(corpus, scratch, args.quick)
+        print(f"corpus {corpus} -> {root}: {len(files)} indexable of {len(tracked)} files", file=sys.stderr)
+        res: dict = {"corpus": str(corpus), "files": len(files), "tracked": len(tracked), "quick": args.quick}
         res["parse_floor_1proc"], res["parse_floor_cpu"] = parse_floor(root, files, 1)
         res["parse_floor_2proc"], _cpu = parse_floor(root, files, 2)
         cache = scratch / "cache"
@@ -336,9 +361,14 @@ def main() -> int:
         res["accuracy_python"] = python_accuracy(root, files)
         res["ctags"] = ctags_run(root)
         py = find_aider(args.peer_venv)
-        res["aider"] = aider_runs(py, root, files, args.tokens, args.aider_timeout, args.quick) if py else \
-            {"error": "aider-chat not found (python -m venv /work/peers/aider && /work/peers/aider/bin/pip install "
-                      "aider-chat), or pass --peer-venv"}
+        if py:
+            res["aider"] = aider_runs(py, root, tracked, args.tokens, args.aider_timeout, args.quick)
+            # the protocol of earlier runs, for comparison: only our indexable files, a 4-chars-per-token counter
+            res["aider_lean"] = aider_runs(py, root, files, args.tokens, args.aider_timeout, args.quick,
+                                           counter="chars", steps_wanted=("cold",))
+        else:
+            res["aider"] = {"error": "aider-chat not found (python -m venv /work/peers/aider && "
+                                     "/work/peers/aider/bin/pip install aider-chat), or pass --peer-venv"}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(render(res))
@@ -353,14 +383,42 @@ def _s(x: float | None) -> str:
     return f"{x * 1e6:.0f} µs" if x < 0.001 else (f"{x * 1000:.1f} ms" if x < 1 else f"{x:.2f} s")
 
 
+def _ratio(peer: float | None, ours: float) -> str:
+    return f"{peer / ours:.1f}x" if peer and ours else "n/a"
+
+
+def map_comparison(r: dict) -> list[tuple[str, str, str]]:
+    """The repo map against Aider's, step by step: ours in process vs Aider's `get_repo_map` call (neither
+    counts interpreter start or imports), then whole processes (Aider's without its model set-up)."""
+    a, lean = r.get("aider", {}), r.get("aider_lean", {})
+    cold_ours = r["cold"]["in_process"] + r["cold"]["map_first"]
+    warm_ours = r["warm"]["in_process"] + r["map_cached"]
+    touched_ours = r["one_file_update"] + r["map_after_change"]
+    rows = []
+    for label, ours, step, peer in (("cold: build + first map", cold_ours, "cold", a),
+                                    ("warm, new process: re-check + cached map", warm_ours, "warm", a),
+                                    ("one touched file: re-check + map", touched_ours, "touched", a),
+                                    ("cold, Aider given only our indexable files, 4-chars counter", cold_ours, "cold",
+                                     lean)):
+        theirs = peer.get(step, {}).get("map") if isinstance(peer.get(step), dict) else None
+        rows.append((f"repo map, {label}", _s(ours),
+                     f"Aider {_s(theirs)}: {_ratio(theirs, ours)}" if theirs else _aider(peer, step)))
+    cold_aider = a.get("cold", {})
+    if "wall" in cold_aider:
+        whole = cold_aider["wall"] - cold_aider.get("model_setup", 0.0)
+        rows.append(("repo map, cold, whole process (ours: the benchmark's child; Aider: without model set-up)",
+                     _s(r["cold"]["process_wall"]), f"Aider {_s(whole)}: {_ratio(whole, r['cold']['process_wall'])}"))
+    return rows
+
+
 def render(r: dict) -> str:
     a = r["aider"]
     rows = [
         ("tree-sitter parse floor: wall 1 / 2 processes (CPU)",
          f"{_s(r['parse_floor_1proc'])} / {_s(r['parse_floor_2proc'])} (CPU {_s(r['parse_floor_cpu'])})", ""),
-        ("cold build: in process / whole process (CPU of all processes)",
-         f"{_s(r['cold']['in_process'])} / {_s(r['cold']['process_wall'])} (CPU {_s(r['cold']['cpu'])})",
-         _aider(a, "cold")),
+        ("cold build: in process / whole process (CPU of all processes); in process / 2-process floor",
+         f"{_s(r['cold']['in_process'])} / {_s(r['cold']['process_wall'])} (CPU {_s(r['cold']['cpu'])}); "
+         f"{r['cold']['in_process'] / r['parse_floor_2proc']:.2f}x", _aider(a, "cold")),
         ("warm start, new process, nothing changed (in process / whole `coder index`, best of 3)",
          f"{_s(r['warm']['in_process'])} / {_s(r['warm']['process_wall'])}", _aider(a, "warm")),
         ("update after one changed file: full re-check (CPU) / only that file",
@@ -370,10 +428,11 @@ def render(r: dict) -> str:
         ("references query p50 / p95", f"{_s(r['references']['p50'])} / {_s(r['references']['p95'])}", ""),
         ("repo map (1024 tokens), wall (CPU): first / cached, new process",
          (f"{_s(r['cold']['map_first'])} ({_s(r['cold']['map_first_cpu'])}) / {_s(r['map_cached'])} "
-         f"({_s(r['map_cached_cpu'])})"), "Aider: map times in the rows above"),
+         f"({_s(r['map_cached_cpu'])})"), ""),
         ("repo map after an edit, wall (CPU): same graph (re-render) / new graph (re-rank)",
          (f"{_s(r['map_after_change'])} ({_s(r['map_after_change_cpu'])}) / {_s(r['map_after_graph_change'])} "
          f"({_s(r['map_after_graph_change_cpu'])})"), ""),
+        *map_comparison(r),
         ("ctags -R", "", f"{_s(r['ctags'].get('wall'))} ({r['ctags'].get('tags', 0)} tags)"
          if "wall" in r["ctags"] else r["ctags"]["error"]),
     ]
@@ -381,7 +440,8 @@ def render(r: dict) -> str:
     if acc:
         rows.append(("Python definitions vs ast: recall / precision",
                      f"{acc['recall'] * 100:.2f}% / {acc['precision'] * 100:.2f}% of {acc['ast_definitions']}", ""))
-    lines = [f"corpus: {r['corpus']} ({r['files']} indexable files{', quick' if r['quick'] else ''})", "",
+    lines = [f"corpus: {r['corpus']} ({r['files']} indexable of {r.get('tracked', '?')} tracked files"
+             f"{', quick' if r['quick'] else ''}; Aider's counter: {a.get('counter', 'n/a')})", "",
              "| measure | coder | peer (Aider RepoMap / ctags) |", "|---|---|---|"]
     lines += [f"| {m} | {ours} | {peer} |" for m, ours, peer in rows]
     return "\n".join(lines)

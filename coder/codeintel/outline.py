@@ -94,7 +94,10 @@ def _signature(source: bytes, node: Any) -> str:
     raw = source[node.start_byte:end]
     if body is None:
         raw = raw.split(b"\n", 1)[0]
-    text = _WS.sub(" ", raw.decode("utf-8", "replace")).strip().rstrip("{:").rstrip()
+    text = raw.decode("utf-8", "replace")
+    if not (text.isascii() and text.isprintable()) or "  " in text:  # most headers are one tidy line already
+        text = _WS.sub(" ", text)
+    text = text.strip().rstrip("{:").rstrip()
     if len(text) > MAX_SIGNATURE:
         text = text[: MAX_SIGNATURE - 3].rstrip() + "..."
     return text
@@ -132,6 +135,7 @@ def _python_definitions(root: Any) -> list[tuple[str, Any, Any, Any]]:
     A query cursor visits every node of the tree, which costs a third of the parse; definitions in Python are
     statements, so walking the statement nesting finds the same ones for about a quarter of that. Only used
     for trees without errors: in an ERROR node anything can hang anywhere, and the query handles that."""
+    containers, class_id, function_id = _python_kinds()
     found: list[tuple[str, Any, Any, Any]] = []
     for stmt in root.children:  # `X = ...` at module level: `(module (expression_statement (assignment)))`
         if stmt.type == "expression_statement":
@@ -143,15 +147,22 @@ def _python_definitions(root: Any) -> list[tuple[str, Any, Any, Any]]:
     stack = [root]
     while stack:
         for child in stack.pop().named_children:
-            kind = child.type
-            if kind not in _PY_CONTAINERS:
+            kind = child.kind_id  # an int: cheaper than the `type` string
+            if kind not in containers:
                 continue
-            if kind == "class_definition" or kind == "function_definition":
+            if kind == class_id or kind == function_id:
                 name = child.child_by_field_name("name")
                 if name is not None and name.type == "identifier":
-                    found.append(("class" if kind == "class_definition" else "function", child, name, None))
+                    found.append(("class" if kind == class_id else "function", child, name, None))
             stack.append(child)
     return found
+
+
+@cache
+def _python_kinds() -> tuple[frozenset[int], int, int]:
+    lang = language("python")
+    return (frozenset(lang.id_for_node_kind(kind, True) for kind in _PY_CONTAINERS),
+            lang.id_for_node_kind("class_definition", True), lang.id_for_node_kind("function_definition", True))
 
 
 def _query_definitions(query: Any, root: Any) -> list[tuple[str, Any, Any, Any]]:

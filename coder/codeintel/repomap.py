@@ -1,8 +1,7 @@
 """The repo map: the files and definitions that matter most, ranked, inside a hard token budget.
 
-Ranking: a personalized PageRank over the file graph where file A links to file B when A mentions a name B
-defines (weighted by how specific the name is, damped for names defined in many places, boosted for names the conversation
-mentions). Personalization starts the random walk from the files and names of the conversation.
+Ranking (coder.codeintel.ranking): a personalized PageRank over the file graph where file A links to file B
+when A mentions a name B defines, started from the files and names of the conversation.
 
 Determinism matters more than elegance here: the map sits in the cached prompt prefix, so the same repository
 state must give the same bytes in every process. Every iteration order below comes from an explicit sort or an
@@ -68,7 +67,7 @@ class Graph:
 
     def digest(self) -> str:
         """Equal for equal graphs, whatever else changed in the files (a comment's words, a body, lines)."""
-        parts = ["\0".join(f"{p}\1{f}" for p, f in zip(self.paths, self.family)), repr(self.symbols)]
+        parts = ["\0".join(f"{p}\1{f}" for p, f in zip(self.paths, self.family, strict=True)), repr(self.symbols)]
         parts.extend(f"{name}\1{self.users[name]}" for name in sorted(self.users))
         return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -128,7 +128,7 @@ def open_db(root: Path, cache_dir: Path | None = None) -> tuple[sqlite3.Connecti
     except OSError as exc:
         notes.append(f"index cache not writable ({exc}); keeping the index in memory for this process")
         return _connect(":memory:"), None, notes
-    for attempt in range(2):
+    for _attempt in range(2):
         try:
             conn = _connect(str(path))
             try:
