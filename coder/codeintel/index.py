@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.codeintel.build import RefreshStats, refresh
-from coder.codeintel.store import has_fulltext, open_db, reset_db
+from coder.codeintel.store import ensure_fulltext, open_db, reset_db
 from coder.errors import UsageError
 
 
@@ -61,7 +61,7 @@ class CodeIndex:
         self.building = False
         self.progress: tuple[int, int] = (0, 0)
         self.last_map_reranked = False  # whether the last repo_map had to recompute its ranking (for tests)
-        self._fulltext = has_fulltext(conn)
+        self.fulltext: bool | None = None  # whether the full-text index of names is usable (None: not tried yet)
 
     @classmethod
     def open(cls, root: Path, cache_dir: Path | None = None) -> CodeIndex:
@@ -196,12 +196,15 @@ class CodeIndex:
         from coder.codeintel.names import match_expression, reference_lines
 
         short = name.replace("::", ".").split(".")[-1]
-        if self._fulltext:
+        if self.fulltext is not False:
+            with self._lock:
+                self.fulltext = ensure_fulltext(self._conn)
+        if self.fulltext:
             expression = match_expression(short)
             if expression is None:
                 return []
-            sql, param = ("SELECT f.path, f.lang FROM names n JOIN files f ON f.id = n.rowid "
-                          "WHERE names MATCH ? AND f.status = 'ok' ORDER BY f.path"), expression
+            sql, param = ("SELECT f.path, f.lang FROM names_fts JOIN files f ON f.id = names_fts.rowid "
+                          "WHERE names_fts MATCH ? AND f.status = 'ok' ORDER BY f.path"), expression
         else:
             sql, param = ("SELECT f.path, f.lang FROM names n JOIN files f ON f.id = n.rowid "
                           "WHERE instr(n.words, ?) AND f.status = 'ok' ORDER BY f.path"), short

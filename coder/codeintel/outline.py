@@ -20,7 +20,7 @@ from coder.codeintel.queries import CLASS_LIKE, DEFINITIONS, KIND_ORDER
 MAX_SIGNATURE = 160
 
 
-@dataclass
+@dataclass(slots=True)
 class Symbol:
     """One definition. `name` is qualified where the language nests (`Model.save`); `short` is the bare name."""
 
@@ -212,14 +212,16 @@ def extract(path: str, source: bytes, lang_name: str | None = None, *, tree: Any
     else:
         items = _query_definitions(query, root)
 
-    items.sort(key=lambda it: (it[1].start_byte, -it[1].end_byte, it[2].start_byte))
+    spans = sorted((node.start_byte, -node.end_byte, name_node.start_byte, n)
+                   for n, (_kind, node, name_node, _scope) in enumerate(items))
     stack: list[tuple[int, int, Symbol]] = []  # (start, end, symbol) of open enclosing definitions
-    for kind, node, name_node, scope_node in items:
-        start, end = node.start_byte, node.end_byte
+    for start, neg_end, name_start, n in spans:
+        kind, node, name_node, scope_node = items[n]
+        end = -neg_end
         while stack and not (stack[-1][0] <= start and end <= stack[-1][1]):
             stack.pop()
         parent = stack[-1][2] if stack else None
-        scope, short = _split_name(_text(source, name_node))
+        scope, short = _split_name(source[name_start:name_node.end_byte].decode("utf-8", "replace"))
         if scope_node is not None and lang_name == "go":
             scope = _go_receiver(_text(source, scope_node))
         if not short:
@@ -234,18 +236,12 @@ def extract(path: str, source: bytes, lang_name: str | None = None, *, tree: Any
             kind = "function"
         elif kind == "constant" and lang_name in ("python", "bash") and not short.isupper():
             kind = "variable"
-        sym = Symbol(
-            kind=kind,
-            name=f"{prefix}.{short}" if prefix else short,
-            line=node.start_point[0] + 1,
-            end_line=max(node.start_point[0], node.end_point[0] - (node.end_point[1] == 0)) + 1,
-            signature=_signature(source, node),
-            short=short,
-            parent=parent.name if parent else "",
-            column=name_node.start_point[1],
-        )
+        first, last = node.start_point, node.end_point
+        sym = Symbol(kind, f"{prefix}.{short}" if prefix else short, first.row + 1,
+                     max(first.row, last.row - (last.column == 0)) + 1, _signature(source, node), short,
+                     parent.name if parent else "", name_node.start_point.column)
         tags.symbols.append(sym)
-        tags.name_starts.add(name_node.start_byte)
+        tags.name_starts.add(name_start)
         stack.append((start, end, sym))
     tags.symbols.sort(key=lambda s: (s.line, s.column, s.name))
     return tags

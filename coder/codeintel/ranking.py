@@ -34,7 +34,8 @@ def name_weight(name: str, definer_count: int, focus: set[str]) -> float:
     weight = 1.0 / definer_count
     if name in focus:
         weight *= 10.0
-    compound = "_" in name.strip("_") or (any(c.isupper() for c in name[1:]) and any(c.islower() for c in name))
+    tail = name[1:]
+    compound = "_" in name.strip("_") or (tail != tail.lower() and name != name.upper())  # snake_case, camelCase
     if compound and len(name) >= 8:
         weight *= 10.0
     if name.startswith("_") or len(name) < 3:

@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 #: the whole cache folder is kept under this many bytes (least recently used repositories go first)
 CACHE_LIMIT_BYTES = 1 << 30
 
@@ -28,15 +28,23 @@ CREATE TABLE IF NOT EXISTS symbols(
 CREATE INDEX IF NOT EXISTS symbols_short ON symbols(short);
 CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
 CREATE TABLE IF NOT EXISTS maps(key TEXT PRIMARY KEY, text TEXT, used INT);
+-- the names each file mentions (see names.py), space-separated; rowid = files.id
+CREATE TABLE IF NOT EXISTS names(rowid INTEGER PRIMARY KEY, words TEXT);
 """
 
 
-#: the names each file mentions (see names.py), rowid = files.id: a full-text table, so "which files mention
-#: `save`" is an index lookup (case-folded: a superset, the caller checks the exact name)
-NAMES_FTS = ("CREATE VIRTUAL TABLE IF NOT EXISTS names USING fts5(words, detail=none, "
-             "tokenize=\"unicode61 remove_diacritics 0 tokenchars '_$'\")")
-#: the same table where SQLite lacks FTS5: the lookup is then a scan (`instr`), still correct
-NAMES_PLAIN = "CREATE TABLE IF NOT EXISTS names(rowid INTEGER PRIMARY KEY, words TEXT)"
+#: the full-text index over `names` (see names.py), made on the first references query rather than during a
+#: build (it would cost a cold build 5%): "which files mention `save`" is then an index lookup (case-folded: a
+#: superset, the caller checks the exact name). Triggers keep it in step with `names` once it exists.
+FULLTEXT = """
+CREATE VIRTUAL TABLE IF NOT EXISTS names_fts USING fts5(words, content='names', content_rowid='rowid',
+  detail=none, tokenize="unicode61 remove_diacritics 0 tokenchars '_$'");
+INSERT INTO names_fts(names_fts) VALUES('rebuild');
+CREATE TRIGGER IF NOT EXISTS names_ai AFTER INSERT ON names BEGIN
+  INSERT INTO names_fts(rowid, words) VALUES (new.rowid, new.words); END;
+CREATE TRIGGER IF NOT EXISTS names_ad AFTER DELETE ON names BEGIN
+  INSERT INTO names_fts(names_fts, rowid, words) VALUES ('delete', old.rowid, old.words); END;
+"""
 
 #: secondary indexes, dropped during a big cold build and created once at its end (faster than incremental)
 SECONDARY_INDEXES = ("symbols_short", "symbols_file")
@@ -97,10 +105,6 @@ def _connect(path: str) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=OFF")
     conn.execute("PRAGMA temp_store=MEMORY")
     conn.executescript(SCHEMA)
-    try:
-        conn.execute(NAMES_FTS)
-    except sqlite3.OperationalError:  # no FTS5 in this SQLite
-        conn.execute(NAMES_PLAIN)
     row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
     if row is None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
@@ -111,10 +115,17 @@ def _connect(path: str) -> sqlite3.Connection:
     return conn
 
 
-def has_fulltext(conn: sqlite3.Connection) -> bool:
-    """Whether the names table is the FTS5 one (else lookups scan it)."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'names'").fetchone()
-    return bool(row) and "fts5" in row[0].lower()
+def ensure_fulltext(conn: sqlite3.Connection) -> bool:
+    """Make the full-text index of names if it is missing; False when this SQLite has no FTS5 (callers scan)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'names_fts'").fetchone():
+        return True
+    try:
+        conn.executescript("BEGIN;" + FULLTEXT + "COMMIT;")
+    except sqlite3.OperationalError:  # no FTS5 in this SQLite
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+    return True
 
 
 def open_db(root: Path, cache_dir: Path | None = None) -> tuple[sqlite3.Connection, Path | None, list[str]]:

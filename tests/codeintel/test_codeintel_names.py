@@ -57,6 +57,23 @@ def test_reference_lines_are_identifier_uses_only() -> None:
     assert reference_lines(bash, "bash", "greet") == [3]  # a word is a use only as a command name
 
 
+def test_fulltext_index_is_made_on_first_use_and_kept_in_step(git_repo: Path) -> None:
+    index = CodeIndex.open(git_repo)
+    index.refresh()
+    tables = "SELECT name FROM sqlite_master WHERE name = 'names_fts'"
+    assert index._query(tables) == []  # a build does not pay for it
+    assert index.references("greet") == []
+    assert index._query(tables) == [("names_fts",)]
+    _write(git_repo, "src/late.py", "from src.app import greet\ngreet('x')\n")
+    assert [(h.path, h.line) for h in index.references("greet")] == []  # not indexed yet: no candidate
+    index.refresh()
+    assert [(h.path, h.line) for h in index.references("greet")] == [("src/late.py", 1), ("src/late.py", 2)]
+    (git_repo / "src" / "late.py").unlink()
+    index.refresh()
+    assert index.references("greet") == []
+    assert index._query("SELECT rowid FROM names_fts WHERE names_fts MATCH 'greet'") == []
+
+
 def test_index_references_come_from_current_files(git_repo: Path) -> None:
     _write(git_repo, "src/lib.py", """
         class Store:
@@ -84,12 +101,12 @@ def test_index_references_come_from_current_files(git_repo: Path) -> None:
 
 
 def test_references_without_fts5(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "NAMES_FTS", "CREATE VIRTUAL TABLE IF NOT EXISTS names USING no_such_module(words)")
+    monkeypatch.setattr(store, "FULLTEXT", "CREATE VIRTUAL TABLE names_fts USING no_such_module(words);")
     _write(git_repo, "src/use.py", "from src.app import greet\n\ngreet('a')\n")
     index = CodeIndex.open(git_repo, cache_dir=git_repo.parent / "plain-cache")
-    assert not index._fulltext
     index.refresh()
     assert [(h.path, h.line) for h in index.references("greet")] == [("src/use.py", 1), ("src/use.py", 3)]
+    assert index.fulltext is False  # the names are scanned instead
     assert index.stats()["files"] == 2
 
 
