@@ -2,8 +2,8 @@
 
 Cheap checks first: a file whose size and mtime match its row is not read at all; one whose content hash
 matches is not parsed again (a `git checkout` back and forth touches mtimes, not contents). A cold build
-parses in worker processes (tree-sitter holds the GIL while it parses, so threads would not help), and writes
-each batch as it arrives so queries see a growing index rather than waiting for the end.
+parses in worker processes (tree-sitter holds the GIL while it parses, so threads would not help; see pool.py),
+and writes each batch as it arrives so queries see a growing index rather than waiting for the end.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import hashlib
 import os
 import sqlite3
 import stat as stat_mod
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.codeintel.files import MAX_FILE_BYTES, classify_content, fast_language, list_files
+from coder.codeintel.pool import BATCH_FILES, ParsePool, looks_big
 from coder.codeintel.store import SCHEMA, SECONDARY_INDEXES
 
 #: files changed within this many seconds of indexing are re-hashed next time (same-tick edits keep the mtime)
@@ -29,9 +29,6 @@ RACY_SECONDS = 3.0
 PARALLEL_MIN_FILES = 150
 #: a cold build of at least this many files drops the secondary indexes and builds them at the end
 BULK_MIN_FILES = 500
-BATCH_FILES = 48
-#: ... or this many bytes, whichever comes first (a batch is the unit of work handed to a parse worker)
-BATCH_BYTES = 256 * 1024
 
 #: (path, size, mtime_ns, hash, lang, status, has_errors, symbols, names, graph hash) or ("=", path, size, mtime_ns)
 Parsed = tuple
@@ -104,113 +101,18 @@ def _batches(items: list, size: int) -> Iterator[list]:
         yield items[i:i + size]
 
 
-def _parse_all(root: Path, todo: list[tuple[str, int, int, str | None]], workers: int) -> Iterator[list[Parsed]]:
+def _parse_all(root: Path, todo: list[tuple[str, int, int, str | None]], workers: int,
+               pool: ParsePool | None) -> Iterator[list[Parsed]]:
     if workers <= 1 or len(todo) < PARALLEL_MIN_FILES:
         for batch in _batches(todo, BATCH_FILES):
             yield parse_batch(str(root), batch)
         return
-    yield from _parse_in_workers(root, todo, workers)
-
-
-_FALLBACK_LOCK = threading.Lock()
-
-
-def _size_batches(todo: list[tuple[str, int, int, str | None]]) -> list[list]:
-    """Biggest files first, in batches of at most BATCH_FILES files or BATCH_BYTES bytes.
-
-    Handed out on demand, so a worker that drew the slow files (parse time is not proportional to bytes
-    across languages) does not leave the other core idle at the end, and small batches at the tail even out."""
-    todo = sorted(todo, key=lambda it: (-it[1], it[0]))
-    batches: list[list] = []
-    current: list = []
-    size = 0
-    for item in todo:
-        if current and (len(current) >= BATCH_FILES or size + item[1] > BATCH_BYTES):
-            batches.append(current)
-            current, size = [], 0
-        current.append(item)
-        size += item[1]
-    if current:
-        batches.append(current)
-    return batches
-
-
-def _parse_in_workers(root: Path, todo: list[tuple[str, int, int, str | None]], workers: int) -> Iterator[list[Parsed]]:
-    """Feed batches to `workers` subprocesses (see coder.codeintel.worker) on demand; yield results as they come."""
-    import pickle
-    import queue
-    import subprocess
-    import sys
-
-    work: queue.SimpleQueue = queue.SimpleQueue()
-    batches = _size_batches(todo)
-    for batch in batches:
-        work.put(batch)
-    results: queue.Queue = queue.Queue()
-    env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    procs = []
-
-    def take() -> list | None:
-        try:
-            return work.get_nowait()
-        except queue.Empty:
-            return None
-
-    def pump(proc: subprocess.Popen) -> None:
-        in_flight: list[list] = []
-        try:
-            assert proc.stdin is not None and proc.stdout is not None
-
-            def send() -> None:
-                batch = take()
-                if batch is not None:
-                    in_flight.append(batch)
-                    pickle.dump(batch, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-                    proc.stdin.flush()
-
-            pickle.dump(str(root), proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            send()
-            send()  # two in flight: the worker never waits for the parent between batches
-            while in_flight:
-                batch = pickle.load(proc.stdout)
-                in_flight.pop(0)
-                results.put(batch)
-                send()
-            pickle.dump(None, proc.stdin)
-            proc.stdin.close()
-        except (EOFError, OSError, pickle.UnpicklingError):
-            # the worker died: parse what it held and what is left here (slower; parsers are not thread-safe)
-            while in_flight or (batch := take()) is not None:
-                todo_batch = in_flight.pop(0) if in_flight else batch
-                with _FALLBACK_LOCK:
-                    results.put(parse_batch(str(root), todo_batch))
-            return
-        finally:
-            results.put(None)
-
-    threads = []
-    for _ in range(min(workers, len(batches))):
-        proc = subprocess.Popen([sys.executable, "-m", "coder.codeintel.worker"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, env=env, cwd=str(root))
-        procs.append(proc)
-        thread = threading.Thread(target=pump, args=(proc,), daemon=True)
-        thread.start()
-        threads.append(thread)
-    pending = len(threads)
+    if pool is None:
+        pool = ParsePool(root, workers)
     try:
-        while pending:
-            batch = results.get()
-            if batch is None:
-                pending -= 1
-            else:
-                yield batch
+        yield from pool.run(todo, parse_batch)
     finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
+        pool.close()
 
 
 def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]], results: list[Parsed],
@@ -263,6 +165,22 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
 
     `lock` (held around each database step, not the whole refresh) lets queries run between batches."""
     lock = lock if lock is not None else contextlib.nullcontext()
+    workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, 8))
+    pool = None
+    if only is None and workers > 1 and looks_big(root):
+        with lock:
+            empty = conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
+        if empty:  # a cold build of a big checkout: start the workers now, they import while we list the files
+            pool = ParsePool(root, workers)
+    try:
+        return _refresh(conn, root, workers, only, progress, lock, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _refresh(conn: sqlite3.Connection, root: Path, workers: int, only: list[str] | None,
+             progress: Callable[[int, int], None] | None, lock: Any, pool: ParsePool | None) -> RefreshStats:
     start = time.perf_counter()
     stats = RefreshStats()
     if only is None:
@@ -310,7 +228,6 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
                 conn.execute("DELETE FROM files WHERE id=?", (fid,))
             conn.execute("COMMIT")
         stats.removed = len(gone)
-    workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, 8))
     now_ns = time.time_ns()
     bulk = not stored and len(todo) >= BULK_MIN_FILES
     if bulk:
@@ -318,7 +235,7 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
             for name in SECONDARY_INDEXES:
                 conn.execute(f"DROP INDEX IF EXISTS {name}")
     try:
-        _run_parse(conn, root, todo, workers, stored, now_ns, lock, stats, progress)
+        _run_parse(conn, root, todo, workers, pool, stored, now_ns, lock, stats, progress)
     finally:
         if bulk:
             with lock:
@@ -334,10 +251,11 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
     return stats
 
 
-def _run_parse(conn: sqlite3.Connection, root: Path, todo: list, workers: int, stored: dict, now_ns: int,
-               lock: Any, stats: RefreshStats, progress: Callable[[int, int], None] | None) -> None:
+def _run_parse(conn: sqlite3.Connection, root: Path, todo: list, workers: int, pool: ParsePool | None,
+               stored: dict, now_ns: int, lock: Any, stats: RefreshStats,
+               progress: Callable[[int, int], None] | None) -> None:
     done = 0
-    for results in _parse_all(root, todo, workers):
+    for results in _parse_all(root, todo, workers, pool):
         with lock:
             parsed, same = _write(conn, stored, results, now_ns)
         stats.parsed += parsed

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.codeintel.build import RefreshStats, refresh
+from coder.codeintel.pool import looks_big
 from coder.codeintel.store import ensure_fulltext, open_db, reset_db
 from coder.errors import UsageError
 
@@ -80,7 +81,16 @@ class CodeIndex:
                 only: list[str] | None = None) -> RefreshStats:
         """Bring the cache up to date (all files, or only `only`). Corruption is repaired by a rebuild."""
 
+        warm = only is None and self.last_refresh is None and looks_big(self.root) \
+            and not self._query("SELECT 1 FROM files LIMIT 1")  # a cold build of a big checkout
+
         def track(done: int, total: int) -> None:
+            nonlocal warm
+            if warm:  # the first batch is in and the workers are busy: import what the first map will want
+                from coder.codeintel.ranking import warm_up
+
+                warm_up()
+                warm = False
             self.progress = (done, total)
             if progress is not None:
                 progress(done, total)
