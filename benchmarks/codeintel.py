@@ -222,7 +222,9 @@ def parse_floor(root: Path, files: list[str], procs: int) -> tuple[float, float]
 
     from coder.codeintel.languages import language_name
 
-    items = [(str(root / f), language_name(f)) for f in files if language_name(f)]
+    # regular files only, as the index (a corpus may hold symlinks, some dangling)
+    items = [(str(root / f), language_name(f)) for f in files
+             if language_name(f) and not (root / f).is_symlink() and (root / f).is_file()]
     start, cpu = time.perf_counter(), cpu_seconds()
     if procs == 1:
         _parse_chunk(items)
