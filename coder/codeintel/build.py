@@ -30,7 +30,8 @@ PARALLEL_MIN_FILES = 150
 #: a cold build of at least this many files drops the secondary indexes and builds them at the end
 BULK_MIN_FILES = 500
 
-#: (path, size, mtime_ns, hash, lang, status, has_errors, symbols, names, graph hash) or ("=", path, size, mtime_ns)
+#: (path, size, mtime_ns, hash, lang, status, has_errors, symbols, names, graph hash, definitions hash)
+#: or ("=", path, size, mtime_ns)
 Parsed = tuple
 
 
@@ -64,32 +65,39 @@ def parse_file(root: str, rel: str, size: int, mtime_ns: int, old_hash: str | No
 
     lang = fast_language(rel) or ""
     if size > MAX_FILE_BYTES:
-        return (rel, size, mtime_ns, "", lang, "huge", 0, [], "", "")
+        return (rel, size, mtime_ns, "", lang, "huge", 0, [], "", "", "")
     try:
         with open(os.path.join(root, rel), "rb") as fh:
             data = fh.read(MAX_FILE_BYTES + 1)
     except OSError:
-        return (rel, size, mtime_ns, "", lang, "unreadable", 0, [], "", "")
+        return (rel, size, mtime_ns, "", lang, "unreadable", 0, [], "", "", "")
     digest = _hash(data)
     if old_hash is not None and digest == old_hash:
         return ("=", rel, size, mtime_ns)
     reason = classify_content(rel, data[:16384], len(data))
     if reason is not None:
-        return (rel, size, mtime_ns, digest, lang, reason, 0, [], "", "")
+        return (rel, size, mtime_ns, digest, lang, reason, 0, [], "", "", "")
     try:
         tags = extract(rel, data, lang)
     except Exception as exc:  # noqa: BLE001 - one odd file must never stop a build
-        return (rel, size, mtime_ns, digest, lang, f"parse failed: {type(exc).__name__}", 0, [], "", "")
+        return (rel, size, mtime_ns, digest, lang, f"parse failed: {type(exc).__name__}", 0, [], "", "", "")
     if tags is None:
-        return (rel, size, mtime_ns, digest, lang, "no grammar", 0, [], "", "")
-    symbols = [(s.kind, s.name, s.short, s.line, s.end_line, s.signature, s.parent, s.column) for s in tags.symbols]
+        return (rel, size, mtime_ns, digest, lang, "no grammar", 0, [], "", "", "")
+    seen: dict[tuple[str, str], int] = {}  # occurrence of a (name, kind) in the file: a symbol's identity
+    symbols = []
+    for s in tags.symbols:
+        occurrence = seen.get((s.name, s.kind), 0)
+        seen[(s.name, s.kind)] = occurrence + 1
+        symbols.append((s.kind, s.name, s.short, s.line, s.end_line, s.signature, s.parent, s.column, occurrence))
     names = file_names(data, lang, [s.short for s in tags.symbols])
-    # the file's part of the reference graph (what it defines, which names it mentions): the repo map's ranking
-    # is cached by these, so an edit that keeps them (lines moved, a changed number or operator) does not re-rank
-    text = "".join([lang, *(f"\0{kind}\1{name}\1{short}" for kind, name, short, *_rest in sorted(symbols)),
-                    "\0names\0", names])
-    graph = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
-    return (rel, size, mtime_ns, digest, lang, "ok", int(tags.has_errors), symbols, names, graph.hexdigest())
+    # the file's part of the reference graph: what it defines (in order: `shash`) and which names it mentions
+    # (`ghash` covers both). The repo map's ranking is cached by these, so an edit that keeps them (lines moved,
+    # a changed number or operator) does not re-rank
+    defined = "".join([lang, *(f"\0{kind}\1{name}\1{short}" for kind, name, short, *_rest in symbols)])
+    shash = hashlib.blake2b(defined.encode("utf-8", "surrogatepass"), digest_size=16)
+    ghash = hashlib.blake2b(names.encode("utf-8", "surrogatepass"), digest_size=16, key=shash.digest())
+    return (rel, size, mtime_ns, digest, lang, "ok", int(tags.has_errors), symbols, names, ghash.hexdigest(),
+            shash.hexdigest())
 
 
 def parse_batch(root: str, items: list[tuple[str, int, int, str | None]]) -> list[Parsed]:
@@ -130,7 +138,7 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
                 conn.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime, rel))
                 same += 1
                 continue
-            rel, size, mtime, digest, lang, status, has_err, symbols, names, ghash = res
+            rel, size, mtime, digest, lang, status, has_err, symbols, names, ghash, shash = res
             if now_ns - mtime < racy_ns:
                 mtime = -1
             old = stored.get(rel)
@@ -138,16 +146,16 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
                 fid = old[0]
                 conn.execute("DELETE FROM symbols WHERE file_id=?", (fid,))
                 conn.execute("DELETE FROM names WHERE rowid=?", (fid,))
-                conn.execute("UPDATE files SET size=?, mtime_ns=?, hash=?, lang=?, status=?, has_errors=?, ghash=? "
-                             "WHERE id=?", (size, mtime, digest, lang, status, has_err, ghash, fid))
+                conn.execute("UPDATE files SET size=?, mtime_ns=?, hash=?, lang=?, status=?, has_errors=?, ghash=?, "
+                             "shash=? WHERE id=?", (size, mtime, digest, lang, status, has_err, ghash, shash, fid))
             else:
                 cur = conn.execute(
-                    "INSERT INTO files(path, size, mtime_ns, hash, lang, status, has_errors, ghash) "
-                    "VALUES(?,?,?,?,?,?,?,?)", (rel, size, mtime, digest, lang, status, has_err, ghash))
+                    "INSERT INTO files(path, size, mtime_ns, hash, lang, status, has_errors, ghash, shash) "
+                    "VALUES(?,?,?,?,?,?,?,?,?)", (rel, size, mtime, digest, lang, status, has_err, ghash, shash))
                 fid = cur.lastrowid
                 stored[rel] = (fid, size, mtime, digest)  # a re-sent result (worker fallback) then updates
             if symbols:
-                conn.executemany("INSERT INTO symbols VALUES(?,?,?,?,?,?,?,?,?)", [(fid, *s) for s in symbols])
+                conn.executemany("INSERT INTO symbols VALUES(?,?,?,?,?,?,?,?,?,?)", [(fid, *s) for s in symbols])
             if names:
                 conn.execute("INSERT INTO names(rowid, words) VALUES(?,?)", (fid, names))
             parsed += 1

@@ -64,12 +64,13 @@ class Graph:
     symbols: list[tuple[int, str, str, str, int]]  # (file index, short, name, kind, occurrence)
     definers: dict[str, list[int]]
     users: dict[str, list[int]]
+    defined: list[str]  # per file: the hash of its definitions (symbols in order)
 
     def digest(self) -> str:
         """Equal for equal graphs, whatever else changed in the files (a comment's words, a body, lines)."""
-        parts = ["\0".join(f"{p}\1{f}" for p, f in zip(self.paths, self.family, strict=True)), repr(self.symbols)]
-        parts.extend(f"{name}\1{self.users[name]}" for name in sorted(self.users))
-        return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+        files = "\0".join(f"{p}\1{f}\1{d}" for p, f, d in zip(self.paths, self.family, self.defined, strict=True))
+        uses = repr([(name, self.users[name]) for name in sorted(self.users)])
+        return hashlib.sha256(f"{files}\0{uses}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str], focus_names: list[str]) -> str:
@@ -78,37 +79,31 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
 
 
 def load_graph(conn: sqlite3.Connection) -> Graph:
-    files = conn.execute("SELECT id, path, lang FROM files WHERE status = 'ok' ORDER BY path").fetchall()
-    index_of = {fid: i for i, (fid, _path, _lang) in enumerate(files)}
-    definers: dict[str, list[int]] = {}
-    symbols: list[tuple[int, str, str, str, int]] = []
-    seen: dict[tuple[int, str, str], int] = {}
+    files = conn.execute("SELECT id, path, lang, shash FROM files WHERE status = 'ok' ORDER BY path").fetchall()
+    index_of = {fid: i for i, (fid, _path, _lang, _shash) in enumerate(files)}.__getitem__
     placeholders = ",".join("?" * len(MAP_KINDS))
-    for fid, short, name, kind in conn.execute(
-            f"SELECT s.file_id, s.short, s.name, s.kind FROM symbols s "
-            f"JOIN files f ON f.id = s.file_id WHERE f.status = 'ok' AND s.kind IN ({placeholders}) "
-            f"ORDER BY f.path, s.line, s.col, s.name", MAP_KINDS):
-        i = index_of.get(fid)
-        if i is None:
-            continue
-        occurrence = seen.get((i, name, kind), 0)
-        seen[(i, name, kind)] = occurrence + 1
-        symbols.append((i, short, name, kind, occurrence))
-        lst = definers.setdefault(short, [])
-        if not lst or lst[-1] != i:
-            lst.append(i)
+    symbols = [(index_of(fid), short, name, kind, occurrence) for fid, short, name, kind, occurrence in conn.execute(
+        f"SELECT s.file_id, s.short, s.name, s.kind, s.occ FROM symbols s "
+        f"JOIN files f ON f.id = s.file_id WHERE f.status = 'ok' AND s.kind IN ({placeholders}) "
+        f"ORDER BY f.path, s.line, s.col, s.name", MAP_KINDS)]
+    definers: dict[str, list[int]] = {}
+    for i, short, _name, _kind, _occurrence in symbols:
+        where = definers.get(short)
+        if where is None:
+            definers[short] = [i]
+        elif where[-1] != i:
+            where.append(i)
     # rows come in path order, so each name's users stay in path order
     linkable = {name for name, where in definers.items() if len(where) <= MAX_DEFINERS}
     users: dict[str, list[int]] = {}
     for fid, words in conn.execute("SELECT n.rowid, n.words FROM names n JOIN files f ON f.id = n.rowid "
                                    "WHERE f.status = 'ok' ORDER BY f.path"):
-        src = index_of.get(fid)
-        if src is not None:
-            for name in linkable.intersection(words.split(" ")):
-                users.setdefault(name, []).append(src)
-    return Graph(paths=[path for _fid, path, _lang in files],
-                 family=[_FAMILY.get(lang, lang) for _fid, _path, lang in files],
-                 symbols=symbols, definers=definers, users=users)
+        src = index_of(fid)
+        for name in linkable.intersection(words.split(" ")):
+            users.setdefault(name, []).append(src)
+    return Graph(paths=[path for _fid, path, _lang, _shash in files],
+                 family=[_FAMILY.get(lang, lang) for _fid, _path, lang, _shash in files],
+                 symbols=symbols, definers=definers, users=users, defined=[shash for *_rest, shash in files])
 
 
 def rank(graph: Graph, focus_files: list[str], focus_names: list[str]) -> Ranking:

@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 #: the whole cache folder is kept under this many bytes (least recently used repositories go first)
 CACHE_LIMIT_BYTES = 1 << 30
 
@@ -21,10 +21,10 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(
   id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INT, mtime_ns INT, hash TEXT,
-  lang TEXT, status TEXT, has_errors INT DEFAULT 0, ghash TEXT DEFAULT '');
+  lang TEXT, status TEXT, has_errors INT DEFAULT 0, ghash TEXT DEFAULT '', shash TEXT DEFAULT '');
 CREATE TABLE IF NOT EXISTS symbols(
   file_id INT NOT NULL, kind TEXT, name TEXT, short TEXT, line INT, end_line INT, signature TEXT,
-  parent TEXT, col INT);
+  parent TEXT, col INT, occ INT);
 CREATE INDEX IF NOT EXISTS symbols_short ON symbols(short);
 CREATE INDEX IF NOT EXISTS symbols_file ON symbols(file_id);
 CREATE TABLE IF NOT EXISTS maps(key TEXT PRIMARY KEY, text TEXT, used INT);
