@@ -311,6 +311,37 @@ def aider_runs(py: Path, root: Path, files: list[str], tokens: int, timeout: flo
     return results
 
 
+AIDER_CLI_FLAGS = ["--model", AIDER_MODEL, "--show-repo-map", "--map-multiplier-no-files", "1", "--no-check-update",
+                   "--analytics-disable", "--no-show-model-warnings", "--no-pretty", "--no-fancy-input",
+                   "--no-gitignore", "--no-show-release-notes", "--yes-always"]
+
+
+def cli_runs(py: Path | None, root: Path, scratch: Path, tokens: int, timeout: float) -> dict:
+    """Each tool's own command, as a user runs it, whole process, cold then warm: `coder map --tokens N` and
+    `aider --show-repo-map --map-tokens N` (with no chat files Aider would double the budget; not here)."""
+    runs: dict = {}
+    env = {**os.environ, "XDG_CACHE_HOME": str(scratch / "cli-cache"), "PYTHONPATH": str(REPO)}
+    for step in ("cold", "warm"):
+        start = time.perf_counter()
+        out = subprocess.run([sys.executable, "-m", "coder", "map", "--tokens", str(tokens)], cwd=root, env=env,
+                             capture_output=True, text=True, check=True).stdout
+        runs[f"coder_{step}"] = {"wall": time.perf_counter() - start, "chars": len(out)}
+    aider = py.parent / "aider" if py else None
+    if aider is None or not aider.exists():
+        return runs
+    shutil.rmtree(root / ".aider.tags.cache.v4", ignore_errors=True)
+    home = scratch / "aider-cli-home"
+    home.mkdir(exist_ok=True)
+    aenv = {**os.environ, "HOME": str(home), "AIDER_ANALYTICS": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    for step in ("cold", "warm"):
+        start = time.perf_counter()
+        proc = subprocess.run([str(aider), *AIDER_CLI_FLAGS, "--map-tokens", str(tokens)], cwd=root, env=aenv,
+                              capture_output=True, text=True, timeout=timeout, check=False)
+        runs[f"aider_{step}"] = {"wall": time.perf_counter() - start, "chars": len(proc.stdout)} \
+            if proc.returncode == 0 else {"error": proc.stderr.strip()[-300:]}
+    return runs
+
+
 def ctags_run(root: Path) -> dict:
     exe = shutil.which("ctags")
     if not exe:
@@ -368,7 +399,9 @@ def main() -> int:
             # the protocol of earlier runs, for comparison: only our indexable files, a 4-chars-per-token counter
             res["aider_lean"] = aider_runs(py, root, files, args.tokens, args.aider_timeout, args.quick,
                                            counter="chars", steps_wanted=("cold",))
+            res["cli"] = cli_runs(py, root, scratch, args.tokens, args.aider_timeout)
         else:
+            res["cli"] = cli_runs(None, root, scratch, args.tokens, args.aider_timeout)
             res["aider"] = {"error": "aider-chat not found (python -m venv /work/peers/aider && "
                                      "/work/peers/aider/bin/pip install aider-chat), or pass --peer-venv"}
     finally:
@@ -405,6 +438,13 @@ def map_comparison(r: dict) -> list[tuple[str, str, str]]:
         theirs = peer.get(step, {}).get("map") if isinstance(peer.get(step), dict) else None
         rows.append((f"repo map, {label}", _s(ours),
                      f"Aider {_s(theirs)}: {_ratio(theirs, ours)}" if theirs else _aider(peer, step)))
+    cli = r.get("cli", {})
+    for step in ("cold", "warm"):
+        ours, theirs = cli.get(f"coder_{step}", {}), cli.get(f"aider_{step}", {})
+        if "wall" in ours:
+            peer = (f"`aider --show-repo-map` {_s(theirs['wall'])}: {_ratio(theirs['wall'], ours['wall'])}"
+                    if "wall" in theirs else theirs.get("error", "n/a"))
+            rows.append((f"each tool's own command, whole process, {step}: `coder map`", _s(ours["wall"]), peer))
     cold_aider = a.get("cold", {})
     if "wall" in cold_aider:
         whole = cold_aider["wall"] - cold_aider.get("model_setup", 0.0)

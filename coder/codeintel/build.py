@@ -168,10 +168,11 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
 
 def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
             only: list[str] | None = None, progress: Callable[[int, int], None] | None = None,
-            lock: Any = None) -> RefreshStats:
+            lock: Any = None, observe: Callable[[list[Parsed]], None] | None = None) -> RefreshStats:
     """Make the cache match the working tree (or only the files `only`); returns what changed.
 
-    `lock` (held around each database step, not the whole refresh) lets queries run between batches."""
+    `lock` (held around each database step, not the whole refresh) lets queries run between batches;
+    `observe` sees every batch of results once it is written."""
     lock = lock if lock is not None else contextlib.nullcontext()
     workers = workers if workers is not None else max(1, min(os.cpu_count() or 1, 8))
     pool = None
@@ -181,14 +182,15 @@ def refresh(conn: sqlite3.Connection, root: Path, *, workers: int | None = None,
         if empty:  # a cold build of a big checkout: start the workers now, they import while we list the files
             pool = ParsePool(root, workers)
     try:
-        return _refresh(conn, root, workers, only, progress, lock, pool)
+        return _refresh(conn, root, workers, only, progress, lock, pool, observe)
     finally:
         if pool is not None:
             pool.close()
 
 
 def _refresh(conn: sqlite3.Connection, root: Path, workers: int, only: list[str] | None,
-             progress: Callable[[int, int], None] | None, lock: Any, pool: ParsePool | None) -> RefreshStats:
+             progress: Callable[[int, int], None] | None, lock: Any, pool: ParsePool | None,
+             observe: Callable[[list[Parsed]], None] | None) -> RefreshStats:
     start = time.perf_counter()
     stats = RefreshStats()
     if only is None:
@@ -243,7 +245,7 @@ def _refresh(conn: sqlite3.Connection, root: Path, workers: int, only: list[str]
             for name in SECONDARY_INDEXES:
                 conn.execute(f"DROP INDEX IF EXISTS {name}")
     try:
-        _run_parse(conn, root, todo, workers, pool, stored, now_ns, lock, stats, progress)
+        _run_parse(conn, root, todo, workers, pool, stored, now_ns, lock, stats, progress, observe)
     finally:
         if bulk:
             with lock:
@@ -261,11 +263,13 @@ def _refresh(conn: sqlite3.Connection, root: Path, workers: int, only: list[str]
 
 def _run_parse(conn: sqlite3.Connection, root: Path, todo: list, workers: int, pool: ParsePool | None,
                stored: dict, now_ns: int, lock: Any, stats: RefreshStats,
-               progress: Callable[[int, int], None] | None) -> None:
+               progress: Callable[[int, int], None] | None, observe: Callable[[list[Parsed]], None] | None) -> None:
     done = 0
     for results in _parse_all(root, todo, workers, pool):
         with lock:
             parsed, same = _write(conn, stored, results, now_ns)
+        if observe is not None:
+            observe(results)
         stats.parsed += parsed
         stats.rehashed += same
         stats.unchanged += same  # read and hashed, but the same content: nothing to parse

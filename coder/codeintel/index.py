@@ -20,6 +20,7 @@ from typing import Any
 
 from coder.codeintel.build import RefreshStats, refresh
 from coder.codeintel.pool import looks_big
+from coder.codeintel.repomap import GraphBuilder
 from coder.codeintel.store import ensure_fulltext, open_db, reset_db
 from coder.errors import UsageError
 
@@ -63,6 +64,7 @@ class CodeIndex:
         self.progress: tuple[int, int] = (0, 0)
         self.last_map_reranked = False  # whether the last repo_map had to recompute its ranking (for tests)
         self.fulltext: bool | None = None  # whether the full-text index of names is usable (None: not tried yet)
+        self._built_graph: tuple[str, GraphBuilder] | None = None  # (graph fingerprint, graph of the cold build)
 
     @classmethod
     def open(cls, root: Path, cache_dir: Path | None = None) -> CodeIndex:
@@ -81,8 +83,9 @@ class CodeIndex:
                 only: list[str] | None = None) -> RefreshStats:
         """Bring the cache up to date (all files, or only `only`). Corruption is repaired by a rebuild."""
 
-        warm = only is None and self.last_refresh is None and looks_big(self.root) \
-            and not self._query("SELECT 1 FROM files LIMIT 1")  # a cold build of a big checkout
+        cold = only is None and self.last_refresh is None and not self._query("SELECT 1 FROM files LIMIT 1")
+        builder = GraphBuilder() if cold else None  # the first map's graph, collected as the build goes
+        warm = cold and looks_big(self.root)
 
         def track(done: int, total: int) -> None:
             nonlocal warm
@@ -100,8 +103,9 @@ class CodeIndex:
             try:
                 try:
                     stats = refresh(self._conn, self.root, workers=workers, only=only, progress=track,
-                                    lock=self._lock)
+                                    lock=self._lock, observe=builder.add_results if builder else None)
                 except sqlite3.DatabaseError as exc:
+                    builder = None
                     with self._lock:
                         self.notes.append(f"index cache was corrupt ({exc}); rebuilt it")
                         self._conn = reset_db(self._conn, self._db_path)
@@ -110,6 +114,8 @@ class CodeIndex:
                 self.building = False
         if only is None:
             self.last_refresh, self.last_refresh_at = stats, time.monotonic()
+        if builder is not None:
+            self._built_graph = (self.graph_fingerprint(), builder)
         return stats
 
     def refresh_if_older(self, seconds: float) -> RefreshStats | None:
@@ -300,12 +306,15 @@ class CodeIndex:
             return row[0][0]
         # the ranking: looked up by the files' graph hashes (cheap), then by the graph itself (a new comment
         # changes a file's names but rarely the graph), and only computed when both miss
-        file_key = key("rank:", self.graph_fingerprint())
+        state = self.graph_fingerprint()
+        file_key = key("rank:", state)
+        built, self._built_graph = self._built_graph, None  # used once, and only for the state it was made from
         with self._lock:
             row = self._conn.execute("SELECT text FROM maps WHERE key = ?", (file_key,)).fetchone()
             graph_key = None
             if row is None:
-                graph = load_graph(self._conn)
+                graph = built[1].finish() if built is not None and built[0] == state else None
+                graph = graph or load_graph(self._conn)
                 graph_key = key("graph:", graph.digest())
                 row = self._conn.execute("SELECT text FROM maps WHERE key = ?", (graph_key,)).fetchone()
             ranking = Ranking.from_json(row[0]) if row else rank(graph, focus_files, focus_names)

@@ -28,6 +28,7 @@ MAP_KINDS = ("class", "struct", "interface", "trait", "enum", "function", "metho
              "module", "namespace", "macro", "constant", "impl")
 
 _FAMILY = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
+_MAP_KIND_SET = frozenset(MAP_KINDS)
 
 
 def estimate_tokens(text: str) -> int:
@@ -78,32 +79,67 @@ def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str
     return render(conn, rank(load_graph(conn), focus_files, focus_names), token_budget)
 
 
+#: (path, lang, definitions hash, map-worthy definitions as (short, name, kind, occurrence), names it mentions)
+FileNode = tuple[str, str, str, list[tuple[str, str, str, int]], str]
+
+
 def load_graph(conn: sqlite3.Connection) -> Graph:
+    """The graph of the indexed state, read back from SQLite."""
     files = conn.execute("SELECT id, path, lang, shash FROM files WHERE status = 'ok' ORDER BY path").fetchall()
-    index_of = {fid: i for i, (fid, _path, _lang, _shash) in enumerate(files)}.__getitem__
+    defs: dict[int, list[tuple[str, str, str, int]]] = {fid: [] for fid, *_rest in files}
     placeholders = ",".join("?" * len(MAP_KINDS))
-    symbols = [(index_of(fid), short, name, kind, occurrence) for fid, short, name, kind, occurrence in conn.execute(
-        f"SELECT s.file_id, s.short, s.name, s.kind, s.occ FROM symbols s "
-        f"JOIN files f ON f.id = s.file_id WHERE f.status = 'ok' AND s.kind IN ({placeholders}) "
-        f"ORDER BY f.path, s.line, s.col, s.name", MAP_KINDS)]
+    for fid, short, name, kind, occurrence in conn.execute(
+            f"SELECT file_id, short, name, kind, occ FROM symbols WHERE kind IN ({placeholders}) "
+            f"ORDER BY file_id, line, col, name", MAP_KINDS):
+        where = defs.get(fid)
+        if where is not None:
+            where.append((short, name, kind, occurrence))
+    words = dict(conn.execute("SELECT rowid, words FROM names"))
+    return assemble_graph([(path, lang, shash, defs[fid], words.get(fid, "")) for fid, path, lang, shash in files])
+
+
+class GraphBuilder:
+    """The graph of a cold build, collected from the workers' results as they arrive, so the first map does not
+    read back the 40k definitions just written. The same `assemble_graph` as `load_graph`: the same Graph."""
+
+    #: beyond this many files the collected data would weigh more than reading it back costs
+    MAX_FILES = 20_000
+
+    def __init__(self) -> None:
+        self.files: dict[str, FileNode] | None = {}
+
+    def add_results(self, results: list[tuple]) -> None:
+        """Parsed results as `build.parse_file` makes them (see build.Parsed)."""
+        if self.files is None:
+            return
+        for res in results:
+            if res[0] != "=" and res[5] == "ok":
+                path, lang, symbols, names, shash = res[0], res[4], res[7], res[8], res[10]
+                self.files[path] = (path, lang, shash, [(sym[2], sym[1], sym[0], sym[8]) for sym in symbols
+                                                        if sym[0] in _MAP_KIND_SET], names)
+        if len(self.files) > self.MAX_FILES:
+            self.files = None
+
+    def finish(self) -> Graph | None:
+        files, self.files = self.files, None
+        return assemble_graph([files[path] for path in sorted(files)]) if files is not None else None
+
+
+def assemble_graph(files: list[FileNode]) -> Graph:
+    """The Graph of `files` (in path order, each file's definitions in source order)."""
+    symbols: list[tuple[int, str, str, str, int]] = []
     definers: dict[str, list[int]] = {}
-    for i, short, _name, _kind, _occurrence in symbols:
-        where = definers.get(short)
-        if where is None:
-            definers[short] = [i]
-        elif where[-1] != i:
-            where.append(i)
-    # rows come in path order, so each name's users stay in path order
+    for i, (_path, _lang, _shash, defs, _words) in enumerate(files):
+        symbols += [(i, short, name, kind, occurrence) for short, name, kind, occurrence in defs]
+        for short in {d[0] for d in defs}:
+            definers.setdefault(short, []).append(i)
     linkable = {name for name, where in definers.items() if len(where) <= MAX_DEFINERS}
     users: dict[str, list[int]] = {}
-    for fid, words in conn.execute("SELECT n.rowid, n.words FROM names n JOIN files f ON f.id = n.rowid "
-                                   "WHERE f.status = 'ok' ORDER BY f.path"):
-        src = index_of(fid)
+    for i, (*_rest, words) in enumerate(files):
         for name in linkable.intersection(words.split(" ")):
-            users.setdefault(name, []).append(src)
-    return Graph(paths=[path for _fid, path, _lang, _shash in files],
-                 family=[_FAMILY.get(lang, lang) for _fid, _path, lang, _shash in files],
-                 symbols=symbols, definers=definers, users=users, defined=[shash for *_rest, shash in files])
+            users.setdefault(name, []).append(i)
+    return Graph(paths=[f[0] for f in files], family=[_FAMILY.get(f[1], f[1]) for f in files], symbols=symbols,
+                 definers=definers, users=users, defined=[f[2] for f in files])
 
 
 def rank(graph: Graph, focus_files: list[str], focus_names: list[str]) -> Ranking:

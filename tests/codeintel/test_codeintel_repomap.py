@@ -104,3 +104,26 @@ def test_body_edits_rerender_without_reranking(repo: Path) -> None:
     (repo / "app" / "views.py").write_text("from app.models import AuditTrail\n\ndef page():\n    return AuditTrail\n")
     index.repo_map(2000)
     assert index.last_map_reranked  # views.py now uses other names: a new graph, a new ranking
+
+
+def test_cold_build_graph_equals_the_one_read_back(repo: Path) -> None:
+    from coder.codeintel.repomap import load_graph
+
+    (repo / "app" / "dup.py").write_text("class Record:\n    pass\n\nclass Record:\n    pass\n# AuditTrail\n")
+    index = CodeIndex.open(repo)
+    index.refresh()
+    assert index._built_graph is not None
+    state, builder = index._built_graph
+    assert state == index.graph_fingerprint()
+    built = builder.finish()
+    read = load_graph(index._conn)
+    assert built == read and len(read.symbols) > 10 and read.users["AuditTrail"]
+    assert [s for s in read.symbols if s[2] == "Record" and read.paths[s[0]] == "app/dup.py"][1][4] == 1
+
+
+def test_cold_build_graph_is_not_used_for_a_changed_state(repo: Path) -> None:
+    index = CodeIndex.open(repo)
+    index.refresh()
+    (repo / "app" / "late.py").write_text("class LateComer:\n    def arrive_now(self):\n        return 1\n")
+    text = index.repo_map(4000)  # re-checks first: a new file, a new state: the built graph must not serve
+    assert "class LateComer" in text and index._built_graph is None
