@@ -85,15 +85,15 @@ class CodeIndex:
 
         cold = only is None and self.last_refresh is None and not self._query("SELECT 1 FROM files LIMIT 1")
         builder = GraphBuilder() if cold else None  # the first map's graph, collected as the build goes
-        warm = cold and looks_big(self.root)
+        prefetch = cold and looks_big(self.root)  # a cold build of a big checkout: a map usually follows
 
         def track(done: int, total: int) -> None:
-            nonlocal warm
-            if warm:  # the first batch is in and the workers are busy: import what the first map will want
+            nonlocal prefetch
+            if prefetch:  # the first batch is in and the workers are busy: import what the first map will want
                 from coder.codeintel.ranking import warm_up
 
                 warm_up()
-                warm = False
+                prefetch = False
             self.progress = (done, total)
             if progress is not None:
                 progress(done, total)
