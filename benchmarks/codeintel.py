@@ -126,7 +126,8 @@ def work_copy(corpus: Path, scratch: Path, quick: bool) -> tuple[Path, list[str]
     subprocess.run(["git", "config", "maintenance.auto", "false"], cwd=dest, check=True)
     subprocess.run([*git, "add", "-A"], cwd=dest, check=True)
     subprocess.run([*git, "commit", "-q", "-m", "corpus"], cwd=dest, check=True)
-    tracked = subprocess.run(["git", "ls-files"], cwd=dest, capture_output=True, text=True, check=True).stdout.split("\n")
+    tracked = subprocess.run(["git", "ls-files"], cwd=dest, capture_output=True, text=True, check=True).stdout
+    tracked = tracked.split("\n")
     return dest, list_files(dest).files, [t for t in tracked if t]
 
 
@@ -275,13 +276,15 @@ def python_accuracy(root: Path, files: list[str]) -> dict | None:
 def find_aider(explicit: str | None) -> Path | None:
     for venv in ([Path(explicit)] if explicit else list(DEFAULT_PEER_VENVS)):
         py = venv / "bin" / "python"
-        if py.exists() and subprocess.run([str(py), "-c", "import aider.repomap"], capture_output=True, check=False).returncode == 0:
+        probe = [str(py), "-c", "import aider.repomap"]
+        if py.exists() and subprocess.run(probe, capture_output=True, check=False).returncode == 0:
             return py
     return None
 
 
 def aider_runs(py: Path, root: Path, files: list[str], tokens: int, timeout: float, quick: bool,
-               counter: str = "model:" + AIDER_MODEL, steps_wanted: tuple[str, ...] = ("cold", "warm", "touched")) -> dict:
+               counter: str = "model:" + AIDER_MODEL,
+               steps_wanted: tuple[str, ...] = ("cold", "warm", "touched")) -> dict:
     """Aider's RepoMap in a new process per step: cold (no cache), warm (its disk cache), one touched file."""
     listing = root.parent / "aider-files.txt"
     listing.write_text("\n".join(files))
