@@ -11,8 +11,8 @@ from coder.codeintel.outline import outline_source
 
 # file, source, qualified definition, kind, definition line, referenced name, reference line
 CASES = [
-    ("shop/cart.py", "class Cart:\n    def total(self):\n        return 1\n\n\ndef checkout(c):\n    return c.total()\n",
-     "Cart.total", "method", 2, "total", 7),
+    ("shop/cart.py", ("class Cart:\n    def total(self):\n        return 1\n\n\n"
+                      "def checkout(c):\n    return c.total()\n"), "Cart.total", "method", 2, "total", 7),
     ("web/app.js", "class Store {\n  load(id) { return id; }\n}\nfunction boot() {\n  return new Store().load(1);\n}\n",
      "Store.load", "method", 2, "Store", 5),
     ("web/api.ts", ("export interface Client {\n  send(x: number): void;\n}\n"
@@ -21,8 +21,9 @@ CASES = [
      "export const Page = () => <Button label=\"x\" />;\n"), "Button", "function", 1, "Button", 4),
     ("pkg/model.go", ("package pkg\n\ntype Model struct{}\n\nfunc (m *Model) Save() error {\n\treturn nil\n}\n\n"
      "func Run() error {\n\treturn (&Model{}).Save()\n}\n"), "Model.Save", "method", 5, "Save", 10),
-    ("src/lib.rs", ("pub struct Counter { n: u32 }\n\nimpl Counter {\n    pub fn bump(&mut self) { self.n += 1; }\n}\n\n"
-     "fn main() {\n    let mut c = Counter { n: 0 };\n    c.bump();\n}\n"), "Counter.bump", "method", 4, "bump", 9),
+    ("src/lib.rs", ("pub struct Counter { n: u32 }\n\nimpl Counter {\n    pub fn bump(&mut self) { self.n += 1; }\n"
+     "}\n\nfn main() {\n    let mut c = Counter { n: 0 };\n    c.bump();\n}\n"),
+     "Counter.bump", "method", 4, "bump", 9),
     ("src/Main.java", ("class Greeter {\n  String hello(String n) { return n; }\n}\n"
      "class Main {\n  void run() { new Greeter().hello(\"x\"); }\n}\n"), "Greeter.hello", "method", 2, "Greeter", 5),
     ("c/math.c", "static int add(int a, int b) {\n  return a + b;\n}\n\nint main(void) {\n  return add(1, 2);\n}\n",
