@@ -172,22 +172,19 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
     return InstanceOutcome(status, patch, files)
 
 
+#: what an instance's status takes over from the agent's result as it is
+_FROM_RESULT = ("exit_reason", "turns", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd",
+                "duration_s", "session_id", "error")
+
+
 def _fill_status(status: InstanceStatus, result: AgentResult, patch: str, model: str) -> None:
     added, removed = patch_stats(patch)
-    status.exit_reason = result.exit_reason
+    for name in _FROM_RESULT:
+        setattr(status, name, getattr(result, name))
     status.submitted = result.exit_reason == "done" and bool(patch.strip())
-    status.turns = result.turns
-    status.input_tokens = result.input_tokens
-    status.output_tokens = result.output_tokens
-    status.cache_read_tokens = result.cache_read_tokens
-    status.cache_write_tokens = result.cache_write_tokens
-    status.cost_usd = result.cost_usd
-    status.duration_s = result.duration_s
     status.patch_files = changed_files(patch)
     status.patch_added, status.patch_removed = added, removed
     status.model = model  # what the user asked for: one model_name_or_path for the whole run
-    status.session_id = result.session_id
-    status.error = result.error
     status.finished_at = time.time()
 
 

@@ -2,9 +2,9 @@
 
 Why not every identifier node with its line at build time, as the first version did: that made a Python object
 per identifier use (900k on a 2,300-file corpus), which cost as much again as the parse and put a cold build
-at 2.3x the parse floor. The index now keeps, per file, the set of name-like tokens a regular expression finds
-in the raw bytes (C speed, no tree walk), minus one occurrence per definition name, in a full-text table.
-That set serves two readers:
+at 2.3x the parse floor. The index now keeps, per file, the set of name-like tokens of its raw bytes (split at
+C speed with `bytes.translate`, a regular expression for Ruby and Bash; no tree walk), minus one occurrence per
+definition name, in the `names` table (with a full-text index made on first use). That set serves two readers:
 
 - the repo map's reference graph (file A mentions a name file B defines). A mention in a comment or a string
   counts too: for ranking, "see `QuerySet.filter`" in a docstring is a link as real as a call;
@@ -13,8 +13,8 @@ That set serves two readers:
   a definition's own name), which is exactly what the build used to store. A query parses only the files that
   mention the name, and stops at its limit.
 
-The token set is a superset of the identifier nodes' texts (the FTS lookup folds case, a superset again), so a
-file with a use is never filtered out.
+The token set is a superset of the identifier nodes' texts (the full-text lookup folds case, a superset again),
+so a file with a use is never filtered out.
 """
 
 from __future__ import annotations
