@@ -173,8 +173,8 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
 
 
 #: what an instance's status takes over from the agent's result as it is
-_FROM_RESULT = ("exit_reason", "turns", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd",
-                "duration_s", "session_id", "error")
+_FROM_RESULT = ("exit_reason", "turns", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                "cost_usd", "duration_s", "session_id", "error")
 
 
 def _fill_status(status: InstanceStatus, result: AgentResult, patch: str, model: str) -> None:
