@@ -1,8 +1,16 @@
 """Layered configuration: defaults < ~/.config/coder/config.toml < <repo>/.coder/config.toml < env < flags.
 
 The result is a plain dict (services read their own section: `config["sandbox"]`, `config["context"]`, ...).
-Validation is shallow on purpose: top-level keys and their types are checked here, with errors that name the file
-and the key; each service validates the inside of its own section.
+Top-level keys, their types and the fixed sections are checked here, with errors that name the file and the key;
+each service validates the inside of its own section (`SandboxConfig.from_dict`, `parse_hooks`, MCP servers).
+
+The repository's layer is written by somebody else: `coder/config_repo.py` decides what of it is merged (less
+when the workspace is not trusted, never what widens the sandbox, points a provider elsewhere or grants
+permissions). Three keys the loader adds say how the result came about:
+- `_provenance`: every leaf key (`sandbox.network`, `permissions.allow`) -> the layer that set it last
+  (`built-in`, `user <path>`, `repository <path>`, `environment`, `flag`);
+- `_ignored`: one line per repository key that was not honoured, and why;
+- `_trusted`: whether the workspace's own configuration was trusted for this load.
 """
 
 from __future__ import annotations
@@ -148,17 +156,53 @@ def env_overrides(environ: dict[str, str] | os._Environ[str] | None = None) -> d
     return out
 
 
-def load_config(workspace: Path | None, flags: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The merged configuration for a session in `workspace`. `flags` holds command-line values (None = unset)."""
+def leaf_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
+    """Dotted names of the leaves of a nested table (`sandbox.network`); a list counts as one leaf."""
+    out: list[str] = []
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.extend(leaf_keys(value, name + "."))
+        else:
+            out.append(name)
+    return out
+
+
+def load_config(workspace: Path | None, flags: dict[str, Any] | None = None,
+                trusted: bool = False) -> dict[str, Any]:
+    """The merged configuration for a session in `workspace`. `flags` holds command-line values (None = unset).
+
+    `trusted` says whether the workspace's own config is trusted (see `coder.trust`); untrusted, only the keys
+    `config_repo` calls always harmless are taken from it."""
+    from coder.config_repo import filter_repository, merge_hooks
+
     config = copy.deepcopy(DEFAULTS)
+    provenance = dict.fromkeys(leaf_keys(DEFAULTS), "built-in")
     sources: list[str] = []
-    for path in (user_config_path(), project_config_path(workspace) if workspace else None):
-        if path is not None and path.is_file():
-            config = merge(config, read_toml(path))
-            sources.append(str(path))
-    config = merge(config, env_overrides())
+    ignored: list[str] = []
+
+    def layer(data: dict[str, Any], name: str) -> None:
+        nonlocal config
+        hooks = data.pop("hooks", None) if name.startswith("repository") else None
+        config = merge(config, data)
+        if hooks:
+            config["hooks"] = merge_hooks(config["hooks"], hooks)
+            data["hooks"] = hooks
+        provenance.update(dict.fromkeys(leaf_keys(data), name))
+
+    user_path = user_config_path()
+    if user_path.is_file():
+        layer(read_toml(user_path), f"user {user_path}")
+        sources.append(str(user_path))
+    repo_path = project_config_path(workspace) if workspace else None
+    if repo_path is not None and repo_path.is_file():
+        kept, dropped = filter_repository(read_toml(repo_path), config, trusted, str(repo_path))
+        layer(kept, f"repository {repo_path}")
+        ignored.extend(dropped)
+        sources.append(str(repo_path))
+    layer(env_overrides(), "environment")
     set_flags = {k: v for k, v in (flags or {}).items() if v is not None}
     validate(set_flags, "command line")
-    config = merge(config, set_flags)
-    config["_sources"] = sources
+    layer(set_flags, "flag")
+    config.update(_sources=sources, _provenance=provenance, _ignored=ignored, _trusted=trusted)
     return config

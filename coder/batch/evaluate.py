@@ -37,6 +37,7 @@ from coder.batch.envs import (
 from coder.batch.instances import Instance
 from coder.batch.outputs import atomic_write
 from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, git, remove_workspace
+from coder.vcs import hostgit
 
 NON_TEST_EXTS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")
 APPLY_METHODS = (("git apply", ["git", "apply", "--verbose"]),
@@ -108,7 +109,8 @@ def apply_patch(ws: Path, patch: str, name: str, fallbacks: bool = True) -> str 
     path.write_text(patch if patch.endswith("\n") else patch + "\n", encoding="utf-8")
     try:
         for label, cmd in APPLY_METHODS if fallbacks else APPLY_METHODS[:1]:
-            proc = subprocess.run([*cmd, str(path)], cwd=ws, capture_output=True, text=True, timeout=300)
+            proc = (hostgit.run(ws, [*cmd[1:], str(path)], timeout=300) if cmd[0] == "git"
+                    else subprocess.run([*cmd, str(path)], cwd=ws, capture_output=True, text=True, timeout=300))
             if proc.returncode == 0:
                 return label
             if fallbacks:  # undo a partial apply before the next method
@@ -185,8 +187,7 @@ def _reset_test_files(ws: Path, inst: Instance) -> None:
     """As the harness's eval script does: the files the test patch touches go back to the base commit first, so
     an agent's edits to those tests neither block the test patch nor change what is tested."""
     files = re.findall(r"diff --git a/.* b/(.*)", inst.test_patch)
-    existing = [f for f in files if subprocess.run(["git", "cat-file", "-e", f"{inst.base_commit}:{f}"], cwd=ws,
-                                                    capture_output=True).returncode == 0]
+    existing = [f for f in files if hostgit.run(ws, ["cat-file", "-e", f"{inst.base_commit}:{f}"]).returncode == 0]
     if existing:
         git(ws, "checkout", inst.base_commit, "--", *existing)
 

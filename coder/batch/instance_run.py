@@ -195,4 +195,4 @@ def _make_branch(ws: Path, source_repo: Path, inst: Instance) -> None:
     git(ws, "add", "-A")
     title = inst.problem_statement.strip().splitlines()[0][:60] if inst.problem_statement.strip() else ""
     git(ws, "commit", "-q", "--no-verify", "-m", f"coder: {inst.instance_id}: {title}".strip())
-    git(source_repo, "fetch", "-q", str(ws), f"+HEAD:refs/heads/coder/{inst.instance_id}")
+    git(source_repo, "fetch", "-q", str(ws), f"+HEAD:refs/heads/coder/{inst.instance_id}", protocols="file")

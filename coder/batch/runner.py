@@ -108,7 +108,8 @@ def _last_json_object(text: str) -> dict[str, Any] | None:
 def run_agent(req: AgentRequest) -> AgentResult:
     """Run one headless session to its end or its wall-time limit; never raises for agent failures."""
     cmd = [*agent_command(), "run", "--cwd", str(req.workspace), "--model", req.model,
-           "--permission-mode", "auto", "--output-format", "json", "--prompt-file", str(req.prompt_file)]
+           "--permission-mode", "auto", "--output-format", "json", "--prompt-file", str(req.prompt_file),
+           "--no-trust"]  # an instance repository is somebody else's code: its config, servers and hooks never run
     if req.max_turns is not None:
         cmd += ["--max-turns", str(req.max_turns)]
     if req.max_cost is not None:

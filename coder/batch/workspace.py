@@ -12,29 +12,32 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from coder.errors import CoderError, UsageError
+from coder.vcs import hostgit
 
 
 class WorkspaceError(CoderError):
     """A workspace could not be made (mirror missing, base commit unknown, git failed)."""
 
 
-GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ADVICE": "0"}
+GIT_ENV = {"GIT_ADVICE": "0"}
 
 #: Paths treated as tests when the patch should leave out tests the agent wrote for itself.
 TEST_PATTERNS = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*/tests/*", "tests/*", "*/test/*",
                  "test/*", "*/testing/*", "reproduce*.py", "repro_*.py")
 
 
-def git(cwd: Path, *args: str, check: bool = True, input: str | None = None, timeout: float = 600) -> str:
-    """Run git quietly; raise WorkspaceError with git's own message on failure."""
-    env = {**os.environ, **GIT_ENV}
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, input=input, env=env,
-                          timeout=timeout)
+def git(cwd: Path, *args: str, check: bool = True, input: str | None = None, timeout: float = 600,
+        protocols: str = "") -> str:
+    """Run host git quietly and hardened (coder/vcs/hostgit.py: the agent worked in these workspaces); raise
+    WorkspaceError with git's own message on failure. `protocols` is for the clones ("file", "https")."""
+    try:
+        proc = hostgit.run(cwd, args, env=GIT_ENV, input=input, timeout=timeout, protocols=protocols)
+    except OSError as exc:
+        raise WorkspaceError(f"git {' '.join(args[:3])} could not run in {cwd}: {exc}") from None
     if check and proc.returncode != 0:
         raise WorkspaceError(f"git {' '.join(args[:3])} failed in {cwd}: {proc.stderr.strip()[-500:]}")
     return proc.stdout
@@ -66,7 +69,8 @@ def ensure_mirror(repo: str, repos_dir: Path | None, cache_dir: Path, allow_netw
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
-    git(cache_dir, "clone", "--mirror", "-q", f"https://github.com/{repo}.git", str(tmp), timeout=3600)
+    git(cache_dir, "clone", "--mirror", "-q", f"https://github.com/{repo}.git", str(tmp), timeout=3600,
+        protocols="https")
     tmp.rename(target)
     return target
 
@@ -84,7 +88,7 @@ def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
     dest.parent.mkdir(parents=True, exist_ok=True)
     # Commits the agent might make must not need the user's identity; the diff is taken against base anyway.
     git(dest.parent, "clone", "--shared", "--no-checkout", "-q", "-c", "user.name=coder-batch", "-c",
-        "user.email=coder-batch@localhost", str(mirror.resolve()), str(dest))
+        "user.email=coder-batch@localhost", str(mirror.resolve()), str(dest), protocols="file")
     try:
         git(dest, "checkout", "-q", "--detach", base_commit)
     except WorkspaceError:

@@ -24,8 +24,11 @@ def register(sub) -> None:
 
 
 def _version(argv: list[str]) -> str | None:
+    from coder.vcs import hostgit
+
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        out = (hostgit.run(Path.cwd(), argv[1:], timeout=10) if argv[0] == "git"
+               else subprocess.run(argv, capture_output=True, text=True, timeout=10))
     except (OSError, subprocess.TimeoutExpired):
         return None
     return (out.stdout or out.stderr).strip().splitlines()[0] if out.returncode == 0 else None
@@ -63,8 +66,11 @@ def run_checks(cwd: Path) -> list[Check]:
         checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))
     try:
         from coder.config import load_config
+        from coder.trust import is_trusted
 
-        load_config(root or cwd)
+        config = load_config(root or cwd, trusted=is_trusted(root or cwd))
+        checks.append(Check("workspace trust", True, "trusted" if config["_trusted"] else
+                            "not trusted: its own servers, hooks, tools and agents are ignored (`coder trust`)"))
     except Exception as exc:  # noqa: BLE001 - doctor reports every problem rather than stopping at one
         checks.append(Check("config valid", False, str(exc), "fix the file named above"))
     return checks
@@ -77,7 +83,9 @@ def _model_check(workspace: Path) -> Check:
     from coder.models.registry import resolve_spec
 
     try:
-        spec = resolve_spec(None, load_config(workspace))
+        from coder.trust import is_trusted
+
+        spec = resolve_spec(None, load_config(workspace, trusted=is_trusted(workspace)))
     except CoderError as exc:
         return Check("model", False, "none usable: " + str(exc).splitlines()[0],
                      "export ANTHROPIC_API_KEY=..., or pass --model (e.g. openai:NAME with OPENAI_BASE_URL, "

@@ -10,6 +10,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "coder.cli.run",
     "coder.cli.sessions",
     "coder.cli.doctor",
+    "coder.cli.trust",
     "coder.codeintel.cli",
     "coder.review.cli",
     "coder.batch.cli",
@@ -59,6 +60,12 @@ def add_session_flags(parser, subcommand: bool = False) -> None:
                         help="deny calls matching RULE")
     parser.add_argument("--no-sandbox", action="store_true", **extra,
                         help="run shell commands without bubblewrap (shown in the status; not recommended)")
+    trust = parser.add_mutually_exclusive_group()
+    trust.add_argument("--trust", dest="trust", action="store_const", const=True, **(extra or {"default": None}),
+                       help="trust this repository's own config, MCP servers, hooks, tools and agents for this "
+                            "run (`coder trust` records it)")
+    trust.add_argument("--no-trust", dest="trust", action="store_const", const=False, **extra,
+                       help="treat the repository as untrusted even if you trusted it before")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             handler = _interactive
         return int(handler(args) or 0)
     except CoderError as exc:
-        print(f"coder: {exc}", file=sys.stderr)
+        from coder.termsafe import visible  # a message can quote a repository file, a key or a path
+
+        print(f"coder: {visible(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("coder: interrupted", file=sys.stderr)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CoderError, UsageError
+from coder.termsafe import inert_json, visible
 
 EXIT_BY_REASON = {"done": EXIT_OK, "interrupted": EXIT_INTERRUPTED}
 
@@ -94,16 +95,17 @@ def run_command(args) -> int:
             return
         kind = data["type"]
         if verbose and kind == "tool_call_requested":
-            print(f"  · {data['tool']} {json.dumps(data['input'], ensure_ascii=False)[:120]}", file=sys.stderr)
+            say(f"  · {data['tool']} {json.dumps(data['input'], ensure_ascii=False)[:120]}", sys.stderr)
         elif kind == "error" and not data.get("fatal"):  # fatal ones end the run and are reported once, below
-            print(f"coder: {data['message']}", file=sys.stderr)
+            say(f"coder: {data['message']}", sys.stderr)
         elif kind == "tool_call_denied":
-            print(f"coder: denied {data['tool']} ({data['by']}): {data['reason']}", file=sys.stderr)
+            say(f"coder: denied {data['tool']} ({data['by']}): {data['reason']}", sys.stderr)
 
     options = SessionOptions(
         cwd=Path(args.cwd), model=args.model, permission_mode=args.permission_mode, max_turns=args.max_turns,
         max_cost=args.max_cost, max_wall_time=args.max_wall_time, resume=args.resume,
         continue_last=args.continue_last, allow=args.allow, deny=args.deny, no_sandbox=args.no_sandbox,
+        trust=getattr(args, "trust", None),
     )
     started = time.monotonic()
     try:
@@ -143,21 +145,28 @@ def run_command(args) -> int:
         emit_json(result)
     elif fmt == "text":
         if outcome.final_text:
-            print(outcome.final_text)
+            say(outcome.final_text, sys.stdout)
         if commit is not None:
             detail = f" {commit.sha[:10]} {commit.message.splitlines()[0]}" if commit.committed and commit.sha \
                 else f" ({commit.message})"
-            print(f"coder: commit: {commit.reason}{detail}", file=sys.stderr)
+            say(f"coder: commit: {commit.reason}{detail}", sys.stderr)
         if outcome.reason != "done":
-            print(f"coder: stopped: {outcome.reason}" + (f" ({outcome.error})" if outcome.error else "")
-                  + f". Session {session.id} is saved; `coder run --resume {session.id}` goes on.", file=sys.stderr)
+            say(f"coder: stopped: {outcome.reason}" + (f" ({outcome.error})" if outcome.error else "")
+                + f". Session {session.id} is saved; `coder run --resume {session.id}` goes on.", sys.stderr)
     opened.store.close()
     return code
 
 
 def emit_json(data: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    """One JSON line; inert on a terminal (no raw control character), exact for a JSON reader."""
+    sys.stdout.write(inert_json(json.dumps(data, ensure_ascii=False, default=str)) + "\n")
     sys.stdout.flush()
+
+
+def say(text: str, stream: Any) -> None:
+    """Every line the text format prints: model text, tool input, error messages and commit messages carry
+    whatever the model or the repository put in them, so control sequences are shown, not executed."""
+    print(visible(text), file=stream)
 
 
 def _commit(opened, args):

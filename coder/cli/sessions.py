@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from typing import Any
 
@@ -26,20 +25,26 @@ def sessions_command(args) -> int:
     from coder.engine.builder import git_root
     from coder.errors import UsageError
     from coder.store.db import SessionStore
+    from coder.termsafe import inert_json, visible
 
     store = SessionStore(paths.sessions_db())
+
+    def say(line: str) -> None:
+        """Titles, model text, commands and outputs are the model's and the repository's: shown, not executed."""
+        print(visible(line))
+
     if args.action == "list":
         cwd = Path.cwd()
         workspace = None if args.all else str(git_root(cwd) or cwd)
         rows = store.sessions(args.limit, workspace)
         if not rows:
-            print("no sessions" + ("" if args.all else f" in {workspace} (--all lists every workspace)"))
+            say("no sessions" + ("" if args.all else f" in {workspace} (--all lists every workspace)"))
         checkpoints = _checkpoint_counts(git_root(cwd))
         for row in rows:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
             title = row.title or _first_user_text(store, row.id)
             kept = f"{checkpoints.get(row.id, 0):>3} cp" if checkpoints is not None else ""
-            print(f"{row.id}  {when}  {row.status:<11} {kept} {row.model:<32} {title[:60]}")
+            say(f"{row.id}  {when}  {row.status:<11} {kept} {row.model:<32} {title[:60]}")
         if checkpoints is not None:
             print("(cp: checkpoints kept in this repository; /undo and /rewind use them)")
         return 0
@@ -51,15 +56,14 @@ def sessions_command(args) -> int:
         if args.format == "adp":
             from coder.store.export import to_adp
 
-            json.dump(to_adp(row, events), sys.stdout, ensure_ascii=False)
-            print()
+            print(inert_json(json.dumps(to_adp(row, events), ensure_ascii=False)))
         else:
             for event in events:
-                print(json.dumps(event, ensure_ascii=False))
+                print(inert_json(json.dumps(event, ensure_ascii=False)))
         return 0
-    print(f"session {row.id}  model {row.model}  status {row.status}\nworkspace {row.workspace}")
+    say(f"session {row.id}  model {row.model}  status {row.status}\nworkspace {row.workspace}")
     for event in events:
-        print(_describe(event))
+        say(_describe(event))
     return 0
 
 

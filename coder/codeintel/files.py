@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder.codeintel.languages import EXTENSIONS
+from coder.vcs import hostgit
 
 #: bigger files are not parsed (text search still sees them)
 MAX_FILE_BYTES = 1_000_000
@@ -95,10 +96,8 @@ def list_files(root: Path, *, all_files: bool = False) -> FileListing:
 
 def _git_files(root: Path) -> FileListing | None:
     try:
-        proc = subprocess.run(
-            ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, timeout=60, check=False,
-        )
+        proc = hostgit.run(root, ["-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others",
+                                  "--exclude-standard"], text=False, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if proc.returncode != 0:

@@ -6,6 +6,8 @@ encoding, BOM, the positions of the folded CRs, and the dominant line ending for
 as spans of the folded text and mapped back onto the original text, so untouched lines (even in files with
 mixed line endings) keep their exact bytes, and the final newline stays as it was.
 
+Files are read and written through `Loc` (coder/edit/paths.py): beneath a handle on the workspace, following
+no symlink, so a link the sandbox plants mid-edit cannot send a read or a write outside.
 Writes are atomic (temp file in the same folder, fsync, rename) and keep the file mode. A per-file lock
 (flock on the file itself, re-checked against the inode after the rename of a concurrent writer) serialises
 concurrent edits of one file, and the content is compared again under the lock so that a change made by
@@ -21,14 +23,16 @@ import fcntl
 import hashlib
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coder.edit import paths
 from coder.edit.errors import EditError, FileFormatError, PathError, StaleFileError
+from coder.edit.paths import Loc
+from coder.fsbeneath import EscapeError
 
 #: files larger than this are not edited (and not read whole for viewing)
 MAX_EDIT_BYTES = 10 * 1024 * 1024
@@ -161,51 +165,51 @@ def decode(raw: bytes, path: Path) -> FileText:
                     cr_positions=cr_positions, original=original, raw=raw)
 
 
-def check_regular(path: Path, st: os.stat_result) -> None:
-    if stat.S_ISDIR(st.st_mode):
-        raise PathError(f"{path} is a directory, not a file (use `view` to list it)")
-    if not stat.S_ISREG(st.st_mode):
-        raise PathError(f"{path} is not a regular file (device, socket or pipe); refused")
+def read_raw(loc: Loc, limit: int | None = None) -> tuple[bytes, os.stat_result]:
+    """The bytes of the located file (at most `limit`) and its stat, read beneath the workspace without
+    following any symlink (see coder/edit/paths.py). PathError when missing, not a regular file or unreadable."""
+    with paths.beneath_errors(loc.rel):
+        try:
+            return loc.fs.read_file(loc.rel, limit)
+        except (FileNotFoundError, NotADirectoryError):
+            raise PathError(f"{loc.rel} does not exist") from None
+        except IsADirectoryError:
+            raise PathError(f"{loc.rel} is a directory, not a file (use `view` to list it)") from None
+        except PermissionError:
+            raise PathError(f"{loc.rel} is not readable (permission denied)") from None
+        except OSError as exc:
+            if exc.errno == errno.EINVAL:
+                raise PathError(f"{loc.rel} is not a regular file (device, socket or pipe); refused") from None
+            raise
 
 
-def read_text(path: Path, max_bytes: int = MAX_EDIT_BYTES) -> FileText:
-    """Read and decode a file for editing."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise PathError(f"{path} does not exist") from None
-    check_regular(path, st)
-    if st.st_size > max_bytes:
+def read_text(loc: Loc, max_bytes: int = MAX_EDIT_BYTES) -> tuple[FileText, os.stat_result]:
+    """Read and decode a file for editing (and its stat, for `check_writable`)."""
+    raw, st = read_raw(loc, max_bytes + 1)
+    if len(raw) > max_bytes:
         raise FileFormatError(
-            f"{path.name} is {human_size(st.st_size)}, over the {human_size(max_bytes)} limit for edits; it "
-            "was not changed. Use the shell (sed, a script) for files this large.")
-    try:
-        raw = path.read_bytes()
-    except PermissionError:
-        raise PathError(f"{path} is not readable (permission denied)") from None
-    return decode(raw, path)
+            f"{loc.path.name} is {human_size(max(st.st_size, len(raw)))}, over the {human_size(max_bytes)} limit "
+            "for edits; it was not changed. Use the shell (sed, a script) for files this large.")
+    return decode(raw, loc.path), st
 
 
-def check_writable(path: Path) -> None:
+def check_writable(loc: Loc, st: os.stat_result) -> None:
     """Refuse read-only files explicitly (root bypasses permission bits, the user's intent does not)."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return
     if not st.st_mode & 0o222:
-        raise PathError(f"{path} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); it was not changed. "
+        raise PathError(f"{loc.rel} is read-only (mode {stat.S_IMODE(st.st_mode):04o}); it was not changed. "
                         "Make it writable first (chmod u+w) if the change is intended.")
 
 
 @contextmanager
-def file_lock(path: Path, timeout: float = 5.0) -> Iterator[None]:
+def file_lock(loc: Loc, timeout: float = 5.0) -> Iterator[None]:
     """Exclusive lock on an existing file for the read-modify-write of one edit. Another editor that
     replaced the file while we waited is detected by the inode changing; we then lock the new file."""
     deadline = time.monotonic() + timeout
     while True:
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except FileNotFoundError:
+            with paths.beneath_errors(loc.rel):
+                fd = loc.fs.open(loc.rel, os.O_RDONLY | os.O_NONBLOCK)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             yield  # nothing to lock yet (create); the rename is atomic anyway
             return
         try:
@@ -217,12 +221,12 @@ def file_lock(path: Path, timeout: float = 5.0) -> Iterator[None]:
                     if exc.errno not in (errno.EAGAIN, errno.EACCES):
                         raise
                     if time.monotonic() > deadline:
-                        raise StaleFileError(f"{path} is being edited by another process; nothing was changed, "
-                                             "try again") from None
+                        raise StaleFileError(f"{loc.rel} is being edited by another process; nothing was "
+                                             "changed, try again") from None
                     time.sleep(0.01)
             try:
-                same = os.fstat(fd).st_ino == os.stat(path).st_ino
-            except FileNotFoundError:
+                same = os.fstat(fd).st_ino == loc.fs.stat(loc.rel).st_ino
+            except (OSError, EscapeError):
                 same = False
             if same:
                 yield
@@ -231,43 +235,17 @@ def file_lock(path: Path, timeout: float = 5.0) -> Iterator[None]:
             os.close(fd)  # releases the lock
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write `data` to `path` via a temp file in the same folder and a rename. The mode of the existing
-    file is kept (or `mode` for a new file); on failure the original file is untouched."""
-    try:
-        st: os.stat_result | None = path.stat()
-    except FileNotFoundError:
-        st = None
-    folder = path.parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".coder-tmp", dir=folder)
-    except OSError as exc:
-        raise EditError(f"cannot write in {folder}: {exc.strerror}; nothing was changed") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if st is not None:
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))
-            if hasattr(os, "chown") and os.geteuid() == 0:
-                try:
-                    os.chown(tmp, st.st_uid, st.st_gid)
-                except OSError:
-                    pass
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, mode if mode is not None else 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException as exc:
+def atomic_write(loc: Loc, data: bytes, mode: int | None = None, *, create_parents: bool = False) -> os.stat_result:
+    """Write `data` to the located file via a temp file in the same folder and a rename, beneath the workspace
+    (a symlink planted at the name is replaced, never followed). The mode of the existing file is kept (or
+    `mode` / the umask default for a new file); on failure the original file is untouched."""
+    with paths.beneath_errors(loc.rel):
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise EditError(f"writing {path} failed: {exc.strerror}; the file was left as it was") from None
-        raise
+            return loc.fs.write_atomic(loc.rel, data, mode, create_parents=create_parents)
+        except IsADirectoryError:
+            raise PathError(f"{loc.rel} is a directory; give a file path") from None
+        except OSError as exc:
+            raise EditError(f"writing {loc.rel} failed: {exc.strerror}; the file was left as it was") from None
 
 
 def encode_new(text: str, like: FileText | None) -> bytes:

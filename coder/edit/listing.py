@@ -1,31 +1,57 @@
 """Directory listing for `view`: two levels deep, without git-ignored files.
 
-Inside a git work tree the file list comes from `git ls-files --cached --others --exclude-standard` (what the
-user sees as the project); elsewhere a walk honours .gitignore files with a small matcher and always skips
-`.git`. Large folders are summarised so a listing never floods the context."""
+The names come from a walk beneath a handle on the workspace (`coder.fsbeneath`): directory fds opened one
+component at a time, never into a symlink, so a folder the sandbox swaps for a link to the host during the
+listing can never show host names. Which names are ignored: inside a git work tree `git check-ignore` (tracked
+files are never ignored, as in `git ls-files --exclude-standard`); elsewhere a small .gitignore matcher. Large
+folders are summarised so a listing never floods the context."""
 
 from __future__ import annotations
 
 import fnmatch
-import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+
+from coder.edit.paths import Loc
+from coder.fsbeneath import EscapeError, WorkspaceFS
 
 MAX_PER_DIR = 60
 MAX_ENTRIES = 400
+#: entries looked at by one listing walk (a huge untracked tree is cut, not walked whole)
+MAX_WALK = 20_000
 ALWAYS_SKIP = {".git"}
 
+#: given (workspace-relative path, is_dir) pairs, the paths that are ignored
+IgnoreCheck = Callable[[list[tuple[str, bool]]], set[str]]
 
-def _git_files(folder: Path) -> list[str] | None:
+
+def _in_git(root: Path) -> bool:
     try:
-        proc = subprocess.run(["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others",
-                               "--exclude-standard"], capture_output=True, timeout=30)
+        proc = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], capture_output=True,
+                              timeout=30, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
-        return None
-    if proc.returncode != 0:
-        return None
-    names = [n for n in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if n]
-    return [n for n in names if os.path.lexists(folder / n)]
+        return False
+    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+
+def _git_ignored(root: Path) -> IgnoreCheck:
+    """`git check-ignore` run at the workspace root (never in a folder the sandbox controls)."""
+
+    def check(batch: list[tuple[str, bool]]) -> set[str]:
+        if not batch:
+            return set()
+        names = [rel + ("/" if is_dir else "") for rel, is_dir in batch]
+        try:
+            proc = subprocess.run(["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
+                                  input="\0".join(names).encode("utf-8", "surrogateescape") + b"\0",
+                                  capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return set()
+        out = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+        return {n.rstrip("/") for n in out if n}
+
+    return check
 
 
 class _Ignore:
@@ -34,13 +60,8 @@ class _Ignore:
     def __init__(self) -> None:
         self.rules: list[tuple[Path, str, bool, bool]] = []  # (base, pattern, negated, dir_only)
 
-    def load(self, folder: Path) -> None:
-        path = folder / ".gitignore"
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            return
-        for line in lines:
+    def load(self, folder: Path, text: str) -> None:
+        for line in text.splitlines():
             line = line.rstrip()
             if not line or line.startswith("#"):
                 continue
@@ -69,59 +90,99 @@ class _Ignore:
         return result
 
 
-def _walk_files(folder: Path, depth: int = 2) -> list[str]:
+def _plain_ignored(fs: WorkspaceFS, folder: str) -> IgnoreCheck:
+    """The .gitignore matcher outside git: enclosing folders' files (those above the workspace are read by
+    path: the sandbox cannot write there), then each walked folder's, read beneath the workspace."""
     ignore = _Ignore()
-    parent = folder
-    chain = []
-    while True:  # .gitignore files of enclosing folders count too
+    chain, parent = [], (fs.root / folder if folder else fs.root).parent
+    while True:
         chain.append(parent)
         if parent.parent == parent:
             break
         parent = parent.parent
     for p in reversed(chain):
-        ignore.load(p)
-    out: list[str] = []
-
-    def walk(current: Path, level: int) -> None:
-        ignore.load(current) if current != folder else None
+        if fs.root == p or fs.root in p.parents:
+            continue  # inside: loaded beneath, below
         try:
-            entries = sorted(os.scandir(current), key=lambda e: e.name)
+            ignore.load(p, (p / ".gitignore").read_text(encoding="utf-8", errors="replace"))
         except OSError:
-            return
-        for entry in entries:
-            if entry.name in ALWAYS_SKIP:
-                continue
-            is_dir = entry.is_dir(follow_symlinks=False)
-            path = Path(entry.path)
-            if ignore.ignored(path, is_dir):
-                continue
-            rel = path.relative_to(folder).as_posix()
-            if is_dir:
-                if level < depth:
-                    before = len(out)
-                    walk(path, level + 1)
-                    if len(out) == before:
-                        out.append(rel + "/")
-                else:
-                    out.append(rel + "/")
-            else:
-                out.append(rel)
+            pass
+    parts = folder.split("/") if folder else []
+    for i in range(len(parts) + 1):
+        _load_beneath(ignore, fs, "/".join(parts[:i]))
+    loaded = {"/".join(parts[:i]) for i in range(len(parts) + 1)}
 
-    walk(folder, 1)
-    return out
+    def check(batch: list[tuple[str, bool]]) -> set[str]:
+        for rel, _ in batch:
+            parent_rel = rel.rpartition("/")[0]
+            if parent_rel not in loaded:
+                loaded.add(parent_rel)
+                _load_beneath(ignore, fs, parent_rel)
+        return {rel for rel, is_dir in batch if ignore.ignored(fs.root / rel, is_dir)}
+
+    return check
+
+
+def _load_beneath(ignore: _Ignore, fs: WorkspaceFS, rel: str) -> None:
+    try:
+        raw, _ = fs.read_file(f"{rel}/.gitignore" if rel else ".gitignore", 1 << 20)
+    except (OSError, EscapeError):
+        return
+    ignore.load(fs.root / rel if rel else fs.root, raw.decode("utf-8", "replace"))
+
+
+def _walk_files(fs: WorkspaceFS, folder: str, ignored: IgnoreCheck, depth: int = 3) -> list[str]:
+    """Files (and `dir/` for folders not descended or empty) under `folder`, relative to it, `depth` levels
+    deep (one more than shown, for the per-folder counts), a level at a time so each level's ignore check is
+    one batch."""
+    out: list[str] = []
+    level = [folder]
+    seen = 0
+    for n in range(1, depth + 1):
+        batch: list[tuple[str, bool]] = []
+        for current in level:
+            try:
+                entries = sorted(fs.listdir(current))
+            except (OSError, EscapeError):
+                continue
+            for name, kind in entries:
+                if name in ALWAYS_SKIP:
+                    continue
+                batch.append((f"{current}/{name}" if current else name, kind == "dir"))
+            seen += len(entries)
+            if seen > MAX_WALK:
+                break
+        skip = ignored(batch)
+        level = []
+        for rel, is_dir in batch:
+            if rel in skip:
+                continue
+            shown = rel[len(folder) + 1:] if folder else rel
+            if is_dir and n < depth:
+                level.append(rel)
+                out.append(shown + "/")  # dropped again below when the folder turns out to have entries
+            else:
+                out.append(shown + "/" if is_dir else shown)
+    parents: set[str] = set()
+    for name in out:
+        parent = name.rstrip("/").rpartition("/")[0]
+        while parent and parent + "/" not in parents:
+            parents.add(parent + "/")
+            parent = parent.rpartition("/")[0]
+    return [name for name in out if name not in parents]
 
 
 def _files(n: int) -> str:
     return f"{n} file" if n == 1 else f"{n} files"
 
 
-def list_directory(folder: Path, display: str) -> str:
-    """The text of a `view` on a directory."""
-    files = _git_files(folder)
-    source = "git ls-files (ignored files skipped)"
-    if files is None:
-        files = _walk_files(folder)
-        source = ".gitignore rules applied"
+def list_directory(loc: Loc, display: str) -> str:
+    """The text of a `view` on the located directory."""
+    if _in_git(loc.fs.root):
+        ignored, source = _git_ignored(loc.fs.root), "git-ignored files skipped"
+    else:
+        ignored, source = _plain_ignored(loc.fs, loc.rel), ".gitignore rules applied"
+    files = _walk_files(loc.fs, loc.rel, ignored)
     top: dict[str, dict[str, int]] = {}
     top_files: list[str] = []
     for name in files:

@@ -1,23 +1,27 @@
 """The edit operations behind the tools: create, str_replace (single, multi, replace_all), insert, undo.
 
 `Editor` binds the pure pieces (path resolution, matching, the syntax guard, atomic writes) to one workspace
-and one `EditState`. Every modifying operation follows the same sequence under a per-file lock: read,
+and one `EditState`. Paths are located beneath a handle on the workspace and all I/O follows no symlink
+(coder/edit/paths.py), so what the sandbox plants cannot redirect an edit outside.
+Every modifying operation follows the same sequence under a per-file lock: read,
 check staleness, compute the new text in memory, guard syntax, write atomically, record undo. Any failure
 before the rename leaves the file exactly as it was."""
 
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from coder.edit import fileio, paths, syntax
 from coder.edit.errors import EditError, MatchError, PathError, StaleFileError
 from coder.edit.matcher import Replacement, find_replacement, line_of
 from coder.edit.state import EditState, UndoEntry
+from coder.fsbeneath import EscapeError, WorkspaceFS
 
 SNIPPET_CONTEXT = 4
 
@@ -84,6 +88,21 @@ def changed_lines(before: str, after: str) -> tuple[int, int]:
     return start + 1, max(start + 1, end_b)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _beneath(method: F) -> F:
+    """A symlink planted between locating a path and using it fails the strict I/O with an EscapeError: turn it
+    into a PathError the model reads."""
+
+    @functools.wraps(method)
+    def wrapper(self: Editor, path: str, *args: Any, **kwargs: Any) -> Any:
+        with paths.beneath_errors(str(path)):
+            return method(self, path, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class Editor:
     def __init__(self, workspace: Path, cwd: Path | None = None, state: EditState | None = None, *,
                  syntax_guard: bool = True, max_bytes: int = fileio.MAX_EDIT_BYTES) -> None:
@@ -92,10 +111,21 @@ class Editor:
         self.state = state or EditState()
         self.syntax_guard = syntax_guard
         self.max_bytes = max_bytes
+        self._fs: WorkspaceFS | None = None
 
     # -- helpers ---------------------------------------------------------------------------------------
+    @property
+    def fs(self) -> WorkspaceFS:
+        """The handle on the workspace every file operation goes through (coder.fsbeneath)."""
+        if self._fs is None:
+            self._fs = WorkspaceFS(self.workspace)
+        return self._fs
+
+    def locate(self, path: str, for_write: bool = True) -> paths.Loc:
+        return paths.locate(self.fs, path, self.cwd, for_write=for_write)
+
     def resolve(self, path: str, for_write: bool = True) -> Path:
-        return paths.resolve(path, self.workspace, self.cwd, for_write=for_write)
+        return self.locate(path, for_write).path
 
     def display(self, path: Path) -> str:
         return paths.relative(path, self.workspace)
@@ -104,14 +134,16 @@ class Editor:
         if self.syntax_guard:
             syntax.check(path, before, after, self.display(path))
 
+    @_beneath
     def _modify(self, path_arg: str, compute: Callable[[fileio.FileText], tuple[str, list[Replacement]]],
                 label: str, tolerate_stale: Callable[[list[Replacement]], bool]) -> EditOutcome:
-        path = self.resolve(path_arg)
-        if not path.exists():
-            raise PathError(_missing_message(path_arg, path))
-        with self.state.file_lock(path), fileio.file_lock(path):
-            ft = fileio.read_text(path, self.max_bytes)
-            fileio.check_writable(path)
+        loc = self.locate(path_arg)
+        path = loc.path
+        if self.fs.kind(loc.rel) is None:
+            raise PathError(_missing_message(path_arg, loc))
+        with self.state.file_lock(path), fileio.file_lock(loc):
+            ft, st = fileio.read_text(loc, self.max_bytes)
+            fileio.check_writable(loc, st)
             stale = self.state.changed_since_view(path, ft.raw, ft.text)
             try:
                 new_text, reps = compute(ft)
@@ -127,9 +159,9 @@ class Editor:
                                  "there); nothing was written", kind="no-change")
             self._guard(path, ft.text, new_text)
             data = ft.with_text(new_text)
-            fileio.atomic_write(path, data)
+            new_st = fileio.atomic_write(loc, data)
             self.state.push_undo(path, UndoEntry(ft.raw, hashlib.sha256(data).hexdigest(), label))
-            self.state.record_view(path, data, new_text)
+            self.state.record_view(path, data, new_text, new_st)
         first, last = changed_lines(ft.text, new_text)
         notes: list[str] = []
         for r in reps:
@@ -195,33 +227,32 @@ class Editor:
 
         return self._modify(path, compute, "insert", lambda reps: False)
 
+    @_beneath
     def create(self, path_arg: str, file_text: str, overwrite: bool = False) -> EditOutcome:
-        path = self.resolve(path_arg)
+        loc = self.locate(path_arg)
+        path = loc.path
         display = self.display(path)
-        if path.is_dir():
+        kind = self.fs.kind(loc.rel) if loc.rel else "dir"
+        if kind == "dir":
             raise PathError(f"{display} is a directory; give a file path")
-        with self.state.file_lock(path), fileio.file_lock(path):
+        with self.state.file_lock(path), fileio.file_lock(loc):
             existing: fileio.FileText | None = None
-            if path.exists():
+            if self.fs.kind(loc.rel) is not None:
                 if not overwrite:
                     raise EditError(f"{display} already exists; it was not changed. Use str_replace to edit it, "
                                     "or create with overwrite: true to replace the whole file")
-                existing = fileio.read_text(path, self.max_bytes)
-                fileio.check_writable(path)
+                existing, st = fileio.read_text(loc, self.max_bytes)
+                fileio.check_writable(loc, st)
                 stale = self.state.changed_since_view(path, existing.raw, existing.text)
                 if stale:
                     raise StaleFileError(stale)
             text = _lf(file_text)
             self._guard(path, existing.text if existing else None, text)
             data = fileio.encode_new(text if existing else file_text, existing)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise PathError(f"cannot create the folder for {display}: {exc.strerror}") from None
-            fileio.atomic_write(path, data)
+            new_st = fileio.atomic_write(loc, data, create_parents=True)
             self.state.push_undo(path, UndoEntry(existing.raw if existing else None,
                                                  hashlib.sha256(data).hexdigest(), "create"))
-            self.state.record_view(path, data, text)
+            self.state.record_view(path, data, text, new_st)
         note = syntax.snippet_problems(path, text) if existing is None else ""
         verb = "Overwrote" if existing else "Created"
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
@@ -229,15 +260,17 @@ class Editor:
         return EditOutcome(path, display, message, existing.text if existing else None, text,
                            unified_diff(existing.text if existing else None, text, display), ["create"])
 
+    @_beneath
     def undo(self, path_arg: str) -> EditOutcome:
-        path = self.resolve(path_arg)
+        loc = self.locate(path_arg)
+        path = loc.path
         display = self.display(path)
-        with self.state.file_lock(path), fileio.file_lock(path):
+        with self.state.file_lock(path), fileio.file_lock(loc):
             entry = self.state.peek_undo(path)
             if entry is None:
                 raise EditError(f"no edit of {display} to undo in this session (undo covers edits made with this "
                                 "tool and apply_patch; use /undo or git for other changes)")
-            current = path.read_bytes() if path.is_file() else None
+            current = fileio.read_raw(loc)[0] if self.fs.kind(loc.rel) == "file" else None
             current_sha = hashlib.sha256(current).hexdigest() if current is not None else None
             if current_sha != entry.after_sha256:
                 raise StaleFileError(f"{display} changed since your last edit of it (by the shell or another "
@@ -245,12 +278,14 @@ class Editor:
                                      "with str_replace instead.")
             before_text = fileio.decode(current, path).text if current is not None else None
             if entry.before is None:
-                path.unlink()
+                with paths.beneath_errors(loc.rel):
+                    self.fs.unlink(loc.rel)
+                self.state.forget_view(path)
                 after_text = None
             else:
-                fileio.atomic_write(path, entry.before)
+                new_st = fileio.atomic_write(loc, entry.before)
                 after_text = fileio.decode(entry.before, path).text
-                self.state.record_view(path, entry.before, after_text)
+                self.state.record_view(path, entry.before, after_text, new_st)
             self.state.pop_undo(path)
         left = self.state.undo_depth(path)
         what = "deleted it (it did not exist before)" if entry.before is None else "restored the previous version"
@@ -280,14 +315,19 @@ def _replace_all(text: str, old: str, new: str) -> tuple[str, Replacement]:
     return rep.text, rep
 
 
-def _missing_message(arg: str, path: Path) -> str:
-    parent = path.parent
+def _missing_message(arg: str, loc: paths.Loc) -> str:
+    """Why `arg` is missing, with similar names in its folder (listed beneath the workspace)."""
+    parent, _, name = loc.rel.rpartition("/")
     hint = ""
-    if parent.is_dir():
-        names = [p.name for p in parent.iterdir()][:2000]
-        close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    kind = loc.fs.kind(parent) if parent else "dir"
+    if kind == "dir":
+        try:
+            names = [n for n, _ in loc.fs.listdir(parent)][:2000]
+        except (OSError, EscapeError):
+            names = []
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         if close:
             hint = " Similar names there: " + ", ".join(close) + "."
-    elif not parent.exists():
-        hint = f" (its folder {parent.name}/ does not exist either)"
+    elif kind is None:
+        hint = f" (its folder {parent.rsplit('/', 1)[-1]}/ does not exist either)"
     return f"{arg} does not exist; nothing was changed.{hint} Use `create` to make a new file."

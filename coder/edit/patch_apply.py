@@ -3,11 +3,14 @@
 All paths are resolved and locked first, every new content is computed in memory (hunks matched with the
 same tolerant matcher as str_replace, in order, each searched after the previous one), the syntax guard
 runs on each final text, and only then are files written. A failure while writing rolls back the files
-already written. Usable without a session (the reviewer and the batch evaluator apply patches with it)."""
+already written. Paths are located and written beneath the workspace (coder/edit/paths.py); a file
+the patch deletes is the named path itself, never reached through a symlink. Usable without a session (the
+reviewer and the batch evaluator apply patches with it)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +20,14 @@ from coder.edit.errors import EditError, MatchError, PatchError, StaleFileError
 from coder.edit.matcher import find_replacement
 from coder.edit.ops import changed_lines, snippet, unified_diff
 from coder.edit.patch import Chunk, parse_patch
+from coder.edit.paths import Loc
 from coder.edit.state import EditState, UndoEntry
+from coder.fsbeneath import EscapeError, WorkspaceFS
 
 
 @dataclass
 class FilePlan:
+    loc: Loc
     path: Path
     display: str
     before: fileio.FileText | None  # as on disk before the patch (None: did not exist)
@@ -112,32 +118,33 @@ def apply_patch(text: str, workspace: Path, cwd: Path | None = None, state: Edit
                 max_bytes: int = fileio.MAX_EDIT_BYTES) -> PatchOutcome:
     """Parse and apply `text`. Raises an EditError (nothing changed) or returns what was done."""
     state = state or EditState()
-    root = workspace.resolve()
     patch = parse_patch(text)
-    targets: list[Path] = []
-    for op in patch.ops:
-        targets.append(paths.resolve(op.path, root, cwd, for_write=True))
-        if op.move_to:
-            targets.append(paths.resolve(op.move_to, root, cwd, for_write=True))
-    with ExitStack() as stack:
-        for path in sorted(set(targets)):
-            stack.enter_context(state.file_lock(path))
-            stack.enter_context(fileio.file_lock(path))
-        plans = _plan(patch.ops, root, cwd, state, max_bytes)
-        for plan in plans.values():
-            if plan.before is not None:
-                stale = state.changed_since_view(plan.path, plan.before.raw, plan.before.text)
-                if stale and not plan.exact:
-                    raise StaleFileError(f"{stale}\n(The patch was not applied; no file was changed.)")
-            if syntax_guard and plan.after_text is not None:
-                try:
-                    syntax.check(plan.path, plan.before.text if plan.before else None, plan.after_text,
-                                 plan.display)
-                except EditError as exc:
-                    raise type(exc)(f"{exc}\n(The patch was not applied; no file was changed.)") from None
-        changed = [p for p in plans.values() if (p.before.text if p.before else None) != p.after_text]
-        if not dry_run:
-            _commit(changed, state)
+    with WorkspaceFS(workspace) as fs, paths.beneath_errors("a file of the patch"):
+        targets: dict[Path, Loc] = {}
+        for op in patch.ops:
+            for name, removes in ((op.path, op.kind == "delete" or bool(op.move_to)), (op.move_to, False)):
+                if name:
+                    loc = _locate(fs, name, cwd, removes, op.patch_line)
+                    targets[loc.path] = loc
+        with ExitStack() as stack:
+            for path in sorted(targets):
+                stack.enter_context(state.file_lock(path))
+                stack.enter_context(fileio.file_lock(targets[path]))
+            plans = _plan(patch.ops, fs, cwd, state, max_bytes)
+            for plan in plans.values():
+                if plan.before is not None:
+                    stale = state.changed_since_view(plan.path, plan.before.raw, plan.before.text)
+                    if stale and not plan.exact:
+                        raise StaleFileError(f"{stale}\n(The patch was not applied; no file was changed.)")
+                if syntax_guard and plan.after_text is not None:
+                    try:
+                        syntax.check(plan.path, plan.before.text if plan.before else None, plan.after_text,
+                                     plan.display)
+                    except EditError as exc:
+                        raise type(exc)(f"{exc}\n(The patch was not applied; no file was changed.)") from None
+            changed = [p for p in plans.values() if (p.before.text if p.before else None) != p.after_text]
+            if not dry_run:
+                _commit(changed, state)
     diff = "".join(unified_diff(p.before.text if p.before else None, p.after_text, p.display) for p in changed)
     lines = ["Patch applied." if not dry_run else "Patch checks out (dry run, nothing written)."]
     for p in changed:
@@ -158,22 +165,46 @@ def apply_patch(text: str, workspace: Path, cwd: Path | None = None, state: Edit
     return PatchOutcome(changed, "\n".join(lines), diff, [p.display for p in changed])
 
 
-def _plan(ops: list, root: Path, cwd: Path | None, state: EditState, max_bytes: int) -> dict[Path, FilePlan]:
+def _locate(fs: WorkspaceFS, name: str, cwd: Path | None, removes: bool, line: int) -> Loc:
+    """Where an op's file is. A file the patch deletes (Delete, the source of a Move) is the named path itself:
+    the delete must remove that name, so no symlink may stand in it (a symlinked parent could point anywhere,
+    and a link itself is not a text file to delete with a patch). Files written follow links that stay inside
+    (coder/edit/paths.py)."""
+    if not removes:
+        return paths.locate(fs, name, cwd, for_write=True)
+    given = paths.lexical_rel(name, fs.root, cwd)
+    paths.check_write_target(name, given, given)
+    try:
+        kind = fs.kind(given) if given else "dir"
+    except EscapeError as exc:
+        raise PatchError(f"patch line {line}: cannot delete or move {name}: {exc} (nothing was changed)") from None
+    if kind == "link":
+        raise PatchError(f"patch line {line}: {name} is a symbolic link; apply_patch deletes and moves text files "
+                         "only. Remove or move the link with the shell (nothing was changed)")
+    if kind == "other":
+        raise PatchError(f"patch line {line}: {name} is a device, socket or pipe; refused (nothing was changed)")
+    return Loc(fs, given, fs.root / given if given else fs.root)
+
+
+def _plan(ops: list, fs: WorkspaceFS, cwd: Path | None, state: EditState, max_bytes: int) -> dict[Path, FilePlan]:
     plans: dict[Path, FilePlan] = {}
 
-    def current(path: Path) -> FilePlan:
-        if path not in plans:
-            before = fileio.read_text(path, max_bytes) if path.exists() else None
-            if before is not None:
-                fileio.check_writable(path)
-            plans[path] = FilePlan(path, paths.relative(path, root), before, before.text if before else None)
-        return plans[path]
+    def current(loc: Loc) -> FilePlan:
+        if loc.path not in plans:
+            before = None
+            if fs.kind(loc.rel) is not None:
+                before, st = fileio.read_text(loc, max_bytes)
+                fileio.check_writable(loc, st)
+            plans[loc.path] = FilePlan(loc, loc.path, paths.relative(loc.path, fs.root), before,
+                                       before.text if before else None)
+        return plans[loc.path]
 
     for op in ops:
-        path = paths.resolve(op.path, root, cwd, for_write=True)
-        if path.is_dir():
+        loc = _locate(fs, op.path, cwd, op.kind == "delete" or bool(op.move_to), op.patch_line)
+        if not loc.rel or fs.kind(loc.rel) == "dir":
             raise PatchError(f"{op.path} (patch line {op.patch_line}) is a directory; nothing was changed")
-        plan = current(path)
+        path = loc.path
+        plan = current(loc)
         if op.kind == "add":
             new_text = "\n".join(op.add_lines) + ("\n" if op.add_lines else "")
             if plan.after_text is not None and plan.after_text != new_text:
@@ -193,8 +224,12 @@ def _plan(ops: list, root: Path, cwd: Path | None, state: EditState, max_bytes: 
             plan.exact = plan.exact and exact
             plan.notes.extend(notes)
             if op.move_to:
-                dest = paths.resolve(op.move_to, root, cwd, for_write=True)
-                target = current(dest)
+                dest_loc = _locate(fs, op.move_to, cwd, False, op.patch_line)
+                if not dest_loc.rel or fs.kind(dest_loc.rel) == "dir":
+                    raise PatchError(f"{op.move_to} (patch line {op.patch_line}) is a directory; nothing was "
+                                     "changed")
+                dest = dest_loc.path
+                target = current(dest_loc)
                 if dest != path and target.after_text is not None:
                     raise PatchError(f"patch line {op.patch_line}: cannot move {op.path} to {op.move_to}: the "
                                      "destination exists (nothing was changed)")
@@ -209,24 +244,24 @@ def _plan(ops: list, root: Path, cwd: Path | None, state: EditState, max_bytes: 
 
 
 def _commit(changed: list[FilePlan], state: EditState) -> None:
-    done: list[tuple[Path, bytes | None]] = []
+    done: list[tuple[Loc, bytes | None]] = []
+    stats: dict[Path, os.stat_result] = {}
     try:
         for plan in changed:
             data = plan.data()
             if data is None:
-                plan.path.unlink()
+                plan.loc.fs.unlink(plan.loc.rel)
             else:
-                plan.path.parent.mkdir(parents=True, exist_ok=True)
-                fileio.atomic_write(plan.path, data)
-            done.append((plan.path, plan.before.raw if plan.before else None))
-    except (OSError, EditError) as exc:
-        for path, raw in reversed(done):
+                stats[plan.path] = fileio.atomic_write(plan.loc, data, create_parents=True)
+            done.append((plan.loc, plan.before.raw if plan.before else None))
+    except (OSError, EditError, EscapeError) as exc:
+        for loc, raw in reversed(done):
             try:
                 if raw is None:
-                    path.unlink(missing_ok=True)
+                    loc.fs.unlink(loc.rel)
                 else:
-                    fileio.atomic_write(path, raw)
-            except (OSError, EditError):
+                    fileio.atomic_write(loc, raw)
+            except (OSError, EditError, EscapeError):
                 pass
         raise PatchError(f"writing the patch failed ({exc}); the files already written were restored") from None
     for plan in changed:
@@ -235,6 +270,6 @@ def _commit(changed: list[FilePlan], state: EditState) -> None:
                                              hashlib.sha256(data).hexdigest() if data is not None else None,
                                              "apply_patch"))
         if data is not None:
-            state.record_view(plan.path, data, plan.after_text)
+            state.record_view(plan.path, data, plan.after_text, stats.get(plan.path))
         else:
             state.forget_view(plan.path)

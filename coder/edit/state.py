@@ -3,6 +3,8 @@
 - What the model viewed (mtime, size, sha256, and for small files the text): an edit to a file that changed
   on disk since then is refused when it relies on that view (line numbers of `insert`, tolerant matching,
   `create` over it), and the error shows what changed, instead of writing blindly over someone else's change.
+- Keys are the absolute REAL paths the editor located (coder/edit/paths.py), so a file reached through a
+  symlink inside the workspace has one history, and undo writes the file itself, never through a link.
 - Undo history per file, several levels deep. An undo whose file changed since our edit is refused, so undo
   never discards work it did not make.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -57,11 +60,13 @@ class EditState:
         with self.lock:
             return self._file_locks.setdefault(path, threading.Lock())
 
-    def record_view(self, path: Path, raw: bytes, text: str | None) -> None:
-        st = path.stat()
+    def record_view(self, path: Path, raw: bytes, text: str | None, st: os.stat_result | None = None) -> None:
+        """Remember what the model saw of `path`; `st` is the stat of the very file read or written (taken from
+        its fd by the caller: stating the path again by name could follow a symlink planted since)."""
         keep = text if text is not None and len(raw) <= KEEP_VIEWED_TEXT_BYTES else None
+        mtime, size = (st.st_mtime_ns, st.st_size) if st is not None else (0, len(raw))
         with self.lock:
-            self.viewed[path] = Stamp(hashlib.sha256(raw).hexdigest(), st.st_mtime_ns, st.st_size, keep)
+            self.viewed[path] = Stamp(hashlib.sha256(raw).hexdigest(), mtime, size, keep)
 
     def forget_view(self, path: Path) -> None:
         with self.lock:

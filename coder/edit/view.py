@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from coder.edit import fileio
+from coder.edit import fileio, paths
 from coder.edit.errors import EditError, FileFormatError, PathError
 from coder.edit.ops import Editor, _missing_message
 
@@ -40,21 +40,28 @@ def _fmt(lines: list[str], first: int) -> str:
 
 def view(editor: Editor, path_arg: str, view_range: list[int] | None = None,
          max_chars: int | None = None) -> ViewResult:
-    path = editor.resolve(path_arg, for_write=False)
+    with paths.beneath_errors(path_arg):
+        return _view(editor, path_arg, view_range, max_chars)
+
+
+def _view(editor: Editor, path_arg: str, view_range: list[int] | None, max_chars: int | None) -> ViewResult:
+    loc = editor.locate(path_arg, for_write=False)
+    path = loc.path
     display = editor.display(path)
-    if not path.exists():
-        raise PathError(_missing_message(path_arg, path).replace(" Use `create` to make a new file.", ""))
-    if path.is_dir():
+    kind = editor.fs.kind(loc.rel) if loc.rel else "dir"
+    if kind is None:
+        raise PathError(_missing_message(path_arg, loc).replace(" Use `create` to make a new file.", ""))
+    if kind == "dir":
         if view_range:
             raise EditError(f"{display} is a directory; view_range only applies to files")
         from coder.edit.listing import list_directory
 
-        return ViewResult(list_directory(path, display + "/" if display != "." else "the workspace"), path, display)
-    size = path.stat().st_size
+        return ViewResult(list_directory(loc, display + "/" if display != "." else "the workspace"), path, display)
+    raw, st = fileio.read_raw(loc, editor.max_bytes + 1)
+    size = max(st.st_size, len(raw))
     note = ""
     if size > editor.max_bytes:
-        with path.open("rb") as handle:
-            head = handle.read(64 * 1024)
+        head = raw[:64 * 1024]
         kind = fileio.sniff_binary(head[: fileio.SNIFF_BYTES], path)
         if kind:
             raise FileFormatError(f"{display} is a {kind} ({fileio.human_size(size)}); the editor only shows text")
@@ -62,7 +69,6 @@ def view(editor: Editor, path_arg: str, view_range: list[int] | None = None,
         return ViewResult(f"{display} is {fileio.human_size(size)}, too large to view whole or edit here. First "
                           f"{len(text)} lines:\n{_fmt(text, 1)}\nUse the shell (grep -n, sed -n 'A,Bp') to read "
                           "other parts.", path, display, True)
-    raw = path.read_bytes()
     try:
         ft = fileio.decode(raw, path)
         text = ft.text
@@ -71,7 +77,7 @@ def view(editor: Editor, path_arg: str, view_range: list[int] | None = None,
             raise
         text = raw.decode("utf-8", "replace").replace("\r\n", "\n")
         note = f"note: {exc} Undecodable bytes are shown as \ufffd; edits to this file are refused.\n"
-    editor.state.record_view(path, raw, text)
+    editor.state.record_view(path, raw, text, st)
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()

@@ -22,8 +22,9 @@ MAP_BUDGET = 1200
 
 def repo_files(root: Path, limit: int = 20_000) -> list[str]:
     try:
-        out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=root, capture_output=True,
-                             text=True, timeout=30)
+        from coder.vcs import hostgit
+
+        out = hostgit.run(root, ["ls-files", "-co", "--exclude-standard"], timeout=30)
         if out.returncode == 0:
             return out.stdout.splitlines()[:limit]
     except (OSError, subprocess.TimeoutExpired):

@@ -41,6 +41,13 @@ class SessionOptions:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     no_sandbox: bool = False
+    #: True: trust the workspace for this session (`--trust`); False: never (`--no-trust`, batch runs);
+    #: None: the user's stored decision, or their answer when the frontend can ask
+    trust: bool | None = None
+
+
+#: asks the user whether to trust a workspace (True = trust and remember); frontends that cannot ask pass None
+TrustAsker = Callable[[Any, str], bool]
 
 
 @dataclass
@@ -55,16 +62,52 @@ class Opened:
 
 def git_root(cwd: Path) -> Path | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True, text=True,
-                             timeout=10)
+        from coder.vcs import hostgit
+
+        out = hostgit.run(cwd, ["rev-parse", "--show-toplevel"], timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
 
 
+def decide_trust(workspace: Path, choice: bool | None, ask_trust: TrustAsker | None) -> tuple[bool, Any, str]:
+    """(trusted, what the repository defines, why) for a session in `workspace`; see coder/trust.py."""
+    from coder import trust
+
+    request = trust.inspect(workspace)
+    if choice is not None:
+        return choice, request, "--trust" if choice else "--no-trust"
+    state = trust.status(request)
+    if state.trusted:
+        return True, request, state.reason
+    if request.wants_anything and ask_trust is not None and ask_trust(request, state.reason):
+        trust.grant(request)
+        return True, request, "trusted now"
+    return False, request, state.reason
+
+
+def trust_notes(config: dict[str, Any], request: Any, why: str) -> list[str]:
+    """What the session says once about trust: what was ignored, and how to change that."""
+    notes = []
+    if not config["_trusted"] and request.wants_anything:
+        what = "; ".join(w.line() for w in request.wanted[:8]) + ("; ..." if len(request.wanted) > 8 else "")
+        notes.append(f"this workspace is not trusted ({why}), so coder ignores what it defines: {what}. "
+                     "Check those files, then `coder trust` (or --trust for one run) to use them.")
+    ignored = [line for line in config["_ignored"] if "the workspace is not trusted" not in line]
+    if ignored:
+        notes.append("repository settings ignored: " + "; ".join(ignored))
+    notes.extend(f"trust: {problem}" for problem in request.problems)
+    return notes
+
+
 def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
-                 ask: AskHandler = no_questions) -> Opened:
-    """Open a new or resumed session. Raises CoderError subclasses for every user mistake."""
+                 ask: AskHandler = no_questions, ask_trust: TrustAsker | None = None) -> Opened:
+    """Open a new or resumed session. Raises CoderError subclasses for every user mistake.
+
+    `ask_trust(request, reason)` is called when the workspace defines things that run (servers, hooks, tools)
+    and the user has not trusted it (or it changed since): interactive frontends show the request and answer."""
+    from coder import trust
+
     cwd = options.cwd.expanduser().resolve()
     if not cwd.is_dir():
         raise UsageError(f"--cwd {options.cwd}: not a directory.")
@@ -72,7 +115,10 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     workspace = root or cwd
     flags = {"model": options.model, "permission_mode": options.permission_mode, "max_turns": options.max_turns,
              "max_cost": options.max_cost, "max_wall_time": options.max_wall_time}
-    config = load_config(workspace, flags)
+    trusted, request, why = decide_trust(workspace, options.trust, ask_trust)
+    config = load_config(workspace, flags, trusted=trusted)
+    config["_mcp_approved"] = request.servers if options.trust else trust.approved_servers(workspace)
+    trust.remember_decision(workspace, trusted)
     if options.no_sandbox:
         config["sandbox"]["enabled"] = False
     from coder.sandbox.profile import SandboxConfig
@@ -82,7 +128,7 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     from coder.policy.rules import policy_from_config
 
     # what only needs the config is checked before a session is stored, so a mistake leaves no empty session
-    policy = policy_from_config(config, config["permission_mode"], options.allow, options.deny, workspace)
+    policy = policy_from_config(config, config["permission_mode"], options.allow, options.deny, workspace, cwd)
     parse_hooks(config.get("hooks") or {})
 
     store = SessionStore(paths.sessions_db())
@@ -108,7 +154,7 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
         store.set_status(session_id, "running")
     try:
         return _assemble(options, config, store, row, restored, provider, session_id, workspace, cwd, root, policy,
-                         on_event, ask)
+                         on_event, ask, trust_notes(config, request, why))
     except BaseException:
         store.set_status(session_id, "failed to start")
         raise
@@ -116,7 +162,7 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
 
 def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionStore, row: Any, restored: Any,
               provider: Any, session_id: str, workspace: Path, cwd: Path, root: Path | None, policy: Any,
-              on_event: Callable[[ev.Event], None], ask: AskHandler) -> Opened:
+              on_event: Callable[[ev.Event], None], ask: AskHandler, notes: list[str]) -> Opened:
     """The session's parts, once it is stored (events from here on are persisted)."""
 
     def record(event: ev.Event) -> None:
@@ -133,6 +179,8 @@ def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionSto
                            resumed=row is not None, version=__version__))
     if root is None:
         note("not a git repository: checkpoints, /undo and commits are off")
+    for line in notes:
+        note(line)
     instructions = discover(workspace, cwd, int(config["instructions"].get("max_bytes", 32_000)))
     if instructions.truncated:
         note(f"project instructions were cut at {config['instructions'].get('max_bytes')} characters")
@@ -170,10 +218,10 @@ def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionSto
         hooks=hooks_from_config(config, workspace, session_id, note),
         max_tokens=int(config["max_tokens"]), thinking_budget=config.get("thinking_budget"),
     )
-    if "task" in parts.tools:
-        from coder.engine.subagents import Parent, make_spawner
+    if "task" in parts.tools:  # agent definitions are read here, once (the repository's only when trusted)
+        from coder.engine.subagents import Parent, install_subagents
 
-        tool_ctx.services["spawn_subagent"] = make_spawner(Parent(session_id, provider, config, store, tool_ctx))
+        install_subagents(Parent(session_id, provider, config, store, tool_ctx, policy, parts.hooks))
     return Opened(Session(parts, restored), store, config, workspace, root is not None, row is not None)
 
 
@@ -184,7 +232,7 @@ def session_tools(config: dict[str, Any], workspace: Path, note: Callable[[str],
     from coder.tools.registry import builtin_tools
 
     tools: dict[str, Any] = builtin_tools()
-    tools.update(load_custom_tools(workspace, set(tools)))
+    tools.update(load_custom_tools(workspace, set(tools), bool(config.get("_trusted")), note))
     tools.update(load_mcp_tools(config, workspace, note))
     return tools
 

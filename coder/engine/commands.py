@@ -271,9 +271,10 @@ ALIASES = {"exit": "quit", "q": "quit", "?": "help", "new": "clear"}
 def all_commands(workspace: Path) -> dict[str, Command]:
     """Built-ins first; custom commands (coder/engine/custom_commands.py) add names, never shadow one."""
     from coder.engine.custom_commands import discover
+    from coder.trust import decided
 
     commands = dict(BUILTINS)
-    for name, custom in discover(workspace, set(BUILTINS) | set(ALIASES)).items():
+    for name, custom in discover(workspace, set(BUILTINS) | set(ALIASES), decided(workspace)).items():
         commands[name] = Command(name, custom.summary, custom.usage, None, custom, custom.allowed_tools,
                                  custom.source)
     return commands

@@ -70,16 +70,23 @@ def load_custom(path: Path) -> CustomCommand:
     return CustomCommand(path.stem.lower(), summary, usage, body, [str(t) for t in tools], str(path))
 
 
-def custom_dirs(workspace: Path) -> list[Path]:
+def custom_dirs(workspace: Path, trusted: bool = False) -> list[Path]:
+    """The user's folder, then the repository's (later wins) when the workspace is trusted."""
     from coder.paths import config_dir
 
-    return [config_dir() / "commands", workspace / ".coder" / "commands"]  # later wins
+    return [config_dir() / "commands"] + ([workspace / ".coder" / "commands"] if trusted else [])
 
 
-def discover(workspace: Path, reserved: set[str]) -> dict[str, CustomCommand]:
-    """Every custom command by name; broken files are listed (with why) instead of failing the whole list."""
+def discover(workspace: Path, reserved: set[str], trusted: bool = False) -> dict[str, CustomCommand]:
+    """Every custom command by name; broken files are listed (with why) instead of failing the whole list.
+
+    A repository's command never pre-allows tools (`allowed-tools`): an allow rule is the user's to give, so
+    only commands from the user's own folder carry one."""
+    from coder.paths import config_dir
+
     found: dict[str, CustomCommand] = {}
-    for folder in custom_dirs(workspace):
+    user_dir = config_dir() / "commands"
+    for folder in custom_dirs(workspace, trusted):
         if not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.md")):
@@ -90,4 +97,6 @@ def discover(workspace: Path, reserved: set[str]) -> dict[str, CustomCommand]:
                 found[name] = load_custom(path)
             except CoderError as exc:
                 found[name] = CustomCommand(name, f"(broken: {exc})", source=str(path))
+            if folder != user_dir:
+                found[name].allowed_tools = []
     return found

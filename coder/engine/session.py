@@ -273,8 +273,7 @@ class Session:
     def _permission(self, use: ToolUseBlock, tool: Tool) -> ToolResultBlock | None:
         """None when the call may run; otherwise the denial result."""
         parts = self.parts
-        contract = tool.contract
-        permission = "read" if use.input.get("command") in contract.read_commands else contract.permission
+        permission = tool.permission_for(use.input, parts.tool_ctx)
         decision = parts.policy.decide(use.name, permission, use.input)
         if decision.action == "ask":
             request = ev.PermissionRequest(use.id, use.name, use.input, decision.reason, decision.suggested_rule)
@@ -339,7 +338,11 @@ class Session:
 
 
 def no_questions(request: ev.PermissionRequest) -> PermissionAnswer:
-    """The headless answer to `ask`: deny, never block."""
-    return PermissionAnswer(False, message="headless run: the policy asks for approval and nobody can answer "
-                            "(allow it with --allow or a [permissions] rule, or use --permission-mode auto)")
+    """The headless answer to `ask`: deny, never block. The model reads why; a call no rule can allow (a protected
+    path: the policy offers no rule for it) gets no hint to allow it."""
+    why = f": {request.reason}" if request.reason else ""
+    hint = (" (allow it with --allow or a [permissions] rule, or use --permission-mode auto)"
+            if request.suggested_rule else "")
+    return PermissionAnswer(False, message=f"headless run, and the policy asks for approval that nobody can give"
+                            f"{why}{hint}")
 

@@ -1,10 +1,16 @@
-"""Subagent definitions: the built-in `explore` agent plus Markdown files in `.coder/agents/` and the config dir's
-`agents/` (front matter: name, description, tools, model, max_turns, max_cost, permission_mode; body: its prompt)."""
+"""Subagent definitions: the built-in `explore` agent plus Markdown files in the config dir's `agents/` and, in a
+trusted workspace only, `.coder/agents/` (front matter: name, description, tools, model, max_turns, max_cost,
+permission_mode; body: its prompt).
+
+A definition says what a child session may do, so it is read once, when the session opens (see
+coder/engine/subagents.py): an agent file the model or a sandboxed command writes during the session is never
+picked up by that session, and a cloned repository's definitions count only once the user trusts it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from coder.errors import ConfigError
 from coder.ext.frontmatter import read_front_matter
@@ -63,11 +69,52 @@ def load_agent(path: Path) -> AgentDefinition:
         raise ConfigError(f"{path}: {exc}.") from exc
 
 
-def load_agents(workspace: Path) -> dict[str, AgentDefinition]:
+def load_agents(workspace: Path, *, trusted: bool = False) -> dict[str, AgentDefinition]:
+    """Built-in agents, then the user's (config dir), then the workspace's when it is `trusted` (later wins).
+
+    Untrusted, `.coder/agents/` is not read at all. Trusted, a symlinked `.coder`, `.coder/agents` or agent file
+    is skipped, as coder/trust.py skips it when it fingerprints what the user trusted: its target is not the
+    repository's to define."""
     agents = dict(BUILTIN_AGENTS)
-    for folder in (config_dir() / "agents", workspace / ".coder" / "agents"):
-        if folder.is_dir():
-            for path in sorted(folder.glob("*.md")):
-                agent = load_agent(path)
-                agents[agent.name] = agent
+    for path in _agent_files(config_dir() / "agents", follow=True):
+        agent = load_agent(path)
+        agents[agent.name] = agent
+    if trusted:
+        for path in _agent_files(workspace / ".coder" / "agents", follow=False):
+            agent = load_agent(path)
+            agents[agent.name] = agent
     return agents
+
+
+def _agent_files(folder: Path, follow: bool) -> list[Path]:
+    if not follow and (folder.parent.is_symlink() or folder.is_symlink()):
+        return []
+    if not folder.is_dir():
+        return []
+    return [p for p in sorted(folder.glob("*.md")) if follow or not p.is_symlink()]
+
+
+#: permission classes by power; the `task` tool is classed by its agent's most powerful tool
+Permission = Literal["read", "write", "execute", "network"]
+_POWER: dict[str, int] = {"read": 0, "write": 1, "network": 2, "execute": 3}
+
+
+def agent_permission(agent: AgentDefinition) -> Permission:
+    """The permission class of starting `agent`: what it CAN do under its own mode.
+
+    An agent whose mode is plan is "read": its child session runs a plan-mode policy (the parent's rules with
+    mode plan), which denies every edit and every shell command that is not on the read-only list, whatever tools
+    it has, so it can do no more than its parent could in plan mode itself. That is why the built-in `explore`
+    agent (editor and bash, for viewing and read-only commands) runs in plan mode. Any other agent is classed by
+    the most powerful tool it may use, as its tools' contracts class them (bash: execute; the editor and
+    apply_patch: write, since the agent may call more than the editor's `view`; the rest: read).
+
+    The parent's mode is deliberately not part of this: a plan-mode parent that starts a writing agent is asking
+    to write, and plan mode denies that plainly, instead of starting a child whose every step is denied."""
+    if agent.permission_mode == "plan":
+        return "read"
+    from coder.tools.registry import load_contracts
+
+    contracts = load_contracts()
+    classes = [contracts[name].permission for name in agent.tools if name in contracts and name != "task"]
+    return max(classes, key=_POWER.__getitem__, default="read")

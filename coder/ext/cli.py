@@ -15,12 +15,18 @@ def mcp_command(args) -> int:
     from pathlib import Path
 
     from coder.config import load_config
-    from coder.engine.builder import git_root
+    from coder.engine.builder import decide_trust, git_root
     from coder.ext.mcp_client import MCPManager, server_log, servers_from_config, tool_name
+    from coder.trust import approved_servers
 
     cwd = Path(getattr(args, "cwd", ".")).resolve()
     workspace = git_root(cwd) or cwd
-    servers = servers_from_config(load_config(workspace), workspace)
+    trusted, _, why = decide_trust(workspace, None, None)
+    config = load_config(workspace, trusted=trusted)
+    config["_mcp_approved"] = approved_servers(workspace)
+    servers = servers_from_config(config, workspace, lambda line: print(line))
+    if not trusted and (workspace / ".mcp.json").exists():
+        print(f"{workspace}/.mcp.json is ignored: the workspace is not trusted ({why}); `coder trust` shows it")
     if not servers:
         print("no MCP servers configured ([mcp.servers.NAME] in config, or .mcp.json in the repository)")
         return 0

@@ -17,6 +17,7 @@ import json
 import re
 import shlex
 import string
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,19 +90,28 @@ def load_custom_tool(path: Path) -> CommandTool:
                        bool(data.get("sandbox", True)))
 
 
-def custom_tool_dirs(workspace: Path) -> list[Path]:
-    """User folder first, project folder last (it wins)."""
-    return [config_dir() / "tools", workspace / ".coder" / "tools"]
+def custom_tool_dirs(workspace: Path, trusted: bool = False) -> list[Path]:
+    """User folder first, project folder last (it wins); the project's only in a trusted workspace."""
+    return [config_dir() / "tools"] + ([workspace / ".coder" / "tools"] if trusted else [])
 
 
-def load_custom_tools(workspace: Path, reserved: set[str]) -> dict[str, Tool]:
+def load_custom_tools(workspace: Path, reserved: set[str], trusted: bool = False,
+                      report: Callable[[str], None] | None = None) -> dict[str, Tool]:
+    """Custom tools by name. A repository's tool that asks for `sandbox = false` is left out (and reported) even
+    when trusted: running outside the sandbox is the user's decision, made in their own config dir."""
     tools: dict[str, Tool] = {}
-    for folder in custom_tool_dirs(workspace):
+    user_dir = config_dir() / "tools"
+    for folder in custom_tool_dirs(workspace, trusted):
         if not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.json")):
             tool = load_custom_tool(path)
             if tool.contract.name in reserved:
                 raise ConfigError(f"custom tool {path}: {tool.contract.name!r} is a built-in tool name.")
+            if folder != user_dir and not tool.sandbox:
+                if report:
+                    report(f"custom tool {path} left out: `sandbox = false` is only honoured in your own config "
+                           f"dir ({user_dir}), never in a repository")
+                continue
             tools[tool.contract.name] = tool
     return tools

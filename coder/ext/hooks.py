@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 from coder.engine import events as ev
 from coder.errors import ConfigError
 from coder.tools.base import ToolResult
+from coder.vcs.hostgit import scrubbed_host_env
 
 EVENTS = ("before_tool", "after_tool", "before_commit", "turn_end", "session_end")
 BLOCK_EXIT = 2
@@ -92,7 +92,7 @@ class HookRunner:
         else:
             try:
                 proc = subprocess.run(["/bin/bash", "-c", hook.command], cwd=self.workspace, input=data, text=True,
-                                      capture_output=True, timeout=hook.timeout, env=dict(os.environ))
+                                      capture_output=True, timeout=hook.timeout, env=scrubbed_host_env())
                 outcome = HookOutcome(proc.returncode, (proc.stdout + proc.stderr)[-OUTPUT_CAP:], False)
             except subprocess.TimeoutExpired:
                 outcome = HookOutcome(None, "", True)

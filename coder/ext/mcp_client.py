@@ -19,6 +19,7 @@ import asyncio
 import json
 import re
 import threading
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,10 +68,29 @@ def _server(name: str, data: Any, source: str) -> ServerConfig:
                         float(data.get("startup_timeout", 20)), float(data.get("call_timeout", 120)), source)
 
 
-def servers_from_config(config: dict[str, Any], workspace: Path) -> list[ServerConfig]:
+def servers_from_config(config: dict[str, Any], workspace: Path,
+                        report: Callable[[str], None] | None = None) -> list[ServerConfig]:
+    """The servers to start. The repository's own (`.mcp.json`, or `[mcp.servers]` set by its config) only in a
+    trusted workspace, and each only if the user approved that name with that very command line (coder/trust.py):
+    a server whose command changed since is left out and reported, never started."""
+    from coder.trust import server_line
+
+    trusted = bool(config.get("_trusted"))
+    approved: dict[str, str] = config.get("_mcp_approved") or {}
+    provenance: dict[str, str] = config.get("_provenance") or {}
     servers: dict[str, ServerConfig] = {}
+
+    def repository_server(name: str, entry: Any, source: str) -> None:
+        server = _server(name, entry, source)  # a broken entry is an error even before it is approved
+        if approved.get(name) != server_line(entry):
+            if report:
+                report(f"MCP server {name!r} from {source} was not started: you have not approved it with this "
+                       "command line (`coder trust` shows and approves it)")
+            return
+        servers[name] = server
+
     mcp_json = workspace / ".mcp.json"
-    if mcp_json.is_file():
+    if trusted and mcp_json.is_file() and not mcp_json.is_symlink():
         try:
             data = json.loads(mcp_json.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -79,12 +99,16 @@ def servers_from_config(config: dict[str, Any], workspace: Path) -> list[ServerC
         if not isinstance(entries, dict):
             raise ConfigError(f"{mcp_json}: expected {{\"mcpServers\": {{NAME: {{...}}}}}}.")
         for name, entry in entries.items():
-            servers[name] = _server(name, entry, str(mcp_json))
+            repository_server(name, entry, str(mcp_json))
     section = (config.get("mcp") or {}).get("servers") or {}
     if not isinstance(section, dict):
         raise ConfigError("[mcp.servers] must be a table of servers ([mcp.servers.NAME]).")
     for name, entry in section.items():
-        servers[name] = _server(name, entry, "config [mcp.servers]")
+        layers = {v for k, v in provenance.items() if k.startswith(f"mcp.servers.{name}.")}
+        if any(layer.startswith("repository") for layer in layers):
+            repository_server(name, entry, "repository config [mcp.servers]")
+        else:
+            servers[name] = _server(name, entry, "config [mcp.servers]")
     return list(servers.values())
 
 

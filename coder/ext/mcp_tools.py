@@ -39,7 +39,7 @@ def contract_for(server: str, tool: Any) -> ToolContract:
 def load_mcp_tools(config: dict[str, Any], workspace: Path,
                    report: Callable[[str], None] | None = None) -> dict[str, Tool]:
     """Start the configured servers and return their tools (none, and no thread, when nothing is configured)."""
-    servers = servers_from_config(config, workspace)
+    servers = servers_from_config(config, workspace, report)
     if not servers:
         return {}
     manager = MCPManager(servers, workspace)

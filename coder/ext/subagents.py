@@ -2,27 +2,41 @@
 final report comes back, so wide searches do not fill the caller's context.
 
 The child session is made by the engine (`ctx.services["spawn_subagent"]`, injected by the builder), which keeps
-imports one way: this tool never imports the engine."""
+imports one way: this tool never imports the engine. The agent definitions are the session's, read once when it
+opened (`ctx.services["subagents"]`): the same ones classify a call here and start the child there."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from coder.tools.base import Tool, ToolContext, ToolResult
+from coder.ext.agents import AgentDefinition, agent_permission
+from coder.tools.base import PermissionClass, Tool, ToolContext, ToolResult
 
 #: spawn(agent_name, prompt, description) -> (report, is_error, data)
 Spawner = Callable[[str, str, str], tuple[str, bool, dict[str, Any]]]
+DEFAULT_AGENT = "explore"
+
+
+def agent_name(args: dict[str, Any]) -> str:
+    return str(args.get("agent") or DEFAULT_AGENT)
 
 
 class TaskTool(Tool):
     def __init__(self, contract) -> None:
         self.contract = contract
 
+    def permission_for(self, args: dict[str, Any], ctx: ToolContext) -> PermissionClass:
+        """Classed by the agent it would start (see `agent_permission`), not by the contract: a `task` is as
+        powerful as the most powerful tool its agent may use. An unknown agent is "read": nothing starts, the
+        call only reports which agents exist."""
+        agents: dict[str, AgentDefinition] = ctx.services.get("subagents") or {}
+        agent = agents.get(agent_name(args))
+        return "read" if agent is None else agent_permission(agent)
+
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         spawn: Spawner | None = ctx.services.get("spawn_subagent")
         if spawn is None:
             return ToolResult("Subagents are not available in this session.", True)
-        report, is_error, data = spawn(str(args.get("agent") or "explore"), args["prompt"],
-                                       str(args.get("description", "")))
+        report, is_error, data = spawn(agent_name(args), args["prompt"], str(args.get("description", "")))
         return ToolResult(report, is_error, data=data)

@@ -1,9 +1,14 @@
 """The rules engine behind the engine's PermissionPolicy: allow / ask / deny rules, modes, remembered answers.
 
 Evaluation of one call:
-1. `deny` rules: any matching part (one simple command of a compound line, one path of a patch) denies.
-2. `ask` rules: any matching part asks, whatever the mode.
-3. Every part must then be allowed on its own: by an `allow` rule (config, flags, remembered answers), by the
+0. A write whose real path (symlinks followed) leaves the workspace is denied.
+1. `deny` rules: any matching part (one simple command of a compound line, one path of a patch, either name of a
+   path: as written or resolved, see coder/policy/targets.py) denies.
+2. Protected paths (coder/protected.py, plus any git directory): a write by the editor or apply_patch asks, in
+   every mode, auto included, and no allow rule or remembered answer skips that (plan mode: denied). The ask
+   offers no "always allow" rule. Headless, an ask is a denial the model reads, with this reason.
+3. `ask` rules: any matching part asks, whatever the mode.
+4. Every part must then be allowed on its own: by an `allow` rule (config, flags, remembered answers), by the
    built-in read-only list (shell commands, in every mode), or by the mode:
    - plan: reads only; everything else is denied (the read-only shell list still runs);
    - ask: reads run, writes and commands ask;
@@ -26,11 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.edit.errors import PatchError
+from coder.edit.patch import parse_patch
 from coder.errors import ConfigError
 from coder.policy.base import MODES, Decision, Mode, PermissionAnswer
 from coder.policy.patterns import WRITE_TOOLS, Rule, parse_rules
 from coder.policy.readonly import is_read_only
 from coder.policy.shellparse import SimpleCommand, split_command
+from coder.policy.targets import Target, protection, resolve_target
 
 PROJECT_FILE = ".coder/permissions.json"
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
@@ -42,8 +50,16 @@ _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9:_.-]*$")
 
 
 def patch_paths(patch: str) -> list[str]:
-    """The files an apply_patch text touches (`*** Add/Update/Delete File: P`, `*** Move to: P`)."""
-    return list(dict.fromkeys(m.group(1) for m in _PATCH_PATH.finditer(patch or "")))
+    """The files an apply_patch text touches (`*** Add/Update/Delete File: P`, `*** Move to: P`): what the tool's
+    own parser reads (so a policy check can never see other paths than the write), plus every header line the
+    pattern finds, for a patch the parser rejects or reads differently."""
+    found = [m.group(1).strip() for m in _PATCH_PATH.finditer(patch or "")]
+    try:
+        ops = parse_patch(patch).ops
+    except PatchError:
+        ops = []
+    found += [path for op in ops for path in (op.path, op.move_to) if path]
+    return list(dict.fromkeys(p for p in found if p))
 
 
 def suggest_bash_rule(cmd: SimpleCommand) -> str:
@@ -72,6 +88,8 @@ class RulePolicy:
     ask: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)
     project_dir: Path | None = None
+    #: where relative paths start (the session's working directory); default the project
+    cwd: Path | None = None
     #: rules remembered for this session only
     session_allow: list[Rule] = field(default_factory=list)
 
@@ -82,8 +100,7 @@ class RulePolicy:
             permission = "read"
         if tool == "bash":
             return self._decide_bash(args)
-        paths = self._paths(tool, permission, args)
-        return self._decide_generic(tool, permission, paths)
+        return self._decide_generic(tool, permission, self._targets(tool, args))
 
     def remember(self, answer: PermissionAnswer) -> None:
         if not answer.allow or not answer.rule:
@@ -108,8 +125,8 @@ class RulePolicy:
             if rule is not None:
                 return Decision("deny", f"`{part.text}` matches the deny rule {rule}", rule=str(rule))
             for target in part.writes_files:  # `> .env` is an edit of .env
-                rule = _first([r for r in self.deny if r.tool == "edit"], "str_replace_based_edit_tool", "write",
-                              self._relative(target))
+                rule = _first_any([r for r in self.deny if r.tool == "edit"], "str_replace_based_edit_tool",
+                                  "write", self._target(target).names)
                 if rule is not None:
                     return Decision("deny", f"`{part.text}` writes {target}, which matches the deny rule {rule}",
                                     rule=str(rule))
@@ -139,59 +156,67 @@ class RulePolicy:
 
     # ---- other tools -------------------------------------------------------------------------------------
 
-    def _paths(self, tool: str, permission: str, args: dict[str, Any]) -> list[str]:
+    def _targets(self, tool: str, args: dict[str, Any]) -> list[Target]:
         raw: list[str] = []
         if tool == "apply_patch":
             raw = patch_paths(str(args.get("patch") or args.get("input") or ""))
         elif isinstance(args.get("path"), str):
             raw = [args["path"]]
-        return [self._relative(p) for p in raw]
+        return [self._target(p) for p in raw]
 
-    def _relative(self, path: str) -> str:
-        if self.project_dir is None:
-            return path
-        p = Path(path)
-        absolute = p if p.is_absolute() else self.project_dir / p
-        try:
-            return Path(os.path.normpath(absolute)).relative_to(self.project_dir).as_posix()
-        except ValueError:
-            return os.path.normpath(absolute)
+    def _target(self, path: str) -> Target:
+        return resolve_target(path, self.project_dir, self.cwd)
 
-    def _decide_generic(self, tool: str, permission: str, paths: list[str]) -> Decision:
-        subjects: list[str | None] = list(paths) or [None]
+    def _decide_generic(self, tool: str, permission: str, targets: list[Target]) -> Decision:
+        subjects: list[Target | None] = list(targets) or [None]
         allows = self.allow + self.session_allow
-        for subject in subjects:
-            rule = _first(self.deny, tool, permission, subject)
+        is_write = permission != "read" and (permission == "write" or tool in WRITE_TOOLS)
+        if tool in WRITE_TOOLS and is_write and self.project_dir is not None:  # our file tools: `path` is a file
+            for t in targets:
+                if t.real is None:
+                    return Decision("deny", f"{tool} on {t.written}: it resolves to {t.real_abs}, outside the "
+                                    f"workspace {self.project_dir}; writes stay inside the workspace",
+                                    rule="outside-workspace")
+        for t in subjects:
+            rule = _first_any(self.deny, tool, permission, _names(t))
             if rule is not None:
-                return Decision("deny", f"{tool}{f' on {subject}' if subject else ''} matches the deny rule {rule}",
-                                rule=str(rule))
-        for subject in subjects:
-            rule = _first(self.ask, tool, permission, subject)
+                return Decision("deny", f"{tool}{_on(t)} matches the deny rule {rule}", rule=str(rule))
+        if is_write:
+            why = [w for w in (protection(t, self.project_dir) for t in targets) if w]
+            if why and self.mode == "plan":
+                return Decision("deny", f"plan mode is read-only: {why[0]}", rule="mode:plan")
+            if why:  # asked in every mode, whatever the allow rules say; no "always allow" is offered
+                return Decision("ask", f"{'; '.join(why)}. Writing it always needs your approval, in every "
+                                "permission mode", rule="protected")
+        for t in subjects:
+            rule = _first_any(self.ask, tool, permission, _names(t))
             if rule is not None:
-                return Decision("ask", f"{tool}{f' on {subject}' if subject else ''} matches the ask rule {rule}",
-                                rule=str(rule), suggested_rule=self._suggest(tool, permission, subject))
+                return Decision("ask", f"{tool}{_on(t)} matches the ask rule {rule}",
+                                rule=str(rule), suggested_rule=self._suggest(tool, permission, t))
         if permission == "read":
             return Decision("allow", rule="class:read")
-        pending = [s for s in subjects if _first(allows, tool, permission, s) is None]
+        # an allow rule must cover every name a file goes by: a rule for a link's name never lends itself to the
+        # file behind it
+        pending = [t for t in subjects if not all(_first(allows, tool, permission, n) is not None for n in _names(t))]
         if not pending:
             return Decision("allow", "allowed by rules", rule="rules")
         subject = pending[0]
-        is_write = permission == "write" or tool in WRITE_TOOLS
         if self.mode == "auto" or (self.mode == "auto-edit" and is_write):
             return Decision("allow", rule=f"mode:{self.mode}")
         if self.mode == "plan":
             return Decision("deny", f"plan mode is read-only: {tool} ({permission}) does not run", rule="mode:plan")
-        target = f" on {subject}" if subject else ""
-        return Decision("ask", f"{tool}{target} needs approval in {self.mode} mode",
+        return Decision("ask", f"{tool}{_on(subject)} needs approval in {self.mode} mode",
                         suggested_rule=self._suggest(tool, permission, subject))
 
-    def _suggest(self, tool: str, permission: str, subject: str | None) -> str:
-        if subject is not None and (tool in WRITE_TOOLS or permission == "write"):
-            return f"edit({subject})"
-        if subject is not None and permission == "read":
-            return f"read({subject})"
+    def _suggest(self, tool: str, permission: str, subject: Target | None) -> str | None:
+        if subject is not None and len(subject.names) > 1:
+            return None  # through a symlink: no one rule covers both names (see above); "once" only
+        name = subject.written if subject is not None else None
+        if name is not None and (tool in WRITE_TOOLS or permission == "write"):
+            return f"edit({name})"
+        if name is not None and permission == "read":
+            return f"read({name})"
         return tool
-
     # ---- project file ------------------------------------------------------------------------------------
 
     def _save_project_rule(self, rule: str) -> None:
@@ -208,6 +233,25 @@ class RulePolicy:
             json.dump(data, f, indent=2)
             f.write("\n")
         os.replace(tmp, path)
+
+
+def _names(target: Target | None) -> tuple[str | None, ...]:
+    return (None,) if target is None else target.names
+
+
+def _on(target: Target | None) -> str:
+    if target is None:
+        return ""
+    return f" on {target.written}" + (f" (really {target.real})" if len(target.names) > 1 else "")
+
+
+def _first_any(rules: list[Rule], tool: str, permission: str, subjects: tuple[str | None, ...]) -> Rule | None:
+    """The first rule that matches any of the names (deny and ask: one match is enough)."""
+    for subject in subjects:
+        rule = _first(rules, tool, permission, subject)
+        if rule is not None:
+            return rule
+    return None
 
 
 def _first(rules: list[Rule], tool: str, permission: str, subject: str | None) -> Rule | None:
@@ -241,8 +285,10 @@ def load_project_file(path: Path) -> dict[str, list[str]]:
 
 
 def policy_from_config(config: dict[str, Any], mode: str, allow: list[str] | None = None,
-                       deny: list[str] | None = None, project_dir: Path | None = None) -> RulePolicy:
-    """Build the policy from `[permissions]` in config, `.coder/permissions.json`, and the --allow/--deny flags."""
+                       deny: list[str] | None = None, project_dir: Path | None = None,
+                       cwd: Path | None = None) -> RulePolicy:
+    """Build the policy from `[permissions]` in config, `.coder/permissions.json`, and the --allow/--deny flags.
+    `cwd` is where the tools take relative paths from (default `project_dir`)."""
     if mode not in MODES:
         raise ConfigError(f"permission mode {mode!r} is not one of {', '.join(MODES)}")
     section = config.get("permissions") or {}
@@ -256,4 +302,5 @@ def policy_from_config(config: dict[str, Any], mode: str, allow: list[str] | Non
         ask=parse_rules(list(section.get("ask") or []) + project.get("ask", []), where),
         deny=parse_rules(list(deny or []) + list(section.get("deny") or []) + project.get("deny", []), where),
         project_dir=project_dir.resolve() if project_dir is not None else None,
+        cwd=cwd.resolve() if cwd is not None else None,
     )

@@ -87,10 +87,11 @@ def handler(args: argparse.Namespace) -> int:
 def _config(root, args: argparse.Namespace) -> dict[str, Any]:
     try:
         from coder.config import load_config
+        from coder.trust import is_trusted
     except ImportError:
         return {}
     model = getattr(args, "model", None)
-    config = load_config(root, {"model": model} if model else None)
+    config = load_config(root, {"model": model} if model else None, trusted=is_trusted(root))
     if getattr(args, "no_sandbox", False):
         config.setdefault("sandbox", {})["enabled"] = False
     return config

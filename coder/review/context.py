@@ -122,8 +122,7 @@ class ReviewContext:
     def export(self, tree: str) -> Path:
         tmp = tempfile.mkdtemp(prefix="coder-review-")
         self._tmpdirs.append(tmp)
-        archive = subprocess.run(["git", "archive", "--format=tar", tree], cwd=self.root, capture_output=True,
-                                 check=True)
+        archive = run_git(self.root, "archive", "--format=tar", tree, text=False)
         subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
         return Path(tmp)
 

@@ -2,10 +2,11 @@
 
 The shape (why each piece is there):
 - The system (`/usr`, `/etc`, `/opt`, the /bin-style symlinks) read-only: tools work, nothing installs over them.
-- The workspace read-write, but `.git/hooks`, `.git/config` and `.coder/` inside it read-only, and `.git`
-  pinned in place: those are the files that make code run *outside* the sandbox later (a hook at the next
-  commit, an alias or `core.fsmonitor` in git's config, a permission rule or `sandbox.enabled = false` in
-  coder's project config).
+- The workspace read-write, but the protected paths inside it read-only (`.git/hooks`, `.git/config`, nested
+  repositories, `.coder/`, `.mcp.json`, the instruction files: see `protected_paths`), and `.git` pinned in
+  place: those are the files that make code run *outside* the sandbox later (a hook at the next commit, an
+  alias or `core.fsmonitor` in git's config, a permission rule or `sandbox.enabled = false` in coder's project
+  config, an MCP server) or steer the model.
 - `$HOME` an empty tmpfs at the same path, plus read-only toolchains found there (pyenv, cargo, nvm, the
   PATH entries under HOME) but never the usual credential folders (.ssh, .aws, .gnupg, .config, ...).
 - A private /tmp, a minimal /dev, a fresh /proc, new pid/ipc/uts namespaces (it can neither see nor signal host
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.errors import ConfigError
+from coder.sandbox.nested import nested_entries, read_regular
 
 #: mount point (inside the sandbox) of the folder where the host drops command files for the shell
 CONTROL_DIR = "/run/coder"
@@ -171,41 +173,116 @@ def outside_home_binds(home: Path, path_var: str) -> tuple[Path, ...]:
     return tuple(sorted(found))
 
 
-def protected_paths(workspace: Path) -> tuple[list[Path], list[Path]]:
-    """(paths bound onto themselves read-write, paths bound read-only) inside the workspace.
+#: files at the workspace root that configure coder or steer the model: read-only when they exist
+ROOT_FILES: tuple[str, ...] = (".mcp.json", "AGENTS.md", "CLAUDE.md")
+#: parts of the top-level git dir that make code run or steer another checkout: read-only when present
+TOP_GIT_RO: tuple[str, ...] = ("info", "modules", "worktrees", "commondir", "config.worktree")
 
-    `.git` itself becomes a mount point so it cannot be renamed away and replaced by a fresh `.git` with hooks
-    (a rename of a folder that merely *contains* mount points succeeds); a `.git` *file* (worktrees,
-    submodules) is read-only, or it could point git at a planted git dir. `.git/hooks` is created when missing
-    and `.coder/` always exists (coder creates it, empty), so neither can be planted through a missing folder:
-    a project config could turn the sandbox off for the next session."""
-    rw: list[Path] = []
+
+@dataclass(frozen=True)
+class Protected:
+    """Paths inside the workspace that the sandbox binds onto themselves: `pinned` read-write (a mount point
+    cannot be renamed away), `read_only` read-only. Both are real paths (symlinks followed) inside the
+    workspace."""
+
+    pinned: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
+
+    def covers(self, other: Protected) -> bool:
+        """Every mount `other` asks for is already in place here (a shell started with these is still safe)."""
+        return set(other.pinned) <= set(self.pinned) and set(other.read_only) <= set(self.read_only)
+
+
+def protected_paths(workspace: Path) -> Protected:
+    """What the sandbox keeps from the workspace's commands, looked up when a sandbox starts (for the persistent
+    shell: checked again before every call, see coder/sandbox/shell.py).
+
+    - The top-level git dir (or the one its `.git` file points to, when inside the workspace) is pinned in place
+      so it cannot be renamed away and replaced by a fresh one with hooks (a rename of a folder that merely
+      *contains* mount points succeeds); its hooks, config and the parts in TOP_GIT_RO are read-only. The rest
+      stays writable: git in the sandbox must still write objects, the index and refs (`git add`, `git stash`).
+      `.git/hooks` is created when missing, so it cannot be planted through a missing folder.
+    - A `.git` *file* is read-only, or it could point git at a planted git dir.
+    - Every nested repository (a `.git` folder or file below the top) is read-only as a whole, with the git dir
+      a `.git` file points to when that lies in the workspace: coder's own git on the host sees submodules and
+      embedded repositories, and their config can run code.
+    - `.coder/` always exists (coder creates it, empty) and is read-only: a project config could turn the
+      sandbox off for the next session. The root's `.mcp.json`, `AGENTS.md`, `CLAUDE.md`, and instruction files
+      in sub-folders, are read-only when they exist.
+
+    Limits: only what exists when the sandbox starts; a repository created by a command is writable until the
+    next call; the walk (coder/sandbox/nested.py) skips `node_modules` and has an upper bound."""
+    workspace = workspace.resolve()
+    pinned: list[Path] = []
     ro: list[Path] = []
     git = workspace / ".git"
     if git.is_dir() and not git.is_symlink():
-        rw.append(git)
-        hooks = git / "hooks"
-        if not hooks.exists() and not hooks.is_symlink():
-            hooks.mkdir()
-        ro += [hooks, git / "config"]
-        ro += [p for p in (git / "info", git / "modules", git / "commondir", git / "config.worktree")
-               if p.exists()]
+        _top_git_dir(git, pinned, ro)
     elif git.is_file() or git.is_symlink():
         ro.append(git)
+        target = _git_file_target(git, workspace)
+        if target is not None:
+            _top_git_dir(target, pinned, ro)
     coder_dir = workspace / ".coder"
-    if not coder_dir.exists() and not coder_dir.is_symlink():
+    _make_dir(coder_dir)
+    ro += [coder_dir] + [workspace / name for name in ROOT_FILES]
+    for found in nested_entries(workspace):
+        ro.append(found)
+        if found.name == ".git" and not found.is_dir():
+            target = _git_file_target(found, workspace)
+            if target is not None:
+                ro.append(target)
+    kept_pinned = _inside_only(pinned, workspace)
+    # a path that is (or holds) a pinned one stays writable: `sub/.git -> ../.git` must not make git read-only
+    kept_ro = [p for p in _inside_only(ro, workspace) if not any(p == q or p in q.parents for q in kept_pinned)]
+    return Protected(tuple(kept_pinned), tuple(kept_ro))
+
+
+def _top_git_dir(git: Path, pinned: list[Path], ro: list[Path]) -> None:
+    pinned.append(git)
+    _make_dir(git / "hooks")
+    ro += [git / "hooks", git / "config"] + [git / name for name in TOP_GIT_RO]
+
+
+def _make_dir(path: Path) -> None:
+    """Create a folder that must exist to be bound read-only (nothing can then be planted through it)."""
+    if not path.exists() and not path.is_symlink():
         try:
-            coder_dir.mkdir()
+            path.mkdir()
         except OSError:
             pass
-    if coder_dir.exists() or coder_dir.is_symlink():
-        ro.append(coder_dir)
-    return rw, [p for p in ro if p.exists() or p.is_symlink()]
+
+
+def _git_file_target(dot_git: Path, workspace: Path) -> Path | None:
+    """The git dir a `.git` file (`gitdir: PATH`) points to, when it is a folder inside the workspace."""
+    data = read_regular(dot_git)
+    text = data.decode("utf-8", errors="replace").strip() if data is not None else ""
+    if not text.startswith("gitdir:") or "\n" in text:
+        return None
+    target = Path(os.path.realpath(dot_git.parent / text[len("gitdir:"):].strip()))
+    if not target.is_dir() or (target != workspace and workspace not in target.parents):
+        return None
+    return target
+
+
+def _inside_only(paths: list[Path], workspace: Path) -> list[Path]:
+    """Existing paths, symlinks resolved, kept only when they stay in the workspace, without duplicates. A bind
+    whose destination is a symlink would follow it inside the new root, where its target may not exist (and
+    bwrap would refuse to start); outside the workspace nothing is writable anyway."""
+    out: dict[Path, None] = {}
+    for path in paths:
+        if not (path.is_dir() or path.is_file()):  # missing, or a FIFO or device bwrap may not bind
+            continue
+        real = Path(os.path.realpath(path))
+        if real != workspace and workspace in real.parents:
+            out[real] = None
+    return list(out)
 
 
 def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = None,
-               env_path: str = "") -> list[str]:
-    """The bwrap options (without the trailing `--` and command) for a sandbox on `workspace`."""
+               env_path: str = "", protected: Protected | None = None) -> list[str]:
+    """The bwrap options (without the trailing `--` and command) for a sandbox on `workspace`; `protected` is
+    `protected_paths(workspace)` when the caller looked it up already."""
     workspace = workspace.resolve()
     home = _home()
     if workspace == home or workspace in home.parents or workspace == Path("/"):
@@ -242,10 +319,10 @@ def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = N
         if not p.exists():
             raise ConfigError(f"[sandbox] extra_rw: {p} does not exist")
         args += ["--bind", str(p), str(p)]
-    rw_points, ro_points = protected_paths(workspace)
-    for path in rw_points:
+    protected = protected if protected is not None else protected_paths(workspace)
+    for path in protected.pinned:
         args += ["--bind", str(path), str(path)]
-    for path in ro_points:
+    for path in protected.read_only:
         args += ["--ro-bind", str(path), str(path)]
     if control_dir is not None:
         args += ["--ro-bind", str(control_dir), CONTROL_DIR]

@@ -36,7 +36,7 @@ from typing import Any
 from coder.sandbox import limits as limits_mod
 from coder.sandbox import procs
 from coder.sandbox.env import sandbox_env
-from coder.sandbox.profile import CONTROL_DIR, SandboxConfig, bwrap_args
+from coder.sandbox.profile import CONTROL_DIR, Protected, SandboxConfig, bwrap_args, protected_paths
 from coder.sandbox.text import clean_output
 
 STARTUP_TIMEOUT = 20.0
@@ -87,6 +87,8 @@ class PersistentShell:
         self._nonce = ""
         self._seq = 0
         self._lock = threading.Lock()
+        #: the protected paths the running sandbox was started with (its read-only binds)
+        self.protected: Protected | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------------------
 
@@ -114,8 +116,9 @@ class PersistentShell:
         if not self.sandboxed:
             return bash
         bwrap = shutil.which("bwrap") or "bwrap"
-        return [bwrap, *bwrap_args(self.workspace, self.config, self.control_dir, self.host_env.get("PATH", "")),
-                "--", *bash]
+        self.protected = protected_paths(self.workspace)
+        return [bwrap, *bwrap_args(self.workspace, self.config, self.control_dir, self.host_env.get("PATH", ""),
+                                   self.protected), "--", *bash]
 
     def start(self) -> None:
         import pexpect  # lazy: only sessions that run commands pay for it
@@ -207,6 +210,14 @@ class PersistentShell:
                     restarted = True
                 self.close()
                 self.start()
+            elif new := self._new_protected():
+                shown = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
+                notes.append(f"the shell was restarted so that protected paths that appeared since it started "
+                             f"({shown}: git repositories and instruction files) are read-only in the sandbox; "
+                             "variables, functions and background jobs were lost, the working directory was kept")
+                restarted = True
+                self.close()
+                self.start()
             self._write_command(command)
             raw, code, status, dropped = self._exchange(
                 f". {self._command_file()} </dev/null", timeout, idle_timeout=idle_timeout, cancel=cancel,
@@ -232,6 +243,19 @@ class PersistentShell:
             out = clean_output(raw)
             return ShellResult(out, code, timed_out, dropped, notes, restarted, self.cwd,
                                time.monotonic() - began)
+
+    def _new_protected(self) -> list[str]:
+        """A sandbox's binds are fixed when it starts, and this one lives across calls: so before each command
+        the protected set is looked up again (a cached walk of the tree, see coder/sandbox/nested.py), and a set
+        that grew (a repository cloned or `git init`-ed, an AGENTS.md written) restarts the shell with the new
+        binds. Returns the new paths, workspace-relative (none: no restart)."""
+        if not self.sandboxed or self.protected is None:
+            return []
+        now = protected_paths(self.workspace)
+        if self.protected.covers(now):
+            return []
+        old = set(self.protected.pinned) | set(self.protected.read_only)
+        return [p.relative_to(self.workspace).as_posix() for p in now.pinned + now.read_only if p not in old]
 
     # ---- the marker protocol ---------------------------------------------------------------------------
 

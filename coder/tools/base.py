@@ -84,5 +84,13 @@ class Tool(ABC):
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one call. Raise ToolError (or return is_error=True) for failures the model should read."""
 
+    def permission_for(self, args: dict[str, Any], ctx: ToolContext) -> PermissionClass:
+        """The permission class of this call, which the policy decides on. Default: the contract's class, or
+        "read" for a command listed in `read_commands` (the editor's `view`). A tool whose power depends on its
+        input (the `task` tool: the agent it starts) overrides this; `ctx` gives it the session's services."""
+        if args.get("command") in self.contract.read_commands:
+            return "read"
+        return self.contract.permission
+
     def close(self) -> None:
         """Release what the tool holds (processes, files) at session end."""

@@ -135,7 +135,7 @@ class CoderApp(ConversationView, InputHelpers, App):
             else:
                 from coder.engine.builder import open_session
 
-                opened = open_session(options_from_args(self.args, **override), on_event, self.ask)
+                opened = open_session(options_from_args(self.args, **override), on_event, self.ask, self.ask_trust)
         except CoderError as exc:
             self.call_from_thread(self._open_failed, str(exc))
             return
@@ -350,6 +350,14 @@ class CoderApp(ConversationView, InputHelpers, App):
         mode = cycle_mode(self.session)
         self.notify(f"mode: {mode}", timeout=1.5)
         self.refresh_status()
+
+    def ask_trust(self, request: Any, reason: str) -> bool:
+        """Called on the opening worker thread: shows the trust question and waits for `t` or `n`."""
+        from coder.tui.trust_screen import TrustScreen
+
+        future: Future = Future()
+        self.call_from_thread(self.push_screen, TrustScreen(request, reason), future.set_result)
+        return bool(future.result())
 
     # ---- permission prompts -----------------------------------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:

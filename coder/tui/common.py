@@ -28,6 +28,7 @@ def options_from_args(args: Any, **override: Any) -> Any:
         "permission_mode": getattr(args, "permission_mode", None), "resume": getattr(args, "resume", None),
         "continue_last": bool(getattr(args, "continue_last", False)), "allow": list(getattr(args, "allow", []) or []),
         "deny": list(getattr(args, "deny", []) or []), "no_sandbox": bool(getattr(args, "no_sandbox", False)),
+        "trust": getattr(args, "trust", None),
     }
     values.update(override)
     return SessionOptions(**values)
@@ -167,12 +168,12 @@ class GitState:
 
 def git_state(workspace: Path) -> GitState:
     try:
-        branch = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=workspace, capture_output=True,
-                                text=True, timeout=5)
+        from coder.vcs import hostgit
+
+        branch = hostgit.run(workspace, ["rev-parse", "--abbrev-ref", "HEAD"], timeout=5)
         if branch.returncode != 0:
             return GitState()
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=normal"], cwd=workspace,
-                                capture_output=True, text=True, timeout=10)
+        status = hostgit.run(workspace, ["status", "--porcelain", "--untracked-files=normal"], timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return GitState()
     return GitState(branch.stdout.strip() or "HEAD", bool(status.stdout.strip()))

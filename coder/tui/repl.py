@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coder.engine import events as ev
+from coder.termsafe import visible
 from coder.tui.common import InputHistory, failure, input_summary, options_from_args, result_line, tool_title
 from coder.tui.repl_term import LineReader
 
@@ -25,7 +26,11 @@ QUIT_WINDOW = 2.0
 
 
 class Printer:
-    """Renders events as lines; streams text deltas as they come (scrollback, no redraws)."""
+    """Renders events as lines; streams text deltas as they come (scrollback, no redraws).
+
+    Everything the REPL shows goes out through `line`, `markdown`, `diff` or the stream, and each passes its text
+    through `visible` first: model text, commands, file names and outputs reach the terminal with their control
+    sequences shown, not executed; the colours Rich adds afterwards are the only escape codes written."""
 
     def __init__(self, out: Any = None, color: bool | None = None) -> None:
         from rich.console import Console
@@ -50,19 +55,19 @@ class Printer:
 
     def line(self, text: str, style: str = "") -> None:
         self._end_stream()
-        self.console.print(text, style=style or None)
+        self.console.print(visible(text), style=style or None)
 
     def markdown(self, text: str) -> None:
         from rich.markdown import Markdown
 
         self._end_stream()
-        self.console.print(Markdown(text))
+        self.console.print(Markdown(visible(text)))
 
     def diff(self, text: str) -> None:
         from rich.syntax import Syntax
 
         self._end_stream()
-        self.console.print(Syntax(text.rstrip("\n"), "diff", theme="ansi_dark", background_color="default",
+        self.console.print(Syntax(visible(text).rstrip("\n"), "diff", theme="ansi_dark", background_color="default",
                                   word_wrap=False))
 
     def event(self, event: ev.Event, replay: bool = False) -> None:
@@ -74,7 +79,7 @@ class Printer:
 
                 width = shutil.get_terminal_size().columns if self.wrap else 0
                 self.stream = StreamWrap(self.out.write, max(width - 1, 0))
-            self.stream.feed(event.text)
+            self.stream.feed(visible(event.text))  # per character: a sequence split across deltas is no escape
             self.out.flush()
             self.streaming = True
         elif isinstance(event, ev.SessionStart):
@@ -161,7 +166,8 @@ class Repl:
         else:
             from coder.engine.builder import open_session
 
-            self.opened = open_session(options_from_args(self.args, **override), on_event, self.ask)
+            self.opened = open_session(options_from_args(self.args, **override), on_event, self.ask,
+                                       self.ask_trust if self.reader.interactive else None)
         if self.opened.resumed:
             for event in replay_rows(self.opened.store, self.opened.session.id)[: -len(buffered) or None][-60:]:
                 self.printer.event(event, replay=True)
@@ -190,6 +196,24 @@ class Repl:
         from coder.engine.commands import cycle_mode
 
         return cycle_mode(self.opened.session)
+
+    def ask_trust(self, request: Any, reason: str) -> bool:
+        """The first-open question: what the repository would run, then trust (remembered) or not now."""
+        from coder.termsafe import visible
+
+        self.printer.line(f"This repository is not trusted ({reason}).", "bold yellow")
+        self.printer.line(visible(request.describe()))
+        self.printer.line("Untrusted, coder ignores all of that (it still works on the code). Trust it only if you "
+                          "know what those commands do.", "dim")
+        while True:
+            try:
+                reply = self.reader.ask("[t] trust this repository · [n] not now > ").strip().lower()
+            except (KeyboardInterrupt, EOFError):
+                return False
+            if reply in ("t", "trust", "y", "yes"):
+                return True
+            if reply in ("n", "no", ""):
+                return False
 
     # ---- permission prompt (engine thread = main thread) -------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:

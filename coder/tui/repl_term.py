@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from coder.termsafe import visible
 from coder.tui.common import InputHistory, match_paths
 
 ESC = b"\x1b"
@@ -262,6 +263,9 @@ class LineReader:
         return text
 
     def ask(self, question: str) -> str:
+        """One answer to a question printed as the prompt; the question can quote a rule made from the model's
+        input, so its control characters are shown, not executed."""
+        question = visible(question)
         if self.session is not None:
             from prompt_toolkit import prompt
             from prompt_toolkit.key_binding import KeyBindings

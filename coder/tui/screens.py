@@ -5,10 +5,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from coder.termsafe import visible
 from coder.tui.common import InputHistory, one_line
 
 
@@ -41,7 +43,8 @@ class HistorySearch(ModalScreen[str | None]):
         self.matches = self.history.search(needle)
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(one_line(m, 160)) for m in self.matches])
+        # literal (an Option's str is markup) and with control characters shown: history can hold pasted text
+        options.add_options([Option(Content(visible(one_line(m, 160)))) for m in self.matches])
         if self.matches:
             options.highlighted = 0
 

@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from coder.engine import events as ev
+from coder.termsafe import visible
 from coder.tui.common import GitState
 from coder.tui.widgets import NoteBlock, PermissionPrompt, StatusBar, ToolBlock, UserBlock
 
@@ -19,7 +20,9 @@ _markdown_classes: dict[str, type] = {}
 
 
 def markdown_block(text: str = "", kind: str = "assistant") -> Widget:
-    """A Markdown widget. Imported on first use: markdown-it is not needed for the first paint."""
+    """A Markdown widget. Imported on first use: markdown-it is not needed for the first paint. The text (the
+    model's, or a command's output quoting files) has its control sequences made visible: Textual would pass
+    them to the terminal."""
     if kind not in _markdown_classes:
         from textual.widgets import Markdown
 
@@ -29,7 +32,7 @@ def markdown_block(text: str = "", kind: str = "assistant") -> Widget:
         # compact tables: no rule between rows (a 20-row /help fits a screen), the header set apart by colour
         css += f" {name} MarkdownTableContent {{ grid-gutter: 0 1; keyline: none; }}"
         _markdown_classes[kind] = type(name, (Markdown,), {"DEFAULT_CSS": css})
-    return _markdown_classes[kind](text)
+    return _markdown_classes[kind](visible(text))
 
 
 class ConversationView:
@@ -68,7 +71,7 @@ class ConversationView:
             self.add_block(self.stream_block)
             self.flush_blocks()  # the stream appends into a mounted widget
             self.stream = type(self.stream_block).get_stream(self.stream_block)
-        await self.stream.write(text)
+        await self.stream.write(visible(text))  # per character: a sequence split across writes is no escape
 
     async def end_stream(self) -> bool:
         """Finish the streamed block; True when one was streaming."""
@@ -203,11 +206,11 @@ class ConversationView:
         sandbox = str(info["sandbox"])
         text = Text()
         text.append(f"{info['state']}", style="bold yellow" if info["state"] != "idle" else "bold green")
-        text.append(f" │ {info['model']} │ ")
+        text.append(f" │ {visible(str(info['model']))} │ ")  # model, sandbox and branch: config and repository
         text.append(f"mode {mode}", style="bold magenta" if mode in ("auto", "auto-edit") else "bold")
         text.append(f" │ ctx {pct:.0f}% │ {_short(info['tokens'])} tok │ ${info['cost']:.4f} │ ")
-        text.append(f"sandbox {sandbox[:24]}", style="green" if sandbox == "bubblewrap" else "red")
-        text.append(f" │ {self.git.label()}")
+        text.append(f"sandbox {visible(sandbox[:24])}", style="green" if sandbox == "bubblewrap" else "red")
+        text.append(f" │ {visible(self.git.label())}")
         if self.hidden_blocks:
             text.append(f" │ {self.hidden_blocks} old blocks folded", style="dim")
         for bar in self.query(StatusBar):  # none while the app is closing: a late worker callback updates nothing

@@ -14,15 +14,29 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Collapsible, Static, TextArea
 
+from coder.termsafe import visible
 from coder.tui.common import failure, input_summary, result_line, tool_title
 
 MAX_OUTPUT_LINES = 300
 MAX_OUTPUT_CHARS = 20_000
 DIFF_OPEN_LINES = 60  # a diff up to this long is shown open; longer ones start collapsed
+
+
+def shown(text: str) -> Text:
+    """Text from the model, a tool or the repository as a widget shows it: control sequences made visible
+    (a Rich Text passes ESC to the terminal as it is) and never parsed as markup. Styles go on the Text after."""
+    return Text(visible(text))
+
+
+def shown_title(text: str) -> Content:
+    """The same for a Collapsible title, which Textual would otherwise parse as markup: `echo [/x]` would raise a
+    MarkupError, and `[@click=app.quit]` would make the title an action link."""
+    return Content(visible(text))
 
 
 def cap_output(text: str) -> str:
@@ -91,7 +105,7 @@ class UserBlock(Static):
     """
 
     def __init__(self, text: str) -> None:
-        super().__init__(Text(text))
+        super().__init__(shown(text))
 
 
 class NoteBlock(Static):
@@ -104,7 +118,7 @@ class NoteBlock(Static):
     """
 
     def __init__(self, text: str, kind: str = "") -> None:
-        super().__init__(Text(text), classes=kind)
+        super().__init__(shown(text), classes=kind)
 
 
 class DiffView(ScrollableContainer):
@@ -117,7 +131,7 @@ class DiffView(ScrollableContainer):
 
     def __init__(self, diff: str) -> None:
         super().__init__()
-        self.diff = cap_output(diff)
+        self.diff = visible(cap_output(diff))
 
     def compose(self) -> ComposeResult:
         from rich.syntax import Syntax  # pygments' lexers: loaded with the first diff, not at startup
@@ -141,14 +155,14 @@ class ToolBlock(Collapsible):
         self.tool = tool
         self.call_title = tool_title(tool, args)
         self.body: tuple[str, str] | None = None  # (output, diff) not yet turned into widgets
-        super().__init__(title=f"⋯ {self.call_title}", collapsed=True)
+        super().__init__(title=shown_title(f"⋯ {self.call_title}"), collapsed=True)  # type: ignore[arg-type]
 
     def note(self, text: str) -> None:
-        self.title = f"⋯ {self.call_title}  [{text}]"
+        self.title = shown_title(f"⋯ {self.call_title}  [{text}]")
 
     def finish(self, output: str, is_error: bool, duration: float, diff: str = "",
                data: dict[str, Any] | None = None) -> None:
-        self.title = f"{self.call_title}  {result_line(output, is_error, duration, data)}"
+        self.title = shown_title(f"{self.call_title}  {result_line(output, is_error, duration, data)}")
         if failure(is_error, data, output) is not None:
             self.add_class("error")
         one_liner = len([line for line in output.splitlines() if line.strip()]) <= 1  # all of it in the title
@@ -174,11 +188,11 @@ class ToolBlock(Collapsible):
             widgets.append(DiffView(diff))
         if output and diff:
             lines = len(output.splitlines())
-            widgets.append(Collapsible(Static(Text(output), classes="output"), collapsed=True,
+            widgets.append(Collapsible(Static(shown(output), classes="output"), collapsed=True,
                                        title=f"tool output ({lines} line{'s' if lines != 1 else ''})",
                                        classes="raw"))
         elif output:
-            widgets.append(Static(Text(output), classes="output"))
+            widgets.append(Static(shown(output), classes="output"))
         found = self.query(Collapsible.Contents)
         if found:
             found.first().mount_all(widgets)
@@ -224,15 +238,15 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.answered = False
 
     def compose(self) -> ComposeResult:
-        yield Static(Text.assemble(("Allow ", "bold"), (tool_title(self.tool, self.args), "bold yellow"),
+        yield Static(Text.assemble(("Allow ", "bold"), (visible(tool_title(self.tool, self.args)), "bold yellow"),
                                    ("?", "bold")))
-        yield Static(Text(input_summary(self.tool, self.args)), classes="what")
+        yield Static(shown(input_summary(self.tool, self.args)), classes="what")
         if self.reason:
-            yield Static(Text(self.reason), classes="why")
+            yield Static(shown(self.reason), classes="why")
         with Horizontal():
             yield Button("Allow once \\[y]", id="once", variant="success", compact=True)
             if self.rule:
-                yield Button(f"Always: {_esc(self.rule)} \\[a]", id="always", variant="primary", compact=True)
+                yield Button(f"Always: {_esc(visible(self.rule))} \\[a]", id="always", variant="primary", compact=True)
                 yield Button("In this project \\[p]", id="project", compact=True)
             yield Button("Deny \\[n]", id="deny", variant="error", compact=True)
             yield Button("Deny and stop \\[Esc]", id="stop", compact=True)
@@ -300,9 +314,9 @@ class CompletionList(Static):
         text = Text()
         for i, (value, desc) in enumerate(self.items):
             style = "reverse" if i == self.index else ""
-            text.append(f" {value} ", style=style)
+            text.append(f" {visible(value)} ", style=style)  # a repository's file names and command texts
             if desc:
-                text.append(f"  {desc}", style="dim")
+                text.append(f"  {visible(desc)}", style="dim")
             if i < len(self.items) - 1:
                 text.append("\n")
         self.update(text)

@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from coder.vcs import hostgit
 from coder.vcs.message import commit_message  # re-exported: the interface names it here
 from coder.vcs.repo import (
     VcsError,
     check_can_commit,
     git_dir,
+    gitlinks,
     has_changes,
     require_repo,
     run_git,
@@ -67,8 +69,17 @@ class CommitResult:
 
 
 def find_hooks(root: Path) -> dict[str, Path]:
-    """The repository's executable hooks (core.hooksPath respected), by name."""
-    hooks_dir = Path(run_git(root, "rev-parse", "--git-path", "hooks").stdout.strip())
+    """The repository's executable hooks (the user's core.hooksPath respected), by name.
+
+    Host git runs with hooks off (`core.hooksPath=/dev/null`, see hostgit.py), so the user's own setting is read
+    from the config files themselves, leaving out the command-line scope where that override lives."""
+    proc = run_git(root, "config", "--show-scope", "--type=path", "--get-all", "core.hooksPath", check=False)
+    own = [line.split("\t", 1)[1] for line in proc.stdout.splitlines()
+           if "\t" in line and not line.startswith("command\t")]
+    if own and own[-1]:
+        hooks_dir = Path(own[-1])
+    else:
+        hooks_dir = Path(run_git(root, "rev-parse", "--git-common-dir").stdout.strip()) / "hooks"
     if not hooks_dir.is_absolute():
         hooks_dir = root / hooks_dir
     found = {}
@@ -101,6 +112,7 @@ def commit_changes(
         raise VcsError(f"Nothing to commit in {root}: the work tree has no changes against HEAD.")
     if branch is not None:
         _check_new_branch(root, branch)
+    _refuse_repository_filters(root)
     hooks = find_hooks(root)
     if run_hooks_in == "sandbox" and hooks:
         _require_sandbox()
@@ -117,7 +129,9 @@ def commit_changes(
             else:
                 run_git(root, "switch", "-q", "-c", branch)
             created_branch = True
-        run_git(root, "-c", "advice.addEmbeddedRepo=false", "add", "-A", "--", *(paths or ["."]))
+        known = gitlinks(root)  # submodules as they are: a task's commit never moves them (nor runs git in them)
+        run_git(root, "add", "-A", "--", *(paths or ["."]), *[f":(exclude,literal){p}" for p in known])
+        _refuse_embedded(root, sorted(set(gitlinks(root)) - set(known)))
         if run_git(root, "diff", "--cached", "--quiet", check=False).returncode == 0:
             raise VcsError("Nothing to commit: the selected paths have no changes against HEAD.")
         files = [p for p in run_git(root, "diff", "--cached", "--name-only", "-z").stdout.split("\0") if p]
@@ -158,6 +172,32 @@ def commit_changes(
     return CommitResult(True, sha, branch or state.branch, final_message.strip(), files, runs, skipped)
 
 
+def _refuse_embedded(root: Path, embedded: list[str]) -> None:
+    """A new gitlink would commit a pointer to another repository's commit that nobody else can fetch (and the
+    repository may be one a sandboxed command planted); raising here rolls the index back."""
+    if embedded:
+        shown = ", ".join(embedded[:8]) + (" ..." if len(embedded) > 8 else "")
+        what = "is an embedded git repository" if len(embedded) == 1 else "are embedded git repositories"
+        raise VcsError(
+            f"Not committing: {shown} {what} (a folder with its own .git) in {root}. coder does not commit "
+            "embedded repositories. "
+            "Delete its .git folder to commit the files, add the folder to .gitignore, or make it a submodule "
+            "yourself (`git submodule add`)."
+        )
+
+
+def _refuse_repository_filters(root: Path) -> None:
+    """Host git never runs filter programs from the repository's own config (hostgit.py), so committing where they
+    are set (git-crypt, a local LFS install) would commit the raw work tree bytes: plaintext, or the big files."""
+    filters = [name for name in hostgit.untrusted_drivers(root) if name.startswith("filter.")]
+    if filters:
+        raise VcsError(
+            f"Not committing: the repository config of {root} sets git filters ({', '.join(filters)}), which coder "
+            "does not run on the host, so the commit would hold unfiltered files. Commit with git yourself, or "
+            "move the filter to your global git config (`git config --global`)."
+        )
+
+
 def _check_new_branch(root: Path, branch: str) -> None:
     if run_git(root, "check-ref-format", "--branch", branch, check=False).returncode != 0:
         raise VcsError(f"{branch!r} is not a valid branch name")
@@ -194,7 +234,7 @@ def _run_hook(
                 "or skip them explicitly."
             ) from exc
         return HookRun(name, run.exit_code, run.output, time.monotonic() - start, "sandbox", run.timed_out)
-    env = dict(os.environ)
+    env = hostgit.scrubbed_host_env()  # the user asked for host hooks, not for them to see provider keys
     env["GIT_INDEX_FILE"] = str(git_dir(root) / "index")
     try:
         proc = subprocess.run(

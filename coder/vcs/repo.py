@@ -1,13 +1,13 @@
 """The repository: where it is, what state it is in, and the diffs the reviewer and the committer work on.
 
 We drive the `git` executable directly (GitPython's command layer is the same subprocess underneath, but we need
-per-call environments, e.g. a private GIT_INDEX_FILE, stdin input and exact byte output). Every user-facing
+per-call environments, e.g. a private GIT_INDEX_FILE, stdin input and exact byte output), always through
+`hostgit`, which keeps configuration the sandbox could have planted from running anything. Every user-facing
 failure is a `VcsError` with one paragraph saying what is wrong and what to do about it.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -15,9 +15,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from coder.errors import CoderError
+from coder.vcs import hostgit
 
 #: the tree every repository knows: what `git hash-object -t tree /dev/null` gives
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -44,10 +44,10 @@ class GitCommandError(VcsError):
 
 
 def git_executable() -> str:
-    exe = shutil.which("git")
-    if exe is None:
-        raise VcsError("git is not installed or not on PATH (install it: apt-get install git)")
-    return exe
+    try:
+        return hostgit.git_path()
+    except FileNotFoundError as exc:
+        raise VcsError(str(exc)) from None
 
 
 def run_git(
@@ -58,24 +58,10 @@ def run_git(
     check: bool = True,
     text: bool = True,
 ) -> subprocess.CompletedProcess:
-    """Run git in `root` with `env` added to the inherited environment; raise GitCommandError on failure."""
-    full_env = dict(os.environ)
-    full_env.setdefault("LC_ALL", "C")
-    full_env["GIT_TERMINAL_PROMPT"] = "0"
-    if env:
-        full_env.update(env)
-    if isinstance(input, str) and not text:
-        input = input.encode()
-    extra: dict[str, Any] = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
-    proc = subprocess.run(  # stdin is closed unless we feed it: git (or a hook) must never wait on ours
-        [git_executable(), *args],
-        cwd=root,
-        env=full_env,
-        capture_output=True,
-        text=text,
-        errors="surrogateescape" if text else None,
-        **extra,
-    )
+    """Run host git in `root`, hardened (coder/vcs/hostgit.py), with `env` added; raise GitCommandError on
+    failure when `check`."""
+    git_executable()
+    proc = hostgit.run(root, args, env=env, input=input, text=text)
     if check and proc.returncode != 0:
         stderr = proc.stderr if text else proc.stderr.decode(errors="replace")
         raise GitCommandError(f"git {' '.join(args[:3])} failed (exit {proc.returncode}): {stderr.strip()}")
@@ -213,15 +199,37 @@ def worktree_tree(root: Path, exclude: list[str] | None = None) -> str:
     """The tree object of the work tree as it is now: tracked and untracked-not-ignored files, deletions applied.
 
     Written with a private index, so neither the user's index nor any ref changes. `exclude` leaves those
-    untracked paths out."""
+    untracked paths out. Gitlinks stay as the user's index has them and embedded repositories are left out:
+    a checkpoint could not restore another repository's commit anyway, and `git add` on a submodule runs git
+    inside it (with whatever config the sandbox wrote there)."""
     with temp_index(root, seed_from_user_index=True) as env:
         if not (git_dir(root) / "index").exists():
             head = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{tree}", check=False).stdout.strip()
             if head:
                 run_git(root, "read-tree", head, env=env)
-        specs = ["."] + [f":(exclude,literal){p}" for p in exclude or []]
-        run_git(root, "-c", "advice.addEmbeddedRepo=false", "add", "-A", "--", *specs, env=env)
+        known = gitlinks(root, env)
+        specs = ["."] + [f":(exclude,literal){p}" for p in [*(exclude or []), *known]]
+        run_git(root, "add", "-A", "--", *specs, env=env)
+        embedded = sorted(set(gitlinks(root, env)) - set(known))
+        if embedded:
+            run_git(root, "update-index", "--force-remove", "-z", "--stdin", env=env,
+                    input="".join(p + "\0" for p in embedded))
         return run_git(root, "write-tree", env=env).stdout.strip()
+
+
+GITLINK_MODE = "160000"
+
+
+def gitlinks(root: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Submodules and embedded repositories in the index (`env` may name a private one): path -> commit."""
+    out = run_git(root, "ls-files", "--stage", "-z", env=env).stdout
+    links = {}
+    for record in filter(None, out.split("\0")):
+        meta, _, path = record.partition("\t")
+        mode, sha = meta.split()[:2]
+        if mode == GITLINK_MODE:
+            links[path] = sha
+    return links
 
 
 def resolve_tree(root: Path, rev: str | None) -> str:

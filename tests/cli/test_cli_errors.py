@@ -139,6 +139,6 @@ def test_bad_hook_config_leaves_no_running_session(git_repo: Path, tmp_path: Pat
     script = write_script(tmp_path / "s.json", [{"text": "hi"}])
     (git_repo / ".coder").mkdir(exist_ok=True)
     (git_repo / ".coder" / "config.toml").write_text("[[hooks.before_tool]]\nmatch = 'bash'\n")
-    result = coder("run", "--model", f"scripted:{script}", "hi", cwd=git_repo)
+    result = coder("run", "--trust", "--model", f"scripted:{script}", "hi", cwd=git_repo)
     assert result.returncode == 2 and "command" in result.stderr
     assert "running" not in coder("sessions", "list", cwd=git_repo).stdout

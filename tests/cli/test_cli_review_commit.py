@@ -72,8 +72,8 @@ def test_review_that_keeps_failing_does_not_commit(tmp_path: Path) -> None:
     (repo / ".coder" / "config.toml").write_text("[review]\nmax_fix_rounds = 1\n")
     turns = [TURNS[0], TURNS[1], {"when": "Review verdict: FAIL", "repeat": True, "text": "I will not fix it."}]
     script = write_script(tmp_path / "s.json", turns)
-    result = coder("run", "--output-format", "json", "--permission-mode", "auto", "--commit", "--model",
-                   f"scripted:{script}", "make add clearer", cwd=repo, timeout=240)
+    result = coder("run", "--trust", "--output-format", "json", "--permission-mode", "auto", "--commit",
+                   "--model", f"scripted:{script}", "make add clearer", cwd=repo, timeout=240)
     assert result.returncode == 1
     data = json.loads(result.stdout)
     assert data["commit"]["committed"] is False and data["commit"]["reason"] == "review failed"

@@ -86,10 +86,10 @@ def test_crash_during_write_leaves_original(workspace: Path, monkeypatch: pytest
     path = workspace / "a.py"
     path.write_text("x = 1\ny = 2\n")
 
-    def failing_replace(src: str, dst: str) -> None:  # fault injection: the disk fails at the rename
+    def failing_rename(src: str, dst: str, **dir_fds: int) -> None:  # fault injection: the disk fails at the rename
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(os, "replace", failing_replace)
+    monkeypatch.setattr(os, "rename", failing_rename)
     with pytest.raises(EditError) as err:
         Editor(workspace).str_replace("a.py", "y = 2", "y = 3")
     assert "No space left" in str(err.value)

@@ -19,14 +19,18 @@ def write(path: Path, text: str) -> Path:
 
 def test_layers_override_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(user_config_path(), 'model = "user:m"\nmax_turns = 5\n[sandbox]\nnetwork = true\nextra_rw = ["/a"]\n')
-    write(tmp_path / ".coder" / "config.toml", 'max_turns = 7\n[sandbox]\nextra_rw = ["/b"]\n')
-    config = load_config(tmp_path)
-    assert config["model"] == "user:m" and config["max_turns"] == 7
-    assert config["sandbox"] == {"network": True, "extra_rw": ["/b"]}  # tables merge, lists replace
+    write(tmp_path / ".coder" / "config.toml", 'max_turns = 3\n[sandbox]\ntimeout = 9.0\n')
+    config = load_config(tmp_path, trusted=True)
+    assert config["model"] == "user:m" and config["max_turns"] == 3  # a repository may lower a limit
+    assert config["sandbox"] == {"network": True, "extra_rw": ["/a"], "timeout": 9.0}  # tables merge
+    assert config["_provenance"]["max_turns"].startswith("repository ")
+    assert config["_provenance"]["sandbox.network"].startswith("user ")
+    assert config["_provenance"]["max_cost"] == "built-in"
     monkeypatch.setenv("CODER_MAX_TURNS", "9")
     assert load_config(tmp_path)["max_turns"] == 9
     assert load_config(tmp_path, {"max_turns": 11, "model": None})["max_turns"] == 11
     assert load_config(tmp_path, {"max_turns": 11, "model": None})["model"] == "user:m"
+    assert load_config(tmp_path, {"max_turns": 11})["_provenance"]["max_turns"] == "flag"
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -28,7 +28,7 @@ def test_args_are_quoted_and_output_returned(git_repo: Path) -> None:
     write_tool(git_repo / ".coder" / "tools", {
         "name": "count_lines", "description": "Count lines of a file.", "command": "wc -l < {path}",
         "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}})
-    tools = load_custom_tools(git_repo, {"bash"})
+    tools = load_custom_tools(git_repo, {"bash"}, trusted=True)
     tool = tools["count_lines"]
     assert tool.contract.permission == "execute"
     assert tool.run({"path": "src/app.py"}, ctx(git_repo)).output.strip() == "2"
@@ -41,24 +41,24 @@ def test_stdin_mode_and_outside_writes_never_reach_the_host(git_repo: Path, tmp_
     write_tool(git_repo / ".coder" / "tools", {
         "name": "echo_json", "description": "Echo input.", "input": "stdin",
         "command": f"cat; echo; touch {target} 2>/dev/null; echo done"})
-    result = load_custom_tools(git_repo, set())["echo_json"].run({"a": 1}, ctx(git_repo))
+    result = load_custom_tools(git_repo, set(), trusted=True)["echo_json"].run({"a": 1}, ctx(git_repo))
     assert json.loads(result.output.splitlines()[0]) == {"a": 1}
     assert "done" in result.output and not target.exists()  # /tmp inside the sandbox is private
 
 
 def test_nonzero_exit_is_an_error_result(git_repo: Path) -> None:
     write_tool(git_repo / ".coder" / "tools", {"name": "fail", "description": "Fails.", "command": "echo nope; exit 3"})
-    result = load_custom_tools(git_repo, set())["fail"].run({}, ctx(git_repo))
+    result = load_custom_tools(git_repo, set(), trusted=True)["fail"].run({}, ctx(git_repo))
     assert result.is_error and "exit code 3" in result.output and "nope" in result.output
 
 
 def test_project_overrides_user_and_builtin_names_are_reserved(git_repo: Path, isolated_home: Path) -> None:
     write_tool(isolated_home / ".config" / "coder" / "tools", {"name": "t", "description": "user", "command": "true"})
     write_tool(git_repo / ".coder" / "tools", {"name": "t", "description": "project", "command": "true"})
-    assert load_custom_tools(git_repo, set())["t"].contract.description == "project"
+    assert load_custom_tools(git_repo, set(), trusted=True)["t"].contract.description == "project"
     write_tool(git_repo / ".coder" / "tools", {"name": "bash", "description": "x", "command": "true"})
     with pytest.raises(ConfigError, match="built-in tool name"):
-        load_custom_tools(git_repo, {"bash"})
+        load_custom_tools(git_repo, {"bash"}, trusted=True)
 
 
 @pytest.mark.parametrize("data, message", [
@@ -70,5 +70,5 @@ def test_project_overrides_user_and_builtin_names_are_reserved(git_repo: Path, i
 def test_bad_contracts_name_the_file(git_repo: Path, data: dict, message: str) -> None:
     path = write_tool(git_repo / ".coder" / "tools", data)
     with pytest.raises(ConfigError) as info:
-        load_custom_tools(git_repo, set())
+        load_custom_tools(git_repo, set(), trusted=True)
     assert str(path) in str(info.value) and message in str(info.value)

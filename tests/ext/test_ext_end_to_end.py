@@ -43,7 +43,7 @@ def test_mcp_hook_and_custom_tool_in_one_run(git_repo: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO), "ANTHROPIC_API_KEY": "k"}
     with FakeServer(script) as server:
         env["ANTHROPIC_BASE_URL"] = server.base_url
-        result = subprocess.run([sys.executable, "-m", "coder", "run", "--output-format", "stream-json",
+        result = subprocess.run([sys.executable, "-m", "coder", "run", "--trust", "--output-format", "stream-json",
                                  "--permission-mode", "auto", "--model", "anthropic:claude-sonnet-4-6", "go"],
                                 cwd=git_repo, env=env, capture_output=True, text=True, timeout=180)
         tools_declared = {t["name"] for t in server.requests[0]["tools"]}

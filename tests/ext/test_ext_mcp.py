@@ -41,7 +41,7 @@ def test_scripted_model_calls_mcp_tool_over_stdio(git_repo: Path, tmp_path: Path
         {"tool_calls": [{"name": "mcp__demo__add", "input": {"a": 2, "b": 40}}]},
         {"tool_calls": [{"name": "mcp__demo__env_probe", "input": {}}]},
         {"text": "done"}]}))
-    result = coder(["run", "--output-format", "stream-json", "--permission-mode", "auto", "--model",
+    result = coder(["run", "--trust", "--output-format", "stream-json", "--permission-mode", "auto", "--model",
                     f"scripted:{script}", "add"], git_repo, {"ANTHROPIC_API_KEY": "sk-secret"})
     assert result.returncode == 0, result.stderr
     finished = [json.loads(x) for x in result.stdout.splitlines() if '"tool_call_finished"' in x]
@@ -56,7 +56,7 @@ def test_mcp_tools_obey_permission_rules(git_repo: Path, tmp_path: Path) -> None
         {"tool_calls": [{"name": "mcp__demo__add", "input": {"a": 1, "b": 1}}]},
         {"tool_calls": [{"name": "mcp__demo__write_note", "input": {"text": "hi"}}]},
         {"text": "done"}]}))
-    result = coder(["run", "--output-format", "stream-json", "--permission-mode", "auto", "--deny",
+    result = coder(["run", "--trust", "--output-format", "stream-json", "--permission-mode", "auto", "--deny",
                     "mcp__demo__write*", "--model", f"scripted:{script}", "go"], git_repo)
     assert result.returncode == 0, result.stderr
     finished = [json.loads(x) for x in result.stdout.splitlines() if '"tool_call_finished"' in x]
@@ -106,6 +106,7 @@ def test_streamable_http_server_and_mcp_list(git_repo: Path) -> None:
         (git_repo / ".coder" / "config.toml").write_text(
             f'[mcp.servers.web]\nurl = "http://127.0.0.1:{port}/mcp"\nheaders = {{ "X-Token" = "t" }}\n')
         write_mcp_json(git_repo, {"broken": {"command": "/nonexistent/server"}})
+        assert coder(["trust"], git_repo).returncode == 0  # the repository's servers are approved by name
         result = coder(["mcp", "list", "--json"], git_repo)
         rows = {r["name"]: r for r in json.loads(result.stdout)}
         assert rows["web"]["status"] == "ready" and "mcp__web__add" in rows["web"]["tools"]
@@ -125,5 +126,5 @@ def test_streamable_http_server_and_mcp_list(git_repo: Path) -> None:
 def test_bad_mcp_json(tmp_path: Path, servers: dict, message: str) -> None:
     write_mcp_json(tmp_path, servers)
     with pytest.raises(ConfigError) as info:
-        servers_from_config({}, tmp_path)
+        servers_from_config({"_trusted": True}, tmp_path)
     assert message in str(info.value) and ".mcp.json" in str(info.value)

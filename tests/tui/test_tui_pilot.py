@@ -34,7 +34,7 @@ async def test_send_stream_approve_and_see_diff(factory, git_repo: Path, tmp_pat
         await wait_for(pilot, lambda: not app.busy)
         assert (git_repo / "hello.txt").read_text() == "hi\n"
         block = app.query_one(ToolBlock)
-        assert "write_file" in block.title and "✓ wrote hello.txt" in block.title
+        assert "write_file" in str(block.title) and "✓ wrote hello.txt" in str(block.title)
         assert not block.collapsed  # a short diff opens by itself
         body = texts(app)
         assert "I will **write** the file." in body and "Done: `hello.txt` written." in body
@@ -56,7 +56,7 @@ async def test_deny_keeps_the_file_away_and_tells_the_model(factory, git_repo: P
         await wait_for(pilot, lambda: not app.busy)
         assert not (git_repo / "hello.txt").exists()
         block = app.query_one(ToolBlock)
-        assert "✗ Permission denied" in block.title
+        assert "✗ Permission denied" in str(block.title)
         opened = f.opened[0]
         denied = [r.data for r in opened.store.events(opened.session.id) if r.type == "tool_call_denied"]
         assert denied and denied[0]["by"] == "user"
