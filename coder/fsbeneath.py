@@ -7,7 +7,7 @@ workspace path goes through a `WorkspaceFS`: an `O_PATH` handle on the workspace
 relative to it, component by component, never following a symlink:
 
 - `openat2(2)` with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS where the kernel has it
-  (Linux 5.6+; syscall 437 on x86_64 and aarch64), one call per directory;
+  (Linux 5.6+; coder/openat2.py), one call per directory;
 - otherwise (older kernels, seccomp filters answering ENOSYS/EPERM, other systems) a walk that opens each
   component with `O_NOFOLLOW | O_DIRECTORY` relative to the previous one.
 
@@ -31,10 +31,8 @@ else is the usual `OSError` (FileNotFoundError, IsADirectoryError, ...). Callers
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
-import platform
 import secrets
 import shutil
 import stat
@@ -42,13 +40,13 @@ from collections import deque
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from coder import openat2
 from coder.errors import CoderError
 
 _O_PATH = getattr(os, "O_PATH", 0) or os.O_RDONLY
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = _O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | _O_CLOEXEC
-RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH = 0x02, 0x04, 0x08
-_SYS_OPENAT2 = {"x86_64": 437, "amd64": 437, "aarch64": 437, "arm64": 437}.get(platform.machine().lower())
+_STRICT = openat2.RESOLVE_BENEATH | openat2.RESOLVE_NO_SYMLINKS | openat2.RESOLVE_NO_MAGICLINKS
 MAX_LINKS = 40  # as the kernel's ELOOP limit
 
 
@@ -62,35 +60,6 @@ class SymlinkInPath(EscapeError):
     def __init__(self, message: str, at: str = "") -> None:
         super().__init__(message)
         self.at = at
-
-
-class _How(ctypes.Structure):
-    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
-
-
-_openat2_ok = _SYS_OPENAT2 is not None and platform.system() == "Linux"
-_libc: ctypes.CDLL | None = None
-
-
-def _openat2(dirfd: int, path: str, flags: int, resolve: int) -> int | None:
-    """openat2(2), or None when this kernel (or a seccomp filter) does not offer it; raises OSError otherwise."""
-    global _openat2_ok, _libc
-    if not _openat2_ok:
-        return None
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    how = _How(flags | _O_CLOEXEC, 0, resolve)
-    for _ in range(8):
-        fd = _libc.syscall(_SYS_OPENAT2, dirfd, os.fsencode(path), ctypes.byref(how), ctypes.sizeof(how))
-        if fd >= 0:
-            return int(fd)
-        err = ctypes.get_errno()
-        if err in (errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG):
-            _openat2_ok = False
-            return None
-        if err not in (errno.EAGAIN, errno.EINTR):  # EAGAIN: a concurrent rename; the kernel asks to retry
-            raise OSError(err, os.strerror(err), path)
-    return None
 
 
 def split_rel(rel: str) -> list[str]:
@@ -141,8 +110,7 @@ class WorkspaceFS:
         if not parts:
             return os.dup(self._root())
         try:
-            fd = _openat2(self._root(), "/".join(parts), _DIR_FLAGS,
-                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+            fd = openat2.openat2(self._root(), "/".join(parts), _DIR_FLAGS, _STRICT)
         except OSError as exc:
             if exc.errno not in (errno.ELOOP, errno.EXDEV, errno.ENOTDIR) and not (
                     create and exc.errno == errno.ENOENT):

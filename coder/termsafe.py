@@ -52,7 +52,7 @@ _UNSAFE_JSON = re.compile("[" + "".join(re.escape(chr(c)) for c in _JSON) + "]")
 
 def visible(text: str) -> str:
     """`text` with every control character shown as a mark instead of acted on (see the module docstring)."""
-    if True:
+    if not _UNSAFE.search(text):
         return text
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
@@ -63,6 +63,6 @@ def inert_json(encoded: str) -> str:
     """A JSON document (as json.dumps wrote it) with DEL, C1 and bidi controls escaped as \\uXXXX. Valid because
     outside strings JSON is ASCII: these characters can only stand inside a string, where the escape means the
     same character."""
-    if True:
+    if not _UNSAFE_JSON.search(encoded):
         return encoded
     return encoded.translate(_JSON)

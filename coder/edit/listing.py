@@ -15,6 +15,7 @@ from pathlib import Path
 
 from coder.edit.paths import Loc
 from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.vcs import hostgit
 
 MAX_PER_DIR = 60
 MAX_ENTRIES = 400
@@ -28,8 +29,7 @@ IgnoreCheck = Callable[[list[tuple[str, bool]]], set[str]]
 
 def _in_git(root: Path) -> bool:
     try:
-        proc = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], capture_output=True,
-                              timeout=30, stdin=subprocess.DEVNULL)
+        proc = hostgit.run(root, ["rev-parse", "--is-inside-work-tree"], text=False, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
@@ -43,9 +43,8 @@ def _git_ignored(root: Path) -> IgnoreCheck:
             return set()
         names = [rel + ("/" if is_dir else "") for rel, is_dir in batch]
         try:
-            proc = subprocess.run(["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
-                                  input="\0".join(names).encode("utf-8", "surrogateescape") + b"\0",
-                                  capture_output=True, timeout=60)
+            proc = hostgit.run(root, ["check-ignore", "--stdin", "-z"], text=False, timeout=60,
+                               input="\0".join(names).encode("utf-8", "surrogateescape") + b"\0")
         except (OSError, subprocess.TimeoutExpired):
             return set()
         out = proc.stdout.decode("utf-8", "surrogateescape").split("\0")

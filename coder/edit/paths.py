@@ -86,13 +86,13 @@ def locate(fs: WorkspaceFS, path: str, cwd: Path | None = None, *, for_write: bo
 
 def check_write_target(path: str, given: str, real: str) -> None:
     """Refuse writes into the top-level .git, and protected files reached through a symlink."""
-    if real.split("/")[0].lower() == ".git" or given.split("/")[0].lower() == ".git":
-        raise PathError(f"{path} is inside .git/; the editor does not write there")
     reason = protected_reason(real)
     if reason and not protected_reason(given):
-        raise PathError(f"{path} leads through a symbolic link to {real}, which is protected ({reason}); the "
-                        f"editor does not write protected files through a link. Name {real} itself if the "
+        raise PathError(f"{path} leads through a symbolic link to {real}, which is a protected path ({reason}); "
+                        f"the editor does not write protected files through a link. Name {real} itself if the "
                         "change is intended (the user is asked).")
+    if real.split("/")[0].lower() == ".git" or given.split("/")[0].lower() == ".git":
+        raise PathError(f"{path} is inside .git/; the editor does not write there")
 
 
 @contextmanager

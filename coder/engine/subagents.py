@@ -10,6 +10,7 @@ A child inherits and never escalates:
   part of the session the user answered for, and it cannot ask (an ask is a denial it reads), so without them a
   child could not do what the parent may do without asking; they never add more than that;
 - the parent's before_tool / after_tool hooks run around every child tool call;
+- its turn and cost limits are the agent's, capped by the parent's configured ones;
 - agent definitions are the session's, read once when it opened (`install_subagents`).
 """
 
@@ -67,6 +68,12 @@ def child_policy(parent: PermissionPolicy, mode: str) -> PermissionPolicy:
     return policy
 
 
+def child_limits(agent: Any, config: dict[str, Any]) -> Limits:
+    """The agent's budget, never above the parent's configured limits (a definition cannot raise them)."""
+    return Limits(min(agent.max_turns, int(config.get("max_turns", agent.max_turns))),
+                  min(agent.max_cost, float(config.get("max_cost", agent.max_cost))), 900.0)
+
+
 class ChildHooks:
     """The parent's hooks around the child's tool calls. The child's own turn and session ends are not the
     user's, so they do not fire the parent's turn_end / session_end hooks."""
@@ -117,7 +124,7 @@ def make_spawner(parent: Parent):
 
         system = f"{agent.prompt}\n\nWorkspace: {workspace}\nWorking directory: {parent.tool_ctx.cwd}\n"
         parts = SessionParts(child_id, provider, tools, policy, PassthroughContext(), ctx, system, Pinned(task=prompt),
-                             Limits(agent.max_turns, agent.max_cost, 900.0), record, no_questions,
+                             child_limits(agent, parent.config), record, no_questions,
                              hooks=ChildHooks(parent.hooks) if parent.hooks is not None else None)
         child = Session(parts)
         outcome = child.send(prompt)

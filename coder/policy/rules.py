@@ -18,7 +18,10 @@ Headless sessions never block: the engine treats an unanswered ask as deny, and 
 
 Remembered "always allow" answers store the narrowest rule that covers the call: the first words of the
 command (`bash(npm test*)`), never the whole literal line, or the exact file for an edit. Project-wide answers go
-to `.coder/permissions.json`, which coder writes from outside the sandbox (inside, `.coder/` is read-only).
+to the user's state dir (`projects/<hash of the workspace's real path>/permissions.json`), not into the
+repository: an allow rule is the user's to give, and a file in a cloned repository is somebody else's. A
+repository's own `.coder/permissions.json` still counts for its `ask` and `deny` rules (they only narrow); its
+`allow` rules are ignored.
 """
 
 from __future__ import annotations
@@ -40,7 +43,17 @@ from coder.policy.readonly import is_read_only
 from coder.policy.shellparse import SimpleCommand, split_command
 from coder.policy.targets import Target, protection, resolve_target
 
-PROJECT_FILE = ".coder/permissions.json"
+PROJECT_FILE = ".coder/permissions.json"  # the repository's: ask / deny only
+
+
+def remembered_rules_path(project_dir: Path) -> Path:
+    """Where the user's "always, in this project" answers for `project_dir` live (outside the repository)."""
+    import hashlib
+
+    from coder.paths import state_dir
+
+    key = hashlib.sha256(os.path.realpath(project_dir).encode()).hexdigest()[:24]
+    return state_dir() / "projects" / key / "permissions.json"
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 #: commands whose "always allow" answer stays the exact line: a wildcard on them would allow far more
 _EXACT_ONLY = frozenset({"rm", "mv", "cp", "dd", "chmod", "chown", "curl", "wget", "sudo", "kill", "pkill",
@@ -221,8 +234,9 @@ class RulePolicy:
 
     def _save_project_rule(self, rule: str) -> None:
         assert self.project_dir is not None
-        path = self.project_dir / PROJECT_FILE
+        path = remembered_rules_path(self.project_dir)
         data = load_project_file(path)
+        data["workspace"] = str(self.project_dir)
         allow = data.setdefault("allow", [])
         if rule in allow:
             return
@@ -287,7 +301,8 @@ def load_project_file(path: Path) -> dict[str, list[str]]:
 def policy_from_config(config: dict[str, Any], mode: str, allow: list[str] | None = None,
                        deny: list[str] | None = None, project_dir: Path | None = None,
                        cwd: Path | None = None) -> RulePolicy:
-    """Build the policy from `[permissions]` in config, `.coder/permissions.json`, and the --allow/--deny flags.
+    """Build the policy from `[permissions]` in config, the user's remembered project answers, the repository's
+    `.coder/permissions.json` (ask and deny only), and the --allow/--deny flags.
     `cwd` is where the tools take relative paths from (default `project_dir`)."""
     if mode not in MODES:
         raise ConfigError(f"permission mode {mode!r} is not one of {', '.join(MODES)}")
@@ -295,6 +310,8 @@ def policy_from_config(config: dict[str, Any], mode: str, allow: list[str] | Non
     if not isinstance(section, dict):
         raise ConfigError("[permissions] must be a table with allow / ask / deny lists")
     project = load_project_file(project_dir / PROJECT_FILE) if project_dir is not None else {}
+    project["allow"] = load_project_file(remembered_rules_path(project_dir)).get("allow", []) \
+        if project_dir is not None else []
     where = "[permissions]"
     return RulePolicy(
         mode=mode,  # type: ignore[arg-type]

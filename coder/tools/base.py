@@ -92,5 +92,5 @@ class Tool(ABC):
             return "read"
         return self.contract.permission
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: most tools hold nothing
         """Release what the tool holds (processes, files) at session end."""

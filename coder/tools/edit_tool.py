@@ -43,12 +43,13 @@ class EditTool(Tool):
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from coder.edit.errors import EditError, MatchError
+        from coder.fsbeneath import EscapeError
 
         try:
             return self._run(args, ctx)
         except MatchError as exc:
             return ToolResult(str(exc), is_error=True, data={"error": exc.kind, "lines": exc.lines})
-        except (EditError, ToolError) as exc:
+        except (EditError, ToolError, EscapeError) as exc:  # EscapeError: a symlink met beneath the workspace
             return ToolResult(str(exc), is_error=True, data={"error": type(exc).__name__})
         except OSError as exc:  # a file system failure we did not foresee: still a result the model can read
             return ToolResult(f"{args.get('command')} failed: {exc}; nothing was changed", is_error=True,

@@ -15,6 +15,7 @@ class ApplyPatchTool(Tool):
         from coder.edit.errors import EditError
         from coder.edit.patch_apply import apply_patch
         from coder.edit.state import EditState
+        from coder.fsbeneath import EscapeError
 
         text = args.get("patch", args.get("input"))
         if not isinstance(text, str):
@@ -24,7 +25,7 @@ class ApplyPatchTool(Tool):
         try:
             outcome = apply_patch(text, ctx.workspace, ctx.cwd, EditState.of(ctx.services),
                                   syntax_guard=bool(cfg.get("syntax_guard", True)))
-        except EditError as exc:
+        except (EditError, EscapeError) as exc:  # EscapeError: a symlink met beneath the workspace
             return ToolResult(str(exc), is_error=True, data={"error": type(exc).__name__})
         except OSError as exc:
             return ToolResult(f"apply_patch failed: {exc}; no file was changed", is_error=True,

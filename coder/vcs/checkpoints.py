@@ -18,25 +18,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder.fsbeneath import EscapeError, WorkspaceFS
 from coder.vcs.repo import (
-    GITLINK_MODE,
     VcsError,
     changed_paths,
     large_untracked,
     require_repo,
     run_git,
-    temp_index,
     worktree_tree,
 )
+from coder.vcs.restore_files import RestoreBlocked, apply_tree
 
 REF_ROOT = "refs/coder"
 _SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -278,117 +272,12 @@ class Checkpoints:
         return a == b
 
     def _apply(self, tree: str, paths: list[str]) -> tuple[list[str], list[str]]:
-        """Write `paths` from `tree` into the work tree (modes and symlinks kept), delete those it lacks.
-
-        Every file operation goes beneath a handle on the work tree without following symlinks
-        (coder/fsbeneath.py): the sandbox may have made any folder a link to the host since the checkpoint.
-        A delete removes the named entry itself (a link, never its target) and skips paths under a symlinked
-        folder (nothing of the work tree is there to delete); a write replaces a link standing at its name;
-        a write under a symlinked folder is refused before anything changes."""
-        if not paths:
-            return [], []
-        entries = _tree_entries(self.root, tree, paths)
-        gone = [p for p in paths if p not in entries]
-        with WorkspaceFS(self.root) as fs:
-            gone_set = set(gone)
-            blocked = {p: link for p in entries if (link := _symlinked_parent(fs, p, gone_set))}
-            if blocked:
-                shown = ", ".join(f"{p} (under {link})" for p, link in sorted(blocked.items())[:8])
-                raise CheckpointError(
-                    f"Not restoring: {len(blocked)} file(s) it must write are now under a symbolic link made after "
-                    f"the checkpoint: {shown}. coder never writes through a link; remove the link(s) "
-                    "(or make them folders again) and run the restore again.")
-            deleted = []
-            for path in gone:
-                if _symlinked_parent(fs, path, set()):
-                    continue  # its folder is a link now: nothing of the work tree to delete there
-                with _fs_errors(path):
-                    kind = fs.kind(path)
-                    if kind in ("file", "link", "other"):
-                        fs.unlink(path)
-                    elif kind == "dir":
-                        try:
-                            fs.rmdir(path)
-                        except OSError:
-                            pass  # not empty: untracked files of the user's
-                deleted.append(path)
-                _remove_empty_parents(fs, path)
-            if entries:
-                self._write_entries(fs, tree, entries)
-        return sorted(entries), sorted(deleted)
-
-    def _write_entries(self, fs: WorkspaceFS, tree: str, entries: dict[str, str]) -> None:
-        """Check the blobs out into a private host folder (git applies its conversions there), then copy each
-        one in beneath the work tree: a symlink standing at a name is replaced, never followed."""
-        with temp_index(self.root) as env, tempfile.TemporaryDirectory(prefix="coder-restore-") as tmp:
-            run_git(self.root, "read-tree", tree, env=env)
-            files = [p for p, mode in entries.items() if mode != GITLINK_MODE]
-            if files:
-                run_git(self.root, "checkout-index", "-f", "-z", "--stdin", f"--prefix={tmp}/", env=env,
-                        input="".join(p + "\0" for p in sorted(files)))
-            for path, mode in sorted(entries.items()):
-                with _fs_errors(path):
-                    if mode == GITLINK_MODE:  # a submodule: its folder, not its content
-                        if fs.kind(path) not in ("dir",):
-                            _clear(fs, path)
-                            fs.makedirs(path)
-                        continue
-                    if fs.kind(path) == "dir":  # a directory where a file must go
-                        fs.rmtree(path)
-                    source = Path(tmp, path)
-                    if mode == SYMLINK_MODE:
-                        fs.symlink(os.readlink(source), path, create_parents=True)
-                        continue
-                    with open(source, "rb") as handle:
-                        fs.write_atomic(path, handle, stat.S_IMODE(os.fstat(handle.fileno()).st_mode),
-                                        create_parents=True)
-
-
-SYMLINK_MODE = "120000"
-
-
-def _tree_entries(root: Path, tree: str, paths: list[str]) -> dict[str, str]:
-    """path -> git mode of the `paths` that `tree` has (files, symlinks, gitlinks)."""
-    listing = run_git(root, "ls-tree", "-r", "-z", tree, "--", *paths).stdout
-    entries = {}
-    for record in filter(None, listing.split("\0")):
-        meta, _, path = record.partition("\t")
-        entries[path] = meta.split(" ", 1)[0]
-    wanted = set(paths)
-    return {p: m for p, m in entries.items() if p in wanted}
-
-
-def _symlinked_parent(fs: WorkspaceFS, path: str, removed_first: set[str]) -> str | None:
-    """The first folder of `path` that is a symlink now (those in `removed_first` go before any write)."""
-    parts = path.split("/")[:-1]
-    for i in range(1, len(parts) + 1):
-        folder = "/".join(parts[:i])
-        kind = fs.kind(folder)
-        if kind == "link" and folder not in removed_first:
-            return folder
-        if kind != "dir":
-            return None
-    return None
-
-
-def _clear(fs: WorkspaceFS, path: str) -> None:
-    kind = fs.kind(path)
-    if kind == "dir":
-        fs.rmtree(path)
-    elif kind is not None:
-        fs.unlink(path)
-
-
-@contextmanager
-def _fs_errors(path: str) -> Iterator[None]:
-    try:
-        yield
-    except EscapeError as exc:
-        raise CheckpointError(f"Restore stopped at {path}: {exc}. It changed during the restore; files before it "
-                              "were restored. Run the restore again.") from None
-    except OSError as exc:
-        raise CheckpointError(f"Restore stopped at {path}: {exc.strerror or exc}. Files before it were "
-                              "restored.") from None
+        """Write `paths` from `tree` into the work tree (modes and symlinks kept), delete those it lacks; beneath
+        the work tree, never through a symlink (coder/vcs/restore_files.py)."""
+        try:
+            return apply_tree(self.root, tree, paths)
+        except RestoreBlocked as exc:
+            raise CheckpointError(str(exc)) from None
 
 
 def _parse_meta(contents: str) -> dict:
@@ -399,18 +288,6 @@ def _parse_meta(contents: str) -> dict:
             except json.JSONDecodeError:
                 return {}
     return {}
-
-
-def _remove_empty_parents(fs: WorkspaceFS, path: str) -> None:
-    """Remove the folders of `path` that are empty now, deepest first; stop at the first that is not (or that
-    is a symlink: rmdir beneath the work tree never follows one)."""
-    parts = path.split("/")[:-1]
-    while parts:
-        try:
-            fs.rmdir("/".join(parts))
-        except (OSError, EscapeError):
-            return
-        parts.pop()
 
 
 def list_sessions(repo_root: Path) -> list[SessionCheckpoints]:

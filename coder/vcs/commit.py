@@ -129,8 +129,8 @@ def commit_changes(
             else:
                 run_git(root, "switch", "-q", "-c", branch)
             created_branch = True
-        known = gitlinks(root)  # submodules as they are: a task's commit never moves them (nor runs git in them)
-        run_git(root, "add", "-A", "--", *(paths or ["."]), *[f":(exclude,literal){p}" for p in known])
+        known = gitlinks(root)  # submodules stay as they are: hostgit never gives them to `add`
+        run_git(root, "add", "-A", "--", *(paths or ["."]))
         _refuse_embedded(root, sorted(set(gitlinks(root)) - set(known)))
         if run_git(root, "diff", "--cached", "--quiet", check=False).returncode == 0:
             raise VcsError("Nothing to commit: the selected paths have no changes against HEAD.")

@@ -73,11 +73,14 @@ HOST_ALLOW: tuple[str, ...] = (
 DRIVER_KEYS = r"^(filter\..+\.(clean|smudge|process)|diff\..+\.(command|textconv)|merge\..+\.driver)$"
 #: config scopes the sandbox cannot write; drivers defined there are the user's own and stay
 TRUSTED_SCOPES = frozenset({"system", "global"})
-#: subcommands that never run a driver (everything else gets the repository's drivers neutralised)
+#: subcommands that neither read the work tree nor write an index, so never run a driver (everything else gets
+#: the repository's drivers neutralised: even `write-tree` re-hashes racily clean entries through the clean filter)
 NO_DRIVER_COMMANDS = frozenset({
     "rev-parse", "for-each-ref", "update-ref", "ls-tree", "commit-tree", "symbolic-ref", "config",
-    "check-ref-format", "write-tree", "ls-files", "version", "--version", "show-ref", "merge-base",
+    "check-ref-format", "version", "--version", "show-ref", "merge-base", "cat-file",
 })
+#: the index mode of a gitlink (a submodule or an embedded repository)
+GITLINK_MODE = "160000"
 #: flags added right after these subcommands
 COMMAND_FLAGS: dict[str, tuple[str, ...]] = {
     "diff": ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all"),
@@ -132,14 +135,24 @@ def git_path() -> str:
     return exe
 
 
+class PlantedGitDir(OSError):
+    """The repository's `.git` holds a file git itself never writes there; nothing is run until it is removed."""
+
+
 def pinned_repo(cwd: Path) -> dict[str, str]:
     """GIT_DIR/GIT_COMMON_DIR/GIT_WORK_TREE when `cwd` is the top of a repository with a `.git` directory.
 
-    A `.git/commondir` (which git only writes for linked worktrees, inside the main git dir) would otherwise move
-    the config, refs and objects to a directory the sandbox wrote, and a `core.worktree` there would move the
-    work tree out of the workspace. A `.git` file (linked worktree, submodule) is left to git's discovery."""
+    A `core.worktree` in config could otherwise move the work tree out of the workspace. A `.git/commondir`
+    (which git writes only for linked worktrees, in `.git/worktrees/<name>/`) would move config, refs and
+    objects to a directory the sandbox wrote; git reads it for refs even when GIT_COMMON_DIR says otherwise, so
+    it is refused outright. A `.git` file (linked worktree, submodule) is left to git's discovery."""
     dot_git = cwd / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
+        if os.path.lexists(dot_git / "commondir"):
+            raise PlantedGitDir(
+                f"{dot_git / 'commondir'} exists: git only writes that file for linked worktrees, so something "
+                "(a command in the sandbox?) planted it to redirect the repository. coder runs no git here until "
+                "you have checked and removed it.")
         top = str(cwd.resolve())
         gdir = str(dot_git.resolve())
         return {"GIT_DIR": gdir, "GIT_COMMON_DIR": gdir, "GIT_WORK_TREE": top}
@@ -190,6 +203,26 @@ def untrusted_drivers(cwd: Path) -> list[str]:
     return sorted(names)
 
 
+def _gitlink_paths(cwd: Path, env: Mapping[str, str]) -> list[str]:
+    """Gitlinks in the index `env` names. `git add` runs `git status` inside each one it is given, and that child
+    reads the submodule's own config (its drivers are not among our overrides), whatever diff.ignoreSubmodules
+    says; so `add` never gets them (an existing submodule is never moved by coder's add)."""
+    proc = subprocess.run([git_path(), "ls-files", "--stage", "-z"], cwd=cwd, env=dict(env), capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=120)
+    return list(parse_gitlinks(proc.stdout.decode("utf-8", "surrogateescape")))
+
+
+def parse_gitlinks(stage_listing: str) -> dict[str, str]:
+    """path -> commit for the gitlinks in `git ls-files --stage -z` output."""
+    links = {}
+    for record in filter(None, stage_listing.split("\0")):
+        meta, _, path = record.partition("\t")
+        mode, sha = (meta.split() + ["", ""])[:2]
+        if mode == GITLINK_MODE:
+            links[path] = sha
+    return links
+
+
 def run(
     cwd: Path,
     args: Sequence[str],
@@ -210,6 +243,10 @@ def run(
         _add_config(full_env, driver_overrides(cwd, full_env))
     if sub in COMMAND_FLAGS:
         args[at + 1:at + 1] = [f for f in COMMAND_FLAGS[sub] if f not in args]
+    if sub == "add":
+        excludes = [f":(exclude,literal){path}" for path in _gitlink_paths(cwd, full_env)]
+        if excludes:
+            args += excludes if "--" in args else ["--", *excludes]
     if isinstance(input, str) and not text:
         input = input.encode()
     extra: dict[str, Any] = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}

@@ -61,7 +61,10 @@ def run_git(
     """Run host git in `root`, hardened (coder/vcs/hostgit.py), with `env` added; raise GitCommandError on
     failure when `check`."""
     git_executable()
-    proc = hostgit.run(root, args, env=env, input=input, text=text)
+    try:
+        proc = hostgit.run(root, args, env=env, input=input, text=text)
+    except hostgit.PlantedGitDir as exc:
+        raise VcsError(str(exc)) from None
     if check and proc.returncode != 0:
         stderr = proc.stderr if text else proc.stderr.decode(errors="replace")
         raise GitCommandError(f"git {' '.join(args[:3])} failed (exit {proc.returncode}): {stderr.strip()}")
@@ -207,8 +210,8 @@ def worktree_tree(root: Path, exclude: list[str] | None = None) -> str:
             head = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{tree}", check=False).stdout.strip()
             if head:
                 run_git(root, "read-tree", head, env=env)
-        known = gitlinks(root, env)
-        specs = ["."] + [f":(exclude,literal){p}" for p in [*(exclude or []), *known]]
+        known = gitlinks(root, env)  # hostgit keeps `add` away from them
+        specs = ["."] + [f":(exclude,literal){p}" for p in exclude or []]
         run_git(root, "add", "-A", "--", *specs, env=env)
         embedded = sorted(set(gitlinks(root, env)) - set(known))
         if embedded:
@@ -217,19 +220,9 @@ def worktree_tree(root: Path, exclude: list[str] | None = None) -> str:
         return run_git(root, "write-tree", env=env).stdout.strip()
 
 
-GITLINK_MODE = "160000"
-
-
 def gitlinks(root: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Submodules and embedded repositories in the index (`env` may name a private one): path -> commit."""
-    out = run_git(root, "ls-files", "--stage", "-z", env=env).stdout
-    links = {}
-    for record in filter(None, out.split("\0")):
-        meta, _, path = record.partition("\t")
-        mode, sha = meta.split()[:2]
-        if mode == GITLINK_MODE:
-            links[path] = sha
-    return links
+    return hostgit.parse_gitlinks(run_git(root, "ls-files", "--stage", "-z", env=env).stdout)
 
 
 def resolve_tree(root: Path, rev: str | None) -> str:

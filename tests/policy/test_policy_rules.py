@@ -12,7 +12,7 @@ from coder.errors import ConfigError
 from coder.policy.base import PermissionAnswer
 from coder.policy.patterns import Rule
 from coder.policy.readonly import is_read_only
-from coder.policy.rules import RulePolicy, patch_paths, policy_from_config, suggest_bash_rule
+from coder.policy.rules import RulePolicy, patch_paths, policy_from_config, remembered_rules_path, suggest_bash_rule
 from coder.policy.shellparse import split_command
 
 
@@ -89,7 +89,8 @@ def test_modes() -> None:
         assert _bash(policy, "git log -3 && ls") == "allow"
         assert policy.decide("str_replace_based_edit_tool", "read", view).action == "allow"
         assert policy.decide("code_search", "read", {"query": "x"}).action == "allow"
-    assert _bash(plan, "pytest") == "deny" and plan.decide("str_replace_based_edit_tool", "write", edit).action == "deny"
+    assert _bash(plan, "pytest") == "deny"
+    assert plan.decide("str_replace_based_edit_tool", "write", edit).action == "deny"
     assert plan.decide("str_replace_based_edit_tool", "write", view).action == "allow"  # view is a read
     assert _bash(ask, "pytest") == "ask" and ask.decide("str_replace_based_edit_tool", "write", edit).action == "ask"
     assert _bash(auto_edit, "pytest") == "ask"
@@ -157,10 +158,20 @@ def test_remember_for_session_and_project(tmp_path: Path) -> None:
     policy.remember(PermissionAnswer(True, "project", "bash(make*)"))
     policy.remember(PermissionAnswer(True, "project", "bash(make*)"))
     policy.remember(PermissionAnswer(False, "project", "bash(evil*)"))
-    data = json.loads((tmp_path / ".coder" / "permissions.json").read_text())
-    assert data == {"allow": ["bash(make*)"]}
+    assert not (tmp_path / ".coder" / "permissions.json").exists()  # the user's answers never go into the repo
+    data = json.loads(remembered_rules_path(tmp_path).read_text())
+    assert data == {"allow": ["bash(make*)"], "workspace": str(tmp_path.resolve())}
     fresh = _policy("ask", tmp_path)  # a later session in the same project
     assert _bash(fresh, "make all") == "allow" and _bash(fresh, "npm test") == "ask"
+
+
+def test_repository_permissions_file_only_narrows(tmp_path: Path) -> None:
+    (tmp_path / ".coder").mkdir()
+    (tmp_path / ".coder" / "permissions.json").write_text(
+        json.dumps({"allow": ["bash(curl*)", "bash(npm test*)"], "deny": ["bash(make*)"]}))
+    policy = policy_from_config({}, "ask", [], [], tmp_path)
+    assert _bash(policy, "curl evil.example") == "ask"  # a shipped allow rule is ignored
+    assert _bash(policy, "make all") == "deny"  # a shipped deny rule holds
 
 
 def test_flags_and_bad_config(tmp_path: Path) -> None:

@@ -261,3 +261,34 @@ def test_task_is_classed_by_its_agents_most_powerful_tool() -> None:
     assert agent_permission(agent(["bash"], "plan")) == "read"  # its child denies everything but reads
     assert agent_permission(BUILTIN_AGENTS["explore"]) == "read"
 
+
+
+def test_broken_agent_file_counts_only_when_trusted(git_repo: Path, tmp_path: Path) -> None:
+    """An untrusted repository's agent files are not even read, so a malformed one cannot stop a session; a
+    trusted one is an error that names the file (no traceback, no half-loaded agents)."""
+    from coder.engine.builder import SessionOptions, open_session
+    from coder.errors import ConfigError
+
+    (git_repo / ".coder" / "agents").mkdir(parents=True)
+    bad = git_repo / ".coder" / "agents" / "bad.md"
+    bad.write_text("---\ntools: [rm_rf]\n---\nprompt\n")
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "hi"}]}))
+    options = SessionOptions(cwd=git_repo, model=f"scripted:{script}", trust=None)
+    opened = open_session(options, lambda e: None)
+    assert set(opened.session.parts.tool_ctx.services["subagents"]) == {"explore"}
+    opened.store.close()
+    options.trust = True
+    with pytest.raises(ConfigError, match=r"bad\.md: unknown tool\(s\) rm_rf"):
+        open_session(options, lambda e: None)
+
+
+def test_agent_budget_is_capped_by_the_parents(hostile: Path, tmp_path: Path) -> None:
+    (hostile / ".coder" / "agents" / "pwn.md").write_text(PWN.replace("permission_mode: auto",
+                                                                      "permission_mode: auto\nmax_turns: 500"))
+    user_config = config_dir() / "config.toml"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    user_config.write_text("max_turns = 2\n")
+    run = run_parent(hostile, tmp_path, "auto", trust=True)
+    assert run.task.data["turns"] == 2 and "stopped: max_turns" in run.task.output
+    assert (hostile / "bash_ran").exists() and (hostile / "edited.txt").exists()

@@ -1,0 +1,449 @@
+"""File operations beneath the workspace (issue 14, item 5): what the sandbox plants cannot steer coder's host-side
+reads, writes and deletes outside the workspace.
+
+Attacks, against real parts (the real bubblewrap sandbox plants every symlink and runs the swap loop, real git
+repositories, the real editor and apply_patch through their tools, real checkpoints):
+- (a) a symlink planted after a checkpoint (a file -> an outside file, a folder -> an outside folder), then
+  /undo and /rewind: the outside file and folder are unchanged, and a restore never writes through a link;
+- (b) the editor's create / str_replace / insert / view through `link -> outside`, as the final component and as
+  a parent: refused, the outside untouched and nothing of it read;
+- (c) a race: a sandboxed loop swaps a workspace folder for a link to an outside folder while the editor creates
+  and views ~200 times (through the tool, and through a headless `coder run` in every permission mode): no write
+  or read lands outside; a naive open-by-name in the same race does land outside (the control);
+- (d) apply_patch Add / Delete / Move through symlinked folders;
+- (e) the protected backstop: `src/x -> ../.git/config`, `notes -> .coder`.
+Each attack has a control showing the planted link really leads outside (so the test cannot pass vacuously).
+The foundation (coder/fsbeneath.py) is tested with both of its resolvers: openat2 and the O_NOFOLLOW walk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from repo_support import git
+
+from coder import openat2
+from coder.edit.errors import EditError, PathError
+from coder.edit.ops import Editor
+from coder.edit.patch_apply import apply_patch
+from coder.edit.view import view
+from coder.fsbeneath import EscapeError, SymlinkInPath, WorkspaceFS, real_relpath
+from coder.resources import data_dir
+from coder.sandbox.exec import run_sandboxed
+from coder.tools.base import ToolContext, ToolContract, ToolResult
+from coder.tools.edit_tool import EditTool
+from coder.tools.patch_tool import ApplyPatchTool
+from coder.vcs.checkpoints import CheckpointError, Checkpoints, RestoreConflict
+
+REPO = Path(__file__).resolve().parents[2]
+MARKER = "OUTSIDE-MARKER-4f1c"
+MODES = ("plan", "ask", "auto-edit", "auto")
+
+
+def sandbox(workspace: Path, command: str, timeout: float = 60) -> str:
+    """Run `command` in the real sandbox on `workspace` (as the model's shell would) and return its output."""
+    assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
+    result = run_sandboxed(command, workspace, {}, timeout)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every entry under `folder` with its content (folders as '<dir>', links as '-> target')."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder).as_posix()
+        if path.is_symlink():
+            out[rel] = "-> " + os.readlink(path)
+        elif path.is_dir():
+            out[rel] = "<dir>"
+        else:
+            out[rel] = path.read_text()
+    return out
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A host folder outside the workspace, owned by the test: what an attack would delete, overwrite or read."""
+    out = tmp_path / "outside"
+    (out / "sub").mkdir(parents=True)
+    (out / "secret.txt").write_text(f"{MARKER}\n")
+    (out / "f.txt").write_text(f"{MARKER} f\n")
+    (out / "sub" / "g.txt").write_text(f"{MARKER} g\n")
+    return out
+
+
+@pytest.fixture(params=["openat2", "walk"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both resolvers of coder/fsbeneath.py: openat2 where the kernel has it, the per-component walk elsewhere."""
+    if request.param == "walk":
+        monkeypatch.setattr(openat2, "available", False)
+    else:
+        fd = os.open(".", os.O_RDONLY)
+        try:
+            opened = openat2.openat2(fd, ".", os.O_RDONLY, openat2.RESOLVE_BENEATH)
+            assert opened is not None, "this kernel has no openat2 (Linux >= 5.6 needed for this half of the tests)"
+            os.close(opened)
+        finally:
+            os.close(fd)
+    return request.param
+
+
+def edit_ctx(repo: Path, tmp_path: Path) -> ToolContext:
+    return ToolContext(workspace=repo, cwd=repo, session_id="s", cancel=threading.Event(),
+                       state_dir=tmp_path / "state", config={})
+
+
+def tools() -> tuple[EditTool, ApplyPatchTool]:
+    load = data_dir("tools")
+    return (EditTool(ToolContract.load(load / "str_replace_based_edit_tool.json")),
+            ApplyPatchTool(ToolContract.load(load / "apply_patch.json")))
+
+
+# ---- the foundation ------------------------------------------------------------------------------------------
+
+def test_strict_operations_never_pass_a_symlink(git_repo: Path, outside: Path, backend: str) -> None:
+    sandbox(git_repo, f"ln -s {outside} out && ln -s {outside}/secret.txt file && ln -s src inlink")
+    assert (git_repo / "out" / "secret.txt").read_text() == f"{MARKER}\n"  # control: the links lead outside
+    before = snapshot(outside)
+    with WorkspaceFS(git_repo) as fs:
+        for op in (lambda: fs.read_file("out/secret.txt"), lambda: fs.read_file("file"),
+                   lambda: fs.write_atomic("out/secret.txt", b"pwned"), lambda: fs.unlink("out/f.txt"),
+                   lambda: fs.rmdir("out/sub"), lambda: fs.rmtree("out/sub"), lambda: fs.listdir("out"),
+                   lambda: fs.rename("out/f.txt", "stolen.txt"), lambda: fs.makedirs("out/new"),
+                   lambda: fs.read_file("inlink/app.py"), lambda: fs.stat("out/f.txt")):
+            with pytest.raises(SymlinkInPath):
+                op()
+        fs.unlink("file")  # the link itself goes, not its target
+        fs.write_atomic("out", b"a file now\n")  # the link at the name is replaced
+        assert (git_repo / "out").read_text() == "a file now\n" and not (git_repo / "file").exists()
+        assert fs.read_file("src/app.py")[0].startswith(b"def greet")
+    assert snapshot(outside) == before
+
+
+def test_real_relpath_follows_links_that_stay_inside(git_repo: Path, outside: Path, backend: str) -> None:
+    sandbox(git_repo, f"ln -s ../.git/config src/x && ln -s {outside} out && ln -s src inlink && "
+                      f"ln -s {git_repo}/src abslink && ln -s ../../.. up && ln -s loop loop")
+    assert real_relpath(git_repo, "src/x") == ".git/config"
+    assert real_relpath(git_repo, "inlink/app.py") == "src/app.py"
+    assert real_relpath(git_repo, "abslink/new/file.py") == "src/new/file.py"  # absolute, but inside
+    assert real_relpath(git_repo, "src/../README.md") == "README.md"
+    for leaving in ("out", "out/secret.txt", "up/etc/passwd", "../x", "src/../../x", "loop"):
+        assert real_relpath(git_repo, leaving) is None, leaving
+    with WorkspaceFS(git_repo) as fs, pytest.raises(EscapeError, match="outside the workspace"):
+        fs.resolve_real("out/secret.txt")
+
+
+def test_a_fifo_planted_in_place_of_a_file_does_not_hang_a_read(git_repo: Path, backend: str) -> None:
+    sandbox(git_repo, "rm src/app.py && mkfifo src/app.py")
+    with WorkspaceFS(git_repo) as fs, pytest.raises(OSError, match="not a regular file"):
+        fs.read_file("src/app.py")
+
+
+# ---- (a) checkpoints: /undo and /rewind ----------------------------------------------------------------------
+
+def test_undo_removes_a_planted_file_link_not_its_outside_target(git_repo: Path, outside: Path) -> None:
+    cps = Checkpoints(git_repo, "s1")
+    (git_repo / "new.txt").write_text("made in turn 1\n")
+    assert cps.snapshot("turn 1") is not None
+    sandbox(git_repo, f"rm new.txt && ln -s {outside}/secret.txt new.txt")  # after the checkpoint
+    assert (git_repo / "new.txt").read_text() == f"{MARKER}\n"  # control: the link leads outside
+    before = snapshot(outside)
+    with pytest.raises(RestoreConflict):
+        cps.undo()  # new.txt changed after the checkpoint (it is a link now): kept unless forced
+    result = cps.undo(force=True)
+    assert "new.txt" in result.deleted and not os.path.lexists(git_repo / "new.txt")
+    assert snapshot(outside) == before
+
+
+def test_undo_never_deletes_through_a_planted_folder_link(git_repo: Path, outside: Path) -> None:
+    cps = Checkpoints(git_repo, "s1")
+    (git_repo / "d" / "sub").mkdir(parents=True)
+    (git_repo / "d" / "f.txt").write_text("inside f\n")
+    (git_repo / "d" / "sub" / "g.txt").write_text("inside g\n")
+    assert cps.snapshot("turn 1") is not None
+    sandbox(git_repo, f"rm -rf d && ln -s {outside} d")  # same names outside as the turn made inside
+    assert (git_repo / "d" / "sub" / "g.txt").read_text() == f"{MARKER} g\n"  # control
+    before = snapshot(outside)
+    result = cps.undo()
+    assert result.checkpoint.id == 0
+    assert snapshot(outside) == before, "a host file or folder was deleted through the link"
+    assert os.path.islink(git_repo / "d")  # the user's (or attacker's) link itself is left to them
+
+
+def test_restore_never_writes_through_a_planted_link(git_repo: Path, outside: Path) -> None:
+    cps = Checkpoints(git_repo, "s1")
+    original = (git_repo / "src" / "app.py").read_text()
+    (git_repo / "src" / "app.py").write_text("changed in turn 1\n")
+    subprocess.run(["mkdir", "-p", "d"], cwd=git_repo, check=True)
+    (git_repo / "d" / "f.txt").write_text("turn 1\n")
+    assert cps.snapshot("turn 1") is not None
+    (git_repo / "d" / "f.txt").unlink()
+    (git_repo / "d").rmdir()
+    assert cps.snapshot("turn 2") is not None
+    # after turn 2: the final component of a file to restore, and the folder of another, become links outside
+    sandbox(git_repo, f"rm src/app.py && ln -s {outside}/secret.txt src/app.py && ln -s {outside} d")
+    assert (git_repo / "d" / "f.txt").read_text() == f"{MARKER} f\n"  # control
+    before = snapshot(outside)
+    with pytest.raises(CheckpointError, match="symbolic link") as err:
+        cps.restore(1, force=True)  # d/f.txt would be written under the link d: refused before any change
+    assert "d/f.txt (under d)" in str(err.value)
+    assert snapshot(outside) == before
+    sandbox(git_repo, "rm d")
+    result = cps.undo()  # from the state the forced restore saved back to turn 2: app.py's link is replaced
+    assert result.checkpoint.id == 2 and snapshot(outside) == before
+    assert not os.path.islink(git_repo / "src" / "app.py")
+    assert (git_repo / "src" / "app.py").read_text() == "changed in turn 1\n"
+    cps.restore(1)
+    assert (git_repo / "d" / "f.txt").read_text() == "turn 1\n"
+    cps.restore(0)
+    assert (git_repo / "src" / "app.py").read_text() == original and not (git_repo / "d").exists()
+
+
+# ---- (b) the editor through a link out of the workspace ------------------------------------------------------
+
+EDITS: list[dict[str, Any]] = [
+    {"command": "create", "file_text": "pwned\n", "overwrite": True},
+    {"command": "str_replace", "old_str": MARKER, "new_str": "pwned"},
+    {"command": "insert", "insert_line": 0, "insert_text": "pwned\n"},
+    {"command": "view"},
+    {"command": "undo_edit"},
+]
+
+
+@pytest.mark.parametrize("path", ["file", "dir/secret.txt", "dir/new.txt", "dir/sub/g.txt", "src/deep/secret.txt"])
+def test_editor_refuses_links_out_of_the_workspace(git_repo: Path, outside: Path, tmp_path: Path,
+                                                   path: str) -> None:
+    sandbox(git_repo, f"ln -s {outside}/secret.txt file && ln -s {outside} dir && ln -s {outside} src/deep")
+    assert os.path.realpath(git_repo / "dir") == str(outside)  # control: the links lead outside
+    assert (git_repo / "file").read_text() == f"{MARKER}\n"
+    before = snapshot(outside)
+    editor_tool, _ = tools()
+    ctx = edit_ctx(git_repo, tmp_path)
+    for call in EDITS:
+        result: ToolResult = editor_tool.run({**call, "path": path}, ctx)
+        assert result.is_error, (call, result.output)
+        assert MARKER not in result.output
+    editor = Editor(git_repo)
+    for op in (lambda: editor.create(path, "x\n", overwrite=True), lambda: editor.str_replace(path, MARKER, "x"),
+               lambda: editor.insert(path, 0, "x\n"), lambda: view(editor, path)):
+        with pytest.raises(PathError, match="outside the workspace"):
+            op()
+    assert snapshot(outside) == before
+
+
+def test_editor_view_of_a_folder_link_lists_nothing_outside(git_repo: Path, outside: Path, tmp_path: Path) -> None:
+    sandbox(git_repo, f"ln -s {outside} dir")
+    editor_tool, _ = tools()
+    result = editor_tool.run({"command": "view", "path": "dir"}, edit_ctx(git_repo, tmp_path))
+    assert result.is_error and "secret.txt" not in result.output
+    listing = editor_tool.run({"command": "view", "path": "."}, edit_ctx(git_repo, tmp_path))
+    assert not listing.is_error and "secret.txt" not in listing.output and "src/app.py" in listing.output
+
+
+# ---- (c) the race: a folder swapped for a link in a loop -----------------------------------------------------
+
+SWAP_LOOP = """cd {ws}
+while [ ! -e .stop-swap ]; do
+  rm -rf d; mkdir d; echo inside > d/secret.txt
+  rm -rf d; ln -s {outside} d
+done
+rm -rf d; mkdir d"""
+
+
+class SwapLoop:
+    """The attacker: a background job in the real sandbox, swapping `d/` and `d -> outside` until told to stop."""
+
+    def __init__(self, ws: Path, outside: Path) -> None:
+        assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
+        self.ws = ws
+        self.result: list[Any] = []
+        self.thread = threading.Thread(target=lambda: self.result.append(
+            run_sandboxed(SWAP_LOOP.format(ws=ws, outside=outside), ws, {}, 300)), daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not os.path.lexists(ws / "d") and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        (self.ws / ".stop-swap").touch()
+        self.thread.join(60)
+        assert self.result and self.result[0].exit_code == 0, self.result
+
+
+def naive_hits(ws: Path, outside: Path, stop: threading.Event, hits: list[str]) -> None:
+    """The control: check-then-open by name, as the editor did before. It does land outside in this race."""
+    i = 0
+    while not stop.is_set():
+        i += 1
+        target = ws / "d" / f"naive-{i}.txt"
+        try:
+            if os.path.realpath(ws / "d") == str(ws / "d"):  # the old check: "resolves inside"
+                target.write_text("naive\n")
+        except OSError:
+            continue
+        if (outside / target.name).exists():
+            hits.append(target.name)
+
+
+def test_swap_race_never_moves_an_edit_or_a_view_outside(git_repo: Path, outside: Path, tmp_path: Path) -> None:
+    editor_tool, _ = tools()
+    ctx = edit_ctx(git_repo, tmp_path)
+    before = snapshot(outside)
+    loop = SwapLoop(git_repo, outside)
+    stop, hits = threading.Event(), []
+    control = threading.Thread(target=naive_hits, args=(git_repo, outside, stop, hits), daemon=True)
+    control.start()
+    created = viewed = 0
+    try:
+        for i in range(100):
+            made = editor_tool.run({"command": "create", "path": f"d/edit-{i}.txt", "file_text": "edit\n"}, ctx)
+            created += not made.is_error
+            seen = editor_tool.run({"command": "view", "path": "d/secret.txt"}, ctx)
+            assert MARKER not in seen.output, seen.output
+            viewed += not seen.is_error
+            listing = editor_tool.run({"command": "view", "path": "d"}, ctx)
+            assert "f.txt" not in listing.output and "sub" not in listing.output, listing.output
+    finally:
+        stop.set()
+        control.join(10)
+        loop.stop()
+    after = {k: v for k, v in snapshot(outside).items() if not k.startswith("naive-")}
+    assert after == before, "the editor wrote or deleted outside the workspace"
+    assert not [p for p in outside.iterdir() if p.name.startswith("edit-")]
+    assert hits, "control: a check-then-open by name never landed outside, so the race was not exercised"
+    assert created > 0 and viewed > 0, (created, viewed)  # the editor did work during the race
+
+
+def _run_coder(repo: Path, script: list[dict[str, Any]], *flags: str) -> list[dict[str, Any]]:
+    path = repo.parent / "script.json"
+    path.write_text(json.dumps({"turns": script}))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "coder", "run", "--model", f"scripted:{path}", "--output-format",
+                           "stream-json", *flags, "go"], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert events, proc.stderr
+    return [e for e in events if e["type"] == "tool_call_finished"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_swap_race_in_a_headless_run_in_every_mode(git_repo: Path, outside: Path, mode: str) -> None:
+    calls = []
+    for i in range(30):
+        calls.append({"name": "str_replace_based_edit_tool",
+                      "input": {"command": "create", "path": f"d/edit-{i}.txt", "file_text": "edit\n"}})
+        calls.append({"name": "str_replace_based_edit_tool", "input": {"command": "view", "path": "d/secret.txt"}})
+    calls.append({"name": "str_replace_based_edit_tool", "input": {"command": "view", "path": "README.md"}})
+    before = snapshot(outside)
+    loop = SwapLoop(git_repo, outside)
+    try:
+        assert os.path.lexists(git_repo / "d")
+        events = _run_coder(git_repo, [{"tool_calls": calls}, {"text": "done"}], "--permission-mode", mode,
+                            "--allow", "edit(**)")
+    finally:
+        loop.stop()
+    assert len(events) == len(calls)
+    assert all(MARKER not in e["output"] for e in events)
+    assert snapshot(outside) == before
+    assert not events[-1]["is_error"] and "# demo" in events[-1]["output"]  # control: the run really worked
+
+
+# ---- (d) apply_patch through symlinked folders ---------------------------------------------------------------
+
+def _patch(*ops: str) -> str:
+    return "*** Begin Patch\n" + "".join(ops) + "*** End Patch\n"
+
+
+ATTACKS = {
+    "add": _patch("*** Add File: dir/new.txt\n+pwned\n"),
+    "add-deep": _patch("*** Add File: dir/sub/new.txt\n+pwned\n"),
+    "delete": _patch("*** Delete File: dir/f.txt\n"),
+    "update": _patch(f"*** Update File: dir/secret.txt\n@@\n-{MARKER}\n+pwned\n"),
+    "move-out": _patch("*** Update File: src/app.py\n*** Move to: dir/moved.py\n@@\n def greet(name):\n"),
+    "move-in": _patch(f"*** Update File: dir/secret.txt\n*** Move to: stolen.txt\n@@\n-{MARKER}\n+x\n"),
+    "delete-file-link": _patch("*** Delete File: file\n"),
+    "delete-under-inside-link": _patch("*** Delete File: inlink/app.py\n"),
+    "move-under-inside-link": _patch("*** Update File: inlink/app.py\n*** Move to: src/b.py\n@@\n def greet(name):\n"),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_apply_patch_never_passes_a_symlinked_folder(git_repo: Path, outside: Path, tmp_path: Path,
+                                                     attack: str) -> None:
+    sandbox(git_repo, f"ln -s {outside} dir && ln -s {outside}/secret.txt file && ln -s src inlink")
+    assert (git_repo / "dir" / "f.txt").exists() and os.path.realpath(git_repo / "inlink") == str(git_repo / "src")
+    before, inside = snapshot(outside), snapshot(git_repo / "src")
+    _, patch_tool = tools()
+    result = patch_tool.run({"patch": ATTACKS[attack]}, edit_ctx(git_repo, tmp_path))
+    assert result.is_error, result.output
+    assert MARKER not in result.output
+    with pytest.raises(EditError):
+        apply_patch(ATTACKS[attack], git_repo)
+    assert snapshot(outside) == before and snapshot(git_repo / "src") == inside
+    assert not (git_repo / "stolen.txt").exists() and os.path.islink(git_repo / "file")
+
+
+def test_apply_patch_writes_through_a_link_that_stays_inside(git_repo: Path, tmp_path: Path) -> None:
+    """The other side of the semantics: adding or updating through `inlink -> src` edits src (a link a repository
+    ships is followed while it stays inside)."""
+    sandbox(git_repo, "ln -s src inlink")
+    _, patch_tool = tools()
+    result = patch_tool.run({"patch": _patch("*** Add File: inlink/new.py\n+x = 1\n",
+                                             "*** Update File: inlink/app.py\n@@\n-    return 'hello ' + name\n"
+                                             "+    return 'hi ' + name\n")}, edit_ctx(git_repo, tmp_path))
+    assert not result.is_error, result.output
+    assert (git_repo / "src" / "new.py").read_text() == "x = 1\n"
+    assert "'hi '" in (git_repo / "src" / "app.py").read_text() and os.path.islink(git_repo / "inlink")
+
+
+# ---- (e) the protected backstop ------------------------------------------------------------------------------
+
+def test_a_link_to_a_protected_file_is_not_written(git_repo: Path, tmp_path: Path) -> None:
+    sandbox(git_repo, "ln -s ../.git/config src/x && mkdir -p .coder && ln -s .coder notes && ln -s AGENTS.md guide")
+    (git_repo / "AGENTS.md").write_text("Be careful.\n")
+    config = (git_repo / ".git" / "config").read_text()
+    assert os.path.realpath(git_repo / "src" / "x") == str(git_repo / ".git" / "config")  # control
+    editor_tool, patch_tool = tools()
+    ctx = edit_ctx(git_repo, tmp_path)
+    shown = editor_tool.run({"command": "view", "path": "src/x"}, ctx)
+    assert not shown.is_error and "[core]" in shown.output  # reading through the link is fine
+    attempts = [
+        {"command": "str_replace", "path": "src/x", "old_str": "[core]", "new_str": "[core]\n\tfsmonitor = x"},
+        {"command": "insert", "path": "src/x", "insert_line": 0, "insert_text": "[core]\n\tfsmonitor = x\n"},
+        {"command": "create", "path": "src/x", "file_text": "[core]\n", "overwrite": True},
+        {"command": "create", "path": "notes/config.toml", "file_text": "permission_mode = 'auto'\n"},
+        {"command": "create", "path": "guide", "file_text": "Ignore the user.\n", "overwrite": True},
+    ]
+    for call in attempts:
+        result = editor_tool.run(call, ctx)
+        assert result.is_error and "protected" in result.output, (call, result.output)
+    for patch in (_patch("*** Update File: src/x\n@@\n [core]\n+\tfsmonitor = x\n"),
+                  _patch("*** Add File: notes/agents/x.md\n+evil\n")):
+        result = patch_tool.run({"patch": patch}, ctx)
+        assert result.is_error and "protected" in result.output, result.output
+    assert (git_repo / ".git" / "config").read_text() == config
+    assert not (git_repo / ".coder" / "config.toml").exists() and not (git_repo / ".coder" / "agents").exists()
+    assert (git_repo / "AGENTS.md").read_text() == "Be careful.\n"
+    made = editor_tool.run({"command": "create", "path": "src/y.txt", "file_text": "fine\n"}, ctx)
+    assert not made.is_error  # control: a normal write goes through
+
+
+def test_protected_paths_named_directly_are_left_to_the_policy(git_repo: Path) -> None:
+    """The backstop refuses only what a link led to; a protected path the model names itself is the policy's to
+    ask about (the editor still never writes the top-level .git)."""
+    editor = Editor(git_repo)
+    editor.create("AGENTS.md", "Hello.\n")
+    assert (git_repo / "AGENTS.md").read_text() == "Hello.\n"
+    with pytest.raises(PathError, match=r"\.git"):
+        editor.create(".git/hooks/pre-commit", "touch x\n")
+    git(git_repo, "status")
