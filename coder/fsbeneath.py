@@ -37,8 +37,9 @@ import secrets
 import shutil
 import stat
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from coder import openat2
 from coder.errors import CoderError
@@ -235,7 +236,7 @@ class WorkspaceFS:
                 if stat.S_ISDIR(old.st_mode):
                     raise IsADirectoryError(errno.EISDIR, "Is a directory", rel)
                 old = None
-            tmp, fd = self._temp(dfd, name, 0o600)
+            tmp, fd = _temp(name, lambda t: os.open(t, _TEMP_FLAGS, 0o600, dir_fd=dfd))
             try:
                 with os.fdopen(fd, "wb") as handle:
                     if isinstance(data, (bytes, bytearray, memoryview)):
@@ -265,30 +266,11 @@ class WorkspaceFS:
         finally:
             os.close(dfd)
 
-    @staticmethod
-    def _temp(dfd: int, name: str, mode: int) -> tuple[str, int]:
-        for _ in range(100):
-            tmp = f".{name[:100]}.{secrets.token_hex(4)}.coder-tmp"
-            try:
-                return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC,
-                                    mode, dir_fd=dfd)
-            except FileExistsError:
-                continue
-        raise FileExistsError(errno.EEXIST, "no free temporary name", name)
-
     def symlink(self, target: str, rel: str, *, create_parents: bool = False) -> None:
         """Make `rel` a symlink to `target` (text, not resolved), replacing a non-directory there."""
         dfd, name = self._parent(rel, create=create_parents)
         try:
-            for _ in range(100):
-                tmp = f".{name[:100]}.{secrets.token_hex(4)}.coder-tmp"
-                try:
-                    os.symlink(target, tmp, dir_fd=dfd)
-                    break
-                except FileExistsError:
-                    continue
-            else:
-                raise FileExistsError(errno.EEXIST, "no free temporary name", rel)
+            tmp, _ = _temp(name, lambda t: os.symlink(target, t, dir_fd=dfd))
             try:
                 os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             except BaseException:
@@ -431,6 +413,21 @@ class WorkspaceFS:
         while len(fds) > 1:
             os.close(fds.pop())
         return PurePosixPath(os.path.relpath(norm, root)).parts if norm != root else []
+
+
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC
+T = TypeVar("T")
+
+
+def _temp(name: str, make: Callable[[str], T]) -> tuple[str, T]:
+    """A fresh temporary name next to `name`, and what `make` made there (it raises FileExistsError if taken)."""
+    for _ in range(100):
+        tmp = f".{name[:100]}.{secrets.token_hex(4)}.coder-tmp"
+        try:
+            return tmp, make(tmp)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name", name)
 
 
 class _Raced(Exception):

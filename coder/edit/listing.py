@@ -36,7 +36,8 @@ def _in_git(root: Path) -> bool:
 
 
 def _git_ignored(root: Path) -> IgnoreCheck:
-    """`git check-ignore` run at the workspace root (never in a folder the sandbox controls)."""
+    """`git check-ignore` run at the workspace root (never in a folder the sandbox controls), through the
+    hardened host git (coder/vcs/hostgit.py)."""
 
     def check(batch: list[tuple[str, bool]]) -> set[str]:
         if not batch:

@@ -17,6 +17,7 @@ def mcp_command(args) -> int:
     from coder.config import load_config
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.mcp_client import MCPManager, server_log, servers_from_config, tool_name
+    from coder.termsafe import inert_json, visible
     from coder.trust import approved_servers
 
     cwd = Path(getattr(args, "cwd", ".")).resolve()
@@ -24,7 +25,7 @@ def mcp_command(args) -> int:
     trusted, _, why = decide_trust(workspace, None, None)
     config = load_config(workspace, trusted=trusted)
     config["_mcp_approved"] = approved_servers(workspace)
-    servers = servers_from_config(config, workspace, lambda line: print(line))
+    servers = servers_from_config(config, workspace, lambda line: print(visible(line)))
     if not trusted and (workspace / ".mcp.json").exists():
         print(f"{workspace}/.mcp.json is ignored: the workspace is not trusted ({why}); `coder trust` shows it")
     if not servers:
@@ -39,13 +40,13 @@ def mcp_command(args) -> int:
     finally:
         manager.close()
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(inert_json(json.dumps(rows, indent=2, ensure_ascii=False)))
     else:
         for row in rows:
-            print(f"{row['name']}  ({row['transport']}, {row['source']})  {row['status']}"
-                  + (f": {row['error']}" if row["error"] else ""))
+            print(visible(f"{row['name']}  ({row['transport']}, {row['source']})  {row['status']}"
+                          + (f": {row['error']}" if row["error"] else "")))
             if row["error"] and row["transport"] == "stdio":
                 print(f"    its stderr: {server_log(row['name'])}")
             for name in row["tools"]:
-                print(f"    {name}")
+                print(visible(f"    {name}"))
     return 0 if all(r["status"] == "ready" for r in rows) else 1

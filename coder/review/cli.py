@@ -67,20 +67,22 @@ def handler(args: argparse.Namespace) -> int:
         else:
             print(f"nothing to review: {what} has no changes")
         return 0
+    from coder.termsafe import visible
+
     provider = None if args.no_llm else _provider(args, config)
     progress = None
     if not args.json:
         import sys
 
         def progress(stage) -> None:
-            print(f"  {stage.name:<8} {stage.status:<7} {stage.duration:6.2f}s  {stage.note}", file=sys.stderr)
+            print(visible(f"  {stage.name:<8} {stage.status:<7} {stage.duration:6.2f}s  {stage.note}"), file=sys.stderr)
 
         print(f"reviewing {what}...", file=sys.stderr)
     result = review(root, text, args.task, provider, config, on_stage=progress)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print(_render_findings(result))
+        print(visible(_render_findings(result)))  # the reviewer model's words and the diff's paths: shown, not run
     return 1 if result.verdict == "fail" else 0
 
 

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def outside(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(params=["openat2", "walk"])
-def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """Both resolvers of coder/fsbeneath.py: openat2 where the kernel has it, the per-component walk elsewhere."""
     if request.param == "walk":
         monkeypatch.setattr(openat2, "available", False)
@@ -95,7 +96,8 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
             os.close(opened)
         finally:
             os.close(fd)
-    return request.param
+    yield request.param
+    assert openat2.available == (request.param == "openat2")  # the resolver under test was the one used
 
 
 def edit_ctx(repo: Path, tmp_path: Path) -> ToolContext:
@@ -252,32 +254,43 @@ def test_editor_view_of_a_folder_link_lists_nothing_outside(git_repo: Path, outs
 
 # ---- (c) the race: a folder swapped for a link in a loop -----------------------------------------------------
 
-SWAP_LOOP = """cd {ws}
-while [ ! -e .stop-swap ]; do
-  rm -rf d; mkdir d; echo inside > d/secret.txt
-  rm -rf d; ln -s {outside} d
-done
-rm -rf d; mkdir d"""
+SWAP_SCRIPT = """import ctypes, os, sys
+os.chdir(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+os.makedirs("d", exist_ok=True)
+with open("d/secret.txt", "w") as fh:
+    fh.write("inside\\n")
+os.symlink(sys.argv[2], "d.link")
+n = 0
+while n % 1000 or not os.path.exists(".stop-swap"):
+    n += 1  # swap the folder d and the link d.link -> outside, atomically (renameat2 RENAME_EXCHANGE)
+    libc.renameat2(-100, b"d", -100, b"d.link", 2)
+if os.path.islink("d"):
+    libc.renameat2(-100, b"d", -100, b"d.link", 2)
+print("swaps", n)
+"""
 
 
 class SwapLoop:
-    """The attacker: a background job in the real sandbox, swapping `d/` and `d -> outside` until told to stop."""
+    """The attacker: a process in the real sandbox flipping `d` between a folder and a link to the outside folder,
+    atomically and as fast as it can, until told to stop (d is always there, half of the time a link)."""
 
     def __init__(self, ws: Path, outside: Path) -> None:
         assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
         self.ws = ws
+        (ws / ".swap.py").write_text(SWAP_SCRIPT)
         self.result: list[Any] = []
         self.thread = threading.Thread(target=lambda: self.result.append(
-            run_sandboxed(SWAP_LOOP.format(ws=ws, outside=outside), ws, {}, 300)), daemon=True)
+            run_sandboxed(f"python3 .swap.py {ws} {outside}", ws, {}, 300)), daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 30
-        while not os.path.lexists(ws / "d") and time.monotonic() < deadline:
+        while not os.path.lexists(ws / "d.link") and time.monotonic() < deadline:
             time.sleep(0.01)
 
     def stop(self) -> None:
         (self.ws / ".stop-swap").touch()
         self.thread.join(60)
-        assert self.result and self.result[0].exit_code == 0, self.result
+        assert self.result and self.result[0].exit_code == 0 and "swaps" in self.result[0].output, self.result
 
 
 def naive_hits(ws: Path, outside: Path, stop: threading.Event, hits: list[str]) -> None:
@@ -321,6 +334,7 @@ def test_swap_race_never_moves_an_edit_or_a_view_outside(git_repo: Path, outside
     assert after == before, "the editor wrote or deleted outside the workspace"
     assert not [p for p in outside.iterdir() if p.name.startswith("edit-")]
     assert hits, "control: a check-then-open by name never landed outside, so the race was not exercised"
+    print("RACE", created, viewed, len(hits))
     assert created > 0 and viewed > 0, (created, viewed)  # the editor did work during the race
 
 

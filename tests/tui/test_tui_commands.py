@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from coder import trust
 from coder.engine.commands import completions, cycle_mode, is_command, run_slash
 from coder.policy.base import PermissionAnswer
 
@@ -23,15 +26,19 @@ def opened_session(factory, script=WRITE, mode="ask"):
     return opened
 
 
-def test_help_lists_every_builtin_and_custom_commands(factory, git_repo: Path, isolated_home: Path) -> None:
+def test_help_lists_every_builtin_and_custom_commands(factory, git_repo: Path, isolated_home: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     (git_repo / ".coder" / "commands").mkdir(parents=True)
     (git_repo / ".coder" / "commands" / "fixit.md").write_text(
         "---\ndescription: fix the named bug\nallowed-tools: write_file, bash(pytest*)\n---\n"
         "Fix this bug: $ARGUMENTS\n")
     user_dir = isolated_home / ".config" / "coder" / "commands"
     user_dir.mkdir(parents=True)
-    (user_dir / "explain.md").write_text("Explain the code in plain words.\n")
+    (user_dir / "explain.md").write_text("---\nallowed-tools: bash(make*)\n---\nExplain the code in plain words.\n")
+    monkeypatch.setattr(trust, "_DECIDED", {})
     opened = opened_session(factory)
+    assert "fixit" not in run_slash(opened, "/help").text  # an untrusted repository's commands are ignored
+    trust.remember_decision(git_repo, True)
     text = run_slash(opened, "/help").text
     for name in ("help", "model", "mode", "compact", "cost", "context", "diff", "review", "commit", "undo", "rewind",
                  "sessions", "resume", "clear", "init", "doctor", "quit", "fixit", "explain"):
@@ -40,8 +47,10 @@ def test_help_lists_every_builtin_and_custom_commands(factory, git_repo: Path, i
     result = run_slash(opened, "/fixit the login crash")
     assert result.send == "Fix this bug: the login crash"
     decision = opened.session.parts.policy.decide("write_file", "write", {"path": "x"})
-    assert decision.action == "allow"  # allowed-tools became a session rule
+    assert decision.action == "ask"  # a repository's command never pre-allows tools
     assert run_slash(opened, "/explain src/app.py").send == "Explain the code in plain words.\n\nsrc/app.py"
+    decision = opened.session.parts.policy.decide("bash", "execute", {"command": "make all"})
+    assert decision.action == "allow"  # the user's own command's allowed-tools became a session rule
     assert [n for n, _ in completions(git_repo, "re")] == ["resume", "review", "rewind"]
     (git_repo / ".coder" / "commands" / "broken.md").write_text("---\ndescription: [unclosed\n---\nbody\n")
     (git_repo / ".coder" / "commands" / "help.md").write_text("cannot shadow a built-in\n")

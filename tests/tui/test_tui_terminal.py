@@ -143,8 +143,9 @@ def test_plain_repl_escape_interrupts_wraps_words_and_keeps_ids_whole(git_repo: 
     words = [f"wd{i}{'x' * (i % 7)}" for i in range(90)]
     script = tmp_path / "long.json"
     script.write_text(json.dumps({"turns": [{"text": " ".join(words)}, {"text": "Still here."}]}))
-    (git_repo / ".coder").mkdir(exist_ok=True)  # three stream pieces a second apart: time to press Esc
-    (git_repo / ".coder" / "config.toml").write_text("[providers.scripted]\nchunk_delay = 1.0\n")
+    user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "coder" / "config.toml"  # provider settings: user only
+    user_config.parent.mkdir(parents=True, exist_ok=True)  # three stream pieces a second apart: time to press Esc
+    user_config.write_text("[providers.scripted]\nchunk_delay = 1.0\n")
     tmux = Tmux(tmp_path, coder_command(script, "--plain"), git_repo, width=80, height=40)
     try:
         tmux.wait("ask>")

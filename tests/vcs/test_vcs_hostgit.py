@@ -1,0 +1,62 @@
+"""The hardened host git keeps what the user's own configuration asks for: their hooks directory (for commit.py's
+sandboxed hook runs), filters from their global config, their identity; and it reaches no other repository."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from coder.vcs import hostgit
+from coder.vcs.commit import commit_changes, find_hooks
+from coder.vcs.repo import worktree_tree
+
+
+def _hook(where: Path, name: str) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    hook = where / name
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    return hook
+
+
+def test_find_hooks_reads_the_users_hooks_path_not_the_override(git_repo: Path, g) -> None:
+    assert find_hooks(git_repo) == {}
+    default = _hook(git_repo / ".git" / "hooks", "pre-commit")
+    assert find_hooks(git_repo) == {"pre-commit": default}
+    g(git_repo, "config", "core.hooksPath", "githooks")
+    mine = _hook(git_repo / "githooks", "commit-msg")
+    assert find_hooks(git_repo) == {"commit-msg": git_repo / "githooks" / "commit-msg"} and mine.exists()
+
+
+def test_filters_from_the_users_global_config_still_run(git_repo: Path, g) -> None:
+    upper = "tr a-z A-Z"
+    with open(os.environ["GIT_CONFIG_GLOBAL"], "a") as fh:
+        fh.write(f'[filter "up"]\n\tclean = {upper}\n\tsmudge = cat\n')
+    (git_repo / ".gitattributes").write_text("*.up filter=up\n")
+    (git_repo / "a.up").write_text("hello\n")
+    tree = worktree_tree(git_repo)
+    assert g(git_repo, "cat-file", "blob", f"{tree}:a.up") == "HELLO\n"
+    assert hostgit.untrusted_drivers(git_repo) == []
+    assert commit_changes(git_repo, "add a.up").committed
+    # the same driver in the repository's config is not run
+    g(git_repo, "config", "filter.local.clean", upper)
+    (git_repo / ".gitattributes").write_text("*.up filter=local\n")
+    (git_repo / "b.up").write_text("hello\n")
+    assert g(git_repo, "cat-file", "blob", f"{worktree_tree(git_repo)}:b.up") == "hello\n"
+
+
+def test_host_git_reaches_no_other_repository_unless_asked(git_repo: Path, tmp_path: Path) -> None:
+    blocked = hostgit.run(tmp_path, ["clone", "-q", str(git_repo), str(tmp_path / "a")])
+    assert blocked.returncode != 0 and "not allowed" in blocked.stderr
+    allowed = hostgit.run(tmp_path, ["clone", "-q", str(git_repo), str(tmp_path / "b")], protocols="file")
+    assert allowed.returncode == 0 and (tmp_path / "b" / "README.md").exists()
+
+
+def test_status_does_not_rewrite_the_users_index(git_repo: Path) -> None:
+    index = git_repo / ".git" / "index"
+    old = index.stat().st_mtime_ns - 10_000_000_000
+    os.utime(index, ns=(old, old))
+    os.utime(git_repo / "README.md")  # stat-dirty: a plain `git status` would refresh and rewrite the index
+    assert hostgit.run(git_repo, ["status", "--porcelain"]).stdout == ""
+    assert index.stat().st_mtime_ns == old
