@@ -18,10 +18,11 @@ Symlink semantics (the why):
   the REAL workspace-relative path.
 - `resolve_real` / `real_relpath` turn a path the model or user named into that real path. They follow a
   symlink that stays inside the workspace (repositories ship such links, e.g. `docs/README.md -> ../README.md`,
-  and editing through one should edit the file it names, as every editor does); a link that leaves (absolute
-  outside, or `..` above the root) is an `EscapeError` / None. Following is a pure computation: the strict
-  operation afterwards is what makes it race-free, because a link planted after the resolution makes that
-  operation fail instead of being followed.
+  and editing through one should edit the file it names, as every editor does); an absolute link into the
+  workspace is followed from the root handle (the sandbox sees the workspace at the same path); a link that
+  leaves (absolute outside, `..` above the root, more than 40 hops) is an `EscapeError` / None. Following is a
+  pure computation: the strict operation afterwards is what makes it race-free, because a link planted after
+  the resolution makes that operation fail instead of being followed.
 - A destructive caller (restores, deletes) passes the path it has straight to the strict operations, so it
   never traverses a symlinked parent, even one pointing inside.
 

@@ -47,8 +47,11 @@ def resolve_target(path: str, workspace: Path | None, cwd: Path | None = None) -
     raw = os.path.expanduser(path) if path.startswith("~") else path
     absolute = Path(raw) if os.path.isabs(raw) else (cwd or workspace) / raw
     lexical = os.path.normpath(absolute)
-    real = os.path.realpath(absolute)
-    return Target(_inside(lexical, workspace) or lexical, _inside(real, workspace), real)
+    try:
+        real: str | None = os.path.realpath(absolute)
+    except OSError:  # swapped while resolved (EINVAL: a sandboxed loop flipping a link): judged as outside
+        real = None
+    return Target(_inside(lexical, workspace) or lexical, _inside(real, workspace) if real else None, real or lexical)
 
 
 def _inside(path: str, workspace: Path) -> str | None:

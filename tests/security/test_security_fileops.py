@@ -7,9 +7,11 @@ repositories, the real editor and apply_patch through their tools, real checkpoi
   /undo and /rewind: the outside file and folder are unchanged, and a restore never writes through a link;
 - (b) the editor's create / str_replace / insert / view through `link -> outside`, as the final component and as
   a parent: refused, the outside untouched and nothing of it read;
-- (c) a race: a sandboxed loop swaps a workspace folder for a link to an outside folder while the editor creates
-  and views ~200 times (through the tool, and through a headless `coder run` in every permission mode): no write
-  or read lands outside; a naive open-by-name in the same race does land outside (the control);
+- (c) a race: a process in the sandbox flips a workspace folder and a link to an outside folder (atomically,
+  renameat2 RENAME_EXCHANGE, as fast as it can) while the editor creates, views and lists ~300 times (through the
+  tool, and through a headless `coder run` in every permission mode): no write or read lands outside; a naive
+  check-then-open by name in the same race does land outside (the control). (Against the editor before this
+  change, the same loop put 10-15 of 200 creates and 30-70 of 200 views outside.)
 - (d) apply_patch Add / Delete / Move through symlinked folders;
 - (e) the protected backstop: `src/x -> ../.git/config`, `notes -> .coder`.
 Each attack has a control showing the planted link really leads outside (so the test cannot pass vacuously).
@@ -306,6 +308,7 @@ def naive_hits(ws: Path, outside: Path, stop: threading.Event, hits: list[str]) 
             continue
         if (outside / target.name).exists():
             hits.append(target.name)
+        time.sleep(0.002)
 
 
 def test_swap_race_never_moves_an_edit_or_a_view_outside(git_repo: Path, outside: Path, tmp_path: Path) -> None:
@@ -325,7 +328,8 @@ def test_swap_race_never_moves_an_edit_or_a_view_outside(git_repo: Path, outside
             assert MARKER not in seen.output, seen.output
             viewed += not seen.is_error
             listing = editor_tool.run({"command": "view", "path": "d"}, ctx)
-            assert "f.txt" not in listing.output and "sub" not in listing.output, listing.output
+            shown = {line.strip() for line in listing.output.splitlines()}
+            assert not shown & {"f.txt", "sub/", "sub/g.txt"}, listing.output
     finally:
         stop.set()
         control.join(10)
@@ -334,7 +338,6 @@ def test_swap_race_never_moves_an_edit_or_a_view_outside(git_repo: Path, outside
     assert after == before, "the editor wrote or deleted outside the workspace"
     assert not [p for p in outside.iterdir() if p.name.startswith("edit-")]
     assert hits, "control: a check-then-open by name never landed outside, so the race was not exercised"
-    print("RACE", created, viewed, len(hits))
     assert created > 0 and viewed > 0, (created, viewed)  # the editor did work during the race
 
 
@@ -347,6 +350,7 @@ def _run_coder(repo: Path, script: list[dict[str, Any]], *flags: str) -> list[di
                           timeout=300, stdin=subprocess.DEVNULL)
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert events, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
     return [e for e in events if e["type"] == "tool_call_finished"]
 
 
@@ -366,10 +370,11 @@ def test_swap_race_in_a_headless_run_in_every_mode(git_repo: Path, outside: Path
                             "--allow", "edit(**)")
     finally:
         loop.stop()
-    assert len(events) == len(calls)
+    assert len(events) == len(calls), events[-1]
     assert all(MARKER not in e["output"] for e in events)
     assert snapshot(outside) == before
     assert not events[-1]["is_error"] and "# demo" in events[-1]["output"]  # control: the run really worked
+    assert any(not e["is_error"] for e in events[:-1])  # ... and edited or viewed in d during the race
 
 
 # ---- (d) apply_patch through symlinked folders ---------------------------------------------------------------
