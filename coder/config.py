@@ -152,6 +152,9 @@ def env_overrides(environ: dict[str, str] | os._Environ[str] | None = None) -> d
             out[key] = kind(raw)
         except ValueError as exc:
             raise ConfigError(f"environment variable {var}={raw!r} is not a valid {kind.__name__}.") from exc
+    extra_ro = [p for p in environ.get("CODER_SANDBOX_EXTRA_RO", "").split(os.pathsep) if p]
+    if extra_ro:  # read-only folders for the sandbox, set by a parent (`coder swebench run`: the environment)
+        out["sandbox"] = {"extra_ro": extra_ro}
     validate(out, "environment")
     return out
 
@@ -200,7 +203,11 @@ def load_config(workspace: Path | None, flags: dict[str, Any] | None = None,
         layer(kept, f"repository {repo_path}")
         ignored.extend(dropped)
         sources.append(str(repo_path))
-    layer(env_overrides(), "environment")
+    env_layer = env_overrides()
+    if "sandbox" in env_layer:  # CODER_SANDBOX_EXTRA_RO adds to the user's extra_ro, never replaces it
+        added = env_layer["sandbox"]["extra_ro"]
+        env_layer["sandbox"]["extra_ro"] = list(config["sandbox"].get("extra_ro", [])) + added
+    layer(env_layer, "environment")
     set_flags = {k: v for k, v in (flags or {}).items() if v is not None}
     validate(set_flags, "command line")
     layer(set_flags, "flag")

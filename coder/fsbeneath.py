@@ -37,133 +37,21 @@ import os
 import secrets
 import shutil
 import stat
-from collections import deque
-from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from coder import openat2
-from coder.errors import CoderError
+from coder.fsresolve import _O_CLOEXEC, MAX_LINKS, STRICT, Beneath, EscapeError, SymlinkInPath, split_rel
 
-_O_PATH = getattr(os, "O_PATH", 0) or os.O_RDONLY
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = _O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | _O_CLOEXEC
-_STRICT = openat2.RESOLVE_BENEATH | openat2.RESOLVE_NO_SYMLINKS | openat2.RESOLVE_NO_MAGICLINKS
-MAX_LINKS = 40  # as the kernel's ELOOP limit
+__all__ = ["MAX_LINKS", "EscapeError", "SymlinkInPath", "WorkspaceFS", "real_relpath", "split_rel"]
 
 
-class EscapeError(CoderError):
-    """The path leads outside the workspace (`..`, an absolute path, a symlink that leaves)."""
-
-
-class SymlinkInPath(EscapeError):
-    """A strict operation met a symlink in the path (`at` is the workspace-relative path of the link)."""
-
-    def __init__(self, message: str, at: str = "") -> None:
-        super().__init__(message)
-        self.at = at
-
-
-def split_rel(rel: str) -> list[str]:
-    """The components of a workspace-relative path; EscapeError for an absolute one or one with `..`."""
-    text = str(rel).replace("\\", "/")
-    if "\x00" in text:
-        raise EscapeError(f"{rel!r} contains a NUL byte")
-    if text.startswith("/"):
-        raise EscapeError(f"{rel} is absolute; a workspace-relative path is needed")
-    parts = [p for p in text.split("/") if p not in ("", ".")]
-    if ".." in parts:
-        raise EscapeError(f"{rel} contains '..'; a normalized workspace-relative path is needed")
-    return parts
-
-
-class WorkspaceFS:
+class WorkspaceFS(Beneath):
     """A handle on one workspace directory; every method takes a workspace-relative path."""
-
-    def __init__(self, root: Path | str) -> None:
-        self.root = Path(os.path.realpath(root))
-        self.fd: int | None = os.open(self.root, _O_PATH | os.O_DIRECTORY | _O_CLOEXEC)
-
-    def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
 
     def __enter__(self) -> WorkspaceFS:
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except OSError:
-            pass
-
-    # -- strict resolution ----------------------------------------------------------------------------------
-    def _root(self) -> int:
-        if self.fd is None:
-            raise ValueError("WorkspaceFS is closed")
-        return self.fd
-
-    def _dir(self, parts: list[str], create: bool = False) -> int:
-        """An O_PATH fd on the directory `parts` (created when missing and `create`); no symlink followed."""
-        if not parts:
-            return os.dup(self._root())
-        try:
-            fd = openat2.openat2(self._root(), "/".join(parts), _DIR_FLAGS, _STRICT)
-        except OSError as exc:
-            if exc.errno not in (errno.ELOOP, errno.EXDEV, errno.ENOTDIR) and not (
-                    create and exc.errno == errno.ENOENT):
-                raise
-            fd = None  # the walk creates what is missing, or names the offending component
-        if fd is not None:
-            return fd
-        return self._walk(parts, create)
-
-    def _walk(self, parts: list[str], create: bool) -> int:
-        fd = os.dup(self._root())
-        try:
-            for i, name in enumerate(parts):
-                try:
-                    nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except FileNotFoundError:
-                    if not create:
-                        raise
-                    try:
-                        os.mkdir(name, 0o777, dir_fd=fd)
-                    except FileExistsError:
-                        pass
-                    nxt = self._open_dir_component(fd, parts, i)
-                except OSError as exc:
-                    if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
-                        raise
-                    nxt = self._open_dir_component(fd, parts, i)
-                os.close(fd)
-                fd = nxt
-            return fd
-        except BaseException:
-            os.close(fd)
-            raise
-
-    def _open_dir_component(self, fd: int, parts: list[str], i: int) -> int:
-        try:
-            return os.open(parts[i], _DIR_FLAGS, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
-                raise
-            here = "/".join(parts[: i + 1])
-            if stat.S_ISLNK(os.stat(parts[i], dir_fd=fd, follow_symlinks=False).st_mode):
-                raise SymlinkInPath(f"{here} is a symbolic link; coder does not read, write or delete "
-                                    "through symlinked folders here", here) from None
-            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", here) from None
-
-    def _parent(self, rel: str, create: bool = False) -> tuple[int, str]:
-        parts = split_rel(rel)
-        if not parts:
-            raise IsADirectoryError(errno.EISDIR, "the workspace itself", ".")
-        return self._dir(parts[:-1], create), parts[-1]
 
     # -- strict operations ----------------------------------------------------------------------------------
     def stat(self, rel: str) -> os.stat_result:
@@ -187,11 +75,57 @@ class WorkspaceFS:
             return "link"
         return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
+    def lstats(self, rels: Iterable[str]) -> Iterator[tuple[str, os.stat_result | None]]:
+        """(rel, lstat) of many paths, None for one that is missing or lies under a symlink or a non-folder.
+        One strict directory fd per folder, kept while its files come (sorted listings group them), so a
+        re-check of every file of a big repository costs about what a plain `lstat` by name does."""
+        dirs: dict[str, int | None] = {}
+        try:
+            for rel in rels:
+                folder, _, name = rel.rpartition("/")
+                if folder not in dirs:
+                    if len(dirs) >= 64:
+                        _close_all(dirs)
+                    try:
+                        dirs[folder] = self._dir(split_rel(folder))
+                    except (OSError, EscapeError):
+                        dirs[folder] = None
+                dfd = dirs[folder]
+                st = None
+                if dfd is not None and name not in ("", ".", ".."):
+                    try:
+                        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                    except OSError:
+                        pass
+                yield rel, st
+        finally:
+            _close_all(dirs)
+
+    def read_if_file(self, rel: str, limit: int | None = None) -> bytes | None:
+        """The bytes of `rel` (at most `limit`) when it is a regular file reached without a symlink, else None
+        (missing, a folder, a FIFO, a link, or under a symlinked folder): for optional files such as
+        `.gitignore` or `AGENTS.md` that a hostile checkout may have made a link to a secret."""
+        try:
+            return self.read_file(rel, limit)[0]
+        except (OSError, EscapeError):
+            return None
+
     def open(self, rel: str, flags: int = os.O_RDONLY, mode: int = 0o666) -> int:
         """os.open beneath the workspace with O_NOFOLLOW on the final component (SymlinkInPath for a link)."""
+        flags |= os.O_NOFOLLOW | os.O_NOCTTY | _O_CLOEXEC
+        parts = split_rel(rel)
+        if parts and not flags & os.O_CREAT:  # one openat2 for the whole path (the index opens thousands of files)
+            try:
+                fd = openat2.openat2(self._root(), "/".join(parts), flags, STRICT)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.EXDEV, errno.ENOTDIR):
+                    raise
+                fd = None  # the route below says which component is the link
+            if fd is not None:
+                return fd
         fd, name = self._parent(rel)
         try:
-            return os.open(name, flags | os.O_NOFOLLOW | os.O_NOCTTY | _O_CLOEXEC, mode, dir_fd=fd)
+            return os.open(name, flags, mode, dir_fd=fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise SymlinkInPath(f"{rel} is a symbolic link; refused", rel) from None
@@ -214,8 +148,20 @@ class WorkspaceFS:
     def read_file(self, rel: str, limit: int | None = None) -> tuple[bytes, os.stat_result]:
         """The bytes of regular file `rel` (at most `limit`) and its stat."""
         fd, st = self.open_regular(rel)
-        with os.fdopen(fd, "rb") as handle:
-            return (handle.read() if limit is None else handle.read(limit)), st
+        try:
+            chunks: list[bytes] = []
+            total = 0
+            while limit is None or total < limit:
+                # the size it has plus one (to see the end), not `limit`: a 1 MB buffer per small file is slow
+                want = st.st_size + 1 - total if total <= st.st_size else 1 << 16  # (it grew meanwhile)
+                chunk = os.read(fd, want if limit is None else min(want, limit - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), st
+        finally:
+            os.close(fd)
 
     def makedirs(self, rel: str) -> None:
         """Create `rel` and its missing parents (FileExistsError-free); never through a symlink."""
@@ -333,89 +279,6 @@ class WorkspaceFS:
         finally:
             os.close(fd)
 
-    # -- following links that stay inside --------------------------------------------------------------------
-    def resolve_real(self, rel: str) -> str:
-        """The real workspace-relative path of `rel` ("" for the root): symlinks that stay inside are followed,
-        missing trailing components kept as named. EscapeError (naming the link) when it leads outside."""
-        for _ in range(5):
-            try:
-                return self._resolve_once(rel)
-            except _Raced:
-                continue
-        raise EscapeError(f"{rel} keeps changing while it is resolved (a process swaps it); refused")
-
-    def real_relpath(self, rel: str) -> str | None:
-        """`resolve_real`, or None when the path leaves the workspace: for matching permission rules on the
-        file a path really names (`src/x -> ../.env` is `.env`)."""
-        try:
-            return self.resolve_real(rel)
-        except EscapeError:
-            return None
-
-    def _resolve_once(self, rel: str) -> str:
-        text = str(rel).replace("\\", "/")
-        if text.startswith("/") or "\x00" in text:
-            raise EscapeError(f"{rel!r} is not a workspace-relative path")
-        todo = deque(text.split("/"))  # `..` allowed: it is resolved here, beneath the root
-        real: list[str] = []
-        fds = [os.dup(self._root())]
-        links = 0
-        try:
-            while todo:
-                name = todo.popleft()
-                if name in ("", "."):
-                    continue
-                if name == "..":
-                    if not real:
-                        raise EscapeError(f"{rel} leads outside the workspace {self.root} (through a symlink)")
-                    real.pop()
-                    os.close(fds.pop())
-                    continue
-                try:
-                    st = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
-                except (FileNotFoundError, NotADirectoryError):
-                    rest = [name, *todo]
-                    if ".." in rest:  # the kernel would stop at the missing folder as well
-                        raise FileNotFoundError(errno.ENOENT, "No such file or directory", rel) from None
-                    return "/".join(real + [p for p in rest if p not in ("", ".")])
-                if stat.S_ISLNK(st.st_mode):
-                    links += 1
-                    where = "/".join(real + [name])
-                    if links > MAX_LINKS:
-                        raise EscapeError(f"{rel}: too many levels of symbolic links (at {where})")
-                    try:
-                        target = os.readlink(name, dir_fd=fds[-1])
-                    except OSError:
-                        raise _Raced() from None
-                    todo.extendleft(reversed(self._link_parts(target, where, real, fds)))
-                    continue
-                if todo:
-                    if not stat.S_ISDIR(st.st_mode):
-                        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", "/".join(real + [name]))
-                    try:
-                        fds.append(os.open(name, _DIR_FLAGS, dir_fd=fds[-1]))
-                    except OSError:
-                        raise _Raced() from None
-                real.append(name)
-            return "/".join(real)
-        finally:
-            for fd in fds:
-                os.close(fd)
-
-    def _link_parts(self, target: str, where: str, real: list[str], fds: list[int]) -> list[str]:
-        """The components a link's target adds; an absolute target inside the workspace restarts at the root."""
-        if not target.startswith("/"):
-            return target.split("/")
-        norm = os.path.normpath(target)
-        root = str(self.root)
-        if norm != root and not norm.startswith(root.rstrip("/") + "/"):
-            raise EscapeError(f"{where} is a symbolic link to {target}, outside the workspace {root}")
-        del real[:]
-        while len(fds) > 1:
-            os.close(fds.pop())
-        return PurePosixPath(os.path.relpath(norm, root)).parts if norm != root else []
-
-
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC
 T = TypeVar("T")
 
@@ -431,14 +294,18 @@ def _temp(name: str, make: Callable[[str], T]) -> tuple[str, T]:
     raise FileExistsError(errno.EEXIST, "no free temporary name", name)
 
 
-class _Raced(Exception):
-    """The tree changed under a resolution step; start again."""
-
 
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def _close_all(fds: dict[str, int | None]) -> None:
+    for fd in fds.values():
+        if fd is not None:
+            os.close(fd)
+    fds.clear()
 
 
 def _rmtree_at(dfd: int, name: str) -> None:

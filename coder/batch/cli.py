@@ -26,8 +26,8 @@ def register(subparsers: Any) -> None:
     _run_flags(batch)
     batch.set_defaults(func=_cmd_batch)
 
-    sw = subparsers.add_parser("swebench", help="SWE-bench style runs: run, eval, report")
-    sub = sw.add_subparsers(dest="swebench_command", metavar="{run,eval,report}")
+    sw = subparsers.add_parser("swebench", help="SWE-bench style runs: run, eval, envs, report")
+    sub = sw.add_subparsers(dest="swebench_command", metavar="{run,eval,envs,report}")
     sw.set_defaults(func=lambda args: (sw.print_help(), 2)[1])
 
     run = sub.add_parser("run", help="run the agent on SWE-bench instances; writes preds.json",
@@ -35,25 +35,39 @@ def register(subparsers: Any) -> None:
                                      "--repos-dir/owner__name), a headless session with the problem statement and "
                                      "limits, and ends as a prediction in RUN_DIR/preds.json(l) plus trajectories. "
                                      "Rerunning the same command resumes: finished instances are skipped.")
-    run.add_argument("--dataset", type=Path, required=True, help="SWE-bench records: .json, .jsonl or .parquet")
+    _dataset_flag(run)
     run.add_argument("--repos-dir", type=Path, help="local mirrors, one git repository per upstream: DIR/owner__name")
     _filter_flags(run)
     _run_flags(run)
     run.add_argument("--allow-network", action="store_true", help="clone repositories missing from --repos-dir")
+    _env_flags(run)
+    run.add_argument("--no-env", action="store_true",
+                     help="no environments: each agent gets a bare checkout (no dependencies installed)")
     run.set_defaults(func=_cmd_run)
+
+    envs = sub.add_parser("envs", help="which environments build here (per repository and version), and why not",
+                          description="Lists, per repository and version of the dataset (after the filters), "
+                                      "whether its environment is built here, buildable or not, the Python it "
+                                      "uses (the harness's, found on this machine) and why not where not; with "
+                                      "--build, builds the missing ones first (needs the network for pip).")
+    _dataset_flag(envs)
+    envs.add_argument("--repos-dir", type=Path, help="local mirrors: DIR/owner__name")
+    _filter_flags(envs)
+    _env_flags(envs)
+    envs.add_argument("--build", action="store_true", help="build the environments that are not built yet")
+    envs.add_argument("--allow-network", action="store_true", help="clone repositories missing from --repos-dir")
+    envs.add_argument("--json", action="store_true", help="print the list as JSON")
+    envs.set_defaults(func=_cmd_envs)
 
     ev = sub.add_parser("eval", help="evaluate predictions locally (venv per repo version, no Docker)")
     ev.add_argument("predictions", type=Path, help="preds.json / preds.jsonl (or a run directory)")
-    ev.add_argument("--dataset", type=Path, required=True)
+    _dataset_flag(ev)
     ev.add_argument("--repos-dir", type=Path)
     ev.add_argument("--output", "-o", type=Path, help="EVAL_DIR (default: RUN_DIR/eval next to the predictions)")
     _filter_flags(ev)
     ev.add_argument("--workers", type=int, default=1)
     ev.add_argument("--timeout", type=float, default=1800.0, help="seconds per instance test run")
-    ev.add_argument("--specs", type=Path, help="extra environment specs (JSON, same shape as the built-in table)")
-    ev.add_argument("--force-env", action="store_true", help="try to build environments marked unsupported")
-    ev.add_argument("--rebuild-envs", action="store_true", help="rebuild the venvs (and retry failed builds)")
-    ev.add_argument("--cache-dir", type=Path, help="venvs and mirrors cache (default: ~/.cache/coder/swebench)")
+    _env_flags(ev)
     ev.add_argument("--allow-network", action="store_true")
     ev.add_argument("--keep-workspaces", action="store_true")
     ev.add_argument("--official", action="store_true",
@@ -64,6 +78,39 @@ def register(subparsers: Any) -> None:
     rep.add_argument("run_dir", type=Path)
     rep.add_argument("--eval", type=Path, help="evaluation directory or report.json (default: RUN_DIR/eval)")
     rep.set_defaults(func=_cmd_report)
+
+
+def _dataset_flag(p: Any) -> None:
+    p.add_argument("--dataset", required=True, metavar="DATASET",
+                   help="SWE-bench records: a .json, .jsonl or .parquet file, a folder saved with datasets, or a "
+                        "Hugging Face name (princeton-nlp/SWE-bench_Lite; lite, verified, full), read from its cache")
+    p.add_argument("--split", help="split of a Hugging Face dataset (default: test)")
+
+
+def _env_flags(p: Any) -> None:
+    p.add_argument("--specs", type=Path, help="extra environment specs (JSON, same shape as the built-in table)")
+    p.add_argument("--force-env", action="store_true",
+                   help="build environments marked unsupported or missing system packages anyway")
+    p.add_argument("--rebuild-envs", action="store_true", help="rebuild the environments (and retry failed builds)")
+    p.add_argument("--cache-dir", type=Path, help="environments and mirrors (default: ~/.cache/coder/swebench)")
+
+
+def _cache(args: Any) -> Path:
+    return (args.cache_dir or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "coder" /
+            "swebench").expanduser().resolve()
+
+
+def _prepare(args: Any, instances: list, build: bool, announce: bool = True) -> tuple[dict, dict]:
+    """The environments of these instances (one line each on stderr as they come): (spec table, states)."""
+    from coder.batch.envprep import describe, prepare_envs
+    from coder.batch.envs import load_spec_table
+
+    table = load_spec_table(args.specs)
+    states = prepare_envs(instances, table, _cache(args), build=build,
+                          repos_dir=args.repos_dir.resolve() if args.repos_dir else None,
+                          allow_network=args.allow_network, force=args.force_env, rebuild=args.rebuild_envs,
+                          progress=(lambda st: print(describe(st), file=sys.stderr)) if announce else None)
+    return table, states
 
 
 def _filter_flags(p: Any) -> None:
@@ -137,10 +184,16 @@ def _cmd_run(args: Any) -> int:
     from coder.batch.batch import default_run_dir, run_batch
     from coder.batch.instances import load_instances
 
-    instances = _select(args, load_instances(args.dataset))
+    instances = _select(args, load_instances(args.dataset, args.split))
     run_dir = args.output or default_run_dir("swebench")
+    testbeds: dict[str, Any] = {}
+    if not args.no_env:
+        from coder.batch.envprep import testbed_infos
+
+        table, states = _prepare(args, instances, build=True)
+        testbeds = testbed_infos(instances, table, states)
     cfg = _config(args, run_dir, repos_dir=args.repos_dir.resolve() if args.repos_dir else None,
-                  allow_network=args.allow_network)
+                  allow_network=args.allow_network, testbeds=testbeds)
     print(f"run directory: {run_dir}  ({len(instances)} instances, {args.workers} workers)", file=sys.stderr)
     return _finish(run_batch(instances, cfg), cfg.run_dir)
 
@@ -172,41 +225,62 @@ def _cmd_batch(args: Any) -> int:
 def _cmd_eval(args: Any) -> int:
     import json
 
+    from coder.batch.envprep import describe
     from coder.batch.envs import load_spec_table
     from coder.batch.evaluate import EvalConfig, evaluate, official_command
-    from coder.batch.instances import load_instances
+    from coder.batch.instances import dataset_label, load_instances
     from coder.batch.outputs import load_predictions
 
     preds = load_predictions(args.predictions)
     preds_path = args.predictions / "preds.json" if args.predictions.is_dir() else args.predictions
     if args.official:
-        print(official_command(str(args.dataset), preds_path, sorted(preds)))
+        print(official_command(dataset_label(args.dataset), preds_path, sorted(preds)))
         return 0
-    instances = [i for i in _select(args, load_instances(args.dataset)) if i.instance_id in preds]
-    unknown = sorted(set(preds) - {i.instance_id for i in load_instances(args.dataset)})
+    dataset = load_instances(args.dataset, args.split)
+    instances = [i for i in _select(args, dataset) if i.instance_id in preds]
+    unknown = sorted(set(preds) - {i.instance_id for i in dataset})
     if unknown:
         print(f"warning: {len(unknown)} predictions are not in the dataset: {', '.join(unknown[:5])}",
               file=sys.stderr)
     if not instances:
         raise UsageError("no prediction matches an instance of the dataset (and the filters)")
     output = (args.output or preds_path.parent / "eval").resolve()
-    cache = args.cache_dir or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "coder" / "swebench"
-    cfg = EvalConfig(output=output, repos_dir=args.repos_dir.resolve() if args.repos_dir else None, cache_dir=cache,
-                     allow_network=args.allow_network, specs=load_spec_table(args.specs), workers=args.workers,
-                     timeout=args.timeout, force_env=args.force_env, rebuild_envs=args.rebuild_envs,
-                     keep_workspaces=args.keep_workspaces, dataset_path=str(args.dataset.resolve()))
-    report = evaluate(instances, preds, cfg)
+    cfg = EvalConfig(output=output, repos_dir=args.repos_dir.resolve() if args.repos_dir else None,
+                     cache_dir=_cache(args), allow_network=args.allow_network, specs=load_spec_table(args.specs),
+                     workers=args.workers, timeout=args.timeout, force_env=args.force_env,
+                     rebuild_envs=args.rebuild_envs, keep_workspaces=args.keep_workspaces,
+                     dataset_path=dataset_label(args.dataset))
+    report = evaluate(instances, preds, cfg, progress=lambda st: print(describe(st), file=sys.stderr))
     for iid, r in report["instances"].items():
-        extra = f"  ({r['error'][:160]})" if r.get("error") else ""
+        if r.get("needs_official_harness"):  # its environment's reason was printed once above
+            extra = f"  (could not evaluate: no environment {r['env']} here)"
+        else:
+            extra = f"  ({r['error'][:160]})" if r.get("error") else ""
         print(f"{r['status']:<9} {iid}{extra}")
     print(f"resolved {report['resolved_instances']}/{report['total_instances']}, partially "
           f"{report['partially_resolved_instances']}, not {report['unresolved_instances']}, error "
-          f"{report['error_instances']} (empty patches {report['empty_patch_instances']}); report: "
+          f"{report['error_instances'] - report['could_not_evaluate_instances']}, could not evaluate "
+          f"{report['could_not_evaluate_instances']} (empty patches {report['empty_patch_instances']}); report: "
           f"{output / 'report.json'}", file=sys.stderr)
     if report.get("official_command"):
         print(f"{len(report['needs_official_harness'])} instances need the official harness (no local environment):"
               f"\n  {report['official_command']}", file=sys.stderr)
     json.dumps(report)  # fail loudly here rather than leave a half-written report behind
+    return 0
+
+
+def _cmd_envs(args: Any) -> int:
+    import json
+
+    from coder.batch.envprep import coverage_table
+    from coder.batch.instances import load_instances
+
+    instances = _select(args, load_instances(args.dataset, args.split))
+    _table, states = _prepare(args, instances, build=args.build, announce=args.build)
+    if args.json:
+        print(json.dumps({k: s.to_dict() for k, s in states.items()}, indent=1))
+    else:
+        print(coverage_table(list(states.values())))
     return 0
 
 

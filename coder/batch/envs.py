@@ -1,22 +1,24 @@
-"""Test environments for the local evaluator: one venv per repository and version, built once, reused.
+"""Shared environments: one venv per repository and version, built once, cached, reused by agent and evaluator.
 
-The spec table (`data/swebench_specs.json`) records what the SWE-bench harness installs per repository and
-version; `--specs FILE` adds or overrides entries (same shape) for other repositories. A venv is built from a
-checkout at the instance's `environment_setup_commit` (as the harness builds its environment images), with the
-spec's pip packages, its requirements files and its install command; every evaluation then re-installs the
-project from the evaluated workspace without dependencies. The venv uses the harness's Python for that version
-(`python` in the spec, e.g. 3.9) when an interpreter of that version is on this machine (`python3.9` on PATH, a
-pyenv or uv install, `$CODER_SWEBENCH_PYTHONS`): old releases (collections.Mapping, pytest ini checks, numpy ABI)
-fail on a newer Python for reasons that have nothing to do with the patch. Otherwise the Python running coder.
-`constraints` pin what the harness left unpinned to its era (numpy<2 ...). Where the spec needs things a venv
-cannot give (conda-only `environment.yml`, apt packages, an old Python not installed here), the builder says so
-instead of guessing.
+What the harness splits into an environment image and an instance image is split the same way here:
+- the *environment* (this module): a venv from the harness's Python with the packages its conda step and
+  `pip_packages` install, plus the project's own dependencies and build requirements. To get those, the
+  checkout at the instance's `environment_setup_commit` gets the harness's pre-install and install commands,
+  as the harness does; the project itself is then removed from the venv again, so the venv holds dependencies
+  only and never points at a checkout.
+- the *instance layer* (coder/batch/testbed.py): per workspace, a small venv stacked on this one where the
+  workspace is installed the way the harness installs the repository (editable), so what tests import is the
+  workspace the agent edits, while several workspaces of one version share one environment.
+
+Builds run on the host with network (they install from PyPI), with a scrubbed environment (no credentials),
+under an fcntl lock per environment (two evaluations never build one venv twice), and record the spec they
+were built from: an environment whose spec changed is rebuilt, a failed build is remembered (and reported once
+per environment) until `--rebuild-envs`.
 """
 
 from __future__ import annotations
 
 import fcntl
-import glob
 import json
 import os
 import re
@@ -27,121 +29,20 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.batch.instances import Instance
-from coder.errors import CoderError, UsageError
+from coder.batch.specs import (  # noqa: F401 - re-exported: the table and the spec are part of this API
+    EnvSpec,
+    EnvUnavailable,
+    check_buildable,
+    find_python,
+    load_spec_table,
+    spec_for,
+)
+from coder.vcs.hostgit import scrubbed_host_env
 
-SPECS_FILE = Path(__file__).with_name("data") / "swebench_specs.json"
 PY_TAG = f"py{sys.version_info.major}{sys.version_info.minor}"
-
-
-class EnvUnavailable(CoderError):
-    """No local environment for this repository and version; the official harness is the way."""
-
-
-@dataclass
-class EnvSpec:
-    repo: str
-    version: str
-    test_cmd: str = "pytest -rA"
-    install: str = ""
-    packages: str = ""
-    pip_packages: list[str] = field(default_factory=list)
-    pre_install: list[str] = field(default_factory=list)
-    requirements_paths: list[str] = field(default_factory=list)
-    log_parser: str = "pytest"
-    local: str = "unverified"
-    note: str = ""
-    harness_python: str = ""
-    system_site_packages: bool = False
-    constraints: list[str] = field(default_factory=list)
-    python: str = ""  # the interpreter the venv is made with; "" = the Python running coder
-
-    @property
-    def key(self) -> str:
-        return f"{self.repo.replace('/', '__')}-{self.version}-{self.py_tag}"
-
-    @property
-    def py_tag(self) -> str:
-        if not self.python:
-            return PY_TAG
-        return "py" + self.harness_python.replace(".", "")
-
-
-def _python_version(exe: str) -> str:
-    try:
-        proc = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                              capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return proc.stdout.strip() if proc.returncode == 0 else ""
-
-
-def find_python(version: str) -> str:
-    """An interpreter of `version` ("3.9") on this machine, "" when there is none.
-
-    Looked for in `$CODER_SWEBENCH_PYTHONS` (os.pathsep-separated interpreters or bin folders), `pythonX.Y` on
-    PATH, pyenv's and uv's installs; each candidate is asked for its version (a shim may point elsewhere)."""
-    if not re.fullmatch(r"\d+\.\d+", version or ""):
-        return ""
-    name = f"python{version}"
-    candidates: list[str] = []
-    for entry in filter(None, os.environ.get("CODER_SWEBENCH_PYTHONS", "").split(os.pathsep)):
-        candidates.append(os.path.join(entry, name) if os.path.isdir(entry) else entry)
-    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    candidates += sorted(glob.glob(os.path.join(pyenv_root, "versions", f"{version}.*", "bin", name)), reverse=True)
-    candidates += sorted(glob.glob(os.path.expanduser(f"~/.local/share/uv/python/cpython-{version}.*/bin/{name}")),
-                         reverse=True)
-    found = shutil.which(name)
-    if found:
-        candidates.append(found)
-    for exe in candidates:
-        if os.access(exe, os.X_OK) and _python_version(exe) == version:
-            return exe
-    return ""
-
-
-def load_spec_table(extra: Path | None = None) -> dict[str, Any]:
-    table = json.loads(SPECS_FILE.read_text(encoding="utf-8"))
-    if extra is not None:
-        try:
-            more = json.loads(Path(extra).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UsageError(f"--specs {extra}: {exc}") from None
-        for repo, entry in (more.get("repos") or {}).items():
-            base = table["repos"].setdefault(repo, {"versions": {}})
-            base.update({k: v for k, v in entry.items() if k != "versions"})
-            base.setdefault("versions", {}).update(entry.get("versions") or {})
-    return table
-
-
-def spec_for(inst: Instance, table: dict[str, Any]) -> EnvSpec:
-    repo_entry = table["repos"].get(inst.repo)
-    if repo_entry is None:
-        raise EnvUnavailable(f"no environment spec for repository {inst.repo} (add one with --specs FILE)")
-    ver = (repo_entry.get("versions") or {}).get(inst.version)
-    if ver is None:
-        raise EnvUnavailable(f"no environment spec for {inst.repo} version {inst.version} (add one with --specs)")
-    default = table.get("default", {})
-    harness_python = str(ver.get("python", ""))
-    running = f"{sys.version_info.major}.{sys.version_info.minor}"
-    python = find_python(harness_python) if harness_python and harness_python != running else ""
-    return EnvSpec(
-        repo=inst.repo, version=inst.version,
-        test_cmd=ver.get("test_cmd") or default.get("test_cmd", "pytest -rA"),
-        install=ver.get("install", ""), packages=ver.get("packages", ""),
-        pip_packages=list(ver.get("pip_packages") or []), pre_install=list(ver.get("pre_install") or []),
-        requirements_paths=list(repo_entry.get("requirements_paths") or []),
-        log_parser=inst.log_parser or repo_entry.get("log_parser") or default.get("log_parser", "pytest"),
-        local=ver.get("local", "unverified"), note=ver.get("note", ""), harness_python=harness_python,
-        system_site_packages=bool(ver.get("system_site_packages", False)),
-        constraints=list(repo_entry.get("constraints") or []) + list(ver.get("constraints") or []) +
-        list(default.get("constraints") or []),
-        python=python,
-    )
 
 
 @contextmanager
@@ -156,22 +57,6 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def check_buildable(spec: EnvSpec, force: bool = False) -> None:
-    # `local: unsupported` is our verdict for a venv on the Python running coder; with the harness's own
-    # (other) Python found here, the harness's environment is what gets built, so it is tried.
-    if spec.local == "unsupported" and not force and not spec.python:
-        running = f"{sys.version_info.major}.{sys.version_info.minor}"
-        raise EnvUnavailable(f"{spec.repo} {spec.version} does not run on Python {running} and no "
-                             f"python{spec.harness_python} was found (install it, e.g. with pyenv or uv, or name "
-                             f"it in CODER_SWEBENCH_PYTHONS): {spec.note}")
-    if "environment.yml" in spec.packages:
-        raise EnvUnavailable(f"{spec.repo} {spec.version} needs a conda environment.yml")
-    apt = [c for c in spec.pre_install if "apt-get" in c]
-    if apt and not force:
-        raise EnvUnavailable(f"{spec.repo} {spec.version} needs system packages: {apt[0]} "
-                             "(install them yourself, then pass --force-env)")
-
-
 def _run(cmd: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) -> None:
     with open(log, "a", encoding="utf-8") as fh:
         fh.write(f"\n$ {cmd}\n")
@@ -180,11 +65,12 @@ def _run(cmd: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) ->
                               timeout=timeout)
     if proc.returncode != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-1200:]
-        raise EnvUnavailable(f"environment build step failed ({cmd}):\n{tail}")
+        raise EnvUnavailable(f"environment build step failed ({cmd[:200]}):\n{tail}")
 
 
 def venv_env(env_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    """The host environment for build steps in `env_dir`: scrubbed of credentials, the venv first on PATH."""
+    env = {k: v for k, v in scrubbed_host_env().items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env["VIRTUAL_ENV"] = str(env_dir)
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
@@ -201,23 +87,101 @@ def venv_env(env_dir: Path) -> dict[str, str]:
 PIP_UPGRADE = ('python -m pip install --upgrade "pip>=24,<25" '
                '|| echo "coder: pip upgrade not possible here; keeping the venv\'s own pip"')
 
+#: the harness's REPLACE_REQ_PACKAGES (swebench/harness/test_spec/python.py): yanked from PyPI, replaced
+REPLACE_REQ = (("types-pkg_resources", "types-setuptools"),)
 
-def build_steps(spec: EnvSpec, setup_checkout: Path) -> list[str]:
-    """The shell commands that build the venv, in the harness's order: pip packages, requirements or conda
-    packages (via pip), pre-install commands (apt left out), the install command."""
+
+def harness_requirements(spec: EnvSpec, checkout: Path) -> str | None:
+    """The requirements file the harness installs for `packages: requirements.txt`, read from the checkout at
+    the environment setup commit as its get_requirements reads it from GitHub: the first of the repository's
+    requirements paths that exists, `-r` includes inlined, `-e .`, comments and `.[test` lines dropped."""
+    for rel in spec.requirements_paths:
+        path = checkout / rel
+        if not path.is_file():
+            continue
+        skip = ("-e .", "#", ".[test")
+        own: list[str] = []
+        extra: list[str] = []
+        for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
+            if line.strip().startswith("-r"):
+                included = path.parent / line.strip()[2:].strip()
+                if included.is_file():
+                    extra += [x for x in included.read_text(encoding="utf-8", errors="replace").split("\n")
+                              if not x.strip().startswith(skip)]
+            elif not line.strip().startswith(skip):
+                own.append(line)
+        text = "\n".join([*extra, "\n".join(own)])
+        for old, new in REPLACE_REQ:
+            text = re.sub(rf"^{re.escape(old)}([<>=!~]=?.*|$)", new, text, flags=re.MULTILINE)
+        return text
+    return None
+
+
+def build_requires(checkout: Path) -> list[str]:
+    """The project's PEP 518 build requirements: per-workspace installs run offline without build isolation,
+    so the environment must already hold what an isolated build would have fetched."""
+    import tomllib
+
+    path = checkout / "pyproject.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return ["setuptools", "wheel"] if (checkout / "setup.py").is_file() else []
+    requires = [str(r) for r in (data.get("build-system") or {}).get("requires", []) if isinstance(r, str)]
+    if any(r.startswith("setuptools") for r in requires):
+        requires.append("wheel")  # setuptools before 70.1 asks for it at build time (get_requires_for_build_*)
+    return requires
+
+
+def build_steps(spec: EnvSpec, setup_checkout: Path, env_dir: Path | None = None) -> list[str]:
+    """The shell commands that build the venv, in the harness's order: its conda packages (by pip) or the
+    requirements file, `pip_packages`, then on the setup checkout the pre-install commands (apt steps are
+    checked, not run) and the install command, then the build requirements for later offline installs."""
     steps: list[str] = []
-    if spec.pip_packages:
-        steps.append("python -m pip install " + " ".join(shlex.quote(p) for p in spec.pip_packages))
     if spec.packages == "requirements.txt":
-        for rel in spec.requirements_paths:
-            if (setup_checkout / rel).is_file():
-                steps.append(f"python -m pip install -r {shlex.quote(rel)}")
+        reqs = harness_requirements(spec, setup_checkout)
+        if reqs is not None and env_dir is not None:
+            (env_dir / "requirements.txt").write_text(reqs, encoding="utf-8")
+            steps.append(f"python -m pip install -r {shlex.quote(str(env_dir / 'requirements.txt'))}")
     elif spec.packages:
         steps.append("python -m pip install " + spec.packages)
-    steps += [c for c in spec.pre_install if "apt-get" not in c]
+    if spec.pip_packages:
+        steps.append("python -m pip install " + " ".join(shlex.quote(p) for p in spec.pip_packages))
+    steps += spec.repo_steps
     if spec.install:
         steps.append(spec.install)
+    requires = build_requires(setup_checkout)
+    if spec.install and requires:
+        # not over what the install pinned: only what is missing (an isolated build fetched it)
+        steps.append("python -m pip install " + " ".join(shlex.quote(r) for r in requires) +
+                     " --upgrade-strategy only-if-needed || true")
     return [PIP_UPGRADE, *steps] if steps else []
+
+
+#: Removes the project installed from the setup checkout (PEP 610 direct_url to it, or an egg-link to it),
+#: so the shared venv holds dependencies only. Runs on the venv's Python (3.6 and later).
+_UNINSTALL_PROJECT = r"""
+import glob, json, os, subprocess, sys, site
+root = os.path.realpath(sys.argv[1])
+names = set()
+for sp in site.getsitepackages():
+    for f in glob.glob(os.path.join(sp, "*.dist-info", "direct_url.json")):
+        try:
+            url = json.load(open(f)).get("url", "")
+        except ValueError:
+            continue
+        if url.startswith("file://") and os.path.realpath(url[7:]).startswith(root):
+            for line in open(os.path.join(os.path.dirname(f), "METADATA"), errors="replace"):
+                if line.startswith("Name:"):
+                    names.add(line.split(":", 1)[1].strip())
+                    break
+    for f in glob.glob(os.path.join(sp, "*.egg-link")):
+        if os.path.realpath(open(f).readline().strip()).startswith(root):
+            names.add(os.path.basename(f)[:-len(".egg-link")])
+for name in sorted(names):
+    print("coder: removing the project", name, "from the shared environment (installed per workspace)")
+    subprocess.call([sys.executable, "-m", "pip", "uninstall", "-y", name])
+"""
 
 
 def build_fingerprint(spec: EnvSpec) -> dict[str, Any]:
@@ -225,72 +189,99 @@ def build_fingerprint(spec: EnvSpec) -> dict[str, Any]:
     venv built from the old entry is stale and is rebuilt instead of silently reused."""
     return {"python": spec.python or sys.executable, "pip_packages": spec.pip_packages, "packages": spec.packages,
             "requirements_paths": spec.requirements_paths, "pre_install": spec.pre_install, "install": spec.install,
-            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages}
+            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages, "layout": 2}
 
 
 def env_is_ready(spec: EnvSpec, envs_dir: Path) -> bool:
     """A venv built for this very spec (see build_fingerprint) is there."""
+    return read_ready(envs_dir / spec.key).get("fingerprint") == build_fingerprint(spec)
+
+
+def read_ready(env_dir: Path) -> dict[str, Any]:
     try:
-        built = json.loads((envs_dir / spec.key / "ready.json").read_text(encoding="utf-8"))
+        return json.loads((env_dir / "ready.json").read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
-        return False
-    return built.get("fingerprint") == build_fingerprint(spec)
+        return {}
 
 
-def ensure_env(spec: EnvSpec, setup_checkout: Path, envs_dir: Path, *, force: bool = False,
+def cached_failure(spec: EnvSpec, envs_dir: Path) -> str | None:
+    """The error of an earlier failed build of this very spec, if any (not retried without --rebuild-envs)."""
+    try:
+        cached = json.loads((envs_dir / spec.key / "failed.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    if cached.get("fingerprint", build_fingerprint(spec)) != build_fingerprint(spec):
+        return None
+    return str(cached.get("error", "build failed"))
+
+
+def base_interpreter(env_dir: Path) -> str:
+    """The interpreter a venv was made from (what instance layers are made from too)."""
+    return str(read_ready(env_dir).get("base_python") or "")
+
+
+def ensure_env(spec: EnvSpec, setup_checkout: Path | None, envs_dir: Path, *, force: bool = False,
                rebuild: bool = False, timeout: float = 3600) -> Path:
-    """The venv for `spec`, built now from `setup_checkout` if it is not there yet."""
+    """The venv for `spec`, built now from `setup_checkout` if it is not there yet (`setup_checkout` may be None
+    when the caller knows it is ready: env_is_ready)."""
     check_buildable(spec, force)
     env_dir = envs_dir / spec.key
-    ready = env_dir / "ready.json"
-    failed = env_dir / "failed.json"
     with file_lock(envs_dir / f".{spec.key}.lock"):
         if rebuild:
             shutil.rmtree(env_dir, ignore_errors=True)
         if env_is_ready(spec, envs_dir):
             return env_dir
-        if ready.is_file():  # built from another spec entry: stale, rebuilt (a cached failure is kept below)
-            shutil.rmtree(env_dir, ignore_errors=True)
-        if failed.is_file():
-            cached = json.loads(failed.read_text(encoding="utf-8"))
-            if cached.get("fingerprint", build_fingerprint(spec)) == build_fingerprint(spec):
-                raise EnvUnavailable(cached.get("error", "build failed") + " (cached failure; --rebuild-envs retries)")
-        shutil.rmtree(env_dir, ignore_errors=True)
-        env_dir.mkdir(parents=True)
-        log = env_dir / "build.log"
-        started = time.time()
-        try:
-            steps = build_steps(spec, setup_checkout)
-            if spec.constraints:  # pins of the harness's era for what the spec leaves unpinned (PIP_CONSTRAINT)
-                (env_dir / "constraints.txt").write_text("\n".join(spec.constraints) + "\n", encoding="utf-8")
-            args = [spec.python or sys.executable, "-m", "venv"]
-            if spec.system_site_packages:
-                args.append("--system-site-packages")
-            if not steps:
-                args.append("--without-pip")  # nothing to install: skip ensurepip (seconds per venv)
-            subprocess.run(args + [str(env_dir)], check=True, capture_output=True, timeout=300)
-            env = venv_env(env_dir)
-            for step in steps:
-                _run(step, setup_checkout, env, log, timeout)
-        except (EnvUnavailable, subprocess.SubprocessError, OSError) as exc:
-            message = str(exc)
-            shutil.rmtree(env_dir / "bin", ignore_errors=True)
-            failed.write_text(json.dumps({"error": message[:4000], "at": time.time(),
-                                          "fingerprint": build_fingerprint(spec)}), encoding="utf-8")
-            raise EnvUnavailable(message) from None
-        ready.write_text(json.dumps({"spec": spec.__dict__, "fingerprint": build_fingerprint(spec),
-                                     "built_s": round(time.time() - started, 1),
-                                     "python": spec.python or sys.executable}, indent=1), encoding="utf-8")
+        error = cached_failure(spec, envs_dir)
+        if error is not None:
+            raise EnvUnavailable(error + " (cached failure; --rebuild-envs retries)")
+        if setup_checkout is None:
+            raise EnvUnavailable(f"environment {spec.key} is not built yet")
+        _build(spec, setup_checkout, env_dir, timeout)
     return env_dir
 
 
+def _build(spec: EnvSpec, setup_checkout: Path, env_dir: Path, timeout: float) -> None:
+    shutil.rmtree(env_dir, ignore_errors=True)
+    env_dir.mkdir(parents=True)
+    log = env_dir / "build.log"
+    started = time.time()
+    base = spec.python or getattr(sys, "_base_executable", "") or sys.executable
+    try:
+        steps = build_steps(spec, setup_checkout, env_dir)
+        if spec.constraints:  # pins of the harness's era for what the spec leaves unpinned (PIP_CONSTRAINT)
+            (env_dir / "constraints.txt").write_text("\n".join(spec.constraints) + "\n", encoding="utf-8")
+        args = [base, "-m", "venv"]
+        if spec.system_site_packages:
+            args.append("--system-site-packages")
+        if not steps:
+            args.append("--without-pip")  # nothing to install: skip ensurepip (seconds per venv)
+        subprocess.run(args + [str(env_dir)], check=True, capture_output=True, timeout=300)
+        env = venv_env(env_dir)
+        for step in steps:
+            _run(step, setup_checkout, env, log, timeout)
+        if spec.install:
+            _run(f"python -c {shlex.quote(_UNINSTALL_PROJECT)} {shlex.quote(str(setup_checkout))}",
+                 setup_checkout, env, log, 600)
+    except (EnvUnavailable, subprocess.SubprocessError, OSError) as exc:
+        message = str(exc)
+        shutil.rmtree(env_dir / "bin", ignore_errors=True)
+        shutil.rmtree(env_dir / "lib", ignore_errors=True)
+        (env_dir / "failed.json").write_text(json.dumps({"error": message[:4000], "at": time.time(),
+                                                         "fingerprint": build_fingerprint(spec)}), encoding="utf-8")
+        raise EnvUnavailable(message) from None
+    (env_dir / "ready.json").write_text(json.dumps({
+        "spec": spec.__dict__, "fingerprint": build_fingerprint(spec), "built_s": round(time.time() - started, 1),
+        "python": spec.python or sys.executable, "base_python": base,
+        "python_version": spec.python_version}, indent=1), encoding="utf-8")
+
+
 def reinstall_command(spec: EnvSpec) -> str:
-    """The spec's install command for the evaluated workspace, without touching dependencies."""
+    """The spec's install command for a workspace, offline: no dependencies (the environment has them), no
+    build isolation (it would fetch the build requirements)."""
     install = spec.install.strip()
     if not install:
         return ""
     if install.startswith(("python -m pip install", "pip install")):
         head, _, rest = install.partition("install")
-        quick = f"{head}install --no-deps --no-build-isolation {rest.strip()}"
-        return f"{quick} || {head}install --no-deps {rest.strip()}"
+        return f"{head}install --no-deps --no-build-isolation --no-index {rest.strip()}"
     return install

@@ -1,42 +1,37 @@
 """`coder swebench eval`: check predictions locally, without Docker, the way the official harness does.
 
-Per instance: a workspace at the base commit, the prediction applied (git apply, then a 3-way apply, then
-`patch --fuzz=5`: the harness's fallbacks), the test patch applied, the tests of the test patch run in the venv of
-that repository and version, the log parsed and graded with the harness's rules (coder.batch.grading).
-Instances whose environment cannot be built here end as "error" with the reason, and the official command is
-printed for them; the report never mixes them with real failures.
+First the environments (coder/batch/envprep.py), once per repository and version. Then per instance: a
+workspace at the base commit, the prediction applied (git apply, then a 3-way apply, then `patch --fuzz=5`: the
+harness's fallbacks), the tested files reset and the test patch applied, all by host git (which runs nothing of
+the patch). Then, in the bubblewrap sandbox only (no network, the environment read-only, the instance layer
+writable: coder/batch/testbed.py), the harness's install of the patched workspace and its test command; the log
+is parsed and graded with the harness's rules (coder.batch.grading). Instances whose environment cannot be
+built here end as "error" with `needs_official_harness` and the reason, and the official command is printed
+for them; the report never mixes them with real failures.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import shlex
-import signal
+import shutil
 import subprocess
-import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from coder.batch import grading
-from coder.batch.envs import (
-    EnvSpec,
-    EnvUnavailable,
-    ensure_env,
-    env_is_ready,
-    file_lock,
-    reinstall_command,
-    spec_for,
-    venv_env,
-)
+from coder.batch.envprep import EnvState, env_key, prepare_envs, ready_env
 from coder.batch.instances import Instance
 from coder.batch.outputs import atomic_write
+from coder.batch.specs import EnvSpec, EnvUnavailable
+from coder.batch.testbed import Testbed, install_script, open_testbed
 from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, git, remove_workspace
+from coder.errors import SandboxUnavailable
 from coder.vcs import hostgit
 
 NON_TEST_EXTS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")
@@ -121,7 +116,8 @@ def apply_patch(ws: Path, patch: str, name: str, fallbacks: bool = True) -> str 
         path.unlink(missing_ok=True)
 
 
-def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConfig) -> InstanceEval:
+def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConfig,
+                      states: dict[str, EnvState]) -> InstanceEval:
     result = InstanceEval(inst.instance_id)
     started = time.monotonic()
     out_dir = cfg.output / "instances" / inst.instance_id
@@ -137,19 +133,9 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
     ws_dir = cfg.output / "workspaces" / inst.instance_id
     cache = Path(cfg.cache_dir).expanduser()
     try:
-        spec = spec_for(inst, cfg.specs)
-        result.env = spec.key
+        result.env = env_key(inst, cfg.specs)
+        spec, env_dir = ready_env(inst, cfg.specs, states)
         mirror = ensure_mirror(inst.repo, cfg.repos_dir, cache / "mirrors", cfg.allow_network)
-        setup_ws = cfg.output / "workspaces" / f"_setup-{spec.key}"
-        with file_lock(cache / "envs" / f".{spec.key}.setup.lock"):
-            env_ready = env_is_ready(spec, cache / "envs") and not cfg.rebuild_envs
-            if not env_ready:
-                create_workspace(mirror, inst.environment_setup_commit or inst.base_commit, setup_ws)
-            try:
-                env_dir = ensure_env(spec, setup_ws, cache / "envs", force=cfg.force_env,
-                                     rebuild=cfg.rebuild_envs and not env_ready)
-            finally:
-                remove_workspace(setup_ws)
         ws = create_workspace(mirror, inst.base_commit, ws_dir).path
         method = apply_patch(ws, patch, "model")
         if method is None:
@@ -161,7 +147,7 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
             result.error = "the test patch does not apply on top of the prediction"
             return result
         result.patch_successfully_applied = True
-        log = _run_tests(inst, spec, ws, env_dir, cfg, out_dir)
+        log = _run_tests(inst, spec, open_testbed(spec, env_dir, ws), cfg, out_dir)
         section = grading.test_section(log)
         if section is None:
             result.error = "the test run ended before its end marker (timeout or crash); see test_output.txt"
@@ -173,7 +159,7 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
         result.resolved = result.status == grading.RESOLVED
     except EnvUnavailable as exc:
         result.needs_official_harness, result.error = True, f"environment: {exc}"
-    except (WorkspaceError, OSError, subprocess.SubprocessError) as exc:
+    except (WorkspaceError, SandboxUnavailable, OSError, subprocess.SubprocessError) as exc:
         result.error = str(exc)
     finally:
         result.duration_s = round(time.monotonic() - started, 2)
@@ -192,39 +178,57 @@ def _reset_test_files(ws: Path, inst: Instance) -> None:
         git(ws, "checkout", inst.base_commit, "--", *existing)
 
 
-def _run_tests(inst: Instance, spec: EnvSpec, ws: Path, env_dir: Path, cfg: EvalConfig, out_dir: Path) -> str:
-    lines = ["set -uo pipefail", f"cd {shlex.quote(str(ws))}"]
-    lines += [c for c in spec.pre_install if "apt-get" not in c]
-    reinstall = reinstall_command(spec)
-    if reinstall:
-        lines.append(f"{{ {reinstall}; }} > {shlex.quote(str(out_dir / 'install.log'))} 2>&1")
-    lines += [f"echo {shlex.quote(grading.START_TEST_OUTPUT)}", eval_test_command(inst, spec),
-              f"echo {shlex.quote(grading.END_TEST_OUTPUT)}"]
-    script = "\n".join(lines) + "\n"
+#: eval_commands lines that only set variables run; the others (locale-gen into /etc) need root in a container
+_EXPORT = re.compile(r"^export [A-Za-z_][A-Za-z0-9_]*=\S*$")
+
+
+def eval_script(inst: Instance, spec: EnvSpec, layer: Path) -> str:
+    """The harness's eval script, minus its container plumbing: the exported variables of `eval_commands`, the
+    pre-install and install of the (patched) workspace into its layer, then the tests between the markers. The
+    output goes to files in the layer (writable in the sandbox) so nothing clips or re-encodes it."""
+    lines = ["set -uo pipefail", *[c for c in spec.eval_commands if _EXPORT.match(c)]]
+    install = install_script(spec, str(layer / "install.log"))
+    if install:
+        lines.append(install)
+    lines += [f"{{ echo {shlex.quote(grading.START_TEST_OUTPUT)}", eval_test_command(inst, spec),
+              f"echo {shlex.quote(grading.END_TEST_OUTPUT)}; }} > {shlex.quote(str(layer / 'test_output.txt'))} 2>&1"]
+    return "\n".join(lines) + "\n"
+
+
+def _run_tests(inst: Instance, spec: EnvSpec, tb: Testbed, cfg: EvalConfig, out_dir: Path) -> str:
+    """Install and test in the sandbox (the model's code never runs on the host); its logs copied out after."""
+    script = eval_script(inst, spec, tb.layer)
     atomic_write(out_dir / "eval.sh", script)
-    log_path = out_dir / "test_output.txt"
-    # One evaluation per venv at a time when the project is (re)installed into it: the editable install points
-    # the venv at this workspace. Without an install step evaluations of one venv run in parallel.
-    lock = file_lock(env_dir.parent / f".{env_dir.name}.use.lock") if reinstall else contextlib.nullcontext()
-    with lock, open(log_path, "w", encoding="utf-8") as fh:
-        proc = subprocess.Popen(["bash", "-c", script], cwd=ws, env=venv_env(env_dir), stdout=fh,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            proc.wait(timeout=cfg.timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the test runner and whatever it started
-            proc.wait()
-            fh.write(f"\nTIMEOUT after {cfg.timeout:g}s\n")
-    return log_path.read_text(encoding="utf-8", errors="replace")
+    try:
+        code, output = tb.run(script, cfg.timeout, writable_layer=True)
+        log_path = out_dir / "test_output.txt"
+        for name in ("install.log", "test_output.txt"):
+            if (tb.layer / name).is_file():
+                shutil.copyfile(tb.layer / name, out_dir / name)
+        text = log_path.read_text(encoding="utf-8", errors="replace") if log_path.is_file() else ""
+        if code is None:
+            text += f"\nTIMEOUT after {cfg.timeout:g}s\n"
+        if output.strip():
+            (out_dir / "sandbox_output.txt").write_text(output, encoding="utf-8")
+        return text
+    finally:
+        shutil.rmtree(tb.layer, ignore_errors=True)
 
 
-def evaluate(instances: list[Instance], preds: dict[str, dict[str, Any]], cfg: EvalConfig) -> dict[str, Any]:
-    """Evaluate every instance that has a prediction; write EVAL_DIR/report.json; return the report."""
+def evaluate(instances: list[Instance], preds: dict[str, dict[str, Any]], cfg: EvalConfig,
+             progress: Callable[[EnvState], None] | None = None) -> dict[str, Any]:
+    """Evaluate every instance that has a prediction; write EVAL_DIR/report.json; return the report.
+
+    The environments come first, once each (built when missing); then the instances, in parallel."""
     cfg.output.mkdir(parents=True, exist_ok=True)
     chosen = [i for i in instances if i.instance_id in preds]
+    needing = [i for i in chosen if (preds[i.instance_id].get("model_patch") or "").strip()]
+    states = prepare_envs(needing, cfg.specs, Path(cfg.cache_dir).expanduser(), build=True,
+                          repos_dir=cfg.repos_dir, allow_network=cfg.allow_network, force=cfg.force_env,
+                          rebuild=cfg.rebuild_envs, scratch=cfg.output / "workspaces", progress=progress)
     with ThreadPoolExecutor(max_workers=max(1, cfg.workers)) as pool:
-        results = list(pool.map(lambda i: evaluate_instance(i, preds.get(i.instance_id), cfg), chosen))
-    report = build_report(results, preds, cfg)
+        results = list(pool.map(lambda i: evaluate_instance(i, preds.get(i.instance_id), cfg, states), chosen))
+    report = build_report(results, preds, cfg, states)
     if report["needs_official_harness"]:
         subset = {i: preds[i] for i in report["needs_official_harness"]}
         atomic_write(cfg.output / "preds_for_harness.json", json.dumps(subset, indent=2))
@@ -232,7 +236,11 @@ def evaluate(instances: list[Instance], preds: dict[str, dict[str, Any]], cfg: E
     return report
 
 
-def build_report(results: list[InstanceEval], preds: dict[str, dict[str, Any]], cfg: EvalConfig) -> dict[str, Any]:
+def build_report(results: list[InstanceEval], preds: dict[str, dict[str, Any]], cfg: EvalConfig,
+                 states: dict[str, EnvState] | None = None) -> dict[str, Any]:
+    """The harness's report fields, plus what this evaluator adds: "could not evaluate" (no environment here:
+    `needs_official_harness`, with the official command) kept apart from "not resolved", and one entry per
+    environment that failed, naming its instances, rather than the same error once per instance."""
     ids = {s: sorted(r.instance_id for r in results if r.status == s)
            for s in (grading.RESOLVED, grading.PARTIALLY, grading.NOT_RESOLVED, grading.ERROR)}
     harness = sorted(r.instance_id for r in results if r.needs_official_harness)
@@ -245,6 +253,7 @@ def build_report(results: list[InstanceEval], preds: dict[str, dict[str, Any]], 
         "partially_resolved_instances": len(ids[grading.PARTIALLY]),
         "unresolved_instances": len(ids[grading.NOT_RESOLVED]),
         "error_instances": len(ids[grading.ERROR]),
+        "could_not_evaluate_instances": len(harness),
         "empty_patch_instances": sum(r.empty_patch for r in results),
         "needs_official_harness": harness,
         "resolve_rate": round(len(ids[grading.RESOLVED]) / total, 4) if total else 0.0,
@@ -254,8 +263,9 @@ def build_report(results: list[InstanceEval], preds: dict[str, dict[str, Any]], 
         "unresolved_ids": ids[grading.NOT_RESOLVED],
         "error_ids": ids[grading.ERROR],
         "empty_patch_ids": sorted(r.instance_id for r in results if r.empty_patch),
+        "environments": {k: s.to_dict() for k, s in sorted((states or {}).items())},
         "instances": {r.instance_id: asdict(r) for r in results},
-        "evaluator": f"coder local evaluator (venv, Python {sys.version.split()[0]})",
+        "evaluator": "coder local evaluator (a venv per repository and version, tests in the bubblewrap sandbox)",
     }
     if harness:
         report["official_command"] = official_command(cfg.dataset_path, cfg.output / "preds_for_harness.json",

@@ -19,7 +19,8 @@ from typing import Any
 from coder.batch.instances import Instance
 from coder.batch.outputs import InstanceStatus, atomic_write, patch_stats
 from coder.batch.runner import AgentRequest, AgentResult, export_session, run_agent
-from coder.batch.trajectory import read_events, write_mini_trajectory
+from coder.batch.testbed import enter_testbed
+from coder.batch.trajectory import write_mini_trajectory
 from coder.batch.workspace import (
     WorkspaceError,
     changed_files,
@@ -58,6 +59,8 @@ class RunConfig:
     backend: str = "local"
     address: str | None = None
     progress: bool = True
+    #: instance_id -> its environment (`coder swebench run`; see coder/batch/testbed.py enter_testbed)
+    testbeds: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
@@ -136,10 +139,11 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
     mirror = cfg.source_repo or ensure_mirror(inst.repo, cfg.repos_dir, Path(cfg.cache_dir).expanduser(),
                                               cfg.allow_network)
     ws = create_workspace(mirror, inst.base_commit, ws_dir)
+    agent_env = enter_testbed(cfg.testbeds.get(inst.instance_id), ws, prompt_file, inst_dir)
 
     result = run_agent(AgentRequest(workspace=ws.path, prompt_file=prompt_file, state_dir=inst_dir / "state",
                                     model=model, max_turns=cfg.max_turns, max_cost=cfg.max_cost,
-                                    wall_time=cfg.wall_time, log_path=inst_dir / "agent.log"))
+                                    wall_time=cfg.wall_time, log_path=inst_dir / "agent.log", extra_env=agent_env))
     if result.returncode == 130 and not result.session_id:  # Ctrl+C before the agent got going: rerun on resume
         raise InstanceInterrupted("interrupted before the agent started")
     if result.exit_reason == "error" and not result.session_id and result.turns == 0:
@@ -153,9 +157,8 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
     if result.exit_reason == "interrupted":
         status.state = "interrupted"
 
-    events_path = inst_dir / "events.jsonl"
-    export_session(inst_dir / "state", result.session_id, events_path, ws.path)
-    write_mini_trajectory(inst_dir / f"{inst.instance_id}.traj.json", inst.instance_id, read_events(events_path),
+    events = export_session(inst_dir / "state", result.session_id, inst_dir / "events.jsonl")
+    write_mini_trajectory(inst_dir / f"{inst.instance_id}.traj.json", inst.instance_id, events,
                           exit_reason=result.exit_reason, patch=patch, cost_usd=result.cost_usd,
                           model=result.model or model, config={"max_turns": cfg.max_turns,
                                                                "max_cost": cfg.max_cost,

@@ -1,7 +1,10 @@
 """Task instances: SWE-bench records and plain issue lists, loaded and filtered.
 
-SWE-bench ships as JSON, JSONL or the Hugging Face parquet files; the two test lists are JSON-encoded strings in
-the published files and real lists in some mirrors, so both are accepted. A plain issue list (`coder batch
+A dataset is named the way users name it: a local JSON, JSONL or parquet file, a folder written by
+`datasets.save_to_disk`, or a Hugging Face dataset name and split (`princeton-nlp/SWE-bench_Lite`, `--split test`;
+`lite`, `verified`, `full` for short, as mini-swe-agent spells them), read through the `datasets` library and its
+cache. The two test lists are JSON-encoded strings in the published files and real lists in some mirrors, so both
+are accepted. A plain issue list (`coder batch
 issues.jsonl --repo .`) becomes the same `Instance` shape with the repository's HEAD as base commit, so the
 runner, the outputs and the report need no second code path.
 """
@@ -17,6 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from coder.errors import UsageError
+
+#: short names for the SWE-bench datasets on the Hugging Face Hub (mini-swe-agent's `--subset` values)
+HUB_ALIASES = {"lite": "princeton-nlp/SWE-bench_Lite", "verified": "princeton-nlp/SWE-bench_Verified",
+               "full": "princeton-nlp/SWE-bench"}
+HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+LOCAL_SUFFIXES = (".json", ".jsonl", ".parquet")
+DEFAULT_SPLIT = "test"
+
+
+class DatasetUnavailable(UsageError):
+    """A Hugging Face dataset that is neither in the local cache nor reachable: says how to get it."""
 
 SWEBENCH_FIELDS = (
     "instance_id", "repo", "base_commit", "problem_statement", "hints_text", "patch", "test_patch",
@@ -129,22 +143,85 @@ def load_records(path: Path) -> list[dict[str, Any]]:
 
 
 def _load_parquet(path: Path) -> list[dict[str, Any]]:
+    import pyarrow as pa  # installed with `datasets`; imported here because it is heavy
+    import pyarrow.parquet as pq
+
     try:
-        import pyarrow.parquet as pq  # optional: only the parquet route needs it
-    except ImportError:
-        raise UsageError(
-            f"{path}: reading parquet needs pyarrow, which is not installed: `pip install pyarrow` "
-            "(or convert the dataset to JSONL)") from None
-    return pq.read_table(path).to_pylist()
+        return pq.read_table(path).to_pylist()
+    except (pa.ArrowException, OSError) as exc:
+        raise UsageError(f"{path}: not a readable parquet file ({exc})") from None
 
 
-def load_instances(path: Path) -> list[Instance]:
-    rows = load_records(path)
-    instances = [Instance.from_record(r, str(path)) for r in rows]
+def hub_name(source: str | Path) -> str | None:
+    """The Hugging Face dataset `source` names, or None when it names a local file or folder."""
+    text = str(source)
+    if Path(text).expanduser().exists() or Path(text).suffix.lower() in LOCAL_SUFFIXES:
+        return None
+    name = HUB_ALIASES.get(text.lower(), text)
+    return name if HUB_NAME.match(name) else None
+
+
+def dataset_label(source: str | Path) -> str:
+    """How reports and the official harness command name the dataset: the Hub name, or the absolute path."""
+    return hub_name(source) or str(Path(source).expanduser().resolve())
+
+
+def dataset_records(source: str | Path, split: str | None = None) -> list[dict[str, Any]]:
+    """Raw records of a local file, a saved `datasets` folder or a Hugging Face dataset's split."""
+    path = Path(source).expanduser()
+    if path.is_file():
+        return load_records(path)
+    name = None if path.is_dir() else hub_name(source)
+    if not path.is_dir() and name is None:
+        raise UsageError(f"dataset {source} does not exist (give a .json, .jsonl or .parquet file, a folder saved "
+                         "with datasets, or a Hugging Face dataset name such as princeton-nlp/SWE-bench_Lite)")
+    return _load_with_datasets(name or str(path), split or DEFAULT_SPLIT, local=name is None)
+
+
+def _load_with_datasets(name: str, split: str, local: bool) -> list[dict[str, Any]]:
+    """Through the `datasets` library: its cache first (offline it is the only source), the Hub otherwise."""
+    import datasets
+    from datasets.utils.logging import set_verbosity_error
+
+    set_verbosity_error()  # its "using the cached version" notices are not the user's business
+    try:
+        if local and any((Path(name) / f).is_file() for f in ("dataset_dict.json", "state.json")):
+            loaded = datasets.load_from_disk(name)
+            if isinstance(loaded, datasets.DatasetDict):
+                if split not in loaded:
+                    raise ValueError(f'Unknown split "{split}". Should be one of {sorted(loaded)}.')
+                loaded = loaded[split]
+        else:
+            loaded = datasets.load_dataset(name, split=split)
+    except ConnectionError as exc:
+        raise DatasetUnavailable(_not_cached(name, split, exc, datasets.config.HF_DATASETS_CACHE,
+                                             datasets.config.HF_HUB_OFFLINE)) from None
+    except FileNotFoundError as exc:
+        raise UsageError(f"no dataset {name} on the Hugging Face Hub ({exc}); check the name (a gated dataset "
+                         "needs HF_TOKEN), or give a local .json, .jsonl or .parquet file") from None
+    except ValueError as exc:  # an unknown split, mostly
+        raise UsageError(f"dataset {name}, --split {split}: {exc}") from None
+    return loaded.to_list()
+
+
+def _not_cached(name: str, split: str, exc: Exception, cache: Any, offline: bool) -> str:
+    why = ("offline mode is on (HF_DATASETS_OFFLINE / HF_HUB_OFFLINE)" if offline
+           else f"the Hub cannot be reached ({exc})")
+    return (f"dataset {name} (split {split}) is not in the Hugging Face cache ({cache}) and {why}. Fetch it once "
+            f"where the network is on: python -c \"import datasets; datasets.load_dataset('{name}', "
+            f"split='{split}')\" (HF_HOME or HF_DATASETS_CACHE say where the cache is; copy it here), or give "
+            "--dataset a local .json, .jsonl or .parquet file."
+            + ("" if offline else " Once it is cached, HF_DATASETS_OFFLINE=1 skips the network."))
+
+
+def load_instances(source: str | Path, split: str | None = None) -> list[Instance]:
+    """The instances of a dataset (see `dataset_records` for what `source` may be; `split` is for the Hub)."""
+    rows = dataset_records(source, split)
+    instances = [Instance.from_record(r, str(source)) for r in rows]
     seen: set[str] = set()
     for inst in instances:
         if inst.instance_id in seen:
-            raise UsageError(f"{path}: instance id {inst.instance_id!r} appears twice")
+            raise UsageError(f"{source}: instance id {inst.instance_id!r} appears twice")
         seen.add(inst.instance_id)
     return instances
 

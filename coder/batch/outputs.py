@@ -97,6 +97,9 @@ class RunDir:
         self.root = Path(root)
         self.instances = self.root / "instances"
         self.workspaces = self.root / "workspaces"
+        #: the predictions, read from the instance folders once and then kept up to date by `record`, so a
+        #: finished instance costs one write of preds.json, not a read of every other instance's files
+        self._preds: dict[str, dict[str, str]] | None = None
 
     def inst_dir(self, instance_id: str) -> Path:
         return self.instances / instance_id
@@ -134,7 +137,13 @@ class RunDir:
         with _LOCK:
             with open(self.root / "status.jsonl", "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(status.to_dict()) + "\n")
-            self.write_preds()
+            if self._preds is None:
+                self._preds = self.predictions()
+            elif status.state == "done":
+                self._preds[status.instance_id] = _prediction(status, patch or "")
+            else:
+                self._preds.pop(status.instance_id, None)
+            self._write_preds(self._preds)
 
     def predictions(self) -> dict[str, dict[str, str]]:
         preds: dict[str, dict[str, str]] = {}
@@ -143,14 +152,22 @@ class RunDir:
                 continue
             patch_file = self.inst_dir(st.instance_id) / "patch.diff"
             patch = patch_file.read_text(encoding="utf-8") if patch_file.is_file() else ""
-            preds[st.instance_id] = {"instance_id": st.instance_id, "model_name_or_path": st.model or "coder",
-                                     "model_patch": patch}
+            preds[st.instance_id] = _prediction(st, patch)
         return preds
 
     def write_preds(self) -> None:
-        preds = self.predictions()
-        atomic_write(self.root / "preds.json", json.dumps(preds, indent=2))
-        atomic_write(self.root / "preds.jsonl", "".join(json.dumps(p) + "\n" for p in preds.values()))
+        self._preds = self.predictions()
+        self._write_preds(self._preds)
+
+    def _write_preds(self, preds: dict[str, dict[str, str]]) -> None:
+        ordered = dict(sorted(preds.items()))
+        atomic_write(self.root / "preds.json", json.dumps(ordered, indent=2))
+        atomic_write(self.root / "preds.jsonl", "".join(json.dumps(p) + "\n" for p in ordered.values()))
+
+
+def _prediction(status: InstanceStatus, patch: str) -> dict[str, str]:
+    """One prediction in the official format."""
+    return {"instance_id": status.instance_id, "model_name_or_path": status.model or "coder", "model_patch": patch}
 
 
 def load_predictions(path: Path) -> dict[str, dict[str, Any]]:

@@ -1,21 +1,29 @@
-"""The agent run of one instance: a `coder run` subprocess, and its session exported afterwards.
+"""The agent run of one instance: a `coder run` process, and its session exported afterwards.
 
-This is the only place that knows how the headless CLI is invoked. A subprocess (not an in-process session)
-because a crash, a hang or a leak in one instance must not take the batch down, and because a wall-time limit
-can then always be enforced by signals. Each run gets its own `CODER_STATE_DIR`, so parallel runs never share a
-session database.
+This is the only place that knows how the headless CLI is invoked. A process of its own per instance (not an
+in-process session) because a crash, a hang or a leak in one instance must not take the batch down, and because
+a wall-time limit can then always be enforced by signals. Each run gets its own `CODER_STATE_DIR`, so parallel
+runs never share a session database.
+
+The processes are forked from a fork server (multiprocessing's "forkserver": a clean, single-threaded process
+started once per batch) that has already imported what `coder run` imports. Starting Python and importing the
+engine, its tools and the model SDK cost more than the whole session of a quick instance; forking a warm image
+costs a few milliseconds, and each child is still a separate process in the batch's process group that starts
+from a fresh copy of that image: its own cwd, environment, stdio and signal handlers, run as `python -m coder`.
+`CODER_BATCH_AGENT` (another coder, e.g. in another venv) is exec'ed from the fork instead.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +31,21 @@ EXIT_REASONS = ("done", "max_turns", "max_cost", "wall_time", "interrupted", "er
 
 WALL_GRACE_S = 10.0
 
-_RUNNING: set[subprocess.Popen[str]] = set()
+#: what `python -m coder run` imports, loaded once in the fork server (the rest of coder comes with them)
+PRELOAD = ("coder.cli.main", "coder.cli.run", "coder.cli.sessions", "coder.cli.doctor", "coder.cli.trust",
+           "coder.codeintel.cli", "coder.review.cli", "coder.batch.cli", "coder.ext.cli", "coder.engine.builder",
+           "coder.engine.subagents", "coder.context.manager", "coder.tools.registry", "coder.tools.bash_tool",
+           "coder.tools.edit_tool", "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks",
+           "coder.models.registry", "coder.policy.rules", "coder.sandbox.check", "coder.sandbox.shell")
+#: the provider's modules by model prefix (the SDKs are the heaviest imports of all)
+PROVIDER_PRELOAD = {"anthropic": ("anthropic", "coder.models.anthropic_provider"),
+                    "claude-": ("anthropic", "coder.models.anthropic_provider"),
+                    "openai": ("openai", "coder.models.openai_provider"),
+                    "scripted": ("coder.models.scripted",)}
+
+_RUNNING: set[BaseProcess] = set()
 _RUNNING_LOCK = threading.Lock()
+_CONTEXT: Any = None
 
 
 @dataclass
@@ -83,9 +104,58 @@ class AgentResult:
 
 
 def agent_command() -> list[str]:
-    """How to start coder. `CODER_BATCH_AGENT` overrides it (e.g. a coder installed in another venv)."""
+    """How to start coder: `CODER_BATCH_AGENT` (e.g. a coder installed in another venv), else this coder."""
     override = os.environ.get("CODER_BATCH_AGENT")
     return override.split() if override else [sys.executable, "-m", "coder"]
+
+
+def _forkserver(model: str) -> Any:
+    """The fork server's context, preloading coder and the model's provider (set once: the first model wins)."""
+    global _CONTEXT
+    with _RUNNING_LOCK:
+        if _CONTEXT is None:
+            ctx = multiprocessing.get_context("forkserver")
+            provider = next((mods for prefix, mods in PROVIDER_PRELOAD.items() if model.startswith(prefix)), ())
+            ctx.set_forkserver_preload([*PRELOAD, *provider])
+            _CONTEXT = ctx
+        return _CONTEXT
+
+
+def _agent_main(args: list[str], cwd: str, env: dict[str, str], out_path: str, log_path: str,
+                exec_cmd: list[str] | None) -> None:
+    """In the forked child: stdin empty, stdout and stderr to files, the request's cwd and environment, then
+    what `python -m coder ARGS` does, atexit handlers included (a forked child skips them otherwise)."""
+    import atexit
+    import runpy
+
+    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                            (2, log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+        opened = os.open(path, flags, 0o600)
+        os.dup2(opened, fd)
+        os.close(opened)
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    if exec_cmd:
+        os.execvpe(exec_cmd[0], [*exec_cmd, *args], env)
+    code = 1
+    try:
+        sys.argv = ["coder", *args]
+        runpy.run_module("coder", run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    except BaseException:  # noqa: BLE001 - what an uncaught exception does to `python -m coder`
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 
 
 def _last_json_object(text: str) -> dict[str, Any] | None:
@@ -107,51 +177,54 @@ def _last_json_object(text: str) -> dict[str, Any] | None:
 
 def run_agent(req: AgentRequest) -> AgentResult:
     """Run one headless session to its end or its wall-time limit; never raises for agent failures."""
-    cmd = [*agent_command(), "run", "--cwd", str(req.workspace), "--model", req.model,
-           "--permission-mode", "auto", "--output-format", "json", "--prompt-file", str(req.prompt_file),
-           "--no-trust"]  # an instance repository is somebody else's code: its config, servers and hooks never run
+    args = ["run", "--cwd", str(req.workspace), "--model", req.model, "--permission-mode", "auto",
+            "--output-format", "json", "--prompt-file", str(req.prompt_file),
+            "--no-trust",  # an instance repository is somebody else's code: its config, servers and hooks never run
+            "--no-checkpoints"]  # a throwaway clone: nobody undoes in it, the patch is taken against the base
     if req.max_turns is not None:
-        cmd += ["--max-turns", str(req.max_turns)]
+        args += ["--max-turns", str(req.max_turns)]
     if req.max_cost is not None:
-        cmd += ["--max-cost", f"{req.max_cost:g}"]
+        args += ["--max-cost", f"{req.max_cost:g}"]
     if req.wall_time is not None:
-        cmd += ["--max-wall-time", f"{req.wall_time:g}"]
+        args += ["--max-wall-time", f"{req.wall_time:g}"]
     req.state_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **req.extra_env, "CODER_STATE_DIR": str(req.state_dir)}
     env.pop("CODER_MODEL", None)
-    log = open(req.log_path, "w", encoding="utf-8") if req.log_path else subprocess.DEVNULL
+    out_path = req.state_dir / "agent.out"  # the JSON result line
+    override = agent_command() if os.environ.get("CODER_BATCH_AGENT") else None
     start = time.monotonic()
     timed_out = False
     try:
-        proc = subprocess.Popen(cmd, cwd=req.workspace, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=log, text=True)
+        proc = _forkserver(req.model).Process(
+            target=_agent_main, name="coder-agent",
+            args=(args, str(req.workspace), env, str(out_path), str(req.log_path or os.devnull), override))
         with _RUNNING_LOCK:
             _RUNNING.add(proc)
         try:
+            proc.start()
             # The CLI stops itself at --max-wall-time; this is the backstop for a hung process.
-            out, _ = proc.communicate(timeout=None if req.wall_time is None else req.wall_time + WALL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            out = _stop(proc)
+            proc.join(None if req.wall_time is None else req.wall_time + WALL_GRACE_S)
+            if proc.exitcode is None:
+                timed_out = True
+                _stop(proc)
         finally:
             with _RUNNING_LOCK:
                 _RUNNING.discard(proc)
-    except OSError as exc:
-        return AgentResult(exit_reason="error", error=f"could not start {cmd[0]}: {exc}")
-    finally:
-        if log is not subprocess.DEVNULL:
-            log.close()
+    except (OSError, EOFError) as exc:  # the fork server could not be reached
+        return AgentResult(exit_reason="error", error=f"could not start {' '.join(agent_command())}: {exc}")
     elapsed = time.monotonic() - start
-    data = _last_json_object(out or "")
+    returncode = proc.exitcode
+    out = out_path.read_text(encoding="utf-8", errors="replace") if out_path.is_file() else ""
+    data = _last_json_object(out)
     if data is None:
         tail = ""
         if req.log_path and req.log_path.is_file():
             tail = req.log_path.read_text(encoding="utf-8", errors="replace")[-1500:]
-        result = AgentResult(exit_reason="wall_time" if timed_out else "error", returncode=proc.returncode,
+        result = AgentResult(exit_reason="wall_time" if timed_out else "error", returncode=returncode,
                              error=None if timed_out else
-                             f"coder run exited {proc.returncode} without a result: {tail.strip()}")
+                             f"coder run exited {returncode} without a result: {tail.strip()}")
     else:
-        result = AgentResult.from_json(data, proc.returncode)
+        result = AgentResult.from_json(data, returncode)
         if timed_out:
             result.exit_reason = "wall_time"
     result.duration_s = result.duration_s or elapsed
@@ -162,41 +235,45 @@ def interrupt_all() -> int:
     """SIGINT every running agent (used on SIGTERM; a Ctrl-C in the terminal reaches them directly, since they
     share the batch's process group). Each then prints its result and exits as "interrupted"."""
     with _RUNNING_LOCK:
-        procs = list(_RUNNING)
+        procs = [p for p in _RUNNING if p.pid is not None]
     for proc in procs:
-        try:
-            proc.send_signal(signal.SIGINT)
-        except ProcessLookupError:
-            pass
+        _signal(proc, signal.SIGINT)
     return len(procs)
 
 
-def _stop(proc: subprocess.Popen[str]) -> str:
+def _signal(proc: BaseProcess, sig: int) -> None:
+    try:
+        os.kill(proc.pid, sig)  # type: ignore[arg-type]
+    except (ProcessLookupError, TypeError):
+        pass
+
+
+def _stop(proc: BaseProcess) -> None:
     """SIGINT first (the CLI then prints its result and leaves the session resumable), then SIGKILL.
 
     The agents share the batch's process group on purpose: killing the batch (Ctrl-C, `kill -- -PGID`, a job
     scheduler) takes them along instead of leaving orphans that keep spending money."""
-    for stop, wait in ((lambda: proc.send_signal(signal.SIGINT), 10.0), (proc.kill, 5.0)):
-        try:
-            stop()
-        except ProcessLookupError:
-            pass
-        try:
-            out, _ = proc.communicate(timeout=wait)
-            return out or ""
-        except subprocess.TimeoutExpired:
-            continue
-    return ""
+    for sig, wait in ((signal.SIGINT, 10.0), (signal.SIGKILL, 5.0)):
+        _signal(proc, sig)
+        proc.join(wait)
+        if proc.exitcode is not None:
+            return
 
 
-def export_session(state_dir: Path, session_id: str, dest: Path, workspace: Path | None = None) -> bool:
-    """`coder sessions export ID` into `dest` (our JSONL trajectory). False when there is nothing to export."""
-    if not session_id:
-        return False
-    env = {**os.environ, "CODER_STATE_DIR": str(state_dir)}
-    proc = subprocess.run([*agent_command(), "sessions", "export", session_id], capture_output=True, text=True,
-                          env=env, cwd=workspace or state_dir, timeout=120)
-    if proc.returncode != 0 or not proc.stdout.strip():
-        return False
-    dest.write_text(proc.stdout if proc.stdout.endswith("\n") else proc.stdout + "\n", encoding="utf-8")
-    return True
+def export_session(state_dir: Path, session_id: str, dest: Path) -> list[dict[str, Any]]:
+    """The session's events, also written to `dest` as our JSONL trajectory (what `coder sessions export ID`
+    prints). Read straight from the instance's session database (`CODER_STATE_DIR/sessions.db`, see
+    coder/paths.py) rather than by a second coder process per instance. Empty when there is nothing to export."""
+    db = state_dir / "sessions.db"
+    if not session_id or not db.is_file():
+        return []
+    from coder.store.db import SessionStore
+
+    store = SessionStore(db)
+    try:
+        events = [e.to_dict() for e in store.events(session_id)]
+    finally:
+        store.close()
+    if events:
+        dest.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events), encoding="utf-8")
+    return events

@@ -22,20 +22,6 @@ EXIT_STATUS = {"done": "Submitted", "max_turns": "LimitsExceeded", "max_cost": "
                "wall_time": "TimeoutError", "interrupted": "Interrupted", "error": "Error"}
 
 
-def read_events(path: Path) -> list[dict[str, Any]]:
-    events = []
-    if not path.is_file():
-        return events
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line:
-            try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a torn last line of a killed run
-    return events
-
-
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content

@@ -99,7 +99,9 @@ def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
 
 
 def remove_workspace(path: Path) -> None:
+    """The workspace and its instance layer (`<workspace>.testbed`, coder/batch/testbed.py)."""
     shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(path.with_name(path.name + ".testbed"), ignore_errors=True)
 
 
 def is_test_path(path: str) -> bool:

@@ -29,6 +29,8 @@ def register(sub) -> None:
     p.add_argument("--max-cost", type=float, help="stop when the session has cost this many USD")
     p.add_argument("--max-wall-time", type=float, help="stop after this many seconds")
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    p.add_argument("--no-checkpoints", action="store_true",
+                   help="take no undo snapshots (a throwaway clone: batch runs; /undo and /rewind then do nothing)")
     p.add_argument("--commit", action="store_true",
                    help="when the task is done, review the changes (fix rounds on a failing review) and commit them")
     p.add_argument("--branch", metavar="NAME", help="with --commit: commit on this new branch")
@@ -80,6 +82,8 @@ def run_command(args) -> int:
 
     if (args.branch or args.override_review) and not args.commit:
         raise UsageError("--branch and --override-review go with --commit.")
+    if args.commit and args.no_checkpoints:  # the checkpoints tell which files the session changed
+        raise UsageError("--commit needs checkpoints; drop --no-checkpoints.")
     prompt = read_prompt(args)
     if prompt is None and not (args.resume or args.continue_last):
         raise UsageError('no task given: `coder run "what to do"`, --prompt-file FILE, or a task on stdin.')
@@ -105,7 +109,7 @@ def run_command(args) -> int:
         cwd=Path(args.cwd), model=args.model, permission_mode=args.permission_mode, max_turns=args.max_turns,
         max_cost=args.max_cost, max_wall_time=args.max_wall_time, resume=args.resume,
         continue_last=args.continue_last, allow=args.allow, deny=args.deny, no_sandbox=args.no_sandbox,
-        trust=getattr(args, "trust", None),
+        trust=getattr(args, "trust", None), checkpoints=not args.no_checkpoints,
     )
     started = time.monotonic()
     try:

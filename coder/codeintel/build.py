@@ -22,6 +22,7 @@ from typing import Any
 from coder.codeintel.files import MAX_FILE_BYTES, classify_content, fast_language, list_files
 from coder.codeintel.pool import BATCH_FILES, ParsePool, looks_big
 from coder.codeintel.store import SCHEMA, SECONDARY_INDEXES
+from coder.fsbeneath import EscapeError, WorkspaceFS
 
 #: files changed within this many seconds of indexing are re-hashed next time (same-tick edits keep the mtime)
 RACY_SECONDS = 3.0
@@ -58,8 +59,12 @@ def _hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def parse_file(root: str, rel: str, size: int, mtime_ns: int, old_hash: str | None) -> Parsed:
-    """Read, classify and extract one file. Runs in worker processes: only plain data goes in and out."""
+def parse_file(fs: WorkspaceFS, rel: str, size: int, mtime_ns: int, old_hash: str | None) -> Parsed:
+    """Read, classify and extract one file. Runs in worker processes: only plain data goes in and out.
+
+    Read beneath the workspace handle `fs` (one openat2 per file where the kernel has it): a file the sandbox
+    swapped for a symlink, or put under a symlinked folder, after the listing is "unreadable", never read
+    from outside; a FIFO is opened non-blocking and refused (not a regular file), so it cannot hang a build."""
     from coder.codeintel.names import file_names
     from coder.codeintel.outline import extract
 
@@ -67,9 +72,8 @@ def parse_file(root: str, rel: str, size: int, mtime_ns: int, old_hash: str | No
     if size > MAX_FILE_BYTES:
         return (rel, size, mtime_ns, "", lang, "huge", 0, [], "", "", "")
     try:
-        with open(os.path.join(root, rel), "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError:
+        data = fs.read_file(rel, MAX_FILE_BYTES + 1)[0]
+    except (OSError, EscapeError):
         return (rel, size, mtime_ns, "", lang, "unreadable", 0, [], "", "", "")
     digest = _hash(data)
     if old_hash is not None and digest == old_hash:
@@ -101,7 +105,13 @@ def parse_file(root: str, rel: str, size: int, mtime_ns: int, old_hash: str | No
 
 
 def parse_batch(root: str, items: list[tuple[str, int, int, str | None]]) -> list[Parsed]:
-    return [parse_file(root, *item) for item in items]
+    try:
+        fs = WorkspaceFS(root)
+    except OSError:  # the workspace itself is gone
+        return [(rel, size, mtime, "", fast_language(rel) or "", "unreadable", 0, [], "", "", "")
+                for rel, size, mtime, _old in items]
+    with fs:
+        return [parse_file(fs, *item) for item in items]
 
 
 def _batches(items: list, size: int) -> Iterator[list]:
@@ -208,11 +218,10 @@ def _refresh(conn: sqlite3.Connection, root: Path, workers: int, only: list[str]
         stored = {row[0]: (row[1], row[2], row[3], row[4]) for row in rows}
     todo: list[tuple[str, int, int, str | None]] = []
     present: set[str] = set()
-    base = str(root) + os.sep
-    for rel in rels:
-        try:
-            st = os.lstat(base + rel)
-        except OSError:
+    with WorkspaceFS(root) as fs:  # stat beneath the workspace: a name under a symlinked folder is not there
+        found = list(fs.lstats(rels))
+    for rel, st in found:
+        if st is None:
             stats.skipped["deleted"] = stats.skipped.get("deleted", 0) + 1
             continue
         if stat_mod.S_ISLNK(st.st_mode):

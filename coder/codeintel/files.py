@@ -8,19 +8,21 @@ and are never what the model should read.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder.codeintel.languages import EXTENSIONS
+from coder.fsbeneath import EscapeError, WorkspaceFS
 from coder.vcs import hostgit
 
 #: bigger files are not parsed (text search still sees them)
 MAX_FILE_BYTES = 1_000_000
 #: a walk outside git stops after this many files (the note says so)
 MAX_WALK_FILES = 200_000
+#: more of a .gitignore than this is not read
+MAX_GITIGNORE_BYTES = 1_000_000
 
 VENDOR_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", "vendor", "third_party", "third-party", "bower_components",
@@ -150,11 +152,13 @@ class GitIgnore:
     def __init__(self) -> None:
         self.rules: list[tuple[re.Pattern[str], bool, bool]] = []  # (regex on rel path, negate, dir_only)
 
-    def add_file(self, path: Path, base: str) -> None:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+    def add_file(self, fs: WorkspaceFS, rel: str, base: str) -> None:
+        """The rules of the `.gitignore` at `rel`, for paths under `base`; none when it is not a regular file
+        reached without a symlink (a planted `.gitignore -> /dev/zero`, a link out or a FIFO is ignored)."""
+        data = fs.read_if_file(rel, MAX_GITIGNORE_BYTES)
+        if data is None:
             return
+        text = data.decode("utf-8", errors="replace")
         for line in text.splitlines():
             line = line.rstrip()
             if not line or line.startswith("#"):
@@ -206,37 +210,32 @@ def _glob_to_regex(pattern: str) -> str:
 
 
 def _walk_files(root: Path) -> FileListing:
+    """Without git and ripgrep: a walk beneath a handle on `root` (top-down, sorted, as `os.walk`), each folder
+    listed through a directory fd reached with no symlink followed, so a folder swapped for a link mid-walk is
+    skipped, never entered. Symlinks are not listed (as ripgrep without `-L`)."""
     listing = FileListing()
     ignore = GitIgnore()
-    ignore.add_file(root / ".gitignore", "")
-    seen_dirs: set[tuple[int, int]] = set()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir
-        try:
-            st = os.stat(dirpath)
-            if (st.st_dev, st.st_ino) in seen_dirs:
-                dirnames[:] = []
+    with WorkspaceFS(root) as fs:
+        todo = [""]
+        while todo:
+            rel_dir = todo.pop()
+            try:
+                entries = sorted(fs.listdir(rel_dir))
+            except (OSError, EscapeError):
                 continue
-            seen_dirs.add((st.st_dev, st.st_ino))
-        except OSError:
-            continue
-        if rel_dir and (Path(dirpath) / ".gitignore").is_file():
-            ignore.add_file(Path(dirpath) / ".gitignore", rel_dir)
-        keep = []
-        for d in sorted(dirnames):
-            rel = f"{rel_dir}/{d}" if rel_dir else d
-            if d in VENDOR_DIRS:
-                listing.skip("vendored")
-            elif not ignore.ignored(rel, True):
-                keep.append(d)
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if ignore.ignored(rel, False):
-                continue
-            listing.files.append(rel)
-            if len(listing.files) >= MAX_WALK_FILES:
-                listing.notes.append(f"stopped listing after {MAX_WALK_FILES} files (not a git repository)")
-                return listing
+            ignore.add_file(fs, f"{rel_dir}/.gitignore" if rel_dir else ".gitignore", rel_dir)
+            keep = []
+            for name, kind in entries:
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if kind == "dir":
+                    if name in VENDOR_DIRS:
+                        listing.skip("vendored")
+                    elif not ignore.ignored(rel, True):
+                        keep.append(rel)
+                elif kind == "file" and not ignore.ignored(rel, False):
+                    listing.files.append(rel)
+                    if len(listing.files) >= MAX_WALK_FILES:
+                        listing.notes.append(f"stopped listing after {MAX_WALK_FILES} files (not a git repository)")
+                        return listing
+            todo.extend(reversed(keep))
     return listing

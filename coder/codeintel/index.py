@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import os
 import sqlite3
 import threading
 import time
@@ -23,6 +24,7 @@ from coder.codeintel.pool import looks_big
 from coder.codeintel.repomap import GraphBuilder
 from coder.codeintel.store import ensure_fulltext, open_db, reset_db
 from coder.errors import UsageError
+from coder.fsbeneath import EscapeError, WorkspaceFS
 
 
 @dataclass
@@ -53,6 +55,7 @@ class CodeIndex:
 
     def __init__(self, root: Path, conn: sqlite3.Connection, db_path: Path | None, notes: list[str]) -> None:
         self.root = root
+        self.fs = WorkspaceFS(root)  # every read of a repository file goes beneath this handle
         self._conn = conn
         self._db_path = db_path
         self.notes = notes
@@ -77,6 +80,7 @@ class CodeIndex:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+        self.fs.close()
 
     # -- building -----------------------------------------------------------------------------------------
     def refresh(self, *, workers: int | None = None, progress: Callable[[int, int], None] | None = None,
@@ -229,9 +233,8 @@ class CodeIndex:
             candidates = self._query(sql, (param,))
         hits: list[Location] = []
         for path, lang in candidates:
-            try:
-                source = (self.root / path).read_bytes()
-            except OSError:
+            source = self.fs.read_if_file(path)
+            if source is None:
                 continue
             hits.extend(Location(path, line, line, "reference", short) for line in reference_lines(source, lang, short))
             if len(hits) >= limit:
@@ -240,16 +243,15 @@ class CodeIndex:
 
     def outline(self, path: str) -> list[Location]:
         """Definitions of one file (repo-relative or absolute path), re-parsed first if it changed."""
-        rel = self.relpath(path)
-        full = self.root / rel
-        if not full.is_file():
+        rel = self.real_relpath(path)
+        if self.fs.kind(rel) != "file":
             raise UsageError(f"no such file: {rel}")
         if self.building:  # do not wait for the cold build: parse this one file now
             from coder.codeintel.outline import outline_source
 
             try:
-                data = full.read_bytes()
-            except OSError as exc:
+                data = self.fs.read_file(rel)[0]
+            except (OSError, EscapeError) as exc:
                 raise UsageError(f"cannot read {rel}: {exc}") from exc
             return [Location(rel, s.line, s.end_line, s.kind, s.name, s.signature) for s in outline_source(rel, data)]
         self.refresh(only=[rel])
@@ -258,16 +260,35 @@ class CodeIndex:
         return [Location(*r) for r in rows]
 
     def relpath(self, path: str | Path) -> str:
-        """Repository-relative POSIX path of `path` (absolute, relative to the cwd, or already relative)."""
+        """Repository-relative POSIX path of `path` (absolute, relative to the cwd, or already relative), as
+        named: `..` folded, symlinks not followed (see `real_relpath`)."""
         p = Path(path)
         if not p.is_absolute():
-            if (self.root / p).exists() or not (Path.cwd() / p).exists():
-                return p.as_posix().removeprefix("./")
-            p = Path.cwd() / p
+            if self._exists(os.path.normpath(p)) or not (Path.cwd() / p).exists():
+                p = self.root / p
+            else:
+                p = Path.cwd() / p
+        rel = os.path.relpath(os.path.normpath(p), self.root)
+        if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
+            raise UsageError(f"{path} is outside the repository {self.root}")
+        return Path(rel).as_posix()
+
+    def _exists(self, rel: str) -> bool:
         try:
-            return p.resolve().relative_to(self.root).as_posix()
-        except ValueError as exc:
-            raise UsageError(f"{path} is outside the repository {self.root}") from exc
+            return self.fs.kind(rel) is not None
+        except EscapeError:  # `..` above the root, or under a symlinked folder
+            return False
+
+    def real_relpath(self, path: str | Path) -> str:
+        """The file `path` really names beneath the workspace: symlinks that stay inside followed, UsageError
+        for one that leaves (a planted `x.py -> ~/.ssh/id_rsa` is not read, whatever the model asks)."""
+        rel = self.relpath(path)
+        try:
+            return self.fs.resolve_real(rel) or "."
+        except EscapeError as exc:
+            raise UsageError(f"{path} is outside the repository: {exc}") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: {exc.strerror or exc}") from None
 
     def fingerprint(self) -> str:
         """A digest of the indexed state (paths and content hashes), independent of mtimes and processes."""

@@ -44,6 +44,8 @@ class SessionOptions:
     #: True: trust the workspace for this session (`--trust`); False: never (`--no-trust`, batch runs);
     #: None: the user's stored decision, or their answer when the frontend can ask
     trust: bool | None = None
+    #: False: no undo snapshots (`coder run --no-checkpoints`: a throwaway clone such as a batch workspace)
+    checkpoints: bool = True
 
 
 #: asks the user whether to trust a workspace (True = trust and remember); frontends that cannot ask pass None
@@ -192,7 +194,7 @@ def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionSto
     state.mkdir(parents=True, exist_ok=True)
     tool_ctx = ToolContext(workspace, cwd, session_id, threading.Event(), state, config)
     checkpointer = None
-    if root is not None:
+    if root is not None and options.checkpoints:
         from coder.vcs.checkpoints import Checkpoints
         from coder.vcs.repo import VcsError
 

@@ -1,6 +1,11 @@
 """What the fake model server says: Anthropic and OpenAI response bodies and stream events built from one
-scripted answer, plus the request checks the real Messages API makes (so engine bugs in the history fail
-here as they would in production, not only against the real API)."""
+scripted answer. The request checks live in fake_rules_anthropic / fake_rules_openai (written from the APIs'
+documentation, sharing no code with the client); usage arithmetic is shared with the scripted provider on purpose
+(coder.models.wire), so the same script gives the same numbers in-process and over HTTP.
+
+Thinking follows the model (fake_model_facts): when the request turns it on, or the model thinks by default or
+always, the answer starts with a thinking block (the scripted `thinking`, else THINKING_PLACEHOLDER) whose
+signature the rules module issues, bound to the conversation on models with preserved thinking."""
 
 from __future__ import annotations
 
@@ -8,9 +13,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from coder.models import fake_rules_thinking
+from coder.models.fake_model_facts import facts_for
 from coder.models.script import Answer
 from coder.models.wire import (
-    SERVER_TOOL_NAMES,
     PrefixCache,
     Segment,
     canonical,
@@ -18,8 +24,11 @@ from coder.models.wire import (
     estimate_tokens,
     output_tokens,
     segments,
-    signature_for,
 )
+
+# What a thinking model "thought" when the script gives no thinking for the turn (the real API always starts the
+# answer with a thinking block when thinking is on).
+THINKING_PLACEHOLDER = "Thinking about the request."
 
 _OPENAI_FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length",
                   "stop_sequence": "stop", "refusal": "content_filter"}
@@ -37,17 +46,15 @@ class Reply:
 # ----------------------------------------------------------------------------------------- anthropic
 
 
-def thinking_enabled(body: dict[str, Any]) -> bool:
-    thinking = body.get("thinking")
-    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
-
-
 def anthropic_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) -> Reply:
     turn = answer.turn
     blocks: list[dict[str, Any]] = []
-    thinking = turn.thinking if thinking_enabled(body) else ""
-    if thinking:
-        blocks.append({"type": "thinking", "thinking": thinking, "signature": signature_for(thinking)})
+    facts = facts_for(str(body.get("model", "")))
+    thinking = ""
+    if fake_rules_thinking.thinking_active(body, facts):
+        thinking = turn.thinking or THINKING_PLACEHOLDER
+        blocks.append({"type": "thinking", "thinking": thinking,
+                       "signature": fake_rules_thinking.sign(body, facts, thinking)})
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
     calls = []
@@ -109,109 +116,7 @@ def anthropic_error(kind: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def validate_anthropic(body: Any, context_window: int | None) -> str | None:
-    """The first reason the real API would answer 400, or None."""
-    if not isinstance(body, dict):
-        return "request body must be a JSON object"
-    if not isinstance(body.get("model"), str) or not body["model"]:
-        return "model: Field required"
-    if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
-        return "max_tokens: Field required"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "messages: at least one message is required"
-    if messages[0].get("role") != "user":
-        return "messages: first message must use the \"user\" role"
-    for i, tool in enumerate(body.get("tools") or []):
-        kind = tool.get("type")
-        if kind in SERVER_TOOL_NAMES and tool.get("name") != SERVER_TOOL_NAMES[kind]:
-            return f"tools.{i}.name: Input should be '{SERVER_TOOL_NAMES[kind]}' for tool type {kind}"
-        if kind in (None, "custom") and not isinstance(tool.get("input_schema"), dict):
-            return f"tools.{i}.input_schema: Field required"
-    marks = _count_cache_control(body)
-    if marks > 4:
-        return f"A maximum of 4 blocks with cache_control may be provided. Found {marks}."
-    for i, message in enumerate(messages):
-        content = message.get("content")
-        if isinstance(content, list):
-            for j, block in enumerate(content):
-                if block.get("type") == "text" and not block.get("text"):
-                    return f"messages.{i}.content.{j}.text: text content blocks must be non-empty"
-        if message.get("role") != "assistant" or not isinstance(content, list):
-            continue
-        ids = [b.get("id") for b in content if b.get("type") == "tool_use"]
-        if not ids:
-            continue
-        following = messages[i + 1] if i + 1 < len(messages) else None
-        answered = set()
-        if following and isinstance(following.get("content"), list):
-            answered = {b.get("tool_use_id") for b in following["content"] if b.get("type") == "tool_result"}
-        missing = [x for x in ids if x not in answered]
-        if missing:
-            return (f"messages.{i + 1}: `tool_use` ids were found without `tool_result` blocks immediately "
-                    f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
-                    f"`tool_result` block in the next message.")
-    for i, message in enumerate(messages):
-        content = message.get("content")
-        if message.get("role") != "user" or not isinstance(content, list):
-            continue
-        previous = messages[i - 1] if i > 0 else {}
-        known = {b.get("id") for b in previous.get("content") or [] if isinstance(b, dict)
-                 and b.get("type") == "tool_use"} if previous.get("role") == "assistant" else set()
-        for j, block in enumerate(content):
-            if block.get("type") == "tool_result" and block.get("tool_use_id") not in known:
-                return (f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                        f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding "
-                        f"`tool_use` block in the previous message.")
-    thinking = body.get("thinking")
-    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
-        budget = thinking.get("budget_tokens")
-        if not isinstance(budget, int) or budget < 1024:
-            return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
-        if budget >= body["max_tokens"]:
-            return "`max_tokens` must be greater than `thinking.budget_tokens`"
-    if context_window is not None:
-        total = sum(s.tokens for s in segments(body))
-        if total > context_window:
-            return f"prompt is too long: {total} tokens > {context_window} maximum"
-    return None
-
-
-def _count_cache_control(obj: Any) -> int:
-    if isinstance(obj, dict):
-        return int("cache_control" in obj) + sum(_count_cache_control(v) for k, v in obj.items()
-                                                 if k != "cache_control")
-    if isinstance(obj, list):
-        return sum(_count_cache_control(v) for v in obj)
-    return 0
-
-
 # -------------------------------------------------------------------------------------------- openai
-
-
-def validate_openai(body: Any) -> str | None:
-    """The first reason an OpenAI-compatible server would answer 400, or None."""
-    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
-        return "model is required"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "messages must be a non-empty list"
-    pending: set[str] = set()
-    for i, message in enumerate(messages):
-        role = message.get("role")
-        if role == "tool":
-            if message.get("tool_call_id") not in pending:
-                return (f"messages[{i}]: messages with role 'tool' must be a response to a preceding message "
-                        "with 'tool_calls'")
-            pending.discard(message["tool_call_id"])
-            continue
-        if pending:
-            return (f"messages[{i}]: an assistant message with 'tool_calls' must be followed by tool messages "
-                    f"responding to each 'tool_call_id'. Missing: {', '.join(sorted(pending))}")
-        if role == "assistant":
-            pending = {c.get("id") for c in message.get("tool_calls") or []}
-    return None
-
 
 
 def openai_segments(body: dict[str, Any]) -> list[Segment]:

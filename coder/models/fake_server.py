@@ -3,8 +3,18 @@
 It speaks the Anthropic Messages API (POST /v1/messages, JSON and SSE streaming, tool_use, thinking, prompt
 caching emulated; POST /v1/messages/count_tokens) and OpenAI chat completions (POST /v1/chat/completions, JSON
 and SSE, tool_calls) from the same script, so tests drive the real SDKs end to end and the agent's requests can
-be recorded and measured. It also checks requests the way the real API does (tool_use / tool_result pairing,
-at most 4 cache_control blocks, thinking budget, optional context window) and answers 400 otherwise.
+be recorded and measured.
+
+It is as strict as the real APIs: every request is checked by fake_rules_anthropic / fake_rules_openai (written
+from the documentation, one rule per documented constraint, sharing no code with the client) and a violation is
+answered with HTTP 400 and the real error body (`{"type": "error", "error": {"type": "invalid_request_error",
+"message": ...}}`, or OpenAI's `{"error": {"message", "type", "param", "code"}}`), which the SDKs raise as
+BadRequestError. There is no lenient mode: a request the real API refuses must fail here too. The model id picks
+the documented facts (fake_model_facts): output limit, context window (unless `context_window` is given),
+thinking kind; models that think by default or always answer with a thinking block even when not asked. Tool-use
+ids are the script's deterministic ones (the same as the scripted provider's) unless one of them is already in the
+request's history (a session resumed against a restarted server): then they get a random per-server part, so they
+stay unique as real ids do.
 
 Usage counts are deterministic (coder.models.wire): input = sum over tools, system blocks and message blocks
 of ceil(chars / 4). Caching: a request's prefix up to a cache_control breakpoint that an earlier request sent
@@ -49,20 +59,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
+import secrets
 import signal
 import socket
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
-from coder.errors import CoderError, UsageError
+from coder.errors import CoderError
 from coder.models import fake_responses as fr
+from coder.models import fake_rules_anthropic, fake_rules_openai
+from coder.models.fake_faults import Fault, parse_fault
+from coder.models.fake_model_facts import facts_for
 from coder.models.script import (
+    Answer,
     Script,
     ScriptCursor,
     anthropic_match_text,
@@ -77,48 +90,6 @@ _STATUS_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403
 _STATUS_TEXT = {429: "Rate limit exceeded (injected fault).", 529: "Overloaded (injected fault).",
                 500: "Internal server error (injected fault)."}
 _SECRET_HEADERS = {"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"}
-_FAULT_RE = re.compile(r"^(?P<what>\d{3}|cut|overload|delay=[\d.]+|stall=[\d.]+)@(?P<when>\*|\d+(?:-\d+|\+)?)"
-                       r"(?::retry-after=(?P<retry>[\d.]+))?$")
-
-
-@dataclass
-class Fault:
-    kind: str  # "status" | "cut" | "overload" | "delay" | "stall"
-    first: int
-    last: int | None  # None: no end
-    status: int = 0
-    seconds: float = 0.0
-    retry_after: float | None = None
-
-    def applies(self, number: int) -> bool:
-        return number >= self.first and (self.last is None or number <= self.last)
-
-
-def parse_fault(spec: str) -> Fault:
-    """Parse one fault SPEC (syntax in the module docstring); UsageError when it is malformed."""
-    match = _FAULT_RE.match(spec.strip())
-    if not match:
-        raise UsageError(f"Bad fault spec {spec!r}: expected WHAT@WHEN[:retry-after=S] with WHAT a status code, "
-                         "cut, overload, delay=S or stall=S and WHEN N, N-M, N+ or * (e.g. 429@2:retry-after=1).")
-    what, when = match["what"], match["when"]
-    if when == "*":
-        first, last = 1, None
-    elif when.endswith("+"):
-        first, last = int(when[:-1]), None
-    elif "-" in when:
-        a, b = when.split("-")
-        first, last = int(a), int(b)
-    else:
-        first = last = int(when)
-    retry = float(match["retry"]) if match["retry"] else None
-    if what.isdigit():
-        return Fault("status", first, last, status=int(what), retry_after=retry)
-    if what in ("cut", "overload"):
-        return Fault(what, first, last)
-    kind, seconds = what.split("=")
-    return Fault(kind, first, last, seconds=float(seconds))
-
-
 class FakeServer:
     """The server in a background thread; a context manager."""
 
@@ -134,6 +105,7 @@ class FakeServer:
         self.records: list[dict[str, Any]] = []
         self.anthropic_cache = PrefixCache()
         self.openai_cache = PrefixCache(every_segment=True)
+        self.id_nonce = secrets.token_hex(4)  # tool-use ids unique across servers (restarts, resumes)
         self._count = 0
         self._lock = threading.Lock()
         self._httpd = _HTTPServer((host, port), _Handler)
@@ -193,6 +165,15 @@ class FakeServer:
         faults = [f for f in self.faults if number is not None and f.applies(number)]
         return number, faults
 
+    def answer(self, system: str, last_user: str, advance: bool, taken: set[str]) -> Answer:
+        """The next scripted answer; unnamed tool-use ids that the history (`taken`) already holds are made
+        unique to this server."""
+        answer = self.cursor.next(system, last_user, advance=advance)
+        if any(x in taken or "call_" + x.removeprefix("toolu_") in taken for x in answer.tool_ids):
+            answer.tool_ids = [call.id or f"toolu_{self.id_nonce}_{answer.index:04d}_{i}"
+                               for i, call in enumerate(answer.turn.tool_calls)]
+        return answer
+
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -250,7 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
                 message = _STATUS_TEXT.get(fault.status, f"Injected HTTP {fault.status}.")
                 return self._error(fault.status, message, openai, fault.retry_after)
         if path == "/v1/messages/count_tokens":
-            problem = fr.validate_anthropic({**body, "max_tokens": 1}, None)
+            problem = fake_rules_anthropic.check_request(body, count_tokens=True)
             if problem:
                 return self._error(400, problem, False)
             return self._json(200, {"input_tokens": input_tokens(body)})
@@ -266,13 +247,21 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _messages(self, body: dict[str, Any], number: int, broken: str | None, stall: float) -> None:
         fake = self.server.fake
-        problem = fr.validate_anthropic(body, fake.context_window)
+        problem = fake_rules_anthropic.check_request(body)
         if problem:
             return self._error(400, problem, False)
+        facts = facts_for(body["model"])
+        window = fake.context_window or (facts.context_window if facts.known else None)
+        total = input_tokens(body)
+        if window is not None and total > window:
+            # the real API's answer, verbatim
+            return self._error(400, f"prompt is too long: {total} tokens > {window} maximum", False)
         if broken == "cut" and not body.get("stream"):
             return self._cut_json(fr.anthropic_error("api_error", "cut"))
         system, last_user = anthropic_match_text(body)
-        answer = fake.cursor.next(system, last_user, advance=broken is None)
+        taken = {b.get("id") for m in body["messages"] if isinstance(m.get("content"), list) for b in m["content"]
+                 if b.get("type") == "tool_use"}
+        answer = fake.answer(system, last_user, broken is None, taken)
         reply = fr.anthropic_reply(answer, body, fake.anthropic_cache)
         model = body["model"]
         if not body.get("stream"):
@@ -284,9 +273,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat_completions(self, body: dict[str, Any], number: int, broken: str | None, stall: float) -> None:
         fake = self.server.fake
-        problem = fr.validate_openai(body)
+        problem = fake_rules_openai.check_request(body)
         if problem:
-            return self._error(400, problem, True)
+            message, param, code = problem
+            return self._json(400, {"error": {"message": message, "type": "invalid_request_error", "param": param,
+                                              "code": code}})
         if fake.context_window is not None:
             total = sum(seg.tokens for seg in fr.openai_segments(body))
             if total > fake.context_window:
@@ -297,7 +288,8 @@ class _Handler(BaseHTTPRequestHandler):
         if broken == "cut" and not body.get("stream"):
             return self._cut_json({"error": {"message": "cut"}})
         system, last_user = openai_match_text(body)
-        answer = fake.cursor.next(system, last_user, advance=broken is None)
+        taken = {c.get("id") for m in body["messages"] for c in m.get("tool_calls") or [] if isinstance(c, dict)}
+        answer = fake.answer(system, last_user, broken is None, taken)
         reply = fr.openai_reply(answer, body, fake.openai_cache)
         model = body["model"]
         if not body.get("stream"):

@@ -1,7 +1,7 @@
 """What a request cost: USD per million tokens, cache reads and writes priced separately.
 
-Built-in prices are list prices (standard tier, prompts up to 200k tokens); the user's config overrides or
-extends them:
+Built-in prices are list prices (standard tier) from the model table (coder/models/model_table.json, each with
+its source); the user's config overrides or extends them:
 
     [pricing."my-local-model"]
     input = 0.0
@@ -16,11 +16,11 @@ because guessing a price is worse than saying "cost unknown". Unknown models cos
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from coder.errors import ConfigError
+from coder.models.model_table import bare_name, load_table, match_family
 from coder.models.types import Usage
 
 
@@ -48,39 +48,24 @@ class Cost:
     known: bool
 
 
-_A = Price.anthropic
-BUILTIN_PRICES: dict[str, Price] = {
-    # Claude 4.x
-    "claude-opus-4-6": _A(5, 25),
-    "claude-opus-4-5": _A(5, 25),
-    "claude-opus-4-1": _A(15, 75),
-    "claude-opus-4-0": _A(15, 75),
-    "claude-opus-4": _A(15, 75),
-    "claude-sonnet-4-6": _A(3, 15),
-    "claude-sonnet-4-5": _A(3, 15),
-    "claude-sonnet-4-0": _A(3, 15),
-    "claude-sonnet-4": _A(3, 15),
-    "claude-haiku-4-5": _A(1, 5),
-    # Claude 3.x
-    "claude-3-7-sonnet": _A(3, 15),
-    "claude-3-5-sonnet": _A(3, 15),
-    "claude-3-5-haiku": _A(0.8, 4),
-    "claude-3-opus": _A(15, 75),
-    "claude-3-sonnet": _A(3, 15),
-    "claude-3-haiku": _A(0.25, 1.25),
-    # OpenAI (no cache-write premium; cached input at the listed discount)
-    "gpt-4o": Price(2.5, 10, 2.5, 1.25),
-    "gpt-4o-mini": Price(0.15, 0.6, 0.15, 0.075),
-    "gpt-4.1": Price(2, 8, 2, 0.5),
-    "gpt-4.1-mini": Price(0.4, 1.6, 0.4, 0.1),
-    "gpt-4.1-nano": Price(0.1, 0.4, 0.1, 0.025),
-    "gpt-5": Price(1.25, 10, 1.25, 0.125),
-    "gpt-5-mini": Price(0.25, 2, 0.25, 0.025),
-}
+def _builtin_prices() -> dict[str, Price]:
+    """The prices of coder/models/model_table.json (one source of truth with the request builder)."""
+    out: dict[str, Price] = {}
+    for info in load_table():
+        p = info.price
+        if not p:
+            continue  # documented as unknown: "cost unknown" beats a guess
+        if info.provider == "anthropic" and "cache_write" not in p:
+            out[info.family] = Price.anthropic(p["input"], p["output"])
+        else:
+            out[info.family] = Price(p["input"], p["output"], p.get("cache_write", p["input"]),
+                                     p.get("cache_read", p["input"]))
+    return out
+
+
+BUILTIN_PRICES: dict[str, Price] = _builtin_prices()
 # Free by construction.
 _FREE = Price(0, 0, 0, 0)
-_SUFFIX = re.compile(r"^(?:[-@](?:\d{8}|latest)(?:[-:@].*)?|-v\d.*|:.*)?$")
-_VENDOR = re.compile(r"^(?:anthropic[/.]|openai/|(?:us|eu|apac|global)\.anthropic\.)")
 
 
 class PriceTable:
@@ -96,16 +81,9 @@ class PriceTable:
 
     def lookup(self, model: str) -> Price | None:
         """The price of `model` (without provider prefix), or None when it is unknown."""
-        name = model.split(":", 1)[1] if model.startswith(("anthropic:", "openai:", "scripted:")) else model
         if model.startswith("scripted:"):
-            return self.prices.get(name.lower(), _FREE)
-        name = _VENDOR.sub("", name.lower())
-        if name in self.prices:
-            return self.prices[name]
-        best = None
-        for key in self.prices:
-            if name.startswith(key) and _SUFFIX.match(name[len(key):]) and (best is None or len(key) > len(best)):
-                best = key
+            return self.prices.get(model.split(":", 1)[1].lower(), _FREE)
+        best = match_family(bare_name(model), list(self.prices))
         return self.prices[best] if best else None
 
     def cost(self, model: str, usage: Usage) -> Cost:

@@ -26,6 +26,9 @@ class ThinkingBlock:
     thinking: str
     signature: str = ""
     type: Literal["thinking"] = "thinking"
+    #: never sent: "MODEL-FAMILY:PREFIX-DIGEST" of the request that produced the block, so a model with preserved
+    #: thinking gets it back only while everything before it is unchanged (coder.models.request_rules)
+    bound: str = ""
 
 
 @dataclass
@@ -34,6 +37,7 @@ class RedactedThinkingBlock:
 
     data: str
     type: Literal["redacted_thinking"] = "redacted_thinking"
+    bound: str = ""  # as ThinkingBlock.bound
 
 
 @dataclass
@@ -68,6 +72,13 @@ def block_from_dict(data: dict[str, Any]) -> Block:
     return cls(**{k: v for k, v in data.items() if k != "type"})
 
 
+def _block_dict(block: Block) -> dict[str, Any]:
+    data = asdict(block)
+    if not data.get("bound", True):
+        del data["bound"]  # only thinking blocks of preserved-thinking models carry one
+    return data
+
+
 @dataclass
 class Message:
     role: Role
@@ -84,7 +95,7 @@ class Message:
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"role": self.role, "content": [asdict(b) for b in self.content]}
+        return {"role": self.role, "content": [_block_dict(b) for b in self.content]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
@@ -153,6 +164,8 @@ class ModelResponse:
     request_id: str | None = None
     #: False when the model is not in the pricing table (cost_usd is then 0): the UI says "cost unknown"
     cost_known: bool = True
+    #: things the session shows the user once (e.g. "this model is not in the model table")
+    notes: list[str] = field(default_factory=list)
 
 
 class ModelProvider(Protocol):

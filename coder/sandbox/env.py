@@ -6,6 +6,7 @@ a secret stays outside even when a user allow-listed it by mistake (`env_allow =
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 
@@ -77,7 +78,14 @@ def sandbox_env(host: Mapping[str, str], home: str, extra_allow: Iterable[str] =
     env.update(FORCED)
     env["HOME"] = home
     env["TMPDIR"] = "/tmp"
-    for name, value in (overrides or {}).items():
-        if not looks_secret(name):
+    # CODER_SANDBOX_ENV (a JSON object, set by a parent such as `coder swebench run`): variables for inside the
+    # sandbox only, e.g. an instance environment's PATH and VIRTUAL_ENV, which coder's own host process must
+    # not use (it resolves git and rg through PATH)
+    try:
+        inside = json.loads(host.get("CODER_SANDBOX_ENV") or "{}")
+    except json.JSONDecodeError:
+        inside = {}
+    for name, value in {**(inside if isinstance(inside, dict) else {}), **(overrides or {})}.items():
+        if isinstance(value, str) and not looks_secret(name):
             env[name] = value
     return env

@@ -21,10 +21,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.vcs.hostgit import GITLINK_MODE
 from coder.vcs.repo import VcsError, run_git, temp_index
 
-#: git's modes of a symlink and of a submodule (gitlink) entry
-SYMLINK_MODE, GITLINK_MODE = "120000", "160000"
+#: git's mode of a symlink entry (a submodule's, GITLINK_MODE, comes from hostgit)
+SYMLINK_MODE = "120000"
 
 
 class RestoreBlocked(VcsError):

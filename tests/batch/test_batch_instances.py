@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -37,21 +36,6 @@ def test_real_lite_dev_split_loads_with_every_field():
     assert one.repo == "sqlfluff/sqlfluff" and len(one.base_commit) == 40 and one.environment_setup_commit
     assert one.FAIL_TO_PASS and len(one.PASS_TO_PASS) == 64 and one.eval_script.startswith("#!/bin/bash")
     assert one.extra["image"].startswith("swebench/")
-
-
-def test_parquet_needs_pyarrow_or_roundtrips(swe, tmp_path):
-    path = tmp_path / "d.parquet"
-    if importlib.util.find_spec("pyarrow") is None:
-        path.write_bytes(b"PAR1")
-        with pytest.raises(UsageError, match=r"pip install pyarrow"):
-            load_instances(path)
-        return
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rows = [json.loads(line) for line in swe.dataset.read_text().splitlines()]
-    pq.write_table(pa.Table.from_pylist(rows), path)
-    assert [i.instance_id for i in load_instances(path)] == swe.ids
 
 
 def test_filters(swe):

@@ -15,6 +15,7 @@ from coder.codeintel.index import CodeIndex
 from coder.codeintel.outline import outline_source
 from coder.codeintel.textsearch import search
 from coder.errors import UsageError
+from coder.fsbeneath import WorkspaceFS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from repo_support import git
@@ -68,7 +69,8 @@ def test_walk_outside_git_honours_gitignore_and_survives_loops(tmp_path: Path) -
 
 
 def test_file_deleted_between_listing_and_parsing(tmp_path: Path) -> None:
-    result = parse_file(str(tmp_path), "gone.py", 10, 0, None)
+    with WorkspaceFS(tmp_path) as fs:
+        result = parse_file(fs, "gone.py", 10, 0, None)
     assert result[5] == "unreadable"
 
 

@@ -53,17 +53,20 @@ def test_streaming_events_follow_the_real_api(fake: FakeServer) -> None:
     assert final.stop_reason == "tool_use"
 
 
-def test_tool_use_round_trip_and_thinking_only_when_enabled(fake: FakeServer) -> None:
+def test_tool_use_round_trip_with_thinking(fake: FakeServer) -> None:
+    # thinking stays on for the whole tool loop: turning it on half-way is refused, as by the real API
     c = client(fake)
-    first = c.messages.create(model=MODEL, max_tokens=256, messages=[{"role": "user", "content": "go"}])
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+    first = c.messages.create(model=MODEL, max_tokens=4096, thinking=thinking,
+                              messages=[{"role": "user", "content": "go"}])
+    assert [b.type for b in first.content] == ["thinking", "text", "tool_use"]  # unscripted thinking still comes
     history = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": first.content[1].id,
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": first.content[2].id,
                                       "content": "README.md\nsrc"}]},
     ]
-    with c.messages.stream(model=MODEL, max_tokens=4096, messages=history,
-                           thinking={"type": "enabled", "budget_tokens": 1024}) as stream:
+    with c.messages.stream(model=MODEL, max_tokens=4096, messages=history, thinking=thinking) as stream:
         kinds = [e.type for e in stream]
         second = stream.get_final_message()
     assert "thinking" in kinds and "signature" in kinds
@@ -73,7 +76,7 @@ def test_tool_use_round_trip_and_thinking_only_when_enabled(fake: FakeServer) ->
     assert second.content[1].text == "All done: it is a Python project."
     assert second.stop_reason == "end_turn"
     # the recorded second body carries the tool_result the SDK sent
-    assert fake.requests[1]["messages"][2]["content"][0]["tool_use_id"] == first.content[1].id
+    assert fake.requests[1]["messages"][2]["content"][0]["tool_use_id"] == first.content[2].id
 
 
 def test_thinking_is_omitted_without_thinking_param(script_file: Path) -> None:

@@ -1,0 +1,202 @@
+"""SWE-bench Lite test instances in their environments, against the official labels.
+
+For every Lite test instance whose repository is available here (bare mirrors brought by the search tool's
+`fetch`, under /work/.mirror/owner+name/repo; django, scikit-learn and matplotlib are too large to bring):
+- the environment of its repository and version is built (once; build time and disk recorded);
+- (a) the gold patch is evaluated by `coder swebench eval`'s evaluator: it must be resolved, as the harness's
+  FAIL_TO_PASS / PASS_TO_PASS labels say; (b) an empty patch and a no-op patch (a new text file) must not be;
+- (c) in the agent's sandboxed shell (the persistent shell the `bash` tool uses, with the variables
+  `coder swebench run` gives the agent), with the test patch applied, the FAIL_TO_PASS tests are run with the
+  harness's test command: they must fail before the gold patch and pass after it.
+
+    python benchmarks/swebench_envs.py --quick          # flask, requests and a few pytest instances
+    python benchmarks/swebench_envs.py --repos pytest-dev/pytest,sphinx-doc/sphinx --write-section
+
+Results go to benchmarks/sections/swebench_envs.md (with --write-section) and a JSON file per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from coder.batch import grading  # noqa: E402
+from coder.batch.envprep import READY, describe, env_key, prepare_envs, ready_env  # noqa: E402
+from coder.batch.envs import load_spec_table  # noqa: E402
+from coder.batch.evaluate import EvalConfig, apply_patch, eval_test_command, evaluate  # noqa: E402
+from coder.batch.instances import Instance, load_instances  # noqa: E402
+from coder.batch.testbed import enter_testbed  # noqa: E402
+from coder.batch.workspace import create_workspace, find_mirror, remove_workspace  # noqa: E402
+
+DATASET = ROOT.parent / "shared" / "data" / "swebench" / "swebench_lite_test.jsonl"
+FETCHED = Path("/work/.mirror")
+QUICK_REPOS = ("pallets/flask", "psf/requests", "pytest-dev/pytest")
+NOOP = "diff --git a/coder_noop.txt b/coder_noop.txt\nnew file mode 100644\n--- /dev/null\n+++ b/coder_noop.txt\n" \
+       "@@ -0,0 +1 @@\n+nothing\n"
+
+
+def mirrors_dir(target: Path) -> Path:
+    """`owner__name` links to the fetched bare repositories, the layout --repos-dir expects."""
+    target.mkdir(parents=True, exist_ok=True)
+    for repo in sorted(FETCHED.glob("*+*/repo")):
+        link = target / repo.parent.name.replace("+", "__", 1)
+        if not link.exists():
+            link.symlink_to(repo)
+    return target
+
+
+def shell_check(inst: Instance, info: dict, work: Path) -> dict:
+    """(c): F2P in the agent's sandboxed shell, before and after the gold patch."""
+    from coder.sandbox.profile import SandboxConfig
+    from coder.sandbox.shell import PersistentShell
+
+    ws_dir = work / inst.instance_id
+    inst_dir = work / f"{inst.instance_id}.logs"
+    inst_dir.mkdir(parents=True, exist_ok=True)
+    prompt = inst_dir / "prompt.md"
+    prompt.write_text("task\n")
+    out: dict = {}
+    try:
+        ws = create_workspace(Path(info["mirror"]), inst.base_commit, ws_dir)
+        env = enter_testbed({"spec": info["spec"], "env_dir": info["env_dir"]}, ws, prompt, inst_dir)
+        if apply_patch(ws.path, inst.test_patch, "test", fallbacks=False) is None:
+            return {"error": "test patch does not apply"}
+        cfg = SandboxConfig.from_dict({"extra_ro": env["CODER_SANDBOX_EXTRA_RO"].split(os.pathsep),
+                                       "max_output_chars": 10**8, "max_timeout": 1800})
+        shell = PersistentShell(ws.path, cfg, host_env={**os.environ, "CODER_SANDBOX_ENV": env["CODER_SANDBOX_ENV"]})
+        shell.start()
+        try:
+            command = info["test_cmd"]
+            parser = grading.parser_for(info["log_parser"])
+            for phase in ("before", "after"):
+                if phase == "after" and apply_patch(ws.path, inst.patch, "gold") is None:
+                    return {**out, "error": "gold patch does not apply"}
+                res = shell.run(command, timeout=1800)
+                (inst_dir / f"shell_{phase}.txt").write_text(res.output, encoding="utf-8")
+                status = parser(res.output)
+                f2p = [t for t in inst.FAIL_TO_PASS if grading.passed(t, status)]
+                out[phase] = len(f2p)
+            out["f2p"] = len(inst.FAIL_TO_PASS)
+            out["ok"] = out["before"] < out["f2p"] and out["after"] == out["f2p"]
+        finally:
+            shell.close()
+    except Exception as exc:  # noqa: BLE001 - one instance must not end the benchmark
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        remove_workspace(ws_dir)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_REPOS)} (3 instances each)")
+    ap.add_argument("--repos", help="comma-separated repositories (default: every fetched one)")
+    ap.add_argument("--limit", type=int, default=0, help="instances per repository (0: all)")
+    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/swe-cache"))
+    ap.add_argument("--work", type=Path, default=Path("/tmp/swe-bench-envs"))
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--write-section", action="store_true")
+    args = ap.parse_args()
+    started = time.time()
+    repos_dir = mirrors_dir(args.work / "mirrors")
+    insts = [i for i in load_instances(DATASET) if find_mirror(repos_dir, i.repo)]
+    wanted = QUICK_REPOS if args.quick else tuple(args.repos.split(",")) if args.repos else None
+    if wanted:
+        insts = [i for i in insts if i.repo in wanted]
+    limit = 3 if args.quick and not args.limit else args.limit
+    if limit:
+        per: dict[str, int] = defaultdict(int)
+        insts = [i for i in insts if (per.__setitem__(i.repo, per[i.repo] + 1) or per[i.repo] <= limit)]
+    print(f"{len(insts)} instances", file=sys.stderr)
+    table = load_spec_table()
+    states = prepare_envs(insts, table, args.cache_dir, build=True, repos_dir=repos_dir,
+                          scratch=args.work / "setup", progress=lambda s: print(describe(s), file=sys.stderr))
+    out_dir = args.work / "eval"
+    results: dict[str, dict] = {i.instance_id: {"repo": i.repo, "env": env_key(i, table)} for i in insts}
+    for label, patch_of in (("gold", lambda i: i.patch), ("noop", lambda _i: NOOP), ("empty", lambda _i: "")):
+        preds = {i.instance_id: {"instance_id": i.instance_id, "model_name_or_path": label,
+                                 "model_patch": patch_of(i)} for i in insts}
+        cfg = EvalConfig(output=out_dir / label, repos_dir=repos_dir, cache_dir=args.cache_dir, specs=table,
+                         workers=args.workers, timeout=1800, dataset_path=str(DATASET))
+        report = evaluate(insts, preds, cfg)
+        for iid, r in report["instances"].items():
+            results[iid][label] = r["status"]
+            if r.get("error"):
+                results[iid][f"{label}_error"] = r["error"][:300]
+        print(f"{label}: {report['resolved_instances']} resolved of {len(insts)}", file=sys.stderr)
+    for inst in insts:
+        state = states[results[inst.instance_id]["env"]]
+        if state.status != READY:
+            continue
+        spec, env_dir = ready_env(inst, table, states)
+        info = {"spec": spec.__dict__, "env_dir": str(env_dir), "mirror": str(find_mirror(repos_dir, inst.repo)),
+                "test_cmd": eval_test_command(inst, spec), "log_parser": spec.log_parser}
+        results[inst.instance_id]["shell"] = shell_check(inst, info, args.work / "shell")
+        print(inst.instance_id, results[inst.instance_id], file=sys.stderr)
+    (args.work / "results.json").write_text(json.dumps({"results": results,
+                                                        "envs": {k: s.to_dict() for k, s in states.items()}},
+                                                       indent=1))
+    section = render(results, states, args, time.time() - started)
+    print(section)
+    if args.write_section:
+        (ROOT / "benchmarks" / "sections" / "swebench_envs.md").write_text(section, encoding="utf-8")
+    return 0
+
+
+def render(results: dict[str, dict], states: dict, args: argparse.Namespace, elapsed: float) -> str:
+    by_repo: dict[str, list[dict]] = defaultdict(list)
+    for r in results.values():
+        by_repo[r["repo"]].append(r)
+    cmd = "python benchmarks/swebench_envs.py " + " ".join(a for a in sys.argv[1:] if a != "--write-section")
+    lines = ["## SWE-bench environments (Lite test split, local evaluator and agent shell)", "",
+             f"`{cmd.strip()}`, {time.strftime('%Y-%m-%d')}, {platform.node()} ({os.cpu_count()} cores, "
+             f"Python {platform.python_version()}), {elapsed / 60:.0f} min in all. Repositories: the fetched "
+             "mirrors (django, scikit-learn and matplotlib are not here: 160 of the 300 instances). "
+             "Agreement: gold resolved (the official label), no-op and empty patches not resolved, and in the "
+             "agent's sandboxed shell FAIL_TO_PASS failing before the gold patch and passing after.", "",
+             "| repository | instances | env ready | gold resolved | no-op/empty not resolved | shell F2P fail->pass "
+             "| agreement (all of them) |", "|---|---|---|---|---|---|---|"]
+    total = agree_total = ready_total = 0
+    for repo, rows in sorted(by_repo.items()):
+        ready = [r for r in rows if states[r["env"]].status == READY]
+        gold = sum(r.get("gold") == "resolved" for r in rows)
+        neg = sum(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in rows)
+        shell = sum(bool(r.get("shell", {}).get("ok")) for r in rows)
+        agree = sum(r.get("gold") == "resolved" and r.get("noop") != "resolved" and bool(r.get("shell", {}).get("ok"))
+                    for r in rows)
+        total, agree_total, ready_total = total + len(rows), agree_total + agree, ready_total + len(ready)
+        lines.append(f"| {repo} | {len(rows)} | {len(ready)} | {gold} | {neg}/{len(rows)} | {shell} | "
+                     f"{agree}/{len(rows)} |")
+    negatives_ok = all(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in results.values())
+    lines += ["", f"Agreement on {agree_total}/{total} instances of the available repositories "
+                  f"({agree_total / max(total, 1):.0%}); {ready_total} had a ready environment. No no-op or empty "
+                  f"patch resolved: {negatives_ok}.",
+              "", "Environments (build time and disk; not available: why):", "",
+              "| environment | status | Python | build s | disk MB | instances | why not |",
+              "|---|---|---|---|---|---|---|"]
+    for key, st in sorted(states.items()):
+        why = (st.error.strip().splitlines()[0][:100] if st.error.strip() else "").replace("|", "/")
+        lines.append(f"| {key} | {st.status} | {st.python} | {st.built_s or ''} | {st.disk_mb or ''} | "
+                     f"{len(st.instances)} | {why} |")
+    bad = [(iid, r) for iid, r in sorted(results.items())
+           if not (r.get("gold") == "resolved" and bool(r.get("shell", {}).get("ok")))]
+    if bad:
+        lines += ["", "Instances not in agreement, and why:", ""]
+        for iid, r in bad:
+            why = r.get("gold_error") or r.get("shell", {}).get("error") or \
+                f"gold {r.get('gold')}, shell {r.get('shell')}"
+            lines.append(f"- {iid}: {str(why).splitlines()[0][:160]}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,228 @@
+"""The instance's view of its environment: a workspace installed into a layer over the shared environment.
+
+The harness installs the repository into its environment in editable mode (`pip install -e .` in /testbed),
+so tests import the code the agent edits. Here one environment serves every workspace of a version, so the
+install cannot go into it. Each workspace gets a *layer* instead: a venv made from the same interpreter, next
+to the workspace (`<workspace>.testbed`), whose site-packages holds the workspace's own install (the editable
+finder or `.pth` pointing at *this* workspace) and one `.pth` line that adds the shared environment's
+site-packages after it. The environment's scripts (`pytest`, `tox`) get small wrappers in the layer's `bin`
+that run them on the layer's interpreter. With `VIRTUAL_ENV` and `PATH` naming the layer, `python`, `pytest`,
+`bin/test` or `./tests/runtests.py` see the workspace's code and the environment's packages.
+
+The install itself (the harness's pre-install commands, then its install command without dependencies, build
+isolation or index: offline) and every test run happen in the bubblewrap sandbox: the workspace read-write,
+the layer read-write only while installing, the environment and the interpreter read-only, no network. Code
+of the repository, and later the model's, never runs on the host.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coder.batch.envs import base_interpreter, reinstall_command
+from coder.batch.specs import EnvSpec, EnvUnavailable
+from coder.batch.workspace import Workspace, git
+
+#: sorts after every other .pth in the layer (`__editable__...`, `easy-install.pth`): the workspace first
+SHARED_PTH = "zz_coder_shared_env.pth"
+SYSTEM_PREFIXES = ("/usr", "/bin", "/lib", "/opt", "/etc")
+
+
+@dataclass
+class Testbed:
+    """A workspace with its layer over a shared environment."""
+
+    spec: EnvSpec
+    env_dir: Path
+    layer: Path
+    workspace: Path
+    read_only: list[str] = field(default_factory=list)
+
+    def shell_env(self) -> dict[str, str]:
+        """What a shell in the sandbox needs for the environment to be active (VIRTUAL_ENV, PATH first)."""
+        path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+        return {"VIRTUAL_ENV": str(self.layer), "PATH": f"{self.layer / 'bin'}{os.pathsep}{path}",
+                "PIP_NO_INDEX": "1", "PYTHONNOUSERSITE": "1"}
+
+    def sandbox(self, writable_layer: bool = False, timeout: float = 1800) -> dict[str, Any]:
+        """The `[sandbox]` section for commands on this workspace: the environment mounted read-only."""
+        section: dict[str, Any] = {"network": False, "extra_ro": list(self.read_only), "max_timeout": timeout,
+                                   "timeout": timeout, "max_output_chars": 10**9}
+        if writable_layer:
+            section["extra_rw"] = [str(self.layer)]
+        else:
+            section["extra_ro"].append(str(self.layer))
+        return section
+
+    def run(self, script: str, timeout: float, writable_layer: bool = False) -> tuple[int | None, str]:
+        """`script` with bash in a fresh sandbox on the workspace, the environment active."""
+        from coder.sandbox.exec import run_sandboxed
+
+        result = run_sandboxed(script, self.workspace, {"sandbox": self.sandbox(writable_layer, timeout)}, timeout,
+                               env=self.shell_env())
+        return result.exit_code, result.output
+
+
+def layer_path(workspace: Path) -> Path:
+    return workspace.with_name(workspace.name + ".testbed")
+
+
+def _site_packages(venv: Path) -> Path:
+    found = sorted(glob.glob(str(venv / "lib" / "python*" / "site-packages")))
+    if not found:
+        raise EnvUnavailable(f"{venv} has no lib/pythonX.Y/site-packages")
+    return Path(found[0])
+
+
+def _wrap_scripts(env_dir: Path, layer: Path) -> None:
+    """A wrapper in the layer for every Python script of the environment (console scripts have the venv's
+    interpreter in their first lines), running it on the layer's interpreter."""
+    env_python = str(env_dir / "bin" / "python")
+    for script in sorted((env_dir / "bin").iterdir()):
+        target = layer / "bin" / script.name
+        if target.exists() or script.is_symlink() or not script.is_file() or script.name.startswith("activate"):
+            continue
+        try:
+            head = script.read_bytes()[:400].decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        if env_python not in head:
+            continue
+        target.write_text(f'#!/bin/sh\nexec "{layer / "bin" / "python"}" "{script}" "$@"\n', encoding="utf-8")
+        target.chmod(0o755)
+
+
+def make_layer(env_dir: Path, layer: Path, system_site_packages: bool = False) -> None:
+    """The venv stacked on `env_dir` (made on the host from the environment's own base interpreter, which runs
+    nothing of the repository)."""
+    base = base_interpreter(env_dir)
+    if not base:
+        raise EnvUnavailable(f"{env_dir} is not a built environment (no ready.json)")
+    shutil.rmtree(layer, ignore_errors=True)
+    args = [base, "-m", "venv", "--without-pip"]
+    if system_site_packages:
+        args.append("--system-site-packages")
+    proc = subprocess.run(args + [str(layer)], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise EnvUnavailable(f"could not make the instance layer {layer}: {proc.stderr.strip()[-500:]}")
+    shared = _site_packages(env_dir)
+    (_site_packages(layer) / SHARED_PTH).write_text(f"import site; site.addsitedir({str(shared)!r})\n",
+                                                    encoding="utf-8")
+    _wrap_scripts(env_dir, layer)
+
+
+def read_only_paths(env_dir: Path) -> list[str]:
+    """The environment and the interpreter it was made from (unless a system folder the sandbox has anyway)."""
+    paths = [str(env_dir)]
+    base = base_interpreter(env_dir)
+    if base:
+        prefix = Path(os.path.realpath(base)).parent.parent
+        if not str(prefix).startswith(SYSTEM_PREFIXES):
+            paths.append(str(prefix))
+    return paths
+
+
+def open_testbed(spec: EnvSpec, env_dir: Path, workspace: Path) -> Testbed:
+    layer = layer_path(workspace)
+    make_layer(env_dir, layer, spec.system_site_packages)
+    return Testbed(spec, env_dir, layer, workspace, read_only_paths(env_dir))
+
+
+def install_script(spec: EnvSpec, log: str = "") -> str:
+    """The harness's setup of the repository in a workspace (pre-install commands, then the install), offline.
+
+    `log`: a file inside the sandbox's view where the install's output goes (the test log stays the tests')."""
+    lines = list(spec.repo_steps)
+    install = reinstall_command(spec)
+    if install:
+        lines.append(install)
+    if not lines:
+        return ""
+    body = "\n".join(lines)
+    return f"{{\n{body}\n}} > {shlex.quote(log)} 2>&1" if log else body
+
+
+def install_workspace(tb: Testbed, timeout: float = 1800) -> tuple[bool, str]:
+    """Install the workspace into its layer, in the sandbox. Returns (ok, output)."""
+    script = install_script(tb.spec)
+    if not script:
+        return True, ""
+    code, output = tb.run("set -e\n" + script, timeout, writable_layer=True)
+    return code == 0, output
+
+
+ENV_NOTE = """
+<environment>
+{state}
+Run the tests the way the SWE-bench harness does: `{test_cmd}` followed by the test files to run{django}.
+There is no network in your shell: nothing more can be installed, and nothing more needs to be.
+</environment>
+"""
+
+
+def environment_note(spec: EnvSpec | None, installed: bool, error: str = "") -> str:
+    """What the instance prompt says about the environment (appended to it)."""
+    if spec is None:
+        return ("\n<environment>\nNo prepared test environment for this repository version is available here "
+                f"({error.splitlines()[0] if error else 'none configured'}); the repository's dependencies may be "
+                "missing and there is no network.\n</environment>\n")
+    if installed:
+        state = (f"The repository's test environment is active in your shell (Python {spec.python_version}, "
+                 "VIRTUAL_ENV set): its dependencies are installed, and the repository is installed from this "
+                 "working directory as the harness installs it, so your changes are what Python imports.")
+    else:
+        state = (f"The repository's test environment is active in your shell (Python {spec.python_version}, "
+                 "VIRTUAL_ENV set), but installing the repository itself into it failed; import it from the "
+                 "working directory (PYTHONPATH=.) if needed.")
+    django = " (Django: test module labels such as `admin_views.tests`)" if spec.repo == "django/django" else ""
+    return ENV_NOTE.format(state=state, test_cmd=spec.test_cmd, django=django)
+
+
+def _settle_setup(ws: Workspace) -> None:
+    """As the harness commits its setup (`git commit -am SWE-bench`): the pre-install changes become the base
+    the patch is taken against, and files the install generated stay out of the patch (.git/info/exclude)."""
+    status = git(ws.path, "status", "--porcelain").splitlines()
+    untracked = [line[3:] for line in status if line.startswith("?? ")]
+    if untracked:
+        exclude = ws.path / ".git" / "info" / "exclude"
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with open(exclude, "a", encoding="utf-8") as fh:
+            fh.write("".join(f"/{p.strip(chr(34))}\n" for p in untracked))
+    if any(not line.startswith("?? ") for line in status):
+        git(ws.path, "commit", "-q", "--no-verify", "-am", "SWE-bench setup (pre-install)")
+        ws.base_commit = git(ws.path, "rev-parse", "HEAD").strip()
+
+
+def enter_testbed(info: dict[str, Any] | None, ws: Workspace, prompt_file: Path, log_dir: Path) -> dict[str, str]:
+    """For an agent run: the workspace installed into its layer (in the sandbox), the prompt told about the
+    environment, and the variables that make the agent's sandboxed shell use it (CODER_SANDBOX_ENV: PATH and
+    VIRTUAL_ENV inside the sandbox only; CODER_SANDBOX_EXTRA_RO: the environment mounted read-only).
+
+    `info` is `{"spec": ..., "env_dir": ...}` for a ready environment, `{"error": ...}` for one that is not
+    available here, None when the run has no environments (coder batch)."""
+    if not info:
+        return {}
+    if "env_dir" not in info:
+        _append(prompt_file, environment_note(None, False, str(info.get("error", ""))))
+        return {}
+    spec = EnvSpec(**info["spec"])
+    tb = open_testbed(spec, Path(info["env_dir"]), ws.path)
+    ok, output = install_workspace(tb)
+    (log_dir / "install.log").write_text(output, encoding="utf-8")
+    _settle_setup(ws)
+    _append(prompt_file, environment_note(spec, ok))
+    return {"CODER_SANDBOX_ENV": json.dumps(tb.shell_env()),
+            "CODER_SANDBOX_EXTRA_RO": os.pathsep.join([*tb.read_only, str(tb.layer)])}
+
+
+def _append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
