@@ -105,8 +105,12 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/swe-bench-envs"))
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--write-section", action="store_true")
+    ap.add_argument("--combine", nargs="+", type=Path, metavar="RESULTS_JSON",
+                    help="only render the section from results.json files of earlier runs (one per repository)")
     args = ap.parse_args()
     started = time.time()
+    if args.combine:
+        return combine(args)
     repos_dir = mirrors_dir(args.work / "mirrors")
     insts = [i for i in load_instances(DATASET) if find_mirror(repos_dir, i.repo)]
     wanted = QUICK_REPOS if args.quick else tuple(args.repos.split(",")) if args.repos else None
@@ -142,10 +146,28 @@ def main() -> int:
                 "test_cmd": eval_test_command(inst, spec), "log_parser": spec.log_parser}
         results[inst.instance_id]["shell"] = shell_check(inst, info, args.work / "shell")
         print(inst.instance_id, results[inst.instance_id], file=sys.stderr)
-    (args.work / "results.json").write_text(json.dumps({"results": results,
+    (args.work / "results.json").write_text(json.dumps({"results": results, "elapsed_s": time.time() - started,
                                                         "envs": {k: s.to_dict() for k, s in states.items()}},
                                                        indent=1))
     section = render(results, states, args, time.time() - started)
+    print(section)
+    if args.write_section:
+        (ROOT / "benchmarks" / "sections" / "swebench_envs.md").write_text(section, encoding="utf-8")
+    return 0
+
+
+def combine(args: argparse.Namespace) -> int:
+    from coder.batch.envprep import EnvState
+
+    results: dict[str, dict] = {}
+    states: dict[str, EnvState] = {}
+    elapsed = 0.0
+    for path in args.combine:
+        data = json.loads(path.read_text())
+        results.update(data["results"])
+        states.update({k: EnvState(**v) for k, v in data["envs"].items()})
+        elapsed += data.get("elapsed_s", 0.0)
+    section = render(results, states, args, elapsed)
     print(section)
     if args.write_section:
         (ROOT / "benchmarks" / "sections" / "swebench_envs.md").write_text(section, encoding="utf-8")

@@ -130,15 +130,17 @@ def validate(data: dict[str, Any], source: str) -> None:
         raise ConfigError(f"{source}: permission_mode {mode!r} is not one of {', '.join(MODES)}.")
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
+    """The validated table of the TOML file `path` (or of `data`, its bytes already read)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = data.decode("utf-8") if data is not None else path.read_text(encoding="utf-8")
+        table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}.") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}.") from exc
-    validate(data, str(path))
-    return data
+    validate(table, str(path))
+    return table
 
 
 def env_overrides(environ: dict[str, str] | os._Environ[str] | None = None) -> dict[str, Any]:
@@ -171,12 +173,14 @@ def leaf_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
-def load_config(workspace: Path | None, flags: dict[str, Any] | None = None,
-                trusted: bool = False) -> dict[str, Any]:
+def load_config(workspace: Path | None, flags: dict[str, Any] | None = None, trusted: bool = False,
+                repo_files: dict[str, bytes] | None = None) -> dict[str, Any]:
     """The merged configuration for a session in `workspace`. `flags` holds command-line values (None = unset).
 
     `trusted` says whether the workspace's own config is trusted (see `coder.trust`); untrusted, only the keys
-    `config_repo` calls always harmless are taken from it."""
+    `config_repo` calls always harmless are taken from it. `repo_files` are the repository's defining files as
+    the trust check read them (`TrustRequest.files`): the config used is then the one that was fingerprinted.
+    Otherwise it is read here, never through a symlink."""
     from coder.config_repo import filter_repository, merge_hooks
 
     config = copy.deepcopy(DEFAULTS)
@@ -198,8 +202,14 @@ def load_config(workspace: Path | None, flags: dict[str, Any] | None = None,
         layer(read_toml(user_path), f"user {user_path}")
         sources.append(str(user_path))
     repo_path = project_config_path(workspace) if workspace else None
-    if repo_path is not None and repo_path.is_file():
-        kept, dropped = filter_repository(read_toml(repo_path), config, trusted, str(repo_path))
+    repo_bytes = None
+    if workspace is not None and repo_path is not None:
+        from coder.trust_inspect import read_repo_file
+
+        rel = ".coder/config.toml"
+        repo_bytes = repo_files.get(rel) if repo_files is not None else read_repo_file(workspace, rel, ignored)
+    if repo_path is not None and repo_bytes is not None:
+        kept, dropped = filter_repository(read_toml(repo_path, repo_bytes), config, trusted, str(repo_path))
         layer(kept, f"repository {repo_path}")
         ignored.extend(dropped)
         sources.append(str(repo_path))

@@ -44,7 +44,8 @@ from typing import BinaryIO, TypeVar
 from coder import openat2
 from coder.fsresolve import _O_CLOEXEC, MAX_LINKS, STRICT, Beneath, EscapeError, SymlinkInPath, split_rel
 
-__all__ = ["MAX_LINKS", "EscapeError", "SymlinkInPath", "WorkspaceFS", "real_relpath", "split_rel"]
+__all__ = ["MAX_LINKS", "EscapeError", "SymlinkInPath", "WorkspaceFS", "path_kind", "read_beneath", "real_relpath",
+           "split_rel"]
 
 
 class WorkspaceFS(Beneath):
@@ -340,3 +341,24 @@ def real_relpath(workspace: Path | str, rel: str) -> str | None:
             return fs.real_relpath(rel)
     except OSError:
         return None
+
+
+def path_kind(root: Path | str, rel: str) -> str | None:
+    """`WorkspaceFS.kind` of `rel` beneath `root` in one call: "file", "dir", "link", "other", or None when it
+    is missing, names a place outside (`..`, absolute) or lies under a symlinked folder."""
+    try:
+        with WorkspaceFS(root) as fs:
+            return fs.kind(rel)
+    except (OSError, EscapeError):
+        return None
+
+
+def read_beneath(root: Path | str, rel: str, limit: int | None = None) -> bytes | None:
+    """`WorkspaceFS.read_if_file` of `rel` beneath `root` in one call (None unless a regular file reached
+    without a symlink)."""
+    try:
+        with WorkspaceFS(root) as fs:
+            return fs.read_if_file(rel, limit)
+    except OSError:
+        return None
+

@@ -1,10 +1,13 @@
 """Project instructions: AGENTS.md (or CLAUDE.md where a folder has no AGENTS.md) from the repository root down
-to the working directory. Closer files come last so they win where they disagree."""
+to the working directory. Closer files come last so they win where they disagree. Only files inside the
+repository are read (see `discover`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from coder.fsbeneath import EscapeError, WorkspaceFS
 
 NAMES = ("AGENTS.md", "CLAUDE.md")
 
@@ -29,18 +32,32 @@ def _chain(root: Path, cwd: Path) -> list[Path]:
 
 
 def discover(root: Path, cwd: Path, max_bytes: int = 32_000) -> Instructions:
-    found: list[Path] = []
-    for folder in _chain(root.resolve(), cwd.resolve()):
-        for name in NAMES:
-            candidate = folder / name
-            if candidate.is_file():
-                found.append(candidate)
-                break
+    """The instruction files of the folders from `root` down to `cwd`, as one text for the system prompt.
+
+    Read beneath a handle on the top folder (coder.fsbeneath): a link that stays inside is followed (a
+    repository's `AGENTS.md -> CLAUDE.md`), one that leaves is ignored, as is anything but a regular file. The
+    text goes to the model's API, so a planted `AGENTS.md -> ~/.ssh/id_rsa` must never bring a host file in;
+    and a FIFO, `/dev/zero` or a huge file must not hang or bloat the start of a session."""
+    root, cwd = root.resolve(), cwd.resolve()
+    folders = _chain(root, cwd)
+    top = folders[0]
+    found: list[tuple[Path, str]] = []
+    try:
+        fs = WorkspaceFS(top)
+    except OSError:
+        return Instructions()
+    with fs:
+        for folder in folders:
+            for name in NAMES:
+                rel = (folder / name).relative_to(top).as_posix()
+                data = _read_inside(fs, rel, max_bytes * 4)  # enough bytes for `max_bytes` characters
+                if data is not None:
+                    found.append((folder / name, data.decode("utf-8", errors="replace")))
+                    break
     parts: list[str] = []
     used = 0
     truncated = False
-    for path in found:
-        body = path.read_text(encoding="utf-8", errors="replace")
+    for path, body in found:
         header = f"# From {path.relative_to(root) if path.is_relative_to(root) else path}\n"
         room = max_bytes - used - len(header)
         if room <= 0:
@@ -51,4 +68,13 @@ def discover(root: Path, cwd: Path, max_bytes: int = 32_000) -> Instructions:
             truncated = True
         parts.append(header + body)
         used += len(header) + len(body)
-    return Instructions("\n\n".join(parts), found, truncated)
+    return Instructions("\n\n".join(parts), [path for path, _ in found], truncated)
+
+
+def _read_inside(fs: WorkspaceFS, rel: str, limit: int) -> bytes | None:
+    """The file `rel` names when it is a regular file inside (links that stay inside followed), else None."""
+    try:
+        real = fs.resolve_real(rel)
+    except (OSError, EscapeError):
+        return None
+    return fs.read_if_file(real, limit) if real else None

@@ -200,7 +200,8 @@ def _run_tests(inst: Instance, spec: EnvSpec, tb: Testbed, cfg: EvalConfig, out_
     script = eval_script(inst, spec, tb.layer)
     atomic_write(out_dir / "eval.sh", script)
     try:
-        code, output = tb.run(script, cfg.timeout, writable_layer=True)
+        # still sandboxed; network only for repositories whose tests need it (psf/requests: httpbin.org)
+        code, output = tb.run(script, cfg.timeout, writable_layer=True, network=spec.test_network)
         log_path = out_dir / "test_output.txt"
         for name in ("install.log", "test_output.txt"):
             if (tb.layer / name).is_file():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
@@ -30,13 +31,17 @@ from typing import Any
 EXIT_REASONS = ("done", "max_turns", "max_cost", "wall_time", "interrupted", "error")
 
 WALL_GRACE_S = 10.0
+#: how long a stopped agent gets after SIGINT (to print its result), then after SIGKILL
+STOP_WAITS = (10.0, 5.0)
 
 #: what `python -m coder run` imports, loaded once in the fork server (the rest of coder comes with them)
 PRELOAD = ("coder.cli.main", "coder.cli.run", "coder.cli.sessions", "coder.cli.doctor", "coder.cli.trust",
            "coder.codeintel.cli", "coder.review.cli", "coder.batch.cli", "coder.ext.cli", "coder.engine.builder",
-           "coder.engine.subagents", "coder.context.manager", "coder.tools.registry", "coder.tools.bash_tool",
-           "coder.tools.edit_tool", "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks",
-           "coder.models.registry", "coder.policy.rules", "coder.sandbox.check", "coder.sandbox.shell")
+           "coder.engine.subagents", "coder.ext.subagents", "coder.context.manager", "coder.tools.registry",
+           "coder.tools.bash_tool", "coder.tools.edit_tool", "coder.tools.patch_tool", "coder.tools.search_tool",
+           "coder.tools.read_output_tool", "coder.edit.ops", "coder.edit.view", "coder.codeintel.languages",
+           "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks", "coder.models.registry",
+           "coder.policy.rules", "coder.sandbox.check", "coder.sandbox.shell", "coder.trust", "coder.config_repo")
 #: the provider's modules by model prefix (the SDKs are the heaviest imports of all)
 PROVIDER_PRELOAD = {"anthropic": ("anthropic", "coder.models.anthropic_provider"),
                     "claude-": ("anthropic", "coder.models.anthropic_provider"),
@@ -124,7 +129,12 @@ def _forkserver(model: str) -> Any:
 def _agent_main(args: list[str], cwd: str, env: dict[str, str], out_path: str, log_path: str,
                 exec_cmd: list[str] | None) -> None:
     """In the forked child: stdin empty, stdout and stderr to files, the request's cwd and environment, then
-    what `python -m coder ARGS` does, atexit handlers included (a forked child skips them otherwise)."""
+    what `python -m coder ARGS` does, atexit handlers included (a forked child skips them otherwise).
+
+    The cwd is the instance's workspace, somebody else's code: nothing may be imported from it. `python -m`
+    would put it first on sys.path (a `coder/` folder in the repository would then run on the host); here coder
+    is already imported, cwd-relative entries are dropped from sys.path, and an exec'ed agent gets
+    PYTHONSAFEPATH."""
     import atexit
     import runpy
 
@@ -135,9 +145,14 @@ def _agent_main(args: list[str], cwd: str, env: dict[str, str], out_path: str, l
         os.close(opened)
     os.chdir(cwd)
     os.environ.clear()
-    os.environ.update(env)
+    os.environ.update(env, PYTHONSAFEPATH="1")
+    sys.path[:] = [p for p in sys.path if p and not p.startswith(".")]
     if exec_cmd:
-        os.execvpe(exec_cmd[0], [*exec_cmd, *args], env)
+        try:
+            os.execvpe(exec_cmd[0], [*exec_cmd, *args], os.environ)
+        except OSError as exc:
+            print(f"could not start {' '.join(exec_cmd)}: {exc}", file=sys.stderr, flush=True)
+            os._exit(127)
     code = 1
     try:
         sys.argv = ["coder", *args]
@@ -199,12 +214,11 @@ def run_agent(req: AgentRequest) -> AgentResult:
             target=_agent_main, name="coder-agent",
             args=(args, str(req.workspace), env, str(out_path), str(req.log_path or os.devnull), override))
         with _RUNNING_LOCK:
+            proc.start()
             _RUNNING.add(proc)
         try:
-            proc.start()
             # The CLI stops itself at --max-wall-time; this is the backstop for a hung process.
-            proc.join(None if req.wall_time is None else req.wall_time + WALL_GRACE_S)
-            if proc.exitcode is None:
+            if not _wait(proc, None if req.wall_time is None else req.wall_time + WALL_GRACE_S):
                 timed_out = True
                 _stop(proc)
         finally:
@@ -241,6 +255,15 @@ def interrupt_all() -> int:
     return len(procs)
 
 
+def _wait(proc: BaseProcess, timeout: float | None) -> bool:
+    """Wait for the process to end; True when it did. Its exit code is read (once: it is a message from the fork
+    server) under the lock that every `start()` takes too, since a start polls all the children."""
+    multiprocessing.connection.wait([proc.sentinel], timeout)
+    with _RUNNING_LOCK:
+        proc.join(0)
+    return proc.exitcode is not None
+
+
 def _signal(proc: BaseProcess, sig: int) -> None:
     try:
         os.kill(proc.pid, sig)  # type: ignore[arg-type]
@@ -253,10 +276,9 @@ def _stop(proc: BaseProcess) -> None:
 
     The agents share the batch's process group on purpose: killing the batch (Ctrl-C, `kill -- -PGID`, a job
     scheduler) takes them along instead of leaving orphans that keep spending money."""
-    for sig, wait in ((signal.SIGINT, 10.0), (signal.SIGKILL, 5.0)):
+    for sig, wait in zip((signal.SIGINT, signal.SIGKILL), STOP_WAITS, strict=True):
         _signal(proc, sig)
-        proc.join(wait)
-        if proc.exitcode is not None:
+        if _wait(proc, wait):
             return
 
 

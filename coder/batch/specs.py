@@ -56,6 +56,7 @@ class EnvSpec:
     note: str = ""
     harness_python: str = ""
     system_site_packages: bool = False
+    test_network: bool = False  # the tests reach the internet, as they can in the harness's containers
     constraints: list[str] = field(default_factory=list)
     python: str = ""  # the interpreter the venv is made with; "" = the Python running coder
 
@@ -163,6 +164,7 @@ def spec_for(inst: Instance, table: dict[str, Any]) -> EnvSpec:
         log_parser=inst.log_parser or repo_entry.get("log_parser") or default.get("log_parser", "pytest"),
         local=ver.get("local", "unverified"), note=ver.get("note", ""), harness_python=harness_python,
         system_site_packages=bool(ver.get("system_site_packages", False)),
+        test_network=bool(ver.get("test_network", repo_entry.get("test_network", False))),
         constraints=list(repo_entry.get("constraints") or []) + list(ver.get("constraints") or []) +
         list(default.get("constraints") or []),
         python=python,

@@ -52,9 +52,9 @@ class Testbed:
         return {"VIRTUAL_ENV": str(self.layer), "PATH": f"{self.layer / 'bin'}{os.pathsep}{path}",
                 "PIP_NO_INDEX": "1", "PYTHONNOUSERSITE": "1"}
 
-    def sandbox(self, writable_layer: bool = False, timeout: float = 1800) -> dict[str, Any]:
+    def sandbox(self, writable_layer: bool = False, timeout: float = 1800, network: bool = False) -> dict[str, Any]:
         """The `[sandbox]` section for commands on this workspace: the environment mounted read-only."""
-        section: dict[str, Any] = {"network": False, "extra_ro": list(self.read_only), "max_timeout": timeout,
+        section: dict[str, Any] = {"network": network, "extra_ro": list(self.read_only), "max_timeout": timeout,
                                    "timeout": timeout, "max_output_chars": 10**9}
         if writable_layer:
             section["extra_rw"] = [str(self.layer)]
@@ -62,12 +62,13 @@ class Testbed:
             section["extra_ro"].append(str(self.layer))
         return section
 
-    def run(self, script: str, timeout: float, writable_layer: bool = False) -> tuple[int | None, str]:
+    def run(self, script: str, timeout: float, writable_layer: bool = False,
+            network: bool = False) -> tuple[int | None, str]:
         """`script` with bash in a fresh sandbox on the workspace, the environment active."""
         from coder.sandbox.exec import run_sandboxed
 
-        result = run_sandboxed(script, self.workspace, {"sandbox": self.sandbox(writable_layer, timeout)}, timeout,
-                               env=self.shell_env())
+        section = self.sandbox(writable_layer, timeout, network)
+        result = run_sandboxed(script, self.workspace, {"sandbox": section}, timeout, env=self.shell_env())
         return result.exit_code, result.output
 
 

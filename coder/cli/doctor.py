@@ -90,7 +90,12 @@ def _model_check(workspace: Path) -> Check:
         return Check("model", False, "none usable: " + str(exc).splitlines()[0],
                      "export ANTHROPIC_API_KEY=..., or pass --model (e.g. openai:NAME with OPENAI_BASE_URL, "
                      "or scripted:FILE)")
-    return Check("model", True, f"{spec} (the default for `coder` and `coder run`)")
+    detail = f"{spec} (the default for `coder` and `coder run`)"
+    if not spec.startswith("scripted:"):
+        from coder.models.model_table import model_info
+
+        detail += f": {model_info(spec).describe()}"
+    return Check("model", True, detail)
 
 
 def doctor_command(args) -> int:

@@ -8,16 +8,22 @@ says so, because the model can narrow a query but cannot read 10,000 lines.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder.codeintel.files import MAX_FILE_BYTES, is_vendored, list_files
 from coder.errors import UsageError
+from coder.fsbeneath import EscapeError, WorkspaceFS
 
 MAX_LINE_CHARS = 240
+#: ripgrep is stopped after this long (a search of a big tree takes well under a second)
+RG_TIMEOUT = 60.0
 
 
 @dataclass
@@ -49,19 +55,35 @@ def search(root: Path, pattern: str, *, fixed: bool = False, ignore_case: bool =
     if not pattern:
         raise UsageError("empty search pattern")
     root = Path(root).resolve()
-    base = (root / path).resolve() if path else root
-    if not str(base).startswith(str(root)) or not base.exists():
-        raise UsageError(f"no such path in the repository: {path}")
     context = max(0, min(int(context), 10))
     max_matches = max(1, int(max_matches))
     if use_ripgrep is None:
         use_ripgrep = shutil.which("rg") is not None
-    if use_ripgrep:
-        return _rg(root, base, pattern, fixed, ignore_case, glob, context, max_matches)
-    return _python(root, base, pattern, fixed, ignore_case, glob, context, max_matches)
+    with WorkspaceFS(root) as fs:
+        base = _base(fs, path) if path else ""
+        if use_ripgrep:
+            return _verified(fs, _rg(root, base, pattern, fixed, ignore_case, glob, context, max_matches))
+        return _python(fs, base, pattern, fixed, ignore_case, glob, context, max_matches)
 
 
-def _rg(root: Path, base: Path, pattern: str, fixed: bool, ignore_case: bool, glob: str | None, context: int,
+def _base(fs: WorkspaceFS, path: str) -> str:
+    """The real workspace-relative folder or file `path` names (symlinks that stay inside followed)."""
+    lexical = os.path.relpath(os.path.normpath(fs.root / path), fs.root)
+    try:
+        if lexical == ".." or lexical.startswith("../"):
+            raise EscapeError(f"{path} is outside the repository")
+        real = fs.resolve_real(lexical)
+        kind = fs.kind(real)
+    except (EscapeError, OSError):
+        kind = None
+    if kind is None:
+        raise UsageError(f"no such path in the repository: {path}")
+    if kind not in ("file", "dir"):
+        raise UsageError(f"{path} is not a file or folder (a device, socket or pipe)")
+    return real
+
+
+def _rg(root: Path, base: str, pattern: str, fixed: bool, ignore_case: bool, glob: str | None, context: int,
         max_matches: int) -> TextSearchResult:
     cmd = ["rg", "--json", "--no-config", "--max-filesize", f"{MAX_FILE_BYTES * 10}", "--no-require-git"]
     if fixed:
@@ -71,10 +93,12 @@ def _rg(root: Path, base: Path, pattern: str, fixed: bool, ignore_case: bool, gl
         cmd += ["--context", str(context)]
     if glob:
         cmd += ["--glob", glob]
-    cmd += ["--regexp", pattern, "--", str(base.relative_to(root)) if base != root else "."]
+    cmd += ["--regexp", pattern, "--", base or "."]
     result = TextSearchResult(engine="ripgrep")
     proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None
+    watchdog = threading.Timer(RG_TIMEOUT, proc.kill)  # a FIFO swapped in while ripgrep walks would block it
+    watchdog.start()
     try:
         for raw in proc.stdout:
             event = json.loads(raw)
@@ -93,9 +117,13 @@ def _rg(root: Path, base: Path, pattern: str, fixed: bool, ignore_case: bool, gl
             result.matches.append(TextMatch(rel, data["line_number"], _clip(_rg_text(data["lines"])),
                                             kind == "context"))
     finally:
+        watchdog.cancel()
         if proc.poll() is None:
             proc.kill()
         _out, err = proc.communicate()
+    if proc.returncode == -signal.SIGKILL and not result.truncated:
+        result.truncated = True
+        result.notes.append(f"text search stopped after {RG_TIMEOUT:.0f} s")
     if proc.returncode == 2 and not result.matches:
         message = err.decode("utf-8", "replace").strip().splitlines()
         raise UsageError(f"bad search pattern: {message[-1] if message else pattern}")
@@ -111,34 +139,52 @@ def _rg_text(obj: dict) -> str:
     return base64.b64decode(obj.get("bytes", "")).decode("utf-8", "replace")
 
 
+def _verified(fs: WorkspaceFS, result: TextSearchResult) -> TextSearchResult:
+    """Only lines that are in the workspace: each one ripgrep reports is checked against the file read beneath
+    the workspace handle. ripgrep opens files by name, so a folder the sandbox swaps for a symlink while it
+    walks could make it read (and report) a file outside; such a line is not in the file read here, and is
+    dropped, as is every line of a file that is now a link, under one, or not a regular file."""
+    files: dict[str, list[bytes] | None] = {}
+    kept: list[TextMatch] = []
+    for m in result.matches:
+        if m.path not in files:
+            data = fs.read_if_file(m.path, MAX_FILE_BYTES * 10)
+            files[m.path] = data.split(b"\n") if data is not None else None
+        lines = files[m.path]
+        if lines is not None and 0 < m.line <= len(lines) and _clip(_decode(lines[m.line - 1])) == m.text:
+            kept.append(m)
+    dropped = sum(not m.is_context for m in result.matches) - sum(not m.is_context for m in kept)
+    if dropped:
+        result.notes.append(f"{dropped} matching lines left out: their files changed during the search")
+    result.matches, result.match_count = kept, result.match_count - dropped
+    return result
+
+
+def _decode(line: bytes) -> str:
+    return line.decode("utf-8", "replace")
+
+
 def _trim_trailing_context(result: TextSearchResult) -> None:
     while result.truncated and result.matches and result.matches[-1].is_context:
         result.matches.pop()
 
 
-def _python(root: Path, base: Path, pattern: str, fixed: bool, ignore_case: bool, glob: str | None, context: int,
-            max_matches: int) -> TextSearchResult:
+def _python(fs: WorkspaceFS, base: str, pattern: str, fixed: bool, ignore_case: bool, glob: str | None,
+            context: int, max_matches: int) -> TextSearchResult:
     flags = re.IGNORECASE if ignore_case else 0
     try:
         rx = re.compile(re.escape(pattern) if fixed else pattern, flags)
     except re.error as exc:
         raise UsageError(f"bad search pattern: {exc}") from exc
-    listing = list_files(root, all_files=True)
+    listing = list_files(fs.root, all_files=True)
     result = TextSearchResult(engine="python", notes=list(listing.notes))
-    prefix = "" if base == root else base.relative_to(root).as_posix()
     for rel in listing.files:
-        if prefix and not (rel == prefix or rel.startswith(prefix + "/")):
+        if base and not (rel == base or rel.startswith(base + "/")):
             continue
         if glob and not (Path(rel).match(glob) or Path(rel).name == glob):
             continue
-        full = root / rel
-        try:
-            if full.is_symlink() or full.stat().st_size > MAX_FILE_BYTES * 10:
-                continue
-            data = full.read_bytes()
-        except OSError:
-            continue
-        if b"\0" in data[:8192]:
+        data = fs.read_if_file(rel, MAX_FILE_BYTES * 10 + 1)  # no link, no FIFO, nothing under a link
+        if data is None or len(data) > MAX_FILE_BYTES * 10 or b"\0" in data[:8192]:
             continue
         lines = data.decode("utf-8", "replace").splitlines()
         shown: set[int] = set()

@@ -14,6 +14,8 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
+from coder.fsbeneath import WorkspaceFS, read_beneath
+
 EXT_LANG = {".py": "Python", ".js": "JavaScript", ".jsx": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript",
             ".go": "Go", ".rs": "Rust", ".java": "Java", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++",
             ".hpp": "C++", ".rb": "Ruby", ".sh": "Shell", ".kt": "Kotlin", ".swift": "Swift", ".php": "PHP"}
@@ -40,13 +42,22 @@ def repo_files(root: Path, limit: int = 20_000) -> list[str]:
     return files
 
 
+def _read(root: Path, name: str) -> str:
+    """A project file at the top of `root`, read beneath it: a link out, a FIFO or anything but a regular file
+    reads as empty (the checkout may be hostile), and so does text that is not UTF-8."""
+    try:
+        return (read_beneath(root, name, 1 << 20) or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+
+
 def _commands(root: Path, files: set[str]) -> list[tuple[str, str]]:
     """(what, command) pairs for building and testing, from the project files that exist."""
     found: list[tuple[str, str]] = []
     if "pyproject.toml" in files:
         try:
-            data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            data = tomllib.loads(_read(root, "pyproject.toml"))
+        except tomllib.TOMLDecodeError:
             data = {}
         extras = data.get("project", {}).get("optional-dependencies", {})
         found.append(("install", "pip install -e '.[dev]'" if "dev" in extras else "pip install -e ."))
@@ -61,8 +72,8 @@ def _commands(root: Path, files: set[str]) -> list[tuple[str, str]]:
             found.append(("test", "python -m pytest -q"))
     if "package.json" in files:
         try:
-            scripts = json.loads((root / "package.json").read_text(encoding="utf-8")).get("scripts", {})
-        except (OSError, ValueError, UnicodeDecodeError):
+            scripts = json.loads(_read(root, "package.json") or "{}").get("scripts", {})
+        except (ValueError, AttributeError):
             scripts = {}
         found.append(("install", "npm install"))
         for name in ("build", "test", "lint"):
@@ -73,10 +84,7 @@ def _commands(root: Path, files: set[str]) -> list[tuple[str, str]]:
     if "go.mod" in files:
         found += [("build", "go build ./..."), ("test", "go test ./...")]
     if "Makefile" in files:
-        try:
-            targets = re.findall(r"^([A-Za-z][\w-]*):", (root / "Makefile").read_text(encoding="utf-8"), re.MULTILINE)
-        except (OSError, UnicodeDecodeError):
-            targets = []
+        targets = re.findall(r"^([A-Za-z][\w-]*):", _read(root, "Makefile"), re.MULTILINE)
         for name in ("build", "test", "lint", "check"):
             if name in targets:
                 found.append((name, f"make {name}"))
@@ -134,10 +142,9 @@ def draft(root: Path) -> str:
 def write_agents_md(root: Path, force: bool = False) -> tuple[Path, bool]:
     """Write `root/AGENTS.md`; (path, False) when it exists and `force` is not set."""
     path = root / "AGENTS.md"
-    if path.exists() and not force:
-        return path, False
-    text = draft(root)
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    with WorkspaceFS(root) as fs:
+        if fs.kind("AGENTS.md") is not None and not force:
+            return path, False
+        # beneath the workspace: a random temporary name, never through a link (a planted one is replaced)
+        fs.write_atomic("AGENTS.md", draft(root).encode("utf-8"))
     return path, True

@@ -78,11 +78,13 @@ def decide_trust(workspace: Path, choice: bool | None, ask_trust: TrustAsker | N
 
     request = trust.inspect(workspace)
     if choice is not None:
+        if choice and not request.trustable:
+            raise UsageError(f"--trust: {workspace} cannot be trusted as it is: " + "; ".join(request.problems))
         return choice, request, "--trust" if choice else "--no-trust"
     state = trust.status(request)
     if state.trusted:
         return True, request, state.reason
-    if request.wants_anything and ask_trust is not None and ask_trust(request, state.reason):
+    if request.wants_anything and request.trustable and ask_trust is not None and ask_trust(request, state.reason):
         trust.grant(request)
         return True, request, "trusted now"
     return False, request, state.reason
@@ -118,7 +120,8 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     flags = {"model": options.model, "permission_mode": options.permission_mode, "max_turns": options.max_turns,
              "max_cost": options.max_cost, "max_wall_time": options.max_wall_time}
     trusted, request, why = decide_trust(workspace, options.trust, ask_trust)
-    config = load_config(workspace, flags, trusted=trusted)
+    config = load_config(workspace, flags, trusted=trusted, repo_files=request.files)
+    config["_repo_files"] = request.files  # what the trust check read is what runs (`.mcp.json` too)
     config["_mcp_approved"] = request.servers if options.trust else trust.approved_servers(workspace)
     trust.remember_decision(workspace, trusted)
     if options.no_sandbox:
@@ -234,7 +237,8 @@ def session_tools(config: dict[str, Any], workspace: Path, note: Callable[[str],
     from coder.tools.registry import builtin_tools
 
     tools: dict[str, Any] = builtin_tools()
-    tools.update(load_custom_tools(workspace, set(tools), bool(config.get("_trusted")), note))
+    tools.update(load_custom_tools(workspace, set(tools), bool(config.get("_trusted")), note,
+                                    config.get("_repo_files")))
     tools.update(load_mcp_tools(config, workspace, note))
     return tools
 

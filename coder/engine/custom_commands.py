@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.errors import CoderError, ConfigError
+from coder.fsbeneath import read_beneath
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?", re.DOTALL)
 
@@ -41,10 +42,17 @@ class CustomCommand:
         return f"{self.body}\n\n{arg}" if arg else self.body
 
 
-def load_custom(path: Path) -> CustomCommand:
-    """One `.md` command file; ConfigError names the file and the problem."""
+def load_custom(path: Path, workspace: Path | None = None) -> CustomCommand:
+    """One `.md` command file; ConfigError names the file and the problem. With `workspace`, the file is the
+    repository's and is read beneath it: not through a symlink that leaves, and only a regular file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        if workspace is not None:
+            data = read_beneath(workspace, path.relative_to(workspace).as_posix())
+            if data is None:
+                raise OSError("not a regular file inside the repository")
+            text = data.decode("utf-8")
+        else:
+            text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"custom command {path}: cannot be read ({exc}).") from exc
     meta: dict[str, Any] = {}
@@ -94,7 +102,7 @@ def discover(workspace: Path, reserved: set[str], trusted: bool = False) -> dict
             if name in reserved:
                 continue
             try:
-                found[name] = load_custom(path)
+                found[name] = load_custom(path, None if folder == user_dir else workspace)
             except CoderError as exc:
                 found[name] = CustomCommand(name, f"(broken: {exc})", source=str(path))
             if folder != user_dir:

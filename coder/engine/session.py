@@ -209,6 +209,8 @@ class Session:
                 continue
             self.stats.turns += 1
             self.stats.cost_usd += response.cost_usd
+            for note in response.notes:  # e.g. a model the model table does not know (the provider says it once)
+                self.emit(ev.ErrorEvent(note))
             if not response.cost_known and self.stats.cost_known:
                 self.stats.cost_known = False
                 self.emit(ev.ErrorEvent(f"cost unknown: no price for {response.model}; --max-cost cannot be "

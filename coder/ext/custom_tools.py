@@ -13,6 +13,7 @@ The project's folder wins over the user's for the same name; a built-in name can
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -64,9 +65,10 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def load_custom_tool(path: Path) -> CommandTool:
+def load_custom_tool(path: Path, raw: bytes | None = None) -> CommandTool:
+    """One contract file (or `raw`, its bytes already read); ConfigError names the file and the problem."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8") if raw is not None else path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"custom tool {path}: not readable JSON ({exc}).") from exc
     if not isinstance(data, dict):
@@ -96,22 +98,41 @@ def custom_tool_dirs(workspace: Path, trusted: bool = False) -> list[Path]:
 
 
 def load_custom_tools(workspace: Path, reserved: set[str], trusted: bool = False,
-                      report: Callable[[str], None] | None = None) -> dict[str, Tool]:
-    """Custom tools by name. A repository's tool that asks for `sandbox = false` is left out (and reported) even
-    when trusted: running outside the sandbox is the user's decision, made in their own config dir."""
+                      report: Callable[[str], None] | None = None,
+                      repo_files: dict[str, bytes] | None = None) -> dict[str, Tool]:
+    """Custom tools by name: the user's, then (trusted workspace only) the repository's.
+
+    A repository's tool is read from the bytes the trust check fingerprinted (`repo_files`; else beneath the
+    workspace, never through a symlink), is always classed `execute` whatever it declares (its command may run
+    files the model can change, so "read" would let it run unasked in plan mode), and one that asks for
+    `sandbox = false` is left out and reported: running outside the sandbox is the user's decision."""
     tools: dict[str, Tool] = {}
     user_dir = config_dir() / "tools"
-    for folder in custom_tool_dirs(workspace, trusted):
-        if not folder.is_dir():
+    if user_dir.is_dir():
+        for path in sorted(user_dir.glob("*.json")):
+            _add(tools, load_custom_tool(path), path, reserved)
+    if not trusted:
+        return tools
+    if repo_files is None:
+        from coder.trust import inspect
+
+        repo_files = inspect(workspace).files
+    for rel, raw in sorted(repo_files.items()):
+        if not (rel.startswith(".coder/tools/") and rel.endswith(".json")):
             continue
-        for path in sorted(folder.glob("*.json")):
-            tool = load_custom_tool(path)
-            if tool.contract.name in reserved:
-                raise ConfigError(f"custom tool {path}: {tool.contract.name!r} is a built-in tool name.")
-            if folder != user_dir and not tool.sandbox:
-                if report:
-                    report(f"custom tool {path} left out: `sandbox = false` is only honoured in your own config "
-                           f"dir ({user_dir}), never in a repository")
-                continue
-            tools[tool.contract.name] = tool
+        path = workspace / rel
+        tool = load_custom_tool(path, raw)
+        if not tool.sandbox:
+            if report:
+                report(f"custom tool {path} left out: `sandbox = false` is only honoured in your own config "
+                       f"dir ({user_dir}), never in a repository")
+            continue
+        tool.contract = dataclasses.replace(tool.contract, permission="execute")
+        _add(tools, tool, path, reserved)
     return tools
+
+
+def _add(tools: dict[str, Tool], tool: CommandTool, path: Path, reserved: set[str]) -> None:
+    if tool.contract.name in reserved:
+        raise ConfigError(f"custom tool {path}: {tool.contract.name!r} is a built-in tool name.")
+    tools[tool.contract.name] = tool

@@ -71,9 +71,9 @@ def _server(name: str, data: Any, source: str) -> ServerConfig:
 def servers_from_config(config: dict[str, Any], workspace: Path,
                         report: Callable[[str], None] | None = None) -> list[ServerConfig]:
     """The servers to start. The repository's own (`.mcp.json`, or `[mcp.servers]` set by its config) only in a
-    trusted workspace, and each only if the user approved that name with that very command line (coder/trust.py):
-    a server whose command changed since is left out and reported, never started."""
-    from coder.trust import server_line
+    trusted workspace, and each only if the user approved that name with that very entry (coder/trust.py):
+    a server whose entry changed since is left out and reported, never started."""
+    from coder.trust import read_repo_file, server_key
 
     trusted = bool(config.get("_trusted"))
     approved: dict[str, str] = config.get("_mcp_approved") or {}
@@ -82,18 +82,21 @@ def servers_from_config(config: dict[str, Any], workspace: Path,
 
     def repository_server(name: str, entry: Any, source: str) -> None:
         server = _server(name, entry, source)  # a broken entry is an error even before it is approved
-        if approved.get(name) != server_line(entry):
+        if approved.get(name) != server_key(entry):
             if report:
-                report(f"MCP server {name!r} from {source} was not started: you have not approved it with this "
-                       "command line (`coder trust` shows and approves it)")
+                report(f"MCP server {name!r} from {source} was not started: you have not approved it as it is "
+                       "now (`coder trust` shows and approves it)")
             return
         servers[name] = server
 
     mcp_json = workspace / ".mcp.json"
-    if trusted and mcp_json.is_file() and not mcp_json.is_symlink():
+    files: dict[str, bytes] | None = config.get("_repo_files")
+    raw = (files.get(".mcp.json") if files is not None else read_repo_file(workspace, ".mcp.json")) \
+        if trusted else None
+    if raw is not None:
         try:
-            data = json.loads(mcp_json.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
             raise ConfigError(f"{mcp_json}: not readable JSON ({exc}).") from exc
         entries = data.get("mcpServers", {}) if isinstance(data, dict) else None
         if not isinstance(entries, dict):

@@ -15,7 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from coder.errors import ContextOverflowError, ModelError, ModelRejected
+from coder.models.model_table import model_info, unknown_model_note
 from coder.models.pricing import PriceTable
+from coder.models.request_rules import bind_answer
 from coder.models.retry import (
     RetryPolicy,
     TextRelay,
@@ -24,6 +26,7 @@ from coder.models.retry import (
     retry_after_seconds,
     run_with_retries,
 )
+from coder.models.tool_names import ToolMap
 from coder.models.types import (
     Block,
     Message,
@@ -52,7 +55,10 @@ class AnthropicProvider:
 
         self.model = model
         self.spec = f"anthropic:{model}"
+        self.info = model_info(model)
         self.context_window = context_window
+        #: an unknown model is named once, on the first answer
+        self._noted = self.info.known
         self.policy = policy or RetryPolicy()
         self.count_tokens_api = count_tokens_api
         self.pricing = pricing or PriceTable()
@@ -71,11 +77,23 @@ class AnthropicProvider:
             self.policy, provider="Anthropic", cancel=cancel,
             on_interrupt=lambda: self._response([], "interrupted", Usage(), None),
         )
+        self._take_in(response, body, ToolMap.of(request.tools))
         if response.stop_reason != "interrupted" and response.usage.total_input:
             estimate = input_tokens(body)
             if estimate:
                 self.calibration = 0.7 * self.calibration + 0.3 * (response.usage.total_input / estimate)
         return response
+
+    def _take_in(self, response: ModelResponse, body: dict[str, Any], names: ToolMap) -> None:
+        """The answer in our terms: tools under their real names and inputs, thinking blocks bound to the prefix
+        they were made after (coder.models.request_rules), and the one-time note about an unknown model."""
+        for block in response.message.content:
+            if isinstance(block, ToolUseBlock):
+                block.name, block.input = names.original(block.name, block.input)
+        bind_answer(body, self.info, response.message, names)
+        if not self._noted:
+            self._noted = True
+            response.notes.append(unknown_model_note(self.model))
 
     def count_tokens(self, request: ModelRequest) -> int:
         body = build_anthropic_body(request, self.model)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coder.errors import ContextOverflowError, ModelError, ModelRejected
+from coder.models.model_table import OPENAI_REASONING, bare_name, model_info, unknown_model_note
 from coder.models.pricing import PriceTable
 from coder.models.retry import (
     RetryPolicy,
@@ -25,6 +26,7 @@ from coder.models.retry import (
     retry_after_seconds,
     run_with_retries,
 )
+from coder.models.tool_names import ToolMap
 from coder.models.types import (
     Block,
     Message,
@@ -44,16 +46,19 @@ _OVERFLOW_MARKERS = ("context_length_exceeded", "maximum context length", "conte
 
 
 def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
-    """Our provider-neutral history as chat-completions messages."""
+    """Our provider-neutral history as chat-completions messages (blank text counts as none)."""
+    names = ToolMap.of(request.tools)
     out: list[dict[str, Any]] = []
-    if request.system:
+    if request.system.strip():
         out.append({"role": "system", "content": request.system})
     for message in request.messages:
         if message.role == "assistant":
             text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+            text = text if text.strip() else ""
             entry: dict[str, Any] = {"role": "assistant", "content": text or None}
             calls = [{"id": b.id, "type": "function",
-                      "function": {"name": b.name, "arguments": json.dumps(b.input, ensure_ascii=False)}}
+                      "function": {"name": names.api_name(b.name),
+                                   "arguments": json.dumps(names.api_input(b.name, b.input), ensure_ascii=False)}}
                      for b in message.content if isinstance(b, ToolUseBlock)]
             if calls:
                 entry["tool_calls"] = calls
@@ -65,15 +70,17 @@ def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
             if isinstance(block, ToolResultBlock):
                 content = ("[tool error] " + block.content) if block.is_error else block.content
                 out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": content})
-        text = "\n\n".join(b.text for b in message.content if isinstance(b, TextBlock) and b.text)
+        text = "\n\n".join(b.text for b in message.content if isinstance(b, TextBlock) and b.text.strip())
         if text:
             out.append({"role": "user", "content": text})
     return out
 
 
 def to_openai_tools(request: ModelRequest) -> list[dict[str, Any]]:
-    return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.input_schema}} for t in request.tools]
+    """Tools under names and schemas the API accepts (coder.models.tool_names)."""
+    names = ToolMap.of(request.tools)
+    return [{"type": "function", "function": {"name": names.api_name(t.name), "description": t.description,
+                                              "parameters": names.api_schema(t)}} for t in request.tools]
 
 
 class OpenAIProvider:
@@ -86,6 +93,8 @@ class OpenAIProvider:
 
         self.model = model
         self.spec = f"openai:{model}"
+        self.info = model_info(model)
+        self._noted = self.info.known
         self.context_window = context_window
         self.policy = policy or RetryPolicy()
         self.pricing = pricing or PriceTable()
@@ -94,8 +103,10 @@ class OpenAIProvider:
         self._include_usage = True
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
+        token_param = self.info.token_param if self.info.known else (
+            "max_completion_tokens" if OPENAI_REASONING.match(bare_name(self.model)) else "max_tokens")
         body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(request),
-                                "max_tokens": request.max_tokens}
+                                token_param: max(1, min(request.max_tokens, self.info.max_output))}
         tools = to_openai_tools(request)
         if tools:
             body["tools"] = tools
@@ -107,11 +118,19 @@ class OpenAIProvider:
                  cancel: threading.Event | None = None) -> ModelResponse:
         body = self._body(request)
         relay = TextRelay(on_text)
-        return run_with_retries(
+        response = run_with_retries(
             lambda attempt: self._attempt(body, relay, cancel), self.policy, provider="OpenAI", cancel=cancel,
             on_interrupt=lambda: self._response([], "interrupted", Usage(), None),
             hint="For a local server, check that it is running and that OPENAI_BASE_URL points at it.",
         )
+        names = ToolMap.of(request.tools)
+        for block in response.message.content:
+            if isinstance(block, ToolUseBlock):  # the tool's real name and input (coder.models.tool_names)
+                block.name, block.input = names.original(block.name, block.input)
+        if not self._noted:
+            self._noted = True
+            response.notes.append(unknown_model_note(self.model))
+        return response
 
     def count_tokens(self, request: ModelRequest) -> int:
         body = self._body(request)

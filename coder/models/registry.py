@@ -19,14 +19,14 @@ import os
 from typing import Any
 
 from coder.errors import ModelConfigError
+from coder.models.model_table import model_info
 from coder.models.pricing import PriceTable
 from coder.models.retry import RetryPolicy
 from coder.models.types import ModelProvider
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
-CLAUDE_CONTEXT_WINDOW = 200_000
-OPENAI_CONTEXT_WINDOWS = {"gpt-4o": 128_000, "gpt-4o-mini": 128_000, "gpt-4.1": 1_047_576, "gpt-5": 400_000}
-DEFAULT_OPENAI_CONTEXT_WINDOW = 32_768
+CLAUDE_CONTEXT_WINDOW = 200_000  # scripted models, and Claude models the table does not know
+DEFAULT_OPENAI_CONTEXT_WINDOW = 32_768  # an unknown OpenAI-compatible (often local) model
 #: sent when a base URL is configured but no key: local servers ignore it, and the SDKs refuse an empty key
 PLACEHOLDER_KEY = "no-key-needed"
 
@@ -107,7 +107,7 @@ def create_provider(spec: str | None, config: dict[str, Any]) -> ModelProvider:
         return AnthropicProvider(
             name, api_key=key, base_url=base_url, policy=policy, pricing=pricing, timeout=timeout,
             count_tokens_api=_bool(section, prefix, "count_tokens_api", False),
-            context_window=_int(section, prefix, "context_window", CLAUDE_CONTEXT_WINDOW, 1),
+            context_window=_int(section, prefix, "context_window", _window(name, CLAUDE_CONTEXT_WINDOW), 1),
         )
     base_url = os.environ.get("OPENAI_BASE_URL") or _str(section, prefix, "base_url")
     key = os.environ.get("OPENAI_API_KEY")
@@ -119,10 +119,15 @@ def create_provider(spec: str | None, config: dict[str, Any]) -> ModelProvider:
         )
     from coder.models.openai_provider import OpenAIProvider
 
-    window = _int(section, prefix, "context_window",
-                  OPENAI_CONTEXT_WINDOWS.get(name.lower(), DEFAULT_OPENAI_CONTEXT_WINDOW), 1)
+    window = _int(section, prefix, "context_window", _window(name, DEFAULT_OPENAI_CONTEXT_WINDOW), 1)
     return OpenAIProvider(name, api_key=key or PLACEHOLDER_KEY, base_url=base_url, policy=policy,
                           context_window=window, pricing=pricing, timeout=timeout)
+
+
+def _window(model: str, default: int) -> int:
+    """The model's context window from the model table (coder/models/model_table.json), else `default`."""
+    info = model_info(model)
+    return info.context_window if info.known else default
 
 
 # ------------------------------------------------------------------------------------- config reading

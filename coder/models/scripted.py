@@ -74,7 +74,8 @@ class ScriptedProvider:
             self.cursor.skip(sum(1 for m in request.messages if m.role == "assistant"))
         answer = self.cursor.next(system, last_user)
         turn = answer.turn
-        thinking = turn.thinking if request.thinking_budget else ""
+        # thinking exactly when the request turns it on (not inside a loop started without it: request_rules)
+        thinking = turn.thinking if (body.get("thinking") or {}).get("type") in ("enabled", "adaptive") else ""
         blocks: list[Block] = []
         if thinking:
             blocks.append(ThinkingBlock(thinking, signature_for(thinking)))

@@ -14,40 +14,32 @@ always add up to the total exactly.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from coder.models.types import (
-    Message,
-    ModelRequest,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
+from coder.models.model_table import model_info
+from coder.models.request_rules import (  # noqa: F401 - canonical and block_to_api are part of this module's API
+    block_to_api,
+    cacheable,
+    canonical,
+    loop_has_thinking,
+    plan_thinking,
+    shape_messages,
 )
+from coder.models.tool_names import ToolMap
+from coder.models.types import ModelRequest
 
-MAX_CACHE_BREAKPOINTS = 4  # the Messages API rejects more
+MAX_CACHE_BREAKPOINTS = 4  # [prompt-caching] "up to 4 cache breakpoints"
 EPHEMERAL = {"type": "ephemeral"}
 
-# Server-defined tool types and the models trained on them. The tool's name is fixed by the type.
-_SERVER_TOOL_MODELS: dict[str, re.Pattern[str]] = {
-    "bash_20250124": re.compile(r"claude-(3-7-sonnet|(opus|sonnet|haiku)-4|4-)"),
-    "bash_20241022": re.compile(r"claude-(3-5-sonnet|3-7-sonnet|(opus|sonnet|haiku)-4)"),
-    "text_editor_20250728": re.compile(r"claude-((opus|sonnet|haiku)-4|4-)"),
-    "text_editor_20250429": re.compile(r"claude-((opus|sonnet|haiku)-4|4-)"),
-    "text_editor_20250124": re.compile(r"claude-3-7-sonnet"),
-}
-# The name each server-defined tool type must be declared with.
+# The name each server-defined tool type must be declared with (which models take which type: the model table).
 SERVER_TOOL_NAMES = {"bash_20250124": "bash", "bash_20241022": "bash",
                      "text_editor_20250728": "str_replace_based_edit_tool",
                      "text_editor_20250429": "str_replace_based_edit_tool",
-                     "text_editor_20250124": "str_replace_editor"}
-# Models that want `thinking: {"type": "adaptive"}` instead of an explicit budget.
-_ADAPTIVE_THINKING = re.compile(r"claude-(opus-4-6|mythos)")
+                     "text_editor_20250124": "str_replace_editor",
+                     "text_editor_20241022": "str_replace_editor"}
 
 
 def estimate_tokens(text: str) -> int:
@@ -55,71 +47,35 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-def canonical(obj: Any) -> str:
-    """Stable serialisation used for token counts and cache keys (cache_control never counts)."""
-    return json.dumps(_strip_cache_control(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _strip_cache_control(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _strip_cache_control(v) for k, v in obj.items() if k != "cache_control"}
-    if isinstance(obj, list):
-        return [_strip_cache_control(v) for v in obj]
-    return obj
-
-
 def server_tool_supported(tool_type: str, model: str, name: str | None = None) -> bool:
-    """True when `model` is a Claude model known to accept the server-defined tool `tool_type` (declared under
-    `name`, when given: each type has one fixed name)."""
-    pattern = _SERVER_TOOL_MODELS.get(tool_type)
+    """True when `model` is documented to take the server-defined tool `tool_type` (declared under `name`, when
+    given: each type has one fixed name)."""
     if name is not None and SERVER_TOOL_NAMES.get(tool_type) != name:
         return False
-    return bool(pattern and pattern.search(model))
+    return tool_type in model_info(model).server_tools
 
 
 # ----------------------------------------------------------------------------------------------- requests
 
 
-def block_to_api(block: Any) -> dict[str, Any]:
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ThinkingBlock):
-        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
-    if isinstance(block, RedactedThinkingBlock):
-        return {"type": "redacted_thinking", "data": block.data}
-    if isinstance(block, ToolUseBlock):
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    if isinstance(block, ToolResultBlock):
-        out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content}
-        if block.is_error:
-            out["is_error"] = True
-        return out
-    raise TypeError(f"unknown block {block!r}")
-
-
-def messages_to_api(messages: list[Message]) -> list[dict[str, Any]]:
-    """Our messages as API dicts. Empty text blocks are dropped: the API rejects them."""
-    out = []
-    for message in messages:
-        content = [block_to_api(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
-        out.append({"role": message.role, "content": content})
-    return out
-
-
 def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
-    """The Messages API body for `request` (without `stream`): tools, system, messages, cache breakpoints.
+    """The Messages API body for `request` (without `stream`), shaped by coder.models.request_rules for `model`.
 
     Breakpoints, at most four, in priority order: end of system prompt (it caches tools + system), the latest
     message breakpoints, then the end of the tools (only useful when the system prompt changes).
     """
+    info = model_info(model)
+    names = ToolMap.of(request.tools)
     tools: list[dict[str, Any]] = []
     for spec in request.tools:
         if spec.anthropic_type and server_tool_supported(spec.anthropic_type, model, spec.name):
             tools.append({"type": spec.anthropic_type, "name": spec.name})
         else:
-            tools.append({"name": spec.name, "description": spec.description, "input_schema": spec.input_schema})
-    messages = messages_to_api(request.messages)
-    system: list[dict[str, Any]] = [{"type": "text", "text": request.system}] if request.system else []
+            tools.append({"name": names.api_name(spec.name), "description": spec.description,
+                          "input_schema": names.api_schema(spec)})
+    system: list[dict[str, Any]] = [{"type": "text", "text": request.system}] if request.system.strip() else []
+    messages = shape_messages(request.messages, names, info, system, tools)
+    plan = plan_thinking(info, request.thinking_budget, request.max_tokens, loop_has_thinking(messages))
 
     budget = MAX_CACHE_BREAKPOINTS
     if request.cache_system and system:
@@ -129,36 +85,25 @@ def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
         if budget <= 0:
             break
         if 0 <= index < len(messages):
-            target = _cacheable_block(messages[index]["content"])
-            if target is not None:
+            target = cacheable(messages[index]["content"])
+            if target is not None and "cache_control" not in target:
                 target["cache_control"] = dict(EPHEMERAL)
                 budget -= 1
     if request.cache_system and tools and budget > 0:
         tools[-1]["cache_control"] = dict(EPHEMERAL)
 
-    body: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
+    body: dict[str, Any] = {"model": model, "max_tokens": plan.max_tokens, "messages": messages}
     if system:
         body["system"] = system
     if tools:
         body["tools"] = tools
-    if request.thinking_budget:
-        if _ADAPTIVE_THINKING.search(model):
-            body["thinking"] = {"type": "adaptive"}
-        else:
-            budget_tokens = max(1024, request.thinking_budget)
-            body["thinking"] = {"type": "enabled", "budget_tokens": budget_tokens}
-            body["max_tokens"] = max(request.max_tokens, budget_tokens + 1024)
-    elif request.temperature is not None:
+    if plan.thinking:
+        body["thinking"] = plan.thinking
+    if plan.effort:
+        body["output_config"] = {"effort": plan.effort}
+    if request.temperature is not None and info.sampling and not plan.active:
         body["temperature"] = request.temperature  # thinking requires the default temperature
     return body
-
-
-def _cacheable_block(content: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The last block that may carry cache_control (thinking blocks may not)."""
-    for block in reversed(content):
-        if block.get("type") not in ("thinking", "redacted_thinking"):
-            return block
-    return None
 
 
 # ------------------------------------------------------------------------------------------------- usage

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from coder.fsbeneath import real_relpath
 from coder.protected import protected_reason
 from coder.sandbox.nested import read_regular
 
@@ -47,11 +48,24 @@ def resolve_target(path: str, workspace: Path | None, cwd: Path | None = None) -
     raw = os.path.expanduser(path) if path.startswith("~") else path
     absolute = Path(raw) if os.path.isabs(raw) else (cwd or workspace) / raw
     lexical = os.path.normpath(absolute)
+    written = _inside(lexical, workspace)
+    if written is None:  # outside: not a path the sandbox can shape; the host's own links decide
+        host = _host_realpath(absolute)
+        return Target(lexical, _inside(host, workspace) if host else None, host or lexical)
+    # inside: resolved as the editor does (coder/edit/paths.py: `..` folded first, then resolved beneath the
+    # workspace following only links that stay inside); None when a link leads out (or it cannot be resolved)
+    real = real_relpath(workspace, written)
+    if real is None:  # the absolute target only names the place in the message
+        return Target(written, None, _host_realpath(absolute) or lexical)
+    real = real or "."
+    return Target(written, real, str(workspace) if real == "." else str(workspace / real))
+
+
+def _host_realpath(path: Path) -> str | None:
     try:
-        real: str | None = os.path.realpath(absolute)
-    except OSError:  # swapped while resolved (EINVAL: a sandboxed loop flipping a link): judged as outside
-        real = None
-    return Target(_inside(lexical, workspace) or lexical, _inside(real, workspace) if real else None, real or lexical)
+        return os.path.realpath(path)
+    except OSError:  # swapped while resolved (EINVAL: a sandboxed loop flipping a link)
+        return None
 
 
 def _inside(path: str, workspace: Path) -> str | None:

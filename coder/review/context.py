@@ -4,7 +4,9 @@ the files before and after. Every stage reads from here, so the review is of the
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -12,6 +14,7 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from coder.fsbeneath import EscapeError, WorkspaceFS
 from coder.vcs.patch import FilePatch, parse_diff
 from coder.vcs.repo import resolve_tree, run_git, temp_index, worktree_tree
 
@@ -69,8 +72,8 @@ class ReviewContext:
             if proc.returncode != 0:
                 self.apply_error = proc.stderr.strip() or "git apply failed"
                 return worktree_tree(self.root)
-            for f in self.files:  # binary files: take them from the work tree when they are there
-                if f.binary and f.new_path and (self.root / f.new_path).is_file():
+            for f in self.files:  # binary files: take them from the work tree when they are there (as regular
+                if f.binary and f.new_path and self._on_disk(f.new_path) is not None:  # files, not links)
                     run_git(self.root, "add", "-f", "--", f.new_path, env=env)
             return run_git(self.root, "write-tree", env=env).stdout.strip()
 
@@ -93,8 +96,18 @@ class ReviewContext:
         proc = run_git(self.root, "cat-file", "-s", f"{tree}:{path}", check=False)
         if proc.returncode == 0:
             return int(proc.stdout.strip())
-        on_disk = self.root / path
-        return on_disk.stat().st_size if new and on_disk.is_file() else None
+        st = self._on_disk(path) if new else None
+        return st.st_size if st is not None else None
+
+    def _on_disk(self, path: str) -> os.stat_result | None:
+        """The stat of work-tree file `path` when it is a regular file reached without a symlink, else None (a
+        diff touching a planted `x.bin -> /etc/shadow` or a file under a symlinked folder reads nothing)."""
+        try:
+            with WorkspaceFS(self.root) as fs:
+                st = fs.stat(path)
+        except (OSError, EscapeError):
+            return None
+        return st if stat.S_ISREG(st.st_mode) else None
 
     def tree_files(self, new: bool = True) -> list[str]:
         tree = self.new_tree if new else self.base_tree

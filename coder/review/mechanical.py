@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from coder.fsbeneath import path_kind, read_beneath
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult, status_from
 
@@ -114,16 +115,11 @@ def _ruff_command() -> list[str] | None:
 
 
 def _has_ruff_config(root: Path) -> bool:
-    for name in ("ruff.toml", ".ruff.toml"):
-        if (root / name).is_file():
-            return True
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            return "[tool.ruff" in pyproject.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return False
-    return False
+    """Whether the project configures ruff; its files are looked at beneath `root` only (no link followed, no
+    FIFO opened), as the tree under review may be a checkout a hostile patch shaped."""
+    if any(path_kind(root, name) == "file" for name in ("ruff.toml", ".ruff.toml")):
+        return True
+    return b"[tool.ruff" in (read_beneath(root, "pyproject.toml") or b"")
 
 
 def stage_lint(ctx: ReviewContext) -> StageResult:
@@ -142,7 +138,7 @@ def stage_lint(ctx: ReviewContext) -> StageResult:
     configured = _has_ruff_config(workdir)
     args = [*ruff, "check", "--output-format=json", "--no-fix", "--exit-zero", "--no-cache"]
     args += ["--force-exclude"] if configured else ["--isolated", f"--select={RUFF_DEFAULT_SELECT}"]
-    args += [f.new_path for f in py_files if (workdir / f.new_path).is_file()]
+    args += [f.new_path for f in py_files if path_kind(workdir, f.new_path) == "file"]  # no link out
     try:
         proc = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=120)
         results = json.loads(proc.stdout or "[]")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from coder.fsbeneath import path_kind
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult
 from coder.vcs.repo import run_git
@@ -33,10 +34,12 @@ class TestPlan:
 
 
 def _python(workdir: Path) -> str:
+    """The project's venv interpreter when it has one. Looked up beneath `workdir` without following links
+    (a venv's `bin/python` is itself a link to the system's, so the last component may be one): it runs in
+    the sandbox, which resolves it in its own view; nothing on the host is read through a planted link."""
     for venv in (".venv", "venv"):
-        candidate = workdir / venv / "bin" / "python"
-        if candidate.is_file():
-            return str(candidate)
+        if path_kind(workdir, f"{venv}/bin/python") in ("file", "link"):
+            return str(workdir / venv / "bin" / "python")
     return sys.executable
 
 
@@ -227,5 +230,5 @@ def _failing_at_base(ctx: ReviewContext, plan: TestPlan, test_ids: list[str], ti
     if timed_out:
         return set()
     failed_ids = {f[1] for f in _failures(output)}
-    missing = {t for t in ids if not (base_dir / t.split("::")[0]).exists()}
+    missing = {t for t in ids if path_kind(base_dir, t.split("::")[0]) is None}  # ids come from test output
     return (failed_ids & set(ids)) - missing

@@ -8,11 +8,15 @@ text search never waits for it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder.errors import CoderError, ToolError
 from coder.tools.base import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from coder.fsbeneath import WorkspaceFS
 
 DEFAULT_RESULTS = 50
 MAX_RESULTS = 200
@@ -132,7 +136,7 @@ class CodeSearchTool(Tool):
             if hit.path != current:
                 current = hit.path
                 lines.append(hit.path)
-            text = _line_text(ctx.workspace, hit.path, hit.line, cache)
+            text = _line_text(index.fs, hit.path, hit.line, cache)
             lines.append(f"{hit.line:>6}: {text}")
         return ToolResult("\n".join(lines) + _notes([note]), data={"count": len(hits), "files": files})
 
@@ -141,7 +145,7 @@ class CodeSearchTool(Tool):
             raise ToolError("query_type=outline needs the file in path (or query)")
         index, note = self._service(ctx).ready(wait=0.5)
         full = (ctx.cwd / path) if not Path(path).is_absolute() else Path(path)
-        rel = index.relpath(full if full.exists() else path)
+        rel = index.relpath(full if os.path.lexists(full) else path)  # (the outline resolves it beneath the root)
         symbols = index.outline(rel)
         if not symbols:
             from coder.codeintel.languages import language_name
@@ -177,13 +181,13 @@ def _notes(notes: list[str]) -> str:
     return "\n" + text if text else ""
 
 
-def _line_text(root: Path, rel: str, line: int, cache: dict[str, list[str]]) -> str:
+def _line_text(fs: WorkspaceFS, rel: str, line: int, cache: dict[str, list[str]]) -> str:
+    """Line `line` of `rel`, read beneath the workspace (a file swapped for a link since it was indexed
+    shows no text, never the link's target)."""
     lines = cache.get(rel)
     if lines is None:
-        try:
-            lines = (root / rel).read_bytes().decode("utf-8", "replace").splitlines()
-        except OSError:
-            lines = []
+        data = fs.read_if_file(rel)
+        lines = data.decode("utf-8", "replace").splitlines() if data is not None else []
         cache[rel] = lines
     if 0 < line <= len(lines):
         text = lines[line - 1].strip()

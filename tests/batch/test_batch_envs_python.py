@@ -84,16 +84,25 @@ def test_unknown_python_version_is_not_found():
     assert find_python("2.99") == "" and find_python("") == "" and find_python("3.9; rm -rf /") == ""
 
 
-def test_build_steps_upgrade_pip_first(tmp_path):
+def test_build_steps_upgrade_pip_first_then_follow_the_harness_order(tmp_path):
     # pvlib 0.9 on Python 3.9.18 (bundled pip 23.0): `pip install jupyter ipython matplotlib pytest flake8`
     # backtracked for over ten minutes; a current pip resolves it in seconds. Nothing to install: no pip at all.
-    (tmp_path / "requirements_dev.txt").write_text("pytest\n")
+    # Then the harness's order: its requirements file (as its get_requirements reads it: `-r` inlined, `-e .`
+    # dropped), pip_packages (whose pins win), pre-install, install, and the build requirements.
+    (tmp_path / "requirements_dev.txt").write_text("-r base.txt\n-e .\npytest\n")
+    (tmp_path / "base.txt").write_text("numpy\n")
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools>=40", "setuptools_scm"]\n')
+    env = tmp_path / "env"
+    env.mkdir()
     spec = EnvSpec(repo="pvlib/pvlib-python", version="0.9", install="python -m pip install -e .[all]",
-                   packages="requirements.txt", pip_packages=["jupyter", "pytest"],
-                   requirements_paths=["requirements_dev.txt", "missing.txt"])
-    steps = build_steps(spec, tmp_path)
-    assert steps == [PIP_UPGRADE, "python -m pip install jupyter pytest",
-                     "python -m pip install -r requirements_dev.txt", "python -m pip install -e .[all]"]
+                   packages="requirements.txt", pip_packages=["jupyter", "pytest"], pre_install=["sed -i s/a/b/ x"],
+                   requirements_paths=["missing.txt", "requirements_dev.txt"])
+    steps = build_steps(spec, tmp_path, env)
+    assert steps == [PIP_UPGRADE, f"python -m pip install -r {env / 'requirements.txt'}",
+                     "python -m pip install jupyter pytest", "sed -i s/a/b/ x", "python -m pip install -e .[all]",
+                     "python -m pip install 'setuptools>=40' setuptools_scm wheel --upgrade-strategy only-if-needed"
+                     " || true"]
+    assert (env / "requirements.txt").read_text().split() == ["numpy", "pytest"]
     assert build_steps(EnvSpec(repo="a/b", version="1"), tmp_path) == []
 
 

@@ -26,7 +26,9 @@ def test_key_without_model_uses_the_default_claude(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     p = create_provider(None, {})
     assert isinstance(p, AnthropicProvider) and p.spec == f"anthropic:{DEFAULT_ANTHROPIC_MODEL}"
-    assert p.context_window == 200_000
+    assert p.context_window == 1_000_000  # the model table's window for claude-sonnet-4-6
+    assert create_provider("anthropic:claude-haiku-4-5", {}).context_window == 200_000
+    assert create_provider("anthropic:claude-future-9", {}).context_window == 200_000  # unknown: the old default
 
 
 def test_resolution_order_flag_config_env(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,176 @@
+"""What a repository defines that coder would run or honour, read without running anything or following links.
+
+`inspect` is the single reader of a repository's defining files (`.mcp.json`, `.coder/config.toml` and the
+files of `.coder/tools|agents|commands`): it returns their exact bytes with the fingerprint and the lines the
+trust dialog shows, and the session then uses those bytes (config loading, MCP servers), so what was trusted is
+what runs. Every file is read beneath the workspace with no symlink anywhere in its path (`coder.fsbeneath`):
+a link's target is not the repository's to define, and a fifo cannot hang coder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: folders under `.coder/` whose files define something that runs or steers (permissions.json is not one)
+DEFINING_DIRS = ("tools", "agents", "commands")
+MAX_FILES = 1000  # a definitions folder with more entries cannot be trusted: the dialog could not show them
+MAX_BYTES = 4 * 1024 * 1024  # per defining file
+UNTRUSTABLE = "cannot be trusted"
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """One thing the repository would have coder run or honour."""
+
+    kind: str  # "config", "mcp server", "hook", "custom tool", "agent", "command"
+    name: str
+    detail: str = ""
+    key: str = ""  # MCP servers: what the approval is recorded against (server_key)
+
+    def line(self) -> str:
+        return f"{self.kind} {self.name}" + (f": {self.detail}" if self.detail else "")
+
+
+@dataclass
+class TrustRequest:
+    """What trusting `workspace` would switch on, and the fingerprint a decision is recorded against."""
+
+    workspace: Path
+    wanted: list[Wanted] = field(default_factory=list)
+    fingerprint: str = ""
+    problems: list[str] = field(default_factory=list)
+    #: the defining files' bytes by workspace-relative path, exactly as fingerprinted
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def wants_anything(self) -> bool:
+        return bool(self.wanted)
+
+    @property
+    def trustable(self) -> bool:
+        """False when the definitions could not all be read and shown: then nothing may be trusted."""
+        return not any(UNTRUSTABLE in p for p in self.problems)
+
+    @property
+    def servers(self) -> dict[str, str]:
+        """The repository's MCP servers by name -> approval key."""
+        return {w.name: w.key for w in self.wanted if w.kind == "mcp server"}
+
+    def describe(self) -> str:
+        lines = [f"{self.workspace} wants coder to use:"] + [f"  - {w.line()}" for w in self.wanted]
+        return "\n".join(lines + [f"  ! {p}" for p in self.problems])
+
+
+def workspace_key(workspace: Path) -> str:
+    return os.path.realpath(workspace)
+
+
+def inspect(workspace: Path) -> TrustRequest:
+    """What the repository at `workspace` defines (read, never run), its bytes and its fingerprint."""
+    request = TrustRequest(Path(workspace_key(workspace)))
+    digest = hashlib.sha256()
+    for rel, data in _defining_files(request.workspace, request.problems):
+        request.files[rel] = data
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+        request.wanted.extend(_wanted_from(rel, data))
+    request.fingerprint = digest.hexdigest()
+    return request
+
+
+def read_repo_file(root: Path, rel: str, problems: list[str] | None = None) -> bytes | None:
+    """A repository file coder itself reads: a regular file reached without any symlink, else None (with the
+    reason in `problems` when it exists but is refused)."""
+    from coder.fsbeneath import path_kind, read_beneath
+
+    data = read_beneath(root, rel, MAX_BYTES)
+    if data is None and problems is not None:
+        parts = rel.split("/")
+        kinds = [path_kind(root, "/".join(parts[: i + 1])) for i in range(len(parts))]
+        if "link" in kinds:
+            problems.append(f"{rel} is (or is under) a symlink: ignored")
+        elif kinds[-1] not in (None, "dir"):
+            problems.append(f"{rel} is not a regular file: ignored")
+    return data
+
+
+def _defining_files(root: Path, problems: list[str]) -> list[tuple[str, bytes]]:
+    from coder.fsbeneath import EscapeError, WorkspaceFS
+
+    files: list[tuple[str, bytes]] = []
+    for rel in (".mcp.json", ".coder/config.toml"):
+        data = read_repo_file(root, rel, problems)
+        if data is not None:
+            files.append((rel, data))
+    for sub in DEFINING_DIRS:
+        folder = f".coder/{sub}"
+        try:
+            with WorkspaceFS(root) as fs:
+                names = sorted(name for name, _ in fs.listdir(folder))
+        except (OSError, EscapeError):
+            read_repo_file(root, folder, problems)  # says why when it is a link
+            continue
+        if len(names) > MAX_FILES:
+            problems.append(f"{folder} holds {len(names)} entries, more than {MAX_FILES}: the repository "
+                            f"{UNTRUSTABLE} as it is")
+            continue
+        for name in names:
+            data = read_repo_file(root, f"{folder}/{name}", problems)
+            if data is not None:
+                files.append((f"{folder}/{name}", data))
+    return files
+
+
+def _wanted_from(rel: str, data: bytes) -> list[Wanted]:
+    """Human-readable lines for one defining file; a broken file is still listed (its bytes are fingerprinted)."""
+    text = data.decode("utf-8", "replace")
+    if rel == ".mcp.json":
+        try:
+            servers = json.loads(text).get("mcpServers", {})
+            return [_server(name, entry) for name, entry in servers.items()]
+        except (ValueError, AttributeError):
+            return [Wanted("config", rel, "not valid JSON")]
+    if rel == ".coder/config.toml":
+        try:
+            table = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return [Wanted("config", rel, "not valid TOML")]
+        out = [Wanted("config", rel, "sets " + ", ".join(sorted(table)))] if table else []
+        servers = (table.get("mcp") or {}).get("servers") or {}
+        out.extend(_server(name, entry) for name, entry in servers.items() if isinstance(servers, dict))
+        for event, hooks in (table.get("hooks") or {}).items():
+            for hook in hooks if isinstance(hooks, list) else []:
+                command = hook.get("command", "?") if isinstance(hook, dict) else "?"
+                out.append(Wanted("hook", str(event), str(command)))
+        return out
+    kind = {"tools": "custom tool", "agents": "agent", "commands": "command"}[rel.split("/")[1]]
+    return [Wanted(kind, rel.rsplit("/", 1)[-1], rel)]
+
+
+def _server(name: Any, entry: Any) -> Wanted:
+    return Wanted("mcp server", str(name), server_line(entry), server_key(entry))
+
+
+def server_key(entry: Any) -> str:
+    """What an MCP server's approval is recorded against: the whole entry (command, args, env, cwd, url,
+    headers) as canonical JSON, so a changed `env` (say a PYTHONPATH into the workspace) is another server."""
+    return json.dumps(entry, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def server_line(entry: Any) -> str:
+    """The command line (or URL) an MCP server entry would start, with its cwd and env, as the user sees it."""
+    if not isinstance(entry, dict):
+        return repr(entry)
+    if entry.get("url"):
+        return f"url {entry['url']}"
+    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    line = shlex.join([str(entry.get("command", "?"))] + [str(a) for a in args])
+    env = entry.get("env") if isinstance(entry.get("env"), dict) else {}
+    extras = ([f"cwd {entry['cwd']}"] if entry.get("cwd") else []) + [f"{k}={v}" for k, v in env.items()]
+    return line + (f"  ({', '.join(extras)})" if extras else "")
