@@ -20,7 +20,7 @@ from typing import Any
 from coder.batch.envs import cached_failure, ensure_env, env_is_ready, file_lock, read_ready
 from coder.batch.instances import Instance
 from coder.batch.specs import EnvUnavailable, check_buildable, spec_for
-from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, remove_workspace
+from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, find_mirror, remove_workspace
 
 READY = "ready"
 BUILDABLE = "buildable"  # not built yet, nothing known against it
@@ -86,6 +86,10 @@ def prepare_envs(instances: list[Instance], table: dict[str, Any], cache: Path, 
             elif (error := cached_failure(spec, envs_dir)) is not None and not rebuild:
                 state.error = error + " (cached failure; --rebuild-envs retries)"
             elif not build:
+                local = (repos_dir and find_mirror(repos_dir, first.repo)) or find_mirror(cache / "mirrors", first.repo)
+                if not local:
+                    raise WorkspaceError(f"no local mirror of {first.repo} (--repos-dir DIR/"
+                                         f"{first.repo.replace('/', '__')}, or --allow-network with --build)")
                 state.status = BUILDABLE
             else:
                 _build(state, spec, first, envs_dir, cache, scratch or cache / "setup", repos_dir, allow_network,

@@ -1,10 +1,13 @@
 """Test-log parsing and grading, following the SWE-bench harness rule for rule.
 
 The local evaluator is only useful if it agrees with the official harness, so the parsers and the resolution
-rule here reproduce `swebench/harness/log_parsers/python.py` and `swebench/harness/grading.py` (MIT): a test
-counts as passed when its status is PASSED or XFAIL, as failed when it is FAILED, ERROR or missing from the log;
-an instance is *resolved* when every FAIL_TO_PASS and every PASS_TO_PASS test passes, *partially* resolved when
-some but not all FAIL_TO_PASS tests pass and every PASS_TO_PASS test does, otherwise *not* resolved.
+rule here reproduce `swebench/harness/log_parsers/python.py` and `swebench/harness/grading.py` of swebench 5.0.2
+(MIT; the harness that grades the v5 dataset rows): a test counts as passed when its status is PASSED or XFAIL,
+as failed when it is FAILED, ERROR, SKIPPED or missing from the log (a PASS_TO_PASS test that is SKIPPED is
+maintained, not failed); a truncated parametrised id (`test_x[log(photon`) matches by prefix when the
+candidates agree. An instance is *resolved* when every FAIL_TO_PASS test passes and every PASS_TO_PASS test is
+maintained, *partially* resolved when some but not all FAIL_TO_PASS tests pass and the rest holds, otherwise
+*not* resolved.
 """
 
 from __future__ import annotations
@@ -22,14 +25,20 @@ NOT_RESOLVED = "not"
 ERROR = "error"
 
 
+_SKIP_SUMMARY_COUNT = re.compile(r"^\[\d+\]$")
+
+
 def _summary_parts(line: str) -> list[str] | None:
-    """`STATUS name [- message]` (pytest's short summary) as [STATUS, name, ...], or None for other lines."""
+    """`STATUS name [- message]` (pytest's short summary) as [STATUS, name, ...], or None for other lines
+    (and for `SKIPPED [N] path:line: reason`, where [N] is no test)."""
     if not any(line.startswith(s) for s in STATUSES):
         return None
     if line.startswith("FAILED"):
         line = line.replace(" - ", " ")
     parts = line.split()
-    return parts if len(parts) > 1 else None
+    if len(parts) <= 1 or (parts[0] == "SKIPPED" and _SKIP_SUMMARY_COUNT.match(parts[1])):
+        return None
+    return parts
 
 
 def parse_log_pytest(log: str) -> dict[str, str]:
@@ -68,13 +77,38 @@ def parse_log_pytest_v2(log: str) -> dict[str, str]:
     for line in log.split("\n"):
         line = re.sub(r"\[(\d+)m", "", line).translate(translator)
         if any(line.startswith(s) for s in STATUSES):
-            if parts := _summary_parts(line):
-                status_map[parts[1]] = parts[0]
-        elif any(s in line for s in STATUSES):
+            if line.startswith("FAILED"):
+                line = line.split(" - ", 1)[0]  # the message after " - " never enters the id
+            parts = line.split()
+            if len(parts) >= 2 and not (parts[0] == "SKIPPED" and _SKIP_SUMMARY_COUNT.match(parts[1])):
+                status_map[" ".join(parts[1:])] = parts[0]
+        elif any(line.endswith(s) for s in STATUSES):
             parts = line.split()
             if len(parts) >= 2:
-                status_map[parts[0]] = parts[1]
+                status_map[" ".join(parts[:-1])] = parts[-1]
     return status_map
+
+
+def parse_log_seaborn(log: str) -> dict[str, str]:
+    """seaborn: `FAILED name`, `name PASSED ...` (verbose) and `PASSED name` lines."""
+    status_map: dict[str, str] = {}
+    for line in log.split("\n"):
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        if line.startswith("FAILED"):
+            status_map[parts[1]] = "FAILED"
+        elif " PASSED " in line:
+            if parts[1] == "PASSED":
+                status_map[parts[0]] = "PASSED"
+        elif line.startswith("PASSED"):
+            status_map[parts[1]] = "PASSED"
+    return status_map
+
+
+def parse_log_matplotlib(log: str) -> dict[str, str]:
+    """pytest's summary with matplotlib's enum reprs in ids normalised (MouseButton.LEFT -> 1)."""
+    return parse_log_pytest(log.replace("MouseButton.LEFT", "1").replace("MouseButton.RIGHT", "3"))
 
 
 _DJANGO_PATTERNS = [
@@ -141,11 +175,14 @@ PARSERS: dict[str, Callable[[str], dict[str, str]]] = {
     "pytest_v2": parse_log_pytest_v2,
     "django": parse_log_django,
     "sympy": parse_log_sympy,
+    "seaborn": parse_log_seaborn,
+    "matplotlib": parse_log_matplotlib,
 }
 
 #: The harness's parser per repository (the `log_parser` column names them `parse_log_<repo>`).
 REPO_PARSER = {
-    "astropy": "pytest_v2", "scikit": "pytest_v2", "sphinx": "pytest_v2",
+    "astropy": "pytest_v2", "scikit": "pytest_v2", "sphinx": "pytest_v2", "seaborn": "seaborn",
+    "matplotlib": "matplotlib",
     "pydicom": "pytest_options", "requests": "pytest_options", "pylint": "pytest_options",
     "django": "django", "sympy": "sympy",
 }
@@ -166,22 +203,42 @@ def test_section(log: str) -> str | None:
     return log.split(START_TEST_OUTPUT, 1)[1].split(END_TEST_OUTPUT, 1)[0]
 
 
+def _resolve_case(case: str, sm: dict[str, str]) -> str | None:
+    """The status-map key for `case`; a truncated parametrised id (more `[` than `]`) matches by prefix when
+    all candidates agree on pass or fail (the harness's workaround for truncated ids in Verified)."""
+    if case in sm:
+        return case
+    if case.count("[") > case.count("]"):
+        matches = [k for k in sm if k.startswith(case)]
+        if matches and len({sm[k] in ("PASSED", "XFAIL") for k in matches}) == 1:
+            return matches[0]
+    return None
+
+
 def passed(case: str, sm: dict[str, str]) -> bool:
-    return case in sm and sm[case] in ("PASSED", "XFAIL")
+    key = _resolve_case(case, sm)
+    return key is not None and sm[key] in ("PASSED", "XFAIL")
+
+
+def maintained(case: str, sm: dict[str, str]) -> bool:
+    """PASS_TO_PASS: a skipped test is no regression."""
+    key = _resolve_case(case, sm)
+    return passed(case, sm) or (key is not None and sm[key] == "SKIPPED")
 
 
 def failed(case: str, sm: dict[str, str]) -> bool:
-    return case not in sm or sm[case] in ("FAILED", "ERROR")
+    key = _resolve_case(case, sm)
+    return key is None or sm[key] in ("FAILED", "ERROR", "SKIPPED")
 
 
 def tests_report(status_map: dict[str, str], fail_to_pass: list[str],
                  pass_to_pass: list[str]) -> dict[str, dict[str, list[str]]]:
     report: dict[str, dict[str, list[str]]] = {}
-    for key, tests in (("FAIL_TO_PASS", fail_to_pass), ("PASS_TO_PASS", pass_to_pass)):
+    for key, tests, ok_rule in (("FAIL_TO_PASS", fail_to_pass, passed), ("PASS_TO_PASS", pass_to_pass, maintained)):
         ok: list[str] = []
         bad: list[str] = []
         for case in tests:
-            if passed(case, status_map):
+            if ok_rule(case, status_map):
                 ok.append(case)
             elif failed(case, status_map):
                 bad.append(case)

@@ -41,7 +41,7 @@ PRELOAD = ("coder.cli.main", "coder.cli.run", "coder.cli.sessions", "coder.cli.d
            "coder.tools.bash_tool", "coder.tools.edit_tool", "coder.tools.patch_tool", "coder.tools.search_tool",
            "coder.tools.read_output_tool", "coder.edit.ops", "coder.edit.view", "coder.codeintel.languages",
            "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks", "coder.models.registry",
-           "coder.policy.rules", "coder.sandbox.check", "coder.sandbox.shell", "coder.trust", "coder.config_repo")
+           "coder.policy.rules", "coder.sandbox.shell", "coder.trust", "coder.config_repo", "coder.batch.agent_warm")
 #: the provider's modules by model prefix (the SDKs are the heaviest imports of all)
 PROVIDER_PRELOAD = {"anthropic": ("anthropic", "coder.models.anthropic_provider"),
                     "claude-": ("anthropic", "coder.models.anthropic_provider"),

@@ -63,13 +63,14 @@ class Opened:
 
 
 def git_root(cwd: Path) -> Path | None:
-    try:
-        from coder.vcs import hostgit
+    """The repository `cwd` is in: `cwd` or a folder above it (coder/vcs/repo.py `find_repo`), None when there is
+    none or it cannot be used (a planted git dir: the session then runs in `cwd` without git)."""
+    from coder.vcs.repo import VcsError, find_repo
 
-        out = hostgit.run(cwd, ["rev-parse", "--show-toplevel"], timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+    try:
+        return find_repo(cwd)
+    except (OSError, subprocess.TimeoutExpired, VcsError):
         return None
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
 
 
 def decide_trust(workspace: Path, choice: bool | None, ask_trust: TrustAsker | None) -> tuple[bool, Any, str]:

@@ -11,6 +11,11 @@ changed since the current checkpoint and not part of that difference are left al
 must write was changed since (by the user between turns), the restore refuses, naming the files, unless
 `force=True`, which first saves the current state as a checkpoint of its own, so nothing is ever lost.
 The baseline (n = 0) holds the user's uncommitted work from before the session, so every restore keeps it.
+
+The refs are in the git dir, which the sandbox can write, so they are not trusted: coder records each checkpoint
+commit it writes, and which one is current, on the host (coder/vcs/checkpoint_record.py), sees only recorded
+ones, and refuses to restore a ref pointing anywhere else. A restore also never writes or deletes a protected
+path (coder/protected.py: git's files, `.coder/`, instruction files), whatever the checkpoint holds.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coder.vcs.checkpoint_record import CheckpointRecord
 from coder.vcs.repo import (
     VcsError,
     changed_paths,
@@ -30,6 +36,7 @@ from coder.vcs.repo import (
     run_git,
     worktree_tree,
 )
+from coder.protected import protected_reason
 from coder.vcs.restore_files import RestoreBlocked, apply_tree
 
 REF_ROOT = "refs/coder"
@@ -43,6 +50,10 @@ class CheckpointError(VcsError):
 
 class NothingToUndo(CheckpointError):
     pass
+
+
+class ForgedCheckpoint(CheckpointError):
+    """A checkpoint ref points at a commit coder did not write for this session (the sandbox can write refs)."""
 
 
 class RestoreConflict(CheckpointError):
@@ -76,6 +87,7 @@ class RestoreResult:
     deleted: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # changed since the last checkpoint, left as they were
     safety: Checkpoint | None = None  # the state saved before a forced restore
+    protected: list[str] = field(default_factory=list)  # protected paths the restore left as they are
 
     @property
     def changed(self) -> list[str]:
@@ -91,6 +103,8 @@ class RestoreResult:
             parts.append(f"kept your later changes to {', '.join(self.kept[:5])}")
         if self.safety is not None:
             parts.append(f"the previous state is saved as checkpoint {self.safety.id}")
+        if self.protected:
+            parts.append(f"left protected file(s) as they are (restore them yourself): {', '.join(self.protected[:5])}")
         return "; ".join(parts)
 
 
@@ -120,7 +134,12 @@ class Checkpoints:
 
     # --- reading -----------------------------------------------------------------------------------------
     def list(self) -> list[Checkpoint]:
-        """All checkpoints of the session, oldest first."""
+        """The checkpoints of the session coder wrote (its host record says so), oldest first."""
+        record = CheckpointRecord.load(self.session_id, self.root)
+        return [cp for cp in self._refs() if record.trusts(cp.id, cp.commit)]
+
+    def _refs(self) -> list[Checkpoint]:
+        """Every checkpoint ref of the session, as the (sandbox-writable) refs say."""
         fmt = "%(refname)%00%(objectname)%00%(tree)%00%(contents)%00%00"
         out = run_git(self.root, "for-each-ref", f"--format={fmt}", f"{self.prefix}/").stdout
         result = []
@@ -150,20 +169,28 @@ class Checkpoints:
     def get(self, checkpoint_id: int | str) -> Checkpoint:
         """A checkpoint by number, ref name, or commit sha (prefix)."""
         key = str(checkpoint_id).strip()
+
+        def matches(cp: Checkpoint) -> bool:
+            return key in (str(cp.id), cp.ref) or (len(key) >= 7 and cp.commit.startswith(key))
+
         for cp in self.list():
-            if key in (str(cp.id), cp.ref) or (len(key) >= 7 and cp.commit.startswith(key)):
+            if matches(cp):
                 return cp
+        for cp in self._refs():
+            if matches(cp):
+                raise ForgedCheckpoint(
+                    f"Not restoring checkpoint {checkpoint_id!r}: {cp.ref} points at commit {cp.commit[:12]}, which "
+                    f"coder did not write for session {self.session_id} (its record of them is "
+                    f"{CheckpointRecord.load(self.session_id, self.root).path}). Something, e.g. a command in the "
+                    "sandbox, rewrote the ref; /rewind lists the checkpoints coder wrote.")
         raise CheckpointError(
             f"no checkpoint {checkpoint_id!r} in session {self.session_id} (list them with /rewind)"
         )
 
     def current(self) -> Checkpoint | None:
-        """The checkpoint the work tree was last brought to (by a snapshot or a restore)."""
-        proc = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{self.prefix}/current", check=False)
-        sha = proc.stdout.strip()
-        if proc.returncode != 0 or not sha:
-            cps = self.list()
-            return cps[-1] if cps else None
+        """The checkpoint the work tree was last brought to (by a snapshot or a restore), as the host record
+        says (the `current` ref is only written for people to look at: the sandbox can move it)."""
+        sha = CheckpointRecord.load(self.session_id, self.root).current
         for cp in self.list():
             if cp.commit == sha:
                 return cp
@@ -203,6 +230,7 @@ class Checkpoints:
         ref = f"{self.prefix}/{n}"
         run_git(self.root, "update-ref", "--no-deref", ref, commit)
         run_git(self.root, "update-ref", "--no-deref", f"{self.prefix}/current", commit)
+        CheckpointRecord.load(self.session_id, self.root).add(n, commit)
         return Checkpoint(n, ref, label, created, files, commit, tree, meta["parent"])
 
     def restore(self, checkpoint_id: int | str, force: bool = False) -> RestoreResult:
@@ -214,7 +242,8 @@ class Checkpoints:
         now_tree = self._tree()
         to_change = set(changed_paths(self.root, current.tree, target.tree))
         drifted = set(changed_paths(self.root, current.tree, now_tree))
-        conflicts = sorted(p for p in to_change & drifted if not self._same_in(now_tree, target.tree, p))
+        conflicts = sorted(p for p in to_change & drifted
+                           if not protected_reason(p) and not self._same_in(now_tree, target.tree, p))
         safety = None
         if conflicts and not force:
             shown = ", ".join(conflicts[:8]) + (" ..." if len(conflicts) > 8 else "")
@@ -226,10 +255,11 @@ class Checkpoints:
             )
         if drifted and force:
             safety = self._write(now_tree, "before restore (forced)")
-        written, deleted = self._apply(target.tree, sorted(to_change))
+        written, deleted, skipped = self._apply(target.tree, sorted(to_change))
         run_git(self.root, "update-ref", "--no-deref", f"{self.prefix}/current", target.commit)
+        CheckpointRecord.load(self.session_id, self.root).move_to(target.commit)
         kept = sorted(drifted - to_change)
-        return RestoreResult(target, written, deleted, kept, safety)
+        return RestoreResult(target, written, deleted, kept, safety, skipped)
 
     def undo(self, force: bool = False) -> RestoreResult:
         """Back to the state before the last snapshot-producing turn (the current checkpoint's parent)."""
@@ -239,7 +269,7 @@ class Checkpoints:
         try:
             return self.restore(current.parent, force=force)
         except CheckpointError as exc:
-            if isinstance(exc, RestoreConflict):
+            if isinstance(exc, (RestoreConflict, ForgedCheckpoint)):
                 raise
             raise NothingToUndo(f"cannot undo further: checkpoint {current.parent} was pruned") from exc
 
@@ -271,9 +301,10 @@ class Checkpoints:
         b = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{tree_b}:{path}", check=False).stdout.strip()
         return a == b
 
-    def _apply(self, tree: str, paths: list[str]) -> tuple[list[str], list[str]]:
+    def _apply(self, tree: str, paths: list[str]) -> tuple[list[str], list[str], list[str]]:
         """Write `paths` from `tree` into the work tree (modes and symlinks kept), delete those it lacks; beneath
-        the work tree, never through a symlink (coder/vcs/restore_files.py)."""
+        the work tree, never through a symlink, never a protected path (coder/vcs/restore_files.py). Returns the
+        paths written, deleted and left alone as protected."""
         try:
             return apply_tree(self.root, tree, paths)
         except RestoreBlocked as exc:

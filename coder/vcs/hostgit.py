@@ -12,8 +12,11 @@ review, commits and batch workspaces. So every host git command gets:
 - every filter, diff and merge driver that the repository's own configuration defines, neutralised
   (`driver_overrides`; drivers from the user's global or system config, which the sandbox cannot write, stay);
 - submodules ignored, and `--no-ext-diff --no-textconv` on the commands that diff;
-- the git dir and work tree pinned when the directory is a repository's top, so a planted `.git/commondir` or a
-  `core.worktree` cannot move git's idea of either.
+- the git dir and work tree pinned to the nearest `.git` entry (directory, file or link) at or above the
+  directory, found here rather than by git, so a planted `.git` file, `.git/commondir` or `core.worktree` cannot
+  move the work tree (and with it coder's workspace) away from the directory the user started in or its ancestors;
+- a refusal to run at all when the git dir holds a symlink git would write through (refs, logs, objects, index),
+  so no host git command of coder's appends a reflog line or writes an object outside the repository.
 
 This module imports nothing of coder's but the secret-name test, so every layer can use it.
 """
@@ -77,8 +80,10 @@ TRUSTED_SCOPES = frozenset({"system", "global"})
 #: the repository's drivers neutralised: even `write-tree` re-hashes racily clean entries through the clean filter)
 NO_DRIVER_COMMANDS = frozenset({
     "rev-parse", "for-each-ref", "update-ref", "ls-tree", "commit-tree", "symbolic-ref", "config",
-    "check-ref-format", "version", "--version", "show-ref", "merge-base", "cat-file",
+    "check-ref-format", "version", "--version", "show-ref", "merge-base", "cat-file", "stripspace",
 })
+#: subcommands that make a repository: a pinned GIT_DIR would make them write into the enclosing one
+CREATING_COMMANDS = frozenset({"clone", "init"})
 #: the index mode of a gitlink (a submodule or an embedded repository)
 GITLINK_MODE = "160000"
 #: flags added right after these subcommands
@@ -136,27 +141,133 @@ def git_path() -> str:
 
 
 class PlantedGitDir(OSError):
-    """The repository's `.git` holds a file git itself never writes there; nothing is run until it is removed."""
+    """The repository's `.git` holds something git itself never puts there (a `commondir` in a top-level git dir,
+    a symlink git would write through); nothing is run until it is removed."""
+
+
+#: entries of a git dir that git never writes through, so a symlink there is the user's own (the sandbox cannot
+#: write either: both are mounted read-only in it)
+LINKS_ALLOWED = frozenset({"hooks", "config"})
+#: folders of a git dir whose whole tree git writes into (loose refs and reflogs): every entry is checked
+WALKED = ("refs", "logs")
+#: folders under objects/ that git writes files into (the fan-out folders are checked as entries of objects/)
+OBJECT_FOLDERS = ("pack", "info")
+
+
+def repo_top(cwd: Path) -> Path | None:
+    """The nearest directory at or above `cwd` that holds a `.git` entry (a directory, a gitdir file or a link),
+    as git's own discovery would find it (stopping at a file system boundary), or None.
+
+    Found here, not by asking git, because git's answer comes from configuration (`core.worktree` in the git dir
+    a `.git` file names), which a sandboxed command may have written: the top must be `cwd` or an ancestor."""
+    here = Path(os.path.realpath(cwd))
+    try:
+        device = os.stat(here).st_dev
+    except OSError:
+        return None
+    for folder in (here, *here.parents):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return None
+        if st.st_dev != device:
+            return None
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
 
 
 def pinned_repo(cwd: Path) -> dict[str, str]:
-    """GIT_DIR/GIT_COMMON_DIR/GIT_WORK_TREE when `cwd` is the top of a repository with a `.git` directory.
+    """GIT_DIR/GIT_WORK_TREE (and GIT_COMMON_DIR for a `.git` directory) of the repository `cwd` is in.
 
-    A `core.worktree` in config could otherwise move the work tree out of the workspace. A `.git/commondir`
-    (which git writes only for linked worktrees, in `.git/worktrees/<name>/`) would move config, refs and
-    objects to a directory the sandbox wrote; git reads it for refs even when GIT_COMMON_DIR says otherwise, so
-    it is refused outright. A `.git` file (linked worktree, submodule) is left to git's discovery."""
-    dot_git = cwd / ".git"
+    The work tree is always the folder holding the nearest `.git` entry (`repo_top`), so a `core.worktree` in
+    config cannot move it. A `.git` file or link is handed to git as GIT_DIR (git reads the gitdir it names; a
+    linked worktree's `commondir` there is legitimate). A `.git/commondir` in a `.git` directory (git writes that
+    file only in `.git/worktrees/<name>/`) would move config, refs and objects to a directory the sandbox wrote,
+    and git reads it for refs even when GIT_COMMON_DIR says otherwise, so it is refused outright, as is a symlink
+    in the git dir that git writes through (`check_git_dir_links`)."""
+    top = repo_top(cwd)
+    if top is None:
+        return {}
+    dot_git = top / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         if os.path.lexists(dot_git / "commondir"):
             raise PlantedGitDir(
                 f"{dot_git / 'commondir'} exists: git only writes that file for linked worktrees, so something "
                 "(a command in the sandbox?) planted it to redirect the repository. coder runs no git here until "
                 "you have checked and removed it.")
-        top = str(cwd.resolve())
-        gdir = str(dot_git.resolve())
-        return {"GIT_DIR": gdir, "GIT_COMMON_DIR": gdir, "GIT_WORK_TREE": top}
-    return {}
+        check_git_dir_links(dot_git)
+        gdir = str(dot_git)
+        return {"GIT_DIR": gdir, "GIT_COMMON_DIR": gdir, "GIT_WORK_TREE": str(top)}
+    target = _gitfile_target(dot_git)
+    if target is not None and target.is_dir():
+        check_git_dir_links(target)
+    return {"GIT_DIR": str(dot_git), "GIT_WORK_TREE": str(top)}
+
+
+def _gitfile_target(dot_git: Path) -> Path | None:
+    """The git dir a `.git` link or `gitdir: PATH` file names (None when it names none: git then fails)."""
+    if dot_git.is_symlink():
+        return Path(os.path.realpath(dot_git))
+    try:
+        with open(dot_git, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW | os.O_NONBLOCK)) as fh:
+            first = fh.read(4096).decode("utf-8", "surrogateescape").splitlines()
+    except OSError:
+        return None
+    if not first or not first[0].startswith("gitdir: "):
+        return None
+    return Path(os.path.realpath(dot_git.parent / first[0][len("gitdir: "):].strip()))
+
+
+def check_git_dir_links(gdir: Path) -> None:
+    """Raise PlantedGitDir when `gdir` holds a symlink that git writes through: one of its own entries (but the
+    read-only `hooks` and `config`), anything under `refs/` and `logs/` (loose refs, reflogs), a fan-out folder
+    of `objects/`, or an entry of `objects/pack` and `objects/info`. The sandbox can write all of these, and git
+    appends reflog lines and writes objects through a link as through a file. Costs a few scandirs (the object
+    files themselves are not walked: git writes them by a temp file and a link, never through one)."""
+    found = _links_in(gdir, "", LINKS_ALLOWED)
+    for name in WALKED:
+        found += _links_below(gdir, name)
+    found += _links_in(gdir, "objects")
+    for name in OBJECT_FOLDERS:
+        found += _links_in(gdir, f"objects/{name}")
+    if found:
+        shown = ", ".join(f"{gdir / rel} -> {os.readlink(gdir / rel) if os.path.islink(gdir / rel) else '?'}"
+                          for rel in found[:5]) + (" ..." if len(found) > 5 else "")
+        raise PlantedGitDir(
+            f"symbolic link(s) in the git dir {gdir}: {shown}. Git writes through them (reflogs, refs, objects, "
+            "the index), so something (a command in the sandbox?) planted them to make coder's host git write "
+            "outside the repository. coder runs no git here until you have checked and removed them.")
+
+
+def _links_in(gdir: Path, rel: str, allowed: frozenset[str] = frozenset()) -> list[str]:
+    """The symlinks among the entries of `gdir/rel` (none when it is missing)."""
+    try:
+        with os.scandir(gdir / rel if rel else gdir) as it:
+            return [f"{rel}/{e.name}" if rel else e.name for e in it if e.name not in allowed and e.is_symlink()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _links_below(gdir: Path, rel: str) -> list[str]:
+    """The symlinks in the tree `gdir/rel`, itself included (never descending into one)."""
+    if os.path.islink(gdir / rel):
+        return [rel]
+    found: list[str] = []
+    todo = [rel]
+    while todo:
+        here = todo.pop()
+        try:
+            with os.scandir(gdir / here) as it:
+                for entry in it:
+                    child = f"{here}/{entry.name}"
+                    if entry.is_symlink():
+                        found.append(child)
+                    elif entry.is_dir(follow_symlinks=False):
+                        todo.append(child)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return found
 
 
 def subcommand(args: Sequence[str]) -> tuple[int, str]:
@@ -236,9 +347,10 @@ def run(
     """Run `git *args` in `cwd`, hardened as the module docstring says. Never raises for git's own failure (the
     caller reads returncode); OSError when git cannot start, subprocess.TimeoutExpired after `timeout`."""
     cwd = Path(cwd)
-    full_env = host_git_env({**pinned_repo(cwd), **(env or {})}, protocols)
     args = list(args)
     at, sub = subcommand(args)
+    pinned = {} if sub in CREATING_COMMANDS else pinned_repo(cwd)
+    full_env = host_git_env({**pinned, **(env or {})}, protocols)
     if sub not in NO_DRIVER_COMMANDS or any(a in ("--filters", "--textconv") for a in args):
         _add_config(full_env, driver_overrides(cwd, full_env))
     if sub in COMMAND_FLAGS:

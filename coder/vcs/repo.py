@@ -8,7 +8,9 @@ failure is a `VcsError` with one paragraph saying what is wrong and what to do a
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -72,16 +74,30 @@ def run_git(
 
 
 def find_repo(path: Path | str) -> Path | None:
-    """The top of the work tree containing `path`, or None when `path` is not inside one (bare repos too)."""
+    """The top of the work tree containing `path`, or None when `path` is not inside one (bare repos too).
+
+    The top is the nearest folder at or above `path` holding a `.git` entry (`hostgit.repo_top`), never what a
+    `core.worktree` says: that could name any host folder, which would then become coder's workspace, mounted
+    read-write in the sandbox. Host git runs with GIT_DIR/GIT_WORK_TREE pinned there, so git agrees; if it ever
+    did not, that is refused rather than guessed. Every frontend (sessions, `coder review`, `coder trust`) and the
+    commit and checkpoint code find the repository here."""
     start = Path(path)
     if not start.exists():
         return None
     if start.is_file():
         start = start.parent
-    proc = run_git(start, "rev-parse", "--show-toplevel", check=False)
+    top = hostgit.repo_top(start)
+    if top is None:
+        return None
+    proc = run_git(top, "rev-parse", "--show-toplevel", check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
         return None
-    return Path(proc.stdout.strip()).resolve()
+    found = Path(proc.stdout.strip()).resolve()
+    if found != top:
+        raise VcsError(
+            f"git puts the work tree of the repository at {top} in {found}, which is not {start} or a folder above "
+            "it (a `core.worktree` setting?). coder will not work there; check the repository's git config.")
+    return top
 
 
 def require_repo(path: Path | str) -> Path:
@@ -177,12 +193,26 @@ def temp_index(root: Path, seed_from_user_index: bool = False) -> Iterator[dict[
     with tempfile.TemporaryDirectory(prefix="coder-index-") as tmp:
         path = Path(tmp) / "index"
         if seed_from_user_index:
-            user_index = git_dir(root) / "index"
-            try:
-                shutil.copy2(user_index, path)  # keeps its mtime: git's racy-entry check depends on it
-            except OSError:
-                pass
+            copy_index(git_dir(root) / "index", path)
         yield {"GIT_INDEX_FILE": str(path)}
+
+
+def copy_index(user_index: Path, dest: Path) -> bool:
+    """Copy the user's index to `dest`, keeping its mtime (git's racy-entry check depends on it); False when there
+    is none. Opened without following a link and without blocking: the sandbox can write the git dir, and a link
+    there must not make coder read a host file, nor a FIFO hang it."""
+    try:
+        fd = os.open(user_index, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as src:
+        st = os.fstat(src.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        with open(dest, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+    os.utime(dest, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return True
 
 
 def large_untracked(root: Path, max_bytes: int) -> list[str]:

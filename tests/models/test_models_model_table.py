@@ -90,3 +90,16 @@ def test_plain_tools_pass_unchanged() -> None:
     names = ToolMap.of([spec])
     assert names.api_schema(spec) is spec.input_schema and names.api_name("bash") == "bash"
     assert names.original("bash", {"command": "ls"}) == ("bash", {"command": "ls"})
+
+
+def test_doctor_shows_the_models_limits_and_thinking(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from coder.cli.doctor import _model_check
+
+    monkeypatch.setenv("CODER_MODEL", "anthropic:claude-haiku-4-5")
+    check = _model_check(tmp_path)
+    assert check.ok and "window 200,000" in check.detail and "output up to 64,000" in check.detail
+    assert "thinking with a token budget" in check.detail
+    monkeypatch.setenv("CODER_MODEL", "anthropic:claude-opus-5-5")
+    assert "always on, preserved thinking" in _model_check(tmp_path).detail
+    monkeypatch.setenv("CODER_MODEL", "anthropic:claude-next-1")
+    assert "not in coder's model table" in _model_check(tmp_path).detail

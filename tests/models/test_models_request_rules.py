@@ -31,7 +31,8 @@ SYSTEM = "You are coder, a careful coding agent."
 KINDS = {"none": "claude-3-5-haiku", "budget": "claude-haiku-4-5", "adaptive": "claude-opus-4-7",
          "always": "claude-opus-5-5"}
 LOOP = {"turns": [
-    {"thinking": "I should list the files.", "text": "   ", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
+    {"thinking": "I should list the files.", "text": "   ",
+     "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
     {"thinking": "It is a Python project.", "text": "A Python project."},
     {"text": "Anything else?"},
 ]}
@@ -292,3 +293,23 @@ def test_control_the_fake_refuses_each_unrepaired_shape(model: str, extra: dict[
         with pytest.raises(anthropic.BadRequestError, match=needle):
             client.messages.create(model=model, max_tokens=4000, timeout=30, **extra,
                                    messages=[{"role": "user", "content": message}])
+
+
+def test_an_unknown_model_gets_the_safest_shape_and_one_note() -> None:
+    with FakeServer(LOOP) as server:
+        p = anthropic_provider(server, "claude-next-1")
+        r1 = p.complete(first(max_tokens=100_000, budget=4000, tools=[BASH]))
+        r2 = p.complete(then(first(max_tokens=100_000, budget=4000), r1.message))
+        body = server.requests[0]
+        assert "thinking" not in body and body["max_tokens"] == 8192 and "type" not in body["tools"][0]
+        assert len(r1.notes) == 1 and "claude-next-1" in r1.notes[0] and not r2.notes
+
+
+def test_cache_breakpoints_stay_within_four() -> None:
+    with FakeServer(LOOP) as server:
+        p = anthropic_provider(server, "claude-opus-5-5")
+        r1 = p.complete(first())
+        request = then(first(), r1.message)
+        request.cache_breakpoints = list(range(-2, 12))
+        assert p.complete(request).message.text() == "A Python project."
+        assert 1 <= str(server.requests[1]).count("cache_control") <= 4

@@ -1,0 +1,60 @@
+"""The spec table is the harness's own (generated from swebench 4.1.0), covers the whole benchmark, and the
+grading follows the harness of the v5 rows (swebench 5.0.2) on skipped and truncated tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from coder.batch import grading
+from coder.batch.instances import Instance
+from coder.batch.specs import EnvSpec, check_buildable, load_spec_table, missing_system_packages, spec_for
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "swebench"  # /work/shared here, ../shared in CI
+
+
+def test_every_repository_and_version_of_the_lite_splits_has_the_harness_spec():
+    raw = json.loads((Path(grading.__file__).with_name("data") / "swebench_specs.json").read_text())
+    assert "swebench 4.1.0" in raw["_source"] and raw["_generated_by"] == "benchmarks/swebench_specs_gen.py"
+    table = load_spec_table()
+    rows = [json.loads(line) for name in ("swebench_lite_test.jsonl", "swebench_lite_dev.jsonl")
+            for line in (SHARED / name).read_text().splitlines()]
+    assert len(rows) == 323, f"shared data missing under {SHARED}"
+    missing = {(r["repo"], r["version"]) for r in rows if r["version"] not in table["repos"][r["repo"]]["versions"]}
+    assert missing == set()
+    flask = spec_for(Instance("x", repo="pallets/flask", version="2.3"), table)
+    assert (flask.harness_python, flask.install, flask.requirements_paths) == (
+        "3.11", "python -m pip install -e .", ["requirements/dev.txt"])
+    assert "Werkzeug==2.3.7" in flask.pip_packages
+    sphinx = spec_for(Instance("x", repo="sphinx-doc/sphinx", version="3.5"), table)
+    assert sphinx.test_cmd == "tox --current-env -epy39 -v --" and sphinx.log_parser == "parse_log_sphinx"
+    # our own overlay (swebench_local.json) merges per key: pvlib keeps the harness's packages and gets our pin
+    pvlib = spec_for(Instance("x", repo="pvlib/pvlib-python", version="0.9"), table)
+    assert pvlib.constraints == ["numpy<2"] and pvlib.packages == "pandas scipy"
+
+
+def test_conda_only_and_missing_system_packages_are_not_buildable_with_the_reason():
+    yml = EnvSpec(repo="pydata/xarray", version="0.12", packages="environment.yml", harness_python="3.11")
+    try:
+        check_buildable(yml)
+        raise AssertionError("an environment.yml spec was accepted")
+    except Exception as exc:  # noqa: BLE001 - the message is what is checked
+        assert "conda environment.yml" in str(exc)
+    apt = EnvSpec(repo="a/b", version="1", harness_python="3.11",
+                  pre_install=["apt-get update && apt-get install -y coder-no-such-package bash"])
+    assert missing_system_packages(apt) == ["coder-no-such-package"]  # bash is installed, so not named
+
+
+def test_harness_grading_of_skips_and_truncated_ids():
+    log = "\n".join(["PASSED t.py::test_a", "SKIPPED t.py::test_b", "SKIPPED [2] t.py:10: no network",
+                     "PASSED t.py::test_c[log(photon)]", "FAILED t.py::test_d - assert 1 == 2"])
+    sm = grading.parse_log_pytest(log)
+    assert "[2]" not in sm and sm["t.py::test_d"] == "FAILED"
+    report = grading.tests_report(sm, ["t.py::test_a", "t.py::test_b", "t.py::test_c[log(photon"],
+                                  ["t.py::test_b", "t.py::test_d"])
+    # a skipped FAIL_TO_PASS test is no resolution; a skipped PASS_TO_PASS test is no regression
+    assert report["FAIL_TO_PASS"] == {"success": ["t.py::test_a", "t.py::test_c[log(photon"],
+                                      "failure": ["t.py::test_b"]}
+    assert report["PASS_TO_PASS"] == {"success": ["t.py::test_b"], "failure": ["t.py::test_d"]}
+    assert grading.parser_for("parse_log_seaborn")("tests/x.py::test_y PASSED [ 50%]") == {
+        "tests/x.py::test_y": "PASSED"}
