@@ -24,8 +24,8 @@ gold and test patches, FAIL_TO_PASS / PASS_TO_PASS), so both tools do identical 
          directory, so each instance claims one of the prepared clones atomically (identical instances, so which
          one does not matter); it has no evaluator of its own (the official harness needs Docker), so only its run
          phase is measured.
-Both tools run from compiled bytecode (mini-swe-agent's venv has it from pip; coder's source tree is compiled into
-a private PYTHONPYCACHEPREFIX first), as an installed tool would.
+Both tools run from compiled bytecode, as installed tools do (mini-swe-agent's venv has it from pip; coder's source
+tree is compiled first: a shell with PYTHONDONTWRITEBYTECODE set would otherwise recompile coder in every process).
 """
 
 from __future__ import annotations
@@ -97,18 +97,19 @@ def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = 
     return elapsed, proc.stdout
 
 
-def coder_env(root: Path, src: Path) -> dict[str, str]:
-    """coder from `src`, from bytecode compiled once into a private cache (not the work tree)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=str(src), PYTHONPYCACHEPREFIX=str(root / "pycache"), HF_DATASETS_OFFLINE="1")
+def coder_env(src: Path) -> dict[str, str]:
+    """coder from `src`, from its bytecode (compiled here into its __pycache__ folders, as pip does on install)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env.update(PYTHONPATH=str(src), HF_DATASETS_OFFLINE="1")  # (commands run outside this repository: `python -m`
+    # puts the cwd first on sys.path, and the coder here must not shadow `src`)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(src / "coder")], env=env, check=True)
     return env
 
 
-def has_flag(env: dict[str, str], flag: str) -> bool:
+def has_flag(env: dict[str, str], flag: str, cwd: Path) -> bool:
     """Older coders (--coder-src) lack some flags of `coder swebench run`."""
     out = subprocess.run([sys.executable, "-m", "coder", "swebench", "run", "--help"], capture_output=True,
-                         text=True, env=env).stdout
+                         text=True, env=env, cwd=cwd).stdout
     return flag in out
 
 
@@ -135,7 +136,11 @@ def bench_coder(fx: SweFixture, root: Path, workers: int, env: dict[str, str], *
         cmd += ["--specs", str(fx.specs), "--cache-dir", str(root / "cache")]
     elif no_env_flag:
         cmd += ["--no-env"]
-    t_run, _ = timed(cmd, env)
+    try:
+        t_run, _ = timed(cmd, env, cwd=root)
+    except RuntimeError as exc:
+        errors = {json.loads(f.read_text()).get("error") for f in run_dir.glob("instances/*/status.json")}
+        raise RuntimeError(f"{exc}\ninstance errors: {sorted(e for e in errors if e)[:3]}") from None
     check_run(run_dir, fx)
     n = len(fx.ids)
     row = {"tool": "coder" + (" (environment active)" if with_env else ""), "workers": workers, "instances": n,
@@ -144,7 +149,7 @@ def bench_coder(fx: SweFixture, root: Path, workers: int, env: dict[str, str], *
     if evaluate:
         t_eval, _ = timed([sys.executable, "-m", "coder", "swebench", "eval", str(run_dir / "preds.json"),
                            "--dataset", str(fx.dataset), "--repos-dir", str(fx.repos_dir), "--specs", str(fx.specs),
-                           "--cache-dir", str(root / "cache"), "--workers", str(workers)], env)
+                           "--cache-dir", str(root / "cache"), "--workers", str(workers)], env, cwd=root)
         report = json.loads((run_dir / "eval" / "report.json").read_text())
         row.update(eval_s=round(t_eval, 2), run_eval_per_hour=round(3600 * n / (t_run + t_eval)),
                    resolved=report["resolved_instances"])
@@ -159,7 +164,7 @@ def warm_up(fx: SweFixture, root: Path, env: dict[str, str]) -> None:
                                                         "model_name_or_path": "gold", "model_patch": first["patch"]}}))
     timed([sys.executable, "-m", "coder", "swebench", "eval", str(preds), "--dataset", str(fx.dataset),
            "--repos-dir", str(fx.repos_dir), "--specs", str(fx.specs), "--cache-dir", str(root / "cache"),
-           "--instances", first["instance_id"], "--output", str(root / "warm-eval")], env)
+           "--instances", first["instance_id"], "--output", str(root / "warm-eval")], env, cwd=root)
 
 
 def mini_config(root: Path, fx: SweFixture) -> Path:
@@ -218,8 +223,8 @@ def run_set(name: str, n: int, args: argparse.Namespace, venv: Path | None) -> l
     with tempfile.TemporaryDirectory(prefix=f"coder-bench-batch-{name}-") as tmp:
         root = Path(tmp)
         fx = make_instances(root, n, ballast=name == "mid")
-        env = coder_env(root, args.coder_src)
-        no_env_flag = has_flag(env, "--no-env")
+        env = coder_env(args.coder_src)
+        no_env_flag = has_flag(env, "--no-env", root)
         warm_up(fx, root, env)
         for workers in (1, 2):
             rows.append(bench_coder(fx, root, workers, env, with_env=False, no_env_flag=no_env_flag,

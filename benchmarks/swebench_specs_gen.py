@@ -66,8 +66,9 @@ def generate(wheel: Path) -> dict:
         entry["versions"] = {v: specs[repo][v] for v in sorted(specs[repo], key=_version_key)}
         repos[repo] = entry
     return {
-        "_source": f"SWE-bench harness, swebench {VERSION} (PyPI wheel {wheel.name}), {CONSTANTS} (MAP_REPO_VERSION_TO_SPECS_PY, "
-                   f"MAP_REPO_TO_REQS_PATHS, MAP_REPO_TO_ENV_YML_PATHS) and {PARSERS} (MAP_REPO_TO_PARSER_PY); MIT",
+        "_source": f"SWE-bench harness, swebench {VERSION} (PyPI wheel {wheel.name}), {CONSTANTS} "
+                   "(MAP_REPO_VERSION_TO_SPECS_PY, MAP_REPO_TO_REQS_PATHS, MAP_REPO_TO_ENV_YML_PATHS) and "
+                   f"{PARSERS} (MAP_REPO_TO_PARSER_PY); MIT",
         "_generated_by": "benchmarks/swebench_specs_gen.py",
         "default": {"test_cmd": "pytest -rA", "log_parser": "pytest"},
         "repos": repos,

@@ -131,10 +131,21 @@ def read_only_paths(env_dir: Path) -> list[str]:
     return paths
 
 
+def borrowed_objects(workspace: Path) -> list[str]:
+    """The object folders a shared clone borrows (`.git/objects/info/alternates`: the mirror's): without them
+    read-only in the sandbox, git there fails ("bad object HEAD"), and so does setuptools_scm's version."""
+    objects = workspace / ".git" / "objects"
+    try:
+        lines = (objects / "info" / "alternates").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    return [str((objects / line.strip()).resolve()) for line in lines if line.strip() and not line.startswith("#")]
+
+
 def open_testbed(spec: EnvSpec, env_dir: Path, workspace: Path) -> Testbed:
     layer = layer_path(workspace)
     make_layer(env_dir, layer, spec.system_site_packages)
-    return Testbed(spec, env_dir, layer, workspace, read_only_paths(env_dir))
+    return Testbed(spec, env_dir, layer, workspace, read_only_paths(env_dir) + borrowed_objects(workspace))
 
 
 def install_script(spec: EnvSpec, log: str = "") -> str:

@@ -140,7 +140,11 @@ def stage_lint(ctx: ReviewContext) -> StageResult:
     args += ["--force-exclude"] if configured else ["--isolated", f"--select={RUFF_DEFAULT_SELECT}"]
     args += [f.new_path for f in py_files if path_kind(workdir, f.new_path) == "file"]  # no link out
     try:
-        proc = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=120)
+        from coder.vcs.hostgit import scrubbed_host_env
+
+        # on the host, with the repository's ruff config: no provider key in its environment
+        proc = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=120,
+                              env=scrubbed_host_env(), stdin=subprocess.DEVNULL)
         results = json.loads(proc.stdout or "[]")
     except (subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as exc:
         return StageResult("lint", "error", time.monotonic() - start, f"ruff failed: {exc}")

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coder.protected import protected_reason
 from coder.vcs.checkpoint_record import CheckpointRecord
 from coder.vcs.repo import (
     VcsError,
@@ -36,7 +37,6 @@ from coder.vcs.repo import (
     run_git,
     worktree_tree,
 )
-from coder.protected import protected_reason
 from coder.vcs.restore_files import RestoreBlocked, apply_tree
 
 REF_ROOT = "refs/coder"

@@ -372,3 +372,5 @@ def _run_hook(
     except subprocess.TimeoutExpired as exc:
         parts = [p.decode(errors="replace") if isinstance(p, bytes) else p for p in (exc.stdout, exc.stderr) if p]
         return HookRun(name, -1, "".join(parts), time.monotonic() - start, "host", timed_out=True)
+    except OSError as exc:  # not executable after all, no interpreter (a bad #! line): the hook failed
+        return HookRun(name, 126, f"cannot run {hook}: {exc}", time.monotonic() - start, "host")

@@ -8,7 +8,9 @@ goes beneath a handle on the work tree without following symlinks (coder/fsbenea
 - a write replaces a link standing at its name (temp file + rename in the folder's fd), and a write under a
   symlinked folder is refused, before anything changes, with the links named;
 - contents come from `git checkout-index` into a private host folder (git's conversions applied there) and are
-  copied in from there: git itself never writes into the work tree.
+  copied in from there: git itself never writes into the work tree;
+- a protected path (coder/protected.py: git's own files, `.coder/`, instruction files), or a symlink to one, is
+  never written or deleted: a restore is not the user's say-so for those, whatever the checkpoint holds.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.protected import protected_reason
 from coder.vcs.hostgit import GITLINK_MODE
 from coder.vcs.repo import VcsError, run_git, temp_index
 
@@ -32,11 +35,13 @@ class RestoreBlocked(VcsError):
     """A restore cannot write or delete a path safely (a symlink stands in its way, or it changed meanwhile)."""
 
 
-def apply_tree(root: Path, tree: str, paths: list[str]) -> tuple[list[str], list[str]]:
+def apply_tree(root: Path, tree: str, paths: list[str]) -> tuple[list[str], list[str], list[str]]:
     """Bring `paths` to their state in `tree`: written when it has them, deleted when not. Returns the paths
-    written and deleted."""
+    written, deleted, and left alone because they are protected."""
+    skipped = sorted(p for p in paths if protected_reason(p))
+    paths = [p for p in paths if p not in skipped]
     if not paths:
-        return [], []
+        return [], [], skipped
     entries = _tree_entries(root, tree, paths)
     gone = [p for p in paths if p not in entries]
     with WorkspaceFS(root) as fs:
@@ -65,12 +70,16 @@ def apply_tree(root: Path, tree: str, paths: list[str]) -> tuple[list[str], list
             deleted.append(path)
             _remove_empty_parents(fs, path)
         if entries:
-            _write_entries(root, fs, tree, entries)
-    return sorted(entries), sorted(deleted)
+            linked = _write_entries(root, fs, tree, entries)
+            skipped = sorted(skipped + linked)
+            entries = {p: m for p, m in entries.items() if p not in linked}
+    return sorted(entries), sorted(deleted), skipped
 
 
-def _write_entries(root: Path, fs: WorkspaceFS, tree: str, entries: dict[str, str]) -> None:
-    """Check the blobs out into a private host folder, then copy each one in beneath the work tree."""
+def _write_entries(root: Path, fs: WorkspaceFS, tree: str, entries: dict[str, str]) -> list[str]:
+    """Check the blobs out into a private host folder, then copy each one in beneath the work tree. Returns the
+    symlinks left out because they point at a protected path."""
+    linked: list[str] = []
     with temp_index(root) as env, tempfile.TemporaryDirectory(prefix="coder-restore-") as tmp:
         run_git(root, "read-tree", tree, env=env)
         files = [p for p, mode in entries.items() if mode != GITLINK_MODE]
@@ -84,15 +93,20 @@ def _write_entries(root: Path, fs: WorkspaceFS, tree: str, entries: dict[str, st
                         _clear(fs, path)
                         fs.makedirs(path)
                     continue
+                source = Path(tmp, path)
+                target = os.readlink(source) if mode == SYMLINK_MODE else ""
+                if target and protected_reason(target):
+                    linked.append(path)
+                    continue
                 if fs.kind(path) == "dir":  # a directory where a file must go
                     fs.rmtree(path)
-                source = Path(tmp, path)
                 if mode == SYMLINK_MODE:
-                    fs.symlink(os.readlink(source), path, create_parents=True)
+                    fs.symlink(target, path, create_parents=True)
                     continue
                 with open(source, "rb") as handle:
                     fs.write_atomic(path, handle, stat.S_IMODE(os.fstat(handle.fileno()).st_mode),
                                     create_parents=True)
+    return linked
 
 
 def _tree_entries(root: Path, tree: str, paths: list[str]) -> dict[str, str]:

@@ -28,7 +28,7 @@ def _pred(iid: str, patch: str) -> dict:
 
 
 def test_agent_shell_runs_the_tests_in_the_environment_then_eval_resolves(swe, env_cache, tmp_path):
-    make_package_instances(swe)
+    base = make_package_instances(swe)
     scripts = write_env_scripts(tmp_path / "scripts", ["acme__calc-1"])
     run_dir = tmp_path / "run"
     proc = coder("swebench", "run", "--dataset", str(swe.dataset), "--repos-dir", str(swe.repos_dir), "--output",
@@ -43,6 +43,10 @@ def test_agent_shell_runs_the_tests_in_the_environment_then_eval_resolves(swe, e
     # first command, from `/`: the package is the workspace's, through the instance layer over the environment
     assert f"IMPORTED {ws}/calc.py" in outputs[0], outputs[0]
     assert f"VENV {ws}.testbed" in outputs[0] and f"PREFIX {ws}.testbed" in outputs[0]
+    # git works in the shell: the shared clone's borrowed objects (the mirror's) are mounted read-only; HEAD is
+    # the harness-style setup commit on top of the base commit
+    head = outputs[0].split("HEAD ", 1)[1].split()[0]
+    assert len(head) == 40 and head != base
     # the instance's tests ran with pytest from the environment: test_mul passes, the bug shows in test output
     assert "PASSED tests/test_calc.py::test_mul" in outputs[1]
     assert "SUM 5" in outputs[3]  # the agent's edit is what Python imports (editable install)

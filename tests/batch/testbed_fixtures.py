@@ -38,7 +38,8 @@ def make_package_instances(swe, spec: dict | None = None) -> str:
 
 
 PROBE = ("(cd / && python -c 'import calc, os, sys; print(\"IMPORTED\", calc.__file__); "
-         "print(\"PREFIX\", sys.prefix); print(\"VENV\", os.environ.get(\"VIRTUAL_ENV\"))')")
+         "print(\"PREFIX\", sys.prefix); print(\"VENV\", os.environ.get(\"VIRTUAL_ENV\"))'); "
+         "echo HEAD $(git rev-parse HEAD)")
 
 
 def write_env_scripts(directory: Path, ids: list[str]) -> Path:

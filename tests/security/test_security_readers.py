@@ -197,6 +197,7 @@ def test_review_of_a_diff_touching_the_links_reads_nothing_outside(hostile: Path
     direct = subprocess.run([ruff, "check", "--isolated", "--select=F401", "--output-format=json", "t.py"],
                             cwd=hostile, capture_output=True, text=True, timeout=60)
     assert f"{MARKER}_mod" in direct.stdout
+    os.unlink(hostile / "x.py")  # (a FIFO makes the review's `git add -A` fail with an error: not this test's class)
     assert "t.py" in git(hostile, "diff", "HEAD", "--name-only")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-m", "coder", "review", "--no-llm", "--no-tests", "--json"], cwd=hostile,

@@ -60,3 +60,38 @@ def test_status_does_not_rewrite_the_users_index(git_repo: Path) -> None:
     os.utime(git_repo / "README.md")  # stat-dirty: a plain `git status` would refresh and rewrite the index
     assert hostgit.run(git_repo, ["status", "--porcelain"]).stdout == ""
     assert index.stat().st_mtime_ns == old
+
+
+def test_linked_worktrees_and_submodule_checkouts_keep_working_with_the_pinned_git_dir(git_repo: Path, g,
+                                                                                       tmp_path: Path) -> None:
+    """A `.git` file is handed to git as GIT_DIR with the work tree pinned to its folder: a linked worktree (whose
+    git dir has a legitimate `commondir`) and a submodule (whose git dir sets `core.worktree`) still work."""
+    from coder.vcs.checkpoints import Checkpoints
+    from coder.vcs.repo import find_repo
+
+    wt = tmp_path / "wt"
+    g(git_repo, "worktree", "add", "-q", "-b", "side", str(wt))
+    assert find_repo(wt / "src") == wt and hostgit.repo_top(wt / "src") == wt
+    cps = Checkpoints(wt, "wt-session")
+    (wt / "README.md").write_text("in the worktree\n")
+    assert cps.snapshot("turn") is not None
+    assert commit_changes(wt, "docs: worktree").committed
+    assert g(git_repo, "log", "-1", "--format=%s", "side").strip() == "docs: worktree"
+    cps.undo()  # back to the baseline: the committed edit is undone in the work tree only
+    assert (wt / "README.md").read_text() == "# demo\n"
+    g(git_repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(wt), "mod")
+    assert (git_repo / "mod" / ".git").is_file()
+    assert g(git_repo, "config", "--file", ".git/modules/mod/config", "core.worktree").strip()  # git's own
+    mod = git_repo / "mod"
+    assert find_repo(mod) == mod and hostgit.run(mod, ["rev-parse", "--show-toplevel"]).stdout.strip() == str(mod)
+    assert hostgit.run(mod, ["status", "--porcelain"]).stdout == ""
+
+
+def test_repo_top_is_the_nearest_git_entry(tmp_path: Path) -> None:
+    deep = tmp_path / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    assert hostgit.repo_top(deep) is None
+    (tmp_path / "a" / ".git").write_text("gitdir: nowhere\n")
+    assert hostgit.repo_top(deep) == tmp_path / "a"
+    assert hostgit.pinned_repo(deep) == {"GIT_DIR": str(tmp_path / "a" / ".git"), "GIT_WORK_TREE": str(tmp_path / "a")}
+    assert hostgit.run(deep, ["rev-parse", "--show-toplevel"]).returncode != 0  # an invalid .git is no repository
