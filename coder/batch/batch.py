@@ -119,12 +119,13 @@ def preflight(instances: list[Instance], cfg: RunConfig, warn: Callable[[str], N
     blocked: set[str] = set()
     if cfg.source_repo is None and not cfg.allow_network:
         cache = Path(cfg.cache_dir).expanduser()
-        missing = sorted({i.repo for i in instances
-                          if not (cfg.repos_dir and find_mirror(cfg.repos_dir, i.repo)) and not find_mirror(cache, i.repo)})
+        missing = sorted({i.repo for i in instances if not (cfg.repos_dir and find_mirror(cfg.repos_dir, i.repo))
+                          and not find_mirror(cache, i.repo)})
         if missing:
             where = cfg.repos_dir or Path("MIRRORS")
             blocked |= {i.instance_id for i in instances if i.repo in missing}
-            problems.append(f"no local mirror of {', '.join(missing)}" + ("" if cfg.repos_dir else " (no --repos-dir given)")
+            problems.append(f"no local mirror of {', '.join(missing)}"
+                            + ("" if cfg.repos_dir else " (no --repos-dir given)")
                             + "; make them with:\n" + "\n".join(
                                 f"  git clone --mirror https://github.com/{r}.git {where}/{r.replace('/', '__')}"
                                 for r in missing)

@@ -201,8 +201,40 @@ def pinned_repo(cwd: Path) -> dict[str, str]:
         return {"GIT_DIR": gdir, "GIT_COMMON_DIR": gdir, "GIT_WORK_TREE": str(top)}
     target = _gitfile_target(dot_git)
     if target is not None and target.is_dir():
+        _check_points_back(dot_git, target, top)
         check_git_dir_links(target)
     return {"GIT_DIR": str(dot_git), "GIT_WORK_TREE": str(top)}
+
+
+def _check_points_back(dot_git: Path, target: Path, top: Path) -> None:
+    """A `.git` file or link naming a git dir outside the work tree must be one git made: a linked worktree's
+    (its `gitdir` file names this `.git` back) or an absorbed submodule's (its `core.worktree` names this tree).
+    Anything else was planted (the sandbox can write a `.git` file, not the far side), and following it would
+    make coder's checkpoints write refs and objects into somebody else's git dir, anywhere on the host."""
+    if target == top or top in target.parents:
+        return
+    back = _read_small(target / "gitdir")
+    if back is not None and os.path.realpath(back.strip() or "/nonexistent") == os.path.realpath(dot_git):
+        return
+    proc = subprocess.run([git_path(), "config", "--file", str(target / "config"), "--get", "core.worktree"],
+                          capture_output=True, text=True, env=host_git_env(), stdin=subprocess.DEVNULL,
+                          timeout=30)
+    worktree = proc.stdout.strip()
+    if proc.returncode == 0 and worktree and os.path.realpath(target / worktree) == str(top):
+        return
+    raise PlantedGitDir(
+        f"{dot_git} names the git dir {target}, outside {top}, and that git dir does not name this work tree "
+        "back (as a linked worktree or a submodule would): something (a command in the sandbox?) planted it. "
+        "coder runs no git here until you have checked and removed it.")
+
+
+def _read_small(path: Path) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(4096).decode("utf-8", "surrogateescape")
 
 
 def _gitfile_target(dot_git: Path) -> Path | None:

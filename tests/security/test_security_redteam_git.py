@@ -92,14 +92,15 @@ def test_separate_git_dir_with_an_outside_worktree_keeps_the_workspace(git_repo:
     pkg = git_repo / "pkg"
     assert (pkg / ".git").is_file()
     assert plain_git(pkg, "rev-parse", "--show-toplevel").stdout.strip() == str(target)  # control: git moves it
-    assert git_root(pkg) == pkg and find_repo(pkg) == pkg and require_repo(pkg / ".git") == pkg
-    assert hostgit.run(pkg, ["rev-parse", "--show-toplevel"]).stdout.strip() == str(pkg)
-    cps = Checkpoints(pkg, "s1")
-    (pkg / "new.txt").write_text("made in pkg\n")
-    snap = cps.snapshot("turn 1")
-    assert snap is not None and snap.files_changed == ["new.txt"]
-    cps.undo()
-    assert not (pkg / "new.txt").exists()
+    # `.x` lies outside pkg and does not name pkg back: a planted pointer, so no host git runs through it, and a
+    # session in pkg works there without git (never in the outside folder)
+    assert git_root(pkg) is None
+    with pytest.raises(VcsError, match="planted"):
+        find_repo(pkg)
+    with pytest.raises(hostgit.PlantedGitDir):
+        hostgit.run(pkg, ["rev-parse", "--show-toplevel"])
+    with pytest.raises(VcsError):
+        require_repo(pkg / ".git")
     assert list(target.iterdir()) == []
 
 
@@ -113,7 +114,8 @@ def test_a_git_file_planted_in_a_plain_folder_keeps_the_workspace(tmp_path: Path
                   f"cp pkg/.git .git")
     for where in (proj, proj / "pkg"):
         assert plain_git(where, "rev-parse", "--show-toplevel").stdout.strip() == str(target)  # control
-        assert git_root(where) == where and find_repo(where) == where
+    assert git_root(proj) == proj and find_repo(proj) == proj  # `.x` is inside proj: pinned to proj
+    assert git_root(proj / "pkg") is None  # from pkg, `.x` is outside and names nothing back: refused
 
 
 def test_a_nested_git_dir_with_an_outside_worktree_keeps_the_workspace_from_below(git_repo: Path,
@@ -136,7 +138,7 @@ def test_headless_session_from_the_planted_folder_stays_in_it(git_repo: Path, ou
     pkg = git_repo / "pkg"
     events = headless(git_repo, pkg, mode, flags, [bash_turn(f"pwd; echo pwned > {target}/WRITTEN"),
                                                    {"text": "done"}], "--no-checkpoints")
-    assert events[0]["workspace"] == str(pkg) and events[0]["git"] is True
+    assert events[0]["workspace"] == str(pkg) and events[0]["git"] is False  # the planted pointer is refused
     assert any(e["type"] == "tool_call_finished" or e["type"] == "tool_call_denied" for e in events) or mode == "plan"
     assert list(target.iterdir()) == []
     assert plain_git(pkg, "rev-parse", "--show-toplevel").stdout.strip() == str(target)  # control: still planted
@@ -370,3 +372,21 @@ def test_headless_commit_takes_only_the_reviewed_change(git_repo: Path) -> None:
     assert commits and commits[-1]["sha"], events[-3:]
     assert git(git_repo, "show", "--name-only", "--format=", "HEAD").split() == ["lib.py"]
     assert "ci.yml" in git(git_repo, "diff", "--cached", "--name-only")  # control: it was staged all along
+
+
+def test_a_git_file_naming_another_repositorys_git_dir_is_refused(tmp_path: Path, git_repo: Path) -> None:
+    other = tmp_path / "other"
+    git(other.parent, "init", "-q", str(other))
+    refs_before = sorted(p.name for p in (other / ".git" / "refs").rglob("*"))
+    work = tmp_path / "work"
+    work.mkdir()
+    sandbox(work, f"printf 'gitdir: {other}/.git\\n' > .git; echo x > f.txt")
+    assert plain_git(work, "rev-parse", "--git-dir").stdout.strip() == f"{other}/.git"  # control: git follows it
+    with pytest.raises(hostgit.PlantedGitDir, match="does not name this work tree"):
+        hostgit.pinned_repo(work)
+    assert git_root(work) is None  # the session then runs without git, writing nothing into `other`
+    assert sorted(p.name for p in (other / ".git" / "refs").rglob("*")) == refs_before
+    linked = tmp_path / "linked"  # control: a real linked worktree, whose git dir names it back, still works
+    git(git_repo, "worktree", "add", "-q", str(linked))
+    assert hostgit.pinned_repo(linked)["GIT_WORK_TREE"] == str(linked.resolve())
+    assert find_repo(linked) == linked.resolve()
