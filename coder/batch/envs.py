@@ -40,6 +40,7 @@ from coder.batch.specs import (  # noqa: F401 - re-exported: the table and the s
     load_spec_table,
     spec_for,
 )
+from coder.sandbox.env import looks_secret
 from coder.vcs.hostgit import scrubbed_host_env
 
 PY_TAG = f"py{sys.version_info.major}{sys.version_info.minor}"
@@ -68,9 +69,17 @@ def _run(cmd: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) ->
         raise EnvUnavailable(f"environment build step failed ({cmd[:200]}):\n{tail}")
 
 
+#: what pip needs of the host to reach an index: its own settings and the proxy and certificate variables
+PIP_HOST_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE",
+                 "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE")
+
+
 def venv_env(env_dir: Path) -> dict[str, str]:
-    """The host environment for build steps in `env_dir`: scrubbed of credentials, the venv first on PATH."""
+    """The host environment for build steps in `env_dir`: scrubbed of credentials (pip's own settings and the
+    proxy variables kept, unless their names look secret), the venv first on PATH."""
     env = {k: v for k, v in scrubbed_host_env().items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env.update({k: v for k, v in os.environ.items()
+                if (k.startswith("PIP_") or k in PIP_HOST_VARS) and not looks_secret(k)})
     env["VIRTUAL_ENV"] = str(env_dir)
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
@@ -151,11 +160,18 @@ def build_steps(spec: EnvSpec, setup_checkout: Path, env_dir: Path | None = None
     if spec.install:
         steps.append(spec.install)
     requires = build_requires(setup_checkout)
-    if spec.install and requires:
-        # not over what the install pinned: only what is missing (an isolated build fetched it)
-        steps.append("python -m pip install " + " ".join(shlex.quote(r) for r in requires) +
-                     " --upgrade-strategy only-if-needed || true")
+    if spec.install and requires and env_dir is not None:
+        # What an isolated build fetches, as wheels in the environment: per-workspace installs build in
+        # isolation from this folder, offline, exactly as the harness's builds do from PyPI, and what the
+        # environment itself pinned (setuptools==68 ...) stays as it is.
+        steps.append(f"python -m pip download -q --dest {shlex.quote(str(env_dir / WHEELHOUSE))} " +
+                     " ".join(shlex.quote(r) for r in requires) +
+                     " || echo 'coder: no wheels of the build requirements; installs go without isolation'")
     return [PIP_UPGRADE, *steps] if steps else []
+
+
+#: the build requirements' wheels inside an environment (see build_steps)
+WHEELHOUSE = "wheelhouse"
 
 
 #: Removes the project installed from the setup checkout (PEP 610 direct_url to it, or an egg-link to it),
@@ -189,7 +205,7 @@ def build_fingerprint(spec: EnvSpec) -> dict[str, Any]:
     venv built from the old entry is stale and is rebuilt instead of silently reused."""
     return {"python": spec.python or sys.executable, "pip_packages": spec.pip_packages, "packages": spec.packages,
             "requirements_paths": spec.requirements_paths, "pre_install": spec.pre_install, "install": spec.install,
-            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages, "layout": 2}
+            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages, "layout": 3}
 
 
 def env_is_ready(spec: EnvSpec, envs_dir: Path) -> bool:
@@ -275,13 +291,17 @@ def _build(spec: EnvSpec, setup_checkout: Path, env_dir: Path, timeout: float) -
         "python_version": spec.python_version}, indent=1), encoding="utf-8")
 
 
-def reinstall_command(spec: EnvSpec) -> str:
+def reinstall_command(spec: EnvSpec, env_dir: Path | None = None) -> str:
     """The spec's install command for a workspace, offline: no dependencies (the environment has them), no
-    build isolation (it would fetch the build requirements)."""
+    index; an isolated build takes its requirements from the environment's wheelhouse (without one: no build
+    isolation, the environment's own setuptools)."""
     install = spec.install.strip()
     if not install:
         return ""
     if install.startswith(("python -m pip install", "pip install")):
         head, _, rest = install.partition("install")
-        return f"{head}install --no-deps --no-build-isolation --no-index {rest.strip()}"
+        wheels = env_dir / WHEELHOUSE if env_dir is not None else None
+        source = (f"--find-links {shlex.quote(str(wheels))}" if wheels is not None and wheels.is_dir() and
+                  any(wheels.glob("*.whl")) else "--no-build-isolation")
+        return f"{head}install --no-deps --no-index {source} {rest.strip()}"
     return install

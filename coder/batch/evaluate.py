@@ -183,12 +183,12 @@ def _reset_test_files(ws: Path, inst: Instance) -> None:
 _EXPORT = re.compile(r"^export [A-Za-z_][A-Za-z0-9_]*=\S*$")
 
 
-def eval_script(inst: Instance, spec: EnvSpec, layer: Path) -> str:
+def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path) -> str:
     """The harness's eval script, minus its container plumbing: the exported variables of `eval_commands`, the
     pre-install and install of the (patched) workspace into its layer, then the tests between the markers. The
     output goes to files in the layer (writable in the sandbox) so nothing clips or re-encodes it."""
     lines = ["set -uo pipefail", *[c for c in spec.eval_commands if _EXPORT.match(c)]]
-    install = install_script(spec, str(layer / "install.log"))
+    install = install_script(spec, env_dir, str(layer / "install.log"))
     if install:
         lines.append(install)
     lines += [f"{{ echo {shlex.quote(grading.START_TEST_OUTPUT)}", eval_test_command(inst, spec),
@@ -198,7 +198,7 @@ def eval_script(inst: Instance, spec: EnvSpec, layer: Path) -> str:
 
 def _run_tests(inst: Instance, spec: EnvSpec, tb: Testbed, cfg: EvalConfig, out_dir: Path) -> str:
     """Install and test in the sandbox (the model's code never runs on the host); its logs copied out after."""
-    script = eval_script(inst, spec, tb.layer)
+    script = eval_script(inst, spec, tb.layer, tb.env_dir)
     atomic_write(out_dir / "eval.sh", script)
     try:
         # still sandboxed; network only for repositories whose tests need it (psf/requests: httpbin.org)

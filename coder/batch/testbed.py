@@ -34,6 +34,7 @@ from coder.batch.workspace import Workspace, git
 #: sorts after every other .pth in the layer (`__editable__...`, `easy-install.pth`): the workspace first
 SHARED_PTH = "zz_coder_shared_env.pth"
 SYSTEM_PREFIXES = ("/usr", "/bin", "/lib", "/opt", "/etc")
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 @dataclass
@@ -47,9 +48,10 @@ class Testbed:
     read_only: list[str] = field(default_factory=list)
 
     def shell_env(self) -> dict[str, str]:
-        """What a shell in the sandbox needs for the environment to be active (VIRTUAL_ENV, PATH first)."""
-        path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-        return {"VIRTUAL_ENV": str(self.layer), "PATH": f"{self.layer / 'bin'}{os.pathsep}{path}",
+        """What a shell in the sandbox needs for the environment to be active (VIRTUAL_ENV, PATH first). The
+        system folders follow, not the host's PATH: a tool the environment lacks must not quietly be another
+        Python's (pyenv's shims would run the host's pytest on the host's Python)."""
+        return {"VIRTUAL_ENV": str(self.layer), "PATH": f"{self.layer / 'bin'}{os.pathsep}{SYSTEM_PATH}",
                 "PIP_NO_INDEX": "1", "PYTHONNOUSERSITE": "1"}
 
     def sandbox(self, writable_layer: bool = False, timeout: float = 1800, network: bool = False) -> dict[str, Any]:
@@ -115,8 +117,12 @@ def make_layer(env_dir: Path, layer: Path, system_site_packages: bool = False) -
     if proc.returncode != 0:
         raise EnvUnavailable(f"could not make the instance layer {layer}: {proc.stderr.strip()[-500:]}")
     shared = _site_packages(env_dir)
-    (_site_packages(layer) / SHARED_PTH).write_text(f"import site; site.addsitedir({str(shared)!r})\n",
-                                                    encoding="utf-8")
+    # Not inside pip's isolated build environment (its PYTHONPATH names `pip-build-env-*`): there the build
+    # must see only its own requirements, as it would in any venv (pip keeps real site-packages out, and this
+    # line is what makes the environment's a site dir of the layer).
+    (_site_packages(layer) / SHARED_PTH).write_text(
+        f"import os, site; 'pip-build-env' in os.environ.get('PYTHONPATH', '') or site.addsitedir({str(shared)!r})\n",
+        encoding="utf-8")
     _wrap_scripts(env_dir, layer)
 
 
@@ -148,12 +154,12 @@ def open_testbed(spec: EnvSpec, env_dir: Path, workspace: Path) -> Testbed:
     return Testbed(spec, env_dir, layer, workspace, read_only_paths(env_dir) + borrowed_objects(workspace))
 
 
-def install_script(spec: EnvSpec, log: str = "") -> str:
+def install_script(spec: EnvSpec, env_dir: Path, log: str = "") -> str:
     """The harness's setup of the repository in a workspace (pre-install commands, then the install), offline.
 
     `log`: a file inside the sandbox's view where the install's output goes (the test log stays the tests')."""
     lines = list(spec.repo_steps)
-    install = reinstall_command(spec)
+    install = reinstall_command(spec, env_dir)
     if install:
         lines.append(install)
     if not lines:
@@ -164,7 +170,7 @@ def install_script(spec: EnvSpec, log: str = "") -> str:
 
 def install_workspace(tb: Testbed, timeout: float = 1800) -> tuple[bool, str]:
     """Install the workspace into its layer, in the sandbox. Returns (ok, output)."""
-    script = install_script(tb.spec)
+    script = install_script(tb.spec, tb.env_dir)
     if not script:
         return True, ""
     code, output = tb.run("set -e\n" + script, timeout, writable_layer=True)

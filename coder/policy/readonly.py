@@ -6,7 +6,7 @@ arguments that would make it do so are recognised here. When in doubt a command 
 
 What makes the difference, beyond the obvious (redirections to files, `find -delete`):
 - bash evaluates array subscripts, and a subscript runs command substitutions even inside quotes:
-  `test -v 'a[$(rm -rf ~)]'`, `[[ x -eq 'a[$(...)]' ]]`, `printf -v 'a[$(...)]'`, `wait -n -p 'a[$(...)]'` all
+  `test -v 'a[$(touch pwned)]'`, `[[ x -eq 'a[$(...)]' ]]`, `printf -v 'a[$(...)]'`, `wait -n -p 'a[$(...)]'` all
   run the `$(...)`. shellparse marks the expansions that do it (`$((x))`, `${a[x]}`, `${!x}`, `${x@P}`, ...);
   this module knows the builtins that take a variable name or evaluate their operands. `test`/`[` compare
   numbers without evaluating them (bash's `legal_number`), `[[ ]]` evaluates them: so `-eq` is fine in `[`,
@@ -14,7 +14,7 @@ What makes the difference, beyond the obvious (redirections to files, `find -del
 - programs with an option that runs a program or writes a file (`rg --pre`, `sort -o`, `git grep -O`,
   `jobs -x`): the option is found in every spelling the program accepts (`-uo out`, `--out=x`, `--outp=x` where
   getopt_long takes abbreviations), and an argument whose value is unknown (`$x`, `*`, `{a,b}`) could be that
-  option (a file named `--pre=./x.sh` matched by `*`), so such commands must have static arguments.
+  option (a file named `--pre=sh` matched by `*`), so such commands must have static arguments.
 - the shell persists between calls, so whatever changes what later commands run is not read-only: assignments
   (`PATH=...`, also in front of a command: `GIT_PAGER=sh git log`), functions, `export`/`alias`/`set` with
   arguments. `sed` and `awk` are left out entirely (`sed 'e ...'`, `awk 'system()'`), as are `less`/`man` (`!`),

@@ -7,7 +7,7 @@ is one opaque part that only an exact rule (or the mode) can allow.
 
 Not every part is a command. Bash runs code in places that look like data: it evaluates array subscripts and
 arithmetic (`$((x))`, `${a[x]}`, `${x:off}`, `(( ))`, `[[ x -eq y ]]`) recursively through variable values, so
-`x='a[$(rm -rf ~)]'; echo $((x))` runs `rm`; `${!x}` and `${x@P}` expand a value a second time. So the parse also
+`x='a[$(touch pwned)]'; echo $((x))` runs `touch`; `${!x}` and `${x@P}` expand a value a second time. So the parse also
 returns, as parts the read-only list never allows, the statements that change the shell or evaluate code without
 being a simple command: bare assignments, function definitions, `(( ))`, `for (( ))`, `select`, and any such
 expansion outside a command (a `case` word, a `for` list); inside a command the construct marks that command
@@ -23,6 +23,8 @@ _WS = re.compile(r"\s+")
 #: extglobs): `sort *` runs `sort -o x` when a file is named `-o`, `rg --{pre,x}=sh` becomes `--pre=sh`
 _EXPANDS = re.compile(r"(?<!\\)[*?\[{(]|^~")
 _DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")
+#: inside double quotes, `"$@"`, `"${a[@]}"` and `"${!p@}"` still become several words
+_MANY_WORDS = re.compile(r"\$\{?@|\[@\]|\$\{!")
 #: `$(( 1 + 2 ))`: arithmetic on literals only, which reads no variable (and so evaluates no subscript)
 _LITERAL_ARITH = re.compile(r"^\$\(\([0-9+\-*/%() \t]*\)\)$")
 
@@ -87,8 +89,8 @@ def _word(node) -> tuple[str, str]:
     if kind == "string":
         if all(c.type in ('"', "string_content") for c in node.children):
             return _DQ_ESCAPE.sub(r"\1", text[1:-1]), STATIC
-        return text, QUOTED
-    if kind == "word":
+        return text, SPLIT if _MANY_WORDS.search(text) else QUOTED
+    if kind in ("word", "extglob_pattern"):  # the right side of `[ x != y ]` parses as a pattern
         return re.sub(r"\\(.)", r"\1", text), GLOB if _EXPANDS.search(text) else STATIC
     if kind == "number":
         return text, STATIC
@@ -195,8 +197,8 @@ def _test(node) -> SimpleCommand:
             kinds.append(kind)
 
     flatten(node)
-    return SimpleCommand(words, _WS.sub(" ", _text(node)).strip(), any(k in (QUOTED, SPLIT) for k in kinds),
-                         kinds=kinds)
+    # dynamic, so an "always allow" offered for it is the exact text, never `[[*`
+    return SimpleCommand(words, _WS.sub(" ", _text(node)).strip(), True, kinds=kinds)
 
 
 def _loop(node) -> SimpleCommand:
@@ -206,7 +208,7 @@ def _loop(node) -> SimpleCommand:
     words = [keyword, _text(var) if var is not None else ""]
     header = [c for c in node.children if c.type != "do_group"]
     text = _WS.sub(" ", " ".join(_text(c) for c in header)).strip().rstrip(";").strip()
-    part = SimpleCommand(words, text, False, kinds=[STATIC, STATIC])
+    part = SimpleCommand(words, text, True, kinds=[STATIC, STATIC])  # dynamic: suggest the exact text
     if keyword != "for":
         part.unsafe.append(f"`{keyword}` reads the terminal and assigns a variable")
     return part

@@ -214,7 +214,7 @@ def test_listings_and_status_in_a_nested_repository_run_nothing(planted: Path, o
     """Discovery lands in the nested repository when coder starts there or lists it: its config is hostile."""
     from coder.edit.listing import _git_ignored, _in_git
 
-    for where in (planted, planted / "sub", planted / "mod"):
+    for where in (planted, planted / "sub"):
         assert git_root(where) == where.resolve()
         assert "f.txt" in repo_files(where) or where == planted
         assert list_files(where, all_files=True).from_git
@@ -222,6 +222,12 @@ def test_listings_and_status_in_a_nested_repository_run_nothing(planted: Path, o
         _git_ignored(where)([("f.txt", False)])
         state = git_state(where)
         assert state.branch == "main" and state.dirty
+    # `mod/.git` names `.modgit`, outside `mod`, which does not name `mod` back: from `mod` it is a planted
+    # pointer, so coder runs no git there at all (and lists the files without it)
+    mod = planted / "mod"
+    assert git_root(mod) is None
+    listing = list_files(mod, all_files=True)
+    assert "f.txt" in listing.files and not listing.from_git
     assert _fired(outside) == []
 
 
