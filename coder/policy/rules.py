@@ -58,7 +58,9 @@ _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to):
 #: commands whose "always allow" answer stays the exact line: a wildcard on them would allow far more
 _EXACT_ONLY = frozenset({"rm", "mv", "cp", "dd", "chmod", "chown", "curl", "wget", "sudo", "kill", "pkill",
                          "killall", "ssh", "scp", "rsync", "sh", "bash", "eval", "python", "python3", "node",
-                         "find", "sed", "sort", "xargs", "env"})
+                         "find", "sed", "sort", "xargs", "env",
+                         # options of these run programs or evaluate code (`jobs -x`, `rg --pre`, `printf -v`)
+                         "jobs", "wait", "printf", "rg", "ag", "tree", "file", "date"})
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9:_.-]*$")
 
 

@@ -70,6 +70,7 @@ class CoderApp(ConversationView, InputHelpers, App):
         self.stream_block: Any = None
         self.tool_blocks: dict[str, ToolBlock] = {}
         self.ask_future: Future | None = None
+        self.trust_future: Future | None = None
         self.prompt_widget: PermissionPrompt | None = None
         self.last_ctrl_c = 0.0
         self.hidden_blocks = 0
@@ -199,6 +200,8 @@ class CoderApp(ConversationView, InputHelpers, App):
         self.open_session(**override)
 
     def on_unmount(self) -> None:
+        if self.trust_future is not None and not self.trust_future.done():
+            self.trust_future.set_result(False)  # leaving while asked: not trusted, and the opening worker ends
         if self.session is not None and self.busy:
             self.session.interrupt()
             self._resolve_ask(None)
@@ -356,6 +359,7 @@ class CoderApp(ConversationView, InputHelpers, App):
         from coder.tui.trust_screen import TrustScreen
 
         future: Future = Future()
+        self.trust_future = future
         self.call_from_thread(self.push_screen, TrustScreen(request, reason), future.set_result)
         return bool(future.result())
 

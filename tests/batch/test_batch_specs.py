@@ -10,17 +10,16 @@ from coder.batch import grading
 from coder.batch.instances import Instance
 from coder.batch.specs import EnvSpec, check_buildable, load_spec_table, missing_system_packages, spec_for
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "swebench"  # /work/shared here, ../shared in CI
+LITE_PAIRS = Path(__file__).with_name("data") / "swebench_lite_repo_versions.json"  # from ../shared's Lite splits
 
 
 def test_every_repository_and_version_of_the_lite_splits_has_the_harness_spec():
     raw = json.loads((Path(grading.__file__).with_name("data") / "swebench_specs.json").read_text())
     assert "swebench 4.1.0" in raw["_source"] and raw["_generated_by"] == "benchmarks/swebench_specs_gen.py"
     table = load_spec_table()
-    rows = [json.loads(line) for name in ("swebench_lite_test.jsonl", "swebench_lite_dev.jsonl")
-            for line in (SHARED / name).read_text().splitlines()]
-    assert len(rows) == 323, f"shared data missing under {SHARED}"
-    missing = {(r["repo"], r["version"]) for r in rows if r["version"] not in table["repos"][r["repo"]]["versions"]}
+    lite = json.loads(LITE_PAIRS.read_text())
+    assert lite["rows"] == 323 and len(lite["pairs"]) > 50
+    missing = {(repo, version) for repo, version in lite["pairs"] if version not in table["repos"][repo]["versions"]}
     assert missing == set()
     flask = spec_for(Instance("x", repo="pallets/flask", version="2.3"), table)
     assert (flask.harness_python, flask.install, flask.requirements_paths) == (

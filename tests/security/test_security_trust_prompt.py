@@ -71,7 +71,7 @@ def test_app_trust_screen_says_no(world, tmp_path: Path) -> None:
     async def body() -> None:
         app = CoderApp(args, history=InputHistory(tmp_path / "hist.jsonl"))
         async with app.run_test(size=(120, 40)) as pilot:
-            for _ in range(300):
+            for _ in range(1200):  # the opening worker inspects the repository first: slow on a loaded machine
                 if isinstance(app.screen, TrustScreen):
                     break
                 await pilot.pause(0.05)
@@ -81,7 +81,7 @@ def test_app_trust_screen_says_no(world, tmp_path: Path) -> None:
             await pilot.press("x", "y")  # type-ahead does not answer it
             assert isinstance(app.screen, TrustScreen)
             await pilot.press("n")
-            for _ in range(300):
+            for _ in range(1200):
                 if app.opened is not None:
                     break
                 await pilot.pause(0.05)
@@ -90,3 +90,29 @@ def test_app_trust_screen_says_no(world, tmp_path: Path) -> None:
 
     asyncio.run(body())
     assert markers(outside) == []
+
+
+def test_app_quit_while_the_trust_screen_is_up_trusts_nothing(world, tmp_path: Path) -> None:
+    import asyncio
+
+    from coder import trust
+    from coder.tui.app import CoderApp
+    from coder.tui.common import InputHistory
+    from coder.tui.trust_screen import TrustScreen
+
+    repo, outside, script = world
+    args = SimpleNamespace(cwd=str(repo), model=f"scripted:{script}", permission_mode="ask", resume=None,
+                           continue_last=False, allow=[], deny=[], no_sandbox=True, plain=False, trust=None)
+
+    async def body() -> None:
+        app = CoderApp(args, history=InputHistory(tmp_path / "hist.jsonl"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(1200):
+                if isinstance(app.screen, TrustScreen):
+                    break
+                await pilot.pause(0.05)
+            assert isinstance(app.screen, TrustScreen)
+            app.exit()  # the opening worker waits on the answer: leaving must release it, not hang
+
+    asyncio.run(asyncio.wait_for(body(), 120))
+    assert markers(outside) == [] and not trust.is_trusted(repo)
