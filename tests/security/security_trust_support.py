@@ -98,3 +98,32 @@ compact_at = 0.5
 
 def markers(outside: Path) -> list[str]:
     return sorted(p.name for p in outside.iterdir())
+
+
+def make_world(tmp_path: Path) -> tuple[Path, Path, Trap]:
+    """The hostile repository, the outside directory its markers go to, and the trap its base_url names."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    trap = Trap()
+    return hostile_repo(tmp_path, outside, trap.url), outside, trap
+
+
+def trust_app(repo: Path, script: Path, tmp_path: Path):
+    """The real Textual app on `repo` (the real `open_session`, so the real trust question)."""
+    from types import SimpleNamespace
+
+    from coder.tui.app import CoderApp
+    from coder.tui.common import InputHistory
+
+    args = SimpleNamespace(cwd=str(repo), model=f"scripted:{script}", permission_mode="ask", resume=None,
+                           continue_last=False, allow=[], deny=[], no_sandbox=True, plain=False, trust=None)
+    return CoderApp(args, history=InputHistory(tmp_path / "hist.jsonl"))
+
+
+async def wait_until(pilot, predicate, tries: int = 1200) -> None:
+    """Pause the app until `predicate()` holds (60 s at most: the opening worker is slow on a loaded machine)."""
+    for _ in range(tries):
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("timed out waiting for the app")

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from security_trust_support import Trap, hostile_repo, markers
+from security_trust_support import make_world, markers
 
 from coder.config import user_config_path
 from coder.models.fake_server import FakeServer
@@ -25,10 +25,7 @@ MODES = ("plan", "ask", "auto-edit", "auto")
 
 @pytest.fixture
 def world(tmp_path: Path):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    trap = Trap()
-    repo = hostile_repo(tmp_path, outside, trap.url)
+    repo, outside, trap = make_world(tmp_path)
     yield repo, outside, trap
     trap.close()
 

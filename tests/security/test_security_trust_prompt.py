@@ -7,21 +7,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pexpect
 import pytest
-from security_trust_support import Trap, hostile_repo, markers
+from security_trust_support import make_world, markers, trust_app, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def world(tmp_path: Path):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    trap = Trap()
-    repo = hostile_repo(tmp_path, outside, trap.url)
+    repo, outside, trap = make_world(tmp_path)
     script = tmp_path / "script.json"
     script.write_text('{"turns": [{"text": "hello", "repeat": true}]}')
     yield repo, outside, script
@@ -60,35 +56,24 @@ def test_repl_asks_before_anything_of_the_repository_runs(world, answer: str, tr
 def test_app_trust_screen_says_no(world, tmp_path: Path) -> None:
     import asyncio
 
-    from coder.tui.app import CoderApp
-    from coder.tui.common import InputHistory
     from coder.tui.trust_screen import TrustScreen
 
     repo, outside, script = world
-    args = SimpleNamespace(cwd=str(repo), model=f"scripted:{script}", permission_mode="ask", resume=None,
-                           continue_last=False, allow=[], deny=[], no_sandbox=True, plain=False, trust=None)
 
     async def body() -> None:
-        app = CoderApp(args, history=InputHistory(tmp_path / "hist.jsonl"))
+        app = trust_app(repo, script, tmp_path)
         async with app.run_test(size=(120, 40)) as pilot:
-            for _ in range(1200):  # the opening worker inspects the repository first: slow on a loaded machine
-                if isinstance(app.screen, TrustScreen):
-                    break
-                await pilot.pause(0.05)
-            assert isinstance(app.screen, TrustScreen)
+            await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen))
             shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
             assert "mcp server evil" in shown and "touch" in shown
             await pilot.press("x", "y")  # type-ahead does not answer it
             assert isinstance(app.screen, TrustScreen)
             await pilot.press("n")
-            for _ in range(1200):
-                if app.opened is not None:
-                    break
-                await pilot.pause(0.05)
-            assert app.opened is not None and app.opened.config["_trusted"] is False
+            await wait_until(pilot, lambda: app.opened is not None)
+            assert app.opened.config["_trusted"] is False
             app.exit()
 
-    asyncio.run(body())
+    asyncio.run(asyncio.wait_for(body(), 240))
     assert markers(outside) == []
 
 
@@ -96,22 +81,14 @@ def test_app_quit_while_the_trust_screen_is_up_trusts_nothing(world, tmp_path: P
     import asyncio
 
     from coder import trust
-    from coder.tui.app import CoderApp
-    from coder.tui.common import InputHistory
     from coder.tui.trust_screen import TrustScreen
 
     repo, outside, script = world
-    args = SimpleNamespace(cwd=str(repo), model=f"scripted:{script}", permission_mode="ask", resume=None,
-                           continue_last=False, allow=[], deny=[], no_sandbox=True, plain=False, trust=None)
 
     async def body() -> None:
-        app = CoderApp(args, history=InputHistory(tmp_path / "hist.jsonl"))
+        app = trust_app(repo, script, tmp_path)
         async with app.run_test(size=(120, 40)) as pilot:
-            for _ in range(1200):
-                if isinstance(app.screen, TrustScreen):
-                    break
-                await pilot.pause(0.05)
-            assert isinstance(app.screen, TrustScreen)
+            await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen))
             app.exit()  # the opening worker waits on the answer: leaving must release it, not hang
 
     asyncio.run(asyncio.wait_for(body(), 120))
