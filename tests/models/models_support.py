@@ -13,6 +13,11 @@ from typing import Any
 import pytest
 
 from coder.models.fake_server import FakeServer
+from coder.models.types import ToolSpec
+
+#: the shell tool as the Anthropic route declares it (with its server tool type)
+BASH = ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"command": {"type": "string"}},
+                                                 "required": ["command"]}, anthropic_type="bash_20250124")
 
 BASH_THEN_DONE: dict[str, Any] = {
     "turns": [

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from models_support import fake, script_file  # noqa: F401 (fixtures; see models_support.py)
+from models_support import BASH, fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
 from coder.errors import ContextOverflowError, ModelError
 from coder.models.anthropic_provider import AnthropicProvider
@@ -23,11 +23,8 @@ from coder.models.types import (
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
-    ToolSpec,
 )
 
-BASH = ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"command": {"type": "string"}},
-                                                 "required": ["command"]}, anthropic_type="bash_20250124")
 SYSTEM = "You are coder, a careful coding agent. " * 30
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import anthropic
 import pytest
+from models_support import BASH
 
 from coder.models.anthropic_provider import AnthropicProvider
 from coder.models.fake_server import FakeServer
@@ -25,8 +26,6 @@ from coder.models.types import (
     ToolUseBlock,
 )
 
-BASH = ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"command": {"type": "string"}},
-                                                 "required": ["command"]}, anthropic_type="bash_20250124")
 SYSTEM = "You are coder, a careful coding agent."
 KINDS = {"none": "claude-3-5-haiku", "budget": "claude-haiku-4-5", "adaptive": "claude-opus-4-7",
          "always": "claude-opus-5-5"}
