@@ -20,11 +20,9 @@ The foundation (coder/fsbeneath.py) is tested with both of its resolvers: openat
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +31,7 @@ from typing import Any
 
 import pytest
 from repo_support import git
+from security_run_support import run_scripted
 
 from coder import openat2
 from coder.edit.errors import EditError, PathError
@@ -345,16 +344,7 @@ def test_swap_race_never_moves_an_edit_or_a_view_outside(git_repo: Path, outside
 
 
 def _run_coder(repo: Path, script: list[dict[str, Any]], *flags: str) -> list[dict[str, Any]]:
-    path = repo.parent / "script.json"
-    path.write_text(json.dumps({"turns": script}))
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-m", "coder", "run", "--model", f"scripted:{path}", "--output-format",
-                           "stream-json", *flags, "go"], cwd=repo, env=env, capture_output=True, text=True,
-                          timeout=300, stdin=subprocess.DEVNULL)
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert events, proc.stderr
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return [e for e in events if e["type"] == "tool_call_finished"]
+    return [e for e in run_scripted(repo, script, *flags) if e["type"] == "tool_call_finished"]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -12,16 +12,15 @@ real policy, the real editor through a real `coder run`, the real bubblewrap san
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from repo_support import git
+from security_run_support import run_scripted
 
 from coder.policy.base import PermissionAnswer
 from coder.policy.rules import RulePolicy, policy_from_config
@@ -189,15 +188,7 @@ def test_relative_paths_start_at_the_working_directory(ws: Path) -> None:
 # ---- headless end to end: the real editor, the real engine, `coder run` --------------------------------------
 
 def _run(repo: Path, script: list[dict[str, Any]], *flags: str) -> list[dict[str, Any]]:
-    path = repo.parent / "script.json"
-    path.write_text(json.dumps({"turns": script}))
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-m", "coder", "run", "--model", f"scripted:{path}", "--output-format",
-                           "stream-json", *flags, "go"], cwd=repo, env=env, capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL)
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert events, proc.stderr
-    return events
+    return run_scripted(repo, script, *flags, timeout=120)
 
 
 def _results(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

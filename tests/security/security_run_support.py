@@ -1,0 +1,26 @@
+"""One headless `coder run` with a scripted model, as the security tests drive it (a real process, real sandbox)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_scripted(repo: Path, turns: list[dict[str, Any]], *flags: str, timeout: float = 300) -> list[dict[str, Any]]:
+    """`coder run --model scripted:...` in `repo` with `turns`; every stream-json event. Fails on a traceback."""
+    path = repo.parent / "script.json"
+    path.write_text(json.dumps({"turns": turns}))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "coder", "run", "--model", f"scripted:{path}", "--output-format",
+                           "stream-json", *flags, "go"], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert events, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return events
