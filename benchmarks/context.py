@@ -180,7 +180,8 @@ def retention(request: ModelRequest, facts: dict[str, list[str]], state_dir: Pat
             found[kind].append(ok)
     checks = [ok for oks in found.values() for ok in oks]
     return {"passed": sum(checks), "checks": len(checks),
-            "missing": {k: [i[:80] for i, ok in zip(facts[k], v) if not ok] for k, v in found.items() if not all(v)}}
+            "missing": {k: [i[:80] for i, ok in zip(facts[k], v, strict=True) if not ok]
+                        for k, v in found.items() if not all(v)}}
 
 
 def _stored(state_dir: Path, handle: str) -> str | None:
@@ -259,7 +260,8 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
     for label in ("raw", "mask", "mask/10", "ours"):
         tokens = total(label, "input_tokens")
         cached = sum(r[label]["input_tokens"] * r[label]["cached_share"] for r in results)
-        out[label] = {"cost_usd": round(total(label, "cost_usd"), 4), "peak_tokens_sum": int(total(label, "peak_tokens")),
+        out[label] = {"cost_usd": round(total(label, "cost_usd"), 4),
+                      "peak_tokens_sum": int(total(label, "peak_tokens")),
                       "input_tokens": int(tokens), "cached_share": round(cached / tokens, 4) if tokens else 0.0}
         checks = sum(r[label]["retention"]["checks"] for r in results)
         out[label]["retention"] = round(sum(r[label]["retention"]["passed"] for r in results) / checks, 4) \
@@ -281,7 +283,8 @@ def table(results: list[dict[str, Any]], total: dict[str, Any]) -> str:
         ret = r["ours"]["retention"]
         rows.append(f"| {r['name'][:42]} | {r['requests']} | {r['raw']['peak_tokens']} | {r['ours']['peak_tokens']} "
                     f"| {r['raw']['cost_usd']:.4f} | {r['mask']['cost_usd']:.4f} | {r['mask/10']['cost_usd']:.4f} "
-                    f"| {r['ours']['cost_usd']:.4f} | {r['ours']['cached_share']:.0%} | {r['cost_usd_ratio_vs_raw']:.2f} "
+                    f"| {r['ours']['cost_usd']:.4f} | {r['ours']['cached_share']:.0%} "
+                    f"| {r['cost_usd_ratio_vs_raw']:.2f} "
                     f"| {ret['passed']}/{ret['checks']} |")
     t = total
     rows.append(f"| **total** | | {t['raw']['peak_tokens_sum']} | {t['ours']['peak_tokens_sum']} | "

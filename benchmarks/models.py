@@ -34,13 +34,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # the SDK flags claude-sonnet-4-5's end of life
 
-from coder.models.anthropic_provider import AnthropicProvider
-from coder.models.fake_server import FakeServer
-from coder.models.openai_provider import OpenAIProvider
-from coder.models.pricing import PriceTable
-from coder.models.retry import RetryPolicy
-from coder.models.scripted import ScriptedProvider
-from coder.models.types import Message, ModelRequest, ToolResultBlock, ToolSpec
+from coder.models.anthropic_provider import AnthropicProvider  # noqa: E402
+from coder.models.fake_server import FakeServer  # noqa: E402
+from coder.models.openai_provider import OpenAIProvider  # noqa: E402
+from coder.models.pricing import PriceTable  # noqa: E402
+from coder.models.retry import RetryPolicy  # noqa: E402
+from coder.models.scripted import ScriptedProvider  # noqa: E402
+from coder.models.types import Message, ModelRequest, ToolResultBlock, ToolSpec  # noqa: E402
 
 MODEL = "claude-sonnet-4-5"
 TOOLS = [ToolSpec("bash", "Run a shell command in the repository.",

@@ -61,7 +61,8 @@ def main() -> int:
         print(f"{'command':<18} {'median ms':>10} {'min ms':>8}")
         for name, (med, low) in results.items():
             print(f"{name:<18} {med:>10.1f} {low:>8.1f}")
-        print(f"coder --version over python -c pass: {results['coder --version'][0] - results['python -c pass'][0]:+.1f} ms")
+        overhead = results["coder --version"][0] - results["python -c pass"][0]
+        print(f"coder --version over python -c pass: {overhead:+.1f} ms")
     return 0
 
 

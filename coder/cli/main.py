@@ -46,8 +46,8 @@ def add_session_flags(parser, subcommand: bool = False) -> None:
     from coder.config import MODES
 
     extra = {"default": argparse.SUPPRESS} if subcommand else {}
-    parser.add_argument("--model", "-m", **extra, help="PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-6, openai:qwen2.5-coder, "
-                        "scripted:PATH (a bare claude-... name means anthropic)")
+    parser.add_argument("--model", "-m", **extra, help="PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-6, "
+                        "openai:qwen2.5-coder, scripted:PATH (a bare claude-... name means anthropic)")
     parser.add_argument("--permission-mode", choices=MODES, **extra, help="plan (read only), ask, auto-edit, auto")
     parser.add_argument("--cwd", **(extra or {"default": "."}),
                         help="work in this directory (default: the current one)")

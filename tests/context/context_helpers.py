@@ -23,11 +23,11 @@ class HistoryBuilder:
         """calls: (tool name, input, output). Returns the tool_use ids."""
         ids = [f"toolu_{next(self._ids):04d}" for _ in calls]
         blocks: list[Any] = [TextBlock(text)]
-        blocks += [ToolUseBlock(i, name, args) for i, (name, args, _) in zip(ids, calls)]
+        blocks += [ToolUseBlock(i, name, args) for i, (name, args, _) in zip(ids, calls, strict=True)]
         self.messages.append(Message("assistant", blocks))
         self.messages.append(Message("user", [
             ToolResultBlock(i, out, errors[n] if n < len(errors) else False)
-            for n, (i, (_, _, out)) in enumerate(zip(ids, calls))]))
+            for n, (i, (_, _, out)) in enumerate(zip(ids, calls, strict=True))]))
         return ids
 
     def bash(self, command: str, output: str, exit_code: int = 0, text: str = "Next step.") -> str:

@@ -93,7 +93,8 @@ def test_unknown_files_are_usage_errors(tmp_path: Path) -> None:
 
 
 def test_benchmark_json_total_holds_the_ratios(traj_dir: Path) -> None:
-    proc = subprocess.run(check=False, args=[sys.executable, str(ROOT / "benchmarks" / "context.py"), "--json", "--compact-at",
+    bench = str(ROOT / "benchmarks" / "context.py")
+    proc = subprocess.run(check=False, args=[sys.executable, bench, "--json", "--compact-at",
                            "1500", "--recent-turns", "2", str(traj_dir)], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -106,9 +107,9 @@ def test_benchmark_json_total_holds_the_ratios(traj_dir: Path) -> None:
     assert len(data["trajectories"]) == 3
     first = data["trajectories"][0]
     assert first["ours"]["retention"]["checks"] >= 3 and first["ours"]["compactions"]
-    table = subprocess.run(check=False, args=[sys.executable, str(ROOT / "benchmarks" / "context.py"), "--quick", str(traj_dir)],
+    table = subprocess.run(check=False, args=[sys.executable, bench, "--quick", str(traj_dir)],
                            capture_output=True, text=True, timeout=120)
     assert table.returncode == 0 and "| **total** |" in table.stdout and "cost vs raw" in table.stdout
-    missing = subprocess.run(check=False, args=[sys.executable, str(ROOT / "benchmarks" / "context.py"), str(traj_dir / "nope")],
+    missing = subprocess.run(check=False, args=[sys.executable, bench, str(traj_dir / "nope")],
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "no such trajectory" in missing.stderr

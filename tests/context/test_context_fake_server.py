@@ -48,7 +48,8 @@ def _script(turns: int) -> dict[str, Any]:
 
 
 def _run(repo: Path, command: str) -> str:
-    proc = subprocess.run(check=False, args=["bash", "-c", command], cwd=repo, capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(check=False, args=["bash", "-c", command], cwd=repo, capture_output=True, text=True,
+                          timeout=30)
     return f"{proc.stdout}{proc.stderr}\n[exit {proc.returncode}]"
 
 

@@ -70,7 +70,7 @@ def test_long_session_compacts_in_large_steps_and_keeps_pairs_and_pins(tmp_path:
     h, prepared = run_session(cm, 40, pinned)
     summaries = [(n, c) for n, p in enumerate(prepared) for c in p.compactions if c.kind == "summary"]
     assert 2 <= len(summaries) <= 12, "compaction happens, but in steps, not every turn"
-    for n, comp in summaries:
+    for _, comp in summaries:
         assert comp.tokens_after < comp.tokens_before * 0.75
     for p in prepared:
         assert pairing_problems(p.request.messages) == []

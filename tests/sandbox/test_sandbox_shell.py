@@ -52,7 +52,8 @@ def test_cd_export_functions_persist(shell: PersistentShell, git_repo: Path) -> 
 
 
 def test_heredocs_and_multi_line_scripts(shell: PersistentShell) -> None:
-    script = "cat > /tmp/x.py <<'EOF'\nprint('from heredoc', 1 + 1)\nEOF\npython3 /tmp/x.py\nfor i in 1 2 3; do\n  echo line $i\ndone\n"
+    script = ("cat > /tmp/x.py <<'EOF'\nprint('from heredoc', 1 + 1)\nEOF\npython3 /tmp/x.py\n"
+              "for i in 1 2 3; do\n  echo line $i\ndone\n")
     result = shell.run(script, 10)
     assert result.output == "from heredoc 2\nline 1\nline 2\nline 3\n"
     long_line = "echo " + "x" * 10_000  # longer than a pty's line buffer
