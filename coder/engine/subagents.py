@@ -50,7 +50,8 @@ def install_subagents(parent: Parent) -> None:
     tools the spawner and the definitions (`services["spawn_subagent"]`, `services["subagents"]`)."""
     from coder.ext.agents import load_agents
 
-    parent.agents = load_agents(parent.tool_ctx.workspace, trusted=bool(parent.config.get("_trusted")))
+    parent.agents = load_agents(parent.tool_ctx.workspace, trusted=bool(parent.config.get("_trusted")),
+                                repo_files=parent.config.get("_repo_files"))
     parent.tool_ctx.services["subagents"] = parent.agents
     parent.tool_ctx.services["spawn_subagent"] = make_spawner(parent)
 

@@ -43,8 +43,8 @@ BUILTIN_AGENTS = {
 }
 
 
-def load_agent(path: Path) -> AgentDefinition:
-    meta, body = read_front_matter(path)
+def load_agent(path: Path, raw: bytes | None = None) -> AgentDefinition:
+    meta, body = read_front_matter(path, raw)
     name = str(meta.get("name") or path.stem)
     tools = meta.get("tools", READ_ONLY_TOOLS)
     if isinstance(tools, str):
@@ -69,29 +69,28 @@ def load_agent(path: Path) -> AgentDefinition:
         raise ConfigError(f"{path}: {exc}.") from exc
 
 
-def load_agents(workspace: Path, *, trusted: bool = False) -> dict[str, AgentDefinition]:
+def load_agents(workspace: Path, *, trusted: bool = False,
+                repo_files: dict[str, bytes] | None = None) -> dict[str, AgentDefinition]:
     """Built-in agents, then the user's (config dir), then the workspace's when it is `trusted` (later wins).
 
-    Untrusted, `.coder/agents/` is not read at all. Trusted, a symlinked `.coder`, `.coder/agents` or agent file
-    is skipped, as coder/trust.py skips it when it fingerprints what the user trusted: its target is not the
-    repository's to define."""
+    Untrusted, `.coder/agents/` is not read at all. Trusted, the repository's definitions come from the bytes the
+    trust check read and fingerprinted (`repo_files`, else read now the same way: never through a symlink, never
+    from a fifo), so what was trusted is what runs."""
     agents = dict(BUILTIN_AGENTS)
-    for path in _agent_files(config_dir() / "agents", follow=True):
+    user_dir = config_dir() / "agents"
+    for path in sorted(user_dir.glob("*.md")) if user_dir.is_dir() else []:
         agent = load_agent(path)
         agents[agent.name] = agent
     if trusted:
-        for path in _agent_files(workspace / ".coder" / "agents", follow=False):
-            agent = load_agent(path)
-            agents[agent.name] = agent
+        if repo_files is None:
+            from coder.trust import inspect
+
+            repo_files = inspect(workspace).files
+        for rel, raw in sorted(repo_files.items()):
+            if rel.startswith(".coder/agents/") and rel.endswith(".md"):
+                agent = load_agent(workspace / rel, raw)
+                agents[agent.name] = agent
     return agents
-
-
-def _agent_files(folder: Path, follow: bool) -> list[Path]:
-    if not follow and (folder.parent.is_symlink() or folder.is_symlink()):
-        return []
-    if not folder.is_dir():
-        return []
-    return [p for p in sorted(folder.glob("*.md")) if follow or not p.is_symlink()]
 
 
 #: permission classes by power; the `task` tool is classed by its agent's most powerful tool

@@ -8,10 +8,11 @@ from typing import Any
 from coder.errors import ConfigError
 
 
-def read_front_matter(path: Path) -> tuple[dict[str, Any], str]:
-    """(front matter dict, body). A file without front matter has an empty dict."""
+def read_front_matter(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], str]:
+    """(front matter dict, body) of `path` (or of `raw`, its bytes already read). A file without front matter has
+    an empty dict."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8") if raw is not None else path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot be read ({exc}).") from exc
     if not text.startswith("---"):

@@ -292,3 +292,26 @@ def test_agent_budget_is_capped_by_the_parents(hostile: Path, tmp_path: Path) ->
     run = run_parent(hostile, tmp_path, "auto", trust=True)
     assert run.task.data["turns"] == 2 and "stopped: max_turns" in run.task.output
     assert (hostile / "bash_ran").exists() and (hostile / "edited.txt").exists()
+
+
+def test_a_fifo_agent_file_neither_hangs_nor_loads(tmp_path: Path) -> None:
+    """A fifo where an agent file should be: the trust check reports it and leaves it out, and the loader uses the
+    bytes the check read, so opening a trusted session never blocks on it."""
+    import os
+    import threading
+
+    from coder import trust
+    from coder.ext.agents import load_agents
+
+    ws = tmp_path / "ws"
+    (ws / ".coder" / "agents").mkdir(parents=True)
+    (ws / ".coder" / "agents" / "ok.md").write_text("---\nname: ok\n---\nDo it.\n")
+    os.mkfifo(ws / ".coder" / "agents" / "stuck.md")
+    request = trust.inspect(ws)
+    assert any("stuck.md" in p for p in request.problems)
+    result: dict = {}
+    thread = threading.Thread(target=lambda: result.update(load_agents(ws, trusted=True)), daemon=True)
+    thread.start()
+    thread.join(20)
+    assert not thread.is_alive(), "loading the agents blocked on the fifo"
+    assert "ok" in result and "stuck" not in result
