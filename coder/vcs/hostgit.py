@@ -81,6 +81,7 @@ TRUSTED_SCOPES = frozenset({"system", "global"})
 NO_DRIVER_COMMANDS = frozenset({
     "rev-parse", "for-each-ref", "update-ref", "ls-tree", "commit-tree", "symbolic-ref", "config",
     "check-ref-format", "version", "--version", "show-ref", "merge-base", "cat-file", "stripspace",
+    "check-ignore",  # matches names against ignore rules; never reads file content
 })
 #: subcommands that make a repository: a pinned GIT_DIR would make them write into the enclosing one
 CREATING_COMMANDS = frozenset({"clone", "init"})
@@ -355,6 +356,18 @@ def _gitlink_paths(cwd: Path, env: Mapping[str, str]) -> list[str]:
     return list(parse_gitlinks(proc.stdout.decode("utf-8", "surrogateescape")))
 
 
+def _may_run_drivers(sub: str, args: Sequence[str]) -> bool:
+    """Whether the command can read file content through a filter or diff driver (then the repository's drivers
+    are overridden first, at the cost of one `git config` listing). `ls-files` reads content only for
+    `-m`/`--modified` (a racily clean entry is re-hashed through the clean filter); its other listings
+    (`--stage`, `--others`, `--cached`) read names and the index only."""
+    if any(a in ("--filters", "--textconv") for a in args):
+        return True
+    if sub == "ls-files":
+        return any(a == "--modified" or (a.startswith("-") and not a.startswith("--") and "m" in a) for a in args)
+    return sub not in NO_DRIVER_COMMANDS
+
+
 def parse_gitlinks(stage_listing: str) -> dict[str, str]:
     """path -> commit for the gitlinks in `git ls-files --stage -z` output."""
     links = {}
@@ -383,7 +396,7 @@ def run(
     at, sub = subcommand(args)
     pinned = {} if sub in CREATING_COMMANDS else pinned_repo(cwd)
     full_env = host_git_env({**pinned, **(env or {})}, protocols)
-    if sub not in NO_DRIVER_COMMANDS or any(a in ("--filters", "--textconv") for a in args):
+    if _may_run_drivers(sub, args):
         _add_config(full_env, driver_overrides(cwd, full_env))
     if sub in COMMAND_FLAGS:
         args[at + 1:at + 1] = [f for f in COMMAND_FLAGS[sub] if f not in args]

@@ -95,3 +95,14 @@ def test_repo_top_is_the_nearest_git_entry(tmp_path: Path) -> None:
     assert hostgit.repo_top(deep) == tmp_path / "a"
     assert hostgit.pinned_repo(deep) == {"GIT_DIR": str(tmp_path / "a" / ".git"), "GIT_WORK_TREE": str(tmp_path / "a")}
     assert hostgit.run(deep, ["rev-parse", "--show-toplevel"]).returncode != 0  # an invalid .git is no repository
+
+
+def test_driver_listing_is_skipped_only_for_commands_that_read_no_content() -> None:
+    from coder.vcs.hostgit import _may_run_drivers
+
+    assert not _may_run_drivers("check-ignore", ["check-ignore", "--stdin"])
+    assert not _may_run_drivers("ls-files", ["ls-files", "--stage", "-z"])
+    assert not _may_run_drivers("rev-parse", ["rev-parse", "HEAD"])
+    for args in (["ls-files", "-m"], ["ls-files", "--modified"], ["ls-files", "-zm"]):  # re-hashes racy entries
+        assert _may_run_drivers("ls-files", args), args
+    assert _may_run_drivers("add", ["add", "-A"]) and _may_run_drivers("cat-file", ["cat-file", "--filters", "x"])
