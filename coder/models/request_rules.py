@@ -106,10 +106,11 @@ class _Prefix:
         return f"{self.family}:{self._hash.copy().hexdigest()[:32]}"
 
 
-def _keep_thinking(block: Any, info: ModelInfo, prefix: _Prefix) -> bool:
-    """Whether a thinking block may be sent back to `info`'s model at this point of the conversation."""
+def _keep_thinking(block: Any, info: ModelInfo, prefix: _Prefix | None) -> bool:
+    """Whether a thinking block may be sent back to `info`'s model at this point of the conversation (`prefix`
+    is hashed only for preserved-thinking models: the others never compare it)."""
     bound = getattr(block, "bound", "")
-    if info.preserved_thinking:
+    if prefix is not None:
         return bound == prefix.bound()
     return not bound or bound.split(":", 1)[0] == info.family  # another model's block is not ours to send
 
@@ -117,11 +118,12 @@ def _keep_thinking(block: Any, info: ModelInfo, prefix: _Prefix) -> bool:
 def shape_messages(messages: list[Message], tools: ToolMap, info: ModelInfo, system: Any,
                    api_tools: Any) -> list[dict[str, Any]]:
     """The history as API messages under every rule above (one API message per message, so indexes hold)."""
-    prefix = _Prefix(info.family, system, api_tools)
+    prefix = _Prefix(info.family, system, api_tools) if info.preserved_thinking else None
     out: list[dict[str, Any]] = []
     as_text: dict[str, str] = {}  # tool_use ids sent as text (models that always think) -> tool name
     for message in messages:
-        prefix.feed({"role": message.role})
+        if prefix is not None:
+            prefix.feed({"role": message.role})
         kept: list[dict[str, Any]] = []
         for api, block in message_blocks(message, tools):
             if api["type"] in THINKING_TYPES and not _keep_thinking(block, info, prefix):
@@ -134,8 +136,9 @@ def shape_messages(messages: list[Message], tools: ToolMap, info: ModelInfo, sys
             as_text = {}
         if not kept:
             kept = [{"type": "text", "text": PLACEHOLDER}]
-        for api in kept:
-            prefix.feed(api)
+        if prefix is not None:
+            for api in kept:
+                prefix.feed(api)
         out.append({"role": message.role, "content": kept})
     return out
 
@@ -143,6 +146,11 @@ def shape_messages(messages: list[Message], tools: ToolMap, info: ModelInfo, sys
 def bind_answer(body: dict[str, Any], info: ModelInfo, answer: Message, tools: ToolMap) -> None:
     """Record on each thinking block of `answer` (the reply to `body`) the prefix it was made after."""
     if not info.thinks:
+        return
+    if not info.preserved_thinking:  # only the model family is recorded: nothing to hash
+        for api, block in message_blocks(answer, tools):
+            if api["type"] in THINKING_TYPES:
+                block.bound = f"{info.family}:"
         return
     prefix = _Prefix(info.family, body.get("system", []), body.get("tools", []))
     for message in body["messages"]:
@@ -152,7 +160,7 @@ def bind_answer(body: dict[str, Any], info: ModelInfo, answer: Message, tools: T
     prefix.feed({"role": "assistant"})
     for api, block in message_blocks(answer, tools):
         if api["type"] in THINKING_TYPES:
-            block.bound = prefix.bound() if info.preserved_thinking else f"{info.family}:"
+            block.bound = prefix.bound()
         prefix.feed(api)
 
 
