@@ -27,7 +27,7 @@ from typing import Any
 from coder.paths import state_dir
 from coder.trust_inspect import TrustRequest, Wanted, inspect, read_repo_file, server_key, server_line, workspace_key
 
-__all__ = ["TrustRequest", "TrustStatus", "Wanted", "approved_servers", "decided", "grant", "inspect",
+__all__ = ["TrustRequest", "TrustStatus", "Wanted", "decided", "grant", "inspect",
            "is_trusted", "read_repo_file", "remember_decision", "revoke", "server_key", "server_line", "status"]
 
 
@@ -90,13 +90,6 @@ def status(request: TrustRequest) -> TrustStatus:
 def is_trusted(workspace: Path) -> bool:
     """The user's stored decision for `workspace`, valid for what the repository defines now."""
     return status(inspect(workspace)).trusted
-
-
-def approved_servers(workspace: Path) -> dict[str, str]:
-    """Repository MCP servers the user approved, by name -> approval key (`server_key`)."""
-    entry = _load()["workspaces"].get(workspace_key(workspace)) or {}
-    servers = entry.get("servers") if isinstance(entry, dict) else None
-    return dict(servers) if isinstance(servers, dict) else {}
 
 
 def grant(request: TrustRequest) -> None:

@@ -123,7 +123,8 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     trusted, request, why = decide_trust(workspace, options.trust, ask_trust)
     config = load_config(workspace, flags, trusted=trusted, repo_files=request.files)
     config["_repo_files"] = request.files  # what the trust check read is what runs (`.mcp.json` too)
-    config["_mcp_approved"] = request.servers if options.trust else trust.approved_servers(workspace)
+    # trusted means the fingerprint of these very bytes matched (or --trust): their servers are the approved ones
+    config["_mcp_approved"] = request.servers if trusted else {}
     trust.remember_decision(workspace, trusted)
     if options.no_sandbox:
         config["sandbox"]["enabled"] = False

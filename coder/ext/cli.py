@@ -18,16 +18,17 @@ def mcp_command(args) -> int:
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.mcp_client import MCPManager, server_log, servers_from_config, tool_name
     from coder.termsafe import inert_json, visible
-    from coder.trust import approved_servers
 
     cwd = Path(getattr(args, "cwd", ".")).resolve()
     workspace = git_root(cwd) or cwd
-    trusted, _, why = decide_trust(workspace, None, None)
-    config = load_config(workspace, trusted=trusted)
-    config["_mcp_approved"] = approved_servers(workspace)
+    trusted, request, why = decide_trust(workspace, None, None)
+    config = load_config(workspace, trusted=trusted, repo_files=request.files)
+    config["_repo_files"] = request.files
+    config["_mcp_approved"] = request.servers if trusted else {}
     servers = servers_from_config(config, workspace, lambda line: print(visible(line)))
-    if not trusted and (workspace / ".mcp.json").exists():
-        print(f"{workspace}/.mcp.json is ignored: the workspace is not trusted ({why}); `coder trust` shows it")
+    if not trusted and ".mcp.json" in request.files:
+        print(visible(f"{workspace}/.mcp.json is ignored: the workspace is not trusted ({why}); "
+                      "`coder trust` shows it"))
     if not servers:
         print("no MCP servers configured ([mcp.servers.NAME] in config, or .mcp.json in the repository)")
         return 0
