@@ -96,8 +96,9 @@ def _env_flags(p: Any) -> None:
 
 
 def _cache(args: Any) -> Path:
-    return (args.cache_dir or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "coder" /
-            "swebench").expanduser().resolve()
+    from coder.paths import cache_dir
+
+    return (args.cache_dir or cache_dir() / "swebench").expanduser().resolve()
 
 
 def _prepare(args: Any, instances: list, build: bool, announce: bool = True) -> tuple[dict, dict]:
@@ -193,7 +194,8 @@ def _cmd_run(args: Any) -> int:
         table, states = _prepare(args, instances, build=True)
         testbeds = testbed_infos(instances, table, states)
     cfg = _config(args, run_dir, repos_dir=args.repos_dir.resolve() if args.repos_dir else None,
-                  allow_network=args.allow_network, testbeds=testbeds)
+                  allow_network=args.allow_network, testbeds=testbeds,
+                  cache_dir=_cache(args) / "mirrors")  # the mirrors the environments were built from
     print(f"run directory: {run_dir}  ({len(instances)} instances, {args.workers} workers)", file=sys.stderr)
     return _finish(run_batch(instances, cfg), cfg.run_dir)
 
