@@ -101,6 +101,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_REPOS)} (3 instances each)")
     ap.add_argument("--repos", help="comma-separated repositories (default: every fetched one)")
     ap.add_argument("--limit", type=int, default=0, help="instances per repository (0: all)")
+    ap.add_argument("--instances", help="comma-separated instance ids (only these)")
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/swe-cache"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/swe-bench-envs"))
     ap.add_argument("--workers", type=int, default=1)
@@ -116,6 +117,8 @@ def main() -> int:
     wanted = QUICK_REPOS if args.quick else tuple(args.repos.split(",")) if args.repos else None
     if wanted:
         insts = [i for i in insts if i.repo in wanted]
+    if args.instances:
+        insts = [i for i in insts if i.instance_id in set(args.instances.split(","))]
     limit = 3 if args.quick and not args.limit else args.limit
     if limit:
         per: dict[str, int] = defaultdict(int)

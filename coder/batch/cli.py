@@ -23,6 +23,12 @@ def register(subparsers: Any) -> None:
     batch.add_argument("issues", type=Path, help="issue list file")
     batch.add_argument("--repo", type=Path, default=Path("."), help="the repository (default: .)")
     batch.add_argument("--branches", action="store_true", help="also create branch coder/<id> per fixed issue")
+    batch.add_argument("--env", type=Path, metavar="SPEC.json", dest="env_spec",
+                       help="a test environment for the agent, built once from --repo at HEAD (keys as one version "
+                            "of the SWE-bench spec table: python, pip_packages, packages, pre_install, install, "
+                            "test_cmd); its steps run in the sandbox, with network")
+    batch.add_argument("--cache-dir", type=Path, help="where --env environments are kept "
+                                                      "(default: ~/.cache/coder/batch-envs)")
     _run_flags(batch)
     batch.set_defaults(func=_cmd_batch)
 
@@ -211,7 +217,8 @@ def _cmd_batch(args: Any) -> int:
     base = head_commit(repo)
     instances = load_issue_list(args.issues, base, repo.name)
     run_dir = args.output or default_run_dir("batch")
-    cfg = _config(args, run_dir, source_repo=repo, branches=args.branches)
+    testbeds = _batch_testbeds(args, repo, instances) if args.env_spec else {}
+    cfg = _config(args, run_dir, source_repo=repo, branches=args.branches, testbeds=testbeds)
     print(f"run directory: {run_dir}  ({len(instances)} issues on {repo} at {base[:12]})", file=sys.stderr)
     summary = run_batch(instances, cfg)
     patches = cfg.run_dir / "patches"
@@ -222,6 +229,27 @@ def _cmd_batch(args: Any) -> int:
             shutil.copyfile(src, patches / f"{inst.instance_id}.patch")
     print(f"patches: {patches}" + ("  branches: coder/<id>" if args.branches else ""), file=sys.stderr)
     return _finish(summary, cfg.run_dir)
+
+
+def _batch_testbeds(args: Any, repo: Path, instances: list) -> dict[str, Any]:
+    """`coder batch --env`: the user's own repository gets what a SWE-bench version gets, an environment built
+    once (at HEAD, cached per repository path and rebuilt when the spec changes; its steps in the sandbox with
+    network, like every environment build) and a layer per workspace."""
+    import hashlib
+
+    from coder.batch.envprep import describe, prepare_envs, testbed_infos
+    from coder.batch.specs import load_env_spec
+    from coder.paths import cache_dir
+
+    entry = load_env_spec(args.env_spec)
+    for inst in instances:
+        inst.version = "local"
+    table = {"repos": {repo.name: {"log_parser": entry.pop("log_parser", "pytest"), "versions": {"local": entry}}}}
+    where = hashlib.sha256(str(repo).encode()).hexdigest()[:12]
+    cache = (args.cache_dir or cache_dir() / "batch-envs").expanduser().resolve() / where
+    states = prepare_envs(instances, table, cache, build=True, repos_dir=repo.parent,
+                          progress=lambda st: print(describe(st), file=sys.stderr))
+    return testbed_infos(instances, table, states)
 
 
 def _cmd_eval(args: Any) -> int:

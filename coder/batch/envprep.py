@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.batch.envs import cached_failure, ensure_env, env_is_ready, file_lock, read_ready
+from coder.batch.envs import cached_failure, ensure_env, env_is_ready, file_lock, installs_with_pip, read_ready
 from coder.batch.instances import Instance
+from coder.batch.instdeps import prefetch
 from coder.batch.specs import EnvUnavailable, check_buildable, spec_for
 from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, find_mirror, remove_workspace
 
@@ -94,6 +95,9 @@ def prepare_envs(instances: list[Instance], table: dict[str, Any], cache: Path, 
             else:
                 _build(state, spec, first, envs_dir, cache, scratch or cache / "setup", repos_dir, allow_network,
                        force, rebuild)
+            if build and state.status == READY and installs_with_pip(spec):
+                mirror = ensure_mirror(first.repo, repos_dir, cache / "mirrors", allow_network)
+                prefetch(Path(state.env_dir), mirror, members, scratch or cache / "setup")
         except (EnvUnavailable, WorkspaceError) as exc:
             state.status, state.error = UNAVAILABLE, str(exc)
         if progress is not None:

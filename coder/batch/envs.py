@@ -10,7 +10,8 @@ What the harness splits into an environment image and an instance image is split
   workspace is installed the way the harness installs the repository (editable), so what tests import is the
   workspace the agent edits, while several workspaces of one version share one environment.
 
-Builds run on the host with network (they install from PyPI), with a scrubbed environment (no credentials),
+Builds run in the sandbox with network (they install from PyPI; the repository's setup code never runs on the
+host), with a scrubbed environment (no credentials) and a pip cache of their own,
 under an fcntl lock per environment (two evaluations never build one venv twice), and record the spec they
 were built from: an environment whose spec changed is rebuilt, a failed build is remembered (and reported once
 per environment) until `--rebuild-envs`.
@@ -58,13 +59,42 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+#: system folders every sandbox has anyway (an interpreter there needs no extra mount)
+SYSTEM_PREFIXES = ("/usr", "/bin", "/lib", "/opt", "/etc")
+
+
+def interpreter_prefix(python: str) -> list[str]:
+    """The install prefix of `python` (pyenv's versions/3.9.x), for the sandbox to mount read-only."""
+    if not python:
+        return []
+    prefix = Path(os.path.realpath(python)).parent.parent
+    return [] if str(prefix).startswith(SYSTEM_PREFIXES) else [str(prefix)]
+
+
+def run_build_step(cmd: str, cwd: Path, env: dict[str, str], timeout: float,
+                   read_only: tuple[str, ...] = ()) -> tuple[int | None, str]:
+    """A build step in the sandbox, with network (it installs from the index): `cwd` (the checkout) and the
+    venv named by VIRTUAL_ENV writable, with pip's cache of the environments folder; the interpreter and the
+    checkout's borrowed git objects read-only. The repository's setup code runs here, never on the host."""
+    from coder.batch.workspace import borrowed_objects
+    from coder.sandbox.exec import run_sandboxed
+
+    venv = env["VIRTUAL_ENV"]
+    base = interpreter_prefix(os.path.join(venv, "bin", "python"))
+    section = {"network": True, "extra_rw": [venv, env["PIP_CACHE_DIR"]],
+               "extra_ro": [*read_only, *borrowed_objects(cwd), *base],
+               "timeout": timeout, "max_timeout": timeout, "max_output_chars": 10**9,
+               "max_output_bytes": 256 * 1024 * 1024}
+    Path(env["PIP_CACHE_DIR"]).mkdir(parents=True, exist_ok=True)
+    result = run_sandboxed(cmd, cwd, {"sandbox": section}, timeout, env=env)
+    return result.exit_code, result.output
+
+
 def _run(cmd: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) -> None:
+    code, output = run_build_step(cmd, cwd, env, timeout)
     with open(log, "a", encoding="utf-8") as fh:
-        fh.write(f"\n$ {cmd}\n")
-        fh.flush()
-        proc = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                              timeout=timeout)
-    if proc.returncode != 0:
+        fh.write(f"\n$ {cmd}\n{output}")
+    if code != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-1200:]
         raise EnvUnavailable(f"environment build step failed ({cmd[:200]}):\n{tail}")
 
@@ -83,6 +113,7 @@ def venv_env(env_dir: Path) -> dict[str, str]:
     env["VIRTUAL_ENV"] = str(env_dir)
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PIP_CACHE_DIR"] = str(env_dir.parent / ".pip-cache")  # the sandbox's home is empty: a cache of their own
     if (env_dir / "constraints.txt").is_file():
         env["PIP_CONSTRAINT"] = str(env_dir / "constraints.txt")
     return env
@@ -291,17 +322,26 @@ def _build(spec: EnvSpec, setup_checkout: Path, env_dir: Path, timeout: float) -
         "python_version": spec.python_version}, indent=1), encoding="utf-8")
 
 
+def installs_with_pip(spec: EnvSpec) -> bool:
+    """The harness installs the repository with pip (so dependencies can resolve), not `setup.py develop`."""
+    return spec.install.strip().startswith(("python -m pip install", "pip install"))
+
+
 def reinstall_command(spec: EnvSpec, env_dir: Path | None = None) -> str:
-    """The spec's install command for a workspace, offline: no dependencies (the environment has them), no
-    index; an isolated build takes its requirements from the environment's wheelhouse (without one: no build
-    isolation, the environment's own setuptools)."""
+    """The spec's install command for a workspace, offline: no index; an isolated build takes its requirements
+    from the environment's wheelhouse (without one: no build isolation, the environment's own setuptools).
+    Dependencies resolve from the environment plus the wheelhouse, where coder/batch/instdeps.py put what the
+    instance's own commit adds (as the harness's install at the base commit would fetch); when they cannot,
+    the install goes without them, as before."""
     install = spec.install.strip()
     if not install:
         return ""
-    if install.startswith(("python -m pip install", "pip install")):
+    if installs_with_pip(spec):
         head, _, rest = install.partition("install")
         wheels = env_dir / WHEELHOUSE if env_dir is not None else None
         source = (f"--find-links {shlex.quote(str(wheels))}" if wheels is not None and wheels.is_dir() and
                   any(wheels.glob("*.whl")) else "--no-build-isolation")
-        return f"{head}install --no-deps --no-index {source} {rest.strip()}"
+        with_deps = f"{head}install --no-index {source} {rest.strip()}"
+        return (f"{with_deps} || {{ echo 'coder: dependencies do not resolve offline; installing without them'; "
+                f"{head}install --no-deps --no-index {source} {rest.strip()}; }}")
     return install

@@ -144,6 +144,32 @@ def load_spec_table(extra: Path | None = None) -> dict[str, Any]:
     return table
 
 
+#: what one version entry of the spec table may say (the shape `coder batch --env FILE` takes)
+ENV_SPEC_KEYS = frozenset({"python", "packages", "pip_packages", "pre_install", "install", "test_cmd", "log_parser",
+                           "eval_commands", "constraints", "system_site_packages", "note"})
+
+
+def load_env_spec(path: Path) -> dict[str, Any]:
+    """One environment entry from a JSON file, checked: unknown keys and wrong types are a usage error."""
+    try:
+        entry = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read the environment spec {path}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not JSON: {exc}") from None
+    if not isinstance(entry, dict):
+        raise UsageError(f"{path}: the environment spec must be a JSON object")
+    unknown = sorted(set(entry) - ENV_SPEC_KEYS)
+    if unknown:
+        raise UsageError(f"{path}: unknown keys {', '.join(unknown)} (allowed: {', '.join(sorted(ENV_SPEC_KEYS))})")
+    lists = ("pip_packages", "pre_install", "eval_commands", "constraints")
+    for key, value in entry.items():
+        want = list if key in lists else bool if key == "system_site_packages" else str
+        if not isinstance(value, want) or (want is list and not all(isinstance(v, str) for v in value)):
+            raise UsageError(f"{path}: {key} must be {'a list of strings' if want is list else want.__name__}")
+    return entry
+
+
 def spec_for(inst: Instance, table: dict[str, Any]) -> EnvSpec:
     repo_entry = table["repos"].get(inst.repo)
     if repo_entry is None:

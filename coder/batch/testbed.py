@@ -27,13 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.batch.envs import base_interpreter, reinstall_command
+from coder.batch.envs import base_interpreter, interpreter_prefix, reinstall_command
 from coder.batch.specs import EnvSpec, EnvUnavailable
-from coder.batch.workspace import Workspace, git
+from coder.batch.workspace import Workspace, borrowed_objects, git
 
 #: sorts after every other .pth in the layer (`__editable__...`, `easy-install.pth`): the workspace first
 SHARED_PTH = "zz_coder_shared_env.pth"
-SYSTEM_PREFIXES = ("/usr", "/bin", "/lib", "/opt", "/etc")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -128,24 +127,7 @@ def make_layer(env_dir: Path, layer: Path, system_site_packages: bool = False) -
 
 def read_only_paths(env_dir: Path) -> list[str]:
     """The environment and the interpreter it was made from (unless a system folder the sandbox has anyway)."""
-    paths = [str(env_dir)]
-    base = base_interpreter(env_dir)
-    if base:
-        prefix = Path(os.path.realpath(base)).parent.parent
-        if not str(prefix).startswith(SYSTEM_PREFIXES):
-            paths.append(str(prefix))
-    return paths
-
-
-def borrowed_objects(workspace: Path) -> list[str]:
-    """The object folders a shared clone borrows (`.git/objects/info/alternates`: the mirror's): without them
-    read-only in the sandbox, git there fails ("bad object HEAD"), and so does setuptools_scm's version."""
-    objects = workspace / ".git" / "objects"
-    try:
-        lines = (objects / "info" / "alternates").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    return [str((objects / line.strip()).resolve()) for line in lines if line.strip() and not line.startswith("#")]
+    return [str(env_dir), *interpreter_prefix(base_interpreter(env_dir))]
 
 
 def open_testbed(spec: EnvSpec, env_dir: Path, workspace: Path) -> Testbed:

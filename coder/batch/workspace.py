@@ -98,6 +98,17 @@ def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
     return Workspace(dest, git(dest, "rev-parse", "HEAD").strip())
 
 
+def borrowed_objects(workspace: Path) -> list[str]:
+    """The object folders a shared clone borrows (`.git/objects/info/alternates`: the mirror's): without them
+    read-only in the sandbox, git there fails ("bad object HEAD"), and so does setuptools_scm's version."""
+    objects = workspace / ".git" / "objects"
+    try:
+        lines = (objects / "info" / "alternates").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    return [str((objects / line.strip()).resolve()) for line in lines if line.strip() and not line.startswith("#")]
+
+
 def remove_workspace(path: Path) -> None:
     """The workspace and its instance layer (`<workspace>.testbed`, coder/batch/testbed.py)."""
     shutil.rmtree(path, ignore_errors=True)

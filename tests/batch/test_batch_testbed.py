@@ -120,3 +120,40 @@ def test_a_failed_environment_build_is_reported_once_for_all_its_instances(swe, 
     assert "unavailable" in envs.stdout and "no-such-package-anywhere" in envs.stdout
     assert "0/3 instances have a ready environment" in envs.stdout
     assert next(cache.glob("envs/acme__calc-*/build.log")).read_text() == log
+
+
+def test_batch_in_own_repo_with_an_environment(swe, tmp_path):
+    # `coder batch --env SPEC`: the user's repository gets an environment like a SWE-bench version, and the
+    # agent's first command imports the workspace through it. The build runs the repository's own setup code:
+    # in the sandbox, where a step that writes outside the checkout and the venv (here: into a folder of the
+    # test's own and into HOME) writes nothing.
+    make_package_instances(swe)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    targets = (outside / "from-build", Path.home() / "from-build")
+    writer = "; ".join(f"(echo x > {t}) 2>/dev/null || true" for t in targets)
+    issues = tmp_path / "issues.jsonl"
+    issues.write_text(json.dumps({"id": "acme__calc-1", "title": "add subtracts", "body": "add(2, 3) is -1"}) + "\n")
+    scripts = write_env_scripts(tmp_path / "scripts", ["acme__calc-1"])
+    spec = tmp_path / "env.json"
+    entry = {k: v for k, v in SPEC.items() if k != "local"}
+    spec.write_text(json.dumps(entry | {"pre_install": [*entry["pre_install"], writer]}))
+    args = ("batch", str(issues), "--repo", str(swe.mirror), "--model", f"scripted:{scripts}", "--env", str(spec),
+            "--cache-dir", str(tmp_path / "envs"), "--output", str(tmp_path / "run"))
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"python": "3.11", "instal": "pip install -e ."}))
+    typo = coder(*[a if a != str(spec) else str(bad) for a in args])
+    assert typo.returncode == 2 and "unknown keys instal" in typo.stderr and "Traceback" not in typo.stderr
+    proc = coder(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert ": ready (Python 3.11" in proc.stderr, proc.stderr
+    assert not any(t.exists() for t in targets)
+    # control: the same step, run directly, does write its marker
+    subprocess.run(["bash", "-c", f"echo x > {outside / 'control'}"], check=True)
+    assert (outside / "control").exists()
+    traj = json.loads((tmp_path / "run" / "instances" / "acme__calc-1" / "acme__calc-1.traj.json").read_text())
+    outputs = [m["content"] for m in traj["messages"] if m["role"] == "tool"]
+    ws = tmp_path / "run" / "workspaces" / "acme__calc-1"
+    assert f"IMPORTED {ws}/calc.py" in outputs[0] and f"VENV {ws}.testbed" in outputs[0], outputs[0]
+    assert "PASSED tests/test_calc.py::test_mul" in outputs[1]
+    assert "+    return a + b" in (tmp_path / "run" / "patches" / "acme__calc-1.patch").read_text()

@@ -1,0 +1,149 @@
+"""What the instance's own commit adds to the environment's dependencies (coder/batch/instdeps.py), for real:
+the environment is built at the setup commit, the base commit later requires a package the environment lacks
+(as pytest 5.0 began to import `importlib_metadata`), and the workspace installed offline in the sandbox must
+still import it, because it was resolved and fetched into the environment's wheelhouse while preparing.
+
+Offline: the "index" is a folder of wheels served on loopback (PIP_FIND_LINKS; the build steps run in the sandbox
+with network, where a host folder would not be seen), and the project builds with an in-tree PEP 517 backend
+that needs nothing from any index."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import threading
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from batch_fixtures import git
+
+from coder.batch.envprep import READY, prepare_envs
+from coder.batch.envs import load_spec_table
+from coder.batch.instances import load_instances
+from coder.batch.instdeps import DEPS_DIR
+from coder.batch.specs import spec_for
+from coder.batch.testbed import install_workspace, open_testbed
+from coder.batch.workspace import create_workspace
+
+BACKEND = '''import os, tomllib, zipfile
+DI = "acme_calc-0.1.dist-info"
+def _meta():
+    proj = tomllib.load(open("pyproject.toml", "rb"))["project"]
+    return ("Metadata-Version: 2.1\\nName: %s\\nVersion: %s\\n" % (proj["name"], proj["version"])
+            + "".join("Requires-Dist: %s\\n" % d for d in proj.get("dependencies", [])))
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+get_requires_for_build_editable = get_requires_for_build_wheel
+def prepare_metadata_for_build_wheel(d, config_settings=None):
+    os.makedirs(os.path.join(d, DI), exist_ok=True)
+    open(os.path.join(d, DI, "METADATA"), "w").write(_meta())
+    return DI
+prepare_metadata_for_build_editable = prepare_metadata_for_build_wheel
+def _wheel(d, files):
+    files = dict(files)
+    files[DI + "/METADATA"] = _meta()
+    files[DI + "/WHEEL"] = "Wheel-Version: 1.0\\nGenerator: acme\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
+    files[DI + "/RECORD"] = "".join(f + ",,\\n" for f in list(files) + [DI + "/RECORD"])
+    with zipfile.ZipFile(os.path.join(d, "acme_calc-0.1-py3-none-any.whl"), "w") as z:
+        for f, t in files.items():
+            z.writestr(f, t)
+    return "acme_calc-0.1-py3-none-any.whl"
+def build_wheel(d, config_settings=None, metadata_directory=None):
+    return _wheel(d, {"calc.py": open("calc.py").read()})
+def build_editable(d, config_settings=None, metadata_directory=None):
+    return _wheel(d, {"acme_calc.pth": os.getcwd() + "\\n"})
+'''
+
+PYPROJECT = ('[build-system]\nrequires = []\nbuild-backend = "acme_backend"\nbackend-path = ["."]\n\n'
+             '[project]\nname = "acme-calc"\nversion = "0.1"\ndependencies = [{deps}]\n')
+
+
+def dependency_wheel(folder: Path, name: str, module: str, source: str) -> None:
+    """A wheel of `name` 1.0 holding `module.py` (what a package index would serve)."""
+    di = f"{name.replace('-', '_')}-1.0.dist-info"
+    files = {f"{module}.py": source, f"{di}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+             f"{di}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    files[f"{di}/RECORD"] = "".join(f"{f},,\n" for f in [*files, f"{di}/RECORD"])
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(folder / f"{name.replace('-', '_')}-1.0-py3-none-any.whl", "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """A folder of wheels and its address on loopback (a find-links page: the directory listing)."""
+    folder = tmp_path / "index"
+    folder.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    handler.log_message = lambda *_a: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield folder, f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+
+
+def commit(mirror: Path, files: dict[str, str], message: str) -> str:
+    for rel, text in files.items():
+        (mirror / rel).write_text(text)
+    git(mirror, "add", "-A")
+    git(mirror, "commit", "-q", "-m", message)
+    return git(mirror, "rev-parse", "HEAD").strip()
+
+
+def test_a_dependency_the_base_commit_adds_is_fetched_once_and_installed_offline(swe, tmp_path, monkeypatch, index):
+    folder, url = index
+    dependency_wheel(folder, "acme-extra", "acme_extra", "VALUE = 42\n")
+    for key, value in {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": url}.items():
+        monkeypatch.setenv(key, value)
+    setup = commit(swe.mirror, {"acme_backend.py": BACKEND, "pyproject.toml": PYPROJECT.format(deps=""),
+                                ".gitignore": "__pycache__/\n"}, "calc as a package")
+    calc = (swe.mirror / "calc.py").read_text()
+    base = commit(swe.mirror, {"pyproject.toml": PYPROJECT.format(deps='"acme-extra>=1.0"'),
+                               "calc.py": "import acme_extra\n\n" + calc}, "calc needs acme-extra")
+    missing = commit(swe.mirror, {"pyproject.toml": PYPROJECT.format(deps='"acme-extra>=1.0", "acme-gone"')},
+                     "and a package no index has")
+    rows = [swe.record(iid) | {"environment_setup_commit": setup, "base_commit": commit_, "version": "2.0"}
+            for iid, commit_ in zip(swe.ids, (base, base, missing), strict=True)]
+    swe.dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = {"python": "3.11", "install": "python -m pip install -e .", "system_site_packages": True, "local": "ok",
+            "test_cmd": "python -m pytest -rA -p no:cacheprovider"}
+    swe.specs.write_text(json.dumps({"repos": {"acme/calc": {"log_parser": "pytest", "versions": {"2.0": spec}}}}))
+    table = load_spec_table(swe.specs)
+    insts = load_instances(swe.dataset)
+    cache = tmp_path / "cache"
+    states = prepare_envs(insts, table, cache, build=True, repos_dir=swe.repos_dir, scratch=tmp_path / "setup")
+    (state,) = states.values()
+    assert state.status == READY, state.error
+    env_dir = Path(state.env_dir)
+    # the setup commit's environment does not have it; two instances share one set of dependency files
+    markers = [json.loads(p.read_text()) for p in sorted((env_dir / DEPS_DIR).glob("*.json"))]
+    assert len(markers) == 2, markers
+    found = {m["commit"]: m for m in markers}
+    assert found[base]["added"] == ["acme-extra==1.0"] and "error" not in found[base]
+    assert "acme-gone" in found[missing]["error"]
+    assert (env_dir / "wheelhouse" / "acme_extra-1.0-py3-none-any.whl").is_file()
+    assert not list((env_dir / "lib").glob("python*/site-packages/acme_extra.py"))  # the environment is unchanged
+
+    for key in ("PIP_FIND_LINKS", "PIP_NO_INDEX"):  # from here on no index at all: only the wheelhouse
+        monkeypatch.delenv(key)
+    spec_obj = spec_for(insts[0], table)
+    probe = "cd / && python -c 'import calc, acme_extra; print(\"VALUE\", acme_extra.VALUE, calc.__file__)'"
+    ws = create_workspace(swe.mirror, base, tmp_path / "ws-base")
+    tb = open_testbed(spec_obj, env_dir, ws.path)
+    ok, output = install_workspace(tb)
+    assert ok, output
+    code, out = tb.run(probe, 120)
+    assert code == 0 and f"VALUE 42 {ws.path}/calc.py" in out, out
+    # what cannot resolve offline installs without dependencies, as before: the project itself still imports
+    ws2 = create_workspace(swe.mirror, missing, tmp_path / "ws-missing")
+    tb2 = open_testbed(spec_obj, env_dir, ws2.path)
+    ok2, output2 = install_workspace(tb2)
+    assert ok2 and "installing without them" in output2, output2
+    assert list(tb2.layer.glob("lib/python*/site-packages/acme_calc.pth"))
