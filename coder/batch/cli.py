@@ -252,6 +252,11 @@ def _batch_testbeds(args: Any, repo: Path, instances: list) -> dict[str, Any]:
     return testbed_infos(instances, table, states)
 
 
+def _hub_split(args: Any) -> str:
+    """The split to name to the official harness: only for a Hub dataset (a local file has none)."""
+    return "" if Path(args.dataset).expanduser().exists() else (args.split or "")
+
+
 def _cmd_eval(args: Any) -> int:
     import json
 
@@ -264,7 +269,7 @@ def _cmd_eval(args: Any) -> int:
     preds = load_predictions(args.predictions)
     preds_path = args.predictions / "preds.json" if args.predictions.is_dir() else args.predictions
     if args.official:
-        print(official_command(dataset_label(args.dataset), preds_path, sorted(preds)))
+        print(official_command(dataset_label(args.dataset), preds_path, sorted(preds), split=_hub_split(args)))
         return 0
     dataset = load_instances(args.dataset, args.split)
     instances = [i for i in _select(args, dataset) if i.instance_id in preds]
@@ -279,7 +284,7 @@ def _cmd_eval(args: Any) -> int:
                      cache_dir=_cache(args), allow_network=args.allow_network, specs=load_spec_table(args.specs),
                      workers=args.workers, timeout=args.timeout, force_env=args.force_env,
                      rebuild_envs=args.rebuild_envs, keep_workspaces=args.keep_workspaces,
-                     dataset_path=dataset_label(args.dataset))
+                     dataset_path=dataset_label(args.dataset), split=_hub_split(args))
     report = evaluate(instances, preds, cfg, progress=lambda st: print(describe(st), file=sys.stderr))
     for iid, r in report["instances"].items():
         if r.get("needs_official_harness"):  # its environment's reason was printed once above

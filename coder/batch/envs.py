@@ -183,6 +183,16 @@ def build_steps(spec: EnvSpec, setup_checkout: Path, env_dir: Path | None = None
         if reqs is not None and env_dir is not None:
             (env_dir / "requirements.txt").write_text(reqs, encoding="utf-8")
             steps.append(f"python -m pip install -r {shlex.quote(str(env_dir / 'requirements.txt'))}")
+    elif spec.packages == "environment.yml":
+        from coder.batch.condayml import read_yml_requirements
+
+        yml = read_yml_requirements(spec.env_yml_paths, setup_checkout, spec.environment_yml)
+        if env_dir is not None:  # one resolution with the pins (see condayml); what was left out, recorded
+            (env_dir / "requirements.txt").write_text("\n".join([*yml.lines, *spec.pip_packages]) + "\n",
+                                                      encoding="utf-8")
+            (env_dir / "left_out.json").write_text(json.dumps({yml.source: yml.left_out}, indent=1),
+                                                   encoding="utf-8")
+            steps.append(f"python -m pip install -r {shlex.quote(str(env_dir / 'requirements.txt'))}")
     elif spec.packages:
         steps.append("python -m pip install " + spec.packages)
     if spec.pip_packages:
@@ -236,7 +246,8 @@ def build_fingerprint(spec: EnvSpec) -> dict[str, Any]:
     venv built from the old entry is stale and is rebuilt instead of silently reused."""
     return {"python": spec.python or sys.executable, "pip_packages": spec.pip_packages, "packages": spec.packages,
             "requirements_paths": spec.requirements_paths, "pre_install": spec.pre_install, "install": spec.install,
-            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages, "layout": 3}
+            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages, "layout": 3,
+            **({"environment_yml": spec.environment_yml} if spec.environment_yml else {})}
 
 
 def env_is_ready(spec: EnvSpec, envs_dir: Path) -> bool:

@@ -53,6 +53,7 @@ class EvalConfig:
     rebuild_envs: bool = False
     keep_workspaces: bool = False
     dataset_path: str = ""
+    split: str = ""  # of a Hugging Face dataset (the official harness's --split)
 
 
 @dataclass
@@ -271,16 +272,19 @@ def build_report(results: list[InstanceEval], preds: dict[str, dict[str, Any]], 
     }
     if harness:
         report["official_command"] = official_command(cfg.dataset_path, cfg.output / "preds_for_harness.json",
-                                                      harness)
+                                                      harness, split=cfg.split)
     return report
 
 
 def official_command(dataset: str, preds_path: Path, instance_ids: list[str] | None = None,
-                     run_id: str = "coder-local") -> str:
-    """The official harness command (Docker) for these predictions; a local dataset file works as its name."""
+                     run_id: str = "coder-local", split: str = "") -> str:
+    """The official harness command (Docker) for these predictions; a local dataset file works as its name, a
+    Hub dataset keeps its split (the harness's default is test)."""
     parts = ["python", "-m", "swebench.harness.run_evaluation", "--dataset_name",
              dataset or "princeton-nlp/SWE-bench_Lite", "--predictions_path", str(preds_path),
              "--max_workers", "4", "--run_id", run_id]
+    if split:
+        parts += ["--split", split]
     if instance_ids:
         parts += ["--instance_ids", *instance_ids]
     return " ".join(shlex.quote(p) for p in parts)

@@ -8,8 +8,9 @@ repository and version); `data/swebench_local.json` holds our additions (pins of
 The harness builds in conda; a venv gets the same where that is faithful: the harness's Python when this machine
 has it (`pythonX.Y` on PATH, pyenv, uv, `$CODER_SWEBENCH_PYTHONS`), conda package names that are also PyPI names
 installed with pip, `apt-get install` steps accepted when every package they name is already installed here.
-What stays conda-only (an `environment.yml`) or needs system packages that are missing is reported as not
-buildable, with the reason, never guessed.
+An `environment.yml` becomes pip requirements where its packages are on PyPI (coder/batch/condayml.py, with
+what is left out recorded per repository); one without such a record, or that needs system packages that are
+missing, is reported as not buildable, with the reason, never guessed.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class EnvSpec:
     pre_install: list[str] = field(default_factory=list)
     eval_commands: list[str] = field(default_factory=list)
     requirements_paths: list[str] = field(default_factory=list)
+    env_yml_paths: list[str] = field(default_factory=list)
+    #: `packages: environment.yml` as pip requirements (coder/batch/condayml.py): {"pypi": {...}, "leave_out": {...}}
+    environment_yml: dict[str, Any] = field(default_factory=dict)
     log_parser: str = "pytest"
     local: str = "unverified"
     note: str = ""
@@ -187,6 +191,8 @@ def spec_for(inst: Instance, table: dict[str, Any]) -> EnvSpec:
         pip_packages=list(ver.get("pip_packages") or []), pre_install=list(ver.get("pre_install") or []),
         eval_commands=list(ver.get("eval_commands") or []),
         requirements_paths=list(repo_entry.get("requirements_paths") or []),
+        env_yml_paths=list(repo_entry.get("env_yml_paths") or []),
+        environment_yml=dict(ver.get("environment_yml", repo_entry.get("environment_yml")) or {}),
         log_parser=inst.log_parser or repo_entry.get("log_parser") or default.get("log_parser", "pytest"),
         local=ver.get("local", "unverified"), note=ver.get("note", ""), harness_python=harness_python,
         system_site_packages=bool(ver.get("system_site_packages", False)),
@@ -235,9 +241,10 @@ def check_buildable(spec: EnvSpec, force: bool = False) -> None:
                                  f"(install it: `pyenv install {spec.harness_python}` or `uv python install "
                                  f"{spec.harness_python}`, or name it in CODER_SWEBENCH_PYTHONS)"
                                  + (f": {spec.note}" if spec.note else ""))
-    if spec.packages == "environment.yml":
+    if spec.packages == "environment.yml" and not spec.environment_yml:
         raise EnvUnavailable(f"{spec.repo} {spec.version}: the harness builds it from a conda environment.yml "
-                             "(conda-only packages; no faithful venv equivalent)")
+                             "and no PyPI equivalent of its packages is recorded (`environment_yml` in "
+                             "coder/batch/data/swebench_local.json)")
     missing = missing_system_packages(spec)
     if missing and not force:
         raise EnvUnavailable(f"{spec.repo} {spec.version} needs system packages missing here: {' '.join(missing)} "

@@ -116,7 +116,9 @@ def test_a_dataset_not_cached_offline_says_how_to_get_it(tmp_path):
     preds.write_text(json.dumps({"a__b-1": {"instance_id": "a__b-1", "model_name_or_path": "x", "model_patch": ""}}))
     official = _coder(env, "swebench", "eval", str(preds), "--dataset", "verified", "--official", cwd=tmp_path)
     assert official.returncode == 0, official.stderr
-    assert "--dataset_name princeton-nlp/SWE-bench_Verified" in official.stdout
+    assert "--dataset_name princeton-nlp/SWE-bench_Verified" in official.stdout and "--split" not in official.stdout
+    dev = _coder(env, "swebench", "eval", str(preds), "--dataset", "lite", "--split", "dev", "--official", cwd=tmp_path)
+    assert "--dataset_name princeton-nlp/SWE-bench_Lite" in dev.stdout and "--split dev" in dev.stdout, dev.stderr
 
 
 def test_save_to_disk_folders_and_parquet_files(swe, tmp_path):

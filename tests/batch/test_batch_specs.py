@@ -7,8 +7,17 @@ import json
 from pathlib import Path
 
 from coder.batch import grading
+from coder.batch.condayml import read_yml_requirements
+from coder.batch.envs import build_steps
 from coder.batch.instances import Instance
-from coder.batch.specs import EnvSpec, check_buildable, load_spec_table, missing_system_packages, spec_for
+from coder.batch.specs import (
+    EnvSpec,
+    EnvUnavailable,
+    check_buildable,
+    load_spec_table,
+    missing_system_packages,
+    spec_for,
+)
 
 LITE_PAIRS = Path(__file__).with_name("data") / "swebench_lite_repo_versions.json"  # from ../shared's Lite splits
 
@@ -33,15 +42,57 @@ def test_every_repository_and_version_of_the_lite_splits_has_the_harness_spec():
 
 
 def test_conda_only_and_missing_system_packages_are_not_buildable_with_the_reason():
-    yml = EnvSpec(repo="pydata/xarray", version="0.12", packages="environment.yml", harness_python="3.11")
+    yml = EnvSpec(repo="matplotlib/matplotlib", version="3.5", packages="environment.yml", harness_python="3.11")
     try:
         check_buildable(yml)
-        raise AssertionError("an environment.yml spec was accepted")
+        raise AssertionError("an environment.yml spec without a PyPI record was accepted")
     except Exception as exc:  # noqa: BLE001 - the message is what is checked
-        assert "conda environment.yml" in str(exc)
+        assert "conda environment.yml" in str(exc) and "environment_yml" in str(exc)
     apt = EnvSpec(repo="a/b", version="1", harness_python="3.11",
                   pre_install=["apt-get update && apt-get install -y coder-no-such-package bash"])
     assert missing_system_packages(apt) == ["coder-no-such-package"]  # bash is installed, so not named
+
+
+XARRAY_YML = """name: xarray-tests
+channels:
+  - conda-forge
+dependencies:
+  - python=3.8
+  - cdms2
+  - hdf5
+  - matplotlib-base
+  - netcdf4
+  - numpy=1.17
+  - pandas >=1.0
+  - pint 0.16.*
+  - pip
+  - pip:
+    - numbagg
+"""
+
+
+def test_an_environment_yml_becomes_pypi_requirements_with_what_is_left_out_recorded(tmp_path):
+    table = load_spec_table()
+    xarray = spec_for(Instance("x", repo="pydata/xarray", version="0.12"), table)
+    assert xarray.packages == "environment.yml" and xarray.env_yml_paths[0] == "ci/requirements/environment.yml"
+    (tmp_path / "ci" / "requirements").mkdir(parents=True)
+    (tmp_path / "ci" / "requirements" / "environment.yml").write_text(XARRAY_YML)
+    reqs = read_yml_requirements(xarray.env_yml_paths, tmp_path, xarray.environment_yml)
+    # conda names become PyPI names, conda's `=V` a version prefix; python is the venv's; the pip list as it is
+    assert reqs.lines == ["matplotlib", "netCDF4", "numpy==1.17.*", "pandas>=1.0", "pint==0.16.*", "numbagg"]
+    assert set(reqs.left_out) == {"cdms2", "hdf5", "pip"} and "conda-forge only" in reqs.left_out["cdms2"]
+    (tmp_path / "env").mkdir()
+    steps = build_steps(xarray, tmp_path, tmp_path / "env")
+    assert any(s.endswith("requirements.txt") for s in steps)
+    written = (tmp_path / "env" / "requirements.txt").read_text().split()
+    assert written[:2] == ["matplotlib", "netCDF4"] and "numpy==1.23.0" in written  # one resolution with the pins
+    assert json.loads((tmp_path / "env" / "left_out.json").read_text())["ci/requirements/environment.yml"]["hdf5"]
+    (tmp_path / "ci" / "requirements" / "environment.yml").write_text("dependencies: [numpy\n")
+    try:
+        read_yml_requirements(xarray.env_yml_paths, tmp_path, xarray.environment_yml)
+        raise AssertionError("a broken environment file was read")
+    except EnvUnavailable as exc:
+        assert "not valid YAML" in str(exc)
 
 
 def test_harness_grading_of_skips_and_truncated_ids():
