@@ -127,6 +127,15 @@ def venv_env(env_dir: Path) -> dict[str, str]:
 PIP_UPGRADE = ('python -m pip install --upgrade "pip>=24,<25" '
                '|| echo "coder: pip upgrade not possible here; keeping the venv\'s own pip"')
 
+#: What a conda `python` brings besides the interpreter (its pip depends on setuptools and wheel) and a venv
+#: lacks: `wheel` (and setuptools from Python 3.12 on). It matters: with both importable, pip 24 installs a project
+#: that has no pyproject.toml with `setup.py develop`, which puts the checkout on sys.path as the harness's
+#: images have it (pylint 2.14 finds its own plugins by path); without wheel it builds a PEP 660 editable wheel
+#: whose import finder leaves the checkout off sys.path. The venv's own setuptools is kept where it has one.
+CONDA_BASE = ('{ python -m pip install wheel && '
+              '{ python -c "import setuptools" 2>/dev/null || python -m pip install setuptools; }; } '
+              '|| echo "coder: no index for wheel/setuptools here; the venv stays without them"')
+
 #: the harness's REPLACE_REQ_PACKAGES (swebench/harness/test_spec/python.py): yanked from PyPI, replaced
 REPLACE_REQ = (("types-pkg_resources", "types-setuptools"),)
 
@@ -208,7 +217,7 @@ def build_steps(spec: EnvSpec, setup_checkout: Path, env_dir: Path | None = None
         steps.append(f"python -m pip download -q --dest {shlex.quote(str(env_dir / WHEELHOUSE))} " +
                      " ".join(shlex.quote(r) for r in requires) +
                      " || echo 'coder: no wheels of the build requirements; installs go without isolation'")
-    return [PIP_UPGRADE, *steps] if steps else []
+    return [PIP_UPGRADE, CONDA_BASE, *steps] if steps else []
 
 
 #: the build requirements' wheels inside an environment (see build_steps)
@@ -246,7 +255,7 @@ def build_fingerprint(spec: EnvSpec) -> dict[str, Any]:
     venv built from the old entry is stale and is rebuilt instead of silently reused."""
     return {"python": spec.python or sys.executable, "pip_packages": spec.pip_packages, "packages": spec.packages,
             "requirements_paths": spec.requirements_paths, "pre_install": spec.pre_install, "install": spec.install,
-            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages, "layout": 3,
+            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages, "layout": 4,
             **({"environment_yml": spec.environment_yml} if spec.environment_yml else {})}
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from batch_fixtures import GOLD_PATCH, git
 
-from coder.batch.envs import PIP_UPGRADE, EnvSpec, build_steps, find_python, load_spec_table, venv_env
+from coder.batch.envs import CONDA_BASE, PIP_UPGRADE, EnvSpec, build_steps, find_python, load_spec_table, venv_env
 from coder.batch.evaluate import EvalConfig, evaluate
 from coder.batch.instances import load_instances
 
@@ -98,7 +98,7 @@ def test_build_steps_upgrade_pip_first_then_follow_the_harness_order(tmp_path):
                    packages="requirements.txt", pip_packages=["jupyter", "pytest"], pre_install=["sed -i s/a/b/ x"],
                    requirements_paths=["missing.txt", "requirements_dev.txt"])
     steps = build_steps(spec, tmp_path, env)
-    assert steps == [PIP_UPGRADE, f"python -m pip install -r {env / 'requirements.txt'}",
+    assert steps == [PIP_UPGRADE, CONDA_BASE, f"python -m pip install -r {env / 'requirements.txt'}",
                      "python -m pip install jupyter pytest", "sed -i s/a/b/ x", "python -m pip install -e .[all]",
                      f"python -m pip download -q --dest {env / 'wheelhouse'} 'setuptools>=40' setuptools_scm wheel"
                      " || echo 'coder: no wheels of the build requirements; installs go without isolation'"]
