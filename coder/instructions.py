@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.protected import INSTRUCTION_FILES
 
-NAMES = ("AGENTS.md", "CLAUDE.md")
+NAMES = INSTRUCTION_FILES
 
 
 @dataclass

@@ -12,15 +12,22 @@ The set, matched on every component of a workspace-relative path (so nested repo
   down to the working directory).
 
 Paths are compared case-insensitively, because a case-insensitive file system (macOS, a mounted volume) makes
-`.GIT/config` the same file as `.git/config`.
+`.GIT/config` the same file as `.git/config`. (The readers and the sandbox use the exact names: on the
+case-sensitive file systems the sandbox runs on, `agents.md` is no instruction file; guarding its writes too
+costs nothing.)
 """
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+#: the instruction files (coder/instructions.py reads them by these exact names; the sandbox mounts them
+#: read-only, coder/sandbox/profile.py and nested.py): the one list all three use
+INSTRUCTION_FILES: tuple[str, ...] = ("AGENTS.md", "CLAUDE.md")
+#: the project's MCP server file
+MCP_FILE = ".mcp.json"
 PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".coder"})
-PROTECTED_FILES: frozenset[str] = frozenset({".mcp.json", "agents.md", "claude.md"})
+PROTECTED_FILES: frozenset[str] = frozenset(name.lower() for name in (MCP_FILE, *INSTRUCTION_FILES))
 
 
 def protected_reason(rel_path: str) -> str | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.errors import ConfigError
+from coder.protected import INSTRUCTION_FILES, MCP_FILE
 from coder.sandbox.nested import nested_entries, read_regular
 
 #: mount point (inside the sandbox) of the folder where the host drops command files for the shell
@@ -174,7 +175,7 @@ def outside_home_binds(home: Path, path_var: str) -> tuple[Path, ...]:
 
 
 #: files at the workspace root that configure coder or steer the model: read-only when they exist
-ROOT_FILES: tuple[str, ...] = (".mcp.json", "AGENTS.md", "CLAUDE.md")
+ROOT_FILES: tuple[str, ...] = (MCP_FILE, *INSTRUCTION_FILES)
 #: parts of the top-level git dir that make code run or steer another checkout: read-only when present
 TOP_GIT_RO: tuple[str, ...] = ("info", "modules", "worktrees", "commondir", "config.worktree")
 
