@@ -7,7 +7,10 @@ For every Lite test instance whose repository is available here (bare mirrors br
   FAIL_TO_PASS / PASS_TO_PASS labels say; (b) an empty patch and a no-op patch (a new text file) must not be;
 - (c) in the agent's sandboxed shell (the persistent shell the `bash` tool uses, with the variables
   `coder swebench run` gives the agent), with the test patch applied, the FAIL_TO_PASS tests are run with the
-  harness's test command: they must fail before the gold patch and pass after it.
+  harness's test command: they must fail before the gold patch and pass after it;
+- (d) per repository, `--cli N` instances (default 1) go the way a new user goes: `coder swebench run` with a
+  scripted model that runs the instance's test command in its sandboxed shell (the tests must run: no missing
+  module) and applies the gold patch from there, then `coder swebench eval` (the verdict must be resolved).
 
     python benchmarks/swebench_envs.py --quick          # flask, requests and a few pytest instances
     python benchmarks/swebench_envs.py --repos pytest-dev/pytest,sphinx-doc/sphinx --write-section
@@ -21,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import sys
 import time
 from collections import defaultdict
@@ -96,6 +100,40 @@ def shell_check(inst: Instance, info: dict, work: Path) -> dict:
     return out
 
 
+def cli_check(inst: Instance, info: dict, repos_dir: Path, cache_dir: Path, work: Path) -> dict:
+    """(d): what a new user does, through the CLI: `coder swebench run` with a scripted model whose first
+    command runs the instance's test command in the sandboxed shell, then applies the gold patch from the shell
+    (as a model's edit), and `coder swebench eval` of the predictions."""
+    import subprocess
+
+    run_dir, scripts = work / inst.instance_id, work / f"{inst.instance_id}.scripts"
+    scripts.mkdir(parents=True, exist_ok=True)
+    apply = f"git apply -v <<'CODER_GOLD_EOF'\n{inst.patch.rstrip()}\nCODER_GOLD_EOF"
+    turns = [{"text": "Run the tests.", "tool_calls": [{"name": "bash", "input": {"command": info["test_cmd"],
+                                                                                 "timeout": 1800}}]},
+             {"text": "Fix.", "tool_calls": [{"name": "bash", "input": {"command": apply}}]},
+             {"text": "Done."}]
+    (scripts / f"{inst.instance_id}.json").write_text(json.dumps({"turns": turns}), encoding="utf-8")
+    common = ["--dataset", str(DATASET), "--repos-dir", str(repos_dir), "--cache-dir", str(cache_dir)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-m", "coder", "swebench", "run", *common, "--instances", inst.instance_id,
+                          "--model", f"scripted:{scripts}", "--output", str(run_dir), "--no-progress",
+                          "--max-turns", "5"], capture_output=True, text=True, env=env, timeout=7200)
+    out: dict = {"run_rc": run.returncode}
+    traj_file = run_dir / "instances" / inst.instance_id / f"{inst.instance_id}.traj.json"
+    if traj_file.is_file():
+        tools = [m["content"] for m in json.loads(traj_file.read_text())["messages"] if m["role"] == "tool"]
+        first = tools[0] if tools else ""
+        out["tests_ran"] = bool(re.search(r"\b(passed|failed|error|PASSED|FAILED|OK|tests finished)\b", first)) \
+            and "ModuleNotFoundError" not in first and "command not found" not in first
+    ev = subprocess.run([sys.executable, "-m", "coder", "swebench", "eval", str(run_dir / "preds.json"), *common],
+                        capture_output=True, text=True, env=env, timeout=7200)
+    out["verdict"] = "resolved" if f"resolved  {inst.instance_id}" in ev.stdout else \
+        (ev.stdout.strip().splitlines() or [ev.stderr.strip()[-200:]])[-1][:160]
+    out["ok"] = bool(out.get("tests_ran")) and out["verdict"] == "resolved"
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK_REPOS)} (3 instances each)")
@@ -105,6 +143,8 @@ def main() -> int:
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/swe-cache"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/swe-bench-envs"))
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--cli", type=int, default=1, metavar="N",
+                    help="per repository, N ready instances also go through `coder swebench run` + `eval` (0: none)")
     ap.add_argument("--write-section", action="store_true")
     ap.add_argument("--combine", nargs="+", type=Path, metavar="RESULTS_JSON",
                     help="only render the section from results.json files of earlier runs (one per repository)")
@@ -140,6 +180,7 @@ def main() -> int:
             if r.get("error"):
                 results[iid][f"{label}_error"] = r["error"][:300]
         print(f"{label}: {report['resolved_instances']} resolved of {len(insts)}", file=sys.stderr)
+    cli_done: dict[str, int] = defaultdict(int)
     for inst in insts:
         state = states[results[inst.instance_id]["env"]]
         if state.status != READY:
@@ -148,6 +189,9 @@ def main() -> int:
         info = {"spec": spec.__dict__, "env_dir": str(env_dir), "mirror": str(find_mirror(repos_dir, inst.repo)),
                 "test_cmd": eval_test_command(inst, spec), "log_parser": spec.log_parser}
         results[inst.instance_id]["shell"] = shell_check(inst, info, args.work / "shell")
+        if cli_done[inst.repo] < args.cli:
+            cli_done[inst.repo] += 1
+            results[inst.instance_id]["cli"] = cli_check(inst, info, repos_dir, args.cache_dir, args.work / "cli")
         print(inst.instance_id, results[inst.instance_id], file=sys.stderr)
     (args.work / "results.json").write_text(json.dumps({"results": results, "elapsed_s": time.time() - started,
                                                         "envs": {k: s.to_dict() for k, s in states.items()}},
@@ -199,7 +243,7 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
              "Agreement: gold resolved (the official label), no-op and empty patches not resolved, and in the "
              "agent's sandboxed shell FAIL_TO_PASS failing before the gold patch and passing after.", "",
              "| repository | instances | env ready | gold resolved | no-op/empty not resolved | shell F2P fail->pass "
-             "| agreement (all of them) |", "|---|---|---|---|---|---|---|"]
+             "| agreement (all of them) | CLI run + eval (tests ran, resolved) |", "|---|---|---|---|---|---|---|---|"]
     total = agree_total = ready_total = 0
     for repo, rows in sorted(by_repo.items()):
         ready = [r for r in rows if states[r["env"]].status == READY]
@@ -209,8 +253,9 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
         agree = sum(r.get("gold") == "resolved" and r.get("noop") != "resolved" and bool(r.get("shell", {}).get("ok"))
                     for r in rows)
         total, agree_total, ready_total = total + len(rows), agree_total + agree, ready_total + len(ready)
+        cli = [r["cli"] for r in rows if "cli" in r]
         lines.append(f"| {repo} | {len(rows)} | {len(ready)} | {gold} | {neg}/{len(rows)} | {shell} | "
-                     f"{agree}/{len(rows)} |")
+                     f"{agree}/{len(rows)} | {sum(bool(c.get('ok')) for c in cli)}/{len(cli)} |")
     negatives_ok = all(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in results.values())
     lines += ["", f"Agreement on {agree_total}/{total} instances of the available repositories "
                   f"({agree_total / max(total, 1):.0%}); {ready_total} had a ready environment. No no-op or empty "
