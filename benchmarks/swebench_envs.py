@@ -28,6 +28,7 @@ import re
 import sys
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -181,6 +182,7 @@ def main() -> int:
                 results[iid][f"{label}_error"] = r["error"][:300]
         print(f"{label}: {report['resolved_instances']} resolved of {len(insts)}", file=sys.stderr)
     cli_done: dict[str, int] = defaultdict(int)
+    jobs: list[tuple[Instance, dict, bool]] = []
     for inst in insts:
         state = states[results[inst.instance_id]["env"]]
         if state.status != READY:
@@ -188,11 +190,19 @@ def main() -> int:
         spec, env_dir = ready_env(inst, table, states)
         info = {"spec": spec.__dict__, "env_dir": str(env_dir), "mirror": str(find_mirror(repos_dir, inst.repo)),
                 "test_cmd": eval_test_command(inst, spec), "log_parser": spec.log_parser}
+        cli = cli_done[inst.repo] < args.cli
+        cli_done[inst.repo] += cli
+        jobs.append((inst, info, cli))
+
+    def check(job: tuple[Instance, dict, bool]) -> None:
+        inst, info, cli = job
         results[inst.instance_id]["shell"] = shell_check(inst, info, args.work / "shell")
-        if cli_done[inst.repo] < args.cli:
-            cli_done[inst.repo] += 1
+        if cli:
             results[inst.instance_id]["cli"] = cli_check(inst, info, repos_dir, args.cache_dir, args.work / "cli")
         print(inst.instance_id, results[inst.instance_id], file=sys.stderr)
+
+    with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
+        list(pool.map(check, jobs))
     (args.work / "results.json").write_text(json.dumps({"results": results, "elapsed_s": time.time() - started,
                                                         "envs": {k: s.to_dict() for k, s in states.items()}},
                                                        indent=1))

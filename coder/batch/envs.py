@@ -166,20 +166,32 @@ def harness_requirements(spec: EnvSpec, checkout: Path) -> str | None:
     return None
 
 
-def build_requires(checkout: Path) -> list[str]:
-    """The project's PEP 518 build requirements: per-workspace installs run offline without build isolation,
-    so the environment must already hold what an isolated build would have fetched."""
-    import tomllib
+#: The project's PEP 518 build requirements, read inside the build's sandbox *after* the pre-install commands
+#: (astropy's pin `setuptools==68.0.0` into pyproject.toml there), with pip's own TOML reader (Python 3.9 has no
+#: tomllib): per-workspace installs build in isolation offline, from wheels of exactly these.
+BUILD_REQUIRES = r"""
+import os
+try:
+    from pip._vendor import tomli
+    data = tomli.load(open("pyproject.toml", "rb")) if os.path.isfile("pyproject.toml") else None
+except Exception:
+    data = None
+if data is None:
+    reqs = ["setuptools", "wheel"] if os.path.isfile("setup.py") else []
+else:
+    reqs = [r for r in (data.get("build-system") or {}).get("requires", []) if isinstance(r, str)]
+if any(r.startswith("setuptools") for r in reqs) and "wheel" not in reqs:
+    reqs.append("wheel")  # setuptools before 70.1 asks for it at build time (get_requires_for_build_*)
+print("\n".join(reqs))
+"""
 
-    path = checkout / "pyproject.toml"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return ["setuptools", "wheel"] if (checkout / "setup.py").is_file() else []
-    requires = [str(r) for r in (data.get("build-system") or {}).get("requires", []) if isinstance(r, str)]
-    if any(r.startswith("setuptools") for r in requires):
-        requires.append("wheel")  # setuptools before 70.1 asks for it at build time (get_requires_for_build_*)
-    return requires
+
+def wheelhouse_step(env_dir: Path) -> str:
+    """Download the build requirements the checkout names now into the environment's wheelhouse."""
+    listing = shlex.quote(str(env_dir / "build-requires.txt"))
+    return (f"python -c {shlex.quote(BUILD_REQUIRES)} > {listing} && "
+            f"{{ [ ! -s {listing} ] || python -m pip download -q --dest {shlex.quote(str(env_dir / WHEELHOUSE))} "
+            f"-r {listing}; }} || echo 'coder: no wheels of the build requirements; installs go without isolation'")
 
 
 def build_steps(spec: EnvSpec, setup_checkout: Path, env_dir: Path | None = None) -> list[str]:
@@ -209,14 +221,11 @@ def build_steps(spec: EnvSpec, setup_checkout: Path, env_dir: Path | None = None
     steps += spec.repo_steps
     if spec.install:
         steps.append(spec.install)
-    requires = build_requires(setup_checkout)
-    if spec.install and requires and env_dir is not None:
+    if spec.install and env_dir is not None:
         # What an isolated build fetches, as wheels in the environment: per-workspace installs build in
         # isolation from this folder, offline, exactly as the harness's builds do from PyPI, and what the
         # environment itself pinned (setuptools==68 ...) stays as it is.
-        steps.append(f"python -m pip download -q --dest {shlex.quote(str(env_dir / WHEELHOUSE))} " +
-                     " ".join(shlex.quote(r) for r in requires) +
-                     " || echo 'coder: no wheels of the build requirements; installs go without isolation'")
+        steps.append(wheelhouse_step(env_dir))
     return [PIP_UPGRADE, CONDA_BASE, *steps] if steps else []
 
 
@@ -255,7 +264,7 @@ def build_fingerprint(spec: EnvSpec) -> dict[str, Any]:
     venv built from the old entry is stale and is rebuilt instead of silently reused."""
     return {"python": spec.python or sys.executable, "pip_packages": spec.pip_packages, "packages": spec.packages,
             "requirements_paths": spec.requirements_paths, "pre_install": spec.pre_install, "install": spec.install,
-            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages, "layout": 4,
+            "constraints": spec.constraints, "system_site_packages": spec.system_site_packages, "layout": 5,
             **({"environment_yml": spec.environment_yml} if spec.environment_yml else {})}
 
 

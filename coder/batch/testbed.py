@@ -2,12 +2,12 @@
 
 The harness installs the repository into its environment in editable mode (`pip install -e .` in /testbed),
 so tests import the code the agent edits. Here one environment serves every workspace of a version, so the
-install cannot go into it. Each workspace gets a *layer* instead: a venv made from the same interpreter, next
-to the workspace (`<workspace>.testbed`), whose site-packages holds the workspace's own install (the editable
-finder or `.pth` pointing at *this* workspace) and one `.pth` line that adds the shared environment's
-site-packages after it. The environment's scripts (`pytest`, `tox`) get small wrappers in the layer's `bin`
-that run them on the layer's interpreter. With `VIRTUAL_ENV` and `PATH` naming the layer, `python`, `pytest`,
-`bin/test` or `./tests/runtests.py` see the workspace's code and the environment's packages.
+install cannot go into it. Each workspace gets a *layer* instead: a Python prefix of the same interpreter
+(see make_layer), next to the workspace (`<workspace>.testbed`), whose site-packages holds the workspace's own
+install (the editable finder or `.pth` pointing at *this* workspace) and one `.pth` line that adds the shared
+environment's site-packages after it. The environment's scripts (`pytest`, `tox`) get small wrappers in the
+layer's `bin` that run them on the layer's interpreter. With `VIRTUAL_ENV` and `PATH` naming the layer,
+`python`, `pytest`, `bin/test` or `./tests/runtests.py` see the workspace's code and the environment's packages.
 
 The install itself (the harness's pre-install commands, then its install command without dependencies, build
 isolation or index: offline) and every test run happen in the bubblewrap sandbox: the workspace read-write,
@@ -22,7 +22,6 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,26 +101,52 @@ def _wrap_scripts(env_dir: Path, layer: Path) -> None:
         target.chmod(0o755)
 
 
+#: a distribution's marker that forbids pip installs into its Python (PEP 668): not for the layer's own prefix
+_NOT_LINKED = frozenset({"site-packages", "dist-packages", "EXTERNALLY-MANAGED"})
+
+
 def make_layer(env_dir: Path, layer: Path, system_site_packages: bool = False) -> None:
-    """The venv stacked on `env_dir` (made on the host from the environment's own base interpreter, which runs
-    nothing of the repository)."""
+    """The prefix stacked on `env_dir`, made on the host from the environment's own base interpreter (nothing
+    of the repository runs).
+
+    Not a venv but a Python prefix of its own: `bin/python` is the base interpreter's file (a hard link, or a
+    copy), `lib/pythonX.Y/` links every entry of the base's standard library, and `site-packages` is the
+    layer's. Python finds its prefix from the real path of its executable, so the layer stays the prefix
+    however it is started, through links included. A venv does not: tox-current-env (sphinx's test command,
+    `tox --current-env`) runs `.tox/py39/bin/python`, a link to sys.executable, and a venv's python started
+    that way misses its pyvenv.cfg and comes up as the bare base interpreter; a conda environment, the
+    harness's, is a prefix like this one."""
     base = base_interpreter(env_dir)
     if not base:
         raise EnvUnavailable(f"{env_dir} is not a built environment (no ready.json)")
     shutil.rmtree(layer, ignore_errors=True)
-    args = [base, "-m", "venv", "--without-pip"]
-    if system_site_packages:
-        args.append("--system-site-packages")
-    proc = subprocess.run(args + [str(layer)], capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise EnvUnavailable(f"could not make the instance layer {layer}: {proc.stderr.strip()[-500:]}")
-    shared = _site_packages(env_dir)
+    real = Path(os.path.realpath(base))
+    version = _site_packages(env_dir).parent.name  # "python3.9"
+    stdlib = real.parent.parent / "lib" / version
+    if not (stdlib / "os.py").is_file():
+        raise EnvUnavailable(f"the standard library of {real} is not at {stdlib}")
+    (layer / "bin").mkdir(parents=True)
+    python = layer / "bin" / "python"
+    try:
+        os.link(real, python)
+    except OSError:  # another file system
+        shutil.copy2(real, python)
+    for alias in ("python3", version):
+        (layer / "bin" / alias).symlink_to("python")
+    lib = layer / "lib" / version
+    (lib / "site-packages").mkdir(parents=True)
+    for entry in stdlib.iterdir():
+        if entry.name not in _NOT_LINKED:
+            (lib / entry.name).symlink_to(entry)
+    if (real.parent.parent / "include").is_dir():  # C extensions of the workspace build against it
+        (layer / "include").symlink_to(real.parent.parent / "include")
+    dirs = [str(_site_packages(env_dir))] + ([str(stdlib / "site-packages")] if system_site_packages else [])
     # Not inside pip's isolated build environment (its PYTHONPATH names `pip-build-env-*`): there the build
     # must see only its own requirements, as it would in any venv (pip keeps real site-packages out, and this
     # line is what makes the environment's a site dir of the layer).
-    (_site_packages(layer) / SHARED_PTH).write_text(
-        f"import os, site; 'pip-build-env' in os.environ.get('PYTHONPATH', '') or site.addsitedir({str(shared)!r})\n",
-        encoding="utf-8")
+    adds = "".join(f"site.addsitedir({d!r}), " for d in dirs)
+    (lib / "site-packages" / SHARED_PTH).write_text(
+        f"import os, site; 'pip-build-env' in os.environ.get('PYTHONPATH', '') or ({adds})\n", encoding="utf-8")
     _wrap_scripts(env_dir, layer)
 
 

@@ -8,11 +8,23 @@ harness, on its Python 3.9, resolves it. The synthetic repository here has the s
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from batch_fixtures import GOLD_PATCH, git
 
-from coder.batch.envs import CONDA_BASE, PIP_UPGRADE, EnvSpec, build_steps, find_python, load_spec_table, venv_env
+from coder.batch.envs import (
+    BUILD_REQUIRES,
+    CONDA_BASE,
+    PIP_UPGRADE,
+    EnvSpec,
+    build_steps,
+    find_python,
+    load_spec_table,
+    venv_env,
+    wheelhouse_step,
+)
 from coder.batch.evaluate import EvalConfig, evaluate
 from coder.batch.instances import load_instances
 
@@ -100,8 +112,10 @@ def test_build_steps_upgrade_pip_first_then_follow_the_harness_order(tmp_path):
     steps = build_steps(spec, tmp_path, env)
     assert steps == [PIP_UPGRADE, CONDA_BASE, f"python -m pip install -r {env / 'requirements.txt'}",
                      "python -m pip install jupyter pytest", "sed -i s/a/b/ x", "python -m pip install -e .[all]",
-                     f"python -m pip download -q --dest {env / 'wheelhouse'} 'setuptools>=40' setuptools_scm wheel"
-                     " || echo 'coder: no wheels of the build requirements; installs go without isolation'"]
+                     wheelhouse_step(env)]
+    # the build requirements are read when the step runs (after the pre-install commands), by pip's TOML reader
+    listed = subprocess.run([sys.executable, "-c", BUILD_REQUIRES], cwd=tmp_path, capture_output=True, text=True)
+    assert listed.stdout.split() == ["setuptools>=40", "setuptools_scm", "wheel"], listed.stderr
     assert (env / "requirements.txt").read_text().split() == ["numpy", "pytest"]
     assert build_steps(EnvSpec(repo="a/b", version="1"), tmp_path) == []
 
