@@ -241,6 +241,12 @@ def internet_ok() -> bool:
     return True
 
 
+def _agrees(r: dict) -> bool:
+    """With the official labels: gold resolved, no-op and empty not, F2P failing then passing in the shell."""
+    return r.get("gold") == "resolved" and r.get("noop") != "resolved" and r.get("empty") != "resolved" and \
+        bool(r.get("shell", {}).get("ok"))
+
+
 def render(results: dict[str, dict], states: dict, args: argparse.Namespace, elapsed: float) -> str:
     by_repo: dict[str, list[dict]] = defaultdict(list)
     for r in results.values():
@@ -260,8 +266,7 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
         gold = sum(r.get("gold") == "resolved" for r in rows)
         neg = sum(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in rows)
         shell = sum(bool(r.get("shell", {}).get("ok")) for r in rows)
-        agree = sum(r.get("gold") == "resolved" and r.get("noop") != "resolved" and bool(r.get("shell", {}).get("ok"))
-                    for r in rows)
+        agree = sum(_agrees(r) for r in rows)
         total, agree_total, ready_total = total + len(rows), agree_total + agree, ready_total + len(ready)
         cli = [r["cli"] for r in rows if "cli" in r]
         lines.append(f"| {repo} | {len(rows)} | {len(ready)} | {gold} | {neg}/{len(rows)} | {shell} | "
@@ -269,8 +274,15 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
     negatives_ok = all(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in results.values())
     lines += ["", f"Agreement on {agree_total}/{total} instances of the available repositories "
                   f"({agree_total / max(total, 1):.0%}); {ready_total} had a ready environment. No no-op or empty "
-                  f"patch resolved: {negatives_ok}.",
-              "", "Environments (build time and disk; not available: why):", "",
+                  f"patch resolved: {negatives_ok}."]
+    online = {repo for repo, entry in load_spec_table()["repos"].items() if entry.get("test_network")}
+    offline_rows = [r for r in results.values() if r["repo"] not in online]
+    if len(offline_rows) < len(results) and not internet_ok():
+        agree = sum(_agrees(r) for r in offline_rows)
+        lines[-1] += (f" Without the {len(results) - len(offline_rows)} instances whose tests need the internet "
+                      f"({', '.join(sorted(online & set(by_repo)))}; not reachable from this machine): "
+                      f"{agree}/{len(offline_rows)} ({agree / max(len(offline_rows), 1):.0%}).")
+    lines += ["", "Environments (build time and disk; not available: why):", "",
               "| environment | status | Python | build s | disk MB | instances | why not |",
               "|---|---|---|---|---|---|---|"]
     for key, st in sorted(states.items()):
