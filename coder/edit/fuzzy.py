@@ -22,8 +22,10 @@ from coder.edit.matcher import (
     _core,
     _Lines,
     _multiple_message,
+    blank_ends,
     merge,
     whole_lines,
+    with_blank_ends,
 )
 
 MAX_CANDIDATES = 60
@@ -156,7 +158,10 @@ def fuzzy_match(doc: _Lines, old_lines: list[str], new_lines: list[str]) -> Repl
                      old_lines + new_lines, doc.lines[max(0, best.first - 50): best.last + 50])
     if imap is None:
         return None
-    out = merge(old_lines, new_lines, region, {lo + o: f for o, f in mapping.items()}, imap)
+    first, last, grown = with_blank_ends(doc, best.first, best.last, old_lines,
+                                         {lo + o: f for o, f in mapping.items()})
+    out = merge(old_lines, new_lines, doc.lines[first: last + 1], grown, imap,
+                *blank_ends(doc, first, last, old_lines))
     span = f"{best.first + 1 + doc.offset}-{best.last + 1 + doc.offset}"
     notes = [f"fuzzy match at lines {span} ({best.score:.0%} similar, the only close "
              "place); lines that old_str and new_str share were kept as the file has them"]
@@ -169,4 +174,4 @@ def fuzzy_match(doc: _Lines, old_lines: list[str], new_lines: list[str]) -> Repl
                      "than the file there")
     if imap.kind != "identity":
         notes.append(f"{imap.describe()}; new_str re-indented the same way")
-    return whole_lines(doc, best.first, best.last, out, "fuzzy", notes, best.score)
+    return whole_lines(doc, first, last, out, "fuzzy", notes, best.score)

@@ -199,3 +199,30 @@ def test_fragment_with_trailing_spaces() -> None:
     out, strategy, _ = apply(PY, "self._cache[key] = value  ", "self._cache[key] = value + 1  ")
     assert strategy == "trailing-whitespace"
     assert "        self._cache[key] = value + 1\n" in out
+
+
+# Issue 17's three ways a tolerant match applied wrongly (now each is exactly what was meant).
+def test_a_blank_line_old_str_left_out_and_new_str_has_is_not_doubled() -> None:
+    content = "def f():\n    a = 1\n\n    b = 2\n    return b\n"
+    rep = find_replacement(content, "    a = 1\n    b = 2", "    a = 1\n\n    b = 3")
+    assert rep.apply(content) == "def f():\n    a = 1\n\n    b = 3\n    return b\n"
+
+
+def test_new_str_trailing_blank_lines_are_the_files_own_after_a_tolerant_match() -> None:
+    content = "x = 1\ny = 2\n\nz = 3\n"
+    rep = find_replacement(content, "x = 1 \ny = 2", "x = 1\ny = 20\n")
+    assert rep.strategy != "exact" and rep.apply(content) == "x = 1\ny = 20\n\nz = 3\n"
+
+
+def test_whitespace_only_lines_of_new_str_stay_as_written_with_view_prefixes() -> None:
+    content = "def f():\n    a = 1\n    return a\n"
+    rep = find_replacement(content, "     1\tdef f():\n     2\t    a = 1", "def f():\n    a = 1\n    \n    log(a)")
+    assert rep.apply(content) == "def f():\n    a = 1\n    \n    log(a)\n    return a\n"
+
+
+def test_new_lines_next_to_lines_old_str_left_out_are_refused_not_guessed() -> None:
+    # old_str leaves out the blank line; new_str adds a line: before or after the blank line? Not certain.
+    content = "def f():\n    a = 1\n\n    a = 1\n    return a\n"
+    with pytest.raises(MatchError) as err:
+        find_replacement(content, "def f():\n    a = 1\n    a = 1", "def f():\n    a = 1\n    b = 2\n    a = 1")
+    assert "not certain" in str(err.value)
