@@ -144,9 +144,14 @@ def make_layer(env_dir: Path, layer: Path, system_site_packages: bool = False) -
     # Not inside pip's isolated build environment (its PYTHONPATH names `pip-build-env-*`): there the build
     # must see only its own requirements, as it would in any venv (pip keeps real site-packages out, and this
     # line is what makes the environment's a site dir of the layer).
+    # `sys.real_prefix` (how virtualenv marked its environments) tells pip the layer is an environment of its
+    # own: a package of the shared environment that the workspace needs in another version is then installed
+    # into the layer and left where it is ("outside environment"), instead of pip trying to uninstall it from
+    # the read-only shared one and failing.
     adds = "".join(f"site.addsitedir({d!r}), " for d in dirs)
     (lib / "site-packages" / SHARED_PTH).write_text(
-        f"import os, site; 'pip-build-env' in os.environ.get('PYTHONPATH', '') or ({adds})\n", encoding="utf-8")
+        f"import os, site, sys; sys.real_prefix = {str(real.parent.parent)!r}; "
+        f"'pip-build-env' in os.environ.get('PYTHONPATH', '') or ({adds})\n", encoding="utf-8")
     _wrap_scripts(env_dir, layer)
 
 
