@@ -181,7 +181,8 @@ def markdown(summaries: list[dict], cases: list[corpus.Case], timings: list[floa
            f"Command: `{command}`  ", f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
            "Machine: 2 cores, 24 GiB, loaded by parallel work  ",
            f"Corpus: {len(cases)} edits on real files ({', '.join(f'{k} {v}' for k, v in sorted(langs.items()))}) "
-           "from requests 2.32.3 + flask 3.0.3 (PyPI sdists), rxjs 7.8.1 (TS) + axios 1.7.7 (JS) (npm), "
+           "from requests 2.32.3 + flask 3.0.3 + rich 13.9.4 (Python) and orjson 3.10.12 (Rust) (PyPI sdists), "
+           "rxjs 7.8.1 (TS) + axios 1.7.7 (JS) (npm), "
            "go-jsonnet Go sources shipped in the gojsonnet 0.20.0 PyPI sdist.", "",
            "| system | applied as intended (unique intent) | whitespace drift | refused (unique intent) | "
            "refused correctly (no unique intent) | applied wrongly |",

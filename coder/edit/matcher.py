@@ -342,12 +342,20 @@ def merge(old_lines: list[str], new_lines: list[str], region: list[str], align: 
             inserts[i1].append(line)
     # blank lines added inside a run of blank lines could be said to go anywhere in it: at its end, always, so
     # they meet the file's blank lines that old_str left out (alignment puts those at a run's end too)
-    for key in [k for k in sorted(inserts) if not any(line.strip() for line in inserts[k])]:
+    # (the blank lines that end a group of new lines too: "line, blank" before a blank line is "line" before it
+    # and a blank line after it)
+    for key in sorted(inserts):
         end = key
         while end < len(old_lines) and not old_lines[end].strip() and fate[end]:
             end += 1
-        if end != key:
-            inserts[end].extend(inserts.pop(key))
+        if end == key or key in anchored:
+            continue
+        group = inserts[key]
+        keep = len(group) - _leading_blanks(group[::-1])
+        moved, inserts[key] = group[keep:], group[:keep]
+        inserts[end] = moved + inserts.get(end, [])
+        if not inserts[key]:
+            del inserts[key]
     if len(align) < len(region) and any(not fate[o] and not old_lines[o].strip() for o in align):
         # a blank line removed where the file has blank lines old_str left out: which one is not certain
         raise MatchError("old_str leaves out blank lines the file has there, and new_str removes a blank line, "

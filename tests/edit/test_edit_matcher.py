@@ -226,3 +226,10 @@ def test_new_lines_next_to_lines_old_str_left_out_are_refused_not_guessed() -> N
     with pytest.raises(MatchError) as err:
         find_replacement(content, "def f():\n    a = 1\n    a = 1", "def f():\n    a = 1\n    b = 2\n    a = 1")
     assert "not certain" in str(err.value)
+
+
+def test_a_new_line_with_a_blank_after_it_before_blank_lines_old_str_partly_left_out() -> None:
+    # the file has two blank lines, old_str one; new_str adds a line and keeps two: two, not three
+    content = 'x\n    """Doc."""\n\n\nclass A:\n    pass\n'
+    rep = find_replacement(content, '    """Doc."""\n\nclass A:', '    """Doc."""\n    # note\n\n\nclass A:')
+    assert rep.apply(content) == 'x\n    """Doc."""\n    # note\n\n\nclass A:\n    pass\n'
