@@ -348,7 +348,7 @@ def merge(old_lines: list[str], new_lines: list[str], region: list[str], align: 
         end = key
         while end < len(old_lines) and not old_lines[end].strip() and fate[end]:
             end += 1
-        if end == key or key in anchored:
+        if end == key:
             continue
         group = inserts[key]
         keep = len(group) - _leading_blanks(group[::-1])
