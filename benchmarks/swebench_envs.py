@@ -266,15 +266,22 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
         gold = sum(r.get("gold") == "resolved" for r in rows)
         neg = sum(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in rows)
         shell = sum(bool(r.get("shell", {}).get("ok")) for r in rows)
+        waiting = sum("shell" not in r and states[r["env"]].status == READY for r in rows)
         agree = sum(_agrees(r) for r in rows)
         total, agree_total, ready_total = total + len(rows), agree_total + agree, ready_total + len(ready)
         cli = [r["cli"] for r in rows if "cli" in r]
-        lines.append(f"| {repo} | {len(rows)} | {len(ready)} | {gold} | {neg}/{len(rows)} | {shell} | "
+        lines.append(f"| {repo} | {len(rows)} | {len(ready)} | {gold} | {neg}/{len(rows)} | {shell}"
+                     f"{f' ({waiting} not run)' if waiting else ''} | "
                      f"{agree}/{len(rows)} | {sum(bool(c.get('ok')) for c in cli)}/{len(cli)} |")
     negatives_ok = all(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in results.values())
     lines += ["", f"Agreement on {agree_total}/{total} instances of the available repositories "
                   f"({agree_total / max(total, 1):.0%}); {ready_total} had a ready environment. No no-op or empty "
                   f"patch resolved: {negatives_ok}."]
+    waiting_total = sum("shell" not in r and states[r["env"]].status == READY for r in results.values())
+    if waiting_total:
+        lines[-1] += (f" The shell check of {waiting_total} instances did not finish within this session (their "
+                      f"gold, no-op and empty verdicts did); without them: "
+                      f"{agree_total}/{total - waiting_total} ({agree_total / max(total - waiting_total, 1):.0%}).")
     online = {repo for repo, entry in load_spec_table()["repos"].items() if entry.get("test_network")}
     offline_rows = [r for r in results.values() if r["repo"] not in online]
     if len(offline_rows) < len(results) and not internet_ok():
@@ -296,7 +303,7 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
                       "names (only the package index is reachable), so those tests fail here for the gold patch "
                       "too: a machine limit, not a grading difference."]
     bad = [(iid, r) for iid, r in sorted(results.items())
-           if not (r.get("gold") == "resolved" and bool(r.get("shell", {}).get("ok")))]
+           if not _agrees(r) and not ("shell" not in r and states[r["env"]].status == READY)]
     if bad:
         lines += ["", "Instances not in agreement, and why:", ""]
         for iid, r in bad:
