@@ -17,13 +17,15 @@ wrongly (the goal is zero), and prints the first wrong ones. `python benchmarks/
 from __future__ import annotations
 
 import sys
-from difflib import SequenceMatcher
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from edits_corpus import _map_equal  # noqa: E402
+
 from coder.edit.errors import EditError  # noqa: E402
 from coder.edit.ops import Editor  # noqa: E402
 
@@ -76,14 +78,6 @@ def _shift(lines: list[str], delta: str, unit: str) -> list[str] | None:
     return out
 
 
-def _mapped(old: list[str], new: list[str], i: int) -> int | None:
-    """The index in `new` of old line `i` when the change leaves that line as it is, else None."""
-    for tag, i1, i2, j1, _j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        if tag == "equal" and i1 <= i < i2:
-            return j1 + (i - i1)
-    return None
-
-
 MISTAKES = ["trailing_ws", "shift", "tabs", "numbers", "numbers_both", "missing_blank", "missing_blank_old",
             "extra_blank", "trailing_blanks_new", "wrong_line"]
 
@@ -111,7 +105,7 @@ def mistake(kind: str, old: list[str], new: list[str], first: int, draw: st.Draw
         if not inner:
             return old, new
         i = inner[0]
-        j = _mapped(old, new, i)
+        j = _map_equal(old, new, i)
         if j is None:
             return old, new  # the change is about that blank line itself
         o = old[:i] + old[i + 1:]
@@ -120,11 +114,11 @@ def mistake(kind: str, old: list[str], new: list[str], first: int, draw: st.Draw
         return o, new[:j] + new[j + 1:]
     if kind == "extra_blank":
         inner = [i for i in range(1, len(old)) if old[i].strip() and old[i - 1].strip()
-                 and _mapped(old, new, i) is not None and _mapped(old, new, i - 1) is not None]
+                 and _map_equal(old, new, i) is not None and _map_equal(old, new, i - 1) is not None]
         if not inner:
             return old, new
         i = draw(st.sampled_from(inner))
-        j = _mapped(old, new, i)
+        j = _map_equal(old, new, i)
         return old[:i] + [""] + old[i:], new[:j] + [""] + new[j:]
     if kind == "trailing_blanks_new":
         # old_str left out the blank lines after the block; new_str (copied with them) has them
