@@ -8,6 +8,7 @@ from __future__ import annotations
 from difflib import SequenceMatcher
 
 from coder.edit import indent as ind
+from coder.edit.similar import align, rank_windows
 
 MAX_DETAILS = 6
 
@@ -32,8 +33,6 @@ def _how(file_line: str, old_line: str) -> str:
 
 def describe_closest(file_lines: list[str], old_lines: list[str], prefixed: bool = False, offset: int = 0) -> str:
     """The no-match message for `old_lines` against the file."""
-    from coder.edit.fuzzy import rank_windows
-
     lo, hi = 0, len(old_lines)
     while lo < hi and not old_lines[lo].strip():
         lo += 1
@@ -60,14 +59,12 @@ def describe_closest(file_lines: list[str], old_lines: list[str], prefixed: bool
         label = "Closest place" if n == 0 else "Next closest"
         parts.append(f"{label}: lines {win.first + 1 + offset}-{win.last + 1 + offset} ({win.score:.0%} similar):")
         region = file_lines[win.first: win.last + 1]
-        parts.extend(_differences(core, region, win.first + offset))
+        parts.extend(differences(core, region, win.first + offset))
     parts.append("Fix old_str to match the file exactly (or `view` those lines again), then retry.")
     return "\n".join(parts)
 
 
-def _differences(core: list[str], region: list[str], offset: int) -> list[str]:
-    from coder.edit.fuzzy import align
-
+def differences(core: list[str], region: list[str], offset: int) -> list[str]:
     mapping, _ = align(core, region)
     out: list[str] = []
     mapped_region = set(mapping.values())
