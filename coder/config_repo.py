@@ -6,11 +6,14 @@ filtered here before it is merged:
 - **Never from a repository**, trusted or not (the user's own config, the environment and flags only):
   `[providers]` (a `base_url` there receives the API key), `[pricing]` (a zero price disarms `max_cost`),
   `[permissions] allow` rules, `[vcs] hooks`, everything in `[sandbox]` that widens it (`enabled = false`,
-  `network`, `extra_rw`, `extra_ro`, `env_allow`), hooks and MCP servers that would run outside the sandbox
+  `network`, `extra_rw`, `extra_ro`, `env_allow`, and the network lists `allowed_domains`, `denied_domains`,
+  `network_presets`), hooks and MCP servers that would run outside the sandbox
   (`sandbox = false` hooks), and a `permission_mode` broader than the one the user's layers give.
 - **Only when the workspace is trusted**: `model`, `max_tokens`, `thinking_budget`, `[review]`, `[hooks]` (the
   sandboxed ones; they are added to the user's, never replace them), `[mcp]` servers (each still approved by name
   and command at trust time), the rest of `[sandbox]` (timeouts and resource limits), `[vcs] keep_sessions`.
+- **Never from a repository** either: `[lsp]` servers and settings (a server is a program on the host); a
+  repository may only turn them off (`[lsp] enabled = false` or `diagnostics = false`).
 - **Always** (harmless: they change how coder works, not what runs or where data goes): `[edit]`, `[context]`,
   `[instructions]`, `[permissions] ask` and `deny` rules (they only narrow), and limits (`max_turns`,
   `max_cost`, `max_wall_time`) that lower the value the user's layers give; a repository can never raise them.
@@ -28,6 +31,9 @@ TRUSTED_ONLY = frozenset({"model", "max_tokens", "thinking_budget", "review", "m
 NEVER_SECTIONS = frozenset({"providers", "pricing"})
 LOWER_ONLY = ("max_turns", "max_cost", "max_wall_time")
 SANDBOX_WIDENING = frozenset({"enabled", "network", "extra_rw", "extra_ro", "env_allow"})
+#: network by domain (issue 21): the lists and presets are the user's alone, even the narrowing deny list (a list
+#: starts the proxy and its questions; a repository that wants less network can simply not use it)
+SANDBOX_NETWORK = frozenset({"allowed_domains", "denied_domains", "network_presets"})
 
 
 def filter_repository(data: dict[str, Any], current: dict[str, Any], trusted: bool,
@@ -72,6 +78,12 @@ def filter_repository(data: dict[str, Any], current: dict[str, Any], trusted: bo
                 kept[key] = {"keep_sessions": value["keep_sessions"]}
             elif "keep_sessions" in value:
                 drop("[vcs] keep_sessions", "the workspace is not trusted")
+        elif key == "lsp":  # language servers run on the host: a repository may only turn them off
+            off = {k: v for k, v in value.items() if k in ("enabled", "diagnostics") and v is False}
+            for k in sorted(set(value) - set(off)):
+                drop(f"[lsp] {k}", "language servers run on the host; a repository may only turn them off")
+            if off:
+                kept[key] = off
         elif key == "hooks":
             part = _hooks(value, trusted, drop)
             if part:
@@ -91,6 +103,8 @@ def _sandbox(section: dict[str, Any], trusted: bool, drop) -> dict[str, Any]:
     for key, value in section.items():
         if key in SANDBOX_WIDENING:
             drop(f"[sandbox] {key}", "it would widen the sandbox; only your own config or flags may")
+        elif key in SANDBOX_NETWORK:
+            drop(f"[sandbox] {key}", "the sandbox's network lists come only from your own config or flags")
         elif trusted:
             kept[key] = value
         else:

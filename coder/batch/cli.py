@@ -146,6 +146,10 @@ def _run_flags(p: Any) -> None:
     p.add_argument("--prompt-template", type=Path,
                    help="task template with {problem_statement} {repo} {instance_id} {base_commit} {hints}")
     p.add_argument("--with-hints", action="store_true", help="add the instance's hints_text to the task")
+    p.add_argument("--net-preset", action="append", metavar="NAME", default=[],
+                   help="let the agent's sandbox reach this preset's package registries (python, node, rust, go) "
+                        "through coder's proxy, e.g. to install a missing test dependency; off by default so "
+                        "SWE-bench runs stay comparable (repeatable)")
     p.add_argument("--no-progress", action="store_true", help="no status lines or live progress")
 
 
@@ -167,7 +171,7 @@ def _config(args: Any, run_dir: Path, **extra: Any):
                      max_cost=args.max_cost, wall_time=args.wall_time, total_cost=args.total_cost, redo=args.redo,
                      exclude_new_tests=args.exclude_new_tests, keep_workspaces=args.keep_workspaces,
                      prompt_template=args.prompt_template, include_hints=args.with_hints, backend=args.backend,
-                     address=args.address,
+                     address=args.address, network_presets=list(args.net_preset or []),
                      progress=not args.no_progress, **extra)
 
 

@@ -61,6 +61,9 @@ class RunConfig:
     progress: bool = True
     #: instance_id -> its environment (`coder swebench run`; see coder/batch/testbed.py enter_testbed)
     testbeds: dict[str, Any] = field(default_factory=dict)
+    #: network presets for the agent's sandbox (coder/netproxy: python = PyPI), so it can install a missing test
+    #: dependency; empty by default, so SWE-bench runs stay comparable (no network, as the harness's agents)
+    network_presets: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
@@ -140,6 +143,8 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
                                               cfg.allow_network)
     ws = create_workspace(mirror, inst.base_commit, ws_dir)
     agent_env = enter_testbed(cfg.testbeds.get(inst.instance_id), ws, prompt_file, inst_dir)
+    if cfg.network_presets:
+        agent_env = {**agent_env, "CODER_NETWORK_PRESETS": ",".join(cfg.network_presets)}
 
     result = run_agent(AgentRequest(workspace=ws.path, prompt_file=prompt_file, state_dir=inst_dir / "state",
                                     model=model, max_turns=cfg.max_turns, max_cost=cfg.max_cost,

@@ -11,7 +11,8 @@ The shape (why each piece is there):
   PATH entries under HOME) but never the usual credential folders (.ssh, .aws, .gnupg, .config, ...).
 - A private /tmp, a minimal /dev, a fresh /proc, new pid/ipc/uts namespaces (it can neither see nor signal host
   processes), `--new-session` (no TIOCSTI into the caller's terminal), `--die-with-parent`.
-- No network (`--unshare-net`: only its own loopback) unless config or a permission grants it.
+- No network (`--unshare-net`: only its own loopback) unless config or a permission grants it; with domain
+  lists, still its own namespace, and coder's proxy reached through a bound socket (coder/sandbox/network.py).
 - Running as root, capabilities are dropped and nested user namespaces refused: root inside a user namespace
   could otherwise remount the read-only binds read-write.
 """
@@ -63,6 +64,11 @@ class SandboxConfig:
     nproc: int = 512  # processes the sandbox may add
     file_size_mb: int = 4096
     memory_mb: int = 8192
+    #: network by domain (coder/netproxy): hosts the sandbox may reach through coder's proxy, hosts it never
+    #: may (deny wins), and preset lists of package registries; only from the user's config or flags
+    allowed_domains: list[str] = field(default_factory=list)
+    denied_domains: list[str] = field(default_factory=list)
+    network_presets: list[str] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> SandboxConfig:
@@ -89,6 +95,14 @@ class SandboxConfig:
             except TypeError:
                 raise ConfigError(f"[sandbox] {name} = {value!r}: expected {type(default).__name__}") from None
             setattr(cfg, name, value)
+        from coder.netproxy.domains import check_pattern, check_presets
+
+        cfg.allowed_domains = [check_pattern(p, "allowed_domains") for p in cfg.allowed_domains]
+        cfg.denied_domains = [check_pattern(p, "denied_domains") for p in cfg.denied_domains]
+        check_presets(cfg.network_presets)
+        if cfg.network and (cfg.allowed_domains or cfg.network_presets):
+            raise ConfigError("[sandbox] network = true opens every destination, so allowed_domains and "
+                              "network_presets would mean nothing: use one or the other")
         return cfg
 
 
@@ -281,9 +295,10 @@ def _inside_only(paths: list[Path], workspace: Path) -> list[Path]:
 
 
 def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = None,
-               env_path: str = "", protected: Protected | None = None) -> list[str]:
+               env_path: str = "", protected: Protected | None = None, extra: list[str] | None = None) -> list[str]:
     """The bwrap options (without the trailing `--` and command) for a sandbox on `workspace`; `protected` is
-    `protected_paths(workspace)` when the caller looked it up already."""
+    `protected_paths(workspace)` when the caller looked it up already; `extra` adds binds under /run (the network
+    proxy's folder, coder/sandbox/network.py)."""
     workspace = workspace.resolve()
     home = _home()
     if workspace == home or workspace in home.parents or workspace == Path("/"):
@@ -327,5 +342,6 @@ def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = N
         args += ["--ro-bind", str(path), str(path)]
     if control_dir is not None:
         args += ["--ro-bind", str(control_dir), CONTROL_DIR]
+    args += extra or []
     args += ["--chdir", str(workspace)]
     return args

@@ -36,6 +36,7 @@ from typing import Any
 from coder.sandbox import limits as limits_mod
 from coder.sandbox import procs
 from coder.sandbox.env import sandbox_env
+from coder.sandbox.network import NetworkLink, proxy_env
 from coder.sandbox.profile import CONTROL_DIR, Protected, SandboxConfig, bwrap_args, protected_paths
 from coder.sandbox.text import clean_output
 
@@ -70,9 +71,12 @@ class PersistentShell:
     """A bash process that lives across calls. One call at a time: a lock serialises concurrent callers."""
 
     def __init__(self, workspace: Path, config: SandboxConfig, control_dir: Path | None = None,
-                 sandboxed: bool = True, cwd: Path | None = None, host_env: dict[str, str] | None = None) -> None:
+                 sandboxed: bool = True, cwd: Path | None = None, host_env: dict[str, str] | None = None,
+                 network: NetworkLink | None = None) -> None:
         """`control_dir` is where command files go; by default a private folder in /dev/shm (tmpfs: a
-        rewrite of a file on ext4 can cost milliseconds, on tmpfs microseconds), removed by `close()`."""
+        rewrite of a file on ext4 can cost milliseconds, on tmpfs microseconds), removed by `close()`.
+        `network` links the sandbox to coder's domain-filtering proxy (coder/sandbox/network.py); sandboxed
+        only: unsandboxed, the shell has the host's network anyway."""
         self.workspace = workspace.resolve()
         self.config = config
         self._own_control = control_dir is None
@@ -82,6 +86,7 @@ class PersistentShell:
         self.sandboxed = sandboxed
         self.cwd = str((cwd or workspace).resolve())
         self.host_env = dict(host_env if host_env is not None else os.environ)
+        self.network = network if sandboxed else None
         self.child: Any = None
         self.cgroups: limits_mod.Cgroups | None = None
         self._nonce = ""
@@ -117,8 +122,9 @@ class PersistentShell:
             return bash
         bwrap = shutil.which("bwrap") or "bwrap"
         self.protected = protected_paths(self.workspace)
+        extra = self.network.bwrap_args() if self.network is not None else []
         return [bwrap, *bwrap_args(self.workspace, self.config, self.control_dir, self.host_env.get("PATH", ""),
-                                   self.protected), "--", *bash]
+                                   self.protected, extra), "--", *bash]
 
     def start(self) -> None:
         import pexpect  # lazy: only sessions that run commands pay for it
@@ -136,6 +142,8 @@ class PersistentShell:
             home = self.host_env.get("HOME") or str(Path.home())
             env = sandbox_env(self.host_env, home, self.config.env_allow)
             env.update(PS1="", PS2="")
+            if self.network is not None:
+                env.update(proxy_env())
             lim = limits_mod.Limits(self.config.nproc, self.config.file_size_mb, self.config.memory_mb)
             self.cgroups, preexec = limits_mod.prepare(lim) if self.sandboxed else (None, None)
             res.cgroups = self.cgroups
@@ -151,10 +159,13 @@ class PersistentShell:
             self._nonce = secrets.token_hex(6)
             self._seq = 0
             cd = f" cd {_quote(self.cwd)} 2>/dev/null || cd {_quote(str(self.workspace))};"
-            raw, _, status, _ = self._exchange(_INIT + cd, STARTUP_TIMEOUT, sourced=False)
+            relay = self.network.start_line() if self.network is not None else ""
+            raw, _, status, _ = self._exchange(_INIT + relay + cd, STARTUP_TIMEOUT, sourced=False)
             if status != "done":
                 text = clean_output(raw)[-2000:]
                 raise ShellError(f"the sandboxed shell did not start: {text.strip() or 'no output'}")
+            if relay and b"coder-relay-failed" in raw:
+                raise ShellError("the sandbox's network relay did not start: " + clean_output(raw)[-500:].strip())
         except BaseException:
             self.close()
             raise
