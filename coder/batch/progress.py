@@ -45,7 +45,7 @@ class Progress:
             self.running = max(0, self.running - 1)
             self.cost += st.cost_usd
             self.durations.append(st.duration_s)
-            if st.state == "done" and st.exit_reason in ("done", "max_turns", "max_cost", "wall_time"):
+            if st.state == "done" and st.exit_reason in ("done", "max_turns", "max_cost", "wall_time", "stuck"):
                 self.done += 1
             elif st.state != "interrupted":  # an interrupted instance is rerun on resume, not a failure
                 self.failed += 1

@@ -34,7 +34,7 @@ class Row:
 def _agent_outcome(st: InstanceStatus) -> str:
     if st.state != "done":
         return "crashed"
-    if st.exit_reason in ("max_turns", "max_cost", "wall_time"):
+    if st.exit_reason in ("max_turns", "max_cost", "wall_time", "stuck"):  # stuck: issue 22's stop
         return "limit"
     return "submitted" if st.patch_files else "no patch"
 

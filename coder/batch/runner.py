@@ -28,7 +28,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-EXIT_REASONS = ("done", "max_turns", "max_cost", "wall_time", "interrupted", "error")
+EXIT_REASONS = ("done", "max_turns", "max_cost", "wall_time", "interrupted", "error", "stuck")
 
 WALL_GRACE_S = 10.0
 #: how long a stopped agent gets after SIGINT (to print its result), then after SIGKILL
@@ -36,7 +36,7 @@ STOP_WAITS = (10.0, 5.0)
 
 #: what `python -m coder run` imports, loaded once in the fork server (the rest of coder comes with them)
 PRELOAD = ("coder.cli.main", "coder.cli.run", "coder.cli.sessions", "coder.cli.doctor", "coder.cli.trust",
-           "coder.codeintel.cli", "coder.review.cli", "coder.batch.cli", "coder.ext.cli", "coder.engine.builder",
+           "coder.codeintel.cli", "coder.review.cli", "coder.batch.cli", "coder.cli.mcp", "coder.engine.builder",
            "coder.engine.subagents", "coder.ext.subagents", "coder.context.manager", "coder.tools.registry",
            "coder.tools.bash_tool", "coder.tools.edit_tool", "coder.tools.patch_tool", "coder.tools.search_tool",
            "coder.tools.read_output_tool", "coder.edit.ops", "coder.edit.view", "coder.codeintel.languages",

@@ -19,7 +19,8 @@ TRAJECTORY_FORMAT = "mini-swe-agent-1.1"
 
 #: mini-swe-agent's exit statuses, by our exit reasons.
 EXIT_STATUS = {"done": "Submitted", "max_turns": "LimitsExceeded", "max_cost": "LimitsExceeded",
-               "wall_time": "TimeoutError", "interrupted": "Interrupted", "error": "Error"}
+               "wall_time": "TimeoutError", "interrupted": "Interrupted", "error": "Error",
+               "stuck": "Stuck"}
 
 
 def _text_of(content: Any) -> str:

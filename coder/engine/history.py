@@ -52,6 +52,10 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
         elif kind == "tool_call_finished":
             results[event["id"]] = ToolResultBlock(event["id"], event["output"], bool(event["is_error"]))
             files.update(event.get("files_changed") or [])
+        elif kind == "stuck" and event.get("note") and event.get("tool_id") in results:  # the nudge it read
+            block = results[event["tool_id"]]
+            results[event["tool_id"]] = ToolResultBlock(block.tool_use_id, f"{block.content}\n\n{event['note']}",
+                                                        block.is_error)
         elif kind == "checkpoint":
             flush()
             out.history_at[str(event["id"])] = int(event.get("history_len", len(out.history)))

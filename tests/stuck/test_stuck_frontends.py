@@ -1,0 +1,21 @@
+"""The interactive hook: the line REPL prints a warning (and a stop) for the user; nudges are for the model only."""
+
+from __future__ import annotations
+
+import io
+
+from coder import events as ev
+from coder.tui.repl import Printer
+
+
+def test_repl_shows_warnings_and_stops_not_nudges() -> None:
+    out = io.StringIO()
+    printer = Printer(out, color=False)
+    detail = "bash `make test` ran 7 times with the same result"
+    printer.event(ev.StuckEvent("repeat", "nudge", detail, 3, 3, "[Note from coder: ...]", "t1"))
+    assert out.getvalue() == ""
+    printer.event(ev.StuckEvent("repeat", "warn", detail, 7, 7, "[Note from coder: ...]", "t2"))
+    assert "the agent looks stuck: bash `make test` ran 7 times" in out.getvalue() and "Esc" in out.getvalue()
+    printer.event(ev.StuckEvent("repeat", "stop", detail, 9, 9))
+    assert "coder stopped the turn" in out.getvalue()
+    assert ev.event_from_dict(ev.StuckEvent("ping_pong", "stop", "a.py", 9, 12).to_dict()).pattern == "ping_pong"
