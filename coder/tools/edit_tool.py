@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from coder.errors import ToolError
-from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult, generic_facts
 
 COMMANDS = ("view", "create", "str_replace", "insert", "undo_edit")
 
@@ -40,13 +40,37 @@ def _str(args: dict[str, Any], name: str, required: bool = True, default: str | 
 class EditTool(Tool):
     def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
+        self._services: dict[str, Any] | None = None
+
+    def close(self) -> None:
+        from coder.lsp.service import close_for
+
+        close_for(self._services)
+
+    def facts(self, args: dict[str, Any]) -> CallFacts:
+        """One file: a view reads it (a later view or edit makes the result stale), every other command writes it
+        (edit rules, protected paths and the stay-in-the-workspace rule hold). A prompt shows the change."""
+        path, command = args.get("path"), args.get("command")
+        if not isinstance(path, str) or not path:
+            return generic_facts(self.contract.name, args, self.contract.maskable)
+        view = command in self.contract.read_commands
+        title = f"{'view' if view else 'edit'} {path}" + ("" if command in ("view", "str_replace") else
+                                                            f" ({command})")
+        detail = [f"{command} {path}"]
+        for key in ("old_str", "new_str", "file_text", "insert_text"):
+            if args.get(key):
+                detail.append(f"{key}: {str(args[key])[:DETAIL_LIMIT // 2]}")
+        return CallFacts(title, "\n".join(detail), paths=(path,), writes=not view, reads=view,
+                         maskable=self.contract.maskable)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from coder.edit.errors import EditError, MatchError
         from coder.fsbeneath import EscapeError
+        from coder.lsp.hook import after_edit, before_edit  # language-server diagnostics (issue 20)
 
+        snap, self._services = before_edit(ctx, args), ctx.services
         try:
-            return self._run(args, ctx)
+            return after_edit(ctx, self._run(args, ctx), snap)
         except MatchError as exc:
             return ToolResult(str(exc), is_error=True, data={"error": exc.kind, "lines": exc.lines})
         except (EditError, ToolError, EscapeError) as exc:  # EscapeError: a symlink met beneath the workspace

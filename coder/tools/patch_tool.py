@@ -2,14 +2,42 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.edit.errors import PatchError
+from coder.edit.patch import parse_patch
+from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult
+
+_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The files a patch text touches (`*** Add/Update/Delete File: P`, `*** Move to: P`): what the patch parser
+    reads (so a policy check can never see other paths than the write), plus every header line the pattern
+    finds, for a patch the parser rejects or reads differently."""
+    found = [m.group(1).strip() for m in _PATCH_PATH.finditer(patch or "")]
+    try:
+        ops = parse_patch(patch).ops
+    except PatchError:
+        ops = []
+    found += [path for op in ops for path in (op.path, op.move_to) if path]
+    return list(dict.fromkeys(p for p in found if p))
 
 
 class ApplyPatchTool(Tool):
     def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
+        self._services: dict[str, Any] | None = None
+
+    def facts(self, args: dict[str, Any]) -> CallFacts:
+        """Writes every file the patch names (each one is checked by the policy, and supersedes older views)."""
+        text = args.get("patch") or args.get("input")  # the policy looks wider than the run: never narrower
+        text = text if isinstance(text, str) else ""
+        paths = tuple(patch_paths(text))
+        title = "patch " + (", ".join(paths[:3]) + (" …" if len(paths) > 3 else "") if paths else "(files)")
+        return CallFacts(title, text[:DETAIL_LIMIT], paths=paths, writes=True,
+                         maskable=self.contract.maskable)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from coder.edit.errors import EditError
@@ -22,6 +50,9 @@ class ApplyPatchTool(Tool):
             return ToolResult("apply_patch needs the patch text in `patch` ('*** Begin Patch' ... "
                               "'*** End Patch')", is_error=True, data={"error": "usage"})
         cfg = ctx.config.get("edit", {}) if isinstance(ctx.config.get("edit"), dict) else {}
+        from coder.lsp.hook import after_edit, before_edit  # language-server diagnostics (issue 20)
+
+        snap, self._services = before_edit(ctx, args), ctx.services
         try:
             outcome = apply_patch(text, ctx.workspace, ctx.cwd, EditState.of(ctx.services),
                                   syntax_guard=bool(cfg.get("syntax_guard", True)))
@@ -30,4 +61,10 @@ class ApplyPatchTool(Tool):
         except OSError as exc:
             return ToolResult(f"apply_patch failed: {exc}; no file was changed", is_error=True,
                               data={"error": "OSError"})
-        return ToolResult(outcome.message, files_changed=outcome.files_changed, data={"diff": outcome.diff})
+        return after_edit(ctx, ToolResult(outcome.message, files_changed=outcome.files_changed,
+                                          data={"diff": outcome.diff}), snap)
+
+    def close(self) -> None:
+        from coder.lsp.service import close_for
+
+        close_for(self._services)

@@ -8,12 +8,13 @@ text search never waits for it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder.errors import CoderError, ToolError
-from coder.tools.base import Tool, ToolContext, ToolResult
+from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult, generic_facts, one_line
 
 if TYPE_CHECKING:
     from coder.fsbeneath import WorkspaceFS
@@ -24,7 +25,7 @@ MAX_RESULTS = 200
 MAX_COUNTED_REFERENCES = 2000
 DEFAULT_MAP_TOKENS = 1024
 MAX_MAP_TOKENS = 8192
-QUERY_TYPES = ("text", "definition", "references", "outline", "map")
+QUERY_TYPES = ("text", "definition", "references", "outline", "map", "hover", "calls")
 
 
 def _int(args: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
@@ -41,6 +42,14 @@ class CodeSearchTool(Tool):
     def __init__(self, contract: Any) -> None:
         self.contract = contract
         self._services: dict[str, Any] | None = None
+
+    def facts(self, args: dict[str, Any]) -> CallFacts:
+        """Named by its query; the `path` it searches is what path rules match."""
+        facts = generic_facts(self.contract.name, args, self.contract.maskable)
+        query = args.get("query")
+        if not isinstance(query, str):
+            return facts
+        return dataclasses.replace(facts, title=f"{self.contract.name}: {one_line(query, 90)}")
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         query_type = str(args.get("query_type") or "").strip().lower()
@@ -61,9 +70,14 @@ class CodeSearchTool(Tool):
                 return self._map(args, ctx, query)
             if not query:
                 raise ToolError(f"query_type={query_type} needs a symbol name in query")
-            if query_type == "definition":
-                return self._definition(ctx, query, limit)
-            return self._references(ctx, query, limit)
+            from coder.tools.search_lsp import answer  # a language server first, where one runs (issue 20)
+
+            answered, why = answer(ctx, self._service(ctx).ready()[0], query_type, query, args, limit)
+            if answered is not None:
+                return answered
+            if query_type in ("definition", "hover"):
+                return _with_note(self._definition(ctx, query, limit), why)
+            return _with_note(self._references(ctx, query, limit), why)
         except ToolError:
             raise
         except CoderError as exc:
@@ -174,6 +188,16 @@ class CodeSearchTool(Tool):
         service = (self._services or {}).get("code_index")
         if service is not None and hasattr(service, "close"):
             service.close()
+        from coder.lsp.service import close_for
+
+        close_for(self._services)
+
+
+def _with_note(result: ToolResult, note: str) -> ToolResult:
+    """The tree-sitter answer, saying why no language server gave it (when one was expected to)."""
+    if not note:
+        return result
+    return ToolResult(result.output + "\n" + note, result.is_error, result.files_changed, result.data)
 
 
 def _notes(notes: list[str]) -> str:

@@ -28,7 +28,7 @@ def test_contract_is_read_only_and_lists_modes() -> None:
     contract = load_contracts()["code_search"]
     assert contract.permission == "read"
     assert contract.input_schema["properties"]["query_type"]["enum"] == [
-        "text", "definition", "references", "outline", "map"]
+        "text", "definition", "references", "outline", "map", "hover", "calls"]  # the last two: issue 20
 
 
 def test_every_query_type(git_repo: Path, tmp_path: Path, tool) -> None:

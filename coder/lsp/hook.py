@@ -1,0 +1,122 @@
+"""The one call the edit tools make: remember the touched files before an edit, and after it append the errors
+the edit introduced to the tool's result.
+
+Kept apart from coder/edit on purpose: the edit machinery stays a pure file operation (the batch runner and the
+reviewer use it too), and a tool result is where the model reads what happened. With no server for a file's
+language, with `[lsp]` off or in an untrusted workspace, both calls cost one dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coder.tools.base import ToolContext, ToolResult
+
+#: the file headers of an apply_patch text (coder/edit/patch.py)
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
+
+
+@dataclass
+class Snapshot:
+    """Texts of the files an edit may touch, as they were before it (None: the file did not exist)."""
+
+    texts: dict[str, str | None] = field(default_factory=dict)
+    manager: Any = None
+
+
+def _rel(ctx: ToolContext, path: str) -> str | None:
+    full = Path(path) if os.path.isabs(path) else Path(ctx.cwd) / path
+    rel = os.path.relpath(os.path.normpath(full), os.path.normpath(ctx.workspace))
+    return None if rel.startswith("..") or os.path.isabs(rel) else rel
+
+
+def before_edit(ctx: ToolContext, args: dict[str, Any]) -> Snapshot | None:
+    """Read the files this call may change, if a language server would check them. A `view` only starts the
+    server of its language in the background, so the first edit does not pay the server's start."""
+    from coder.lsp.service import LspSettings, manager_for
+
+    try:
+        manager = manager_for(ctx.services, ctx.config, ctx.workspace)
+        if manager is None or not LspSettings.from_config(ctx.config).diagnostics:
+            return None
+    except Exception:  # noqa: BLE001 - a bad [lsp] section must not break editing; doctor reports it
+        return None
+    if isinstance(args.get("patch", args.get("input")), str):
+        paths = _PATCH_FILE.findall(args.get("patch", args.get("input")))
+    else:
+        paths = [args["path"]] if isinstance(args.get("path"), str) else []
+    rels = [rel for rel in (_rel(ctx, p) for p in paths) if rel and manager.spec_for(rel)]
+    if not rels:
+        return None
+    if args.get("command") == "view":
+        manager.warm(rels[0])
+        return None
+    from coder.fsbeneath import WorkspaceFS
+
+    snap = Snapshot(manager=manager)
+    try:
+        with WorkspaceFS(ctx.workspace) as fs:
+            for rel in rels:
+                data = fs.read_if_file(rel)
+                snap.texts[rel] = data.decode("utf-8", "replace") if data is not None else None
+    except OSError:
+        return None
+    return snap
+
+
+def after_edit(ctx: ToolContext, result: ToolResult, snap: Snapshot | None) -> ToolResult:
+    """Append the errors the edit introduced in the files it changed (only those read before it). Never raises:
+    the edit is done whatever the server does."""
+    if snap is None or result.is_error or not result.files_changed:
+        return result
+    try:
+        return _after_edit(ctx, result, snap)
+    except Exception as exc:  # noqa: BLE001 - a checker's failure must not turn a done edit into an error
+        return ToolResult(result.output + f"\n\n(no diagnostics: {type(exc).__name__}: {str(exc)[:200]})",
+                          result.is_error, result.files_changed, result.data)
+
+
+def _after_edit(ctx: ToolContext, result: ToolResult, snap: Snapshot) -> ToolResult:
+    from coder.fsbeneath import WorkspaceFS
+    from coder.lsp.client import LspError
+    from coder.lsp.diagnostics import introduced, render
+    from coder.lsp.service import LspSettings
+
+    settings = LspSettings.from_config(ctx.config)
+    manager = snap.manager
+    deadline = time.monotonic() + settings.wait
+    found, notes, servers = [], [], set()
+    started = time.monotonic()
+    for rel in result.files_changed:
+        if rel not in snap.texts or manager.spec_for(rel) is None:
+            continue
+        try:
+            with WorkspaceFS(ctx.workspace) as fs:
+                data = fs.read_if_file(rel)
+        except OSError:
+            continue
+        if data is None:
+            continue  # deleted
+        before_text, after_text = snap.texts[rel] or "", data.decode("utf-8", "replace")
+        try:
+            before = manager.diagnostics(rel, before_text, deadline) if snap.texts[rel] is not None else []
+            after = manager.diagnostics(rel, after_text, deadline)
+        except LspError as exc:
+            notes.append(f"(no diagnostics for {rel}: {exc}; the edit itself is done)")
+            continue
+        servers.add(manager.spec_for(rel).name)
+        found.extend(introduced(before, after, settings.severity, settings.ignore))
+    data = dict(result.data)
+    data["diagnostics"] = [d.__dict__ for d in found]
+    data["diagnostics_ms"] = round((time.monotonic() - started) * 1000)
+    extra = []
+    if found:
+        extra.append(render(found, ", ".join(sorted(servers))))
+    extra.extend(notes)
+    output = result.output + ("\n\n" + "\n".join(extra) if extra else "")
+    return ToolResult(output, result.is_error, result.files_changed, data)
