@@ -7,7 +7,7 @@ CLI's trusted folders do, a workspace is untrusted until its user says otherwise
 ignored (bar the harmless config keys, see `coder/config_repo.py`) and the session says so once.
 
 Decisions live in the user's state dir (`trust.json`), keyed by the workspace's real path, with a fingerprint of
-the files that define servers, hooks, tools, commands and agents: a change to any of them (a new server, an
+the files that define servers, hooks, tools, commands, agents and skills: a change to any of them (a new server, an
 edited hook) makes the decision stale, and coder asks again. Each MCP server of the repository is approved by
 name and whole entry (command, args, env, cwd), so the dialog shows exactly what will start.
 
@@ -83,7 +83,8 @@ def status(request: TrustRequest) -> TrustStatus:
     if not request.trustable:
         return TrustStatus(False, False, "; ".join(request.problems))
     if entry.get("fingerprint") != request.fingerprint:
-        return TrustStatus(False, True, "its servers, hooks, tools, commands or agents changed since you trusted it")
+        return TrustStatus(False, True, "its servers, hooks, tools, commands, agents or skills changed since you "
+                                        "trusted it")
     return TrustStatus(True, False, f"trusted on {entry.get('trusted_at', '?')}")
 
 

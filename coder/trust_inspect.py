@@ -1,7 +1,8 @@
 """What a repository defines that coder would run or honour, read without running anything or following links.
 
 `inspect` is the single reader of a repository's defining files (`.mcp.json`, `.coder/config.toml` and the
-files of `.coder/tools|agents|commands`): it returns their exact bytes with the fingerprint and the lines the
+files of `.coder/tools|agents|commands`, and the SKILL.md of each skill folder in `.coder/skills` and
+`.claude/skills`): it returns their exact bytes with the fingerprint and the lines the
 trust dialog shows, and the session then uses those bytes (config loading, MCP servers), so what was trusted is
 what runs. Every file is read beneath the workspace with no symlink anywhere in its path (`coder.fsbeneath`):
 a link's target is not the repository's to define, and a fifo cannot hang coder.
@@ -23,6 +24,9 @@ DEFINING_DIRS = ("tools", "agents", "commands")
 MAX_FILES = 1000  # a definitions folder with more entries cannot be trusted: the dialog could not show them
 MAX_BYTES = 4 * 1024 * 1024  # per defining file
 UNTRUSTABLE = "cannot be trusted"
+#: Agent Skills folders of a repository (coder/ext/skills.py); each `<dir>/<name>/SKILL.md` is a defining file
+REPO_SKILL_DIRS = (".coder/skills", ".claude/skills")
+SKILL_FILE = "SKILL.md"
 
 
 @dataclass(frozen=True)
@@ -124,7 +128,41 @@ def _defining_files(root: Path, problems: list[str]) -> list[tuple[str, bytes]]:
             data = read_repo_file(root, f"{folder}/{name}", problems)
             if data is not None:
                 files.append((f"{folder}/{name}", data))
+    files.extend(_skill_files(root, problems))
     return files
+
+
+def _skill_files(root: Path, problems: list[str]) -> list[tuple[str, bytes]]:
+    """The SKILL.md of each Agent Skill folder (`.coder/skills/*/`, `.claude/skills/*/`, coder/ext/skills.py): a
+    skill steers the model, so its instructions are part of what is trusted (the files beside it are read, or
+    run in the sandbox, like any file of the repository)."""
+    paths = repo_skill_paths(root)
+    if len(paths) > MAX_FILES:
+        problems.append(f"{' and '.join(REPO_SKILL_DIRS)} hold {len(paths)} skills, more than {MAX_FILES}: the "
+                        f"repository {UNTRUSTABLE} as it is")
+        return []
+    out = []
+    for rel in paths:
+        data = read_repo_file(root, rel, problems)
+        if data is not None:
+            out.append((rel, data))
+    return out
+
+
+def repo_skill_paths(root: Path) -> list[str]:
+    """Workspace-relative paths of the repository's SKILL.md files: one per folder of a skills dir, found without
+    following a symlink (a linked skill folder is not the repository's to define)."""
+    from coder.fsbeneath import EscapeError, WorkspaceFS
+
+    out: list[str] = []
+    for base in REPO_SKILL_DIRS:
+        try:
+            with WorkspaceFS(root) as fs:
+                names = sorted(n for n, kind in fs.listdir(base) if kind == "dir" and not n.startswith("."))
+        except (OSError, EscapeError):
+            continue
+        out.extend(f"{base}/{name}/{SKILL_FILE}" for name in names)
+    return out
 
 
 def _wanted_from(rel: str, data: bytes) -> list[Wanted]:
@@ -149,6 +187,8 @@ def _wanted_from(rel: str, data: bytes) -> list[Wanted]:
                 command = hook.get("command", "?") if isinstance(hook, dict) else "?"
                 out.append(Wanted("hook", str(event), str(command)))
         return out
+    if rel.endswith("/SKILL.md"):
+        return [Wanted("skill", rel.split("/")[-2], rel)]
     kind = {"tools": "custom tool", "agents": "agent", "commands": "command"}[rel.split("/")[1]]
     return [Wanted(kind, rel.rsplit("/", 1)[-1], rel)]
 

@@ -18,9 +18,17 @@ class Pinned:
 
     task: str = ""
     instructions: str = ""  # AGENTS.md / CLAUDE.md text
-    plan: str = ""
+    plan: str = ""  # the plan the user approved (issue 19: exit_plan, or `coder run --plan-file`)
     files_touched: list[str] = field(default_factory=list)
     last_test_result: str = ""
+    #: the task list of the `todo` tool: items {id, text, status}, as the model last wrote it
+    todos: list[dict[str, Any]] = field(default_factory=list)
+
+    def todo_text(self) -> str:
+        """The task list as Markdown checkboxes ("" when there is none): what a handoff pins."""
+        marks = {"done": "[x]", "in_progress": "[~]"}
+        return "\n".join(f"- {marks.get(str(i.get('status')), '[ ]')} {i.get('text', '')}"
+                         + (" (in progress)" if i.get("status") == "in_progress" else "") for i in self.todos)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from coder.context.history import observations, user_texts
 from coder.context.masking import command_of, exit_status, is_failure, keys_of
 from coder.errors import Interrupted
 from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, ToolUseBlock, Usage
-from coder.tools.output import clip_output
+from coder.store.outputs import clip_output
 
 HEADER = "[Context handoff]"
 
@@ -38,6 +38,7 @@ class HandoffFacts:
     plan: str = ""
     last_test_result: str = ""
     last_error: str = ""
+    todos: str = ""  # the task list (pinned), as Markdown checkboxes
 
 
 def collect_facts(covered: list[Message], pinned: Pinned, state_dir: Path, max_chars: int = 6000,
@@ -65,7 +66,7 @@ def collect_facts(covered: list[Message], pinned: Pinned, state_dir: Path, max_c
             tail = obs.content[-1500:]
             last_error = f"`{' '.join(command_of(obs).split())[:200]}` ({exit_status(obs)}):\n{tail}"
     return HandoffFacts(keep(task), [keep(t) for t in others], files, pinned.plan,
-                        pinned.last_test_result[-3000:], last_error)
+                        pinned.last_test_result[-3000:], last_error, pinned.todo_text())
 
 
 def render(facts: HandoffFacts, narrative: str, covered_count: int) -> str:
@@ -80,6 +81,8 @@ def render(facts: HandoffFacts, narrative: str, covered_count: int) -> str:
                      + "\n".join(f"{i}. {t}" for i, t in enumerate(facts.user_messages, 1)))
     if facts.plan:
         parts.append("## Current plan (pinned)\n" + facts.plan)
+    if facts.todos:
+        parts.append("## Task list (pinned; update it with the todo tool)\n" + facts.todos)
     if facts.files_touched:
         parts.append("## Files touched\n" + "\n".join(f"- {p}" for p in facts.files_touched))
     if facts.last_test_result:

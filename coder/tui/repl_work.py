@@ -1,0 +1,50 @@
+"""The plain REPL's side of plans and the task list (issue 19): the plan printed as Markdown with its question,
+and the task list printed whenever the model changes it (the scrollback has no panel that stays)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coder import events as ev
+from coder.engine.work import PlanVerdict
+
+_MARKS = {"done": "✓", "in_progress": "▶", "pending": "○"}
+PLAN_CHOICES = "[1] approve, auto-edit · [2] approve, ask · [3] keep planning (or type your feedback)"
+
+
+def print_work(printer: Any, event: ev.Event, replay: bool) -> None:
+    """Plan and task-list events as the REPL prints them."""
+    from coder.tui.work_view import plan_line
+
+    if isinstance(event, ev.PlanProposed):
+        printer.line("Plan proposed:", "bold")
+        printer.markdown(event.plan)
+    elif isinstance(event, ev.PlanDecision):
+        printer.line(plan_line(event), "green" if event.outcome == "approved" else "yellow")
+    elif isinstance(event, ev.TodoUpdated) and not replay:
+        printer.line(todo_lines(event.items), "cyan")
+
+
+def todo_lines(items: list[dict[str, Any]]) -> str:
+    done = sum(1 for i in items if i.get("status") == "done")
+    rows = [f"  {_MARKS.get(str(i.get('status')), '○')} {i.get('text', '')}" for i in items]
+    return "\n".join([f"Tasks {done}/{len(items)}:"] + rows) if items else "Tasks: (the list is empty)"
+
+
+def ask_plan(printer: Any, reader: Any, session: Any) -> PlanVerdict:
+    """The plan question (the plan itself was printed with its event): 1, 2, 3 then feedback, or feedback typed
+    straight away. Esc, Ctrl+C or the end of input stop the turn."""
+    while True:
+        try:
+            reply = reader.ask(f"{PLAN_CHOICES} > ").strip()
+            if reply in ("1", "a", "auto-edit"):
+                return PlanVerdict("approved", "auto-edit")
+            if reply in ("2", "y", "ask"):
+                return PlanVerdict("approved", "ask")
+            if reply in ("3", "n", "no"):
+                reply = reader.ask("feedback (what to change) > ").strip()
+            if reply:
+                return PlanVerdict("revise", "plan", reply)
+        except (KeyboardInterrupt, EOFError):
+            session.interrupt()
+            return PlanVerdict("rejected", "plan", "interrupted by the user")

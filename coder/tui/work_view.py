@@ -1,0 +1,198 @@
+"""The app's side of plans and the task list (issue 19): the plan approval screen, the task list panel that stays
+visible under the conversation, and the mixin that turns their events into them.
+
+The plan question arrives like a permission request (coder/engine/work.py): the engine thread waits on the app's
+ask future, and the screen answers it with a `PlanVerdict`. Esc and Ctrl+C stay the app's (priority bindings):
+they interrupt the turn, which answers the future, and the screen closes itself when it sees that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from coder import events as ev
+from coder.engine.work import PlanVerdict
+from coder.termsafe import visible
+from coder.tui.widgets import NoteBlock
+
+#: how a status reads in the panel
+_MARKS = {"done": ("✓ ", "green"), "in_progress": ("▶ ", "bold yellow"), "pending": ("○ ", "")}
+PANEL_ROWS = 10
+
+
+class TodoPanel(Static):
+    """The task list, docked under the conversation; hidden while there is none."""
+
+    DEFAULT_CSS = """
+    TodoPanel { height: auto; max-height: 12; border-top: solid $secondary; padding: 0 1; display: none; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(id="todo-panel")
+        self.items: list[dict[str, Any]] = []
+
+    def show(self, items: list[dict[str, Any]]) -> None:
+        self.items = [dict(i) for i in items]
+        self.display = bool(self.items)
+        self.update(render_todos(self.items))
+
+
+def render_todos(items: list[dict[str, Any]], rows: int = PANEL_ROWS) -> Text:
+    """The list as the panel draws it: a title with the count, then one line an item; with more items than
+    rows, the finished ones at the top are folded first, so the current item stays in view."""
+    done = sum(1 for i in items if i.get("status") == "done")
+    text = Text(f"Tasks {done}/{len(items)}", style="bold")
+    shown = list(items)
+    folded = 0
+    while len(shown) > rows and shown and shown[0].get("status") == "done":
+        shown.pop(0)
+        folded += 1
+    if folded:
+        text.append(f"  ({folded} done above)", style="dim")
+    for item in shown[:rows]:
+        mark, style = _MARKS.get(str(item.get("status")), ("○ ", ""))
+        text.append("\n" + mark, style=style or None)
+        text.append(visible(str(item.get("text", ""))), style="dim strike" if item.get("status") == "done" else
+                    (style or None))
+    if len(shown) > rows:
+        text.append(f"\n… {len(shown) - rows} more", style="dim")
+    return text
+
+
+class PlanScreen(ModalScreen[PlanVerdict | None]):
+    """The plan and three answers: approve and go on in auto-edit (1), approve and go on in ask (2), or keep
+    planning with the feedback typed in the box (3, or Enter in the box)."""
+
+    DEFAULT_CSS = """
+    PlanScreen { align: center middle; }
+    PlanScreen > Vertical { width: 92%; height: auto; max-height: 90%; border: round $accent; background: $surface;
+                            padding: 0 1; }
+    PlanScreen VerticalScroll { height: auto; max-height: 24; }
+    PlanScreen Horizontal { height: auto; margin: 1 0 0 0; }
+    PlanScreen Button { margin: 0 1 0 0; }
+    """
+    BINDINGS = [Binding("1", "answer('auto-edit')", "approve, auto-edit"),
+                Binding("2", "answer('ask')", "approve, ask"),
+                Binding("3", "answer('revise')", "keep planning")]
+
+    def __init__(self, plan: str, asking: Callable[[], bool], working: Callable[[], bool]) -> None:
+        """`asking`: the engine waits for an answer now; `working`: the turn still runs (the event may be drawn a
+        moment before the engine starts to wait, so the screen goes away only once the wait it saw is over)."""
+        super().__init__()
+        self.plan = plan
+        self.asking = asking
+        self.working = working
+        self.seen_wait = False
+
+    def compose(self) -> ComposeResult:
+        from coder.tui.view import markdown_block
+
+        with Vertical():
+            yield Static(Text("The plan is ready. Approve it to leave plan mode, or keep planning.", style="bold"))
+            with VerticalScroll():
+                yield markdown_block(self.plan, "command")
+            yield Input(placeholder="Feedback for the model (what to change), then Enter or 3 to keep planning",
+                        id="feedback")
+            with Horizontal():
+                yield Button("Approve · auto-edit [1]", id="auto-edit", variant="success", compact=True)
+                yield Button("Approve · ask [2]", id="ask", variant="primary", compact=True)
+                yield Button("Keep planning [3]", id="revise", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#auto-edit", Button).focus()
+        self.set_interval(0.1, self._check)
+
+    def _check(self) -> None:
+        asking = self.asking()
+        self.seen_wait = self.seen_wait or asking
+        if (self.seen_wait and not asking) or not self.working():  # interrupted (Esc, Ctrl+C), or the turn ended
+            self.dismiss(None)
+
+    def action_dismiss_none(self) -> None:
+        """Esc or Ctrl+C (the app's keys hand them to the open modal): stop the turn, as on a permission prompt;
+        the interrupt answers the engine's question, and `_check` then closes the screen."""
+        interrupt = getattr(self.app, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
+        else:
+            self.dismiss(None)
+
+    def action_next(self) -> None:
+        """Ctrl+R (the history search's key, handed to the open modal): nothing to search here."""
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_answer(event.button.id or "revise")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_answer("revise")
+
+    def action_answer(self, choice: str) -> None:
+        feedback = self.query_one("#feedback", Input).value.strip()
+        if choice == "revise":
+            if not feedback and not self.query_one("#feedback", Input).has_focus:
+                self.query_one("#feedback", Input).focus()  # say what to change first
+                return
+            self.dismiss(PlanVerdict("revise", "plan", feedback))
+        else:
+            self.dismiss(PlanVerdict("approved", choice, feedback))
+
+
+class WorkView:
+    """Mixin of CoderApp: plan and task-list events (the view hands them over in `handle`)."""
+
+    def work_event(self, item: Any, replay: bool) -> None:
+        if isinstance(item, ev.PlanProposed):
+            from coder.tui.view import markdown_block
+
+            if replay:
+                self.add_block(markdown_block("**Plan proposed**\n\n" + item.plan, "command"))
+                return
+
+            def answered(verdict: PlanVerdict | None) -> None:
+                if verdict is None:
+                    return
+                if self.ask_future is None and self.busy:  # answered before the engine began to wait: soon
+                    self.set_timer(0.05, lambda: answered(verdict))
+                    return
+                self._resolve_ask(verdict)
+
+            def asking() -> bool:
+                return self.ask_future is not None and not self.ask_future.done()
+
+            self.push_screen(PlanScreen(item.plan, asking, lambda: bool(self.busy)), answered)
+        elif isinstance(item, ev.PlanDecision):
+            self.add_block(NoteBlock(plan_line(item), "ok" if item.outcome == "approved" else ""))
+            if item.outcome == "approved" and item.source == "user" and not replay:
+                from coder.tui.view import markdown_block
+
+                self.add_block(markdown_block("**Approved plan**\n\n" + item.plan, "command"))
+        elif isinstance(item, ev.TodoUpdated):
+            for panel in self.query(TodoPanel):
+                panel.show(item.items)
+        elif isinstance(item, ev.SessionStart) and not item.resumed:  # /clear, or a replayed session's start
+            for panel in self.query(TodoPanel):
+                panel.show([])
+
+
+def plan_line(item: ev.PlanDecision) -> str:
+    """One line for a decision, in the conversation and the REPL."""
+    if item.outcome == "approved":
+        how = "from the plan file" if item.source == "file" else "by the user"
+        return f"plan approved {how}; mode {item.mode}"
+    if item.outcome == "revise":
+        return "keep planning" + (f": {item.feedback}" if item.feedback else "")
+    if item.outcome == "headless":
+        return "plan recorded as the result (headless)"
+    if item.outcome == "not_planning":
+        return f"exit_plan outside plan mode (mode {item.mode}): nothing to approve"
+    return "plan not approved" + (f": {item.feedback}" if item.feedback else "")
