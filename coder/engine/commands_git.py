@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from coder.engine import events as ev
+from coder import events as ev
 from coder.engine.command_types import CommandResult, Ctx
 
 
@@ -36,7 +36,9 @@ def review(ctx: Ctx, arg: str) -> CommandResult:
     findings = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in getattr(result, "findings", [])]
     verdict = str(getattr(result, "verdict", "?"))
     ctx.session.parts.record(ev.ReviewEvent(verdict, findings))  # both frontends show the verdict line from it
-    return CommandResult(_findings(findings), error=verdict == "fail")
+    # the findings are the command's output, rendered as Markdown; a failing verdict is not a failed command
+    # (an error result is printed as plain text: the findings showed as raw `**high**` and backticks)
+    return CommandResult(_findings(findings) or "No findings.")
 
 
 def _findings(findings: list[dict[str, Any]]) -> str:

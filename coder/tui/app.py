@@ -12,6 +12,7 @@ blocks stay mounted; the full transcript is in the session store.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import threading
 import time
@@ -23,11 +24,13 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widget import Widget
 
-from coder.engine import events as ev
+from coder import events as ev
 from coder.tui.common import GitState, InputHistory, options_from_args
 from coder.tui.inputs import InputHelpers
+from coder.tui.keys import KeyActions
 from coder.tui.view import MAX_BLOCKS, ConversationView, markdown_block
 from coder.tui.widgets import (
+    PROMPT_PLACEHOLDER,
     CompletionList,
     Conversation,
     DiffView,
@@ -37,14 +40,14 @@ from coder.tui.widgets import (
     StatusBar,
     ToolBlock,
 )
+from coder.tui.work_view import TodoPanel, WorkView
 
 __all__ = ["MAX_BLOCKS", "CoderApp", "run_app"]
 DRAIN_INTERVAL = 0.05
-QUIT_WINDOW = 2.0
 Opener = Callable[[Callable[[ev.Event], None], Callable[[Any], Any], Any], Any]
 
 
-class CoderApp(ConversationView, InputHelpers, App):
+class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
     TITLE = "coder"
     CSS = """
     Screen { layout: vertical; }
@@ -55,6 +58,7 @@ class CoderApp(ConversationView, InputHelpers, App):
         Binding("escape", "escape", "interrupt", priority=True),
         Binding("shift+tab", "cycle_mode", "mode", priority=True),
         Binding("ctrl+r", "history_search", "history", priority=True),
+        Binding("ctrl+o", "expand_last", "expand the newest tool block", priority=True),
     ]
 
     def __init__(self, args: Any, opener: Opener | None = None, history: InputHistory | None = None) -> None:
@@ -87,10 +91,15 @@ class CoderApp(ConversationView, InputHelpers, App):
         self.turn_done = threading.Event()
         self.last_session_id: str | None = None
         self.picked: str | None = None  # the prompt last taken from the history search
+        self.reason_for: PermissionPrompt | None = None  # "deny, say why": the next line typed is the reason
+        self.requeue = False  # the turn was interrupted: queued messages go back into the input, not out
+        self.work_started = 0.0  # when the running turn or command began (the status bar counts from it)
+        self.drain_lock = asyncio.Lock()
 
     # ---- layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Conversation()
+        yield TodoPanel()  # issue 19: the task list, visible while there is one
         yield CompletionList()
         yield PromptInput(id="input")
         yield StatusBar(id="status")
@@ -166,7 +175,8 @@ class CoderApp(ConversationView, InputHelpers, App):
     def _open_failed(self, message: str) -> None:
         self.info["state"] = "no session"
         self.add_block(NoteBlock(f"coder could not start a session: {message}\n"
-                                 "Fix it and restart, try `/model PROVIDER:NAME`, or /quit.", "error"))
+                                 "/doctor checks the machine and the config, /model lists the models "
+                                 "(`/model PROVIDER:NAME` opens a session with one), /quit leaves.", "error"))
         self.refresh_status()
 
     def close_session(self, reason: str) -> None:
@@ -217,6 +227,9 @@ class CoderApp(ConversationView, InputHelpers, App):
         box.set_text("")
         self.query_one(CompletionList).close()
         box.completion_open = False
+        if self.reason_for is not None and self.prompt_widget is self.reason_for:
+            self.deny_with_reason(text)
+            return
         self.history.add(text)
         self.hist_index = None
         self.conversation.follow(force=True)
@@ -240,7 +253,8 @@ class CoderApp(ConversationView, InputHelpers, App):
 
     def send(self, text: str) -> None:
         self.busy = True
-        self.info["state"] = "working"
+        self.work_started = time.monotonic()
+        self.info.update(state="working", streamed=0)
         self.refresh_status()
         session = self.session
         done = threading.Event()
@@ -264,26 +278,40 @@ class CoderApp(ConversationView, InputHelpers, App):
         if name == "quit":
             self.exit()
             return
-        if self.opened is None:
-            if name == "model" and arg.strip():
-                self.args.model = arg.strip()
-                self.open_session(model=arg.strip())
-            else:
-                self.add_block(NoteBlock("No session is open: only /model SPEC and /quit work now.", "error"))
+        if self.opened is None and name == "model" and arg.strip():
+            self.args.model = arg.strip()
+            self.open_session(model=arg.strip())
+            return
+        if self.opened is None and self.info["state"] == "starting":
+            self.add_block(NoteBlock(f"/{name} waits for the session to open (a moment).", "error"))
             return
         opened, busy = self.opened, self.busy
         self.add_block(NoteBlock(f"› {line}"))
+        if not busy:  # /review and /commit take seconds: the status bar says what runs, with its time
+            self.info["state"] = f"/{name}"
+            self.work_started = time.monotonic()
+            self.refresh_status()
 
         def work() -> None:
+            from coder.engine.commands import run_without_session
+
             try:
-                result = run_slash(opened, line, busy=busy)
+                if opened is None:  # no session (a broken config): /doctor, /model, /help still answer
+                    result = run_without_session(self._workspace(), line)
+                else:
+                    result = run_slash(opened, line, busy=busy)
             except Exception as exc:  # noqa: BLE001 - a command bug is shown, never ends the session
                 result = CommandResult(f"/{name} failed: {type(exc).__name__}: {exc}", error=True)
             self.call_from_thread(self.apply_result, result)
 
         self.run_worker(work, thread=True, group="command")
 
+    def _workspace(self) -> Any:
+        return self.opened.workspace if self.opened is not None else options_from_args(self.args).cwd
+
     def apply_result(self, result: Any) -> None:
+        if self.info["state"].startswith("/"):
+            self.info["state"] = "idle" if self.opened is not None else "no session"
         if result.model:
             self.info["model"] = result.model
         if result.text:
@@ -305,43 +333,12 @@ class CoderApp(ConversationView, InputHelpers, App):
         self.refresh_git()
 
     # ---- keys -------------------------------------------------------------------------------------------------
-    def action_ctrl_c(self) -> None:
-        modal = self._modal()
-        if modal is not None:
-            modal.action_dismiss_none()
-            return
-        if self.busy or self.prompt_widget is not None:
-            self.interrupt()
-            return
-        box = self.query_one(PromptInput)
-        if box.text:
-            box.set_text("")
-            return
-        now = time.monotonic()
-        if now - self.last_ctrl_c < QUIT_WINDOW:
-            self.exit()
-            return
-        self.last_ctrl_c = now
-        self.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW)
-
-    def action_escape(self) -> None:
-        modal = self._modal()
-        if modal is not None:
-            modal.action_dismiss_none()
-            return
-        completion = self.query_one(CompletionList)
-        if completion.is_open:
-            completion.close()
-            self.query_one(PromptInput).completion_open = False
-        elif self.prompt_widget is not None or self.busy:  # on a permission prompt: deny and stop the turn
-            self.interrupt()
-
     def interrupt(self) -> None:
         if self.session is None:
             return
         self.session.interrupt()
         self._resolve_ask(None)
-        self.queued.clear()
+        self.requeue = bool(self.queued)  # what was queued goes back into the input when the turn has stopped
         self.info["state"] = "interrupting"
         self.refresh_status()
 
@@ -377,10 +374,16 @@ class CoderApp(ConversationView, InputHelpers, App):
         future, self.ask_future = self.ask_future, None
         if future is not None and not future.done():
             future.set_result(answer)
+        boxes = self.query(PromptInput)  # none while the app closes
+        if self.reason_for is not None:
+            self.reason_for = None
+            for box in boxes:
+                box.placeholder = PROMPT_PLACEHOLDER
         if self.prompt_widget is not None:
             self.prompt_widget.remove()
             self.prompt_widget = None
-            self.query_one(PromptInput).focus()
+            for box in boxes:
+                box.focus()
 
     def on_permission_prompt_answered(self, message: PermissionPrompt.Answered) -> None:
         from coder.policy.base import PermissionAnswer
@@ -389,10 +392,32 @@ class CoderApp(ConversationView, InputHelpers, App):
         if message.choice == "stop":
             self.interrupt()
             return
-        answers = {"once": PermissionAnswer(True), "always": PermissionAnswer(True, "session", prompt.rule),
-                   "project": PermissionAnswer(True, "project", prompt.rule),
+        if message.choice == "reason":  # the next line typed in the input is the reason the model hears
+            self.reason_for = prompt
+            box = self.query_one(PromptInput)
+            box.placeholder = "Why deny it? Enter sends the reason to the model (Esc denies and stops)"
+            box.focus()
+            return
+        rules = prompt.rules
+        if message.choice in ("always", "project") and self.session is not None:
+            remember = getattr(self.session.parts.policy, "remember", None)
+            for rule in rules[1:]:  # every file of a multi-file write; the answer carries the first
+                if remember is not None:
+                    remember(PermissionAnswer(True, message.choice if message.choice == "project" else "session",
+                                              rule))
+        first = rules[0] if rules else prompt.rule
+        answers = {"once": PermissionAnswer(True), "always": PermissionAnswer(True, "session", first),
+                   "project": PermissionAnswer(True, "project", first),
                    "deny": PermissionAnswer(False, message="the user denied this call")}
         self._resolve_ask(answers[message.choice])
+
+    def deny_with_reason(self, reason: str) -> None:
+        from coder.policy.base import PermissionAnswer
+
+        self.reason_for = None
+        self.query_one(PromptInput).placeholder = PROMPT_PLACEHOLDER
+        self.add_block(NoteBlock(f"denied: {reason[:200]}"))
+        self._resolve_ask(PermissionAnswer(False, message=f"the user denied this call and said: {reason}"))
 
 
 def run_app(args: Any) -> int:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: the input argument that best names a call, per tool
-KEY_ARGS = {"bash": "command", "code_search": "query", "apply_patch": "patch"}
+from coder.tools.base import one_line  # noqa: F401 - re-exported: the frontends' one-line text
+from coder.tools.registry import describe
+
 HISTORY_LIMIT = 2000
 
 
@@ -29,32 +30,17 @@ def options_from_args(args: Any, **override: Any) -> Any:
         "continue_last": bool(getattr(args, "continue_last", False)), "allow": list(getattr(args, "allow", []) or []),
         "deny": list(getattr(args, "deny", []) or []), "no_sandbox": bool(getattr(args, "no_sandbox", False)),
         "trust": getattr(args, "trust", None),
+        "allow_domains": list(getattr(args, "net_allow", []) or []),
+        "deny_domains": list(getattr(args, "net_deny", []) or []),
+        "network_presets": list(getattr(args, "net_preset", []) or []),
     }
     values.update(override)
     return SessionOptions(**values)
 
 
-def one_line(text: str, width: int = 100) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def tool_title(tool: str, args: dict[str, Any]) -> str:
-    """`bash: pytest -q`, `edit src/app.py (str_replace)`: the call as a person would name it."""
-    if tool == "str_replace_based_edit_tool":
-        command = args.get("command", "edit")
-        return f"{'view' if command == 'view' else 'edit'} {args.get('path', '?')}" + \
-            ("" if command in ("view", "str_replace") else f" ({command})")
-    if tool == "apply_patch":
-        files = [line[4:].strip() for line in str(args.get("patch", "")).splitlines()
-                 if line.startswith("+++ ") or line.startswith("*** Update File:") or line.startswith("*** Add File:")]
-        return "patch " + (", ".join(f.replace("*** Update File:", "").replace("*** Add File:", "").strip()
-                                     for f in files[:3]) or "(files)")
-    key = KEY_ARGS.get(tool)
-    value = args.get(key) if key else next((v for v in args.values() if isinstance(v, str)), None)
-    if value is None:
-        value = json.dumps(args, ensure_ascii=False)
-    return f"{tool}: {one_line(str(value), 90)}"
+    """`bash: pytest -q`, `edit src/app.py (str_replace)`: the call as a person would name it (its tool says)."""
+    return describe(tool, args).title
 
 
 def failure(is_error: bool, data: dict[str, Any] | None = None, output: str = "") -> str | None:
@@ -84,17 +70,9 @@ def result_line(output: str, is_error: bool, duration: float = 0.0, data: dict[s
     return f"✗ {why + ' · ' if why != 'failed' else ''}{first}{more}{took}"
 
 
-def input_summary(tool: str, args: dict[str, Any], limit: int = 600) -> str:
-    """What a permission prompt shows: the command itself, or the edit's path and a preview."""
-    if tool == "bash":
-        return str(args.get("command", ""))[:limit]
-    if tool == "str_replace_based_edit_tool":
-        parts = [f"{args.get('command', '?')} {args.get('path', '?')}"]
-        for key in ("old_str", "new_str", "file_text", "insert_text"):
-            if args.get(key):
-                parts.append(f"{key}: {str(args[key])[:limit // 2]}")
-        return "\n".join(parts)
-    return json.dumps(args, ensure_ascii=False, indent=1)[:limit]
+def input_summary(tool: str, args: dict[str, Any]) -> str:
+    """What a permission prompt shows: the command itself, or the edit's path and a preview (its tool says)."""
+    return describe(tool, args).detail
 
 
 # ---- input history across sessions ---------------------------------------------------------------------------
@@ -203,7 +181,7 @@ def word_at_end(text: str) -> str:
 
 def replay_rows(store: Any, session_id: str) -> list[Any]:
     """The stored events of a session as Event objects (for a resumed session's transcript)."""
-    from coder.engine.events import EVENT_TYPES, event_from_dict
+    from coder.events import EVENT_TYPES, event_from_dict
 
     out = []
     for row in store.events(session_id):

@@ -55,16 +55,20 @@ class InputHelpers:
     def on_prompt_input_special(self, message: PromptInput.Special) -> None:
         box = self.query_one(PromptInput)
         completion = self.query_one(CompletionList)
+        if message.key in ("pageup", "pagedown", "ctrl+home", "ctrl+end"):
+            self.scroll_key(message.key)
+            return
+        if message.key == "enter":
+            self.enter_on_completion(box, completion)
+            return
+        if message.key == "tab" and not completion.is_open:
+            self.focus_prompt_or_next()
+            return
         if completion.is_open:
             if message.key in ("up", "down"):
                 completion.move(-1 if message.key == "up" else 1)
-            elif message.key == "accept":
-                value = completion.current() or ""
-                text = box.text
-                cut = len(text) - len(word_at_end(text)) if completion.kind == "path" else 0
-                box.set_text(text[:cut] + value + " ")
-                completion.close()
-                box.completion_open = False
+            elif message.key == "tab":
+                self.accept_completion(box, completion)
             return
         entries = self.history.entries
         if message.key == "up" and entries:
@@ -80,13 +84,42 @@ class InputHelpers:
             else:
                 box.set_text(entries[self.hist_index])
 
+    def accept_completion(self, box: PromptInput, completion: CompletionList) -> None:
+        value = completion.current() or ""
+        text = box.text
+        cut = len(text) - len(word_at_end(text)) if completion.kind == "path" else 0
+        box.set_text(text[:cut] + value + " ")
+        completion.close()
+        box.completion_open = False
+
+    def enter_on_completion(self, box: PromptInput, completion: CompletionList) -> None:
+        """Enter while completions show: a command runs (the highlighted one when the name is not typed out
+        whole; a fast `/undo` + Enter runs `/undo`, whatever the list said a moment before); a path is filled in
+        (a message is rarely done at its `@path`), and the next Enter sends."""
+        text = box.text.strip()
+        if completion.kind == "command" and completion.is_open and text.startswith("/") and " " not in text:
+            from coder.engine.commands import completions
+
+            names = {f"/{n}" for n, _ in completions(self._workspace(), text[1:])}
+            chosen = text if text in names else completion.current() or text
+            completion.close()
+            box.completion_open = False
+            box.post_message(PromptInput.Submitted(chosen))
+        elif completion.kind == "path" and completion.is_open:
+            self.accept_completion(box, completion)
+        else:
+            completion.close()
+            box.completion_open = False
+            box.post_message(PromptInput.Submitted(box.text))
+
     def _modal(self) -> Any:
         """The history search when it is open: the app's keys are priority bindings, so they reach the app even
         over a modal screen and must hand Esc / Ctrl+R / Ctrl+C to it (or the modal stays up and the next prompt
         typed goes into its filter instead of the input)."""
         from coder.tui.screens import HistorySearch
+        from coder.tui.work_view import PlanScreen  # issue 19: Esc / Ctrl+C on the plan stop the turn
 
-        return self.screen if isinstance(self.screen, HistorySearch) else None
+        return self.screen if isinstance(self.screen, (HistorySearch, PlanScreen)) else None
 
     def action_history_search(self) -> None:
         from coder.tui.screens import HistorySearch

@@ -17,9 +17,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from coder.engine import events as ev
+from coder import events as ev
+from coder.stuck.guard import stuck_warning
 from coder.termsafe import visible
-from coder.tui.common import InputHistory, failure, input_summary, options_from_args, result_line, tool_title
+from coder.tui.common import InputHistory, failure, options_from_args, result_line, tool_title
+from coder.tui.repl_md import MarkdownStream
 from coder.tui.repl_term import LineReader
 
 QUIT_WINDOW = 2.0
@@ -48,8 +50,10 @@ class Printer:
         if self.streaming:
             if self.stream is not None:
                 self.stream.flush()
+                raw = not isinstance(self.stream, MarkdownStream)
                 self.stream = None
-            self.out.write("\n")
+                if raw:
+                    self.out.write("\n")
             self.out.flush()
             self.streaming = False
 
@@ -73,12 +77,10 @@ class Printer:
     def event(self, event: ev.Event, replay: bool = False) -> None:
         if isinstance(event, ev.TextDelta):
             if self.stream is None:
-                import shutil
-
                 from coder.tui.repl_term import StreamWrap
 
-                width = shutil.get_terminal_size().columns if self.wrap else 0
-                self.stream = StreamWrap(self.out.write, max(width - 1, 0))
+                # a terminal gets rendered Markdown, block by block (coder/tui/repl_md.py); a pipe the raw text
+                self.stream = MarkdownStream(self.console) if self.wrap else StreamWrap(self.out.write, 0)
             self.stream.feed(visible(event.text))  # per character: a sequence split across deltas is no escape
             self.out.flush()
             self.streaming = True
@@ -93,8 +95,15 @@ class Printer:
             if replay or not self.streaming:
                 texts = [b.get("text", "") for b in event.message.get("content", []) if b.get("type") == "text"]
                 if any(t.strip() for t in texts):
-                    self.line("\n\n".join(texts))
+                    if self.wrap:
+                        self.markdown("\n\n".join(texts))
+                    else:
+                        self.line("\n\n".join(texts))
             self._end_stream()
+        elif isinstance(event, (ev.PlanProposed, ev.PlanDecision, ev.TodoUpdated)):
+            from coder.tui.repl_work import print_work  # issue 19: plans and the task list
+
+            print_work(self, event, replay)
         elif isinstance(event, ev.ToolCallRequested):
             self.line(f"· {tool_title(event.tool, event.input)}", "cyan")
         elif isinstance(event, ev.ToolCallDenied):
@@ -114,12 +123,15 @@ class Printer:
             if not replay:
                 self.line(f"  checkpoint {event.id} ({len(event.files_changed)} files; /undo)", "dim")
         elif isinstance(event, ev.CompactionEvent):
+            self.totals["ctx"] = event.tokens_after  # the next request starts from the compacted context
             self.line(f"  context compacted ({event.kind}): {event.tokens_before:,} → {event.tokens_after:,}", "dim")
         elif isinstance(event, ev.ReviewEvent):
             self.line(f"review: {event.verdict} ({len(event.findings)} findings)",
                       "red" if event.verdict == "fail" else "dim")
         elif isinstance(event, ev.CommitEvent):
             self.line(f"committed {event.sha[:10]}: {event.message.splitlines()[0]}", "green")
+        elif isinstance(event, ev.StuckEvent) and event.action != "nudge":
+            self.line(stuck_warning(event), "yellow")
         elif isinstance(event, ev.ErrorEvent):
             self.line(("error: " if event.fatal else "note: ") + event.message, "red" if event.fatal else "yellow")
         elif isinstance(event, ev.TurnEnd):
@@ -225,27 +237,68 @@ class Repl:
     def _ask(self, request: ev.PermissionRequest) -> Any:
         from coder.policy.base import PermissionAnswer
 
-        self.printer.line(f"Allow {tool_title(request.tool, request.input)}?", "bold yellow")
-        self.printer.line(input_summary(request.tool, request.input))
+        if isinstance(request, ev.PlanProposed):  # issue 19: approve the plan, or keep planning
+            from coder.tui.repl_work import ask_plan
+
+            return ask_plan(self.printer, self.reader, self.opened.session)
+
+        from coder.tui.approval import approval
+
+        view = approval(request.tool, request.input, request.suggested_rule)
+        self.printer.line(f"Allow {view.title}?", "bold yellow")
+        if len(view.files) > 1:
+            self.printer.line(f"{len(view.files)} files: " + ", ".join(view.files))
+        if view.diff:  # a change is shown as a diff of every file, not as the tool's input
+            self.printer.diff(view.diff)
+        else:
+            self.printer.line(view.detail)
         if request.reason:
             self.printer.line(request.reason, "dim")
-        rule = request.suggested_rule
-        choices = "[y] once" + (f" · [a] always {rule} · [p] in this project" if rule else "") + " · [n] deny" + \
-            (" · Esc deny and stop" if self.reader.interactive else "")
+        rules = view.rules
+        if rules:
+            self.printer.line(f"a / p remember: {view.rules_label()} (this session / this project)", "dim")
+        choices = "Enter or y: allow once · " + ("a: always · p: in this project · " if rules else "") + \
+            "n: deny · d: deny and say why · Esc: deny and stop"
+        if not self.reader.interactive:
+            choices = choices.replace("Esc: deny and stop", "end of input: deny and stop")
+        keys = "yapnd" if rules else "ynd"
         while True:
             try:
-                reply = self.reader.ask(f"{choices} > ").strip().lower()
-            except (KeyboardInterrupt, EOFError):  # Esc, Ctrl+C or the end of input: deny and stop the turn
+                reply = self.reader.ask_key(f"{choices} > ", keys, self._keep)
+            except (KeyboardInterrupt, EOFError):  # Ctrl+C or the end of input: deny and stop the turn
+                reply = "escape"
+            if reply == "escape":
                 self.opened.session.interrupt()
                 return PermissionAnswer(False, message="interrupted by the user")
-            if reply in ("y", "yes", "o", "once"):
+            if reply in ("y", "yes", "o", "once", "enter"):
                 return PermissionAnswer(True)
-            if rule and reply in ("a", "always"):
-                return PermissionAnswer(True, "session", rule)
-            if rule and reply in ("p", "project"):
-                return PermissionAnswer(True, "project", rule)
-            if reply in ("n", "no", "d", "deny", ""):
+            if rules and reply in ("a", "always", "p", "project"):
+                scope = "session" if reply.startswith("a") else "project"
+                remember = getattr(self.opened.session.parts.policy, "remember", None)
+                for rule in rules[1:]:  # every file of a multi-file write; the answer carries the first
+                    if remember is not None:
+                        remember(PermissionAnswer(True, scope, rule))  # type: ignore[arg-type]
+                return PermissionAnswer(True, scope, rules[0])  # type: ignore[arg-type]
+            if reply in ("n", "no", "deny"):
                 return PermissionAnswer(False, message="the user denied this call")
+            if reply in ("d", "why"):
+                try:
+                    why = self.reader.ask("Why? (the model hears it) > ").strip()
+                except (KeyboardInterrupt, EOFError):
+                    why = ""
+                return PermissionAnswer(False, message="the user denied this call" +
+                                        (f" and said: {why}" if why else ""))
+
+    def _keep(self, text: str) -> None:
+        """Keys typed while a question appeared: type-ahead of the next message, shown as typed."""
+        if not text:
+            return
+        if self.keys is not None:
+            self.keys.typeahead += text
+        else:
+            self.reader.typeahead += text
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
     # ---- the loop ---------------------------------------------------------------------------------------------
     def send(self, text: str) -> None:
@@ -261,7 +314,7 @@ class Repl:
             if self.reader.interactive:
                 from coder.tui.repl_term import KeyWatcher
 
-                with KeyWatcher(session.interrupt) as self.keys:
+                with KeyWatcher(session.interrupt, echo=self._echo) as self.keys:
                     session.send(text)
                 self.reader.typeahead = self.keys.take_typeahead()
             else:
@@ -269,6 +322,10 @@ class Repl:
         finally:
             self.keys = None
             signal.signal(signal.SIGINT, previous)
+
+    def _echo(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
     def command(self, line: str) -> bool:
         """Run a slash command; False when the REPL should end."""

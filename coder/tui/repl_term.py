@@ -23,13 +23,16 @@ from coder.termsafe import visible
 from coder.tui.common import InputHistory, match_paths
 
 ESC = b"\x1b"
+ARM_DELAY = 0.5  # a permission question takes keys only after the keyboard was quiet this long (s)
 SEQUENCE_GAP = 0.03  # bytes of one escape sequence arrive together; a lone Esc has nothing after it
 
 
 class KeyWatcher:
-    def __init__(self, on_escape: Callable[[], None], stream: Any = None) -> None:
+    def __init__(self, on_escape: Callable[[], None], stream: Any = None,
+                 echo: Callable[[str], None] | None = None) -> None:
         self.on_escape = on_escape
         self.stream = stream or sys.stdin
+        self.echo = echo  # type-ahead is shown as it is typed (the terminal's own echo is off: it shows Esc as ^[)
         self.typeahead = ""
         self._fd: int | None = None
         self._saved: Any = None
@@ -123,11 +126,17 @@ class KeyWatcher:
             return
         if data.startswith(ESC):
             return
+        shown = []
         for ch in data.decode("utf-8", "ignore"):
             if ch in "\x7f\b":
+                if self.typeahead:
+                    shown.append("\b \b")
                 self.typeahead = self.typeahead[:-1]
             elif ch.isprintable():
                 self.typeahead += ch
+                shown.append(ch)
+        if shown and self.echo is not None:
+            self.echo("".join(shown))
 
     def take_typeahead(self) -> str:
         text, self.typeahead = self.typeahead, ""
@@ -261,6 +270,62 @@ class LineReader:
             sys.stdout.write(text + "\n")
         self.history.add(text)
         return text
+
+    def ask_key(self, question: str, answers: str, keep: Callable[[str], None]) -> str:
+        """One key answering `question` on a terminal, without Enter (Enter itself answers "enter"; Esc answers
+        "escape"; Ctrl+C stays SIGINT). The keyboard must first be quiet for ARM_DELAY: a key typed while the
+        question appeared, or right after, is type-ahead (handed to `keep`), never an answer. Other keys are
+        ignored. Not a terminal: the first letter of a line (a bare line is "enter")."""
+        question = visible(question)
+        sys.stdout.write(question)
+        sys.stdout.flush()
+        if not self.interactive:
+            line = sys.stdin.readline()
+            if not line:
+                raise EOFError
+            if not sys.stdin.isatty():
+                sys.stdout.write(line.strip() + "\n")
+            word = line.strip().lower()
+            return "enter" if not word else word
+        import termios
+        import time
+
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+        mode = termios.tcgetattr(fd)
+        mode[3] &= ~(termios.ICANON | termios.ECHO)
+        mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
+        termios.tcsetattr(fd, termios.TCSANOW, mode)
+        try:
+            quiet_since = time.monotonic()
+            while True:
+                armed = time.monotonic() - quiet_since >= ARM_DELAY
+                ready, _, _ = select.select([fd], [], [], 0.05 if not armed else 0.5)
+                if not ready:
+                    continue
+                data = os.read(fd, 64)
+                if data == ESC:
+                    more, _, _ = select.select([fd], [], [], SEQUENCE_GAP)
+                    if more:
+                        data += os.read(fd, 64)
+                if not armed:  # typed while the question appeared: it belongs to the next message
+                    text = data.decode("utf-8", "ignore")
+                    keep("".join(ch for ch in text if ch.isprintable()))
+                    quiet_since = time.monotonic()
+                    continue
+                if data == ESC:
+                    sys.stdout.write("Esc\n")
+                    return "escape"
+                if data in (b"\r", b"\n"):
+                    sys.stdout.write("Enter\n")
+                    return "enter"
+                key = data.decode("utf-8", "ignore").lower()
+                if len(key) == 1 and key in answers:
+                    sys.stdout.write(key + "\n")
+                    return key
+        finally:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+            sys.stdout.flush()
 
     def ask(self, question: str) -> str:
         """One answer to a question printed as the prompt; the question can quote a rule made from the model's

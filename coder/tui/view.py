@@ -5,12 +5,14 @@ module readable; it uses the app's state (queue, blocks, info) and never the eng
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.text import Text
 from textual.widget import Widget
 
-from coder.engine import events as ev
+from coder import events as ev
+from coder.stuck.guard import stuck_warning
 from coder.termsafe import visible
 from coder.tui.common import GitState
 from coder.tui.widgets import NoteBlock, PermissionPrompt, StatusBar, ToolBlock, UserBlock
@@ -40,7 +42,16 @@ class ConversationView:
 
     # ---- events -----------------------------------------------------------------------------------------------
     async def drain(self) -> None:
+        """Hand the queued events to `handle`, one drain at a time: the interval timer and `_opened` both drain,
+        and two drains interleaving at an await (a stream write) could take events out of order."""
+        async with self.drain_lock:
+            await self._drain()
+
+    async def _drain(self) -> None:
         if not self.queue:
+            if self.busy or str(self.info["state"]).startswith("/"):
+                self.refresh_status()  # the spinner and the elapsed time move while nothing arrives
+            self.offer_prompt()
             return
         text: list[str] = []
         self.batching = True
@@ -49,6 +60,7 @@ class ConversationView:
                 item = self.queue.popleft()
                 if isinstance(item, ev.TextDelta):
                     text.append(item.text)
+                    self.info["streamed"] = self.info.get("streamed", 0) + len(item.text)
                     continue
                 if text:
                     await self.stream_text("".join(text))
@@ -60,10 +72,26 @@ class ConversationView:
             self.batching = False
             self.flush_blocks()
         self.refresh_status()
-        asking = self.prompt_widget is not None and not self.prompt_widget.has_focus
-        if asking:
-            self.prompt_widget.focus()
-        self.conversation.follow(force=asking)  # a question must be seen, even by someone reading further up
+        self.conversation.follow(force=self.offer_prompt())  # a question must be seen, even by someone reading up
+
+    def offer_prompt(self) -> bool:
+        """Give a waiting permission prompt the focus when the person is not typing (coder/tui/permission.py);
+        True when it just took it. Checked on every drain, so a prompt that came mid-word takes the focus once
+        the typing stops and the input is empty again."""
+        from coder.tui.permission import QUIET
+        from coder.tui.widgets import PromptInput
+
+        prompt = self.prompt_widget
+        if prompt is None or prompt.answered or prompt.has_focus or not prompt.is_mounted or \
+                self.reason_for is not None:
+            return False
+        box = self.query_one(PromptInput)
+        if self.focused is not box and self.focused is not None:
+            return False  # reading a block, or in a modal: leave the focus alone
+        if box.text.strip() or time.monotonic() - box.last_edit_at < QUIET:
+            return False  # typing, or a draft in the input: Tab answers; the prompt waits for a quiet, empty input
+        prompt.focus()
+        return True
 
     async def stream_text(self, text: str) -> None:
         if self.stream is None:
@@ -90,6 +118,7 @@ class ConversationView:
             return
         if isinstance(item, ev.SessionStart):
             self.info.update(model=item.model, sandbox=item.sandbox)
+            self.work_event(item, replay)  # a new session has no task list yet (issue 19)
             if not replay:
                 self.add_block(NoteBlock(f"session {item.session_id} · {_home(item.workspace)}" +
                                          (" (resumed)" if item.resumed else "")))
@@ -105,6 +134,8 @@ class ConversationView:
             block = ToolBlock(item.id, item.tool, item.input)
             self.tool_blocks[item.id] = block
             self.add_block(block)
+        elif isinstance(item, (ev.PlanProposed, ev.PlanDecision, ev.TodoUpdated)):
+            self.work_event(item, replay)  # issue 19: plans and the task list (coder/tui/work_view.py)
         elif isinstance(item, ev.PermissionRequest) and not replay:
             self.prompt_widget = PermissionPrompt(item.id, item.tool, item.input, item.reason, item.suggested_rule)
             self.add_block(self.prompt_widget)
@@ -124,6 +155,7 @@ class ConversationView:
                 item.cache_write_tokens
             self.info.update(cost=item.total_cost_usd, ctx=item.context_tokens, window=item.context_window)
         elif isinstance(item, ev.CompactionEvent):
+            self.info["ctx"] = item.tokens_after  # the figure the next request will start from
             self.add_block(NoteBlock(f"context compacted ({item.kind}): {item.tokens_before:,} → "
                                      f"{item.tokens_after:,} tokens"))
         elif isinstance(item, ev.CheckpointEvent):
@@ -133,6 +165,8 @@ class ConversationView:
             self.add_block(NoteBlock(f"review: {item.verdict} ({len(item.findings)} findings)"))
         elif isinstance(item, ev.CommitEvent):
             self.add_block(NoteBlock(f"committed {item.sha[:10]}: {item.message.splitlines()[0]}", "ok"))
+        elif isinstance(item, ev.StuckEvent) and item.action != "nudge":  # issue 22: nudges go to the model only
+            self.add_block(NoteBlock(stuck_warning(item), "error"))
         elif isinstance(item, ev.ErrorEvent):
             self.add_block(NoteBlock(("error: " if item.fatal else "note: ") + item.message,
                                      "error" if item.fatal else ""))
@@ -147,8 +181,23 @@ class ConversationView:
         if reason != "done":
             self.add_block(NoteBlock(f"turn stopped: {reason}", "error" if reason != "interrupted" else ""))
         self.refresh_git()
-        if self.queued:
+        requeue, self.requeue = self.requeue, False
+        if self.queued and requeue:
+            self.restore_queued()
+        elif self.queued:
             self.send(self.queued.pop(0))
+
+    def restore_queued(self) -> None:
+        """An interrupted turn: what was queued goes back into the input (before any draft), visibly, and Enter
+        sends it. Interrupting means "stop"; sending the next message on its own would not be what was asked."""
+        from coder.tui.widgets import PromptInput
+
+        box = self.query_one(PromptInput)
+        queued, self.queued = self.queued, []
+        box.set_text("\n".join([*queued, box.text] if box.text.strip() else queued))
+        box.focus()
+        self.add_block(NoteBlock(f"interrupted: the queued message{'s are' if len(queued) > 1 else ' is'} back in "
+                                 "the input (Enter sends)"))
 
     def add_block(self, widget: Widget) -> None:
         """Add a block to the conversation. Inside a drain, blocks are collected and mounted together at its end
@@ -180,6 +229,9 @@ class ConversationView:
             conversation.remove_children(old)
 
     # ---- status -----------------------------------------------------------------------------------------------
+    def on_resize(self, event: Any) -> None:
+        self.call_after_refresh(self.refresh_status)  # the bar is built for its width
+
     def refresh_git(self) -> None:
         if self.opened is None:
             return
@@ -198,21 +250,32 @@ class ConversationView:
         self.refresh_status()
 
     def refresh_status(self) -> None:
+        """The status bar, built for its width (coder/tui/fit.py): while a turn or a command runs, a spinner, what
+        runs and for how long, and the tokens streamed so far."""
         from coder.engine.commands import current_mode
+        from coder.tui.fit import SPINNER, StatusParts, status_line
 
         info = self.info
         mode = current_mode(self.session) if self.session is not None else (self.args.permission_mode or "…")
         pct = 100 * info["ctx"] / info["window"] if info["window"] else 0.0
-        sandbox = str(info["sandbox"])
+        state = str(info["state"])
+        running = self.busy or state.startswith("/")
+        if running:
+            took = time.monotonic() - self.work_started
+            state = f"{SPINNER[int(took * 8) % len(SPINNER)]} {state} {took:.0f}s"
+            if self.prompt_widget is not None and not self.prompt_widget.answered:
+                state += " · asking you"
+            elif info.get("streamed"):
+                state += f" ↓{_short(int(info['streamed']) // 4)}"
+        parts = StatusParts(state, visible(str(info["model"])), mode, pct, _short(info["tokens"]), info["cost"],
+                            visible(str(info["sandbox"])), visible(self.git.label()), self.hidden_blocks)
+        width = max(self.size.width - 2, 20)
+        styles = {"state": "bold green" if state == "idle" else "bold yellow", "sep": "dim",
+                  "mode": "bold magenta" if mode in ("auto", "auto-edit") else "bold",
+                  "sandbox": "green" if info["sandbox"] == "bubblewrap" else "red", "folded": "dim"}
         text = Text()
-        text.append(f"{info['state']}", style="bold yellow" if info["state"] != "idle" else "bold green")
-        text.append(f" │ {visible(str(info['model']))} │ ")  # model, sandbox and branch: config and repository
-        text.append(f"mode {mode}", style="bold magenta" if mode in ("auto", "auto-edit") else "bold")
-        text.append(f" │ ctx {pct:.0f}% │ {_short(info['tokens'])} tok │ ${info['cost']:.4f} │ ")
-        text.append(f"sandbox {visible(sandbox[:24])}", style="green" if sandbox == "bubblewrap" else "red")
-        text.append(f" │ {visible(self.git.label())}")
-        if self.hidden_blocks:
-            text.append(f" │ {self.hidden_blocks} old blocks folded", style="dim")
+        for value, part in status_line(parts, width):
+            text.append(value, style=styles.get(part, ""))
         for bar in self.query(StatusBar):  # none while the app is closing: a late worker callback updates nothing
             bar.update(text)
 

@@ -7,20 +7,21 @@ half of what keeps memory bounded over a long session; the app removes the oldes
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
+from textual.containers import ScrollableContainer, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button, Collapsible, Static, TextArea
+from textual.widgets import Collapsible, Static, TextArea
 
 from coder.termsafe import visible
-from coder.tui.common import failure, input_summary, result_line, tool_title
+from coder.tui.common import failure, result_line, tool_title
+from coder.tui.permission import PermissionPrompt  # noqa: F401 - where the app's widgets are found
 
 MAX_OUTPUT_LINES = 300
 MAX_OUTPUT_CHARS = 20_000
@@ -155,14 +156,30 @@ class ToolBlock(Collapsible):
         self.tool = tool
         self.call_title = tool_title(tool, args)
         self.body: tuple[str, str] | None = None  # (output, diff) not yet turned into widgets
+        self.parts = (f"⋯ {self.call_title}", "", "")  # (call, result, duration): the title, fitted to the width
+        self.finished = False
         super().__init__(title=shown_title(f"⋯ {self.call_title}"), collapsed=True)  # type: ignore[arg-type]
 
     def note(self, text: str) -> None:
-        self.title = shown_title(f"⋯ {self.call_title}  [{text}]")
+        if not self.finished:  # a late note never hides a result
+            self._retitle((f"⋯ {self.call_title}", f"[{text}]", ""))
+
+    def _retitle(self, parts: tuple[str, str, str] | None = None) -> None:
+        """The one-line title in the width the block has (coder/tui/fit.py): cut with …, the duration kept."""
+        from coder.tui.fit import tool_line
+
+        self.parts = parts or self.parts
+        width = self.size.width - 4 if self.size.width else 0  # the ▶ and the padding
+        self.title = shown_title(tool_line(*self.parts, width))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._retitle()
 
     def finish(self, output: str, is_error: bool, duration: float, diff: str = "",
                data: dict[str, Any] | None = None) -> None:
-        self.title = shown_title(f"{self.call_title}  {result_line(output, is_error, duration, data)}")
+        self.finished = True
+        self._retitle((self.call_title, result_line(output, is_error, 0.0, data),
+                       f"{duration:.1f}s" if duration >= 0.1 else ""))
         if failure(is_error, data, output) is not None:
             self.add_class("error")
         one_liner = len([line for line in output.splitlines() if line.strip()]) <= 1  # all of it in the title
@@ -198,74 +215,6 @@ class ToolBlock(Collapsible):
             found.first().mount_all(widgets)
         else:  # finished in the same batch it was requested in: not composed yet
             self._contents_list.extend(widgets)
-
-
-class PermissionPrompt(Vertical, can_focus=True):
-    """Inline: allow once (y), always for the proposed narrowest rule (a: this session, p: this project), deny
-    this call (n: the model hears "denied" and goes on), or deny and stop the turn (Esc, as in Claude Code: the
-    app's Esc binding interrupts the session, which answers this prompt)."""
-
-    DEFAULT_CSS = """
-    PermissionPrompt { height: auto; border: round $warning; padding: 0 1; margin: 0 0 1 0; }
-    PermissionPrompt:focus { border: round $accent; }
-    PermissionPrompt .what { color: $text; }
-    PermissionPrompt .why { color: $text-muted; }
-    PermissionPrompt Horizontal { height: auto; }
-    PermissionPrompt Button { margin: 0 1 0 0; min-width: 10; }
-    """
-    BINDINGS = [
-        Binding("y", "answer('once')", "allow once"),
-        Binding("a", "answer('always')", "always allow"),
-        Binding("p", "answer('project')", "allow in project"),
-        Binding("n", "answer('deny')", "deny"),
-        Binding("left", "focus_previous", show=False),
-        Binding("right", "focus_next", show=False),
-    ]
-
-    class Answered(Message):
-        def __init__(self, prompt: PermissionPrompt, choice: str) -> None:
-            super().__init__()
-            self.prompt = prompt
-            self.choice = choice
-
-    def __init__(self, call_id: str, tool: str, args: dict, reason: str, rule: str | None) -> None:
-        super().__init__()
-        self.call_id = call_id
-        self.tool = tool
-        self.args = args
-        self.reason = reason
-        self.rule = rule
-        self.answered = False
-
-    def compose(self) -> ComposeResult:
-        yield Static(Text.assemble(("Allow ", "bold"), (visible(tool_title(self.tool, self.args)), "bold yellow"),
-                                   ("?", "bold")))
-        yield Static(shown(input_summary(self.tool, self.args)), classes="what")
-        if self.reason:
-            yield Static(shown(self.reason), classes="why")
-        with Horizontal():
-            yield Button("Allow once \\[y]", id="once", variant="success", compact=True)
-            if self.rule:
-                yield Button(f"Always: {_esc(visible(self.rule))} \\[a]", id="always", variant="primary", compact=True)
-                yield Button("In this project \\[p]", id="project", compact=True)
-            yield Button("Deny \\[n]", id="deny", variant="error", compact=True)
-            yield Button("Deny and stop \\[Esc]", id="stop", compact=True)
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_answer(event.button.id or "deny")
-
-    def action_answer(self, choice: str) -> None:
-        if self.answered or (choice in ("always", "project") and not self.rule):
-            return
-        self.answered = True
-        self.post_message(self.Answered(self, choice))
-
-
-def _esc(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
 
 
 class StatusBar(Static):
@@ -322,6 +271,9 @@ class CompletionList(Static):
         self.update(text)
 
 
+PROMPT_PLACEHOLDER = "Ask coder… (Enter sends, Ctrl+J new line, / commands, @ files, Esc back here)"
+
+
 class PromptInput(TextArea):
     """Multi-line input: Enter sends, Shift+Enter or Ctrl+J adds a line, Up/Down on the first/last line walk
     the history, Tab accepts a completion."""
@@ -346,8 +298,9 @@ class PromptInput(TextArea):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, highlight_cursor_line=False,
-                         placeholder="Ask coder… (Enter sends, Ctrl+J new line, / commands, @ files)", **kwargs)
+                         placeholder=PROMPT_PLACEHOLDER, **kwargs)
         self.completion_open = False
+        self.last_edit_at = 0.0
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
@@ -356,14 +309,23 @@ class PromptInput(TextArea):
             event.prevent_default()
             self.insert("\n")
             return
-        if key == "enter" or (key == "tab" and self.completion_open):
+        if key == "enter" or key == "tab":
+            # Tab accepts a completion (or moves to a waiting permission prompt); Enter runs a chosen command
+            # (the app decides, from the text as it is now: a fast `/undo` + Enter must run, not complete)
             event.stop()
             event.prevent_default()
-            if self.completion_open:
-                self.post_message(self.Special("accept"))
-            elif key == "enter":
-                self.post_message(self.Submitted(self.text))
+            if key == "enter":
+                self.post_message(self.Special("enter") if self.completion_open else self.Submitted(self.text))
+            else:
+                self.post_message(self.Special("tab"))
             return
+        if key in ("pageup", "pagedown", "ctrl+home", "ctrl+end"):  # the conversation scrolls from the input
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Special(key))
+            return
+        if event.is_printable or key in ("backspace", "delete", "ctrl+u", "ctrl+w"):
+            self.last_edit_at = time.monotonic()  # a permission prompt does not take the focus from a typist
         row, _ = self.cursor_location
         if key == "up" and (self.completion_open or row == 0):
             event.stop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_support import async_test, type_and_send, wait_for  # type: ignore[import-not-found]
+from tui_support import async_test, type_and_send, wait_armed, wait_for  # type: ignore[import-not-found]
 from tui_support import conversation_text as texts  # type: ignore[import-not-found]
 from tui_support import make_app as _make_app  # type: ignore[import-not-found]
 
@@ -28,7 +28,7 @@ async def test_send_stream_approve_and_see_diff(factory, git_repo: Path, tmp_pat
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write hello")
-        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await wait_armed(pilot, app)
         assert app.busy and app.query(UserBlock)
         await pilot.press("y")
         await wait_for(pilot, lambda: not app.busy)
@@ -51,7 +51,7 @@ async def test_deny_keeps_the_file_away_and_tells_the_model(factory, git_repo: P
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write hello")
-        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await wait_armed(pilot, app)
         await pilot.press("n")
         await wait_for(pilot, lambda: not app.busy)
         assert not (git_repo / "hello.txt").exists()
@@ -72,7 +72,7 @@ async def test_always_allow_remembers_the_rule(factory, git_repo: Path, tmp_path
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write two")
-        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await wait_armed(pilot, app)
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.busy)
         assert (git_repo / "a.txt").exists() and (git_repo / "b.txt").exists()

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tui_support import async_test, make_app, screen_text, type_and_send, wait_for  # type: ignore[import-not-found]
+from tui_support import async_test, make_app, screen_text, type_and_send, wait_armed, wait_for  # type: ignore[import-not-found]
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 SCRIPT = {"turns": [
@@ -42,6 +42,7 @@ def demo_factory(demo_repo: Path):
 def masked(text: str, workspace: Path) -> str:
     text = text.replace(str(workspace), "<repo>")
     text = re.sub(r"\d{8}-\d{6}-[0-9a-f]{6}", "<session>", text)
+    text = re.sub(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] (\S+) \d+s", r"<spin> \1 <s>", text)  # the spinner and the elapsed time
     return "\n".join(line.rstrip() for line in text.splitlines()).rstrip() + "\n"
 
 
@@ -78,7 +79,7 @@ async def test_snapshot_permission_prompt(demo_factory, demo_repo: Path, tmp_pat
     async with app.run_test(size=(100, 32)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None and "⎇ main" in str(app.query_one("#status").render()))
         await type_and_send(pilot, app, "greet people with hi")
-        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await wait_armed(pilot, app)
         await pilot.pause(0.3)
         check("permission", app, demo_repo)
         await pilot.press("n")

@@ -64,6 +64,7 @@ class Tmux:
 
 
 REPO = Path(__file__).resolve().parents[2]
+ARMED = "Enter or y allows once"  # the prompt's hint once it has the focus and its keys answer
 
 
 def coder_command(script: Path, *extra: str) -> str:
@@ -85,10 +86,11 @@ def test_textual_app_in_tmux_approve_and_quit(git_repo: Path, script_file: Path,
         tmux.wait("idle │")
         tmux.type("please write notes")
         tmux.send("Enter")
-        screen = tmux.wait("Allow")
+        screen = tmux.wait(ARMED)  # the prompt took the focus and its keys answer now
         assert "edit notes.txt (create)" in screen and "Deny" in screen
         tmux.send("y")
         screen = tmux.wait("Allow bash: wc -c notes.txt")  # a shell command, run in the sandbox once approved
+        tmux.wait(ARMED)
         tmux.send("y")
         screen = tmux.wait("Created notes.txt for you.")
         assert "+hello" in screen  # the edit's diff, shown open
@@ -118,14 +120,14 @@ def test_plain_repl_in_tmux_approve_and_quit(git_repo: Path, script_file: Path, 
         tmux.wait("ask>")  # capture-pane drops the trailing space
         tmux.type("please write notes")
         tmux.send("Enter")
-        screen = tmux.wait("[n] deny · Esc deny and stop >")
-        assert "Allow edit notes.txt (create)?" in screen
-        tmux.type("y")
-        tmux.send("Enter")
+        screen = tmux.wait("Esc: deny and stop >")
+        assert "Allow edit notes.txt (create)?" in screen and "+hello" in screen  # the change, as a diff
+        assert "Creating the notes file." in screen
+        time.sleep(0.7)  # the question takes keys once the keyboard was quiet for a moment
+        tmux.type("y")  # one key, no Enter
         tmux.wait("Allow bash: wc -c notes.txt")
-        time.sleep(0.2)
-        tmux.type("y")
-        tmux.send("Enter")
+        time.sleep(0.7)
+        tmux.send("Enter")  # Enter: the marked default, allow once
         screen = tmux.wait("Created notes.txt for you.")
         assert "✓ 12 notes.txt" in screen
         tmux.wait("ctx ")  # the status line printed after the turn: the prompt is next
@@ -133,16 +135,16 @@ def test_plain_repl_in_tmux_approve_and_quit(git_repo: Path, script_file: Path, 
         assert (git_repo / "notes.txt").read_text() == "hello\nworld\n"
         tmux.type("/quit")
         tmux.send("Enter")
-        screen = tmux.wait("EXIT=0")
-        assert "Creating the notes file." in screen
+        tmux.wait("EXIT=0")
     finally:
         tmux.close()
 
 
 def test_plain_repl_escape_interrupts_wraps_words_and_keeps_ids_whole(git_repo: Path, tmp_path: Path) -> None:
     words = [f"wd{i}{'x' * (i % 7)}" for i in range(90)]
-    script = tmp_path / "long.json"
-    script.write_text(json.dumps({"turns": [{"text": " ".join(words)}, {"text": "Still here."}]}))
+    script = tmp_path / "long.json"  # three paragraphs, one a streamed piece: each is rendered when it ends
+    text = "\n\n".join(" ".join(words[i:i + 30]) for i in (0, 30, 60))
+    script.write_text(json.dumps({"turns": [{"text": text}, {"text": "Still here."}]}))
     user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "coder" / "config.toml"  # provider settings: user only
     user_config.parent.mkdir(parents=True, exist_ok=True)  # three stream pieces a second apart: time to press Esc
     user_config.write_text("[providers.scripted]\nchunk_delay = 1.0\n")
@@ -185,12 +187,73 @@ def test_plain_repl_escape_on_a_permission_prompt_denies_and_stops(git_repo: Pat
         tmux.wait("ask>")
         tmux.type("please write notes")
         tmux.send("Enter")
-        tmux.wait("Esc deny and stop >")
+        tmux.wait("Esc: deny and stop >")
+        time.sleep(0.7)
         tmux.send("Escape")
         screen = tmux.wait("turn stopped: interrupted", timeout=10)
         assert "Now counting it." not in screen and not (git_repo / "notes.txt").exists()
         tmux.wait("ctx ")
         time.sleep(0.3)
+        tmux.type("/quit")
+        tmux.send("Enter")
+        tmux.wait("EXIT=0")
+    finally:
+        tmux.close()
+
+
+def test_textual_app_in_tmux_typing_while_a_prompt_appears_is_never_an_answer(git_repo: Path, script_file: Path,
+                                                                             tmp_path: Path) -> None:
+    """Issue 24: keys typed while the permission prompt appears (`a` of "also", `n` of "now") go to the input."""
+    tmux = Tmux(tmp_path, coder_command(script_file), git_repo, width=80, height=24)
+    try:
+        tmux.wait("idle")
+        tmux.type("please write notes")
+        tmux.send("Enter")
+        for ch in "also run lint and now more":  # typed on through the moment the prompt appears
+            tmux.type(ch)
+            time.sleep(0.06)
+        screen = tmux.wait("Allow")
+        time.sleep(1.0)
+        screen = tmux.screen()
+        assert "also run lint and now more" in screen, screen  # in the input, whole
+        assert "Tab answers this prompt" in screen and not (git_repo / "notes.txt").exists()
+        tmux.send("Tab")
+        tmux.wait(ARMED)
+        tmux.send("Enter")  # allow once
+        tmux.wait("Allow bash: wc -c notes.txt")
+        assert (git_repo / "notes.txt").exists()
+        tmux.send("Escape")  # deny and stop; the queued draft is still in the input
+        tmux.wait("turn stopped: interrupted")
+        assert "also run lint and now more" in tmux.screen()
+        tmux.send("C-c")  # clears the input
+        tmux.send("C-c")
+        time.sleep(0.2)
+        tmux.send("C-c")
+        tmux.wait("EXIT=0")
+    finally:
+        tmux.close()
+
+
+def test_plain_repl_in_tmux_echoes_type_ahead_and_renders_markdown(git_repo: Path, tmp_path: Path) -> None:
+    script = tmp_path / "md.json"
+    script.write_text(json.dumps({"turns": [{"text": "# Title\n\nSome **bold** words.\n\n- one\n- two\n"},
+                                            {"text": "Second answer."}]}))
+    user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "coder" / "config.toml"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    user_config.write_text("[providers.scripted]\nchunk_delay = 0.7\n")
+    tmux = Tmux(tmp_path, coder_command(script, "--plain"), git_repo, width=80, height=30)
+    try:
+        tmux.wait("ask>")
+        tmux.type("talk")
+        tmux.send("Enter")
+        time.sleep(0.3)
+        tmux.type("typed ahead")  # during the turn: shown as typed
+        tmux.wait("typed ahead")
+        screen = tmux.wait("• two")  # a rendered list, not "- two"
+        assert "**bold**" not in screen and "# Title" not in screen and "Title" in screen
+        tmux.wait("ctx ")
+        screen = tmux.wait("ask> typed ahead")  # and handed to the next prompt
+        tmux.send("C-u")
         tmux.type("/quit")
         tmux.send("Enter")
         tmux.wait("EXIT=0")

@@ -11,9 +11,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from coder import events as ev
 from coder import paths
 from coder.context.base import PassthroughContext, Pinned
-from coder.engine import events as ev
 from coder.engine.builder import Opened
 from coder.engine.history import rebuild
 from coder.engine.session import Limits, Session, SessionParts
@@ -170,3 +170,9 @@ async def type_and_send(pilot: Any, app: Any, text: str) -> None:
     box.focus()
     box.set_text(text)
     await pilot.press("enter")
+
+
+async def wait_armed(pilot: Any, app: Any) -> Any:
+    """Wait until a permission prompt is up, has the focus and is armed (its keys answer only then)."""
+    await wait_for(pilot, lambda: app.prompt_widget is not None and app.prompt_widget.armed)
+    return app.prompt_widget
