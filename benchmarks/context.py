@@ -43,7 +43,7 @@ from coder.errors import CoderError, ModelError
 from coder.models.pricing import Price
 from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 from coder.models.wire import PrefixCache, build_anthropic_body, input_tokens, segments
-from coder.tools.output import load_output
+from coder.store.outputs import load_output
 
 MODEL = "claude-sonnet-4-5"
 PRICE = Price.anthropic(3.0, 15.0)

@@ -2,100 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-
-@dataclass
-class Check:
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
+from coder.engine.doctor import run_checks  # the checks live in the engine (the /doctor command reads them too)
 
 
 def register(sub) -> None:
     p = sub.add_parser("doctor", help="check Python, git, the sandbox, ripgrep, API keys and config")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=doctor_command)
-
-
-def _version(argv: list[str]) -> str | None:
-    from coder.vcs import hostgit
-
-    try:
-        out = (hostgit.run(Path.cwd(), argv[1:], timeout=10) if argv[0] == "git"
-               else subprocess.run(argv, capture_output=True, text=True, timeout=10))
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return (out.stdout or out.stderr).strip().splitlines()[0] if out.returncode == 0 else None
-
-
-def run_checks(cwd: Path) -> list[Check]:
-    from coder.config import project_config_path, user_config_path
-    from coder.engine.builder import environment_keys, git_root
-
-    checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0], "install Python 3.11 or newer")]
-    git = _version(["git", "--version"])
-    checks.append(Check("git", git is not None, git or "not found", "apt-get install git"))
-    root = git_root(cwd)
-    checks.append(Check("repository", True, str(root) if root else
-                        f"{cwd} is not a git repository: checkpoints, /undo and commits are off"))
-    bwrap = shutil.which("bwrap")
-    checks.append(Check("bubblewrap", bwrap is not None, bwrap or "not found", "apt-get install bubblewrap"))
-    try:
-        from coder.sandbox.check import check_sandbox
-
-        result = check_sandbox()
-        checks.append(Check("sandbox", result.ok, result.detail, result.fix))
-    except ImportError:
-        checks.append(Check("sandbox", False, "the sandbox package is not built", ""))
-    rg = shutil.which("rg")
-    checks.append(Check("ripgrep", rg is not None, rg or "not found (code search falls back to Python, slower)",
-                        "apt-get install ripgrep"))
-    tmux = shutil.which("tmux")
-    checks.append(Check("tmux", tmux is not None, tmux or "not found (only the terminal tests need it)",
-                        "apt-get install tmux"))
-    for key, present in environment_keys().items():
-        checks.append(Check(key, True, "set" if present else "not set"))
-    checks.append(_model_check(root or cwd))
-    for path in (user_config_path(), project_config_path(root or cwd)):
-        checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))
-    try:
-        from coder.config import load_config
-        from coder.trust import is_trusted
-
-        config = load_config(root or cwd, trusted=is_trusted(root or cwd))
-        checks.append(Check("workspace trust", True, "trusted" if config["_trusted"] else
-                            "not trusted: its own servers, hooks, tools and agents are ignored (`coder trust`)"))
-    except Exception as exc:  # noqa: BLE001 - doctor reports every problem rather than stopping at one
-        checks.append(Check("config valid", False, str(exc), "fix the file named above"))
-    return checks
-
-
-def _model_check(workspace: Path) -> Check:
-    """Which model a session here would use, without sending anything."""
-    from coder.config import load_config
-    from coder.errors import CoderError
-    from coder.models.registry import resolve_spec
-
-    try:
-        from coder.trust import is_trusted
-
-        spec = resolve_spec(None, load_config(workspace, trusted=is_trusted(workspace)))
-    except CoderError as exc:
-        return Check("model", False, "none usable: " + str(exc).splitlines()[0],
-                     "export ANTHROPIC_API_KEY=..., or pass --model (e.g. openai:NAME with OPENAI_BASE_URL, "
-                     "or scripted:FILE)")
-    detail = f"{spec} (the default for `coder` and `coder run`)"
-    if not spec.startswith("scripted:"):
-        from coder.models.model_table import model_info
-
-        detail += f": {model_info(spec).describe()}"
-    return Check("model", True, detail)
 
 
 def doctor_command(args) -> int:

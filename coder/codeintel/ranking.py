@@ -14,14 +14,12 @@ definer), so the same graph gives the same bytes in every process.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import math
 import sys
 import threading
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from coder.codeintel.repomap import Graph
+from dataclasses import dataclass
 
 DAMPING = 0.85
 ITERATIONS = 30
@@ -30,6 +28,25 @@ MAX_RANKED = 3200
 
 #: containers (an `impl` block, a module) mostly appear as the parents of chosen methods, not on their own
 _KIND_WEIGHT = {"impl": 0.1, "module": 0.3, "namespace": 0.3, "macro": 0.5, "constant": 0.5}
+
+
+@dataclass
+class Graph:
+    """The reference graph the ranking is computed from: files, their map-worthy definitions, and per name the
+    files that mention it (names with at most repomap.MAX_DEFINERS definers; others cannot link files)."""
+
+    paths: list[str]
+    family: list[str]
+    symbols: list[tuple[int, str, str, str, int]]  # (file index, short, name, kind, occurrence)
+    definers: dict[str, list[int]]
+    users: dict[str, list[int]]
+    defined: list[str]  # per file: the hash of its definitions (symbols in order)
+
+    def digest(self) -> str:
+        """Equal for equal graphs, whatever else changed in the files (a comment's words, a body, lines)."""
+        files = "\0".join(f"{p}\1{f}\1{d}" for p, f, d in zip(self.paths, self.family, self.defined, strict=True))
+        uses = repr([(name, self.users[name]) for name in sorted(self.users)])
+        return hashlib.sha256(f"{files}\0{uses}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def warm_up() -> None:

@@ -10,11 +10,12 @@ state must give the same bytes in every process. Every iteration order below com
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import sqlite3
 from dataclasses import dataclass
+
+from coder.codeintel.ranking import Graph, rank_graph
 
 #: conservative characters per token (real code tokenizes at ~3.5-4 chars per token for Claude and GPT models)
 #: bump when the ranking or the rendering changes (cached maps are keyed by it)
@@ -53,25 +54,6 @@ class Ranking:
     def from_json(cls, text: str) -> Ranking:
         data = json.loads(text)
         return cls(files=data["files"], symbols=[tuple(s) for s in data["symbols"]])
-
-
-@dataclass
-class Graph:
-    """The reference graph the ranking is computed from: files, their map-worthy definitions, and per name the
-    files that mention it (names with at most MAX_DEFINERS definers; others cannot link files)."""
-
-    paths: list[str]
-    family: list[str]
-    symbols: list[tuple[int, str, str, str, int]]  # (file index, short, name, kind, occurrence)
-    definers: dict[str, list[int]]
-    users: dict[str, list[int]]
-    defined: list[str]  # per file: the hash of its definitions (symbols in order)
-
-    def digest(self) -> str:
-        """Equal for equal graphs, whatever else changed in the files (a comment's words, a body, lines)."""
-        files = "\0".join(f"{p}\1{f}\1{d}" for p, f, d in zip(self.paths, self.family, self.defined, strict=True))
-        uses = repr([(name, self.users[name]) for name in sorted(self.users)])
-        return hashlib.sha256(f"{files}\0{uses}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def build_map(conn: sqlite3.Connection, token_budget: int, focus_files: list[str], focus_names: list[str]) -> str:
@@ -144,8 +126,6 @@ def assemble_graph(files: list[FileNode]) -> Graph:
 
 def rank(graph: Graph, focus_files: list[str], focus_names: list[str]) -> Ranking:
     """Rank the graph's definitions for this conversation (see coder.codeintel.ranking)."""
-    from coder.codeintel.ranking import rank_graph
-
     files, symbols = rank_graph(graph, focus_files, focus_names)
     return Ranking(files=files, symbols=symbols)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from coder.context.history import replace_results
 from coder.models.types import Message, TextBlock, ToolResultBlock
-from coder.tools.output import HANDLE_PREFIX, clip_output
+from coder.store.outputs import HANDLE_PREFIX, clip_output
 
 
 @dataclass

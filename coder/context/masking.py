@@ -5,6 +5,9 @@ same command (a test run, a reproduction script) run again. The stub keeps the c
 the full text stays readable behind an output:// handle, so masking forgets nothing for good. Masking changes
 old messages, which invalidates the cached prefix from the first masked one on; the manager therefore masks
 only at a compaction, in one large step, never a little every turn.
+
+What a call reads and writes is what its tool says (`CallFacts`: the shell line, the files a view shows or an
+edit writes, whether its result may be masked at all); this module knows no tool by name.
 """
 
 from __future__ import annotations
@@ -12,15 +15,19 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from coder.context.history import Observation, assistant_indexes, observations
 from coder.models.types import Message
-from coder.tools.output import save_output
+from coder.store.outputs import save_output
+from coder.tools.base import CallFacts
+from coder.tools.registry import describe
 
-EDIT_COMMANDS = {"create", "str_replace", "insert", "undo_edit", "write", "edit", "replace"}
-READ_COMMANDS = {"view", "read", "open", "cat"}
+#: (tool name, input) -> what the call does, as its tool says
+Describe = Callable[[str, dict[str, Any]], CallFacts]
 #: shell commands whose single path argument is a read of that file
 SHELL_READERS = {"cat", "head", "tail", "nl", "less", "more", "bat", "view", "open"}
 #: flags that do not change what a test run tests
@@ -43,11 +50,12 @@ class Keys:
     writes: set[str]
 
 
-def command_of(obs: Observation) -> str:
+def command_of(obs: Observation, facts: CallFacts | None = None) -> str:
     """A short human line naming the call: the shell command, or the tool and its main arguments."""
     data = obs.input
-    if isinstance(data.get("command"), str) and obs.name in ("bash", "shell", "run", "execute"):
-        return data["command"].strip()
+    facts = facts if facts is not None else describe(obs.name, data)
+    if facts.shell is not None:
+        return facts.shell.strip()
     if "command" in data and "path" in data:
         return f"{obs.name} {data['command']} {data['path']}"
     parts = [f"{k}={v}" for k, v in data.items() if isinstance(v, (str, int, float)) and len(str(v)) < 80]
@@ -124,47 +132,33 @@ def _shell_keys(command: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(reads), frozenset(writes)
 
 
-def patch_paths(patch: str) -> set[str]:
-    """Paths a unified diff or an apply_patch envelope touches."""
-    found = set(re.findall(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", patch, re.MULTILINE))
-    found |= {p for p in re.findall(r"^\+\+\+ (?:b/)?(\S+)", patch, re.MULTILINE) if p != "/dev/null"}
-    return {_norm_path(p) for p in found}
+def keys_of(obs: Observation, describe_call: Describe = describe) -> Keys:
+    """What the call read (a later read or write of it makes the result stale) and what it wrote."""
+    facts = describe_call(obs.name, obs.input)
+    if facts.shell is not None:
+        return shell_keys(facts.shell)
+    files = {"file:" + _norm_path(p) for p in facts.paths}
+    if files and facts.writes:  # an edit's own result shows the file as it was then: a later view or edit supersedes it
+        return Keys(files, set(files))
+    if files and facts.reads:
+        return Keys(files, set())
+    return Keys({f"call:{obs.name}:{sorted(obs.input.items())!r}"}, set())
 
 
-def keys_of(obs: Observation) -> Keys:
-    data = obs.input
-    if isinstance(data.get("command"), str) and obs.name in ("bash", "shell", "run", "execute"):
-        return shell_keys(data["command"])
-    path = data.get("path") or data.get("file_path") or data.get("file")
-    command = str(data.get("command", ""))
-    if isinstance(path, str) and path:
-        key = "file:" + _norm_path(path)
-        if command in EDIT_COMMANDS or obs.name in ("edit", "write", "create_file"):
-            # an edit's own result shows the file as it was then: a later view or edit supersedes it
-            return Keys({key}, {key})
-        if command in READ_COMMANDS or obs.name in ("view", "read", "read_file", "open"):
-            return Keys({key}, set())
-    patch = data.get("patch") or data.get("input")
-    if isinstance(patch, str):
-        paths = {"file:" + p for p in patch_paths(patch)}
-        return Keys(set(paths), paths)
-    return Keys({f"call:{obs.name}:{sorted(data.items())!r}"}, set())
-
-
-def superseded(obs_list: list[Observation]) -> set[str]:
+def superseded(obs_list: list[Observation], describe_call: Describe = describe) -> set[str]:
     """ids of observations a later call made stale."""
     stale: set[str] = set()
     seen_later: set[str] = set()
     for obs in reversed(obs_list):
-        keys = keys_of(obs)
+        keys = keys_of(obs, describe_call)
         if keys.reads & seen_later:
             stale.add(obs.tool_use_id)
         seen_later |= keys.reads | keys.writes
     return stale
 
 
-def stub(obs: Observation, handle: str) -> str:
-    command = " ".join(command_of(obs).split())
+def stub(obs: Observation, handle: str, facts: CallFacts | None = None) -> str:
+    command = " ".join(command_of(obs, facts).split())
     if len(command) > 160:
         command = command[:150] + " …"
     return (f"[stale output masked: `{command}` ({exit_status(obs)}), superseded by a later call; "
@@ -177,6 +171,8 @@ class MaskTier:
     recent_turns: int = 5
     #: results shorter than this are left alone: a stub would save next to nothing
     min_chars: int = 300
+    #: what a call does, as its tool says (the built-in tools by default)
+    describe: Describe = field(default=describe)
 
     def run(self, history: list[Message], replacements: dict[str, str]) -> dict[str, str]:
         """Stubs for the superseded observations outside the last `recent_turns` turns. The last failure is
@@ -186,7 +182,7 @@ class MaskTier:
             return {}
         boundary = turns[-self.recent_turns] if self.recent_turns > 0 else len(history)
         obs_list = [o for o in observations(history) if o.result_index is not None]
-        stale = superseded(obs_list)
+        stale = superseded(obs_list, self.describe)
         failures = [o for o in obs_list if is_failure(o)]
         keep = {failures[-1].tool_use_id} if failures else set()
         new: dict[str, str] = {}
@@ -194,7 +190,8 @@ class MaskTier:
             if (obs.use_index >= boundary or obs.tool_use_id not in stale or obs.tool_use_id in keep
                     or obs.tool_use_id in replacements and replacements[obs.tool_use_id].startswith("[stale")):
                 continue
-            if len(obs.content) < self.min_chars:
+            facts = self.describe(obs.name, obs.input)
+            if len(obs.content) < self.min_chars or not facts.maskable:
                 continue
-            new[obs.tool_use_id] = stub(obs, save_output(self.state_dir, obs.content))
+            new[obs.tool_use_id] = stub(obs, save_output(self.state_dir, obs.content), facts)
         return new

@@ -4,7 +4,8 @@ Reads SWE-agent `.traj` (plain action and function-calling histories) and mini-s
 messages, or the older text protocol with the command in a fenced block). Every action becomes a tool call and
 every observation its result, with SWE-agent's editor commands mapped to our editor tool (open/goto/scroll are
 views of the open file, edit/create/insert are edits of it), so superseded views and repeated runs are
-recognisable exactly as in a session of ours.
+recognisable exactly as in a session of ours. Our shell and our editor are found by the protocol they speak (the
+`anthropic_type` of their contracts), not by name.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from typing import Any
 from coder.context.history import repair_pairing
 from coder.errors import UsageError
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from coder.tools.registry import builtin_by_protocol
 
-EDITOR = "str_replace_based_edit_tool"
+#: our tools that speak the protocols other agents' shells and editors map to (input `command` / `path`)
+SHELL = builtin_by_protocol("bash_")
+EDITOR = builtin_by_protocol("text_editor_")
 FENCE = re.compile(r"```(?:mswea_bash_command|bash|sh)?\s*\n(.*?)\n```", re.DOTALL)
 
 
@@ -55,7 +59,7 @@ class _SweAgentMapper:
             return EDITOR, {"command": "str_replace", "path": path or self.current,
                             "new_str": str(args.get("replace") or args.get("replacement_text") or args)}
         text = " ".join([name] + [str(v) for v in args.values()])
-        return "bash", {"command": text}
+        return SHELL, {"command": text}
 
     def action(self, action: str) -> tuple[str, dict[str, Any]]:
         first, _, rest = action.strip().partition("\n")
@@ -64,7 +68,7 @@ class _SweAgentMapper:
         except ValueError:
             words = first.split()
         if not words:
-            return "bash", {"command": action.strip()}
+            return SHELL, {"command": action.strip()}
         verb, args = words[0], words[1:]
         if verb in ("open", "create") and args:
             return self.call(verb, {"path": args[0]})
@@ -72,7 +76,7 @@ class _SweAgentMapper:
             return self.call(verb, {})
         if verb in ("edit", "insert", "append"):
             return self.call(verb, {"replace": rest})
-        return "bash", {"command": action.strip()}
+        return SHELL, {"command": action.strip()}
 
 
 def _text(content: Any) -> str:
@@ -108,7 +112,7 @@ def _from_messages(raw: list[dict[str, Any]], sweagent: bool) -> tuple[str, list
                 except json.JSONDecodeError:
                     args = {"command": fn.get("arguments", "")}
                 name = fn.get("name", "bash")
-                name, args = mapper.call(name, args) if sweagent else ("bash", args)
+                name, args = mapper.call(name, args) if sweagent else (SHELL, args)
                 counter += 1
                 call_id = call.get("id") or f"call_{counter}"
                 blocks.append(ToolUseBlock(call_id, name, args))
@@ -119,7 +123,7 @@ def _from_messages(raw: list[dict[str, Any]], sweagent: bool) -> tuple[str, list
                     match = FENCE.search(content)
                     action = match.group(1) if match else None
                 if action and str(action).strip():
-                    name, args = mapper.action(str(action)) if sweagent else ("bash", {"command": str(action)})
+                    name, args = mapper.action(str(action)) if sweagent else (SHELL, {"command": str(action)})
                     counter += 1
                     blocks.append(ToolUseBlock(f"call_{counter}", name, args))
                     pending = [f"call_{counter}"]

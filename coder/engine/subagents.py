@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder import events as ev
 from coder import paths
 from coder.context.base import PassthroughContext, Pinned
-from coder.engine import events as ev
 from coder.engine.session import Hooks, Limits, Session, SessionParts, no_questions
 from coder.models.types import ModelProvider
 from coder.policy.base import MODES, PermissionPolicy
@@ -117,7 +117,7 @@ def make_spawner(parent: Parent):
         state = paths.session_dir(child_id)
         state.mkdir(parents=True, exist_ok=True)
         ctx = ToolContext(workspace, parent.tool_ctx.cwd, child_id, parent.tool_ctx.cancel, state, parent.config)
-        tools = builtin_tools([name for name in agent.tools if name != "task"])  # no grandchildren
+        tools = builtin_tools(agent.tools, for_subagent=True)  # no grandchildren
 
         def record(event) -> None:
             if event.persist:

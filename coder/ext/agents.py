@@ -1,6 +1,6 @@
-"""Subagent definitions: the built-in `explore` agent plus Markdown files in the config dir's `agents/` and, in a
-trusted workspace only, `.coder/agents/` (front matter: name, description, tools, model, max_turns, max_cost,
-permission_mode; body: its prompt).
+"""Subagent definitions: the built-in agents (`prompts/agents/*.md`: `explore`) plus Markdown files in the config
+dir's `agents/` and, in a trusted workspace only, `.coder/agents/` (front matter: name, description, tools, model,
+max_turns, max_cost, permission_mode; body: its prompt). A definition without `tools` gets the `explore` agent's.
 
 A definition says what a child session may do, so it is read once, when the session opens (see
 coder/engine/subagents.py): an agent file the model or a sandboxed command writes during the session is never
@@ -9,20 +9,23 @@ picked up by that session, and a cloned repository's definitions count only once
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 from coder.errors import ConfigError
 from coder.ext.frontmatter import read_front_matter
 from coder.paths import config_dir
+from coder.resources import data_dir
+from coder.tools.registry import BUILTIN_IMPLEMENTATIONS, load_contracts
 
-READ_ONLY_TOOLS = ["code_search", "str_replace_based_edit_tool", "read_output", "bash"]
+#: the built-in agent whose tools a definition without `tools` gets
+DEFAULT_AGENT = "explore"
 
-EXPLORE_PROMPT = """You are a search subagent working for another coding agent. Answer its question about the
-repository by searching and reading code; you cannot change anything. Be quick and thorough: use code_search for
-definitions, references and text, view only the ranges you need, and use read-only shell commands when they help.
-End with a concise report: the answer, the exact files and line numbers that support it, and anything uncertain.
-The caller sees only your final message, so put everything it needs there."""
+
+def default_tools() -> list[str]:
+    """The tools of the built-in `explore` agent (read-only use: its mode is plan)."""
+    return list(builtin_agents()[DEFAULT_AGENT].tools)
 
 
 @dataclass
@@ -30,30 +33,29 @@ class AgentDefinition:
     name: str
     description: str
     prompt: str
-    tools: list[str] = field(default_factory=lambda: list(READ_ONLY_TOOLS))
+    tools: list[str] = field(default_factory=default_tools)
     model: str | None = None
     max_turns: int = 25
     max_cost: float = 1.0
     permission_mode: str = "plan"
 
 
-BUILTIN_AGENTS = {
-    "explore": AgentDefinition("explore", "Read-only search of the repository: finds code, explains how it fits, "
-                                          "reports files and lines.", EXPLORE_PROMPT),
-}
+@lru_cache(maxsize=1)
+def builtin_agents() -> dict[str, AgentDefinition]:
+    """The agents shipped in `prompts/agents/` (data, like every prompt), read once per process."""
+    folder = data_dir("prompts") / "agents"
+    return {agent.name: agent for agent in (load_agent(path) for path in sorted(folder.glob("*.md")))}
 
 
 def load_agent(path: Path, raw: bytes | None = None) -> AgentDefinition:
     meta, body = read_front_matter(path, raw)
     name = str(meta.get("name") or path.stem)
-    tools = meta.get("tools", READ_ONLY_TOOLS)
+    tools = meta["tools"] if "tools" in meta else default_tools()
     if isinstance(tools, str):
         tools = [t.strip() for t in tools.split(",") if t.strip()]
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         raise ConfigError(f"{path}: `tools` must be a list of tool names.")
-    from coder.tools.registry import BUILTIN_IMPLEMENTATIONS
-
-    unknown = sorted(set(tools) - set(BUILTIN_IMPLEMENTATIONS) - {"task"})
+    unknown = sorted(set(tools) - set(BUILTIN_IMPLEMENTATIONS))
     if unknown:
         raise ConfigError(f"{path}: unknown tool(s) {', '.join(unknown)}; built-in tools: "
                           f"{', '.join(sorted(BUILTIN_IMPLEMENTATIONS))}.")
@@ -76,7 +78,7 @@ def load_agents(workspace: Path, *, trusted: bool = False,
     Untrusted, `.coder/agents/` is not read at all. Trusted, the repository's definitions come from the bytes the
     trust check read and fingerprinted (`repo_files`, else read now the same way: never through a symlink, never
     from a fifo), so what was trusted is what runs."""
-    agents = dict(BUILTIN_AGENTS)
+    agents = dict(builtin_agents())
     user_dir = config_dir() / "agents"
     for path in sorted(user_dir.glob("*.md")) if user_dir.is_dir() else []:
         agent = load_agent(path)
@@ -93,7 +95,7 @@ def load_agents(workspace: Path, *, trusted: bool = False,
     return agents
 
 
-#: permission classes by power; the `task` tool is classed by its agent's most powerful tool
+#: permission classes by power; a tool that starts agents is classed by its agent's most powerful tool
 Permission = Literal["read", "write", "execute", "network"]
 _POWER: dict[str, int] = {"read": 0, "write": 1, "network": 2, "execute": 3}
 
@@ -106,14 +108,14 @@ def agent_permission(agent: AgentDefinition) -> Permission:
     it has, so it can do no more than its parent could in plan mode itself. That is why the built-in `explore`
     agent (editor and bash, for viewing and read-only commands) runs in plan mode. Any other agent is classed by
     the most powerful tool it may use, as its tools' contracts class them (bash: execute; the editor and
-    apply_patch: write, since the agent may call more than the editor's `view`; the rest: read).
+    apply_patch: write, since the agent may call more than the editor's `view`; the rest: read). A tool that
+    starts agents counts for nothing: a child never gets it.
 
     The parent's mode is deliberately not part of this: a plan-mode parent that starts a writing agent is asking
     to write, and plan mode denies that plainly, instead of starting a child whose every step is denied."""
     if agent.permission_mode == "plan":
         return "read"
-    from coder.tools.registry import load_contracts
-
     contracts = load_contracts()
-    classes = [contracts[name].permission for name in agent.tools if name in contracts and name != "task"]
+    classes = [contracts[name].permission for name in agent.tools
+               if name in contracts and not contracts[name].spawns_agents]
     return max(classes, key=_POWER.__getitem__, default="read")

@@ -24,8 +24,8 @@ from typing import Any
 
 from coder.errors import ConfigError
 from coder.paths import config_dir
+from coder.store.outputs import clip_output
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
-from coder.tools.output import clip_output
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coder.engine import events as ev
+from coder import events as ev
 from coder.errors import ConfigError
 from coder.tools.base import ToolResult
 from coder.vcs.hostgit import scrubbed_host_env

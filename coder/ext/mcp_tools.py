@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from coder.ext.mcp_client import MCPManager, servers_from_config, tool_name
+from coder.store.outputs import clip_output
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
-from coder.tools.output import clip_output
 
 
 class MCPTool(Tool):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from coder.tools.base import CallFacts
 
 Action = Literal["allow", "ask", "deny"]
 Mode = Literal["plan", "ask", "auto-edit", "auto"]
@@ -20,6 +23,20 @@ class Decision:
     suggested_rule: str | None = None
 
 
+@dataclass(frozen=True)
+class Call:
+    """One call as the rules see it: which rules cover it (`Rule.covers`) and what their patterns match."""
+
+    tool: str
+    permission: str
+    #: a shell line: `bash(...)` rules cover it and match each simple command of it
+    shell: bool = False
+    #: writes files: `edit(...)` rules cover it
+    writes: bool = False
+    #: the subjects are file paths: a rule's pattern matches them
+    files: bool = False
+
+
 @dataclass
 class PermissionAnswer:
     """A frontend's answer to an `ask`."""
@@ -34,8 +51,9 @@ class PermissionAnswer:
 class PermissionPolicy(Protocol):
     mode: Mode
 
-    def decide(self, tool: str, permission: str, args: dict[str, Any]) -> Decision:
-        """Decide one call of tool `tool` (its contract's permission class is `permission`)."""
+    def decide(self, tool: str, permission: str, args: dict[str, Any], facts: CallFacts | None = None) -> Decision:
+        """Decide one call of tool `tool`: `permission` is its class for this input (`Tool.permission_for`),
+        `facts` what the tool says the call does (`Tool.facts`)."""
         ...
 
     def remember(self, answer: PermissionAnswer) -> None:
@@ -50,7 +68,7 @@ class ModePolicy:
     mode: Mode = "ask"
     allowed: set[str] = field(default_factory=set)
 
-    def decide(self, tool: str, permission: str, args: dict[str, Any]) -> Decision:
+    def decide(self, tool: str, permission: str, args: dict[str, Any], facts: CallFacts | None = None) -> Decision:
         if tool in self.allowed or permission == "read":
             return Decision("allow", rule=f"tool:{tool}" if tool in self.allowed else "class:read")
         if self.mode == "auto":

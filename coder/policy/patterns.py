@@ -3,7 +3,8 @@
 Syntax (the Claude Code family, so users can carry rules over):
 - `bash(git status*)`: a bash command; `*` matches anything (`git status`, `git status --short`);
   `bash(npm test:*)` is the same as `bash(npm test*)` but only at a word boundary.
-- `edit(src/**)`, `edit(**/.env)`: files the write tools (the editor's write commands, apply_patch) touch; paths
+- `edit(src/**)`, `edit(**/.env)`: files the calls that write touch (the editor's write commands, apply_patch, a
+  shell redirection for deny rules: each tool says which of its calls write, see `CallFacts`); paths
   are relative to the project; `**` spans folders, `*` stays inside one; a pattern without `/` matches the file
   name at any depth.
 - `read(**/.env)`: files the read tools look at.
@@ -18,9 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from coder.errors import ConfigError
+from coder.policy.base import Call
 
-#: tools whose calls `edit(...)` rules cover
-WRITE_TOOLS = frozenset({"str_replace_based_edit_tool", "apply_patch", "edit", "write", "create"})
 _RULE = re.compile(r"^\s*([A-Za-z0-9_.*?\-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
@@ -45,16 +45,18 @@ class Rule:
     def __str__(self) -> str:
         return self.tool if self.spec is None else f"{self.tool}({self.spec})"
 
-    def covers_tool(self, tool: str, permission: str) -> bool:
+    def covers(self, call: Call) -> bool:
+        """Whether this rule speaks about `call` at all: `edit` of writes, `read` of reads, `bash` of shell lines,
+        any other name (or glob of names) of the tools it names."""
         if self.tool == "edit":
-            return tool in WRITE_TOOLS or (permission == "write" and tool not in ("bash",))
+            return call.writes or (call.permission == "write" and not call.shell)
         if self.tool == "read":
-            return permission == "read"
+            return call.permission == "read"
         if self.tool == "bash":
-            return tool == "bash"
+            return call.shell
         if any(ch in self.tool for ch in "*?["):
-            return fnmatch.fnmatchcase(tool, self.tool)
-        return tool == self.tool
+            return fnmatch.fnmatchcase(call.tool, self.tool)
+        return call.tool == self.tool
 
     def matches_command(self, command_text: str) -> bool:
         """For bash rules: does this rule's pattern match one simple command's text?"""

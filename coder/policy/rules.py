@@ -34,14 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.edit.errors import PatchError
-from coder.edit.patch import parse_patch
 from coder.errors import ConfigError
-from coder.policy.base import MODES, Decision, Mode, PermissionAnswer
-from coder.policy.patterns import WRITE_TOOLS, Rule, parse_rules
+from coder.policy.base import MODES, Call, Decision, Mode, PermissionAnswer
+from coder.policy.patterns import Rule, parse_rules
 from coder.policy.readonly import is_read_only
 from coder.policy.shellparse import SimpleCommand, split_command
 from coder.policy.targets import Target, protection, resolve_target
+from coder.tools.base import CallFacts
+from coder.tools.registry import describe
 
 PROJECT_FILE = ".coder/permissions.json"  # the repository's: ask / deny only
 
@@ -54,27 +54,12 @@ def remembered_rules_path(project_dir: Path) -> Path:
 
     key = hashlib.sha256(os.path.realpath(project_dir).encode()).hexdigest()[:24]
     return state_dir() / "projects" / key / "permissions.json"
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
-#: commands whose "always allow" answer stays the exact line: a wildcard on them would allow far more
 _EXACT_ONLY = frozenset({"rm", "mv", "cp", "dd", "chmod", "chown", "curl", "wget", "sudo", "kill", "pkill",
                          "killall", "ssh", "scp", "rsync", "sh", "bash", "eval", "python", "python3", "node",
                          "find", "sed", "sort", "xargs", "env",
                          # options of these run programs or evaluate code (`jobs -x`, `rg --pre`, `printf -v`)
                          "jobs", "wait", "printf", "rg", "ag", "tree", "file", "date"})
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9:_.-]*$")
-
-
-def patch_paths(patch: str) -> list[str]:
-    """The files an apply_patch text touches (`*** Add/Update/Delete File: P`, `*** Move to: P`): what the tool's
-    own parser reads (so a policy check can never see other paths than the write), plus every header line the
-    pattern finds, for a patch the parser rejects or reads differently."""
-    found = [m.group(1).strip() for m in _PATCH_PATH.finditer(patch or "")]
-    try:
-        ops = parse_patch(patch).ops
-    except PatchError:
-        ops = []
-    found += [path for op in ops for path in (op.path, op.move_to) if path]
-    return list(dict.fromkeys(p for p in found if p))
 
 
 def suggest_bash_rule(cmd: SimpleCommand) -> str:
@@ -110,12 +95,13 @@ class RulePolicy:
 
     # ---- the protocol ------------------------------------------------------------------------------------
 
-    def decide(self, tool: str, permission: str, args: dict[str, Any]) -> Decision:
-        if tool == "str_replace_based_edit_tool" and args.get("command") == "view":
-            permission = "read"
-        if tool == "bash":
-            return self._decide_bash(args)
-        return self._decide_generic(tool, permission, self._targets(tool, args))
+    def decide(self, tool: str, permission: str, args: dict[str, Any], facts: CallFacts | None = None) -> Decision:
+        """`permission` is the class the tool gave this call (`Tool.permission_for`), `facts` what the tool says
+        the call does (`Tool.facts`; asked from the registry by name when not given)."""
+        facts = facts if facts is not None else describe(tool, args)
+        if facts.shell is not None:
+            return self._decide_shell(tool, facts.shell)
+        return self._decide_generic(tool, permission, facts, [self._target(p) for p in facts.paths])
 
     def remember(self, answer: PermissionAnswer) -> None:
         if not answer.allow or not answer.rule:
@@ -126,27 +112,27 @@ class RulePolicy:
         if answer.remember == "project" and self.project_dir is not None:
             self._save_project_rule(str(rule))
 
-    # ---- bash --------------------------------------------------------------------------------------------
+    # ---- a shell (bash) ----------------------------------------------------------------------------------
 
-    def _decide_bash(self, args: dict[str, Any]) -> Decision:
-        command = args.get("command")
-        if not isinstance(command, str) or not command.strip():
+    def _decide_shell(self, tool: str, command: str) -> Decision:
+        if not command.strip():
             return Decision("allow", "no command (restart only)", rule="bash:restart")
+        shell = Call(tool, "execute", shell=True)
+        redirect = Call(tool, "write", writes=True, files=True)
         parsed = split_command(command)
         parts = parsed.parts or []
         allows = self.allow + self.session_allow
         for part in parts:
-            rule = _first(self.deny, "bash", "execute", part.text)
+            rule = _first(self.deny, shell, part.text)
             if rule is not None:
                 return Decision("deny", f"`{part.text}` matches the deny rule {rule}", rule=str(rule))
             for target in part.writes_files:  # `> .env` is an edit of .env
-                rule = _first_any([r for r in self.deny if r.tool == "edit"], "str_replace_based_edit_tool",
-                                  "write", self._target(target).names)
+                rule = _first_any([r for r in self.deny if r.tool == "edit"], redirect, self._target(target).names)
                 if rule is not None:
                     return Decision("deny", f"`{part.text}` writes {target}, which matches the deny rule {rule}",
                                     rule=str(rule))
         for part in parts:
-            rule = _first(self.ask, "bash", "execute", part.text)
+            rule = _first(self.ask, shell, part.text)
             if rule is not None:
                 return Decision("ask", f"`{part.text}` matches the ask rule {rule}", rule=str(rule),
                                 suggested_rule=suggest_bash_rule(part))
@@ -154,7 +140,7 @@ class RulePolicy:
         for part in parts:
             if parsed.ok and is_read_only(part):
                 continue
-            if _first(allows, "bash", "execute", part.text) is not None:
+            if _first(allows, shell, part.text) is not None:
                 continue
             pending.append(part)
         if not pending:
@@ -171,29 +157,22 @@ class RulePolicy:
 
     # ---- other tools -------------------------------------------------------------------------------------
 
-    def _targets(self, tool: str, args: dict[str, Any]) -> list[Target]:
-        raw: list[str] = []
-        if tool == "apply_patch":
-            raw = patch_paths(str(args.get("patch") or args.get("input") or ""))
-        elif isinstance(args.get("path"), str):
-            raw = [args["path"]]
-        return [self._target(p) for p in raw]
-
     def _target(self, path: str) -> Target:
         return resolve_target(path, self.project_dir, self.cwd)
 
-    def _decide_generic(self, tool: str, permission: str, targets: list[Target]) -> Decision:
+    def _decide_generic(self, tool: str, permission: str, facts: CallFacts, targets: list[Target]) -> Decision:
         subjects: list[Target | None] = list(targets) or [None]
         allows = self.allow + self.session_allow
-        is_write = permission != "read" and (permission == "write" or tool in WRITE_TOOLS)
-        if tool in WRITE_TOOLS and is_write and self.project_dir is not None:  # our file tools: `path` is a file
+        is_write = permission != "read" and (permission == "write" or facts.writes)
+        call = Call(tool, permission, writes=is_write and facts.writes, files=bool(facts.paths))
+        if call.writes and self.project_dir is not None:  # the tool writes these files: they stay inside
             for t in targets:
                 if t.real is None:
                     return Decision("deny", f"{tool} on {t.written}: it resolves to {t.real_abs}, outside the "
                                     f"workspace {self.project_dir}; writes stay inside the workspace",
                                     rule="outside-workspace")
         for t in subjects:
-            rule = _first_any(self.deny, tool, permission, _names(t))
+            rule = _first_any(self.deny, call, _names(t))
             if rule is not None:
                 return Decision("deny", f"{tool}{_on(t)} matches the deny rule {rule}", rule=str(rule))
         if is_write:
@@ -204,15 +183,15 @@ class RulePolicy:
                 return Decision("ask", f"{'; '.join(why)}. Writing it always needs your approval, in every "
                                 "permission mode", rule="protected")
         for t in subjects:
-            rule = _first_any(self.ask, tool, permission, _names(t))
+            rule = _first_any(self.ask, call, _names(t))
             if rule is not None:
                 return Decision("ask", f"{tool}{_on(t)} matches the ask rule {rule}",
-                                rule=str(rule), suggested_rule=self._suggest(tool, permission, t))
+                                rule=str(rule), suggested_rule=self._suggest(call, t))
         if permission == "read":
             return Decision("allow", rule="class:read")
         # an allow rule must cover every name a file goes by: a rule for a link's name never lends itself to the
         # file behind it
-        pending = [t for t in subjects if not all(_first(allows, tool, permission, n) is not None for n in _names(t))]
+        pending = [t for t in subjects if not all(_first(allows, call, n) is not None for n in _names(t))]
         if not pending:
             return Decision("allow", "allowed by rules", rule="rules")
         subject = pending[0]
@@ -221,17 +200,17 @@ class RulePolicy:
         if self.mode == "plan":
             return Decision("deny", f"plan mode is read-only: {tool} ({permission}) does not run", rule="mode:plan")
         return Decision("ask", f"{tool}{_on(subject)} needs approval in {self.mode} mode",
-                        suggested_rule=self._suggest(tool, permission, subject))
+                        suggested_rule=self._suggest(call, subject))
 
-    def _suggest(self, tool: str, permission: str, subject: Target | None) -> str | None:
+    def _suggest(self, call: Call, subject: Target | None) -> str | None:
         if subject is not None and len(subject.names) > 1:
             return None  # through a symlink: no one rule covers both names (see above); "once" only
         name = subject.written if subject is not None else None
-        if name is not None and (tool in WRITE_TOOLS or permission == "write"):
+        if name is not None and (call.writes or call.permission == "write"):
             return f"edit({name})"
-        if name is not None and permission == "read":
+        if name is not None and call.permission == "read":
             return f"read({name})"
-        return tool
+        return call.tool
     # ---- project file ------------------------------------------------------------------------------------
 
     def _save_project_rule(self, rule: str) -> None:
@@ -261,28 +240,28 @@ def _on(target: Target | None) -> str:
     return f" on {target.written}" + (f" (really {target.real})" if len(target.names) > 1 else "")
 
 
-def _first_any(rules: list[Rule], tool: str, permission: str, subjects: tuple[str | None, ...]) -> Rule | None:
+def _first_any(rules: list[Rule], call: Call, subjects: tuple[str | None, ...]) -> Rule | None:
     """The first rule that matches any of the names (deny and ask: one match is enough)."""
     for subject in subjects:
-        rule = _first(rules, tool, permission, subject)
+        rule = _first(rules, call, subject)
         if rule is not None:
             return rule
     return None
 
 
-def _first(rules: list[Rule], tool: str, permission: str, subject: str | None) -> Rule | None:
-    """The first rule that covers `tool` and matches `subject` (a command text or a path)."""
+def _first(rules: list[Rule], call: Call, subject: str | None) -> Rule | None:
+    """The first rule that covers `call` and matches `subject` (a command text, or a path of a call on files)."""
     for rule in rules:
-        if not rule.covers_tool(tool, permission):
+        if not rule.covers(call):
             continue
         if rule.spec is None:
             return rule
         if subject is None:
             continue
-        if tool == "bash" and rule.tool == "bash":
-            if rule.matches_command(subject):
+        if call.shell:
+            if rule.tool == "bash" and rule.matches_command(subject):
                 return rule
-        elif rule.tool in ("edit", "read") or tool in WRITE_TOOLS:
+        elif call.files or rule.tool in ("edit", "read"):
             if rule.matches_path(subject):
                 return rule
     return None

@@ -92,7 +92,7 @@ def review_and_commit(
     if not text.strip():
         gate.message, gate.reason = "nothing to commit after the fix rounds", "nothing to commit"
         return gate
-    msg = message or commit_message(text, task, provider, model_name or getattr(provider, "spec", ""))
+    msg = message or commit_message(text, task, model_asker(provider), model_name or getattr(provider, "spec", ""))
     if before_commit is not None:
         blocked = before_commit(msg, text)
         if blocked is not None:
@@ -105,3 +105,12 @@ def review_and_commit(
     gate.message = gate.commit.summary()
     gate.reason = "committed" if gate.committed else "commit failed"
     return gate
+
+
+def model_asker(provider: ModelProvider | None) -> Callable[[str, str], str] | None:
+    """`provider` as the one-question function the commit message asks (coder/vcs never imports the models)."""
+    if provider is None:
+        return None
+    from coder.review.llm import _ask
+
+    return lambda system, user: _ask(provider, system, user, max_tokens=600)[0]

@@ -3,6 +3,12 @@
 What the model sees of a tool (name, description, input schema, permission class) is data in the top-level
 `tools/` folder (one JSON contract per tool); the code behind it implements `Tool`. The engine only knows this
 module: it never imports a concrete tool.
+
+A tool also knows itself: what the permission policy, the frontends and the context manager ask about one call
+(`Tool.facts`: the shell line it runs, the files it touches and whether it writes them, a one-line title, what
+an approval prompt shows, whether its result may be masked) comes from the tool, as Codex's tool handlers carry
+theirs, so no module outside a tool matches tool names. Callers that hold only a name (a stored event, a
+replayed trajectory) ask `coder.tools.registry.describe`.
 """
 
 from __future__ import annotations
@@ -30,6 +36,11 @@ class ToolContract:
     anthropic_type: str | None = None
     #: values of the input's `command` field that only read (e.g. "view" of the editor): permission "read"
     read_commands: list[str] = field(default_factory=list)
+    #: False: the context manager never replaces an old result of this tool by a stub (see coder/context/masking)
+    maskable: bool = True
+    #: True for a tool that starts child sessions (`task`): children never get it (no grandchildren), and an
+    #: agent's permission class leaves it out
+    spawns_agents: bool = False
 
     @classmethod
     def load(cls, path: Path) -> ToolContract:
@@ -41,10 +52,52 @@ class ToolContract:
             permission=data.get("permission", "execute"),
             anthropic_type=data.get("anthropic_type"),
             read_commands=list(data.get("read_commands", [])),
+            maskable=bool(data.get("maskable", True)),
+            spawns_agents=bool(data.get("spawns_agents", False)),
         )
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.input_schema, self.anthropic_type)
+
+
+@dataclass(frozen=True)
+class CallFacts:
+    """What the policy, the frontends and the context manager need to know of one call, answered by its tool."""
+
+    #: one line a person reads: `bash: pytest -q`, `edit src/app.py (insert)`
+    title: str
+    #: what an approval prompt shows under the title: the command, or the path and a preview of the change
+    detail: str
+    #: the shell line the call runs (None: not a shell): the policy checks each part, `bash(...)` rules match it
+    shell: str | None = None
+    #: workspace files the call touches, as written in the input (relative paths start at the working directory)
+    paths: tuple[str, ...] = ()
+    #: True when the call writes `paths` (edit rules, protected paths and the stay-in-the-workspace rule hold)
+    writes: bool = False
+    #: True when the result shows the content of `paths` (a view): a later view or edit of them makes it stale
+    reads: bool = False
+    #: False: an old result of this call is never masked as stale
+    maskable: bool = True
+
+
+#: how much of an input an approval prompt shows
+DETAIL_LIMIT = 600
+
+
+def one_line(text: str, width: int = 100) -> str:
+    """`text` flattened to one line of at most `width` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def generic_facts(name: str, args: dict[str, Any], maskable: bool = True) -> CallFacts:
+    """The facts of a call whose tool says nothing more (custom and MCP tools, names no tool answers to): titled by
+    its first text argument, shown as JSON, and touching the file in a `path` argument when there is one."""
+    value = next((v for v in args.values() if isinstance(v, str)), None)
+    shown = value if value is not None else json.dumps(args, ensure_ascii=False)
+    path = args.get("path")
+    return CallFacts(f"{name}: {one_line(shown, 90)}", json.dumps(args, ensure_ascii=False, indent=1)[:DETAIL_LIMIT],
+                     paths=(path,) if isinstance(path, str) and path else (), maskable=maskable)
 
 
 @dataclass
@@ -91,6 +144,11 @@ class Tool(ABC):
         if args.get("command") in self.contract.read_commands:
             return "read"
         return self.contract.permission
+
+    def facts(self, args: dict[str, Any]) -> CallFacts:
+        """What this call is, for the policy, the frontends and the context manager (see `CallFacts`). The
+        default knows only the contract; a tool that runs commands or touches files overrides it."""
+        return generic_facts(self.contract.name, args, self.contract.maskable)
 
     def close(self) -> None:  # noqa: B027 - optional: most tools hold nothing
         """Release what the tool holds (processes, files) at session end."""

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from coder.errors import SandboxUnavailable
-from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
-from coder.tools.output import clip_output
+from coder.store.outputs import clip_output
+from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
 
 UNSANDBOXED_NOTE = "[unsandboxed: --no-sandbox is on, this command ran with your full user rights]"
 
@@ -22,7 +22,16 @@ class BashTool(Tool):
     def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
         self._shell: Any = None
+        self._network: Any = None
         self._lock = threading.Lock()
+
+    def facts(self, args: dict[str, Any]) -> CallFacts:
+        """A shell: the policy checks every part of the line, masking compares runs of the same command. A call
+        without a command (a restart) runs the empty line."""
+        command = args.get("command")
+        line = command if isinstance(command, str) else ""
+        return CallFacts(f"{self.contract.name}: {one_line(line or 'restart', 90)}", line[:DETAIL_LIMIT],
+                         shell=line, maskable=self.contract.maskable)
 
     def _config(self, ctx: ToolContext) -> Any:
         from coder.sandbox.exec import sandbox_section
@@ -39,7 +48,12 @@ class BashTool(Tool):
             cwd = ctx.cwd.resolve() if ctx.cwd else workspace
             if cwd != workspace and workspace not in cwd.parents:
                 cwd = workspace
-            shell = PersistentShell(workspace, cfg, sandboxed=cfg.enabled, cwd=cwd)
+            from coder.sandbox.network import network_for
+
+            network = network_for(ctx.services, cfg)  # the domain proxy, when a list is configured (issue 21)
+            self._network = network
+            shell = PersistentShell(workspace, cfg, sandboxed=cfg.enabled, cwd=cwd,
+                                    network=network.link if network is not None else None)
             shell.start()
             ctx.services["shell"] = shell
             self._shell = shell
@@ -91,6 +105,8 @@ class BashTool(Tool):
                                                       "restarted": True, "sandboxed": cfg.enabled})
                     notes.append("[the shell was restarted first]")
                 shell = self._shell_for(ctx, cfg)
+                if self._network is not None:
+                    self._network.proxy.new_command()
                 result = shell.run(command, float(timeout), cfg.idle_timeout, cancel=ctx.cancel)
             except (ShellError, ConfigError) as exc:
                 ctx.services.pop("shell", None)
@@ -101,6 +117,8 @@ class BashTool(Tool):
             notes.append(f"[output passed {cfg.max_output_bytes} bytes: {result.dropped_bytes} more bytes were "
                          "dropped; redirect big outputs to a file and read parts of it]")
         notes += [f"[{note}]" for note in result.notes]
+        if self._network is not None:
+            notes += [f"[network: {message}]" for message in self._network.proxy.take_refusals()]
         if result.exit_code not in (0, None):
             notes.append(f"[exit code: {result.exit_code}]")
         if not cfg.enabled:
@@ -122,3 +140,6 @@ class BashTool(Tool):
         if self._shell is not None:
             self._shell.close()
             self._shell = None
+        if self._network is not None:
+            self._network.close()
+            self._network = None

@@ -1,6 +1,6 @@
 """`read_output`: read a clipped or masked tool output back from the session store, in line ranges.
 
-Clipping (coder.tools.output) and masking (coder.context.masking) keep the full text on disk behind an
+Clipping (coder.store.outputs) and masking (coder.context.masking) keep the full text on disk behind an
 output://<id> handle so that shrinking the context forgets nothing for good; this tool is the way back."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from coder.errors import ToolError
+from coder.store.outputs import HANDLE_PREFIX, load_output
 from coder.tools.base import Tool, ToolContext, ToolResult
-from coder.tools.output import HANDLE_PREFIX, load_output
 
 MAX_LINES = 400
 MAX_CHARS = 20_000

@@ -1,17 +1,22 @@
 """Contracts (data in `tools/`) joined to the code behind them.
 
-Implementations are named by import string and imported only when a session builds its tool set, so that
-`coder --help` stays fast."""
+Adding a built-in tool is its contract in `tools/`, its module, and one line in `BUILTIN_IMPLEMENTATIONS`: what
+the policy, the frontends and the context manager need to know of a call, the tool says itself (`Tool.facts`).
+
+Implementations are named by import string and imported only when a session builds its tool set (or a caller
+asks `describe`), so that `coder --help` stays fast."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from coder.errors import ConfigError
 from coder.resources import data_dir
-from coder.tools.base import Tool, ToolContract
+from coder.tools.base import CallFacts, Tool, ToolContract, generic_facts
 
 #: tool name -> "module:Class"; the class takes the contract as its only argument
 BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
@@ -21,6 +26,9 @@ BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
     "apply_patch": "coder.tools.patch_tool:ApplyPatchTool",
     "read_output": "coder.tools.read_output_tool:ReadOutputTool",
     "task": "coder.ext.subagents:TaskTool",
+    "todo": "coder.tools.todo_tool:TodoTool",
+    "exit_plan": "coder.tools.plan_tool:ExitPlanTool",
+    "skill": "coder.tools.skill_tool:SkillTool",
 }
 
 
@@ -41,8 +49,9 @@ def _import(target: str) -> Callable[[ToolContract], Tool]:
     return getattr(importlib.import_module(module), attr)
 
 
-def builtin_tools(names: list[str] | None = None) -> dict[str, Tool]:
-    """Instantiate the built-in tools (all, or those in `names`) for one session."""
+def builtin_tools(names: list[str] | None = None, *, for_subagent: bool = False) -> dict[str, Tool]:
+    """Instantiate the built-in tools (all, or those in `names`) for one session. A subagent's session
+    (`for_subagent`) never gets a tool that starts agents itself: no grandchildren."""
     contracts = load_contracts()
     tools: dict[str, Tool] = {}
     for name, target in BUILTIN_IMPLEMENTATIONS.items():
@@ -50,5 +59,31 @@ def builtin_tools(names: list[str] | None = None) -> dict[str, Tool]:
             continue
         if name not in contracts:
             raise ConfigError(f"built-in tool {name!r} has no contract in {data_dir('tools')}")
+        if for_subagent and contracts[name].spawns_agents:
+            continue
         tools[name] = _import(target)(contracts[name])
     return tools
+
+
+@lru_cache(maxsize=1)
+def _reference_tools() -> dict[str, Tool]:
+    """One idle instance of each built-in tool, only ever asked for facts (never run, so never holding a shell)."""
+    return builtin_tools()
+
+
+def describe(name: str, args: dict[str, Any], tools: Mapping[str, Tool] | None = None) -> CallFacts:
+    """The facts of one call known only by its tool's name (a stored event, a replayed trajectory, a policy
+    asked without the session's tools): from `tools` when it has that name, else from the built-in tool, else
+    the generic facts every tool starts from."""
+    tool = (tools or {}).get(name) or _reference_tools().get(name)
+    return tool.facts(args) if tool is not None else generic_facts(name, args)
+
+
+def builtin_by_protocol(prefix: str) -> str:
+    """The name of the built-in tool that speaks a protocol the models were trained on, by the start of its
+    contract's `anthropic_type` (`bash_`, `text_editor_`): how a translator of another agent's trajectories
+    finds our shell and our editor without naming them."""
+    for contract in load_contracts().values():
+        if (contract.anthropic_type or "").startswith(prefix) and contract.name in BUILTIN_IMPLEMENTATIONS:
+            return contract.name
+    raise ConfigError(f"no built-in tool speaks the {prefix!r} protocol (anthropic_type in {data_dir('tools')})")

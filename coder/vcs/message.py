@@ -3,18 +3,22 @@
 With a model, `prompts/commit_message.md` asks for the message and the answer is normalised (type checked,
 subject cut to 72 characters, our trailer added). Without one, or when the model fails, a deterministic
 message is built from the diff and the task, so `coder run --commit` works offline and in tests.
+
+The model arrives as `ask(system, user) -> text`, made by the caller (coder/review/gate.py) from its provider:
+version control sits below the models and never imports them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
 
+from coder.resources import prompt
 from coder.vcs.patch import FilePatch, parse_diff
 
-if TYPE_CHECKING:
-    from coder.models.types import ModelProvider
+#: one question to a model: (system prompt, user text) -> the answer's text
+Ask = Callable[[str, str], str]
 
 TYPES = ("feat", "fix", "docs", "style", "refactor", "perf", "test", "build", "ci", "chore", "revert")
 _HEADER_RE = re.compile(r"^(?P<type>[a-z]+)(?:\((?P<scope>[^)]{1,40})\))?(?P<bang>!)?: (?P<subject>.+)$")
@@ -29,30 +33,25 @@ def trailer(model_name: str) -> str:
     return f"Generated-by: coder ({model})" if model and model != "none" else "Generated-by: coder"
 
 
-def commit_message(diff: str, task: str, provider: ModelProvider | None = None, model_name: str = "") -> str:
-    """A commit message for `diff` made while doing `task`."""
+def commit_message(diff: str, task: str, ask: Ask | None = None, model_name: str = "") -> str:
+    """A commit message for `diff` made while doing `task`; `ask` puts the question to a model (None: none)."""
     files = parse_diff(diff)
-    if provider is not None:
+    if ask is not None:
         try:
-            text = _ask_model(provider, diff, task)
-            normalised = normalise(text, files, task)
+            normalised = normalise(ask(SYSTEM, _question(diff, task)), files, task)
             if normalised:
-                return _with_trailer(normalised, model_name or getattr(provider, "spec", ""))
+                return _with_trailer(normalised, model_name)
         except Exception:  # noqa: BLE001 - a broken model must never block a commit: fall back below
             pass
     return _with_trailer(fallback_message(files, task), model_name)
 
 
-def _ask_model(provider: ModelProvider, diff: str, task: str) -> str:
-    from coder.models.types import Message, ModelRequest
-    from coder.resources import prompt
+SYSTEM = "You write git commit messages."
 
-    template = prompt("commit_message.md")
+
+def _question(diff: str, task: str) -> str:
     clipped = diff if len(diff) < 24000 else diff[:24000] + "\n[diff truncated]\n"
-    user = template.replace("{task}", task.strip() or "(no task given)").replace("{diff}", clipped)
-    request = ModelRequest(system="You write git commit messages.", messages=[Message.user_text(user)],
-                           max_tokens=600, cache_system=False)
-    return provider.complete(request).message.text()
+    return prompt("commit_message.md").replace("{task}", task.strip() or "(no task given)").replace("{diff}", clipped)
 
 
 #: answers that are about the model, not the change (a script that ran out, a refusal): use the fallback instead

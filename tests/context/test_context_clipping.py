@@ -9,7 +9,7 @@ from context_helpers import HistoryBuilder, lines, result_of
 from coder.context.clipping import ClipTier, cut_user_texts
 from coder.context.history import replace_results
 from coder.models.types import Message
-from coder.tools.output import clip_output, load_output
+from coder.store.outputs import clip_output, load_output
 
 
 def test_long_result_is_clipped_to_head_and_tail_with_a_readable_handle(tmp_path: Path) -> None:

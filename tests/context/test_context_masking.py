@@ -7,8 +7,8 @@ from pathlib import Path
 from context_helpers import EDITOR, HistoryBuilder, lines, result_of
 
 from coder.context.history import observations, replace_results
-from coder.context.masking import MaskTier, exit_status, keys_of, patch_paths, shell_keys, superseded
-from coder.tools.output import load_output
+from coder.context.masking import MaskTier, exit_status, keys_of, shell_keys, superseded
+from coder.store.outputs import load_output
 
 
 def _filler(h: HistoryBuilder, n: int) -> None:
@@ -74,8 +74,10 @@ def test_keys_of_shell_and_editor_calls() -> None:
     h.edit("b.py", "x", "y")
     obs = observations(h.messages)[0]
     assert keys_of(obs).writes == {"file:b.py"} and obs.name == EDITOR
-    assert patch_paths("*** Update File: src/x.py\n@@\n-a\n+b\n") == {"src/x.py"}
-    assert patch_paths("--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n") == {"y.py"}
+    h.turn(("apply_patch", {"patch": "*** Begin Patch\n*** Update File: ./src/x.py\n@@\n-a\n+b\n*** End Patch\n"},
+            "Done."))
+    patch = keys_of(observations(h.messages)[1])
+    assert patch.writes == {"file:src/x.py"} and patch.reads == {"file:src/x.py"}
 
 
 def test_superseded_and_exit_status() -> None:

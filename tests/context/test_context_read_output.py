@@ -9,8 +9,8 @@ import pytest
 
 from coder.errors import ToolError
 from coder.resources import data_dir
+from coder.store.outputs import clip_output
 from coder.tools.base import ToolContext, ToolContract
-from coder.tools.output import clip_output
 from coder.tools.read_output_tool import ReadOutputTool
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from coder import events as ev
 from coder.context.base import PassthroughContext, Pinned
-from coder.engine import events as ev
 from coder.engine.session import Limits, Session, SessionParts, no_questions
 from coder.errors import ConfigError
 from coder.ext.hooks import hooks_from_config, parse_hooks

@@ -93,7 +93,7 @@ def test_plain_tools_pass_unchanged() -> None:
 
 
 def test_doctor_shows_the_models_limits_and_thinking(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from coder.cli.doctor import _model_check
+    from coder.engine.doctor import _model_check
 
     monkeypatch.setenv("CODER_MODEL", "anthropic:claude-haiku-4-5")
     check = _model_check(tmp_path)

@@ -12,8 +12,10 @@ from coder.errors import ConfigError
 from coder.policy.base import PermissionAnswer
 from coder.policy.patterns import Rule
 from coder.policy.readonly import is_read_only
-from coder.policy.rules import RulePolicy, patch_paths, policy_from_config, remembered_rules_path, suggest_bash_rule
+from coder.policy.rules import RulePolicy, policy_from_config, remembered_rules_path, suggest_bash_rule
 from coder.policy.shellparse import split_command
+from coder.tools.patch_tool import patch_paths
+from coder.tools.registry import builtin_tools
 
 
 def _policy(mode: str = "ask", project: Path | None = None, **rules: list[str]) -> RulePolicy:
@@ -92,7 +94,10 @@ def test_modes() -> None:
         assert policy.decide("code_search", "read", {"query": "x"}).action == "allow"
     assert _bash(plan, "pytest") == "deny"
     assert plan.decide("str_replace_based_edit_tool", "write", edit).action == "deny"
-    assert plan.decide("str_replace_based_edit_tool", "write", view).action == "allow"  # view is a read
+    # a view is a read because the editor says so (its contract's read_commands), not because the policy knows it
+    editor = builtin_tools(["str_replace_based_edit_tool"])["str_replace_based_edit_tool"]
+    assert editor.permission_for(view, None) == "read" and editor.permission_for(edit, None) == "write"
+    assert plan.decide("str_replace_based_edit_tool", editor.permission_for(view, None), view).action == "allow"
     assert _bash(ask, "pytest") == "ask" and ask.decide("str_replace_based_edit_tool", "write", edit).action == "ask"
     assert _bash(auto_edit, "pytest") == "ask"
     assert auto_edit.decide("str_replace_based_edit_tool", "write", edit).action == "allow"

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from coder.store.outputs import load_output
 from coder.tools.base import ToolContext
 from coder.tools.bash_tool import BashTool
-from coder.tools.output import load_output
 from coder.tools.registry import load_contracts
 
 

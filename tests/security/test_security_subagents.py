@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from coder.engine import events as ev
+from coder import events as ev
 from coder.engine.session import no_questions
-from coder.ext.agents import BUILTIN_AGENTS, AgentDefinition, agent_permission, load_agents
+from coder.ext.agents import AgentDefinition, agent_permission, builtin_agents, load_agents
 from coder.paths import config_dir
 from coder.policy.base import PermissionAnswer
 
@@ -259,7 +259,7 @@ def test_task_is_classed_by_its_agents_most_powerful_tool() -> None:
     assert agent_permission(agent(["str_replace_based_edit_tool"], "auto-edit")) == "write"
     assert agent_permission(agent(["code_search", "read_output"])) == "read"
     assert agent_permission(agent(["bash"], "plan")) == "read"  # its child denies everything but reads
-    assert agent_permission(BUILTIN_AGENTS["explore"]) == "read"
+    assert agent_permission(builtin_agents()["explore"]) == "read"
 
 
 

@@ -79,12 +79,13 @@ def test_normalise_model_answers() -> None:
 
 def test_commit_message_with_scripted_model(git_repo: Path, tmp_path: Path) -> None:
     from coder.models.registry import create_provider
+    from coder.review.gate import model_asker
 
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [{"text": "fix(app): say hi instead of hello\n\nUsers asked for it."}]}))
     provider = create_provider(f"scripted:{script}", {})
     (git_repo / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
-    msg = commit_message(diff(git_repo), "greet with hi", provider, "claude-test")
+    msg = commit_message(diff(git_repo), "greet with hi", model_asker(provider), "claude-test")
     assert msg == "fix(app): say hi instead of hello\n\nUsers asked for it.\n\nGenerated-by: coder (claude-test)\n"
 
 

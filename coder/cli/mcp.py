@@ -1,4 +1,5 @@
-"""`coder mcp list`: the configured MCP servers, their state and their tools."""
+"""`coder mcp list`: the configured MCP servers, their state and their tools (a frontend of coder/ext's MCP
+client: it opens the workspace the way a session does, through the engine's builder)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,97 @@
+"""The machine checks behind `coder doctor` and the `/doctor` command: what this machine has and lacks for coder,
+with the fix for each problem. Engine-level (it asks the builder which workspace and model a session would
+get), so both the command line and the slash command read it without the engine importing a frontend."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def _version(argv: list[str]) -> str | None:
+    from coder.vcs import hostgit
+
+    try:
+        out = (hostgit.run(Path.cwd(), argv[1:], timeout=10) if argv[0] == "git"
+               else subprocess.run(argv, capture_output=True, text=True, timeout=10))
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (out.stdout or out.stderr).strip().splitlines()[0] if out.returncode == 0 else None
+
+
+def run_checks(cwd: Path) -> list[Check]:
+    from coder.config import project_config_path, user_config_path
+    from coder.engine.builder import environment_keys, git_root
+
+    checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0], "install Python 3.11 or newer")]
+    git = _version(["git", "--version"])
+    checks.append(Check("git", git is not None, git or "not found", "apt-get install git"))
+    root = git_root(cwd)
+    checks.append(Check("repository", True, str(root) if root else
+                        f"{cwd} is not a git repository: checkpoints, /undo and commits are off"))
+    bwrap = shutil.which("bwrap")
+    checks.append(Check("bubblewrap", bwrap is not None, bwrap or "not found", "apt-get install bubblewrap"))
+    try:
+        from coder.sandbox.check import check_sandbox
+
+        result = check_sandbox()
+        checks.append(Check("sandbox", result.ok, result.detail, result.fix))
+    except ImportError:
+        checks.append(Check("sandbox", False, "the sandbox package is not built", ""))
+    rg = shutil.which("rg")
+    checks.append(Check("ripgrep", rg is not None, rg or "not found (code search falls back to Python, slower)",
+                        "apt-get install ripgrep"))
+    tmux = shutil.which("tmux")
+    checks.append(Check("tmux", tmux is not None, tmux or "not found (only the terminal tests need it)",
+                        "apt-get install tmux"))
+    for key, present in environment_keys().items():
+        checks.append(Check(key, True, "set" if present else "not set"))
+    checks.append(_model_check(root or cwd))
+    for path in (user_config_path(), project_config_path(root or cwd)):
+        checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))
+    try:
+        from coder.config import load_config
+        from coder.trust import is_trusted
+
+        config = load_config(root or cwd, trusted=is_trusted(root or cwd))
+        checks.append(Check("workspace trust", True, "trusted" if config["_trusted"] else
+                            "not trusted: its own servers, hooks, tools and agents are ignored (`coder trust`)"))
+        from coder.lsp.servers import doctor_lines  # language servers (issue 20)
+
+        checks.extend(Check(name, ok, detail) for name, ok, detail in doctor_lines(config))
+    except Exception as exc:  # noqa: BLE001 - doctor reports every problem rather than stopping at one
+        checks.append(Check("config valid", False, str(exc), "fix the file named above"))
+    return checks
+
+
+def _model_check(workspace: Path) -> Check:
+    """Which model a session here would use, without sending anything."""
+    from coder.config import load_config
+    from coder.errors import CoderError
+    from coder.models.registry import resolve_spec
+
+    try:
+        from coder.trust import is_trusted
+
+        spec = resolve_spec(None, load_config(workspace, trusted=is_trusted(workspace)))
+    except CoderError as exc:
+        return Check("model", False, "none usable: " + str(exc).splitlines()[0],
+                     "export ANTHROPIC_API_KEY=..., or pass --model (e.g. openai:NAME with OPENAI_BASE_URL, "
+                     "or scripted:FILE)")
+    detail = f"{spec} (the default for `coder` and `coder run`)"
+    if not spec.startswith("scripted:"):
+        from coder.models.model_table import model_info
+
+        detail += f": {model_info(spec).describe()}"
+    return Check("model", True, detail)

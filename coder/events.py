@@ -1,0 +1,269 @@
+"""Typed events: the only thing frontends and the store see of a session.
+
+Each event is a small dataclass with a `type` name. `to_dict` / `event_from_dict` give the JSON shape used by
+`--output-format stream-json`, the store and trajectory exports. TextDelta is the one event that is not
+persisted (the AssistantMessage that follows carries the whole text).
+
+A neutral module at the bottom of the layers: the engine emits these events, and the frontends, the hooks
+(coder/ext) and the stuck detector read them, none of them importing the engine for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+
+@dataclass
+class Event:
+    type: ClassVar[str] = "event"
+    persist: ClassVar[bool] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+@dataclass
+class SessionStart(Event):
+    type: ClassVar[str] = "session_start"
+    session_id: str
+    model: str
+    workspace: str
+    cwd: str
+    mode: str
+    sandbox: str
+    git: bool
+    resumed: bool = False
+    version: str = ""
+
+
+@dataclass
+class UserMessage(Event):
+    type: ClassVar[str] = "user_message"
+    text: str
+
+
+@dataclass
+class TextDelta(Event):
+    type: ClassVar[str] = "text_delta"
+    persist: ClassVar[bool] = False
+    text: str
+
+
+@dataclass
+class AssistantMessage(Event):
+    type: ClassVar[str] = "assistant_message"
+    message: dict[str, Any]
+    stop_reason: str
+
+
+@dataclass
+class ToolCallRequested(Event):
+    type: ClassVar[str] = "tool_call_requested"
+    id: str
+    tool: str
+    input: dict[str, Any]
+
+
+@dataclass
+class PermissionRequest(Event):
+    """The policy said `ask`; a frontend answers through the session's ask callback."""
+
+    type: ClassVar[str] = "permission_request"
+    id: str
+    tool: str
+    input: dict[str, Any]
+    reason: str
+    suggested_rule: str | None
+
+
+@dataclass
+class ToolCallApproved(Event):
+    type: ClassVar[str] = "tool_call_approved"
+    id: str
+    tool: str
+    rule: str | None
+    by: str  # "policy" | "user"
+
+
+@dataclass
+class ToolCallDenied(Event):
+    type: ClassVar[str] = "tool_call_denied"
+    id: str
+    tool: str
+    reason: str
+    by: str  # "policy" | "user" | "hook"
+
+
+@dataclass
+class ToolCallFinished(Event):
+    """The result the model saw. Denied and failed calls finish too (is_error), so history always pairs."""
+
+    type: ClassVar[str] = "tool_call_finished"
+    id: str
+    tool: str
+    input: dict[str, Any]
+    output: str
+    is_error: bool
+    files_changed: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class UsageEvent(Event):
+    type: ClassVar[str] = "usage"
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float
+    total_cost_usd: float
+    context_tokens: int
+    context_window: int
+    cost_known: bool = True  # False: the model has no price, the costs above are 0 and mean nothing
+
+
+@dataclass
+class CompactionEvent(Event):
+    type: ClassVar[str] = "compaction"
+    kind: str
+    tokens_before: int
+    tokens_after: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CheckpointEvent(Event):
+    type: ClassVar[str] = "checkpoint"
+    id: str
+    label: str
+    files_changed: list[str] = field(default_factory=list)
+    history_len: int = 0  # messages in the conversation when it was taken (what /rewind --conversation keeps)
+
+
+@dataclass
+class RewindEvent(Event):
+    """The conversation was cut back to its first `history_len` messages (files are restored separately)."""
+
+    type: ClassVar[str] = "rewind"
+    checkpoint: str
+    history_len: int
+
+
+@dataclass
+class ReviewEvent(Event):
+    type: ClassVar[str] = "review"
+    verdict: str
+    findings: list[dict[str, Any]]
+    round: int = 1
+
+
+@dataclass
+class CommitEvent(Event):
+    type: ClassVar[str] = "commit"
+    sha: str
+    message: str
+    branch: str | None = None
+
+
+@dataclass
+class NetworkAccess(Event):
+    """The sandbox reached, or was refused, a host through coder's domain proxy (coder/netproxy): one per host
+    and verdict per shell command. `source` says what decided (allowed_domains, preset python, answer session,
+    denied_domains, unlisted, address)."""
+
+    type: ClassVar[str] = "network_access"
+    host: str
+    port: int
+    allowed: bool
+    source: str
+    pattern: str | None = None
+    message: str = ""
+
+
+@dataclass
+class PlanProposed(PermissionRequest):
+    """The model finished planning (`exit_plan`, issue 19): a question to the user like a permission request, so a
+    frontend that knows nothing of plans still asks (allow = approve in ask mode); the app and the REPL show the
+    plan and offer approve in auto-edit, approve in ask, or keep planning with feedback. Headless runs record it
+    and ask nobody."""
+
+    type: ClassVar[str] = "plan_proposed"
+    plan: str = ""
+
+
+@dataclass
+class PlanDecision(Event):
+    """What became of a proposed plan: approved (then `plan` is pinned and `mode` is the session's mode from
+    now on), revise (keep planning; `feedback`), rejected, headless, or not_planning (the session was not in
+    plan mode). `--plan-file` records an approved one with `source` "file"."""
+
+    type: ClassVar[str] = "plan_decision"
+    id: str
+    outcome: str
+    mode: str = ""
+    feedback: str = ""
+    plan: str = ""
+    source: str = "user"
+
+
+@dataclass
+class TodoUpdated(Event):
+    """The task list as the model last wrote it (the `todo` tool): items {id, text, status}."""
+
+    type: ClassVar[str] = "todo"
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ErrorEvent(Event):
+    type: ClassVar[str] = "error"
+    message: str
+    fatal: bool = False
+
+
+@dataclass
+class StuckEvent(Event):
+    """The stuck detector (coder/stuck) saw a pattern: `action` is what it did about it: "nudge" (`note` was
+    appended to the result of tool call `tool_id`), "warn" (interactive: shown, the user may stop) or "stop"."""
+
+    type: ClassVar[str] = "stuck"
+    pattern: str
+    action: str
+    detail: str
+    count: int
+    step: int
+    note: str = ""
+    tool_id: str = ""
+
+
+@dataclass
+class TurnEnd(Event):
+    type: ClassVar[str] = "turn_end"
+    turns: int
+    reason: str
+
+
+@dataclass
+class SessionEnd(Event):
+    type: ClassVar[str] = "session_end"
+    reason: str
+    turns: int
+    cost_usd: float
+    cost_known: bool = True
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (SessionStart, UserMessage, TextDelta, AssistantMessage, ToolCallRequested, PermissionRequest,
+                ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionEvent, CheckpointEvent,
+                ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess, StuckEvent,
+                PlanProposed, PlanDecision, TodoUpdated)
+}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    cls = EVENT_TYPES[data["type"]]
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
