@@ -43,6 +43,9 @@ DEFAULTS: dict[str, Any] = {
     "mcp": {},
     "hooks": {},
     "edit": {},
+    "lsp": {},
+    "stuck": {},  # coder/stuck checks its own keys (thresholds.json's patterns)
+    "skills": {},  # Agent Skills (coder/ext/skills.py): prompt_chars, the system prompt's budget for them
 }
 
 #: sections whose keys are a fixed set (a typo in them must not be silently ignored); the services owning the
@@ -56,6 +59,9 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
     "review": frozenset({"base", "stages", "llm_on_fail", "tests", "lint", "llm_max_findings", "max_binary_kb",
                          "max_text_kb", "run_tests", "max_fix_rounds"}),
     "vcs": frozenset({"hooks", "keep_sessions"}),
+    "skills": frozenset({"prompt_chars"}),
+    "lsp": frozenset({"enabled", "diagnostics", "wait", "navigation_wait", "start_timeout", "severity", "ignore",
+                      "servers"}),
 }
 
 #: limits that must be positive to mean anything
@@ -157,6 +163,9 @@ def env_overrides(environ: dict[str, str] | os._Environ[str] | None = None) -> d
     extra_ro = [p for p in environ.get("CODER_SANDBOX_EXTRA_RO", "").split(os.pathsep) if p]
     if extra_ro:  # read-only folders for the sandbox, set by a parent (`coder swebench run`: the environment)
         out["sandbox"] = {"extra_ro": extra_ro}
+    presets = [p.strip() for p in environ.get("CODER_NETWORK_PRESETS", "").split(",") if p.strip()]
+    if presets:  # network presets for the sandbox's proxy, set by a parent (`coder batch --net-preset`)
+        out.setdefault("sandbox", {})["network_presets"] = presets
     validate(out, "environment")
     return out
 
@@ -214,9 +223,9 @@ def load_config(workspace: Path | None, flags: dict[str, Any] | None = None, tru
         ignored.extend(dropped)
         sources.append(str(repo_path))
     env_layer = env_overrides()
-    if "sandbox" in env_layer:  # CODER_SANDBOX_EXTRA_RO adds to the user's extra_ro, never replaces it
-        added = env_layer["sandbox"]["extra_ro"]
-        env_layer["sandbox"]["extra_ro"] = list(config["sandbox"].get("extra_ro", [])) + added
+    for key in ("extra_ro", "network_presets"):  # the environment's lists add to the user's, never replace them
+        if key in env_layer.get("sandbox", {}):
+            env_layer["sandbox"][key] = list(config["sandbox"].get(key, [])) + env_layer["sandbox"][key]
     layer(env_layer, "environment")
     set_flags = {k: v for k, v in (flags or {}).items() if v is not None}
     validate(set_flags, "command line")

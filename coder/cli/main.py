@@ -14,7 +14,8 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "coder.codeintel.cli",
     "coder.review.cli",
     "coder.batch.cli",
-    "coder.ext.cli",
+    "coder.cli.mcp",
+    "coder.cli.skills",
 )
 
 
@@ -60,6 +61,12 @@ def add_session_flags(parser, subcommand: bool = False) -> None:
                         help="deny calls matching RULE")
     parser.add_argument("--no-sandbox", action="store_true", **extra,
                         help="run shell commands without bubblewrap (shown in the status; not recommended)")
+    parser.add_argument("--net-allow", action="append", metavar="DOMAIN", **(extra or {"default": []}),
+                        help="let the sandbox reach DOMAIN (or *.DOMAIN) through coder's proxy (repeatable)")
+    parser.add_argument("--net-deny", action="append", metavar="DOMAIN", **(extra or {"default": []}),
+                        help="never let the sandbox reach DOMAIN (wins over every allow; repeatable)")
+    parser.add_argument("--net-preset", action="append", metavar="NAME", **(extra or {"default": []}),
+                        help="allow a preset's package registries: python, node, rust, go (repeatable)")
     trust = parser.add_mutually_exclusive_group()
     trust.add_argument("--trust", dest="trust", action="store_const", const=True, **(extra or {"default": None}),
                        help="trust this repository's own config, MCP servers, hooks, tools and agents for this "

@@ -20,10 +20,14 @@ def register(sub) -> None:
     from coder.cli.main import add_session_flags
 
     p = sub.add_parser("run", help="run one task headless (CI, scripts) and exit",
-                       description="Run one task without a UI. Exit codes: 0 done, 1 the agent failed or hit a "
-                                   "limit, 2 usage or configuration error, 130 interrupted.")
+                       description="Run one task without a UI. Exit codes: 0 done, 1 the agent failed, hit a "
+                                   "limit or was stopped as stuck (exit reason `stuck`), 2 usage or "
+                                   "configuration error, 130 interrupted.")
     p.add_argument("prompt", nargs="?", help="the task (or use --prompt-file, or pipe it on stdin)")
     p.add_argument("--prompt-file", type=Path, help="read the task from this file")
+    p.add_argument("--plan-file", type=Path, metavar="PLAN.md",
+                   help="start from this approved plan (e.g. the final_text of a --permission-mode plan run); the "
+                        "prompt, if any, adds to it")
     add_session_flags(p, subcommand=True)
     p.add_argument("--max-turns", type=int, help="stop after this many model requests")
     p.add_argument("--max-cost", type=float, help="stop when the session has cost this many USD")
@@ -61,6 +65,23 @@ def read_prompt(args) -> str | None:
     return None
 
 
+def read_plan_file(args) -> str | None:
+    """`--plan-file`: the approved plan a run starts from (not in plan mode: that would only plan again)."""
+    path = getattr(args, "plan_file", None)
+    if path is None:
+        return None
+    if getattr(args, "permission_mode", None) == "plan":
+        raise UsageError("--plan-file starts the work from an approved plan; --permission-mode plan would only "
+                         "plan again. Use ask, auto-edit or auto.")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--plan-file {path}: cannot be read ({exc}).") from exc
+    if not text.strip():
+        raise UsageError(f"--plan-file {path} is empty.")
+    return text.strip()
+
+
 @dataclass
 class Tally:
     """What the JSON result reports, gathered from the events as they pass."""
@@ -68,6 +89,7 @@ class Tally:
     usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"), 0))
     errors: list[str] = field(default_factory=list)
+    plan: str | None = None  # the last plan the model proposed (exit_plan): a plan-mode run's result
 
     def add(self, data: dict[str, Any]) -> None:
         if data["type"] == "usage":
@@ -75,6 +97,8 @@ class Tally:
                 self.usage[key] += int(data[key])
         elif data["type"] == "error" and data.get("fatal"):
             self.errors.append(data["message"])
+        elif data["type"] == "plan_proposed":
+            self.plan = str(data.get("plan") or "")
 
 
 def run_command(args) -> int:
@@ -85,6 +109,11 @@ def run_command(args) -> int:
     if args.commit and args.no_checkpoints:  # the checkpoints tell which files the session changed
         raise UsageError("--commit needs checkpoints; drop --no-checkpoints.")
     prompt = read_prompt(args)
+    plan = read_plan_file(args)
+    if plan is not None:
+        from coder.engine.work import plan_message
+
+        prompt = plan_message(plan, prompt)
     if prompt is None and not (args.resume or args.continue_last):
         raise UsageError('no task given: `coder run "what to do"`, --prompt-file FILE, or a task on stdin.')
     fmt = args.output_format
@@ -110,6 +139,9 @@ def run_command(args) -> int:
         max_cost=args.max_cost, max_wall_time=args.max_wall_time, resume=args.resume,
         continue_last=args.continue_last, allow=args.allow, deny=args.deny, no_sandbox=args.no_sandbox,
         trust=getattr(args, "trust", None), checkpoints=not args.no_checkpoints,
+        allow_domains=list(getattr(args, "net_allow", []) or []),
+        deny_domains=list(getattr(args, "net_deny", []) or []),
+        network_presets=list(getattr(args, "net_preset", []) or []),
     )
     started = time.monotonic()
     try:
@@ -126,6 +158,10 @@ def run_command(args) -> int:
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     commit = None
     try:
+        if plan is not None:
+            from coder.engine.work import adopt_plan
+
+            adopt_plan(session, plan)
         outcome = session.send(prompt)
         if args.commit and outcome.reason == "done":
             commit = _commit(opened, args)
@@ -137,9 +173,10 @@ def run_command(args) -> int:
     code = outcome.exit_code if outcome.reason == "error" else EXIT_BY_REASON.get(outcome.reason, EXIT_FAILED)
     if commit is not None and not commit.committed and commit.reason != "nothing to commit":
         code = EXIT_FAILED
+    final_text = outcome.final_text if tally.plan is None else tally.plan  # a plan-mode run ends with its plan
     if fmt in ("json", "stream-json"):
         result = {
-            "type": "result", "session_id": session.id, "final_text": outcome.final_text,
+            "type": "result", "session_id": session.id, "final_text": final_text, "plan": tally.plan,
             "turns": session.stats.turns, "usage": tally.usage,
             "cost_usd": round(session.stats.cost_usd, 6) if session.stats.cost_known else None,
             "duration_s": round(time.monotonic() - started, 3), "files_changed": sorted(session.stats.files_changed),
@@ -148,8 +185,8 @@ def run_command(args) -> int:
         }
         emit_json(result)
     elif fmt == "text":
-        if outcome.final_text:
-            say(outcome.final_text, sys.stdout)
+        if final_text:
+            say(final_text, sys.stdout)
         if commit is not None:
             detail = f" {commit.sha[:10]} {commit.message.splitlines()[0]}" if commit.committed and commit.sha \
                 else f" ({commit.message})"

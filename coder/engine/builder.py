@@ -16,15 +16,16 @@ from string import Template
 from typing import Any
 
 from coder import __version__, paths
+from coder import events as ev
 from coder.config import load_config
 from coder.context.base import Pinned
-from coder.engine import events as ev
 from coder.engine.history import rebuild
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
 from coder.errors import UsageError
 from coder.instructions import discover
 from coder.resources import prompt
 from coder.store.db import SessionStore, new_session_id
+from coder.stuck.guard import StuckGuard
 from coder.tools.base import ToolContext
 
 
@@ -46,6 +47,10 @@ class SessionOptions:
     trust: bool | None = None
     #: False: no undo snapshots (`coder run --no-checkpoints`: a throwaway clone such as a batch workspace)
     checkpoints: bool = True
+    #: `--net-allow`, `--net-deny`, `--net-preset`: added to `[sandbox]`'s lists (coder/netproxy)
+    allow_domains: list[str] = field(default_factory=list)
+    deny_domains: list[str] = field(default_factory=list)
+    network_presets: list[str] = field(default_factory=list)
 
 
 #: asks the user whether to trust a workspace (True = trust and remember); frontends that cannot ask pass None
@@ -125,9 +130,15 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     config["_repo_files"] = request.files  # what the trust check read is what runs (`.mcp.json` too)
     # trusted means the fingerprint of these very bytes matched (or --trust): their servers are the approved ones
     config["_mcp_approved"] = request.servers if trusted else {}
+    from coder.lsp.service import check_settings
+
+    check_settings(config)  # a mistake in [lsp] is a ConfigError now, not a silent no-op at the first edit
     trust.remember_decision(workspace, trusted)
     if options.no_sandbox:
         config["sandbox"]["enabled"] = False
+    from coder.engine.network import apply_domain_flags
+
+    apply_domain_flags(config, options.allow_domains, options.deny_domains, options.network_presets)
     from coder.sandbox.profile import SandboxConfig
 
     SandboxConfig.from_dict(config["sandbox"])  # a bad [sandbox] key stops here, not at the first command
@@ -198,6 +209,9 @@ def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionSto
     state = paths.session_dir(session_id)
     state.mkdir(parents=True, exist_ok=True)
     tool_ctx = ToolContext(workspace, cwd, session_id, threading.Event(), state, config)
+    from coder.engine.network import network_hint, network_hooks
+
+    tool_ctx.services["net_hooks"] = network_hooks(record, ask, workspace)  # domain questions and events
     checkpointer = None
     if root is not None and options.checkpoints:
         from coder.vcs.checkpoints import Checkpoints
@@ -214,18 +228,25 @@ def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionSto
     if sandbox_state.startswith("unavailable"):
         note(f"the sandbox is {sandbox_state}: shell commands will be refused. `coder doctor` says how to fix "
              "it; --no-sandbox runs them unsandboxed.")
+    from coder.engine.work import install_work, open_work  # issue 19: plans, the task list, skills
+
+    work = open_work(workspace, config, (e.to_dict() for e in store.events(session_id)) if row else None, note)
     parts = SessionParts(
         session_id=session_id, provider=provider, tools=session_tools(config, workspace, note),
         policy=policy,
         context=TieredContext(provider, config, state, cancel=tool_ctx.cancel), tool_ctx=tool_ctx,
-        system_prompt=render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text),
-        pinned=Pinned(instructions=instructions.text),
+        system_prompt=render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text,
+                                           network_hint(config)) + work.prompt,
+        pinned=Pinned(instructions=instructions.text, **work.pins),
         limits=Limits(int(config["max_turns"]), float(config["max_cost"]), float(config["max_wall_time"])),
         record=record, ask=ask, checkpointer=checkpointer,
         hooks=hooks_from_config(config, workspace, session_id, note),
         max_tokens=int(config["max_tokens"]), thinking_budget=config.get("thinking_budget"),
+        stuck=StuckGuard.from_config(config.get("stuck"), headless=ask is no_questions),  # issue 22
     )
-    if "task" in parts.tools:  # agent definitions are read here, once (the repository's only when trusted)
+    install_work(tool_ctx.services, record, ask, policy, parts.pinned, work.skills, parts.tools)
+    # a tool that starts agents needs their definitions: read here, once (the repository's only when trusted)
+    if any(tool.contract.spawns_agents for tool in parts.tools.values()):
         from coder.engine.subagents import Parent, install_subagents
 
         install_subagents(Parent(session_id, provider, config, store, tool_ctx, policy, parts.hooks))
@@ -254,11 +275,14 @@ def sandbox_status(config: dict[str, Any]) -> str:
     return "bubblewrap" if result.ok else f"unavailable: {result.detail}"
 
 
-def render_system_prompt(workspace: Path, cwd: Path, is_git: bool, sandbox_state: str, instructions: str) -> str:
+def render_system_prompt(workspace: Path, cwd: Path, is_git: bool, sandbox_state: str, instructions: str,
+                         network: str = "") -> str:
     git_state = "a git repository; coder checkpoints the tree after every turn" if is_git else \
         "not a git repository: checkpoints and commits are off"
     hint = ("the network is off, the file system is read-only outside the workspace and /tmp, and secrets are "
             "not in the environment." if sandbox_state == "bubblewrap" else f"state: {sandbox_state}.")
+    if network and sandbox_state == "bubblewrap":
+        hint = hint.replace("the network is off", network)
     section = f"\n# Project instructions (AGENTS.md)\n{instructions}\n" if instructions else ""
     return Template(prompt("system.md")).safe_substitute(
         workspace=str(workspace), cwd=str(cwd), date=datetime.date.today().isoformat(), git_state=git_state,

@@ -19,8 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from coder import events as ev
 from coder.config import MODES
-from coder.engine import events as ev
+from coder.engine import commands_work as work
 from coder.engine.command_types import Command, CommandResult, Ctx
 from coder.engine.commands_git import commit, diff, review, rewind, undo
 from coder.errors import CoderError
@@ -28,7 +29,7 @@ from coder.errors import CoderError
 #: Shift+Tab cycles through these; `auto` is only ever chosen explicitly (/mode auto, --permission-mode auto)
 MODE_CYCLE: tuple[str, ...] = ("ask", "auto-edit", "plan")
 #: commands that may run while a turn is streaming (they only read)
-SAFE_WHILE_BUSY = {"help", "cost", "context", "diff", "sessions", "quit", "doctor", "model"}
+SAFE_WHILE_BUSY = {"todo", "skills", "help", "cost", "context", "diff", "sessions", "quit", "doctor", "model"}
 
 
 # ---- built-in commands ----------------------------------------------------------------------------------------
@@ -109,8 +110,7 @@ def _compact(ctx: Ctx, arg: str) -> CommandResult:
                              "the history, too little to summarise.")
     parts.record(ev.CompactionEvent(compaction.kind, compaction.tokens_before, compaction.tokens_after,
                                     compaction.data))
-    return CommandResult(f"Compacted ({compaction.kind}): {compaction.tokens_before:,} → "
-                         f"{compaction.tokens_after:,} tokens.")
+    return CommandResult()  # both frontends show the compaction from its event: said once, not twice
 
 
 def usage_totals(ctx: Ctx) -> dict[str, Any]:
@@ -224,7 +224,7 @@ def _doctor(ctx: Ctx, arg: str) -> CommandResult:
     """The machine checks of `coder doctor`, but the model line is this session's model: the command-line check
     asks which model a *new* session would get, which says "none usable" in a session started with `--model`.
     An unset API key is information (another provider may be in use), so it is shown neutral, not as a pass."""
-    from coder.cli.doctor import run_checks
+    from coder.engine.doctor import run_checks
 
     provider = ctx.session.parts.provider
     lines = []
@@ -262,6 +262,8 @@ BUILTINS: dict[str, Command] = {c.name: c for c in (
     Command("clear", "start a fresh session", "", _clear),
     Command("init", "write AGENTS.md from what the repository shows", "[--force]", _init),
     Command("doctor", "check the machine", "", _doctor),
+    Command("todo", "the task list the model keeps (--plan: and the approved plan)", "[--plan]", work.todo),
+    Command("skills", "the Agent Skills this session offers", "", work.skills),
     Command("quit", "leave (the session is saved)", "", _quit),
 )}
 ALIASES = {"exit": "quit", "q": "quit", "?": "help", "new": "clear"}
@@ -311,6 +313,42 @@ def is_command(line: str) -> bool:
 def completions(workspace: Path, prefix: str) -> list[tuple[str, str]]:
     """(name, summary) of commands starting with `prefix` (without the slash)."""
     return [(n, c.summary) for n, c in sorted(all_commands(workspace).items()) if n.startswith(prefix.lower())]
+
+
+def known_models() -> list[str]:
+    """`provider:family` of every model the model table knows, for `/model` without an argument."""
+    from coder.models.model_table import load_table
+
+    return [f"{info.provider}:{info.family}" for info in load_table()]
+
+
+def _models_text(current: str | None = None) -> str:
+    head = f"Model: `{current}`. " if current else ""
+    names = ", ".join(f"`{m}`" for m in known_models())
+    return f"{head}`/model PROVIDER:NAME` switches; the model table knows {names} (and `scripted:FILE`)."
+
+
+def run_without_session(workspace: Path, line: str) -> CommandResult:
+    """The commands that answer while no session could be opened (a broken config, no key): /doctor says what
+    is wrong, /model lists the models (with a name it is the frontend that opens a session), /help, /quit."""
+    name, arg = parse(line)
+    if name == "doctor":
+        from coder.engine.doctor import run_checks
+
+        lines = []
+        for c in run_checks(workspace):
+            mark = "·" if c.ok and c.detail == "not set" else "✓" if c.ok else "✗"
+            lines.append(f"- {mark} **{c.name}** {c.detail}" + (f" (fix: `{c.fix}`)" if not c.ok and c.fix else ""))
+        return CommandResult("\n".join(lines))
+    if name == "model":
+        return CommandResult(_models_text())
+    if name == "quit":
+        return _quit(None, arg)  # type: ignore[arg-type]
+    if name == "help":
+        return CommandResult("No session is open. These work now: `/doctor` (what is wrong), `/model` (the "
+                             "models; `/model PROVIDER:NAME` opens a session with one), `/quit`.")
+    return CommandResult(f"/{name} needs a session, and none is open: `/doctor` says why, `/model PROVIDER:NAME` "
+                         "opens one with another model.", error=True)
 
 
 def run_slash(target: Any, line: str, busy: bool = False) -> CommandResult:

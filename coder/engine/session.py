@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from coder import events as ev
 from coder.context.base import ContextManager, Pinned
-from coder.engine import events as ev
 from coder.engine.history import Restored, validate_input
 from coder.errors import ContextOverflowError, ModelError, ToolError
 from coder.models.types import Message, ModelProvider, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock
 from coder.policy.base import PermissionAnswer, PermissionPolicy
+from coder.stuck.guard import StuckGuard
 from coder.tools.base import Tool, ToolContext, ToolResult
 
 AskHandler = Callable[[ev.PermissionRequest], PermissionAnswer]
@@ -51,7 +52,7 @@ class Limits:
 
 @dataclass
 class TurnOutcome:
-    reason: str  # done | max_turns | max_cost | wall_time | interrupted | error
+    reason: str  # done | max_turns | max_cost | wall_time | interrupted | error | stuck
     final_text: str = ""
     error: str | None = None
     exit_code: int = 1  # for reason "error": 2 when the API refused the configuration (key, model)
@@ -74,6 +75,9 @@ class SessionParts:
     hooks: Hooks | None = None
     max_tokens: int = 8192
     thinking_budget: int | None = None
+    #: the stuck detector (coder/stuck, issue 22); None: the defaults, warning only (the builder passes the
+    #: configured one: it stops headless runs)
+    stuck: StuckGuard | None = None
 
 
 @dataclass
@@ -97,6 +101,7 @@ class Session:
         self._out_of_time = False
         #: checkpoint id -> messages in the history when it was taken ("0", the baseline, is the empty start)
         self.history_at: dict[str, int] = {"0": 0}
+        self.stuck = parts.stuck if parts.stuck is not None else StuckGuard()
         if restored is not None:
             self.history = restored.history
             self.stats.turns = restored.turns
@@ -177,7 +182,8 @@ class Session:
                     results.append(self._not_run(use, "interrupted by the user"))
                 else:
                     results.append(self._call_tool(use))
-            self._append_results(results)
+            if self._stuck_after_step(results):
+                return TurnOutcome("stuck", self.last_text, self.stuck_reason)
 
     def _limit_reached(self) -> str | None:
         limits = self.parts.limits
@@ -276,7 +282,7 @@ class Session:
         """None when the call may run; otherwise the denial result."""
         parts = self.parts
         permission = tool.permission_for(use.input, parts.tool_ctx)
-        decision = parts.policy.decide(use.name, permission, use.input)
+        decision = parts.policy.decide(use.name, permission, use.input, tool.facts(use.input))
         if decision.action == "ask":
             request = ev.PermissionRequest(use.id, use.name, use.input, decision.reason, decision.suggested_rule)
             self.emit(request)
@@ -333,7 +339,21 @@ class Session:
         self.emit(ev.RewindEvent(str(checkpoint_id), keep))
         return dropped
 
+    def _stuck_after_step(self, results: list[ToolResultBlock]) -> bool:
+        """Issue 22: the detector's note goes to the model with the step's last result; True: stop the turn."""
+        verdict = self.stuck.after_step(results[-1].tool_use_id if results else "")
+        if verdict.note and results:
+            last = results[-1]
+            notes = "".join(f"\n\n{e.note}" for e in verdict.events if e.note)  # as history.rebuild adds them
+            results[-1] = ToolResultBlock(last.tool_use_id, last.content + notes, last.is_error)
+        for event in verdict.events:
+            self.emit(event)
+        self._append_results(results)
+        self.stuck_reason = verdict.reason
+        return verdict.stop
+
     def emit(self, event: ev.Event) -> None:
+        self.stuck.observe(event)
         self.parts.record(event)
         if self.parts.hooks is not None:
             self.parts.hooks.on_event(event)
