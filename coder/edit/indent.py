@@ -19,23 +19,33 @@ def leading(line: str) -> str:
 
 
 def space_unit(lines: Iterable[str], default: int = 4) -> int:
-    """The indentation unit in spaces: the gcd of the indentation widths (2, 3, 4 or 8), else the most
-    common positive step between consecutive lines, else `default`."""
-    from math import gcd
-
-    g = 0
+    """The indentation unit in spaces. First the step that opens a block (the indentation gained after a line
+    ending in `:` or `{`): docstrings, tables and continuation lines aligned at odd columns say nothing
+    about it. Else the largest of 8, 4, 3, 2 that divides nine in ten of the indentation widths, else the
+    most common positive step between consecutive lines, else `default`."""
+    widths: list[int] = []
     steps: Counter[int] = Counter()
+    blocks: Counter[int] = Counter()
     previous: int | None = None
+    opens = False
     for line in lines:
         if not line.strip():
             continue
         width = len(leading(line).expandtabs(8))
-        g = gcd(g, width)
+        if width:
+            widths.append(width)
         if previous is not None and width > previous:
             steps[width - previous] += 1
+            if opens:
+                blocks[width - previous] += 1
         previous = width
-    if g in (2, 3, 4, 8):
-        return g
+        opens = line.rstrip().endswith((":", "{"))
+    for step, _ in blocks.most_common(1):
+        if step in (2, 3, 4, 8):
+            return step
+    for unit in (8, 4, 3, 2):
+        if widths and sum(w % unit == 0 for w in widths) * 10 >= len(widths) * 9 and (unit != 8 or 4 not in steps):
+            return unit
     for step, _ in steps.most_common():
         if step in (2, 3, 4, 8):
             return step

@@ -16,10 +16,11 @@ line: it is written as the file has it. Between two anchors (and before the firs
   everything).
 - otherwise every old_str line there is replaced: the file lines they are paired with go, new_str's lines
   come in once, verbatim apart from the indentation shift of the match (whitespace-only lines as written;
-  trailing whitespace dropped only when old_str shows the copy's habit of trailing whitespace the file
-  lacks). File lines old_str left out stay where they are when the replaced lines are on one side of them;
+  trailing whitespace dropped only when every line old_str copied carries trailing whitespace the file
+  lacks: a habit of the copy). File lines old_str left out stay where they are when the replaced lines are on one side of them;
   new lines next to them with nothing replaced (before or after them?) are refused, and so are left-out
-  lines among the replaced ones unless they are simply deleted with them.
+  lines among the replaced ones unless they are simply deleted with them (a deletion, not a move: lines
+  new_str has elsewhere).
 - each gap of the result is counted, never summed: with o, n, f the blank lines old_str, new_str and the file
   have there, the result has f when o = n (the model did not touch the gap), n when o = f (old_str saw the
   gap right), f when n = f (new_str already has the file's blank lines, which old_str left out); anything
@@ -105,8 +106,8 @@ def merge(old: list[str], new: list[str], file_lines: list[str], pairs: dict[int
         return top, bottom, _merge(old, new, region, amap, imap)
     except _Unsure as exc:
         shown = [f"{top + k + 1 + line_offset:6}\t{line}" for k, line in enumerate(region)]
-        if len(shown) > 14:
-            shown = shown[:7] + ["   ..."] + shown[-6:]
+        if len(shown) > 40:  # the place in full where it fits: the model copies old_str from it
+            shown = shown[:20] + ["   ..."] + shown[-19:]
         raise MatchError(f"old_str matches lines {top + 1 + line_offset}-{bottom + 1 + line_offset} only "
                          f"approximately, and {exc}; nothing was changed. Copy old_str from the file as it is "
                          "there and retry:\n" + "\n".join(shown), kind="no-match") from None
@@ -123,9 +124,11 @@ def _merge(old: list[str], new: list[str], region: list[str], amap: dict[int, in
     if not _describes(old, region, amap) and _slides(ops, o_keys, n_keys):
         raise _Unsure("the change could sit one line up or down (repeated lines) while old_str differs from "
                       "the file there")
-    # trailing whitespace the model's copy has where the file has none is a habit of that copy: its new lines
-    # carry it too, so they lose it; otherwise new_str's lines keep every character
-    habit = any(old[o] != old[o].rstrip() and region[f] == region[f].rstrip() for o, f in amap.items())
+    # trailing whitespace the model's copy adds to every line it copied (where the file has none) is a habit of
+    # that copy: its new lines carry it too, so they lose it. A slip on some lines only says nothing about
+    # new_str's own lines (a change may mean trailing whitespace): they keep every character
+    bare = [(o, f) for o, f in amap.items() if region[f] == region[f].rstrip()]
+    habit = bool(bare) and all(old[o] != old[o].rstrip() for o, _ in bare)
 
     def place(line: str) -> str:
         if not line.strip():
@@ -139,7 +142,7 @@ def _merge(old: list[str], new: list[str], region: list[str], amap: dict[int, in
     for n, ((ao, an, ar), (bo, bn, br)) in enumerate(zip(bounds, bounds[1:], strict=False)):
         local = {o - ao - 1: f - ar - 1 for o, f in amap.items() if ao < o < bo}
         out += _segment(old[ao + 1: bo], new[an + 1: bn], region[ar + 1: br], local, place,
-                        top=n == 0, bottom=n == len(bounds) - 2)
+                        top=n == 0, bottom=n == len(bounds) - 2, elsewhere=set(n_keys))
         if n < len(bounds) - 2:
             out.append(region[br])
     return out
@@ -164,7 +167,9 @@ def _spare(o: _Parts, n: _Parts, head: bool) -> int:
 
 
 def _segment(o_lines: list[str], n_lines: list[str], r_lines: list[str], amap: dict[int, int],
-             place: Callable[[str], str], top: bool, bottom: bool) -> list[str]:
+             place: Callable[[str], str], top: bool, bottom: bool, elsewhere: set[str]) -> list[str]:
+    """The result for one segment; `elsewhere` is new_str's non-blank lines (stripped of trailing
+    whitespace), to tell a deletion from a move."""
     if [x.rstrip() for x in o_lines] == [x.rstrip() for x in n_lines]:
         return r_lines  # nothing changes here: the file's lines as they are
     head: list[str] = []
@@ -222,6 +227,16 @@ def _segment(o_lines: list[str], n_lines: list[str], r_lines: list[str], amap: d
     f_up, f_low = r.gap(p), r.gap(q + 1)
     o_up, o_low = o.gap(0), o.gap(k)
     if m == 0:  # a deletion: the blank lines above and below the deleted lines become one gap
+        if inside and any(o_lines[i].rstrip() in elsewhere for i in o.sk):
+            # the "deleted" lines come back elsewhere in new_str: a move, and the file lines old_str left out
+            # among them may belong with them there; deleting lines the model never showed is not certain
+            raise _Unsure("old_str leaves out lines among lines new_str moves elsewhere, so whether those "
+                          "move too, and where, is not certain")
+        if (pre or post) and n.gap(0) and len(n.gap(0)) != len(o_up) + len(o_low):
+            # new_str puts blank lines where it deletes, next to file lines old_str left out (which may have
+            # blank lines of their own): whether they are new or stand for the file's is not certain
+            raise _Unsure("new_str has blank lines where it deletes lines, next to lines old_str leaves out, so "
+                          "whether those blank lines are new or the file's is not certain")
         if len(o_up) == len(f_up) and len(o_low) == len(f_low):
             return head + pre + n.gap(0) + post + tail
         # old_str shows a gap other than the file has: whether new_str's blank lines keep the file's, or the

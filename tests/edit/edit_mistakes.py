@@ -59,6 +59,16 @@ def _kept_with_neighbours(old: list[str], new: list[str], i: int) -> bool:
     return j is not None and _mapped(old, new, i - 1) == j - 1 and _mapped(old, new, i + 1) == j + 1
 
 
+def _blank_run(lines: list[str], i: int) -> int:
+    """The number of blank lines in the run that holds line i."""
+    a, b = i, i
+    while a > 0 and not lines[a - 1].strip():
+        a -= 1
+    while b + 1 < len(lines) and not lines[b + 1].strip():
+        b += 1
+    return b - a + 1
+
+
 def _unit(lines: list[str]) -> str:
     return "\t" if any(x.startswith("\t") for x in lines) else "    "
 
@@ -129,13 +139,18 @@ def mistake(kind: str, edit: Edit, old: list[str], new: list[str],
             return None
         i = pick.choice(inner)
         j = _mapped(old, new, i)
-        if j is None:
-            return None  # the change is about that blank line itself
+        if j is None or _blank_run(old, i) != _blank_run(new, j):
+            # the change is about that blank line itself, or resizes its run of blank lines: a blank line
+            # left out of both copies there reads exactly as missing_blank_old (old_str alone short of the
+            # file's count), and the editor takes that reading (the issue's case), so it is no draw of this kind
+            return None
         o = old[:i] + old[i + 1:]
         return (o, new) if kind == "missing_blank_old" else (o, new[:j] + new[j + 1:])
     if kind == "extra_blank":
+        # a place between two lines the change keeps next to each other: the same place in both copies (a
+        # blank line added between lines the change moves apart would be new_str's own, not a slip)
         inner = [i for i in range(1, len(old)) if old[i].strip() and old[i - 1].strip()
-                 and _mapped(old, new, i) is not None and _mapped(old, new, i - 1) is not None]
+                 and _mapped(old, new, i) is not None and _mapped(old, new, i - 1) == _mapped(old, new, i) - 1]
         if not inner:
             return None
         i = pick.choice(inner)
@@ -161,7 +176,9 @@ def mistake(kind: str, edit: Edit, old: list[str], new: list[str],
             n[j] = bad
         return o, n
     if kind == "missing_line" and len(shared) >= 4:
-        inner = [i for i in shared if 0 < i < len(old) - 1]
+        # a line the change keeps in place among its neighbours: one the change moves (kept by the diff, with
+        # changed lines on a side) cannot be left out of both copies without hiding where it goes
+        inner = [i for i in shared if 0 < i < len(old) - 1 and _kept_with_neighbours(old, new, i)]
         if not inner:
             return None
         i = pick.choice(inner)

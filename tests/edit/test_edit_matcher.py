@@ -239,3 +239,43 @@ def test_a_new_line_with_blank_lines_after_it_before_blank_lines_old_str_partly_
     for blanks in ("\n", "\n\n"):
         rep = find_replacement(content, '    """Doc."""\n\nclass A:', f'    """Docs."""\n{blanks}class A:')
         assert rep.apply(content) == 'x\n    """Docs."""\n\n\nclass A:\n    pass\n'
+
+
+# Cases found on unseen commits (benchmarks/edits_commits.py, 2026-11-25), each reduced to its shape.
+
+def test_lines_old_str_left_out_among_lines_new_str_moves_are_not_deleted() -> None:
+    # a reordered list: old_str leaves out one entry; its lines come back in another order in new_str. The
+    # left-out entry must not vanish with the "deleted" block around it: refused
+    first, last = [f"    '{n}_name'," for n in "abcdef"], [f"    '{n}_name'," for n in "ghijkl"]
+    content = "\n".join(["names = (", *first, *last[:3], "    'x_name',", *last[3:], ")", ""])
+    old = "\n".join(["names = (", *first, *last, ")"])
+    new = "\n".join(["names = (", *last, *first, ")"])
+    with pytest.raises(MatchError) as err:
+        find_replacement(content, old, new)
+    assert "moves elsewhere" in str(err.value) and "'x_name'" in str(err.value)  # the place is shown in full
+
+
+def test_a_line_deleted_next_to_a_left_out_line_with_a_blank_in_its_place_is_refused() -> None:
+    # old_str leaves out `):` (and the blank line after it); new_str deletes `**kwargs` and shows a blank line
+    # there: the file's blank line after `):`, or a new one? Not certain
+    content = "def f(\n    a=None,\n    **kwargs\n):\n\n    run(a)\n"
+    with pytest.raises(MatchError) as err:
+        find_replacement(content, "    a=None,\n    **kwargs\n    run(a)", "    a=None,\n\n    run(a)")
+    assert "not certain" in str(err.value)
+
+
+def test_trailing_whitespace_on_one_copied_line_is_a_slip_and_new_lines_keep_theirs() -> None:
+    # only one line of old_str carries trailing spaces the file lacks: no habit of the copy, so the trailing
+    # space new_str's own changed line has is the model's text and stays
+    content = "def f():\n    a = 1\n    b = 2\n    return a\n"
+    rep = find_replacement(content, "def f():\n    a = 1  \n    b = 2\n", "def f():\n    a = 1  \n    b = 3 \n")
+    assert rep.apply(content) == "def f():\n    a = 1\n    b = 3 \n    return a\n"
+
+
+def test_tabs_for_a_four_space_file_with_odd_docstring_indents_nest_by_four() -> None:
+    # the model sends tabs; the file's sample has many lines at 18 columns (a docstring table), which made the
+    # unit look like 2 spaces; a new deeper line must nest by the file's block step, 4
+    table = "".join(f"                  row {k}\n" for k in range(12))
+    content = f'class A:\n    """Doc.\n\n{table}    """\n\n    def f(self):\n        a = 1\n        b = 2\n'
+    rep = find_replacement(content, "\t\ta = 1\n\t\tb = 2", "\t\tif a:\n\t\t\tb = 2")
+    assert rep.apply(content).endswith("        if a:\n            b = 2\n")
