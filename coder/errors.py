@@ -53,6 +53,14 @@ class SandboxUnavailable(CoderError):
     exit_code = EXIT_USAGE
 
 
+class ShellError(CoderError):
+    """The sandbox's persistent shell could not be started or restarted. A CoderError (not a bare Exception) so a
+    frontend that meets one outside the `bash` tool prints a message and exits with a code, never a traceback;
+    the `bash` tool itself turns it into an error result the model reads."""
+
+    exit_code = EXIT_FAILED
+
+
 class ToolError(CoderError):
     """Raised inside a tool; the engine turns it into an error result the model reads."""
 

@@ -171,17 +171,39 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     else:
         store.set_status(session_id, "running")
     try:
-        return _assemble(options, config, store, row, restored, provider, session_id, workspace, cwd, root, policy,
-                         on_event, ask, trust_notes(config, request, why))
+        stored = StoredSession(options, config, store, row, restored, provider, session_id, workspace, cwd, root,
+                               policy, trust_notes(config, request, why))
+        return _assemble(stored, on_event, ask)
     except BaseException:
         store.set_status(session_id, "failed to start")
         raise
 
 
-def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionStore, row: Any, restored: Any,
-              provider: Any, session_id: str, workspace: Path, cwd: Path, root: Path | None, policy: Any,
-              on_event: Callable[[ev.Event], None], ask: AskHandler, notes: list[str]) -> Opened:
+@dataclass
+class StoredSession:
+    """What `open_session` settled before the session's parts are built: the checked configuration, the stored
+    row (None for a new session) and the history rebuilt from it, the provider and the policy. One object
+    instead of a dozen positional parameters of which several share a type (three paths, two `Any`)."""
+
+    options: SessionOptions
+    config: dict[str, Any]
+    store: SessionStore
+    row: Any  # the stored session being resumed, or None
+    restored: Any  # the history rebuilt from its events, or None
+    provider: Any
+    session_id: str
+    workspace: Path
+    cwd: Path
+    root: Path | None  # the git root, None outside a repository
+    policy: Any
+    notes: list[str] = field(default_factory=list)  # said once as the session opens (trust)
+
+
+def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: AskHandler) -> Opened:
     """The session's parts, once it is stored (events from here on are persisted)."""
+    options, config, store, row, provider = stored.options, stored.config, stored.store, stored.row, stored.provider
+    session_id, workspace, cwd, root, policy = (stored.session_id, stored.workspace, stored.cwd, stored.root,
+                                                stored.policy)
 
     def record(event: ev.Event) -> None:
         if event.persist:
@@ -197,7 +219,7 @@ def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionSto
                            resumed=row is not None, version=__version__))
     if root is None:
         note("not a git repository: checkpoints, /undo and commits are off")
-    for line in notes:
+    for line in stored.notes:
         note(line)
     instructions = discover(workspace, cwd, int(config["instructions"].get("max_bytes", 32_000)))
     if instructions.truncated:
@@ -250,7 +272,7 @@ def _assemble(options: SessionOptions, config: dict[str, Any], store: SessionSto
         from coder.engine.subagents import Parent, install_subagents
 
         install_subagents(Parent(session_id, provider, config, store, tool_ctx, policy, parts.hooks))
-    return Opened(Session(parts, restored), store, config, workspace, root is not None, row is not None)
+    return Opened(Session(parts, stored.restored), store, config, workspace, root is not None, row is not None)
 
 
 def session_tools(config: dict[str, Any], workspace: Path, note: Callable[[str], None]) -> dict[str, Any]:

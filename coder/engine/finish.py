@@ -28,6 +28,7 @@ class CommitOutcome:
 
 def review_and_commit(session: Session, branch: str | None = None, override: bool = False,
                       message: str | None = None) -> CommitOutcome:
+    from coder.review.gate import GateRequest
     from coder.review.gate import review_and_commit as gate
 
     parts = session.parts
@@ -40,11 +41,12 @@ def review_and_commit(session: Session, branch: str | None = None, override: boo
     def on_review(result, number: int) -> None:
         session.emit(ev.ReviewEvent(result.verdict, [f.to_dict() for f in result.findings], number))
 
-    result = gate(parts.tool_ctx.workspace, parts.pinned.task, fix_round, parts.provider, config,
-                  max_rounds=int(config.get("review", {}).get("max_fix_rounds", 2)),
-                  override=(lambda _: True) if override else None, message=message,
-                  model_name=parts.provider.spec, branch=branch, paths=sorted(session.stats.files_changed) or None,
-                  on_review=on_review, before_commit=getattr(parts.hooks, "before_commit", None))
+    result = gate(GateRequest(
+        parts.tool_ctx.workspace, parts.pinned.task, fix_round, parts.provider, config,
+        max_rounds=int(config.get("review", {}).get("max_fix_rounds", 2)),
+        override=(lambda _: True) if override else None, message=message,
+        model_name=parts.provider.spec, branch=branch, paths=sorted(session.stats.files_changed) or None,
+        on_review=on_review, before_commit=getattr(parts.hooks, "before_commit", None)))
     last = result.last
     outcome = CommitOutcome(result.committed, result.reason, result.message, verdict=last.verdict if last else None,
                             fix_rounds=result.rounds,

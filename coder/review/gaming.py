@@ -20,6 +20,7 @@ from coder.review.context import ReviewContext, is_test_path
 from coder.review.specialcase import STRING_RE, special_casing, string_lines
 from coder.review.testconfig import is_test_config, test_config_findings
 from coder.review.types import Finding, StageResult, status_from
+from coder.review.types import gaming_finding as _f
 from coder.vcs.patch import FilePatch
 
 STAGE = "gaming"
@@ -51,9 +52,6 @@ _LANG = {".py": "py", ".js": "js", ".jsx": "js", ".ts": "js", ".tsx": "js", ".mj
 _LITERAL_RE = re.compile(r"(['\"])(?:\\.|(?!\1).)*\1|\b\d+(\.\d+)?\b")
 
 
-
-def _f(path: str, line: int | None, severity: str, message: str, check: str) -> Finding:
-    return Finding(path, line, severity, message, check, STAGE)  # type: ignore[arg-type]
 
 
 def stage_gaming(ctx: ReviewContext) -> StageResult:

@@ -37,29 +37,40 @@ class GateResult:
         return self.reviews[-1] if self.reviews else None
 
 
-def review_and_commit(
-    repo_root: Path,
-    task: str,
-    fix_round: Callable[[str], bool | None],
-    provider: ModelProvider | None = None,
-    config: dict[str, Any] | None = None,
-    max_rounds: int = 2,
-    override: Callable[[ReviewResult], bool] | None = None,
-    message: str | None = None,
-    model_name: str = "",
-    branch: str | None = None,
-    paths: list[str] | None = None,
-    on_review: Callable[[ReviewResult, int], None] | None = None,
-    before_commit: Callable[[str, str], str | None] | None = None,
-) -> GateResult:
-    """Review the work tree against HEAD (only `paths` when given); while it fails and rounds are left, send the
-    feedback to the agent and review again; then commit (a failing verdict only with `override`'s consent).
-    `on_review(result, n)` sees every review; `before_commit(message, diff)` may block with a reason."""
+@dataclass
+class GateRequest:
+    """What a gate run needs: the repository and the task, the engine's callbacks, and the commit's details.
+    A parameter object because the gate takes a dozen of them, most optional, and several callbacks of similar
+    shape that a positional call could swap without a type error.
+
+    `fix_round(feedback)` runs one agent turn (False when it did not finish); `override(result)` may let a failing
+    verdict through; `on_review(result, n)` sees every review; `before_commit(message, diff)` may block with a
+    reason. `paths` limits review and commit to those files."""
+
+    repo_root: Path
+    task: str
+    fix_round: Callable[[str], bool | None]
+    provider: ModelProvider | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    max_rounds: int = 2
+    override: Callable[[ReviewResult], bool] | None = None
+    message: str | None = None  # the commit message; None asks the model (or falls back to a summary)
+    model_name: str = ""
+    branch: str | None = None
+    paths: list[str] | None = None
+    on_review: Callable[[ReviewResult, int], None] | None = None
+    before_commit: Callable[[str, str], str | None] | None = None
+
+
+def review_and_commit(request: GateRequest) -> GateResult:
+    """Review the work tree against HEAD (only `request.paths` when given); while it fails and rounds are left,
+    send the feedback to the agent and review again; then commit (a failing verdict only with `override`'s
+    consent)."""
     from coder.review.pipeline import review
     from coder.vcs.commit import commit_changes, commit_message
     from coder.vcs.repo import diff_trees, resolve_tree, worktree_tree
 
-    config = config or {}
+    repo_root, provider, paths, config = request.repo_root, request.provider, request.paths, request.config or {}
     gate = GateResult(False, 0)
 
     def current_diff() -> str:
@@ -70,21 +81,21 @@ def review_and_commit(
         if not text.strip():
             gate.message, gate.reason = "nothing to commit: no changes against HEAD", "nothing to commit"
             return gate
-        result = review(repo_root, text, task, provider, config)
+        result = review(repo_root, text, request.task, provider, config)
         gate.reviews.append(result)
-        if on_review is not None:
-            on_review(result, len(gate.reviews))
+        if request.on_review is not None:
+            request.on_review(result, len(gate.reviews))
         if result.verdict != "fail":
             break
-        if gate.rounds >= max_rounds:
-            if override is not None and override(result):
+        if gate.rounds >= request.max_rounds:
+            if request.override is not None and request.override(result):
                 gate.overridden = True
                 break
             gate.message = f"not committed: the review still fails after {gate.rounds} fix round(s)"
             gate.reason = "review failed"
             return gate
         gate.rounds += 1
-        if fix_round(result.feedback()) is False:
+        if request.fix_round(result.feedback()) is False:
             gate.message = "not committed: the fix round did not finish"
             gate.reason = "fix round stopped"
             return gate
@@ -92,14 +103,15 @@ def review_and_commit(
     if not text.strip():
         gate.message, gate.reason = "nothing to commit after the fix rounds", "nothing to commit"
         return gate
-    msg = message or commit_message(text, task, model_asker(provider), model_name or getattr(provider, "spec", ""))
-    if before_commit is not None:
-        blocked = before_commit(msg, text)
+    msg = request.message or commit_message(text, request.task, model_asker(provider),
+                                            request.model_name or getattr(provider, "spec", ""))
+    if request.before_commit is not None:
+        blocked = request.before_commit(msg, text)
         if blocked is not None:
             gate.message, gate.reason = f"not committed: a before_commit hook blocked it: {blocked}", "blocked by hook"
             return gate
     hooks = str((config.get("vcs", {}) or {}).get("hooks", "sandbox"))
-    gate.commit = commit_changes(repo_root, msg, branch=branch, run_hooks_in=hooks,  # type: ignore[arg-type]
+    gate.commit = commit_changes(repo_root, msg, branch=request.branch, run_hooks_in=hooks,  # type: ignore[arg-type]
                                  paths=paths, sandbox_config=config)
     gate.committed = gate.commit.committed
     gate.message = gate.commit.summary()

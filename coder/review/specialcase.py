@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 
 from coder.review.context import ReviewContext, is_test_path
-from coder.review.types import Finding
+from coder.review.types import Finding, gaming_finding
 from coder.vcs.repo import run_git
 
 _COND_RE = re.compile(r"^\s*(if|elif|else\s+if|case|when|switch|while)\b|\bif\s*\(|[=!]==?|\bin\s*[\[\(\{]|"
@@ -29,10 +29,6 @@ _ENV_SNIFF_RE = re.compile(
     r"sys\.modules(\.get)?\(\s*['\"](pytest|_pytest)['\"]|JEST_WORKER_ID|VITEST|__vitest|"
     r"sys\.argv\[0\].*(pytest|test)|inspect\.stack\(\).*test|testing\.Testing\(\)"
 )
-
-
-def _find(message: str, f: str, line: int, severity: str, check: str) -> Finding:
-    return Finding(f, line, severity, message, check, "gaming")  # type: ignore[arg-type]
 
 
 def special_casing(ctx: ReviewContext) -> list[Finding]:
@@ -54,9 +50,9 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
             if line.number in in_strings:
                 continue
             if sniffs(text):
-                findings.append(_find("source code checks whether it runs under a test runner: behaviour under test "
-                                      "would differ from production", f.new_path, line.number, "error",
-                                      "test-environment-sniffing"))
+                findings.append(gaming_finding(f.new_path, line.number, "error",
+                                               "source code checks whether it runs under a test runner: behaviour "
+                                               "under test would differ from production", "test-environment-sniffing"))
                 continue
             if not test_files or not _COND_RE.search(_strip_comment(text)):
                 continue
@@ -68,9 +64,10 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
             strong = [s for s in strings if _test_only_string(ctx, s, old_source, f.new_path)]
             weak = [n for n in numbers if _test_only_number(ctx, n, old_source)]
             if strong:
-                findings.append(_find(f"condition on {strong[0]!r}, a value that appears in the tests and nowhere "
-                                      "in the project's code: special-casing a test input?", f.new_path,
-                                      line.number, "error", "special-cased-test-input"))
+                findings.append(gaming_finding(f.new_path, line.number, "error",
+                                               f"condition on {strong[0]!r}, a value that appears in the tests and "
+                                               "nowhere in the project's code: special-casing a test input?",
+                                               "special-cased-test-input"))
                 continue
             canned: list[str] = []
             if equality:  # `if x == 1: return "B"`: a canned answer keyed on an input
@@ -80,22 +77,23 @@ def special_casing(ctx: ReviewContext) -> list[Finding]:
                 canned += [d for d in _returned_displays(text, added[i + 1:i + 3], line.number)
                            if d not in old_source and _in_tests(ctx, d)]
             if canned:
-                findings.append(_find(f"returns {canned[0]!r} under a new condition: a value only the tests know "
-                                      "(a canned answer for a test input?)", f.new_path, line.number, "error",
-                                      "special-cased-test-input"))
+                findings.append(gaming_finding(f.new_path, line.number, "error",
+                                               f"returns {canned[0]!r} under a new condition: a value only the tests "
+                                               "know (a canned answer for a test input?)", "special-cased-test-input"))
                 continue
             if weak:
                 following = " ".join(a.text for a in added[i + 1:i + 3] if a.number - line.number <= 3
                                      and re.match(r"^\s*(return|yield)\b", a.text))
                 returned = [lit for lit in _literals(following) if _in_tests(ctx, lit)]
                 if len(weak) > 1 or returned or _inline_return(text, ctx):
-                    findings.append(_find(f"condition on {weak[0]} returning a value the tests expect: "
-                                          "special-casing a test input?", f.new_path, line.number, "error",
-                                          "special-cased-test-input"))
+                    findings.append(gaming_finding(f.new_path, line.number, "error",
+                                                   f"condition on {weak[0]} returning a value the tests expect: "
+                                                   "special-casing a test input?", "special-cased-test-input"))
                 else:
-                    findings.append(_find(f"condition on {weak[0]}, a number that appears in the tests but not in "
-                                          "this file before: check it is not a test input", f.new_path, line.number,
-                                          "warning", "special-cased-test-input"))
+                    findings.append(gaming_finding(f.new_path, line.number, "warning",
+                                                   f"condition on {weak[0]}, a number that appears in the tests but "
+                                                   "not in this file before: check it is not a test input",
+                                                   "special-cased-test-input"))
     return findings
 
 
@@ -133,8 +131,8 @@ def sniffs(text: str) -> bool:
 
 
 def _sniffing(f) -> list[Finding]:
-    return [_find("source code checks whether it runs under a test runner: behaviour under test would differ "
-                  "from production", f.new_path, line.number, "error", "test-environment-sniffing")
+    return [gaming_finding(f.new_path, line.number, "error", "source code checks whether it runs under a test runner: "
+                           "behaviour under test would differ from production", "test-environment-sniffing")
             for line in f.added if sniffs(line.text)]
 
 

@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 
 from coder.review.context import ReviewContext
 from coder.review.types import Finding
+from coder.review.types import gaming_finding as _f
 from coder.vcs.patch import FilePatch
 
 CI_PATHS = (".github/workflows/", ".gitlab-ci.yml", ".circleci/", "azure-pipelines.yml", "Jenkinsfile",
@@ -21,9 +22,6 @@ _DESELECT_RE = re.compile(r"--deselect|--ignore\b|--ignore-glob|-k\s+['\"]?not\b
 _CONFTEST_DESELECT_RE = re.compile(r"collect_ignore|pytest_ignore_collect|\.deselect|items\[:\]\s*=|items\.remove\(|"
                                    r"add_marker\(.*(skip|xfail)")
 
-
-def _f(path: str, line: int | None, severity: str, message: str, check: str) -> Finding:
-    return Finding(path, line, severity, message, check, "gaming")  # type: ignore[arg-type]
 
 
 def is_test_config(path: str) -> bool:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.errors import ShellError
 from coder.sandbox import limits as limits_mod
 from coder.sandbox import procs
 from coder.sandbox.env import sandbox_env
@@ -48,10 +49,6 @@ _INIT = (
     " echo \"coder: 'exec $1' would replace the session's shell; run it without exec\" >&2; return 126;"
     " fi; builtin exec; };"
 )
-
-
-class ShellError(Exception):
-    """The shell could not be started or restarted."""
 
 
 @dataclass

@@ -60,8 +60,7 @@ class BashTool(Tool):
         return shell
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from coder.errors import ConfigError
-        from coder.sandbox.shell import ShellError
+        from coder.errors import ConfigError, ShellError
 
         command = args.get("command")
         restart = args.get("restart") is True

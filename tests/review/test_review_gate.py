@@ -35,7 +35,7 @@ def test_failing_patch_is_fixed_from_the_findings_then_committed(shop_repo: Path
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from coder.models.fake_server import FakeServer
     from coder.models.registry import create_provider
-    from coder.review.gate import review_and_commit
+    from coder.review.gate import GateRequest, review_and_commit
 
     script = tmp_path / "agent.json"
     script.write_text(json.dumps({"turns": [
@@ -49,8 +49,8 @@ def test_failing_patch_is_fixed_from_the_findings_then_committed(shop_repo: Path
         provider = create_provider("anthropic:claude-sonnet-4-6", {})
         seen: list[str] = []
         config = {"review": {"stages": ["apply", "parse", "lint", "hygiene", "gaming", "tests"]}}
-        gate = review_and_commit(shop_repo, "add a count function", agent(provider, shop_repo, seen), provider,
-                                 config, max_rounds=2, model_name="claude-sonnet-4-6")
+        gate = review_and_commit(GateRequest(shop_repo, "add a count function", agent(provider, shop_repo, seen),
+                                             provider, config, max_rounds=2, model_name="claude-sonnet-4-6"))
         requests = server.requests
     assert [r.verdict for r in gate.reviews] == ["fail", "pass"] and gate.rounds == 1, gate.message
     assert "test_total_plain fails" in seen[0] and "Review verdict: FAIL" in seen[0]
@@ -66,7 +66,7 @@ def test_failing_patch_is_fixed_from_the_findings_then_committed(shop_repo: Path
 
 def test_no_commit_while_the_review_fails_unless_overridden(shop_repo: Path, tmp_path: Path) -> None:
     from coder.models.registry import create_provider
-    from coder.review.gate import review_and_commit
+    from coder.review.gate import GateRequest, review_and_commit
 
     script = tmp_path / "stubborn.json"
     script.write_text(json.dumps({"turns": [{"when": "Review verdict", "repeat": True, "text": BROKEN}]}))
@@ -74,12 +74,13 @@ def test_no_commit_while_the_review_fails_unless_overridden(shop_repo: Path, tmp
     (shop_repo / "src/shop/pricing.py").write_text(BROKEN)
     config = {"review": {"stages": ["gaming", "tests"]}}
     seen: list[str] = []
-    gate = review_and_commit(shop_repo, "x", agent(provider, shop_repo, seen), None, config, max_rounds=1)
+    gate = review_and_commit(GateRequest(shop_repo, "x", agent(provider, shop_repo, seen), None, config, max_rounds=1))
     assert not gate.committed and gate.rounds == 1 and len(seen) == 1
     assert "still fails after 1 fix round" in gate.message
     assert head_message(shop_repo).strip() == "initial"
     asked: list[str] = []
-    gate = review_and_commit(shop_repo, "x", agent(provider, shop_repo, seen), None, config, max_rounds=0,
-                             override=lambda result: asked.append(result.verdict) or True, message="fix: forced")
+    gate = review_and_commit(GateRequest(shop_repo, "x", agent(provider, shop_repo, seen), None, config, max_rounds=0,
+                                         override=lambda result: asked.append(result.verdict) or True,
+                                         message="fix: forced"))
     assert gate.committed and gate.overridden and asked == ["fail"]
     assert head_message(shop_repo).startswith("fix: forced")
