@@ -1,6 +1,6 @@
 """The layers are enforced, not only written down (issue 18): import-linter checks the contracts in
-pyproject.toml (`[tool.importlinter]`): imports flow frontends -> engine -> services -> foundations -> base, and
-no package or module imports form a cycle. `lint-imports` runs the same contracts from the command line."""
+pyproject.toml (`[tool.importlinter]`): imports flow frontends -> commands -> engine -> services -> foundations ->
+base, and no package or module imports form a cycle. `lint-imports` runs the same contracts from the command line."""
 
 from __future__ import annotations
 

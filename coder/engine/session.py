@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from coder import events as ev
 from coder.context.base import ContextManager, Pinned
@@ -20,6 +20,9 @@ from coder.models.types import Message, ModelProvider, ModelResponse, TextBlock,
 from coder.policy.base import PermissionAnswer, PermissionPolicy
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from coder.vcs.checkpoints import Checkpoint, RestoreResult
 
 AskHandler = Callable[[ev.PermissionRequest], PermissionAnswer]
 
@@ -35,9 +38,18 @@ class Hooks(Protocol):
 
 
 class Checkpointer(Protocol):
-    """Snapshots of the working tree (coder/vcs). `snapshot` returns None when nothing changed."""
+    """Snapshots of the working tree (coder/vcs). `snapshot` returns None when nothing changed; the rest is what
+    /undo and /rewind use (coder/commands), declared here so they need no more than the session's parts."""
 
-    def snapshot(self, label: str) -> Any | None: ...
+    def snapshot(self, label: str) -> Checkpoint | None: ...
+
+    def list(self) -> list[Checkpoint]: ...
+
+    def get(self, checkpoint_id: int | str) -> Checkpoint: ...
+
+    def restore(self, checkpoint_id: int | str, force: bool = False) -> RestoreResult: ...
+
+    def undo(self, force: bool = False) -> RestoreResult: ...
 
 
 @dataclass
@@ -351,6 +363,13 @@ class Session:
         self._append_results(results)
         self.stuck_reason = verdict.reason
         return verdict.stop
+
+    def switch_model(self, provider: ModelProvider) -> None:
+        """`/model`: later requests go to `provider`; a context manager that summarised with the old one follows
+        (the tiered one holds a provider, the passthrough one none)."""
+        old, self.parts.provider = self.parts.provider, provider
+        if getattr(self.parts.context, "provider", None) is old:
+            self.parts.context.provider = provider  # type: ignore[attr-defined]
 
     def emit(self, event: ev.Event) -> None:
         self.stuck.observe(event)

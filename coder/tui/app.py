@@ -197,7 +197,7 @@ class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
             return
         override: dict[str, Any] = {"resume": resume, "continue_last": False}
         if resume is None and self.session is not None:  # /clear keeps the model and the mode
-            from coder.engine.commands import carry_over
+            from coder.commands.modes import carry_over
 
             override.update(carry_over(self.session))
             self.args.model, self.args.permission_mode = override.get("model", self.args.model), \
@@ -236,7 +236,7 @@ class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
         self.submit(text)
 
     def submit(self, text: str) -> None:
-        from coder.engine.commands import is_command
+        from coder.commands.slash import is_command
 
         if is_command(text):
             self.run_command(text)
@@ -272,7 +272,8 @@ class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
         self.run_worker(work, thread=True, group="turn")
 
     def run_command(self, line: str) -> None:
-        from coder.engine.commands import CommandResult, parse, run_slash
+        from coder.commands.base import CommandResult
+        from coder.commands.slash import parse, run_slash
 
         name, arg = parse(line)
         if name == "quit":
@@ -293,7 +294,7 @@ class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
             self.refresh_status()
 
         def work() -> None:
-            from coder.engine.commands import run_without_session
+            from coder.commands.slash import run_without_session
 
             try:
                 if opened is None:  # no session (a broken config): /doctor, /model, /help still answer
@@ -345,7 +346,7 @@ class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
     def action_cycle_mode(self) -> None:
         if self.session is None:
             return
-        from coder.engine.commands import cycle_mode
+        from coder.commands.modes import cycle_mode
 
         mode = cycle_mode(self.session)
         self.notify(f"mode: {mode}", timeout=1.5)

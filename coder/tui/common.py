@@ -160,7 +160,7 @@ def git_state(workspace: Path) -> GitState:
 # ---- @path completion -----------------------------------------------------------------------------------------
 def project_files(workspace: Path, limit: int = 50_000) -> list[str]:
     """Files `@path` completes: git's list (tracked and untracked, ignored left out), or a bounded walk."""
-    from coder.engine.agents_md import repo_files
+    from coder.commands.agents_md import repo_files
 
     return repo_files(workspace, limit)
 

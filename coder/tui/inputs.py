@@ -21,7 +21,7 @@ class InputHelpers:
         if self.picked is not None and text == self.picked:
             pass  # just taken from the history search: a finished prompt, not something to complete
         elif text.startswith("/") and " " not in text and "\n" not in text:
-            from coder.engine.commands import completions
+            from coder.commands.slash import completions
 
             workspace = self.opened.workspace if self.opened else options_from_args(self.args).cwd
             items = [(f"/{n}", s) for n, s in completions(workspace, text[1:])][:10]
@@ -98,7 +98,7 @@ class InputHelpers:
         (a message is rarely done at its `@path`), and the next Enter sends."""
         text = box.text.strip()
         if completion.kind == "command" and completion.is_open and text.startswith("/") and " " not in text:
-            from coder.engine.commands import completions
+            from coder.commands.slash import completions
 
             names = {f"/{n}" for n, _ in completions(self._workspace(), text[1:])}
             chosen = text if text in names else completion.current() or text

@@ -200,12 +200,12 @@ class Repl:
         opened.store.close()
 
     def mode(self) -> str:
-        from coder.engine.commands import current_mode
+        from coder.commands.modes import current_mode
 
         return current_mode(self.opened.session)
 
     def cycle_mode(self) -> str:
-        from coder.engine.commands import cycle_mode
+        from coder.commands.modes import cycle_mode
 
         return cycle_mode(self.opened.session)
 
@@ -329,7 +329,7 @@ class Repl:
 
     def command(self, line: str) -> bool:
         """Run a slash command; False when the REPL should end."""
-        from coder.engine.commands import run_slash
+        from coder.commands.slash import run_slash
 
         result = run_slash(self.opened, line)
         if result.text:
@@ -344,7 +344,7 @@ class Repl:
         if result.new_session or result.resume:
             override: dict[str, Any] = {"resume": result.resume, "continue_last": False}
             if result.new_session:  # /clear keeps the model and the mode
-                from coder.engine.commands import carry_over
+                from coder.commands.modes import carry_over
 
                 override.update(carry_over(self.opened.session))
             self.close("switched")
@@ -355,7 +355,7 @@ class Repl:
 
     def run(self) -> int:
         from coder import __version__
-        from coder.engine.commands import is_command
+        from coder.commands.slash import is_command
         from coder.errors import CoderError
 
         self.printer.line(f"coder {__version__} · /help lists commands · Esc or Ctrl+C stops a turn · Ctrl+C twice "

@@ -225,7 +225,7 @@ class LineReader:
 
         class CoderCompleter(Completer):
             def get_completions(self, document, complete_event):
-                from coder.engine.commands import completions
+                from coder.commands.slash import completions
                 from coder.tui.common import project_files, word_at_end
 
                 text = document.text_before_cursor

@@ -252,7 +252,7 @@ class ConversationView:
     def refresh_status(self) -> None:
         """The status bar, built for its width (coder/tui/fit.py): while a turn or a command runs, a spinner, what
         runs and for how long, and the tokens streamed so far."""
-        from coder.engine.commands import current_mode
+        from coder.commands.modes import current_mode
         from coder.tui.fit import SPINNER, StatusParts, status_line
 
         info = self.info

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from coder import events as ev
+from coder.commands.slash import run_slash
 from coder.engine.builder import SessionOptions, open_session
-from coder.engine.commands import run_slash
 from coder.engine.work import PlanVerdict
 
 REPO = Path(__file__).resolve().parents[2]

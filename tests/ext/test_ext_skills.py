@@ -19,8 +19,8 @@ from repo_support import git
 
 from coder import events as ev
 from coder import trust
+from coder.commands.slash import run_slash
 from coder.engine.builder import SessionOptions, open_session
-from coder.engine.commands import run_slash
 from coder.ext.skills import discover, prompt_section
 
 REPO = Path(__file__).resolve().parents[2]

@@ -26,7 +26,7 @@ from repo_support import git
 
 from coder.batch.workspace import workspace_patch
 from coder.codeintel.files import list_files
-from coder.engine.agents_md import repo_files
+from coder.commands.agents_md import repo_files
 from coder.engine.builder import git_root
 from coder.ext.hooks import Hook, HookRunner
 from coder.tui.common import git_state

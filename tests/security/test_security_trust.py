@@ -120,7 +120,7 @@ def test_no_trust_overrides_a_stored_decision(world) -> None:
 
 def test_repository_commands_only_when_trusted_and_never_with_allow_rules(world) -> None:
     from coder import trust
-    from coder.engine.commands import all_commands
+    from coder.commands.slash import all_commands
 
     repo = world[0]
     trust.remember_decision(repo, False)

@@ -1,4 +1,4 @@
-"""The slash commands (coder/engine/commands.py) on a real session: real store, real git checkpoints."""
+"""The slash commands (coder/commands/) on a real session: real store, real git checkpoints."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from coder import trust
-from coder.engine.commands import completions, cycle_mode, is_command, run_slash
+from coder.commands.modes import cycle_mode
+from coder.commands.slash import completions, is_command, run_slash
 from coder.policy.base import PermissionAnswer
 
 WRITE = {"turns": [

@@ -230,7 +230,7 @@ async def test_compact_says_it_once_and_updates_the_context_figure(factory, git_
         app.queue.append(ev.CompactionEvent("summary", 90_000, 10_000, {}))
         await pilot.pause(0.3)
         assert "ctx 10%" in str(app.query_one("#status").render())
-    from coder.engine.commands import run_slash
+    from coder.commands.slash import run_slash
 
     opened = f.opened[0]
     result = run_slash(opened, "/review")

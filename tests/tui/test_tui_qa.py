@@ -22,7 +22,7 @@ from tui_support import (  # type: ignore[import-not-found]
 )
 
 from coder import events as ev
-from coder.engine.commands import run_slash
+from coder.commands.slash import run_slash
 from coder.tui.widgets import CompletionList, PromptInput, ToolBlock
 
 WRITE = {"turns": [

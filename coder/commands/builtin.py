@@ -1,41 +1,30 @@
-"""Slash commands, shared by the Textual app and the plain REPL so both behave the same.
+"""The built-in slash commands (shared by the Textual app and the plain REPL so both behave the same); the git
+ones (/diff /review /commit /undo /rewind) live in git.py, /todo and /skills in work.py.
 
-A frontend hands the typed line to `run_slash(opened, line)` and renders the `CommandResult`: text (Markdown),
-an optional unified diff, and actions the frontend carries out (quit, start a fresh session, resume another one,
-send a prompt). Everything a command needs (policy mode, compaction, checkpoints, review, commit, the sessions
-store, the doctor) is reached from here, never from a frontend; the git commands (/diff /review /commit /undo
-/rewind) live in commands_git.py.
-
-Custom commands are Markdown files in `.coder/commands/` of the repository or `$XDG_CONFIG_HOME/coder/commands/`
-(the project's win on a name clash): a YAML front matter (`description`, `allowed-tools`) and a body that becomes
-the user message, with `$ARGUMENTS` replaced by what follows the command name.
-"""
+Each handler takes a `Ctx` and the text after the command name and returns a `CommandResult`; it reaches the
+session only through its public objects (`Session`, `SessionParts`, `Opened`)."""
 
 from __future__ import annotations
 
 import json
 import re
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder import events as ev
+from coder.commands import work
+from coder.commands.base import Command, CommandResult, Ctx
+from coder.commands.git import commit, diff, review, rewind, undo
+from coder.commands.modes import current_mode, set_mode
 from coder.config import MODES
-from coder.engine import commands_work as work
-from coder.engine.command_types import Command, CommandResult, Ctx
-from coder.engine.commands_git import commit, diff, review, rewind, undo
-from coder.errors import CoderError
 
-#: Shift+Tab cycles through these; `auto` is only ever chosen explicitly (/mode auto, --permission-mode auto)
-MODE_CYCLE: tuple[str, ...] = ("ask", "auto-edit", "plan")
-#: commands that may run while a turn is streaming (they only read)
-SAFE_WHILE_BUSY = {"todo", "skills", "help", "cost", "context", "diff", "sessions", "quit", "doctor", "model"}
-
+if TYPE_CHECKING:
+    from coder.store.db import SessionStore
 
 # ---- built-in commands ----------------------------------------------------------------------------------------
 def _help(ctx: Ctx, arg: str) -> CommandResult:
     lines = ["| command | what it does |", "| --- | --- |"]
-    for cmd in all_commands(ctx.workspace).values():
+    for cmd in ctx.commands.values():
         lines.append(f"| `/{cmd.name}{' ' + cmd.usage if cmd.usage else ''}` | {cmd.summary} |")
     keys = ("Keys: **Enter** sends, **Shift+Enter** / **Ctrl+J** new line, **Esc** / **Ctrl+C** interrupts the "
             "turn, on a permission prompt **n** denies that call and **Esc** denies and stops the turn, "
@@ -51,43 +40,9 @@ def _model(ctx: Ctx, arg: str) -> CommandResult:
                              "`/model PROVIDER:NAME` switches.", model=provider.spec)
     from coder.models.registry import create_provider as create
 
-    config = getattr(ctx.opened, "config", None) or {}
-    new = create(arg.strip(), config)
-    ctx.session.parts.provider = new
-    compressor = getattr(ctx.session.parts.context, "provider", None)
-    if compressor is provider:
-        ctx.session.parts.context.provider = new
+    new = create(arg.strip(), ctx.config)
+    ctx.session.switch_model(new)
     return CommandResult(f"Model switched to `{new.spec}`.", model=new.spec)
-
-
-def current_mode(session: Any) -> str:
-    return str(getattr(session.parts.policy, "mode", "ask"))
-
-
-def set_mode(session: Any, mode: str) -> str:
-    from coder.errors import UsageError
-
-    if mode not in MODES:
-        raise UsageError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}.")
-    session.parts.policy.mode = mode
-    return mode
-
-
-def cycle_mode(session: Any) -> str:
-    """Shift+Tab: the next mode of MODE_CYCLE (auto, chosen explicitly, goes back to ask)."""
-    mode = current_mode(session)
-    nxt = MODE_CYCLE[(MODE_CYCLE.index(mode) + 1) % len(MODE_CYCLE)] if mode in MODE_CYCLE else "ask"
-    return set_mode(session, nxt)
-
-
-def carry_over(session: Any) -> dict[str, Any]:
-    """What `/clear` keeps in the fresh session: the model chosen with /model and the permission mode (a user who
-    switched either expects a clean conversation, not their settings reset to the launch flags)."""
-    out: dict[str, Any] = {"permission_mode": current_mode(session)}
-    spec = getattr(session.parts.provider, "spec", None)
-    if spec:
-        out["model"] = str(spec)
-    return out
 
 
 def _mode(ctx: Ctx, arg: str) -> CommandResult:
@@ -187,7 +142,7 @@ def _md_escape(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
 
 
-def first_user_text(store: Any, session_id: str) -> str:
+def first_user_text(store: SessionStore, session_id: str) -> str:
     for row in store.events(session_id):
         if row.type == "user_message":
             text = str(row.data.get("text", ""))
@@ -212,7 +167,7 @@ def _clear(ctx: Ctx, arg: str) -> CommandResult:
 
 
 def _init(ctx: Ctx, arg: str) -> CommandResult:
-    from coder.engine.agents_md import write_agents_md
+    from coder.commands.agents_md import write_agents_md
 
     path, created = write_agents_md(ctx.workspace, force=arg.strip() == "--force")
     if not created:
@@ -230,7 +185,7 @@ def _doctor(ctx: Ctx, arg: str) -> CommandResult:
     lines = []
     for c in run_checks(ctx.workspace):
         if c.name == "model":
-            window = getattr(provider, "context_window", 0)
+            window = provider.context_window
             lines.append(f"- ✓ **model** `{provider.spec}` (this session" +
                          (f", context window {window:,} tokens)" if window else ")"))
             continue
@@ -239,8 +194,13 @@ def _doctor(ctx: Ctx, arg: str) -> CommandResult:
     return CommandResult("\n".join(lines))
 
 
-def _quit(ctx: Ctx, arg: str) -> CommandResult:
+def bye() -> CommandResult:
+    """What `/quit` answers, with a session or without one."""
     return CommandResult("Bye.", quit=True)
+
+
+def _quit(ctx: Ctx, arg: str) -> CommandResult:
+    return bye()
 
 
 BUILTINS: dict[str, Command] = {c.name: c for c in (
@@ -267,110 +227,3 @@ BUILTINS: dict[str, Command] = {c.name: c for c in (
     Command("quit", "leave (the session is saved)", "", _quit),
 )}
 ALIASES = {"exit": "quit", "q": "quit", "?": "help", "new": "clear"}
-
-
-# ---- custom commands ------------------------------------------------------------------------------------------
-def all_commands(workspace: Path) -> dict[str, Command]:
-    """Built-ins first; custom commands (coder/engine/custom_commands.py) add names, never shadow one."""
-    from coder.engine.custom_commands import discover
-    from coder.trust import decided
-
-    commands = dict(BUILTINS)
-    for name, custom in discover(workspace, set(BUILTINS) | set(ALIASES), decided(workspace)).items():
-        commands[name] = Command(name, custom.summary, custom.usage, None, custom, custom.allowed_tools,
-                                 custom.source)
-    return commands
-
-
-def _run_custom(ctx: Ctx, cmd: Command, arg: str) -> CommandResult:
-    custom = cmd.custom
-    if custom is None or custom.body is None:
-        return CommandResult(f"/{cmd.name} is broken: {cmd.summary}", error=True)
-    from coder.policy.base import PermissionAnswer
-
-    remember = getattr(ctx.session.parts.policy, "remember", None)
-    for rule in cmd.allowed_tools:
-        if remember is not None:
-            remember(PermissionAnswer(True, "session", rule))
-    note = f" (allowed for this session: {', '.join(cmd.allowed_tools)})" if cmd.allowed_tools else ""
-    return CommandResult(f"/{cmd.name}{note}", send=custom.expand(arg))
-
-
-# ---- entry points ---------------------------------------------------------------------------------------------
-def parse(line: str) -> tuple[str, str]:
-    """'/compact keep the API' -> ('compact', 'keep the API')."""
-    stripped = line.strip()[1:]
-    name, _, arg = stripped.partition(" ")
-    name = name.lower()
-    return ALIASES.get(name, name), arg
-
-
-def is_command(line: str) -> bool:
-    """A line is a command when it starts with '/' followed by a name (a path like /etc/x is not)."""
-    return bool(re.match(r"^/[A-Za-z?][\w-]*(\s|$)", line.strip()))
-
-
-def completions(workspace: Path, prefix: str) -> list[tuple[str, str]]:
-    """(name, summary) of commands starting with `prefix` (without the slash)."""
-    return [(n, c.summary) for n, c in sorted(all_commands(workspace).items()) if n.startswith(prefix.lower())]
-
-
-def known_models() -> list[str]:
-    """`provider:family` of every model the model table knows, for `/model` without an argument."""
-    from coder.models.model_table import load_table
-
-    return [f"{info.provider}:{info.family}" for info in load_table()]
-
-
-def _models_text(current: str | None = None) -> str:
-    head = f"Model: `{current}`. " if current else ""
-    names = ", ".join(f"`{m}`" for m in known_models())
-    return f"{head}`/model PROVIDER:NAME` switches; the model table knows {names} (and `scripted:FILE`)."
-
-
-def run_without_session(workspace: Path, line: str) -> CommandResult:
-    """The commands that answer while no session could be opened (a broken config, no key): /doctor says what
-    is wrong, /model lists the models (with a name it is the frontend that opens a session), /help, /quit."""
-    name, arg = parse(line)
-    if name == "doctor":
-        from coder.engine.doctor import run_checks
-
-        lines = []
-        for c in run_checks(workspace):
-            mark = "·" if c.ok and c.detail == "not set" else "✓" if c.ok else "✗"
-            lines.append(f"- {mark} **{c.name}** {c.detail}" + (f" (fix: `{c.fix}`)" if not c.ok and c.fix else ""))
-        return CommandResult("\n".join(lines))
-    if name == "model":
-        return CommandResult(_models_text())
-    if name == "quit":
-        return _quit(None, arg)  # type: ignore[arg-type]
-    if name == "help":
-        return CommandResult("No session is open. These work now: `/doctor` (what is wrong), `/model` (the "
-                             "models; `/model PROVIDER:NAME` opens a session with one), `/quit`.")
-    return CommandResult(f"/{name} needs a session, and none is open: `/doctor` says why, `/model PROVIDER:NAME` "
-                         "opens one with another model.", error=True)
-
-
-def run_slash(target: Any, line: str, busy: bool = False) -> CommandResult:
-    """Run one slash command on an `Opened` (or a bare Session). Errors come back as results, never raised:
-    a mistyped command must not end the session."""
-    session = getattr(target, "session", target)
-    opened = target if hasattr(target, "session") else None
-    ctx = Ctx(session, opened)
-    name, arg = parse(line)
-    commands = all_commands(ctx.workspace)
-    cmd = commands.get(name)
-    if cmd is None:
-        near = [n for n in commands if n.startswith(name[:2])] if name else []
-        hint = f" Did you mean {', '.join('/' + n for n in near[:4])}?" if near else ""
-        return CommandResult(f"Unknown command `/{name}`.{hint} `/help` lists them.", error=True)
-    if busy and name not in SAFE_WHILE_BUSY:
-        return CommandResult(f"/{name} waits for the running turn: press Esc to interrupt it first.", error=True)
-    try:
-        if cmd.handler is None:
-            return _run_custom(ctx, cmd, arg)
-        return cmd.handler(ctx, arg)
-    except CoderError as exc:
-        return CommandResult(str(exc), error=True)
-    except (OSError, ValueError) as exc:
-        return CommandResult(f"/{name} failed: {exc}", error=True)

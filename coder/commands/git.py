@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder import events as ev
-from coder.engine.command_types import CommandResult, Ctx
+from coder.commands.base import CommandResult, Ctx
+
+if TYPE_CHECKING:
+    from coder.vcs.checkpoints import RestoreResult
 
 
 def diff(ctx: Ctx, arg: str) -> CommandResult:
@@ -31,11 +34,9 @@ def review(ctx: Ctx, arg: str) -> CommandResult:
     text = diff(ctx.workspace)
     if not text.strip():
         return CommandResult("No changes against HEAD: nothing to review.")
-    config = getattr(ctx.opened, "config", None) or {}
-    result = run_review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, config)
-    findings = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in getattr(result, "findings", [])]
-    verdict = str(getattr(result, "verdict", "?"))
-    ctx.session.parts.record(ev.ReviewEvent(verdict, findings))  # both frontends show the verdict line from it
+    result = run_review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, ctx.config)
+    findings = [f.to_dict() for f in result.findings]
+    ctx.session.parts.record(ev.ReviewEvent(result.verdict, findings))  # both frontends show the verdict line from it
     # the findings are the command's output, rendered as Markdown; a failing verdict is not a failed command
     # (an error result is printed as plain text: the findings showed as raw `**high**` and backticks)
     return CommandResult(_findings(findings) or "No findings.")
@@ -70,27 +71,23 @@ def commit(ctx: Ctx, arg: str) -> CommandResult:
                          error=not outcome.committed and outcome.reason != "nothing to commit")
 
 
-def _checkpointer(ctx: Ctx) -> Any | None:
-    return ctx.session.parts.checkpointer
-
-
 def undo(ctx: Ctx, arg: str) -> CommandResult:
-    cp = _checkpointer(ctx)
-    if cp is None or not hasattr(cp, "undo"):
+    cp = ctx.session.parts.checkpointer  # None: not a git repository, or --no-checkpoints
+    if cp is None:
         return CommandResult("Checkpoints are off (not a git repository, or not in this build): nothing to undo.",
                              error=True)
     result = cp.undo(force=arg.strip() == "--force")
     return CommandResult(f"Undone: {result.summary()}." + _changed(result))
 
 
-def _changed(result: Any) -> str:
-    changed = list(getattr(result, "changed", []))
+def _changed(result: RestoreResult) -> str:
+    changed = list(result.changed)
     return ("\n\nFiles: " + ", ".join(f"`{p}`" for p in changed[:20])) if changed else ""
 
 
 def rewind(ctx: Ctx, arg: str) -> CommandResult:
-    cp = _checkpointer(ctx)
-    if cp is None or not hasattr(cp, "restore"):
+    cp = ctx.session.parts.checkpointer  # None: not a git repository, or --no-checkpoints
+    if cp is None:
         return CommandResult("Checkpoints are off (not a git repository, or not in this build).", error=True)
     words = arg.split()
     if not words:

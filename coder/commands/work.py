@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coder.engine.command_types import CommandResult, Ctx
+from coder.commands.base import CommandResult, Ctx
 
 
 def todo(ctx: Ctx, arg: str) -> CommandResult:
