@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.errors import ConfigError
+from coder.models.providers import PROVIDERS
 from coder.paths import config_dir
 
 DEFAULTS: dict[str, Any] = {
@@ -55,7 +56,6 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
     "instructions": frozenset({"max_bytes"}),
     "edit": frozenset({"syntax_guard", "max_bytes", "view_max_chars"}),
     "mcp": frozenset({"servers"}),
-    "providers": frozenset({"anthropic", "openai", "scripted"}),
     "review": frozenset({"base", "stages", "llm_on_fail", "tests", "lint", "llm_max_findings", "max_binary_kb",
                          "max_text_kb", "run_tests", "max_fix_rounds"}),
     "vcs": frozenset({"hooks", "keep_sessions"}),
@@ -120,7 +120,9 @@ def validate(data: dict[str, Any], source: str) -> None:
         if value is not None and types and (not isinstance(value, types) or isinstance(value, bool)):
             want = " or ".join(t.__name__ for t in types)
             raise ConfigError(f"{source}: {key!r} must be {want}, not {value!r}.")
-    for key, known in SECTION_KEYS.items():
+    # [providers] takes one table per registered provider (coder/models/providers.py), read when checked so a
+    # provider registered after this module was imported counts too
+    for key, known in [*SECTION_KEYS.items(), ("providers", frozenset(PROVIDERS))]:
         section = data.get(key)
         if isinstance(section, dict):
             unknown = sorted(set(section) - known)

@@ -28,6 +28,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from coder.models.providers import preload_modules
+
 EXIT_REASONS = ("done", "max_turns", "max_cost", "wall_time", "interrupted", "error", "stuck")
 
 WALL_GRACE_S = 10.0
@@ -42,11 +44,6 @@ PRELOAD = ("coder.cli.main", "coder.cli.run", "coder.cli.sessions", "coder.cli.d
            "coder.tools.read_output_tool", "coder.edit.ops", "coder.edit.view", "coder.codeintel.languages",
            "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks", "coder.models.registry",
            "coder.policy.rules", "coder.sandbox.shell", "coder.trust", "coder.config_repo", "coder.batch.agent_warm")
-#: the provider's modules by model prefix (the SDKs are the heaviest imports of all)
-PROVIDER_PRELOAD = {"anthropic": ("anthropic", "coder.models.anthropic_provider"),
-                    "claude-": ("anthropic", "coder.models.anthropic_provider"),
-                    "openai": ("openai", "coder.models.openai_provider"),
-                    "scripted": ("coder.models.scripted",)}
 
 _RUNNING: set[BaseProcess] = set()
 _RUNNING_LOCK = threading.Lock()
@@ -120,7 +117,7 @@ def _forkserver(model: str) -> Any:
     with _RUNNING_LOCK:
         if _CONTEXT is None:
             ctx = multiprocessing.get_context("forkserver")
-            provider = next((mods for prefix, mods in PROVIDER_PRELOAD.items() if model.startswith(prefix)), ())
+            provider = preload_modules(model)  # the provider's SDK and module: the heaviest imports of all
             ctx.set_forkserver_preload([*PRELOAD, *provider])
             _CONTEXT = ctx
         return _CONTEXT

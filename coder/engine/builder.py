@@ -6,7 +6,6 @@ here, so the loop in session.py stays free of them and each can be swapped in a 
 from __future__ import annotations
 
 import datetime
-import os
 import subprocess
 import threading
 from collections.abc import Callable
@@ -313,5 +312,7 @@ def render_system_prompt(workspace: Path, cwd: Path, is_git: bool, sandbox_state
 
 
 def environment_keys() -> dict[str, bool]:
-    """Which API keys are present (never their values)."""
-    return {k: bool(os.environ.get(k)) for k in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    """Which API keys are present (never their values): each registered provider's key variables."""
+    from coder.models.providers import key_variables
+
+    return key_variables()

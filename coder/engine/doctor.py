@@ -32,7 +32,8 @@ def _version(argv: list[str]) -> str | None:
 
 def run_checks(cwd: Path) -> list[Check]:
     from coder.config import project_config_path, user_config_path
-    from coder.engine.builder import environment_keys, git_root
+    from coder.engine.builder import git_root
+    from coder.models.providers import PROVIDERS
 
     checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0], "install Python 3.11 or newer")]
     git = _version(["git", "--version"])
@@ -55,8 +56,8 @@ def run_checks(cwd: Path) -> list[Check]:
     tmux = shutil.which("tmux")
     checks.append(Check("tmux", tmux is not None, tmux or "not found (only the terminal tests need it)",
                         "apt-get install tmux"))
-    for key, present in environment_keys().items():
-        checks.append(Check(key, True, "set" if present else "not set"))
+    for provider in PROVIDERS.values():  # each provider's own check (by default: is its key variable set?)
+        checks.extend(Check(name, ok, detail) for name, ok, detail in provider.doctor_lines())
     checks.append(_model_check(root or cwd))
     for path in (user_config_path(), project_config_path(root or cwd)):
         checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))

@@ -2,6 +2,8 @@
 
 - `types.py`: the provider-neutral conversation data and the ModelProvider protocol (shared interface).
 - `registry.py`: `create_provider(spec, config)`, the only entry point the engine uses.
+- `providers.py`: the provider registry, one `ProviderSpec` per provider (prefix, constructor, config keys, key
+  variables, doctor check); config, pricing, the model table and the doctor read it.
 - `anthropic_provider.py`, `openai_provider.py`: the official SDKs, with one retry policy (`retry.py`).
 - `scripted.py`, `script.py`: scripted answers in-process; `fake_server.py` serves the same scripts over HTTP
   (Anthropic Messages and OpenAI chat completions), with recording and fault injection.

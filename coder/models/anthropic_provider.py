@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder.errors import ContextOverflowError, ModelError, ModelRejected
 from coder.models.model_table import model_info, unknown_model_note
@@ -39,6 +39,9 @@ from coder.models.types import (
     Usage,
 )
 from coder.models.wire import build_anthropic_body, input_tokens
+
+if TYPE_CHECKING:
+    from coder.models.registry import ProviderRequest
 
 _STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"}
 _RETRY_STATUS = {408, 409, 429}
@@ -231,3 +234,29 @@ def sdk_params(body: dict[str, Any]) -> dict[str, Any]:
     if extra:
         params["extra_body"] = {**params.get("extra_body", {}), **extra}
     return params
+
+
+def build(request: ProviderRequest) -> AnthropicProvider:
+    """The registry's constructor (coder/models/providers.py): `[providers.anthropic]` and the environment."""
+    import os
+
+    from coder.errors import ModelConfigError
+    from coder.models.providers import PLACEHOLDER_KEY
+
+    section = request.section
+    policy = section.retry_policy()
+    timeout = section.get_float("timeout", 600.0)
+    base_url = request.base_url("ANTHROPIC_BASE_URL")
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        if not base_url:
+            raise ModelConfigError(
+                f"The model {request.resolved} needs ANTHROPIC_API_KEY (not set). Set it, or pick another model "
+                "with `--model` (e.g. openai:NAME with OPENAI_BASE_URL, scripted:PATH); `coder doctor` shows "
+                "what is set."
+            )
+        key = PLACEHOLDER_KEY
+    return AnthropicProvider(
+        request.name, api_key=key, base_url=base_url, policy=policy, pricing=request.pricing, timeout=timeout,
+        count_tokens_api=section.get_bool("count_tokens_api", False), context_window=request.context_window(),
+    )

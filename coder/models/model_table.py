@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from coder.models.providers import split_provider
+
 THINKING_KINDS = ("none", "budget", "adaptive", "always")
 _SUFFIX = re.compile(r"^(?:[-@](?:\d{8}|latest)(?:[-:@].*)?|-v\d.*|:.*)?$")
 _VENDOR = re.compile(r"^(?:anthropic[/.]|openai/|(?:us|eu|apac|global)\.anthropic\.)")
-_PROVIDER = re.compile(r"^(?:anthropic|openai|scripted):")
 #: OpenAI reasoning models refuse `max_tokens` and take `max_completion_tokens`
 #: (https://platform.openai.com/docs/guides/reasoning); used for ids the table does not list
 OPENAI_REASONING = re.compile(r"^(?:o\d|gpt-5)")
@@ -101,7 +102,7 @@ def load_table() -> tuple[ModelInfo, ...]:
 
 def bare_name(model: str) -> str:
     """`anthropic:us.anthropic.Claude-Opus-4-1-v1:0` -> `claude-opus-4-1-v1:0` (provider and vendor prefixes off)."""
-    return _VENDOR.sub("", _PROVIDER.sub("", model.strip()).lower())
+    return _VENDOR.sub("", split_provider(model.strip())[1].lower())
 
 
 def match_family(name: str, families: list[str]) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder.errors import ContextOverflowError, ModelError, ModelRejected
 from coder.models.model_table import OPENAI_REASONING, bare_name, model_info, unknown_model_note
@@ -38,6 +38,9 @@ from coder.models.types import (
     Usage,
 )
 from coder.models.wire import canonical, estimate_tokens
+
+if TYPE_CHECKING:
+    from coder.models.registry import ProviderRequest
 
 _FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens",
            "content_filter": "refusal"}
@@ -239,3 +242,25 @@ class OpenAIProvider:
                                  "(it usually ends in /v1).")
         return ModelError(f"The OpenAI-compatible server refused the request (HTTP {status}: {text}). Retrying "
                           "will not help.")
+
+
+def build(request: ProviderRequest) -> OpenAIProvider:
+    """The registry's constructor (coder/models/providers.py): `[providers.openai]` and the environment."""
+    import os
+
+    from coder.errors import ModelConfigError
+    from coder.models.providers import PLACEHOLDER_KEY
+
+    section = request.section
+    policy = section.retry_policy()
+    timeout = section.get_float("timeout", 600.0)
+    base_url = request.base_url("OPENAI_BASE_URL")
+    key = os.environ.get("OPENAI_API_KEY")
+    if not key and not base_url:
+        raise ModelConfigError(
+            f"The model {request.resolved} needs OPENAI_BASE_URL (an OpenAI-compatible server such as vLLM, Ollama "
+            "or llama.cpp, e.g. http://localhost:11434/v1) or OPENAI_API_KEY for api.openai.com; neither is set. "
+            "`coder doctor` shows what is set."
+        )
+    return OpenAIProvider(request.name, api_key=key or PLACEHOLDER_KEY, base_url=base_url, policy=policy,
+                          context_window=request.context_window(), pricing=request.pricing, timeout=timeout)

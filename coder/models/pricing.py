@@ -21,6 +21,7 @@ from typing import Any
 
 from coder.errors import ConfigError
 from coder.models.model_table import bare_name, load_table, match_family
+from coder.models.providers import PROVIDERS
 from coder.models.types import Usage
 
 
@@ -55,8 +56,11 @@ def _builtin_prices() -> dict[str, Price]:
         p = info.price
         if not p:
             continue  # documented as unknown: "cost unknown" beats a guess
-        if info.provider == "anthropic" and "cache_write" not in p:
-            out[info.family] = Price.anthropic(p["input"], p["output"])
+        provider = PROVIDERS.get(info.provider)
+        if provider and provider.cache_write_factor is not None and "cache_write" not in p:
+            # the provider prices cache writes and reads as factors of the input price (Anthropic: 1.25 and 0.1)
+            write, read = provider.cache_write_factor, provider.cache_read_factor or 0.0
+            out[info.family] = Price(p["input"], p["output"], round(p["input"] * write, 6), round(p["input"] * read, 6))
         else:
             out[info.family] = Price(p["input"], p["output"], p.get("cache_write", p["input"]),
                                      p.get("cache_read", p["input"]))

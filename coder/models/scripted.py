@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder.models.pricing import PriceTable
 from coder.models.script import Script, ScriptCursor, anthropic_match_text, load_script
@@ -38,6 +38,9 @@ from coder.models.wire import (
     segments,
     signature_for,
 )
+
+if TYPE_CHECKING:
+    from coder.models.registry import ProviderRequest
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 #: requests are shaped and counted as for this Claude model (server tool types included), so the usage of a
@@ -111,3 +114,10 @@ class ScriptedProvider:
 
     def _interrupted(self, blocks: list[Block]) -> ModelResponse:
         return ModelResponse(Message("assistant", blocks), "interrupted", Usage(), "scripted", 0.0, None, True)
+
+
+def build(request: ProviderRequest) -> ScriptedProvider:
+    """The registry's constructor (coder/models/providers.py): the model name is the script's path."""
+    section = request.section
+    return ScriptedProvider(request.name, context_window=request.context_window(), pricing=request.pricing,
+                            price_as=section.get_str("price_as"), chunk_delay=section.get_float("chunk_delay", 0.0))
