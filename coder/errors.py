@@ -27,6 +27,11 @@ class ConfigError(CoderError):
     exit_code = EXIT_USAGE
 
 
+class PromptError(ConfigError):
+    """A prompt template and its caller disagree on the variables (coder/resources.py): a bug in coder or in an
+    edited prompt, reported when the template is loaded rather than sent half-filled to the model."""
+
+
 class ModelError(CoderError):
     """The model API failed for good (after retries) or answered nonsense."""
 

@@ -36,7 +36,6 @@ from coder.context.summary import (
 from coder.context.tokens import TokenEstimator
 from coder.errors import CoderError, ContextOverflowError, Interrupted
 from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, Usage
-from coder.resources import prompt as load_prompt
 
 #: the assistant turn between the first message and the handoff (the roles must alternate)
 ACK = "[Earlier turns were compacted; the handoff follows.]"
@@ -323,8 +322,7 @@ class TieredContext:
                 break
         if self.on_status is not None:
             self.on_status(f"compacting the context: summarising {cut - 1} earlier messages")
-        template = load_prompt("compact.md")
-        request = summary_request(system, tools, view, instruction(template, len(turns) - turns.index(cut), focus),
+        request = summary_request(system, tools, view, instruction(len(turns) - turns.index(cut), focus),
                                   self.config.summary_max_tokens, self._breakpoints(view))
         fallback = ""
         usage: Usage | None = None

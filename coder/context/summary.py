@@ -101,9 +101,12 @@ def extractive_narrative(covered: list[Message], reason: str, limit: int = 12) -
         "\n".join(lines)
 
 
-def instruction(template: str, kept_turns: int, focus: str) -> str:
+def instruction(kept_turns: int, focus: str) -> str:
+    """prompts/compact.md, filled: how many turns stay visible, and the user's focus (`/compact FOCUS`)."""
+    from coder.resources import template
+
     focus_text = f"\nFocus the handoff on: {focus.strip()}\n" if focus.strip() else ""
-    return template.replace("{{kept_turns}}", str(kept_turns)).replace("{{focus}}", focus_text)
+    return template("compact.md", ("kept_turns", "focus")).render(kept_turns=kept_turns, focus=focus_text)
 
 
 def summary_request(system: str, tools: list[ToolSpec], view: list[Message], prompt: str, max_tokens: int,

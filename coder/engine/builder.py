@@ -11,7 +11,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from string import Template
 from typing import Any
 
 from coder import __version__, paths
@@ -22,7 +21,7 @@ from coder.engine.history import rebuild
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
 from coder.errors import UsageError
 from coder.instructions import discover
-from coder.resources import prompt
+from coder.resources import template
 from coder.store.db import SessionStore, new_session_id
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import ToolContext
@@ -296,6 +295,10 @@ def sandbox_status(config: dict[str, Any]) -> str:
     return "bubblewrap" if result.ok else f"unavailable: {result.detail}"
 
 
+#: what prompts/system.md is filled with (checked when it is loaded: coder/resources.py)
+SYSTEM_PROMPT_VARIABLES = ("workspace", "cwd", "date", "git_state", "sandbox_state", "sandbox_hint", "instructions")
+
+
 def render_system_prompt(workspace: Path, cwd: Path, is_git: bool, sandbox_state: str, instructions: str,
                          network: str = "") -> str:
     git_state = "a git repository; coder checkpoints the tree after every turn" if is_git else \
@@ -305,7 +308,7 @@ def render_system_prompt(workspace: Path, cwd: Path, is_git: bool, sandbox_state
     if network and sandbox_state == "bubblewrap":
         hint = hint.replace("the network is off", network)
     section = f"\n# Project instructions (AGENTS.md)\n{instructions}\n" if instructions else ""
-    return Template(prompt("system.md")).safe_substitute(
+    return template("system.md", SYSTEM_PROMPT_VARIABLES).render(
         workspace=str(workspace), cwd=str(cwd), date=datetime.date.today().isoformat(), git_state=git_state,
         sandbox_state=sandbox_state, sandbox_hint=hint, instructions=section,
     )

@@ -27,6 +27,7 @@ from coder.context.base import PassthroughContext, Pinned
 from coder.engine.session import Hooks, Limits, Session, SessionParts, no_questions
 from coder.models.types import ModelProvider
 from coder.policy.base import MODES, PermissionPolicy
+from coder.resources import template
 from coder.store.db import SessionStore, new_session_id
 from coder.tools.base import ToolContext, ToolResult
 
@@ -123,7 +124,8 @@ def make_spawner(parent: Parent):
             if event.persist:
                 parent.store.append(child_id, event.type, event.to_dict())
 
-        system = f"{agent.prompt}\n\nWorkspace: {workspace}\nWorking directory: {parent.tool_ctx.cwd}\n"
+        system = template("subagent.md", ("agent_prompt", "workspace", "cwd")).render(
+            agent_prompt=agent.prompt, workspace=workspace, cwd=parent.tool_ctx.cwd)
         parts = SessionParts(child_id, provider, tools, policy, PassthroughContext(), ctx, system, Pinned(task=prompt),
                              child_limits(agent, parent.config), record, no_questions,
                              hooks=ChildHooks(parent.hooks) if parent.hooks is not None else None)

@@ -23,10 +23,11 @@ MAX_CONTEXT_CHARS = 12_000
 MAX_FINDINGS = 8
 
 
-def _fill(template: str, **values: str) -> str:
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", value)
-    return template
+def _fill(name: str, **values: str) -> str:
+    """prompts/`name` filled with `values`, which must be exactly the variables it uses (coder/resources.py)."""
+    from coder.resources import template
+
+    return template(name, values).render(**values)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -121,12 +122,12 @@ def stage_llm(ctx: ReviewContext, provider: ModelProvider | None) -> StageResult
     tokens = 0
     try:
         answer, used = _ask(provider, prompt("review_checklist.md"), _fill(
-            prompt("review_checklist_user.md"), task=task, guidance=project_guidance(ctx),
+            "review_checklist_user.md", task=task, guidance=project_guidance(ctx),
             context=surrounding_code(ctx), diff=diff), max_tokens=800)
         tokens += used
         checklist = parse_checklist(answer) or ["The change does what the task asks, and nothing else breaks."]
         answer, used = _ask(provider, prompt("review_review.md"), _fill(
-            prompt("review_review_user.md"), task=task, checklist="\n".join(f"- {c}" for c in checklist),
+            "review_review_user.md", task=task, checklist="\n".join(f"- {c}" for c in checklist),
             context=surrounding_code(ctx), diff=diff), max_tokens=2500)
         tokens += used
         data = parse_json(answer)
@@ -137,7 +138,7 @@ def stage_llm(ctx: ReviewContext, provider: ModelProvider | None) -> StageResult
         for item in candidates:
             finding = _to_finding(item)
             answer, used = _ask(provider, prompt("review_confirm.md"), _fill(
-                prompt("review_confirm_user.md"), task=task, finding=json.dumps(item, ensure_ascii=False),
+                "review_confirm_user.md", task=task, finding=json.dumps(item, ensure_ascii=False),
                 context=_context_at(ctx, finding.file, finding.line), diff=diff), max_tokens=500)
             tokens += used
             verdict = parse_json(answer)

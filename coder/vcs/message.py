@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from coder.resources import prompt
+from coder.resources import template
 from coder.vcs.patch import FilePatch, parse_diff
 
 #: one question to a model: (system prompt, user text) -> the answer's text
@@ -51,7 +51,7 @@ SYSTEM = "You write git commit messages."
 
 def _question(diff: str, task: str) -> str:
     clipped = diff if len(diff) < 24000 else diff[:24000] + "\n[diff truncated]\n"
-    return prompt("commit_message.md").replace("{task}", task.strip() or "(no task given)").replace("{diff}", clipped)
+    return template("commit_message.md", ("task", "diff")).render(task=task.strip() or "(no task given)", diff=clipped)
 
 
 #: answers that are about the model, not the change (a script that ran out, a refusal): use the fallback instead

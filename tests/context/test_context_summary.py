@@ -19,7 +19,6 @@ from coder.context.summary import (
 )
 from coder.models.scripted import ScriptedProvider
 from coder.models.types import Message, TextBlock, ToolUseBlock
-from coder.resources import prompt
 
 
 def _session() -> HistoryBuilder:
@@ -63,7 +62,7 @@ def test_a_huge_user_message_is_kept_as_head_tail_and_handle(tmp_path: Path) -> 
 
 def test_summary_request_reuses_the_view_and_appends_the_instruction() -> None:
     h = _session()
-    text = instruction(prompt("compact.md"), kept_turns=3, focus="the failing test")
+    text = instruction(kept_turns=3, focus="the failing test")
     assert "{{" not in text and "last 3 turns" in text and "Focus the handoff on: the failing test" in text
     req = summary_request("SYS", [], h.messages, text, 2000, [3, len(h.messages) - 1])
     assert req.messages[:-1] == h.messages[:-1], "same prefix as the last request: cache hit"
@@ -80,7 +79,7 @@ def test_llm_summarizer_calls_the_model(tmp_path: Path) -> None:
     provider = ScriptedProvider({"turns": [{"when": "about to be compacted", "repeat": True,
                                             "text": "## Intent\nMake greet polite."}]})
     h = _session()
-    req = summary_request("SYS", [], h.messages, instruction(prompt("compact.md"), 2, ""), 1000, [])
+    req = summary_request("SYS", [], h.messages, instruction(2, ""), 1000, [])
     text, usage = LLMSummarizer(provider)(req)
     assert text == "## Intent\nMake greet polite."
     assert usage is not None and usage.total_input > 0
