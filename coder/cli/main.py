@@ -16,6 +16,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "coder.batch.cli",
     "coder.cli.mcp",
     "coder.cli.skills",
+    "coder.acp.cli",
 )
 
 

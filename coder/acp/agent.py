@@ -1,0 +1,265 @@
+"""The ACP agent: sessions, prompt turns, permissions and cancel over the SDK's connection.
+
+Threads: the SDK runs on an asyncio loop; the engine is synchronous and blocks (model streams, tools, the
+permission question). So each prompt turn runs `Session.send` in a worker thread, and the engine's callbacks hop
+back to the loop with `run_coroutine_threadsafe`, waiting for each update to be written: updates keep their
+order, and a slow client slows the engine rather than piling up memory. `session/cancel` sets the session's
+cancel event (what Esc does in the REPL) and cancels a permission question still waiting.
+
+Sessions are coder's stored sessions: the ACP session id is the store's id, so a session started in the editor
+goes on in the terminal with `coder --resume ID`, and `session/load` of a terminal session replays it in the editor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+)
+
+from coder import events as ev
+from coder.acp import permission
+from coder.acp.updates import STOP_REASONS, Translator, replay
+from coder.errors import CoderError
+from coder.policy.base import PermissionAnswer
+
+MODE_NAMES = {"plan": "Plan (read only)", "ask": "Ask before changes", "auto-edit": "Auto-edit",
+              "auto": "Auto (no questions)"}
+
+
+@dataclass
+class Live:
+    """One open coder session and what the ACP side keeps for it."""
+
+    opened: Any  # coder.engine.builder.Opened
+    translator: Translator
+    ready: bool = False
+    busy: bool = False
+    waiting: concurrent.futures.Future[Any] | None = None  # the permission question the client has not answered
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def session(self) -> Any:
+        return self.opened.session
+
+
+class CoderAgent:
+    """Implements the SDK's `Agent` protocol on top of `open_session` (the composition root every frontend uses).
+
+    `args` are the parsed `coder acp` flags (model, permission mode, rules, sandbox, trust); each session opens
+    with them and the working directory the client names."""
+
+    def __init__(self, args: Any) -> None:
+        self.args = args
+        self.conn: Any = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.sessions: dict[str, Live] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    # ---- lifecycle ---------------------------------------------------------------------------------------------
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
+                         **kwargs: Any) -> InitializeResponse:
+        from coder import __version__
+
+        self.loop = asyncio.get_running_loop()
+        return InitializeResponse(
+            protocol_version=min(int(protocol_version), PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(load_session=True,
+                                                 prompt_capabilities=PromptCapabilities(embedded_context=True)),
+            agent_info=Implementation(name="coder", title="coder", version=__version__), auth_methods=[])
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        return AuthenticateResponse()  # model keys come from coder's own config and environment
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        live = await self._open(cwd, None)
+        return NewSessionResponse(session_id=live.session.id, modes=self._modes(live))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> LoadSessionResponse:
+        live = self.sessions.get(session_id)
+        if live is None:
+            live = await self._open(cwd, session_id)
+        from coder.tui.common import replay_rows
+
+        events = await asyncio.to_thread(replay_rows, live.opened.store, live.session.id)
+        for update in replay(events, live.translator.cwd):
+            await self.conn.session_update(session_id=live.session.id, update=update)
+        return LoadSessionResponse(modes=self._modes(live))
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        from coder.engine.commands import set_mode
+
+        try:
+            set_mode(self._live(session_id).session, mode_id)
+        except CoderError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from exc
+        return SetSessionModeResponse()
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        live = self._live(session_id)
+        with live.lock:
+            if live.busy:
+                raise RequestError.invalid_request({"message": "a prompt turn is already running in this session"})
+            live.busy = True
+        try:
+            outcome = await asyncio.to_thread(live.session.send, prompt_text(prompt))
+        finally:
+            live.busy = False
+        if outcome.reason not in STOP_REASONS:  # a limit, an error or the stuck detector: say why in the chat
+            why = f" ({outcome.error})" if outcome.error else ""
+            await self.conn.session_update(session_id=session_id, update=_text(
+                f"\n\ncoder: stopped: {outcome.reason}{why}"))
+        return PromptResponse(stop_reason=STOP_REASONS.get(outcome.reason, "end_turn"))  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        live = self.sessions.get(session_id)
+        if live is None:
+            return
+        live.session.interrupt()
+        if live.waiting is not None:
+            live.waiting.cancel()
+
+    def close_all(self) -> None:
+        """The client went away: every open session is closed and saved, resumable later."""
+        for live in list(self.sessions.values()):
+            live.session.interrupt()
+            try:
+                live.session.close("done")
+                live.opened.store.set_status(live.session.id, "done")
+                live.opened.store.close()
+            except Exception as exc:  # noqa: BLE001 - one session failing to close must not keep the others open
+                print(f"coder acp: closing {live.session.id}: {exc}", file=sys.stderr)
+        self.sessions.clear()
+
+    # ---- sessions ----------------------------------------------------------------------------------------------
+    async def _open(self, cwd: str, resume: str | None) -> Live:
+        from coder.engine.builder import open_session
+        from coder.tui.common import options_from_args
+
+        holder: list[Live] = []
+
+        def on_event(event: ev.Event) -> None:
+            if holder and holder[0].ready:
+                self._forward(holder[0], event)
+            elif isinstance(event, ev.ErrorEvent):  # notes while opening (trust, sandbox): the agent's log
+                print(f"coder acp: {event.message}", file=sys.stderr)
+
+        options = options_from_args(self.args, cwd=Path(cwd), resume=resume, continue_last=False)
+        try:
+            opened = await asyncio.to_thread(open_session, options, on_event, self._asker(holder))
+        except CoderError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from exc
+        live = Live(opened, Translator(Path(opened.session.parts.tool_ctx.cwd), dict(opened.session.parts.tools)))
+        holder.append(live)
+        live.ready = True
+        self.sessions[opened.session.id] = live
+        return live
+
+    def _live(self, session_id: str) -> Live:
+        live = self.sessions.get(session_id)
+        if live is None:
+            raise RequestError.invalid_params({"message": f"no open session {session_id!r}: use session/load"})
+        return live
+
+    def _modes(self, live: Live) -> SessionModeState:
+        from coder.config import MODES
+        from coder.engine.commands import current_mode
+
+        return SessionModeState(current_mode_id=current_mode(live.session),
+                                available_modes=[SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES])
+
+    # ---- engine thread -> loop ---------------------------------------------------------------------------------
+    def _call(self, coro: Any) -> Any:
+        """Run `coro` on the loop from the engine's thread and wait for it (order and back-pressure)."""
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def _forward(self, live: Live, event: ev.Event) -> None:
+        for update in live.translator.convert(event):
+            try:
+                self._call(self.conn.session_update(session_id=live.session.id, update=update))
+            except Exception as exc:  # noqa: BLE001 - a client that went away must not crash the turn
+                print(f"coder acp: session/update failed: {exc}", file=sys.stderr)
+                return
+
+    def _asker(self, holder: list[Live]) -> Any:
+        def ask(request: ev.PermissionRequest) -> PermissionAnswer:
+            if not holder:  # a question while the session opens (none is asked today): nobody to answer yet
+                return PermissionAnswer(False, message="the session was still opening")
+            return self._ask(holder[0], request)
+
+        return ask
+
+    def _ask(self, live: Live, request: ev.PermissionRequest) -> PermissionAnswer:
+        """The engine's `ask`: the client answers through `session/request_permission`."""
+        from coder.tui.approval import approval
+
+        view = approval(request.tool, request.input, request.suggested_rule)
+        call = permission.tool_call(request, view.title, view.detail, view.diff or "")
+        assert self.loop is not None
+        future = asyncio.run_coroutine_threadsafe(self.conn.request_permission(
+            session_id=live.session.id, tool_call=call, options=permission.options(request)), self.loop)
+        live.waiting = future
+        try:
+            response = future.result()
+        except (concurrent.futures.CancelledError, Exception) as exc:  # noqa: BLE001 - cancelled or gone
+            response = None
+            if not isinstance(exc, concurrent.futures.CancelledError):
+                print(f"coder acp: session/request_permission failed: {exc}", file=sys.stderr)
+        finally:
+            live.waiting = None
+        answer, stop = permission.answer(response, request)
+        if stop:
+            live.session.interrupt()
+        return answer
+
+
+def prompt_text(blocks: list[Any]) -> str:
+    """The user's message from ACP content blocks: text as is, a linked file as `@path`, an embedded resource
+    (an open buffer, a selection) as a fenced block under its URI, so the model sees what the editor attached."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource_link":
+            parts.append(f"@{_path_of(block.uri)}")
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            if text is not None:
+                parts.append(f"\n{_path_of(resource.uri)}:\n```\n{text}\n```\n")
+            else:
+                parts.append(f"@{_path_of(resource.uri)}")
+    return "\n".join(p for p in parts if p) or "(empty prompt)"
+
+
+def _path_of(uri: str) -> str:
+    return uri[len("file://"):] if uri.startswith("file://") else uri
+
+
+def _text(text: str) -> Any:
+    from acp import helpers
+
+    return helpers.update_agent_message_text(text)

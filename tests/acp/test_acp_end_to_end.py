@@ -1,0 +1,185 @@
+"""`coder acp` driven end to end by the ACP SDK's own client, over stdio, against a scripted model: the real
+engine, policy, sandbox and session store in a subprocess; only the model is scripted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from acp.schema import TextContentBlock
+from acp_support import RecordingClient, coder_acp, coder_cli, user_config, write_script
+
+TIMEOUT = 120
+
+
+def text(value: str) -> list[TextContentBlock]:
+    return [TextContentBlock(type="text", text=value)]
+
+
+def run(coro):  # noqa: ANN001, ANN201 - tiny helper: each test is one asyncio program
+    return asyncio.run(asyncio.wait_for(coro, TIMEOUT))
+
+
+def test_prompt_streams_text_and_thinking(git_repo: Path, tmp_path: Path, isolated_home: Path) -> None:
+    answer = "Hello from coder. This answer arrives in several streamed pieces, not in one block."
+    script = write_script(tmp_path / "s.json", [{"thinking": "The user greets me; answer politely.",
+                                                 "text": answer}])
+    user_config(isolated_home, "thinking_budget = 2048\n")
+    client = RecordingClient()
+
+    async def main() -> tuple[object, str]:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}") as (conn, _):
+            assert conn.init_response.agent_capabilities.load_session is True
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            result = await conn.prompt(session_id=new.session_id, prompt=text("say hello"))
+            return result, new.session_id
+
+    result, session_id = run(main())
+    assert result.stop_reason == "end_turn"
+    chunks = client.of("agent_message_chunk")
+    assert len(chunks) > 1, "the answer was not streamed"
+    assert client.text() == answer
+    assert client.text("agent_thought_chunk") == "The user greets me; answer politely."
+    assert {sid for sid, _ in client.updates} == {session_id}
+
+
+EDIT_SCRIPT = [
+    {"text": "Creating the notes file.", "tool_calls": [{"name": "str_replace_based_edit_tool", "input": {
+        "command": "create", "path": "notes.txt", "file_text": "hello\nworld\n"}}]},
+    {"text": "Created notes.txt."},
+]
+
+
+def test_tool_call_needs_permission_granted_by_the_client(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", EDIT_SCRIPT)
+    client = RecordingClient(answer="allow_once")
+
+    async def main() -> object:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}", "--permission-mode", "ask") as (
+                conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            return await conn.prompt(session_id=new.session_id, prompt=text("write notes"))
+
+    result = run(main())
+    assert result.stop_reason == "end_turn"
+    assert len(client.questions) == 1
+    call, options = client.questions[0]
+    assert "notes.txt" in (call.title or "")
+    assert {o.kind for o in options} >= {"allow_once", "reject_once"}
+    assert (git_repo / "notes.txt").read_text() == "hello\nworld\n"
+    started = client.of("tool_call")
+    assert len(started) == 1 and started[0].kind == "edit" and started[0].status == "pending"
+    assert started[0].locations[0].path == str(git_repo / "notes.txt")
+    finished = [u for u in client.of("tool_call_update") if u.status == "completed"]
+    assert len(finished) == 1
+    diffs = [c for c in finished[0].content if c.type == "diff"]
+    assert diffs and diffs[0].new_text == "hello\nworld\n" and diffs[0].old_text is None
+    assert client.text().endswith("Created notes.txt.")
+
+
+def test_denied_by_the_client_leaves_the_file_alone(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", EDIT_SCRIPT)
+    client = RecordingClient(answer="reject_once")
+
+    async def main() -> object:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}", "--permission-mode", "ask") as (
+                conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            return await conn.prompt(session_id=new.session_id, prompt=text("write notes"))
+
+    result = run(main())
+    assert result.stop_reason == "end_turn"
+    assert not (git_repo / "notes.txt").exists()
+    assert [u.status for u in client.of("tool_call_update")][-1] == "failed"
+
+
+def test_cancel_mid_stream(git_repo: Path, tmp_path: Path, isolated_home: Path) -> None:
+    long_answer = " ".join(f"word{i}" for i in range(400))
+    script = write_script(tmp_path / "s.json", [{"text": long_answer}])
+    user_config(isolated_home, "[providers.scripted]\nchunk_delay = 0.05\n")
+    client = RecordingClient()
+
+    async def main() -> object:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}") as (conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            turn = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=text("talk a lot")))
+            await asyncio.wait_for(client.first_text.wait(), 60)
+            await conn.cancel(session_id=new.session_id)
+            return await turn
+
+    result = run(main())
+    assert result.stop_reason == "cancelled"
+    assert 0 < len(client.text()) < len(long_answer)
+
+
+def test_cancel_while_a_permission_question_waits(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", EDIT_SCRIPT)
+    client = RecordingClient(answer="cancel")
+
+    async def main() -> object:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}", "--permission-mode", "ask") as (
+                conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            return await conn.prompt(session_id=new.session_id, prompt=text("write notes"))
+
+    result = run(main())
+    assert result.stop_reason == "cancelled"
+    assert len(client.questions) == 1
+    assert not (git_repo / "notes.txt").exists()
+
+
+def test_todo_list_is_sent_as_a_plan(git_repo: Path, tmp_path: Path) -> None:
+    todos = [{"id": "1", "text": "read the code", "status": "done"},
+             {"id": "2", "text": "write the fix", "status": "in_progress"},
+             {"id": "3", "text": "run the tests", "status": "pending"}]
+    script = write_script(tmp_path / "s.json", [
+        {"text": "Planning.", "tool_calls": [{"name": "todo", "input": {"todos": todos}}]},
+        {"text": "Planned."}])
+    client = RecordingClient()
+
+    async def main() -> object:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}") as (conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            return await conn.prompt(session_id=new.session_id, prompt=text("plan it"))
+
+    assert run(main()).stop_reason == "end_turn"
+    plans = client.of("plan")
+    assert plans, client.kinds()
+    assert [(e.content, e.status) for e in plans[-1].entries] == [
+        ("read the code", "completed"), ("write the fix", "in_progress"), ("run the tests", "pending")]
+
+
+def test_session_loaded_again_and_resumed_in_the_terminal(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "First answer."}, {"text": "Second answer."},
+                                                {"text": "Third answer, in the terminal."}])
+    first = RecordingClient()
+
+    async def editor_one() -> str:
+        async with coder_acp(first, git_repo, "--model", f"scripted:{script}") as (conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            await conn.prompt(session_id=new.session_id, prompt=text("question one"))
+            return new.session_id
+
+    session_id = run(editor_one())
+    assert first.text() == "First answer."
+    second = RecordingClient()
+
+    async def editor_two() -> object:
+        async with coder_acp(second, git_repo, "--model", f"scripted:{script}") as (conn, _):
+            await conn.load_session(cwd=str(git_repo), session_id=session_id, mcp_servers=[])
+            replayed = list(second.updates)
+            result = await conn.prompt(session_id=session_id, prompt=text("question two"))
+            return replayed, result
+
+    replayed, result = run(editor_two())
+    kinds = [u.session_update for _, u in replayed]
+    assert kinds == ["user_message_chunk", "agent_message_chunk"]
+    assert replayed[0][1].content.text == "question one" and replayed[1][1].content.text == "First answer."
+    assert result.stop_reason == "end_turn"
+    assert second.text().endswith("Second answer.")
+    # the same stored session goes on in the terminal
+    done = coder_cli("run", "--resume", session_id, "--model", f"scripted:{script}", "--output-format", "json",
+                     "question three", cwd=git_repo)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["final_text"] == "Third answer, in the terminal."
