@@ -33,6 +33,9 @@ def register(sub) -> None:
     p.add_argument("--max-cost", type=float, help="stop when the session has cost this many USD")
     p.add_argument("--max-wall-time", type=float, help="stop after this many seconds")
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    p.add_argument("--json-schema", type=Path, metavar="FILE",
+                   help="the final answer must be JSON valid against this JSON Schema (one retry with the errors; "
+                        "exit 1 if it still fails); it is printed, and is `structured_output` in the JSON result")
     p.add_argument("--no-checkpoints", action="store_true",
                    help="take no undo snapshots (a throwaway clone: batch runs; /undo and /rewind then do nothing)")
     p.add_argument("--commit", action="store_true",
@@ -116,6 +119,12 @@ def run_command(args) -> int:
         prompt = plan_message(plan, prompt)
     if prompt is None and not (args.resume or args.continue_last):
         raise UsageError('no task given: `coder run "what to do"`, --prompt-file FILE, or a task on stdin.')
+    schema = None
+    if getattr(args, "json_schema", None) is not None:
+        from coder.cli import structured
+
+        schema = structured.load_schema(args.json_schema)  # a bad schema stops here, before a session is stored
+        prompt = (prompt or "Go on with the task.") + structured.instructions(schema)
     fmt = args.output_format
     tally = Tally()
     verbose = sys.stderr.isatty() and fmt == "text"
@@ -163,6 +172,9 @@ def run_command(args) -> int:
 
             adopt_plan(session, plan)
         outcome = session.send(prompt)
+        checked = None
+        if schema is not None and outcome.reason == "done":
+            outcome, checked = _structured(session, outcome, schema)
         if args.commit and outcome.reason == "done":
             commit = _commit(opened, args)
     finally:
@@ -173,6 +185,11 @@ def run_command(args) -> int:
     code = outcome.exit_code if outcome.reason == "error" else EXIT_BY_REASON.get(outcome.reason, EXIT_FAILED)
     if commit is not None and not commit.committed and commit.reason != "nothing to commit":
         code = EXIT_FAILED
+    schema_error = None
+    if schema is not None and (checked is None or not checked.ok):
+        code = EXIT_FAILED if code == EXIT_OK else code
+        schema_error = ("the final answer is not valid against --json-schema: " + "; ".join(checked.errors)
+                        if checked is not None else "no final answer to check against --json-schema")
     final_text = outcome.final_text if tally.plan is None else tally.plan  # a plan-mode run ends with its plan
     if fmt in ("json", "stream-json"):
         result = {
@@ -183,10 +200,18 @@ def run_command(args) -> int:
             "exit_reason": outcome.reason, "exit_code": code, "error": outcome.error,
             "model": session.parts.provider.spec, "commit": commit.to_dict() if commit else None,
         }
+        if schema is not None:
+            result["structured_output"] = checked.value if checked is not None and checked.ok else None
+            if schema_error and outcome.reason == "done":
+                result["exit_reason"], result["error"] = "invalid_output", schema_error
         emit_json(result)
     elif fmt == "text":
-        if final_text:
+        if schema is not None and checked is not None and checked.ok:
+            say(json.dumps(checked.value, ensure_ascii=False, indent=2), sys.stdout)
+        elif final_text:
             say(final_text, sys.stdout)
+        if schema_error and outcome.reason == "done":
+            say(f"coder: {schema_error}", sys.stderr)
         if commit is not None:
             detail = f" {commit.sha[:10]} {commit.message.splitlines()[0]}" if commit.committed and commit.sha \
                 else f" ({commit.message})"
@@ -208,6 +233,19 @@ def say(text: str, stream: Any) -> None:
     """Every line the text format prints: model text, tool input, error messages and commit messages carry
     whatever the model or the repository put in them, so control sequences are shown, not executed."""
     print(visible(text), file=stream)
+
+
+def _structured(session, outcome, schema):
+    """Check the final answer against the schema; on failure the model gets the errors and one more turn."""
+    from coder.cli import structured
+
+    checked = structured.check(outcome.final_text, schema)
+    if checked.ok:
+        return outcome, checked
+    retry = session.send(structured.retry_message(checked))
+    if retry.reason != "done":
+        return retry, None
+    return retry, structured.check(retry.final_text, schema)
 
 
 def _commit(opened, args):
