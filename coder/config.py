@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "edit": {},
     "lsp": {},
     "stuck": {},  # coder/stuck checks its own keys (thresholds.json's patterns)
+    "notifications": {},  # the app's and the REPL's: when = unfocused | always | never, method (coder/tui/notify.py)
     "skills": {},  # Agent Skills (coder/ext/skills.py): prompt_chars, the system prompt's budget for them
 }
 
@@ -60,6 +61,7 @@ SECTION_KEYS: dict[str, frozenset[str]] = {
                          "max_text_kb", "run_tests", "max_fix_rounds"}),
     "vcs": frozenset({"hooks", "keep_sessions"}),
     "skills": frozenset({"prompt_chars"}),
+    "notifications": frozenset({"when", "method"}),
     "lsp": frozenset({"enabled", "diagnostics", "wait", "navigation_wait", "start_timeout", "severity", "ignore",
                       "servers"}),
 }
@@ -86,6 +88,9 @@ ENV_KEYS: dict[str, tuple[str, type]] = {
 }
 
 MODES = ("plan", "ask", "auto-edit", "auto")
+#: `[notifications]` values (coder/tui/notify.py): when to notify, and how
+NOTIFY_WHEN = ("unfocused", "always", "never")
+NOTIFY_METHODS = ("auto", "osc9", "osc777", "bell")
 
 
 def user_config_path() -> Path:
@@ -133,6 +138,11 @@ def validate(data: dict[str, Any], source: str) -> None:
         value = data.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
             raise ConfigError(f"{source}: {key!r} must be greater than 0, not {value!r}.")
+    notifications = data.get("notifications")
+    for key, allowed in (("when", NOTIFY_WHEN), ("method", NOTIFY_METHODS)):
+        value = notifications.get(key) if isinstance(notifications, dict) else None
+        if value is not None and value not in allowed:
+            raise ConfigError(f"{source}: [notifications] {key} = {value!r} is not one of {', '.join(allowed)}.")
     mode = data.get("permission_mode")
     if mode is not None and mode not in MODES:
         raise ConfigError(f"{source}: permission_mode {mode!r} is not one of {', '.join(MODES)}.")

@@ -1,6 +1,6 @@
 """User hooks: commands from config that run on session events.
 
-    [[hooks.before_tool]]          # also: after_tool, before_commit, turn_end, session_end
+    [[hooks.before_tool]]          # also: after_tool, before_commit, turn_end, session_end, notification
     match = "bash"                 # tool-name pattern (fnmatch), tool events only; default "*"
     command = "python3 .coder/check.py"
     timeout = 30                   # seconds (default 30)
@@ -9,6 +9,9 @@
 A hook receives the event as JSON on stdin. A before-hook (before_tool, before_commit) that exits 2 blocks the
 action, and what it printed goes to the model as the reason. Any other failure (another exit code, a timeout) is
 reported and the action goes on, so a broken hook cannot wedge a session; only exit 2 is a decision.
+
+`notification` hooks run when the app or the REPL notifies the user (a turn ended, a permission question waits;
+`[notifications] when` decides, see coder/tui/notify.py) with {"kind": "turn_end" | "permission", "message"}.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from coder.errors import ConfigError
 from coder.tools.base import ToolResult
 from coder.vcs.hostgit import scrubbed_host_env
 
-EVENTS = ("before_tool", "after_tool", "before_commit", "turn_end", "session_end")
+EVENTS = ("before_tool", "after_tool", "before_commit", "turn_end", "session_end", "notification")
 BLOCK_EXIT = 2
 OUTPUT_CAP = 4000
 
@@ -123,6 +126,11 @@ class HookRunner:
 
     def before_commit(self, message: str, diff: str) -> str | None:
         return self._first_block("before_commit", {"message": message, "diff": diff})
+
+    def notification(self, kind: str, message: str) -> None:
+        """A frontend notifies the user (not an engine event: the engine knows nothing of terminals)."""
+        for hook in self._matching("notification"):
+            self._run(hook, {"kind": kind, "message": message})
 
     def on_event(self, event: ev.Event) -> None:
         if isinstance(event, (ev.TurnEnd, ev.SessionEnd)):

@@ -25,7 +25,8 @@ from textual.binding import Binding
 from textual.widget import Widget
 
 from coder import events as ev
-from coder.tui.common import GitState, InputHistory, options_from_args
+from coder.tui.app_notify import NotifyActions
+from coder.tui.common import GitState, InputHistory, options_from_args, tool_title
 from coder.tui.inputs import InputHelpers
 from coder.tui.keys import KeyActions
 from coder.tui.view import MAX_BLOCKS, ConversationView, markdown_block
@@ -47,7 +48,7 @@ DRAIN_INTERVAL = 0.05
 Opener = Callable[[Callable[[ev.Event], None], Callable[[Any], Any], Any], Any]
 
 
-class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
+class CoderApp(NotifyActions, WorkView, ConversationView, InputHelpers, KeyActions, App):
     TITLE = "coder"
     CSS = """
     Screen { layout: vertical; }
@@ -166,6 +167,7 @@ class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
         await self.drain()  # the replayed conversation and the session's first events come before anything typed
         self.opened = opened
         self.opened_at = time.monotonic()
+        self.start_notifier(opened)
         self.info["state"] = "idle"
         self.refresh_status()
         self.refresh_git()
@@ -184,6 +186,7 @@ class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
             return
         opened, self.opened = self.opened, None
         self.last_session_id = opened.session.id
+        self.stop_notifier()
         try:
             opened.session.close(reason)
             opened.store.set_status(opened.session.id, reason)
@@ -261,8 +264,10 @@ class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
         self.turn_done = done
 
         def work() -> None:
+            from coder.tui.notify import turn_message
+
             try:
-                session.send(text)
+                self.notify_user("turn_end", turn_message(session.send(text).reason))
             except Exception as exc:  # noqa: BLE001 - an engine bug must not take the app (and the draft) down
                 self.queue.append(ev.ErrorEvent(f"internal error: {type(exc).__name__}: {exc}", fatal=True))
                 self.queue.append(ev.TurnEnd(session.stats.turns, "error"))
@@ -365,9 +370,11 @@ class CoderApp(WorkView, ConversationView, InputHelpers, KeyActions, App):
     def ask(self, request: ev.PermissionRequest) -> Any:
         """Called on the engine thread; blocks until the inline prompt (or an interrupt) answers."""
         from coder.policy.base import PermissionAnswer
+        from coder.tui.notify import question_message
 
         future: Future = Future()
         self.ask_future = future
+        self.notify_user("permission", question_message(tool_title(request.tool, request.input)))
         answer = future.result()
         return answer if answer is not None else PermissionAnswer(False, message="interrupted by the user")
 

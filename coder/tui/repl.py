@@ -162,6 +162,7 @@ class Repl:
         self.reader = LineReader(self.history, lambda: self.opened.workspace if self.opened else
                                  options_from_args(args).cwd, self.cycle_mode)
         self.keys: Any = None  # the KeyWatcher while a turn runs on a terminal
+        self.notifier: Any = None  # coder/tui/notify.py: a turn ended, a question waits (issue 23)
 
     # ---- session ----------------------------------------------------------------------------------------------
     def open(self, **override: Any) -> None:
@@ -187,11 +188,16 @@ class Repl:
         for event in buffered:
             self.printer.event(event)
         sink[0] = self.printer.event
+        from coder.tui.notify import for_session
+
+        self.notifier = for_session(self.opened, self._echo if _is_tty(sys.stdout) else None)
 
     def close(self, reason: str) -> None:
         if self.opened is None:
             return
         opened, self.opened = self.opened, None
+        if self.notifier is not None:
+            self.notifier.close()  # notification hooks still running finish first
         if reason == "done":
             self.printer.line(f"Session {opened.session.id} is saved; `coder --resume {opened.session.id}` goes on "
                               "with it.", "dim")
@@ -236,7 +242,10 @@ class Repl:
 
     def _ask(self, request: ev.PermissionRequest) -> Any:
         from coder.policy.base import PermissionAnswer
+        from coder.tui.notify import question_message
 
+        if self.notifier is not None:
+            self.notifier.notify("permission", question_message(tool_title(request.tool, request.input)))
         if isinstance(request, ev.PlanProposed):  # issue 19: approve the plan, or keep planning
             from coder.tui.repl_work import ask_plan
 
@@ -315,10 +324,14 @@ class Repl:
                 from coder.tui.repl_term import KeyWatcher
 
                 with KeyWatcher(session.interrupt, echo=self._echo) as self.keys:
-                    session.send(text)
+                    outcome = session.send(text)
                 self.reader.typeahead = self.keys.take_typeahead()
             else:
-                session.send(text)
+                outcome = session.send(text)
+            if self.notifier is not None:
+                from coder.tui.notify import turn_message
+
+                self.notifier.notify("turn_end", turn_message(outcome.reason))
         finally:
             self.keys = None
             signal.signal(signal.SIGINT, previous)
