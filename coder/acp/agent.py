@@ -41,6 +41,8 @@ from coder.acp.updates import STOP_REASONS, Translator, replay
 from coder.errors import CoderError
 from coder.policy.base import PermissionAnswer
 
+#: how long the engine's thread waits for one update to be written (a client that stopped reading)
+CALL_TIMEOUT = 60.0
 MODE_NAMES = {"plan": "Plan (read only)", "ask": "Ask before changes", "auto-edit": "Auto-edit",
               "auto": "Auto (no questions)"}
 
@@ -72,6 +74,7 @@ class CoderAgent:
         self.conn: Any = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.sessions: dict[str, Live] = {}
+        self.closing = False  # the client went away: the engine's callbacks stop waiting for the loop
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -140,8 +143,17 @@ class CoderAgent:
         if live.waiting is not None:
             live.waiting.cancel()
 
+    def stop_turns(self) -> None:
+        """The connection ended (on the loop, before it stops): running turns are interrupted and questions
+        cancelled, so their worker threads end and the loop's shutdown does not wait on them forever."""
+        self.closing = True
+        for live in self.sessions.values():
+            live.session.interrupt()
+            if live.waiting is not None:
+                live.waiting.cancel()
+
     def close_all(self) -> None:
-        """The client went away: every open session is closed and saved, resumable later."""
+        """After the loop: every open session is closed and saved, resumable later."""
         for live in list(self.sessions.values()):
             live.session.interrupt()
             try:
@@ -193,9 +205,11 @@ class CoderAgent:
     def _call(self, coro: Any) -> Any:
         """Run `coro` on the loop from the engine's thread and wait for it (order and back-pressure)."""
         assert self.loop is not None
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(CALL_TIMEOUT)
 
     def _forward(self, live: Live, event: ev.Event) -> None:
+        if self.closing:
+            return
         for update in live.translator.convert(event):
             try:
                 self._call(self.conn.session_update(session_id=live.session.id, update=update))
@@ -205,8 +219,8 @@ class CoderAgent:
 
     def _asker(self, holder: list[Live]) -> Any:
         def ask(request: ev.PermissionRequest) -> PermissionAnswer:
-            if not holder:  # a question while the session opens (none is asked today): nobody to answer yet
-                return PermissionAnswer(False, message="the session was still opening")
+            if not holder or self.closing:  # while opening (none is asked today), or the client is gone
+                return PermissionAnswer(False, message="nobody can answer: the editor is not connected")
             return self._ask(holder[0], request)
 
         return ask

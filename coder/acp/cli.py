@@ -7,7 +7,6 @@ fds 0 and 1, fd 1 then points at stderr (which editors show as the agent's log) 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from typing import Any
@@ -25,6 +24,8 @@ def register(sub: Any) -> None:
 
 
 def acp_command(args: Any) -> int:
+    import asyncio
+
     try:
         import acp  # noqa: F401 - the SDK is a dependency; a broken install is a user-facing error, not a traceback
     except ImportError as exc:
@@ -55,6 +56,8 @@ def _private_stdio() -> tuple[int, int]:
 
 
 async def _serve(agent: Any, fd_in: int, fd_out: int) -> None:
+    import asyncio
+
     from acp import run_agent
 
     loop = asyncio.get_running_loop()
@@ -63,4 +66,7 @@ async def _serve(agent: Any, fd_in: int, fd_out: int) -> None:
     protocol = asyncio.streams.FlowControlMixin()
     transport, _ = await loop.connect_write_pipe(lambda: protocol, os.fdopen(fd_out, "wb", 0))
     writer = asyncio.StreamWriter(transport, protocol, None, loop)  # type: ignore[arg-type]
-    await run_agent(agent, writer, reader)
+    try:
+        await run_agent(agent, writer, reader)
+    finally:
+        agent.stop_turns()

@@ -183,3 +183,43 @@ def test_session_loaded_again_and_resumed_in_the_terminal(git_repo: Path, tmp_pa
                      "question three", cwd=git_repo)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1])["final_text"] == "Third answer, in the terminal."
+
+
+def test_a_bad_working_directory_is_an_error_answer(git_repo: Path, tmp_path: Path) -> None:
+    from acp import RequestError
+
+    script = write_script(tmp_path / "s.json", [{"text": "unused"}])
+    client = RecordingClient()
+
+    async def main() -> str:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}") as (conn, proc):
+            try:
+                await conn.new_session(cwd=str(tmp_path / "missing"), mcp_servers=[])
+            except RequestError as exc:
+                message = json.dumps(exc.to_error_obj())
+            else:
+                raise AssertionError("new_session in a missing directory succeeded")
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])  # the agent is still serving
+            assert new.session_id
+            return message
+
+    message = run(main())
+    assert "missing" in message and "not a directory" in message
+
+
+def test_client_gone_mid_turn_ends_the_agent(git_repo: Path, tmp_path: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": " ".join(f"w{i}" for i in range(2000))}])
+    user_config(isolated_home, "[providers.scripted]\nchunk_delay = 0.05\n")
+    client = RecordingClient()
+
+    async def main() -> int | None:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}") as (conn, proc):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            turn = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=text("talk")))
+            await asyncio.wait_for(client.first_text.wait(), 60)
+            proc.stdin.close()  # the editor closed the pipe while the model was streaming
+            code = await asyncio.wait_for(proc.wait(), 20)
+            turn.cancel()
+            return code
+
+    assert run(main()) == 0
