@@ -26,14 +26,18 @@ def register(sub: Any) -> None:
 def acp_command(args: Any) -> int:
     import asyncio
 
+    from coder.errors import UsageError
+
     try:
         import acp  # noqa: F401 - the SDK is a dependency; a broken install is a user-facing error, not a traceback
     except ImportError as exc:
-        from coder.errors import UsageError
-
         raise UsageError(f"`coder acp` needs the agent-client-protocol package ({exc}): "
                          "pip install agent-client-protocol") from exc
     from coder.acp.agent import CoderAgent
+
+    if getattr(args, "resume", None) or getattr(args, "continue_last", False):
+        raise UsageError("coder acp: the editor picks the session (session/load); --resume and --continue do not "
+                         "apply. Start `coder acp` without them.")
 
     protocol_in, protocol_out = _private_stdio()
     agent = CoderAgent(args)

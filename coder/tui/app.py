@@ -264,10 +264,8 @@ class CoderApp(NotifyActions, WorkView, ConversationView, InputHelpers, KeyActio
         self.turn_done = done
 
         def work() -> None:
-            from coder.tui.notify import turn_message
-
             try:
-                self.notify_user("turn_end", turn_message(session.send(text).reason))
+                self.notify_turn_end(session.send(text).reason)
             except Exception as exc:  # noqa: BLE001 - an engine bug must not take the app (and the draft) down
                 self.queue.append(ev.ErrorEvent(f"internal error: {type(exc).__name__}: {exc}", fatal=True))
                 self.queue.append(ev.TurnEnd(session.stats.turns, "error"))
@@ -370,11 +368,9 @@ class CoderApp(NotifyActions, WorkView, ConversationView, InputHelpers, KeyActio
     def ask(self, request: ev.PermissionRequest) -> Any:
         """Called on the engine thread; blocks until the inline prompt (or an interrupt) answers."""
         from coder.policy.base import PermissionAnswer
-        from coder.tui.notify import question_message
-
         future: Future = Future()
         self.ask_future = future
-        self.notify_user("permission", question_message(tool_title(request.tool, request.input)))
+        self.notify_question(tool_title(request.tool, request.input))
         answer = future.result()
         return answer if answer is not None else PermissionAnswer(False, message="interrupted by the user")
 

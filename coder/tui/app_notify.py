@@ -7,7 +7,8 @@ from typing import Any
 
 
 class NotifyActions:
-    """Mixed into CoderApp: `start_notifier` when a session opens, `notify_user` from any thread."""
+    """Mixed into CoderApp: `start_notifier` when a session opens; `notify_turn_end` and `notify_question` from
+    any thread."""
 
     notifier: Any = None
     #: the focus as the terminal last reported it (None: no report yet, e.g. a terminal without focus reporting)
@@ -24,12 +25,18 @@ class NotifyActions:
             self.notifier.close()
             self.notifier = None
 
-    def notify_user(self, kind: str, message: str) -> None:
+    def notify_turn_end(self, reason: str) -> None:
         if self.notifier is not None:
-            self.notifier.notify(kind, message)
+            self.notifier.turn_ended(reason)
+
+    def notify_question(self, title: str) -> None:
+        if self.notifier is not None:
+            self.notifier.question(title)
 
     def _terminal_write(self, text: str) -> None:
         app: Any = self
+        if not app.is_running:  # the app is closing: its loop would not run the write
+            return
         try:
             app.call_from_thread(self._driver_write, text)
         except RuntimeError:  # already on the app's thread
@@ -39,7 +46,6 @@ class NotifyActions:
         app: Any = self
         if not app.is_headless and app._driver is not None:  # as Textual's own App.bell writes the BEL
             app._driver.write(text)
-            app._driver.flush()
 
     def on_app_focus(self, event: Any) -> None:
         self._focus(True)

@@ -111,6 +111,14 @@ class Notifier:
             self.threads = [t for t in self.threads if t.is_alive()] + [thread]
         return True
 
+    def turn_ended(self, reason: str) -> bool:
+        """A turn ended. Not when the user stopped it (Esc, Ctrl+C): they are at the keyboard already."""
+        return reason != "interrupted" and self.notify("turn_end", turn_message(reason))
+
+    def question(self, title: str) -> bool:
+        """A permission question (or a plan to approve) waits for the user."""
+        return self.notify("permission", question_message(title))
+
     def close(self) -> None:
         """Wait for hooks still running (each is bounded by its own timeout), so a quick exit does not cut them."""
         for thread in self.threads:

@@ -242,10 +242,9 @@ class Repl:
 
     def _ask(self, request: ev.PermissionRequest) -> Any:
         from coder.policy.base import PermissionAnswer
-        from coder.tui.notify import question_message
 
         if self.notifier is not None:
-            self.notifier.notify("permission", question_message(tool_title(request.tool, request.input)))
+            self.notifier.question(tool_title(request.tool, request.input))
         if isinstance(request, ev.PlanProposed):  # issue 19: approve the plan, or keep planning
             from coder.tui.repl_work import ask_plan
 
@@ -329,9 +328,7 @@ class Repl:
             else:
                 outcome = session.send(text)
             if self.notifier is not None:
-                from coder.tui.notify import turn_message
-
-                self.notifier.notify("turn_end", turn_message(outcome.reason))
+                self.notifier.turn_ended(outcome.reason)
         finally:
             self.keys = None
             signal.signal(signal.SIGINT, previous)

@@ -60,7 +60,9 @@ def test_when_and_focus_decide() -> None:
     assert always.notify("turn_end", "done")
     never = Notifier({"notifications": {"when": "never"}}, written.append, environ={})
     assert not never.notify("turn_end", "done")
-    assert written == ["\x07", "\x07", "\x1b]9;coder: done\x07"]
+    assert not always.turn_ended("interrupted")  # the user stopped it: they are at the keyboard
+    assert always.turn_ended("max_turns")
+    assert written == ["\x07", "\x07", "\x1b]9;coder: done\x07", "\x1b]9;coder: the turn stopped: max_turns\x07"]
 
 
 def test_a_wrong_setting_is_a_config_error(git_repo: Path) -> None:
