@@ -71,8 +71,8 @@ def test_tool_call_needs_permission_granted_by_the_client(git_repo: Path, tmp_pa
     started = client.of("tool_call")
     assert len(started) == 1 and started[0].kind == "edit" and started[0].status == "pending"
     assert started[0].locations[0].path == str(git_repo / "notes.txt")
+    assert [u.status for u in client.of("tool_call_update")] == ["in_progress", "completed"]
     finished = [u for u in client.of("tool_call_update") if u.status == "completed"]
-    assert len(finished) == 1
     diffs = [c for c in finished[0].content if c.type == "diff"]
     assert diffs and diffs[0].new_text == "hello\nworld\n" and diffs[0].old_text is None
     assert client.text().endswith("Created notes.txt.")
@@ -223,3 +223,22 @@ def test_client_gone_mid_turn_ends_the_agent(git_repo: Path, tmp_path: Path, iso
             return code
 
     assert run(main()) == 0
+
+
+def test_modes_are_the_permission_modes(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", EDIT_SCRIPT)
+    client = RecordingClient(answer="reject_once")
+
+    async def main() -> tuple[object, object]:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}", "--permission-mode", "ask") as (
+                conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            await conn.set_session_mode(session_id=new.session_id, mode_id="auto-edit")
+            return new, await conn.prompt(session_id=new.session_id, prompt=text("write notes"))
+
+    new, result = run(main())
+    assert new.modes.current_mode_id == "ask"
+    assert [m.id for m in new.modes.available_modes] == ["plan", "ask", "auto-edit", "auto"]
+    assert result.stop_reason == "end_turn"
+    assert client.questions == []  # auto-edit: the edit needed no question
+    assert (git_repo / "notes.txt").read_text() == "hello\nworld\n"
