@@ -75,6 +75,7 @@ class CoderAgent:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.sessions: dict[str, Live] = {}
         self.closing = False  # the client went away: the engine's callbacks stop waiting for the loop
+        self.reads_buffers = False  # the client offers fs/read_text_file: attached files come from its buffers
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -85,6 +86,8 @@ class CoderAgent:
         from coder import __version__
 
         self.loop = asyncio.get_running_loop()
+        fs = getattr(client_capabilities, "fs", None)
+        self.reads_buffers = bool(getattr(fs, "read_text_file", False))
         return InitializeResponse(
             protocol_version=min(int(protocol_version), PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(load_session=True,
@@ -126,7 +129,8 @@ class CoderAgent:
                 raise RequestError.invalid_request({"message": "a prompt turn is already running in this session"})
             live.busy = True
         try:
-            outcome = await asyncio.to_thread(live.session.send, prompt_text(prompt))
+            blocks = await self._with_buffers(session_id, prompt)
+            outcome = await asyncio.to_thread(live.session.send, prompt_text(blocks))
         finally:
             live.busy = False
         if outcome.reason not in STOP_REASONS:  # a limit, an error or the stuck detector: say why in the chat
@@ -134,6 +138,27 @@ class CoderAgent:
             await self.conn.session_update(session_id=session_id, update=_text(
                 f"\n\ncoder: stopped: {outcome.reason}{why}"))
         return PromptResponse(stop_reason=STOP_REASONS.get(outcome.reason, "end_turn"))  # type: ignore[arg-type]
+
+    async def _with_buffers(self, session_id: str, blocks: list[Any]) -> list[Any]:
+        """Files the user attached by link, read through the client when it offers `fs/read_text_file`: the
+        editor's buffer, unsaved edits included, is what the user looks at. A file it cannot read stays a link
+        (`@path`: the model reads the disk with its tools)."""
+        if not self.reads_buffers:
+            return blocks
+        from acp.schema import EmbeddedResourceContentBlock, TextResourceContents
+
+        out: list[Any] = []
+        for block in blocks:
+            uri = str(getattr(block, "uri", "")) if getattr(block, "type", "") == "resource_link" else ""
+            if uri.startswith("file://"):
+                try:
+                    read = await self.conn.read_text_file(session_id=session_id, path=_path_of(uri))
+                    block = EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
+                        uri=uri, text=read.content))
+                except Exception as exc:  # noqa: BLE001 - the link still names the file
+                    print(f"coder acp: fs/read_text_file {uri}: {exc}", file=sys.stderr)
+            out.append(block)
+        return out
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         live = self.sessions.get(session_id)

@@ -21,6 +21,8 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
     RequestPermissionResponse,
 )
 
@@ -30,8 +32,10 @@ REPO = Path(__file__).resolve().parents[2]
 class RecordingClient:
     """Implements the SDK's `Client` protocol: records updates, answers permission requests."""
 
-    def __init__(self, answer: str = "allow_once") -> None:
+    def __init__(self, answer: str = "allow_once", buffers: dict[str, str] | None = None) -> None:
         self.answer = answer
+        self.buffers = buffers  # path -> the editor's buffer text; None: no fs capability offered
+        self.reads: list[str] = []
         self.updates: list[tuple[str, Any]] = []
         self.questions: list[Any] = []
         self.conn: Any = None
@@ -55,10 +59,17 @@ class RecordingClient:
             self.first_text.set()
 
     async def write_text_file(self, **kwargs: Any) -> None:
-        raise NotImplementedError("coder does not use the client's file system")
+        raise NotImplementedError("coder does not write through the client")
 
-    async def read_text_file(self, **kwargs: Any) -> Any:
-        raise NotImplementedError("coder does not use the client's file system")
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> ReadTextFileResponse:
+        if self.buffers is None or path not in self.buffers:
+            raise NotImplementedError(f"no buffer for {path}")
+        self.reads.append(path)
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    def capabilities(self) -> ClientCapabilities:
+        return ClientCapabilities(fs=FileSystemCapabilities(read_text_file=self.buffers is not None,
+                                                            write_text_file=False))
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         return {}
@@ -96,7 +107,7 @@ async def coder_acp(client: RecordingClient, cwd: Path, *flags: str):
     async with spawn_agent_process(client, sys.executable, "-m", "coder", "acp", *flags, cwd=cwd, env=env) as (
             conn, proc):
         init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION,
-                                                      client_capabilities=ClientCapabilities()), 60)
+                                                      client_capabilities=client.capabilities()), 60)
         conn.init_response = init
         yield conn, proc
 

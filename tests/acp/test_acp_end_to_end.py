@@ -242,3 +242,23 @@ def test_modes_are_the_permission_modes(git_repo: Path, tmp_path: Path) -> None:
     assert result.stop_reason == "end_turn"
     assert client.questions == []  # auto-edit: the edit needed no question
     assert (git_repo / "notes.txt").read_text() == "hello\nworld\n"
+
+
+def test_an_attached_file_is_read_from_the_editors_buffer(git_repo: Path, tmp_path: Path) -> None:
+    from acp.schema import ResourceContentBlock
+
+    app = str(git_repo / "src" / "app.py")
+    script = write_script(tmp_path / "s.json", [
+        {"when": "UNSAVED = 'edited in the editor'", "text": "I see your unsaved edit."},
+        {"text": "I did not get the buffer."}])
+    client = RecordingClient(buffers={app: "UNSAVED = 'edited in the editor'\n"})
+
+    async def main() -> object:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}") as (conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            link = ResourceContentBlock(type="resource_link", uri=f"file://{app}", name="app.py")
+            return await conn.prompt(session_id=new.session_id, prompt=[*text("what changed here?"), link])
+
+    assert run(main()).stop_reason == "end_turn"
+    assert client.reads == [app]
+    assert client.text() == "I see your unsaved edit."
