@@ -21,6 +21,7 @@ from coder import events as ev
 from coder.stuck.guard import stuck_warning
 from coder.termsafe import visible
 from coder.tui.common import InputHistory, failure, options_from_args, result_line, tool_title
+from coder.tui.notify import Notifier, for_session
 from coder.tui.repl_md import MarkdownStream
 from coder.tui.repl_term import LineReader
 
@@ -162,7 +163,7 @@ class Repl:
         self.reader = LineReader(self.history, lambda: self.opened.workspace if self.opened else
                                  options_from_args(args).cwd, self.cycle_mode)
         self.keys: Any = None  # the KeyWatcher while a turn runs on a terminal
-        self.notifier: Any = None  # coder/tui/notify.py: a turn ended, a question waits (issue 23)
+        self.notifier = Notifier({})  # a turn ended, a question waits (issue 23); this one does nothing yet
 
     # ---- session ----------------------------------------------------------------------------------------------
     def open(self, **override: Any) -> None:
@@ -188,16 +189,13 @@ class Repl:
         for event in buffered:
             self.printer.event(event)
         sink[0] = self.printer.event
-        from coder.tui.notify import for_session
-
         self.notifier = for_session(self.opened, self._echo if _is_tty(sys.stdout) else None)
 
     def close(self, reason: str) -> None:
         if self.opened is None:
             return
         opened, self.opened = self.opened, None
-        if self.notifier is not None:
-            self.notifier.close()  # notification hooks still running finish first
+        self.notifier.close()  # notification hooks still running finish first
         if reason == "done":
             self.printer.line(f"Session {opened.session.id} is saved; `coder --resume {opened.session.id}` goes on "
                               "with it.", "dim")
@@ -243,8 +241,7 @@ class Repl:
     def _ask(self, request: ev.PermissionRequest) -> Any:
         from coder.policy.base import PermissionAnswer
 
-        if self.notifier is not None:
-            self.notifier.question(tool_title(request.tool, request.input))
+        self.notifier.question(tool_title(request.tool, request.input))
         if isinstance(request, ev.PlanProposed):  # issue 19: approve the plan, or keep planning
             from coder.tui.repl_work import ask_plan
 
@@ -327,8 +324,7 @@ class Repl:
                 self.reader.typeahead = self.keys.take_typeahead()
             else:
                 outcome = session.send(text)
-            if self.notifier is not None:
-                self.notifier.turn_ended(outcome.reason)
+            self.notifier.turn_ended(outcome.reason)
         finally:
             self.keys = None
             signal.signal(signal.SIGINT, previous)
