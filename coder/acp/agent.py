@@ -255,7 +255,9 @@ class CoderAgent:
         from coder.tui.approval import approval
 
         view = approval(request.tool, request.input, request.suggested_rule)
-        call = permission.tool_call(request, view.title, view.detail, view.diff or "")
+        plan = isinstance(request, ev.PlanProposed)
+        call = permission.tool_call(request, "Approve the plan" if plan else view.title, view.detail, view.diff or "",
+                                    live.translator.current_call if plan else request.id)
         assert self.loop is not None
         future = asyncio.run_coroutine_threadsafe(self.conn.request_permission(
             session_id=live.session.id, tool_call=call, options=permission.options(request)), self.loop)

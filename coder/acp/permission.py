@@ -35,15 +35,16 @@ def options(request: ev.PermissionRequest) -> list[PermissionOption]:
     return out
 
 
-def tool_call(request: ev.PermissionRequest, title: str, detail: str, diff: str = "") -> Any:
-    """The tool call the question is about, with what the approval prompts of the other frontends show."""
+def tool_call(request: ev.PermissionRequest, title: str, detail: str, diff: str = "", call_id: str = "") -> Any:
+    """The tool call the question is about (`call_id`: the running call when the question has an id of its own,
+    as a plan's approval has), with what the approval prompts of the other frontends show."""
     body = f"{detail}\n\n{request.reason}".strip() if request.reason else detail
     if isinstance(request, ev.PlanProposed):
         body = request.plan
     content = [helpers.tool_content(helpers.text_block(body))] if body else []
     if diff:
         content.append(helpers.tool_content(helpers.text_block(f"```diff\n{diff.rstrip()}\n```")))
-    return helpers.update_tool_call(request.id, title=title, status="pending", content=content,
+    return helpers.update_tool_call(call_id or request.id, title=title, status="pending", content=content,
                                     raw_input=request.input)
 
 

@@ -64,6 +64,8 @@ class Translator:
     streamed: bool = False
     #: tool call id -> {absolute path: text before the call} for calls that write files
     before: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    #: the tool call running now: a plan's approval question (its own id) is about this call (exit_plan)
+    current_call: str = ""
 
     def facts(self, tool: str, args: dict[str, Any]) -> CallFacts:
         try:
@@ -98,6 +100,8 @@ class Translator:
             return [self.tool_finished(event)]
         if isinstance(event, ev.TodoUpdated):
             return [plan_update(event.items)]
+        if isinstance(event, ev.PlanDecision) and event.outcome == "approved" and event.mode:
+            return [helpers.update_current_mode(event.mode)]  # approving a plan leaves plan mode
         if isinstance(event, ev.ErrorEvent) and event.fatal:
             return [helpers.update_agent_message_text(f"\n\ncoder: error: {event.message}")]
         if isinstance(event, ev.StuckEvent) and event.action == "stop":
@@ -105,6 +109,7 @@ class Translator:
         return []
 
     def tool_started(self, event: ev.ToolCallRequested) -> Any:
+        self.current_call = event.id
         facts = self.facts(event.tool, event.input)
         paths = self.paths(facts)
         if facts.writes:

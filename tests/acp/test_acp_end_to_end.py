@@ -262,3 +262,26 @@ def test_an_attached_file_is_read_from_the_editors_buffer(git_repo: Path, tmp_pa
     assert run(main()).stop_reason == "end_turn"
     assert client.reads == [app]
     assert client.text() == "I see your unsaved edit."
+
+
+def test_a_plan_is_approved_by_the_client_and_plan_mode_ends(git_repo: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"text": "Here is my plan.", "tool_calls": [{"name": "exit_plan", "input": {"plan": "1. add notes.txt"}}]},
+        {"text": "Plan approved; starting."}])
+    client = RecordingClient(answer="allow_once")
+
+    async def main() -> object:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}", "--permission-mode", "plan") as (
+                conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            assert new.modes.current_mode_id == "plan"
+            return await conn.prompt(session_id=new.session_id, prompt=text("plan the notes"))
+
+    assert run(main()).stop_reason == "end_turn"
+    assert len(client.questions) == 1
+    call, options = client.questions[0]
+    assert [o.name for o in options] == ["Approve the plan", "Keep planning"]
+    assert call.tool_call_id == client.of("tool_call")[0].tool_call_id  # the question is about the exit_plan call
+    assert "1. add notes.txt" in call.content[0].content.text
+    assert [u.current_mode_id for u in client.of("current_mode_update")] == ["ask"]
+    assert client.text().endswith("Plan approved; starting.")
