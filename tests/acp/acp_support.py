@@ -101,9 +101,9 @@ def user_config(home: Path, text: str) -> None:
 
 
 @asynccontextmanager
-async def coder_acp(client: RecordingClient, cwd: Path, *flags: str):
+async def coder_acp(client: RecordingClient, cwd: Path, *flags: str, env: dict[str, str] | None = None):
     """`python -m coder acp FLAGS` in `cwd`, initialized; yields (connection, process)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, **(env or {}), "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     async with spawn_agent_process(client, sys.executable, "-m", "coder", "acp", *flags, cwd=cwd, env=env) as (
             conn, proc):
         init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION,

@@ -285,3 +285,27 @@ def test_a_plan_is_approved_by_the_client_and_plan_mode_ends(git_repo: Path, tmp
     assert "1. add notes.txt" in call.content[0].content.text
     assert [u.current_mode_id for u in client.of("current_mode_update")] == ["ask"]
     assert client.text().endswith("Plan approved; starting.")
+
+
+def test_through_the_fake_server_and_the_real_anthropic_sdk(git_repo: Path, tmp_path: Path) -> None:
+    from coder.models.fake_server import FakeServer
+
+    answer = "Streamed over HTTP by the fake model server, through the real SDK."
+    script = write_script(tmp_path / "s.json", EDIT_SCRIPT[:1] + [{"text": answer}])
+    client = RecordingClient(answer="allow_once")
+    with FakeServer(script) as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key"}
+
+        async def main() -> object:
+            async with coder_acp(client, git_repo, "--model", "anthropic:claude-sonnet-4-6", "--permission-mode",
+                                 "ask", env=env) as (conn, _):
+                new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+                return await conn.prompt(session_id=new.session_id, prompt=text("write notes"))
+
+        result = run(main())
+        requests = server.requests
+    assert result.stop_reason == "end_turn"
+    assert len(requests) == 2 and all(r.get("stream") for r in requests)
+    assert requests[0]["messages"][0]["content"][0]["text"] == "write notes"
+    assert client.text().endswith(answer) and len(client.of("agent_message_chunk")) > 2
+    assert len(client.questions) == 1 and (git_repo / "notes.txt").read_text() == "hello\nworld\n"
