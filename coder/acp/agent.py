@@ -114,7 +114,7 @@ class CoderAgent:
         return LoadSessionResponse(modes=self._modes(live))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
-        from coder.engine.commands import set_mode
+        from coder.commands.modes import set_mode
 
         try:
             set_mode(self._live(session_id).session, mode_id)
@@ -220,8 +220,8 @@ class CoderAgent:
         return live
 
     def _modes(self, live: Live) -> SessionModeState:
+        from coder.commands.modes import current_mode
         from coder.config import MODES
-        from coder.engine.commands import current_mode
 
         return SessionModeState(current_mode_id=current_mode(live.session),
                                 available_modes=[SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES])

@@ -17,10 +17,10 @@ line: it is written as the file has it. Between two anchors (and before the firs
 - otherwise every old_str line there is replaced: the file lines they are paired with go, new_str's lines
   come in once, verbatim apart from the indentation shift of the match (whitespace-only lines as written;
   trailing whitespace dropped only when every line old_str copied carries trailing whitespace the file
-  lacks: a habit of the copy). File lines old_str left out stay where they are when the replaced lines are on one side of them;
-  new lines next to them with nothing replaced (before or after them?) are refused, and so are left-out
-  lines among the replaced ones unless they are simply deleted with them (a deletion, not a move: lines
-  new_str has elsewhere).
+  lacks: a habit of the copy). File lines old_str left out stay where they are when the replaced lines are
+  on one side of them; new lines next to them with nothing replaced (before or after them?) are refused,
+  and so are left-out lines among the replaced ones unless they are simply deleted with them (a deletion,
+  not a move: lines new_str has elsewhere).
 - each gap of the result is counted, never summed: with o, n, f the blank lines old_str, new_str and the file
   have there, the result has f when o = n (the model did not touch the gap), n when o = f (old_str saw the
   gap right), f when n = f (new_str already has the file's blank lines, which old_str left out); anything
