@@ -42,6 +42,30 @@ def normalize_host(host: str) -> str:
     return host
 
 
+def canonical_host(host: str) -> str | None:
+    """The one spelling of `host` the proxy decides on and connects to, or None when it has none.
+
+    The verdict and the connection must see the same name: a resolver that reads a spelling differently from
+    the matcher is a way past `denied_domains`. So an IP address is accepted only as strict dotted-quad or IPv6
+    text (written back canonically, an IPv4-mapped IPv6 as its IPv4), and a name only as ASCII labels of
+    letters, digits, `-` and `_` whose last label is not numeric: glibc reads `3221225986`, `0xc0.0.2.2` or
+    `192.0.514` as addresses, and Python's IDNA codec drops a soft hyphen or folds `²` to `2`."""
+    host = normalize_host(host)
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        mapped = getattr(ip, "ipv4_mapped", None)
+        return str(mapped or ip)
+    if not host or len(host) > 253 or not host.isascii() or not _NAME.match(host) or host.startswith("*."):
+        return None
+    last = host.rsplit(".", 1)[-1]
+    if last.isdigit() or last.startswith("0x"):
+        return None
+    return host
+
+
 def check_pattern(pattern: str, key: str) -> str:
     """The normalized pattern, or a ConfigError that names `key` and says what a pattern looks like."""
     if not isinstance(pattern, str):

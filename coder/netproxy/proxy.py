@@ -10,11 +10,18 @@ Why this shape:
   CONNECT line, never the traffic), and plain `http://` requests in absolute form, forwarded one request per
   connection (`Connection: close`), so a second request on a kept-alive connection cannot ride on the first
   one's verdict.
-- The proxy resolves names itself (nothing inside the sandbox can resolve anything); addresses on the host's
-  loopback, link-local (cloud metadata at 169.254.169.254), unspecified or multicast ranges are refused even for
-  an allowed name, so an allowed wildcard whose DNS points at 127.0.0.1 does not open the host's own services.
+- A request names its host in one strict spelling (`domains.canonical_host`), or gets a 400: the verdict and
+  the resolver must read the same name.
+- The proxy resolves names itself (nothing inside the sandbox can resolve anything). Only public addresses are
+  reached: loopback, link-local (cloud metadata), unspecified and multicast never; private ranges (the LAN, a
+  container bridge, the host's own interfaces) only for a name or address the user listed exactly (a private
+  package index), never through a wildcard, a preset or `*`, so DNS under an allowed wildcard (or rebinding)
+  does not open the host's network. An address that `denied_domains` lists is refused whatever name led to it.
   Only `hosts` (the user's explicit name -> address map, `CODER_NETPROXY_HOSTS`; tests use it for loopback
-  servers) may name such an address.
+  servers) may name any address.
+- Bounded: at most MAX_CONNECTIONS at once (the sandbox cannot exhaust coder's file descriptors), a request
+  head within HEAD_TIMEOUT, a tunnel idle for IDLE_TIMEOUT closes, and at most MAX_QUESTIONS questions per
+  shell command (then unlisted hosts are refused without asking).
 """
 
 from __future__ import annotations
@@ -28,13 +35,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from coder.netproxy.domains import DomainPolicy, Verdict, normalize_host, refusal_message
+from coder.netproxy.domains import DomainPolicy, Verdict, canonical_host, normalize_host, refusal_message
 
 #: a user's answer to "may the sandbox reach HOST?": "once" (this shell command), "session", "always", "deny"
 Asker = Callable[[str, int], str]
 HEAD_LIMIT = 64 * 1024
 CONNECT_TIMEOUT = 20.0
-HEAD_TIMEOUT = 30.0
+HEAD_TIMEOUT = 10.0
+IDLE_TIMEOUT = 600.0  # a tunnel with no byte either way for this long is closed
+QUESTION_TIMEOUT = 600.0  # a question nobody answers is a refusal
+MAX_CONNECTIONS = 256
+MAX_QUESTIONS = 5  # per shell command
 _HOP_HEADERS = frozenset({"proxy-connection", "proxy-authorization", "connection", "keep-alive", "te", "upgrade"})
 
 
@@ -78,6 +89,8 @@ class NetProxy:
         self._refusals: list[str] = []
         self._pending: dict[str, asyncio.Future[str]] = {}
         self._ask_lock = threading.Lock()  # one question at a time
+        self._asked_now = 0  # questions during this command
+        self._open = 0  # client connections being served
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
@@ -89,6 +102,9 @@ class NetProxy:
 
         def run() -> None:
             loop = asyncio.new_event_loop()
+            # the loop's own complaints (a failed accept, a reset peer) would print on the user's screen: the
+            # proxy is bounded (MAX_CONNECTIONS) and every connection handles its own errors
+            loop.set_exception_handler(lambda _loop, _context: None)
             self._loop = loop
             try:
                 self._server = loop.run_until_complete(
@@ -139,6 +155,7 @@ class NetProxy:
             self._reported.clear()
             self._refused_now.clear()
             self._refusals.clear()
+            self._asked_now = 0
 
     def take_refusals(self) -> list[str]:
         """The refusal messages since the command started, one per host (for the model's note)."""
@@ -163,13 +180,21 @@ class NetProxy:
             return verdict, refusal_message(host, verdict, "nobody can be asked (a headless run)")
         loop = asyncio.get_running_loop()
         future = self._pending.get(host)
+        if future is None and self._asked_now >= MAX_QUESTIONS:
+            with self._lock:
+                self._refused_now.add(host)
+            return verdict, refusal_message(host, verdict, f"this command already asked {MAX_QUESTIONS} questions")
         if future is None:
+            self._asked_now += 1
             future = loop.create_future()
             threading.Thread(target=self._ask_thread, args=(loop, future, host, port), daemon=True,
                              name="coder-netproxy-ask").start()
             self._pending[host] = future
             future.add_done_callback(lambda _f: self._pending.pop(host, None))
-        answer = await asyncio.shield(future)
+        try:
+            answer = await asyncio.wait_for(asyncio.shield(future), QUESTION_TIMEOUT)
+        except TimeoutError:
+            answer = "deny"
         if answer in ("once", "session", "always"):
             with self._lock:
                 return self.policy.verdict(host), ""
@@ -224,27 +249,48 @@ class NetProxy:
             except Exception:  # noqa: BLE001 - an event sink must not break a download
                 pass
 
-    async def _addresses(self, host: str, port: int) -> list[str] | str:
-        """The addresses to try, or the reason none may be used."""
+    async def _addresses(self, host: str, port: int, verdict: Verdict) -> list[str] | str:
+        """The addresses to try, or the reason none may be used. `verdict` allowed `host`: a private address is
+        reachable only when it named `host` exactly (see the module docstring)."""
         if host in self.hosts:
             return [self.hosts[host]]
         try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as exc:
+            infos = await asyncio.get_running_loop().getaddrinfo(host.encode("ascii"), port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as exc:
             return f"coder could not resolve {host}: {exc}"
+        exact = verdict.pattern == host
         addresses = []
         for info in infos:
             address = str(info[4][0])
-            ip = ipaddress.ip_address(address.split("%", 1)[0])
-            mapped = getattr(ip, "ipv4_mapped", None) or ip
-            if mapped.is_loopback or mapped.is_link_local or mapped.is_unspecified or mapped.is_multicast:
+            ip = _unwrapped(ipaddress.ip_address(address.split("%", 1)[0]))
+            if ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast:
                 return (f"coder refused {host}: it resolves to {address}, an address of the host itself or its "
                         "link (loopback, link-local, cloud metadata), which the sandbox never reaches")
+            if not ip.is_global and not exact:
+                return (f"coder refused {host}: it resolves to {address}, a private address, which only a name "
+                        "listed exactly in allowed_domains may reach (not a wildcard, a preset or `*`)")
+            with self._lock:
+                denied = self.policy.verdict(str(ip))
+            if denied.action == "deny":
+                return refusal_message(f"{host} ({ip})", denied)
             addresses.append(address)
         return addresses
 
     # ---- one client connection --------------------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._open >= MAX_CONNECTIONS:
+            writer.close()  # the sandbox may not hold more of coder's file descriptors
+            return
+        self._open += 1
+        try:
+            await self._serve(reader, writer)
+        except Exception:  # noqa: BLE001 - one bad request must never reach the loop's handler (stderr)
+            await _respond(writer, 400, "coder's proxy could not read this request")
+        finally:
+            self._open -= 1
+            writer.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         upstream: asyncio.StreamWriter | None = None
         try:
             try:
@@ -262,7 +308,7 @@ class NetProxy:
                 self._record(Access(host, port, False, verdict.source, verdict.pattern, message))
                 await _respond(writer, 403, message)
                 return
-            addresses = await self._addresses(host, port)
+            addresses = await self._addresses(host, port, verdict)
             if isinstance(addresses, str):
                 self._record(Access(host, port, False, "address", verdict.pattern, addresses))
                 await _respond(writer, 403 if addresses.startswith("coder refused") else 502, addresses)
@@ -301,23 +347,39 @@ def _parse_head(head: bytes) -> tuple[str, str, int, bytes] | str:
     method, target, version = parts
     if method == "CONNECT":
         host, sep, port_text = target.rpartition(":")
-        if not sep or not port_text.isdigit():
-            return f"CONNECT needs host:port, not {target!r}"
-        return method, normalize_host(host), int(port_text), b""
-    url = urlsplit(target)
-    if url.scheme != "http" or not url.hostname:
+        if not sep or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            return f"CONNECT needs host:port, not {target[:100]!r}"
+        name = canonical_host(host)
+        if name is None:
+            return f"coder's proxy reads host names in plain ASCII (or IP addresses) only, not {host[:100]!r}"
+        return method, name, int(port_text), b""
+    try:
+        url = urlsplit(target)
+        hostname = url.hostname
+    except ValueError:
+        return f"coder's proxy cannot read the URL {target[:100]!r}"
+    if url.scheme != "http" or not hostname:
         return (f"coder's proxy forwards http:// URLs and CONNECT tunnels only, not {target[:100]!r} "
                 "(for https, the client must use CONNECT)")
     try:
         port = url.port or 80
     except ValueError:
         return f"bad port in {target[:100]!r}"
+    name = canonical_host(hostname)
+    if name is None or not 0 < port < 65536:
+        return f"coder's proxy reads host names in plain ASCII (or IP addresses) only, not {target[:100]!r}"
     path = url.path or "/"
     if url.query:
         path += "?" + url.query
-    headers = [line for line in lines[1:] if line and line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS]
-    out = "\r\n".join([f"{method} {path} {version}", *headers, "Connection: close", "", ""])
-    return method, normalize_host(url.hostname), port, out.encode("latin-1")
+    # the Host header is the URL's (a different one would ask the allowed server for another site)
+    headers = [line for line in lines[1:]
+               if line and line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS | {"host"}]
+    host_header = f"[{name}]" if ":" in name else name
+    if url.port:
+        host_header += f":{url.port}"
+    out = "\r\n".join([f"{method} {path} {version}", f"Host: {host_header}", *headers, "Connection: close", "",
+                        ""])
+    return method, name, port, out.encode("latin-1")
 
 
 async def _connect(addresses: list[str], port: int) -> tuple[asyncio.StreamReader | str, asyncio.StreamWriter | None]:
@@ -331,14 +393,23 @@ async def _connect(addresses: list[str], port: int) -> tuple[asyncio.StreamReade
     return error, None
 
 
+def _unwrapped(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo), or the address itself."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
+        if inner is not None:
+            return inner
+    return ip
+
+
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
-        while data := await reader.read(1 << 16):
+        while data := await asyncio.wait_for(reader.read(1 << 16), IDLE_TIMEOUT):
             writer.write(data)
             await writer.drain()
         if writer.can_write_eof():
             writer.write_eof()
-    except (ConnectionError, OSError):
+    except (ConnectionError, OSError, TimeoutError):
         pass
 
 

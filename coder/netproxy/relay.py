@@ -13,6 +13,7 @@ import os
 import socket
 import sys
 import threading
+import time
 
 
 def _pump(src: socket.socket, dst: socket.socket) -> None:
@@ -62,9 +63,16 @@ def main() -> int:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=_serve, args=(conn, path), daemon=True).start()
+    while True:  # a flood from inside (no threads or descriptors left) drops connections, never the relay
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            time.sleep(0.05)
+            continue
+        try:
+            threading.Thread(target=_serve, args=(conn, path), daemon=True).start()
+        except RuntimeError:
+            conn.close()
 
 
 if __name__ == "__main__":

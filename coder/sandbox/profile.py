@@ -100,9 +100,10 @@ class SandboxConfig:
         cfg.allowed_domains = [check_pattern(p, "allowed_domains") for p in cfg.allowed_domains]
         cfg.denied_domains = [check_pattern(p, "denied_domains") for p in cfg.denied_domains]
         check_presets(cfg.network_presets)
-        if cfg.network and (cfg.allowed_domains or cfg.network_presets):
-            raise ConfigError("[sandbox] network = true opens every destination, so allowed_domains and "
-                              "network_presets would mean nothing: use one or the other")
+        if cfg.network and (cfg.allowed_domains or cfg.denied_domains or cfg.network_presets):
+            raise ConfigError("[sandbox] network = true opens every destination without coder's proxy, so "
+                              "allowed_domains, denied_domains and network_presets would mean nothing (a deny "
+                              "list would be silently ignored): use one or the other")
         return cfg
 
 
