@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import signal
+import sys
 import threading
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -158,7 +159,7 @@ class ServerProcess:
 
         @client.feature(t.WORKSPACE_CONFIGURATION)
         def on_configuration(params: t.ConfigurationParams) -> list[Any]:
-            return [_section(self.spec.settings, item.section) for item in params.items]
+            return [_pinned(item.section, _section(self.spec.settings, item.section)) for item in params.items]
 
         @client.feature(t.WINDOW_WORK_DONE_PROGRESS_CREATE)
         def on_progress(params: Any) -> None:
@@ -330,6 +331,20 @@ def _client_capabilities() -> Any:
 
 def _nothing(params: Any) -> None:
     return None
+
+
+def _pinned(section: str | None, value: Any) -> Any:
+    """`value` with the interpreter pinned: pyright and basedpyright run `python.pythonPath` on the host to learn
+    the search paths, and without one they run the workspace's own `.venv/bin/python` (a file the repository,
+    or the sandboxed model, controls; with a `.pth` in its site-packages even a symlink to a real Python runs
+    repository code). So the answer always names an interpreter outside the workspace: the user's own
+    `python.pythonPath` from their config (a repository's config cannot set `[lsp]`), else coder's."""
+    if section == "python":
+        value = dict(value) if isinstance(value, dict) else {}
+        value.setdefault("pythonPath", sys.executable)
+    elif section in ("python.pythonPath", "python.defaultInterpreterPath") and not value:
+        value = sys.executable
+    return value
 
 
 def _section(settings: dict[str, Any], section: str | None) -> Any:

@@ -28,6 +28,7 @@ from coder.lsp.servers import ServerSpec, configured_servers, language_id, serve
 START_TIMEOUT = 30.0
 #: diagnostics kept per (path, content hash): an edit's "after" is usually the next edit's "before"
 CACHE_SIZE = 256
+MAX_TIMEOUTS = 3  # diagnostics timeouts in a row before a server is left off for the session
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class _Slot:
     starting: concurrent.futures.Future[Any] | None = None
     restarts: int = 0
     failed: str | None = None
+    timeouts: int = 0  # diagnostics that did not come in time, in a row
 
 
 class LspManager:
@@ -104,8 +106,14 @@ class LspManager:
                 self._loop.submit(slot.proc.stop(0.1), 3.0)  # reap what is left of the dead one
                 slot.proc = None
             if slot.proc is None and slot.starting is None:
+                executable = spec.executable()
+                if executable is None or _inside(Path(executable), self.workspace):
+                    # not installed, or found in the workspace itself (a PATH entry pointing into it): a program
+                    # the repository controls never runs on the host as a language server
+                    slot.failed = (f"{spec.name}: {spec.command[0]} is not installed" if executable is None else
+                                   f"{spec.name}: {executable} lies in the workspace; coder does not run it")
+                    raise LspError(slot.failed)
                 slot.proc = ServerProcess(spec, self.workspace)
-                executable = spec.executable() or spec.command[0]
                 timeout = float(self.section.get("start_timeout", START_TIMEOUT))
                 slot.starting = self._loop.submit(slot.proc.start(executable, self.env()), timeout)
             starting, proc = slot.starting, slot.proc
@@ -161,7 +169,13 @@ class LspManager:
             waiting = proc.pull(uri) if proc.pulls() else proc.diagnostics(uri, version)
             raw = self._loop.run(waiting, max(0.05, remaining))
         except TimeoutError:
+            slot = self._slots[spec.name]
+            slot.timeouts += 1
+            if slot.timeouts >= MAX_TIMEOUTS:  # a server that cannot keep up would cost every edit its wait
+                slot.failed = (f"{spec.name} did not report diagnostics {MAX_TIMEOUTS} times in a row; off for "
+                               "this session")
             raise LspError(f"{spec.name} did not report diagnostics in time") from None
+        self._slots[spec.name].timeouts = 0
         found = [_diagnostic(rel, d, spec.name) for d in raw]
         if len(self._cache) >= CACHE_SIZE:
             self._cache.pop(next(iter(self._cache)))
@@ -268,6 +282,12 @@ class LspManager:
                 except Exception:  # noqa: BLE001 - closing must finish
                     pass
         self._loop.stop()
+
+
+def _inside(path: Path, workspace: Path) -> bool:
+    """`path` (or what it links to) lies in the workspace."""
+    ws = workspace.resolve()
+    return any(p == ws or ws in p.parents for p in (path.absolute(), path.resolve()))
 
 
 def _diagnostic(rel: str, raw: Any, server: str) -> Diagnostic:

@@ -10,6 +10,7 @@ from the tree-sitter index and says so.
 from __future__ import annotations
 
 import re
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,10 +140,30 @@ def references(manager: Any, fs: Any, anchor: Anchor, deadline: float) -> tuple[
     return server, hits
 
 
+def readable(workspace: Path, uri: str) -> bool:
+    """Whether the sandboxed model could read the file at `uri` anyway: its real path lies in the workspace or in
+    the interpreter's own library (stdlib, site-packages, a server's bundled stubs). A link in the workspace to
+    a file elsewhere on the host is not: the server (on the host) would read it for the model."""
+    real = Path(unquote(urlparse(uri).path)).resolve()
+    roots = {workspace.resolve(), *(Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))}
+    return any(real == root or root in real.parents for root in roots)
+
+
 def hover(manager: Any, fs: Any, anchor: Anchor, deadline: float) -> tuple[str, str]:
+    """The server's hover text, withheld when the symbol is defined in a file the sandbox cannot read (its
+    docstring and constants would reach the model through the server)."""
     from lsprotocol import types as t
 
-    server, result = manager.request(anchor.rel, _text(fs, anchor.rel), t.TEXT_DOCUMENT_HOVER,
+    text = _text(fs, anchor.rel)
+    server, where = manager.request(anchor.rel, text, t.TEXT_DOCUMENT_DEFINITION,
+                                    lambda uri: t.DefinitionParams(**_position(uri, anchor)), deadline)
+    items = list(where) if isinstance(where, (list, tuple)) else [where] if where is not None else []
+    for item in items:
+        uri = getattr(item, "target_uri", None) or getattr(item, "uri", "")
+        if uri and not readable(manager.workspace, uri):
+            return server, (f"(hover withheld: the symbol is defined in {unquote(urlparse(uri).path)}, outside the "
+                            "workspace, which the sandbox cannot read)")
+    server, result = manager.request(anchor.rel, text, t.TEXT_DOCUMENT_HOVER,
                                      lambda uri: t.HoverParams(**_position(uri, anchor)), deadline)
     if result is None:
         return server, ""

