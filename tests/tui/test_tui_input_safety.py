@@ -235,3 +235,20 @@ async def test_compact_says_it_once_and_updates_the_context_figure(factory, git_
     opened = f.opened[0]
     result = run_slash(opened, "/review")
     assert not result.error or "git" in result.text  # findings are Markdown, not an error's plain text
+
+
+@async_test
+async def test_keys_typed_right_after_enter_stay_in_the_input(factory, git_repo: Path, tmp_path: Path) -> None:
+    # the key after Enter reached the input before the app took the sent text out of it, and the app then
+    # emptied the input: the first letter of the next message was lost (seen in tmux: "lso run lint")
+    app, f = make_app(factory, git_repo, tmp_path, SLOW, chunk_delay=0.05)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        box = app.query_one(PromptInput)
+        await press_text(pilot, "first")
+        box.post_message(PromptInput.Submitted(box.text))  # Enter's message, still queued when a key lands
+        box.insert("a")
+        await pilot.pause(0.2)
+        await press_text(pilot, "lso")
+        assert box.text == "also", box.text
+        assert "first" in conversation_text(app)
