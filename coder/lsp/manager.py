@@ -60,8 +60,10 @@ class LspManager:
     """Language servers for one workspace."""
 
     def __init__(self, workspace: Path, section: dict[str, Any] | None = None, trusted: bool = True,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, sandbox: dict[str, Any] | None = None) -> None:
+        """`sandbox` is the session's `[sandbox]` section: servers run confined by it (coder/lsp/confine.py)."""
         self.workspace = Path(workspace).resolve()
+        self.sandbox = dict(sandbox or {})
         self.section = dict(section or {})
         self.trusted = trusted
         self.enabled = bool(self.section.get("enabled", True))
@@ -81,6 +83,11 @@ class LspManager:
             return None
         language = language_id(rel)
         return server_for(language, self.specs) if language else None
+
+    def _confine(self, command: list[str], env: dict[str, str]) -> list[str]:
+        from coder.lsp.confine import confined_command
+
+        return confined_command(command, self.workspace, env, self.sandbox)
 
     def env(self) -> dict[str, str]:
         if self._env is None:
@@ -113,7 +120,7 @@ class LspManager:
                     slot.failed = (f"{spec.name}: {spec.command[0]} is not installed" if executable is None else
                                    f"{spec.name}: {executable} lies in the workspace; coder does not run it")
                     raise LspError(slot.failed)
-                slot.proc = ServerProcess(spec, self.workspace)
+                slot.proc = ServerProcess(spec, self.workspace, confine=self._confine)
                 timeout = float(self.section.get("start_timeout", START_TIMEOUT))
                 slot.starting = self._loop.submit(slot.proc.start(executable, self.env()), timeout)
             starting, proc = slot.starting, slot.proc

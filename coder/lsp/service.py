@@ -78,7 +78,7 @@ def manager_for(services: dict[str, Any], config: dict[str, Any], workspace: Pat
     if settings.enabled and config.get("_trusted", False):
         from coder.lsp.manager import LspManager
 
-        manager = LspManager(workspace, config.get("lsp") or {}, trusted=True)
+        manager = LspManager(workspace, config.get("lsp") or {}, trusted=True, sandbox=config.get("sandbox") or {})
     services[SERVICE_KEY] = manager
     return manager
 

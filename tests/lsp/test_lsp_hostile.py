@@ -4,12 +4,16 @@ the real basedpyright and harmless markers in a directory the test owns outside 
 - basedpyright runs `python.pythonPath`, and without one the workspace's own `.venv/bin/python`, to learn its
   search paths: a script there (planted by the repository, or by the sandboxed model) ran on the host.
 - a link in the workspace to a file elsewhere on the host: hover read it for the model, past the sandbox.
-- a relative PATH entry found the repository's own `basedpyright-langserver`."""
+- a relative PATH entry found the repository's own `basedpyright-langserver`.
+
+Servers now run in the sandbox (coder/lsp/confine.py); each attack is tried confined and with `[sandbox]
+enabled = false` (the defences that do not rely on the sandbox hold alone too)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,14 +34,18 @@ def _marker_script(path: Path, marker: Path) -> None:
     path.chmod(0o755)
 
 
-def test_a_venv_interpreter_in_the_workspace_never_runs_on_the_host(tmp_path: Path) -> None:
+SANDBOX = pytest.mark.parametrize("sandbox", [{}, {"enabled": False}], ids=["confined", "unconfined"])
+
+
+@SANDBOX
+def test_a_venv_interpreter_in_the_workspace_never_runs_on_the_host(tmp_path: Path, sandbox: dict) -> None:
     need("basedpyright-langserver", "pip install basedpyright (or pip install -e '.[dev]')")
     outside = tmp_path / "outside"
     outside.mkdir()
     marker = outside / "venv-python-ran"
     repo = make_repo(tmp_path / "repo", {"main.py": "x = undefined_name\n"})
     _marker_script(repo / ".venv" / "bin" / "python", marker)
-    manager = LspManager(repo, {**only("basedpyright"), "wait": 30}, env=server_env(tmp_path))
+    manager = LspManager(repo, {**only("basedpyright"), "wait": 30}, env=server_env(tmp_path), sandbox=sandbox)
     try:
         found = manager.diagnostics("main.py", "x = undefined_name\n", time.monotonic() + 60)
     finally:
@@ -46,7 +54,8 @@ def test_a_venv_interpreter_in_the_workspace_never_runs_on_the_host(tmp_path: Pa
     assert not marker.exists(), "basedpyright ran the workspace's .venv/bin/python on the host"
 
 
-def test_hover_does_not_read_a_host_file_through_a_link_in_the_workspace(tmp_path: Path) -> None:
+@SANDBOX
+def test_hover_does_not_read_a_host_file_through_a_link_in_the_workspace(tmp_path: Path, sandbox: dict) -> None:
     need("basedpyright-langserver", "pip install basedpyright (or pip install -e '.[dev]')")
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -55,7 +64,7 @@ def test_hover_does_not_read_a_host_file_through_a_link_in_the_workspace(tmp_pat
                                                    "print(mine.VISIBLE)\n",
                                          "mine.py": '"""in the workspace"""\nVISIBLE = "fine"\n'})
     (repo / "stolen.py").symlink_to(outside / "settings.py")
-    manager = LspManager(repo, only("basedpyright"), env=server_env(tmp_path))
+    manager = LspManager(repo, only("basedpyright"), env=server_env(tmp_path), sandbox=sandbox)
     tools = builtin_tools(["code_search"])
     ctx = context(repo, tmp_path, {"navigation_wait": 60}, manager=manager)
     try:
@@ -65,7 +74,9 @@ def test_hover_does_not_read_a_host_file_through_a_link_in_the_workspace(tmp_pat
     finally:
         for tool in tools.values():
             tool.close()
-    assert "HOSTSECRET" not in leak and "tok_SECRET123" not in leak and "withheld" in leak, leak
+    assert "HOSTSECRET" not in leak and "tok_SECRET123" not in leak, leak
+    if sandbox:  # unconfined the server can read the file: coder withholds what it says
+        assert "withheld" in leak, leak
     assert "VISIBLE" in fine and "withheld" not in fine, fine  # control: a workspace symbol's hover is shown
     assert readable(repo, (repo / "mine.py").as_uri()) and not readable(repo, (repo / "stolen.py").as_uri())
 
@@ -91,3 +102,22 @@ def test_a_server_found_in_the_workspace_through_path_is_not_started(tmp_path: P
     finally:
         manager.close()
     assert not marker.exists()
+
+
+def test_a_confined_server_cannot_write_the_workspace_read_outside_it_or_reach_the_network(tmp_path: Path) -> None:
+    from coder.lsp.confine import confined_command
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("HOSTSECRET")
+    repo = make_repo(tmp_path / "repo", {"main.py": "x = 1\n"})
+    probe = (f"touch {repo}/planted 2>/dev/null && echo WROTE; cat {outside}/secret.txt 2>/dev/null; "
+             f"{sys.executable} -c \"import socket; socket.create_connection(('1.1.1.1', 80), 2)\" 2>/dev/null "
+             "&& echo NET; echo done")
+    command = confined_command(["/bin/sh", "-c", probe], repo, server_env(tmp_path), {})
+    assert command[0].endswith("bwrap")
+    out = subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=60).stdout
+    assert out.strip().endswith("done"), out  # control: it ran
+    assert "WROTE" not in out and "HOSTSECRET" not in out and "NET" not in out, out
+    assert not (repo / "planted").exists()
+    assert confined_command(["/bin/true"], repo, {}, {"enabled": False}) == ["/bin/true"]  # the user's choice

@@ -1,0 +1,47 @@
+"""Language servers run in the sandbox: the same bubblewrap profile as the model's shell, with the workspace
+read-only and no network.
+
+A server reads the whole repository and some of them run programs it names (pyright runs a Python interpreter
+to learn its search paths; others build or load the workspace's code). Pinning each known path is a list that is
+never complete, so the server gets the sandbox's view of the machine instead: system folders and the toolchains
+on PATH read-only, a private HOME and /tmp, no network, no host processes, and the workspace read-only (a server
+writes nothing there; one that tried would be changing files behind the model's and the reviewer's back). The
+server's own install (its command's prefix) and coder's interpreter (pinned as pyright's `pythonPath`) are bound
+read-only so it can start.
+
+With `[sandbox] enabled = false`, or without bwrap, servers run as before, unconfined (the user's choice, as it
+is for the shell)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def confined_command(command: list[str], workspace: Path, env: dict[str, str],
+                     sandbox: dict[str, Any] | None) -> list[str]:
+    """`command` wrapped in bwrap for `workspace`, or `command` itself when the sandbox is off."""
+    from coder.sandbox.profile import SandboxConfig, bwrap_args
+
+    cfg = SandboxConfig.from_dict({**(sandbox or {}), "network": False, "allowed_domains": [], "denied_domains": [],
+                                   "network_presets": []})
+    bwrap = shutil.which("bwrap")
+    if not cfg.enabled or bwrap is None:
+        return command
+    workspace = workspace.resolve()
+    program = Path(command[0])
+    # the server's install and coder's interpreter: bound through the PATH logic (a `bin` entry brings its prefix)
+    extra_path = [str(program.parent), str(Path(program).resolve().parent), str(Path(sys.executable).parent),
+                  str(Path(sys.executable).resolve().parent)]
+    path_var = ":".join([env.get("PATH", ""), *extra_path])
+    args = bwrap_args(workspace, cfg, env_path=path_var)
+    args += ["--ro-bind", str(workspace), str(workspace)]  # over the shell's read-write bind: nothing is written
+    for arg in command[1:]:  # files the user's own server command names (a script, a config)
+        if arg.startswith("/") and Path(arg).exists() and not Path(arg).resolve().is_relative_to(workspace):
+            args += ["--ro-bind", arg, arg]
+    home = env.get("HOME")
+    if home:
+        args += ["--dir", home]  # the server's HOME (caches) on the sandbox's private tmpfs, when it is one
+    return [bwrap, *args, "--", *command]
