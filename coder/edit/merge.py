@@ -239,6 +239,10 @@ def _segment(o_lines: list[str], n_lines: list[str], r_lines: list[str], amap: d
                           "whether those blank lines are new or the file's is not certain")
         if len(o_up) == len(f_up) and len(o_low) == len(f_low):
             return head + pre + n.gap(0) + post + tail
+        if len(o_up) + len(o_low) == len(n.gap(0)) and not (f_up and f_low):
+            # the model keeps the blank lines it saw (o = n, the counting rule's "untouched") and the file has
+            # blank lines on one side only, so no two runs become one: the file's stay as they are
+            return head + pre + f_up + f_low + post + tail
         # old_str shows a gap other than the file has: whether new_str's blank lines keep the file's, or the
         # change deletes some with the lines, is not known
         raise _Unsure("old_str shows the blank lines around the lines it deletes other than the file has them, "

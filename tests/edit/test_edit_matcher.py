@@ -279,3 +279,12 @@ def test_tabs_for_a_four_space_file_with_odd_docstring_indents_nest_by_four() ->
     content = f'class A:\n    """Doc.\n\n{table}    """\n\n    def f(self):\n        a = 1\n        b = 2\n'
     rep = find_replacement(content, "\t\ta = 1\n\t\tb = 2", "\t\tif a:\n\t\t\tb = 2")
     assert rep.apply(content).endswith("        if a:\n            b = 2\n")
+
+
+def test_deleting_a_line_next_to_a_blank_line_old_str_left_out_keeps_the_file_s_blank_line() -> None:
+    # old_str and new_str both leave out the blank line above the deleted comment (o = n): the model did not
+    # mean to touch it, and the file has blank lines on one side of the deleted line only, so it stays
+    content = "\t}, nil\n}\n\n// Parse an object\nfunc parseObject() {\n\treturn\n}\n"
+    rep = find_replacement(content, "\t}, nil\n}\n// Parse an object\nfunc parseObject() {",
+                           "\t}, nil\n}\nfunc parseObject() {")
+    assert rep.apply(content) == "\t}, nil\n}\n\nfunc parseObject() {\n\treturn\n}\n"
