@@ -71,13 +71,41 @@ def commit(ctx: Ctx, arg: str) -> CommandResult:
                          error=not outcome.committed and outcome.reason != "nothing to commit")
 
 
+YES = {"yes", "y", "--yes", "-y"}
+
+
 def undo(ctx: Ctx, arg: str) -> CommandResult:
+    """Undo what the user's last message changed, and nothing else (issue 24, bug 13). `/undo` says first what it
+    will touch, files committed since included; `/undo yes` does it. A last turn that changed nothing has
+    nothing to undo: going further back is `/rewind`'s job, where the person picks the message."""
+    from coder.engine.turns import user_turns
+    from coder.vcs.restore_plan import plan_restore
+
     cp = ctx.session.parts.checkpointer  # None: not a git repository, or --no-checkpoints
     if cp is None:
         return CommandResult("Checkpoints are off (not a git repository, or not in this build): nothing to undo.",
                              error=True)
-    result = cp.undo(force=arg.strip() == "--force")
-    return CommandResult(f"Undone: {result.summary()}." + _changed(result))
+    words = arg.split()
+    turns = user_turns(ctx.session, cp)
+    if not turns:
+        return CommandResult("Nothing to undo: you have not sent a message in this session yet.", error=True)
+    last = turns[-1]
+    said = f"your last message ({last.number}, “{last.short()}”)"
+    current = cp.current()
+    if last.end is None:
+        return CommandResult(f"Nothing to undo: {said} changed no file. `/rewind` lists your messages and what "
+                             "changed after each.", error=True)
+    if current is None or current.id != last.end.id or last.start_id is None:
+        already = current is not None and current.id == last.start_id
+        return CommandResult(("Nothing to undo: the changes of " + said + " are already undone.") if already else
+                             f"Nothing to undo: the files are no longer where {said} left them (a /rewind since?). "
+                             "`/rewind` lists your messages.", error=True)
+    plan = plan_restore(cp, last.start_id)
+    if not YES & set(words):
+        return CommandResult(f"`/undo` would undo the changes of {said}. {plan.describe()}\n\n"
+                             "Type `/undo yes` to do it.")
+    result = cp.restore(last.start_id, force="--force" in words)
+    return CommandResult(f"Undone {said}: {result.summary()}." + _changed(result))
 
 
 def _changed(result: RestoreResult) -> str:
@@ -85,26 +113,53 @@ def _changed(result: RestoreResult) -> str:
     return ("\n\nFiles: " + ", ".join(f"`{p}`" for p in changed[:20])) if changed else ""
 
 
+def _listing(ctx: Ctx, cp: Any) -> CommandResult:
+    """The user's messages, each with what changed after it: the points /rewind goes back to."""
+    from coder.engine.turns import user_turns
+
+    turns = user_turns(ctx.session, cp)
+    if not turns:
+        return CommandResult("No messages yet in this session: nothing to rewind to.")
+    rows = ["| # | when | your message | changed after it |", "| ---: | --- | --- | --- |"]
+    for t in turns:
+        when = time.strftime("%H:%M", time.localtime(t.end.created)) if t.end is not None else ""
+        files = ", ".join(f"`{p}`" for p in t.files[:4]) + (f" +{len(t.files) - 4}" if len(t.files) > 4 else "")
+        text = t.short(50).replace("|", "\\|")
+        rows.append(f"| {t.number} | {when} | {text} | {files or 'nothing'} |")
+    return CommandResult("Your messages (`/rewind N` brings the files back to before message N, then asks "
+                         "`/rewind N yes`; add `--conversation` to cut the conversation there too):\n\n"
+                         + "\n".join(rows))
+
+
 def rewind(ctx: Ctx, arg: str) -> CommandResult:
+    """`/rewind` lists the user's messages; `/rewind N` says what going back to before message N touches,
+    `/rewind N yes` does it (`--conversation`: the conversation too, `--force`: over a conflict)."""
+    from coder.engine.turns import user_turns
+    from coder.vcs.restore_plan import plan_restore
+
     cp = ctx.session.parts.checkpointer  # None: not a git repository, or --no-checkpoints
     if cp is None:
         return CommandResult("Checkpoints are off (not a git repository, or not in this build).", error=True)
     words = arg.split()
     if not words:
-        rows = ["| id | when | label | files |", "| ---: | --- | --- | --- |"]
-        for c in cp.list():
-            when = time.strftime("%H:%M:%S", time.localtime(c.created))
-            rows.append(f"| {c.id} | {when} | {c.label} | {', '.join(c.files_changed[:4])} |")
-        return CommandResult("Checkpoints of this session (`/rewind ID` restores the files, `--conversation` "
-                             "the conversation too, `--force` overrides a conflict):\n\n" + "\n".join(rows))
-    target = words[0]
-    checkpoint = cp.get(int(target) if target.isdigit() else target)
-    result = cp.restore(checkpoint.id, force="--force" in words)
-    text = f"Rewound: {result.summary()}." + _changed(result)
+        return _listing(ctx, cp)
+    turns = user_turns(ctx.session, cp)
+    if not words[0].isdigit() or not 1 <= int(words[0]) <= len(turns):
+        return CommandResult(f"No message {words[0]!r}: `/rewind` lists your messages, numbered "
+                             f"1 to {len(turns)}.", error=True)
+    turn = turns[int(words[0]) - 1]
+    if turn.start_id is None:
+        return CommandResult(f"No checkpoint holds the files as they were before message {turn.number} "
+                             "(pruned, or taken by an older coder).", error=True)
+    said = f"before your message {turn.number} (“{turn.short()}”)"
+    plan = plan_restore(cp, turn.start_id)
+    if not YES & set(words):
+        rest = " ".join(w for w in words[1:] if w not in YES)
+        return CommandResult(f"`/rewind {turn.number}` would bring the files back to {said}. {plan.describe()}"
+                             f"\n\nType `/rewind {turn.number} yes{' ' + rest if rest else ''}` to do it.")
+    result = cp.restore(turn.start_id, force="--force" in words)
+    text = f"Rewound to {said}: {result.summary()}." + _changed(result)
     if "--conversation" in words:
-        try:
-            dropped = ctx.session.rewind_conversation(str(checkpoint.id))
-            text += f"\n\nThe conversation is back there too ({dropped} message(s) dropped)."
-        except KeyError:
-            text += "\n\nThe conversation was kept: this checkpoint is older than what this session remembers."
+        dropped = ctx.session.rewind_conversation(str(turn.start_id), keep=turn.index)
+        text += f"\n\nThe conversation is back there too ({dropped} message(s) dropped)."
     return CommandResult(text)

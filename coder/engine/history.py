@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coder.context.base import Compaction
+from coder.engine.turns import forget_after
 from coder.models.types import Message, TextBlock, ToolResultBlock
 
 INTERRUPTED = "Not run: the session stopped before this tool call finished."
@@ -64,6 +65,7 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
         elif kind == "rewind":
             flush()
             del out.history[int(event["history_len"]):]
+            forget_after(out.history_at, int(event["history_len"]))
         elif kind == "usage":
             out.turns += 1
             out.cost_usd = float(event.get("total_cost_usd", out.cost_usd))

@@ -342,12 +342,16 @@ class Session:
             self.history_at[str(checkpoint.id)] = len(self.history)
             self.emit(ev.CheckpointEvent(str(checkpoint.id), label, changed, len(self.history)))
 
-    def rewind_conversation(self, checkpoint_id: str) -> int:
-        """Cut the conversation back to where it was when checkpoint `checkpoint_id` was taken (the caller
-        restores the files); returns the number of messages dropped. KeyError for an unknown checkpoint."""
-        keep = self.history_at[str(checkpoint_id)]
+    def rewind_conversation(self, checkpoint_id: str, keep: int | None = None) -> int:
+        """Cut the conversation back to where it was when checkpoint `checkpoint_id` was taken, or to `keep`
+        messages (before a user message, for /rewind N); the caller restores the files. Returns the number of
+        messages dropped. KeyError for an unknown checkpoint."""
+        from coder.engine.turns import forget_after
+
+        keep = self.history_at[str(checkpoint_id)] if keep is None else keep
         dropped = len(self.history) - keep
         del self.history[keep:]
+        forget_after(self.history_at, keep)
         self.emit(ev.RewindEvent(str(checkpoint_id), keep))
         return dropped
 

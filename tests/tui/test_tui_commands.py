@@ -91,14 +91,15 @@ def test_undo_rewind_diff_cost_context(factory, git_repo: Path) -> None:
     context = run_slash(opened, "/context").text
     assert "tool results" in context and "system prompt" in context and "of 200,000 tokens" in context
     listing = run_slash(opened, "/rewind").text
-    assert "| 0 |" in listing and "| 1 |" in listing
-    undo = run_slash(opened, "/undo")
+    assert "| 1 |" in listing and "change app" in listing and "`src/app.py`" in listing
+    preview = run_slash(opened, "/undo")
+    assert not preview.error and "src/app.py" in preview.text and "/undo yes" in preview.text
+    undo = run_slash(opened, "/undo yes")
     assert not undo.error and "src/app.py" in undo.text
     assert (git_repo / "src" / "app.py").read_text() == "def greet(name):\n    return 'hello ' + name\n"
     again = run_slash(opened, "/undo")
-    assert again.error and "nothing to undo" in again.text
-    assert not run_slash(opened, "/rewind 1").error
-    assert (git_repo / "src" / "app.py").read_text() == "print('changed')\n"
+    assert again.error and "Nothing to undo" in again.text
+    assert not run_slash(opened, "/rewind 1 yes").error  # before message 1: the state /undo left
 
 
 def test_commit_sessions_resume_clear_quit(factory, git_repo: Path) -> None:

@@ -30,7 +30,10 @@ async def test_undo_restores_the_file_and_commands_render(factory, git_repo: Pat
         await type_and_send(pilot, app, "/diff")
         await wait_for(pilot, lambda: len(app.query(DiffView)) >= 2)
         await type_and_send(pilot, app, "/undo")
-        await wait_for(pilot, lambda: "Undone:" in conversation_text(app))
+        await wait_for(pilot, lambda: "/undo yes" in conversation_text(app))
+        assert "'hi '" in (git_repo / "src" / "app.py").read_text()  # it says first what it will touch
+        await type_and_send(pilot, app, "/undo yes")
+        await wait_for(pilot, lambda: "Undone your last message" in conversation_text(app))
         assert (git_repo / "src" / "app.py").read_text() == ORIGINAL
         await type_and_send(pilot, app, "/help")
         await wait_for(pilot, lambda: "/rewind" in conversation_text(app))

@@ -32,11 +32,11 @@ def run_repl(factory, git_repo: Path, lines: list[str], monkeypatch: pytest.Monk
 
 
 def test_repl_send_approve_command_and_quit(factory, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    text, f = run_repl(factory, git_repo, ["write it", "y", "/diff", "/undo", "/quit"], monkeypatch)
+    text, f = run_repl(factory, git_repo, ["write it", "y", "/diff", "/undo", "/undo yes", "/quit"], monkeypatch)
     assert "ask> write it" in text
     assert "Allow write_file: out.txt?" in text and "deny and stop > y" in text
     assert "✓ wrote out.txt" in text and "+one" in text and "Written." in text
-    assert "checkpoint 1" in text and "Undone:" in text and "Bye." in text
+    assert "checkpoint 1" in text and "/undo yes" in text and "Undone your last" in text and "Bye." in text
     assert not (git_repo / "out.txt").exists()  # /undo removed it
     from coder import paths
     from coder.store.db import SessionStore
