@@ -122,7 +122,7 @@ def _context(ctx: Ctx, arg: str) -> CommandResult:
 def _sessions(ctx: Ctx, arg: str) -> CommandResult:
     if ctx.store is None:
         return CommandResult("The sessions store is not open in this frontend.", error=True)
-    rows = ctx.store.sessions(20, None if arg.strip() == "--all" else str(ctx.workspace))
+    rows = ctx.store.sessions(20, None if arg.strip() == "--all" else str(ctx.workspace), ctx.session.id)
     if not rows:
         return CommandResult("No stored sessions here (`/sessions --all` lists every workspace).")
     # one line a session, the id first as a single unbreakable word: a Markdown table squeezes its columns at 80

@@ -64,6 +64,21 @@ class Opened:
     is_git: bool
     resumed: bool
 
+    def finish(self, reason: str) -> bool:
+        """Close the session and store how it ended; a session that never got a message is deleted with its
+        checkpoints (issue 24: an app opened and closed without a word is not a conversation to list or resume).
+        True when the session is kept."""
+        self.session.close(reason)
+        self.store.set_status(self.session.id, reason)
+        kept = not self.store.discard_if_unused(self.session.id)
+        if not kept and hasattr(self.session.parts.checkpointer, "delete_all"):
+            try:
+                self.session.parts.checkpointer.delete_all()
+            except Exception:  # noqa: BLE001 - its refs are pruned with old sessions anyway
+                pass
+        self.store.close()
+        return kept
+
 
 def git_root(cwd: Path) -> Path | None:
     """The repository `cwd` is in: `cwd` or a folder above it (coder/vcs/repo.py `find_repo`), None when there is

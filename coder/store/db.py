@@ -3,11 +3,18 @@
 WAL mode and one transaction per event: a process killed with SIGKILL loses at most the event in flight, and a
 resumed session rebuilds its history from what is here. The database lives in the state dir
 (`$CODER_STATE_DIR`, else `$XDG_STATE_HOME/coder`).
+
+A session's status says "running" while a process has it open; a process killed with SIGKILL cannot say
+otherwise, so the row also records which process that is (pid, and the host and start time of that process, so
+a reused pid is not taken for it). A "running" row whose process is gone is read as "interrupted" (issue 24,
+bug 12). A session opened and closed without a single message is deleted on close and never listed.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import time
 import uuid
@@ -28,7 +35,9 @@ CREATE TABLE IF NOT EXISTS sessions (
     model TEXT NOT NULL,
     title TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL DEFAULT 'running',
-    parent_id TEXT
+    parent_id TEXT,
+    pid INTEGER,
+    pid_start TEXT
 );
 CREATE TABLE IF NOT EXISTS events (
     session_id TEXT NOT NULL REFERENCES sessions(id),
@@ -53,6 +62,8 @@ class SessionRow:
     title: str
     status: str
     parent_id: str | None
+    pid: int | None = None  # the process that has (or had) it open
+    pid_start: str | None = None  # "host:start time" of that process (a reused pid is another process)
 
 
 @dataclass
@@ -65,6 +76,40 @@ class EventRow:
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.data, "type": self.type, "session_id": self.session_id, "seq": self.seq, "time": self.time}
+
+
+def process_token(pid: int) -> str | None:
+    """"host:start time" of process `pid` (the start time in clock ticks since boot, from /proc), None when
+    there is no such process. Without /proc: "host:?" for a process that exists."""
+    host = socket.gethostname()
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return f"{host}:{stat.rsplit(')', 1)[1].split()[19]}"
+    except (OSError, IndexError):
+        pass
+    if Path("/proc/self/stat").exists():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:
+        pass
+    return f"{host}:?"
+
+
+def _gone(row: SessionRow) -> bool:
+    """True when a "running" session's process is known to be gone (same host, and it is dead or another one)."""
+    if row.status != "running" or not row.pid or not row.pid_start:
+        return False
+    host = row.pid_start.split(":", 1)[0]
+    if host != socket.gethostname():
+        return False  # another machine's process (a shared home): nothing can be said
+    now = process_token(row.pid)
+    return now is None or (not now.endswith(":?") and now != row.pid_start)
+
+
+USED = "EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.type = 'user_message')"
 
 
 def new_session_id() -> str:
@@ -80,6 +125,10 @@ class SessionStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
+            for name, kind in (("pid", "INTEGER"), ("pid_start", "TEXT")):  # a store of an older coder
+                if name not in columns:
+                    self._db.execute(f"ALTER TABLE sessions ADD COLUMN {name} {kind}")
         except (OSError, sqlite3.OperationalError) as exc:
             raise ConfigError(f"the session store {path} cannot be written ({exc}). Point CODER_STATE_DIR or "
                               "XDG_STATE_HOME at a writable folder.") from exc
@@ -94,9 +143,10 @@ class SessionStore:
                        parent_id: str | None = None) -> None:
         now = time.time()
         self._db.execute(
-            "INSERT INTO sessions (id, created, updated, workspace, cwd, model, title, parent_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (session_id, now, now, workspace, cwd, model, title[:200], parent_id),
+            "INSERT INTO sessions (id, created, updated, workspace, cwd, model, title, parent_id, pid, pid_start)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (session_id, now, now, workspace, cwd, model, title[:200], parent_id, os.getpid(),
+             process_token(os.getpid())),
         )
 
     def append(self, session_id: str, event_type: str, data: dict[str, Any]) -> int:
@@ -113,19 +163,50 @@ class SessionStore:
         return seq
 
     def set_status(self, session_id: str, status: str) -> None:
+        """Set the status; "running" also records this process as the one that has the session open."""
+        if status == "running":
+            self._db.execute("UPDATE sessions SET status = ?, updated = ?, pid = ?, pid_start = ? WHERE id = ?",
+                             (status, time.time(), os.getpid(), process_token(os.getpid()), session_id))
+            return
         self._db.execute("UPDATE sessions SET status = ?, updated = ? WHERE id = ?", (status, time.time(), session_id))
+
+    def discard_if_unused(self, session_id: str) -> bool:
+        """Delete a session that never got a user message and has no child sessions (an app opened and closed
+        without a word); True when it was deleted. A list of sessions is a list of conversations."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            used = self._db.execute(
+                f"SELECT {USED} OR EXISTS (SELECT 1 FROM sessions c WHERE c.parent_id = s.id) FROM sessions s "
+                "WHERE s.id = ?", (session_id,)).fetchone()
+            if used is None or used[0]:
+                return False
+            self._db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+            self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        return True
+
+    def _rows(self, rows: list[tuple[Any, ...]]) -> list[SessionRow]:
+        """Rows as SessionRow, a "running" one whose process is gone read (and stored) as "interrupted"."""
+        out = [SessionRow(*row) for row in rows]
+        for row in out:
+            if _gone(row):
+                row.status = "interrupted"
+                self._db.execute("UPDATE sessions SET status = ? WHERE id = ? AND status = 'running'",
+                                 (row.status, row.id))
+        return out
 
     def set_title(self, session_id: str, title: str) -> None:
         self._db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''", (title[:200], session_id))
 
-    def sessions(self, limit: int = 50, workspace: str | None = None) -> list[SessionRow]:
-        query = "SELECT * FROM sessions"
-        args: tuple[Any, ...] = ()
+    def sessions(self, limit: int = 50, workspace: str | None = None, current: str | None = None) -> list[SessionRow]:
+        """The newest `limit` sessions that have a conversation (at least one user message), and `current` (the
+        caller's own session) even before its first message."""
+        query = f"SELECT * FROM sessions s WHERE ({USED} OR s.id = ?)"
+        args: tuple[Any, ...] = (current or "",)
         if workspace:
-            query += " WHERE workspace = ?"
-            args = (workspace,)
+            query += " AND workspace = ?"
+            args = (*args, workspace)
         query += " ORDER BY updated DESC LIMIT ?"
-        return [SessionRow(*row) for row in self._db.execute(query, (*args, limit))]
+        return self._rows(self._db.execute(query, (*args, limit)).fetchall())
 
     def session(self, session_id: str) -> SessionRow:
         """The session `session_id`, or the only one whose id starts with it."""
@@ -135,19 +216,18 @@ class SessionStore:
         if len(rows) != 1:
             problem = "no session" if not rows else f"{len(rows)} sessions"
             raise UsageError(f"{problem} matching {session_id!r} in {self.path}; `coder sessions` lists them.")
-        return SessionRow(*rows[0])
+        return self._rows(rows)[0]
 
     def latest(self, workspace: str | None = None) -> SessionRow | None:
         """The most recently updated top-level session that has at least one user message (what --continue
         picks: an app opened and closed without a word, or a subagent's session, is not a conversation)."""
-        query = ("SELECT * FROM sessions s WHERE parent_id IS NULL AND EXISTS (SELECT 1 FROM events e WHERE "
-                 "e.session_id = s.id AND e.type = 'user_message')")
+        query = f"SELECT * FROM sessions s WHERE parent_id IS NULL AND {USED}"
         args: tuple[Any, ...] = ()
         if workspace:
             query += " AND workspace = ?"
             args = (workspace,)
         row = self._db.execute(query + " ORDER BY updated DESC LIMIT 1", args).fetchone()
-        return SessionRow(*row) if row else None
+        return self._rows([row])[0] if row else None
 
     def events(self, session_id: str) -> Iterator[EventRow]:
         for sid, seq, when, etype, data in self._db.execute(

@@ -185,12 +185,10 @@ class CoderApp(NotifyActions, WorkView, ConversationView, InputHelpers, KeyActio
         if self.opened is None:
             return
         opened, self.opened = self.opened, None
-        self.last_session_id = opened.session.id
         self.stop_notifier()
         try:
-            opened.session.close(reason)
-            opened.store.set_status(opened.session.id, reason)
-            opened.store.close()
+            kept = opened.finish(reason)
+            self.last_session_id = opened.session.id if kept else None
         except Exception:  # noqa: BLE001 - closing must not keep the user from leaving
             pass
 

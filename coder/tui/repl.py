@@ -196,12 +196,9 @@ class Repl:
             return
         opened, self.opened = self.opened, None
         self.notifier.close()  # notification hooks still running finish first
-        if reason == "done":
+        if opened.finish(reason) and reason == "done":
             self.printer.line(f"Session {opened.session.id} is saved; `coder --resume {opened.session.id}` goes on "
                               "with it.", "dim")
-        opened.session.close(reason)
-        opened.store.set_status(opened.session.id, reason)
-        opened.store.close()
 
     def mode(self) -> str:
         from coder.commands.modes import current_mode

@@ -105,7 +105,7 @@ async def test_session_ids_are_never_cut_at_80_columns(factory, git_repo: Path, 
         await wait_for(pilot, lambda: "/resume ID" in screen_text(app))
         await pilot.pause(0.2)
         screen = screen_text(app)
-        ids = [row.id for row in app.opened.store.sessions(20, str(git_repo))]
+        ids = [row.id for row in app.opened.store.sessions(20, str(git_repo), app.opened.session.id)]
         assert len(ids) == 4
         for sid in ids:
             assert sid in screen, screen  # whole, on one line: it can be copied into /resume
