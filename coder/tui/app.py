@@ -73,7 +73,7 @@ class CoderApp(NotifyActions, WorkView, ConversationView, InputHelpers, KeyActio
         self.queued: list[str] = []
         self.stream: Any = None
         self.stream_block: Any = None
-        self.tool_blocks: dict[str, ToolBlock] = {}
+        self.tool_blocks: dict[str, list[ToolBlock]] = {}  # call id -> blocks awaiting a result
         self.ask_future: Future | None = None
         self.trust_future: Future | None = None
         self.prompt_widget: PermissionPrompt | None = None

@@ -132,7 +132,7 @@ class ConversationView:
         elif isinstance(item, ev.ToolCallRequested):
             await self.end_stream()
             block = ToolBlock(item.id, item.tool, item.input)
-            self.tool_blocks[item.id] = block
+            self.tool_blocks.setdefault(item.id, []).append(block)  # a list: ids can repeat (bug 8)
             self.add_block(block)
         elif isinstance(item, (ev.PlanProposed, ev.PlanDecision, ev.TodoUpdated)):
             self.work_event(item, replay)  # issue 19: plans and the task list (coder/tui/work_view.py)
@@ -140,12 +140,12 @@ class ConversationView:
             self.prompt_widget = PermissionPrompt(item.id, item.tool, item.input, item.reason, item.suggested_rule)
             self.add_block(self.prompt_widget)
         elif isinstance(item, (ev.ToolCallApproved, ev.ToolCallDenied)):
-            block = self.tool_blocks.get(item.id)
+            block = self._running_block(item.id)
             if block is not None and (item.by != "policy" or isinstance(item, ev.ToolCallDenied)):
                 block.note(f"{'allowed' if isinstance(item, ev.ToolCallApproved) else 'denied'} by {item.by}")
         elif isinstance(item, ev.ToolCallFinished):
-            block = self.tool_blocks.pop(item.id, None)
-            if block is None:
+            block = self._take_block(item.id)
+            if block is None:  # paged out while it ran: the result gets a block of its own
                 block = ToolBlock(item.id, item.tool, item.input)
                 self.add_block(block)
             block.finish(item.output, item.is_error, item.duration_s, str(item.data.get("diff", "") or ""),
@@ -173,6 +173,29 @@ class ConversationView:
         elif isinstance(item, ev.TurnEnd) and not replay:
             await self.end_stream()
             self.turn_ended(item.reason)
+
+    def _running_block(self, call_id: str) -> ToolBlock | None:
+        """The oldest block of `call_id` still waiting for its result. Tool ids are not always unique (a local
+        OpenAI-compatible server may repeat them): a block per id lost a result when two were in flight."""
+        blocks = self.tool_blocks.get(call_id)
+        return blocks[0] if blocks else None
+
+    def _take_block(self, call_id: str) -> ToolBlock | None:
+        blocks = self.tool_blocks.get(call_id)
+        if not blocks:
+            return None
+        block = blocks.pop(0)
+        if not blocks:
+            del self.tool_blocks[call_id]
+        return block
+
+    def _forget_block(self, block: ToolBlock) -> None:
+        """A block paged out of the conversation no longer waits for a result."""
+        blocks = self.tool_blocks.get(block.call_id)
+        if blocks and block in blocks:
+            blocks.remove(block)
+            if not blocks:
+                del self.tool_blocks[block.call_id]
 
     def turn_ended(self, reason: str) -> None:
         self.busy = False
@@ -214,7 +237,7 @@ class ConversationView:
         dropped = pending[: len(pending) - len(keep)]
         for widget in dropped:
             if isinstance(widget, ToolBlock):
-                self.tool_blocks.pop(widget.call_id, None)
+                self._forget_block(widget)
         self.hidden_blocks += len(dropped)
         conversation = self.conversation
         conversation.mount_all(keep)
@@ -224,7 +247,7 @@ class ConversationView:
             old = [c for c in conversation.children[: excess + 2] if c not in protected][:excess]
             for child in old:
                 if isinstance(child, ToolBlock):
-                    self.tool_blocks.pop(child.call_id, None)
+                    self._forget_block(child)
             self.hidden_blocks += len(old)
             conversation.remove_children(old)
 

@@ -158,7 +158,13 @@ class ToolBlock(Collapsible):
         self.body: tuple[str, str] | None = None  # (output, diff) not yet turned into widgets
         self.parts = (f"⋯ {self.call_title}", "", "")  # (call, result, duration): the title, fitted to the width
         self.finished = False
+        self.ready = False  # composed and mounted: its Contents can take the output widgets
+        self.waiting: list[Widget] = []  # output widgets made before the block was ready for them
         super().__init__(title=shown_title(f"⋯ {self.call_title}"), collapsed=True)  # type: ignore[arg-type]
+
+    def on_mount(self) -> None:
+        self.ready = True
+        self._place_body()
 
     def note(self, text: str) -> None:
         if not self.finished:  # a late note never hides a result
@@ -210,11 +216,19 @@ class ToolBlock(Collapsible):
                                        classes="raw"))
         elif output:
             widgets.append(Static(shown(output), classes="output"))
+        self.waiting.extend(widgets)
+        self._place_body()
+
+    def _place_body(self) -> None:
+        """Mount the waiting output once the block is mounted (issue 24, bug 8). A result can come before the
+        block is composed, or while it composes; adding to the list `compose` reads lost it in that moment,
+        so the output waits here until `on_mount`, when the Contents are surely there."""
+        if not self.waiting or not self.ready:
+            return
         found = self.query(Collapsible.Contents)
         if found:
+            widgets, self.waiting = self.waiting, []
             found.first().mount_all(widgets)
-        else:  # finished in the same batch it was requested in: not composed yet
-            self._contents_list.extend(widgets)
 
 
 class StatusBar(Static):
