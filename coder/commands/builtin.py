@@ -16,6 +16,7 @@ from coder.commands import work
 from coder.commands.base import Command, CommandResult, Ctx
 from coder.commands.git import commit, diff, review, rewind, undo
 from coder.commands.modes import current_mode, set_mode
+from coder.commands.perms import permissions
 from coder.config import MODES
 
 if TYPE_CHECKING:
@@ -207,6 +208,8 @@ BUILTINS: dict[str, Command] = {c.name: c for c in (
     Command("help", "this list", "", _help),
     Command("model", "show or switch the model", "[PROVIDER:NAME]", _model),
     Command("mode", "show or set the permission mode: plan, ask, auto-edit, auto", "[MODE]", _mode),
+    Command("permissions", "the rules your “always” answers saved; remove N takes one back", "[remove N]",
+            permissions),
     Command("compact", "summarise the conversation now", "[focus]", _compact),
     Command("cost", "tokens and cost of this session", "", _cost),
     Command("context", "what fills the context window", "", _context),

@@ -230,6 +230,24 @@ class RulePolicy:
         os.replace(tmp, path)
 
 
+def forget_project_rule(project_dir: Path, rule: str) -> bool:
+    """Remove an "always, in this project" answer from the user's file for `project_dir` (`/permissions`);
+    True when it was there."""
+    path = remembered_rules_path(project_dir)
+    data = load_project_file(path)
+    allow = data.get("allow", [])
+    if rule not in allow:
+        return False
+    allow.remove(rule)
+    data["workspace"] = str(project_dir)  # type: ignore[assignment]
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".permissions.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+    return True
+
+
 def _names(target: Target | None) -> tuple[str | None, ...]:
     return (None,) if target is None else target.names
 

@@ -20,7 +20,7 @@ from coder.engine.session import Limits, Session, SessionParts
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
 from coder.store.db import SessionStore, new_session_id
-from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult
 
 WRITE = ToolContract("write_file", "Write a file.", {"type": "object", "properties": {
     "path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}, "write")
@@ -47,6 +47,11 @@ class EchoShell(Tool):
     """Stands in for the sandboxed shell: echoes, so tests need no sandbox."""
 
     contract = SHELL
+
+    def facts(self, args: dict[str, Any]) -> CallFacts:
+        """A shell, as the real one says (the rules policy matches `bash(...)` rules on the line)."""
+        return CallFacts(f"bash: {args.get('command', '')}", str(args.get("command", "")),
+                         shell=str(args.get("command", "")))
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult(f"ran: {args['command']}\nexit 0")
