@@ -13,8 +13,9 @@ def register(sub) -> None:
     p.add_argument("id", nargs="?", help="session id (a unique prefix is enough)")
     p.add_argument("--all", action="store_true", help="list sessions of every workspace, not just this one")
     p.add_argument("--limit", type=int, default=30)
-    p.add_argument("--format", choices=("jsonl", "adp"), default="jsonl",
-                   help="export format: our event JSONL (default) or the Agent Data Protocol shape")
+    p.add_argument("--format", choices=("jsonl", "adp", "md"), default="jsonl",
+                   help="export format: our event JSONL (default), the Agent Data Protocol shape, or a Markdown "
+                        "transcript")
     p.set_defaults(func=sessions_command)
 
 
@@ -53,7 +54,11 @@ def sessions_command(args) -> int:
     row = store.session(args.id)
     events = [e.to_dict() for e in store.events(row.id)]
     if args.action == "export":
-        if args.format == "adp":
+        if args.format == "md":
+            from coder.commands.transcript import transcript_markdown
+
+            print(visible(transcript_markdown(row, events)), end="")
+        elif args.format == "adp":
             from coder.store.export import to_adp
 
             print(inert_json(json.dumps(to_adp(row, events), ensure_ascii=False)))

@@ -17,6 +17,7 @@ from coder.commands.base import Command, CommandResult, Ctx
 from coder.commands.git import commit, diff, review, rewind, undo
 from coder.commands.modes import current_mode, set_mode
 from coder.commands.perms import permissions
+from coder.commands.transcript import export
 from coder.config import MODES
 
 if TYPE_CHECKING:
@@ -221,6 +222,7 @@ BUILTINS: dict[str, Command] = {c.name: c for c in (
             "[yes] [--force]", undo),
     Command("rewind", "list your messages and what changed after each, or go back to before one",
             "[N] [yes] [--conversation]", rewind),
+    Command("export", "write this session's transcript as Markdown", "[FILE]", export),
     Command("sessions", "stored sessions of this repository", "[--all]", _sessions),
     Command("resume", "go on with a stored session", "[ID]", _resume),
     Command("clear", "start a fresh session", "", _clear),
