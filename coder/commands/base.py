@@ -29,6 +29,9 @@ class CommandResult:
     send: str | None = None  # send this as the user's message (custom commands)
     mode: str | None = None  # the permission mode after the command (for the status bar)
     model: str | None = None  # the model after the command
+    #: (command, title, [(value, label)]): the app offers a searchable list and runs `/command VALUE` with the
+    #: choice; the REPL prints `text` instead
+    pick: tuple[str, str, list[tuple[str, str]]] | None = None
 
 
 @dataclass

@@ -23,6 +23,13 @@ from coder.config import MODES
 if TYPE_CHECKING:
     from coder.store.db import SessionStore
 
+def known_models() -> list[str]:
+    """`provider:family` of every model the model table knows, for `/model` without an argument."""
+    from coder.models.model_table import load_table
+
+    return [f"{info.provider}:{info.family}" for info in load_table()]
+
+
 # ---- built-in commands ----------------------------------------------------------------------------------------
 def _help(ctx: Ctx, arg: str) -> CommandResult:
     lines = ["| command | what it does |", "| --- | --- |"]
@@ -38,8 +45,10 @@ def _help(ctx: Ctx, arg: str) -> CommandResult:
 def _model(ctx: Ctx, arg: str) -> CommandResult:
     provider = ctx.session.parts.provider
     if not arg:
+        models = [(m, m + ("  (current)" if m == provider.spec else "")) for m in known_models()]
         return CommandResult(f"Model: `{provider.spec}` (context window {provider.context_window:,} tokens). "
-                             "`/model PROVIDER:NAME` switches.", model=provider.spec)
+                             "`/model PROVIDER:NAME` switches.", model=provider.spec,
+                             pick=("model", f"Model (now {provider.spec})", models))
     from coder.models.registry import create_provider as create
 
     new = create(arg.strip(), ctx.config)
@@ -140,6 +149,11 @@ def _sessions(ctx: Ctx, arg: str) -> CommandResult:
                          "\n\n`/resume ID` goes on with one.")
 
 
+def _session_label(store: Any, row: Any) -> str:
+    title = " ".join((row.title or first_user_text(store, row.id)).split())[:70] or "(no prompt yet)"
+    return f"{time.strftime('%m-%d %H:%M', time.localtime(row.updated))} · {row.status} · {title} · {row.id}"
+
+
 def _md_escape(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
 
@@ -154,7 +168,11 @@ def first_user_text(store: SessionStore, session_id: str) -> str:
 
 def _resume(ctx: Ctx, arg: str) -> CommandResult:
     if not arg.strip():
-        return _sessions(ctx, "")
+        listing = _sessions(ctx, "")
+        if ctx.store is not None:
+            rows = [r for r in ctx.store.sessions(50, str(ctx.workspace)) if r.id != ctx.session.id]
+            listing.pick = ("resume", "Resume a session", [(r.id, _session_label(ctx.store, r)) for r in rows])
+        return listing
     if ctx.store is None:
         return CommandResult("The sessions store is not open in this frontend.", error=True)
     row = ctx.store.session(arg.strip())  # UsageError names the problem

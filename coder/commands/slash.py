@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coder.commands.base import Command, CommandResult, Ctx
-from coder.commands.builtin import ALIASES, BUILTINS, bye
+from coder.commands.builtin import ALIASES, BUILTINS, bye, known_models
 from coder.engine.session import Session
 from coder.errors import CoderError
 
@@ -71,13 +71,6 @@ def completions(workspace: Path, prefix: str) -> list[tuple[str, str]]:
     return [(n, c.summary) for n, c in sorted(all_commands(workspace).items()) if n.startswith(prefix.lower())]
 
 
-def known_models() -> list[str]:
-    """`provider:family` of every model the model table knows, for `/model` without an argument."""
-    from coder.models.model_table import load_table
-
-    return [f"{info.provider}:{info.family}" for info in load_table()]
-
-
 def _models_text(current: str | None = None) -> str:
     head = f"Model: `{current}`. " if current else ""
     names = ", ".join(f"`{m}`" for m in known_models())
@@ -97,7 +90,7 @@ def run_without_session(workspace: Path, line: str) -> CommandResult:
             lines.append(f"- {mark} **{c.name}** {c.detail}" + (f" (fix: `{c.fix}`)" if not c.ok and c.fix else ""))
         return CommandResult("\n".join(lines))
     if name == "model":
-        return CommandResult(_models_text())
+        return CommandResult(_models_text(), pick=("model", "Open a session with", [(m, m) for m in known_models()]))
     if name == "quit":
         return bye()
     if name == "help":

@@ -26,15 +26,15 @@ from textual.widget import Widget
 
 from coder import events as ev
 from coder.tui.app_notify import NotifyActions
+from coder.tui.commands_view import CommandActions
 from coder.tui.common import GitState, InputHistory, options_from_args, tool_title
 from coder.tui.inputs import InputHelpers
 from coder.tui.keys import KeyActions
-from coder.tui.view import MAX_BLOCKS, ConversationView, markdown_block
+from coder.tui.view import MAX_BLOCKS, ConversationView
 from coder.tui.widgets import (
     PROMPT_PLACEHOLDER,
     CompletionList,
     Conversation,
-    DiffView,
     NoteBlock,
     PermissionPrompt,
     PromptInput,
@@ -48,7 +48,7 @@ DRAIN_INTERVAL = 0.05
 Opener = Callable[[Callable[[ev.Event], None], Callable[[Any], Any], Any], Any]
 
 
-class CoderApp(NotifyActions, WorkView, ConversationView, InputHelpers, KeyActions, App):
+class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputHelpers, KeyActions, App):
     TITLE = "coder"
     CSS = """
     Screen { layout: vertical; }
@@ -272,68 +272,6 @@ class CoderApp(NotifyActions, WorkView, ConversationView, InputHelpers, KeyActio
                 done.set()
 
         self.run_worker(work, thread=True, group="turn")
-
-    def run_command(self, line: str) -> None:
-        from coder.commands.base import CommandResult
-        from coder.commands.slash import parse, run_slash
-
-        name, arg = parse(line)
-        if name == "quit":
-            self.exit()
-            return
-        if self.opened is None and name == "model" and arg.strip():
-            self.args.model = arg.strip()
-            self.open_session(model=arg.strip())
-            return
-        if self.opened is None and self.info["state"] == "starting":
-            self.add_block(NoteBlock(f"/{name} waits for the session to open (a moment).", "error"))
-            return
-        opened, busy = self.opened, self.busy
-        self.add_block(NoteBlock(f"› {line}"))
-        if not busy:  # /review and /commit take seconds: the status bar says what runs, with its time
-            self.info["state"] = f"/{name}"
-            self.work_started = time.monotonic()
-            self.refresh_status()
-
-        def work() -> None:
-            from coder.commands.slash import run_without_session
-
-            try:
-                if opened is None:  # no session (a broken config): /doctor, /model, /help still answer
-                    result = run_without_session(self._workspace(), line)
-                else:
-                    result = run_slash(opened, line, busy=busy)
-            except Exception as exc:  # noqa: BLE001 - a command bug is shown, never ends the session
-                result = CommandResult(f"/{name} failed: {type(exc).__name__}: {exc}", error=True)
-            self.call_from_thread(self.apply_result, result)
-
-        self.run_worker(work, thread=True, group="command")
-
-    def _workspace(self) -> Any:
-        return self.opened.workspace if self.opened is not None else options_from_args(self.args).cwd
-
-    def apply_result(self, result: Any) -> None:
-        if self.info["state"].startswith("/"):
-            self.info["state"] = "idle" if self.opened is not None else "no session"
-        if result.model:
-            self.info["model"] = result.model
-        if result.text:
-            if result.error:
-                self.add_block(NoteBlock(result.text, "error"))
-            else:
-                self.add_block(markdown_block(result.text, "command"))
-        if result.diff:
-            self.add_block(DiffView(result.diff))
-        if result.quit:
-            self.exit()
-        elif result.new_session:
-            self.switch_session(None)
-        elif result.resume:
-            self.switch_session(result.resume)
-        elif result.send:
-            self.submit(result.send)
-        self.refresh_status()
-        self.refresh_git()
 
     # ---- keys -------------------------------------------------------------------------------------------------
     def interrupt(self) -> None:

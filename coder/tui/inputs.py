@@ -113,13 +113,13 @@ class InputHelpers:
             box.post_message(PromptInput.Submitted(box.text))
 
     def _modal(self) -> Any:
-        """The history search when it is open: the app's keys are priority bindings, so they reach the app even
+        """The history search or a picker when open: the app's keys are priority bindings, so they reach the app even
         over a modal screen and must hand Esc / Ctrl+R / Ctrl+C to it (or the modal stays up and the next prompt
         typed goes into its filter instead of the input)."""
-        from coder.tui.screens import HistorySearch
+        from coder.tui.screens import HistorySearch, Picker
         from coder.tui.work_view import PlanScreen  # issue 19: Esc / Ctrl+C on the plan stop the turn
 
-        return self.screen if isinstance(self.screen, (HistorySearch, PlanScreen)) else None
+        return self.screen if isinstance(self.screen, (HistorySearch, Picker, PlanScreen)) else None
 
     def action_history_search(self) -> None:
         from coder.tui.screens import HistorySearch

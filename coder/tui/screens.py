@@ -1,4 +1,5 @@
-"""Ctrl+R: search the input history (of every session) and put the chosen prompt back in the input."""
+"""Modal lists: `Picker` picks a command's argument (`/resume`, `/model`) from a searchable list; Ctrl+R's
+`HistorySearch` is a picker over the input history (of every session) that puts the chosen prompt back."""
 
 from __future__ import annotations
 
@@ -14,37 +15,45 @@ from coder.termsafe import visible
 from coder.tui.common import InputHistory, one_line
 
 
-class HistorySearch(ModalScreen[str | None]):
-    DEFAULT_CSS = """
-    HistorySearch { align: center bottom; }
-    HistorySearch > Vertical { width: 100%; height: auto; max-height: 70%; border: round $accent;
-                               background: $surface; padding: 0 1; }
-    HistorySearch OptionList { height: auto; max-height: 20; }
-    """
-    BINDINGS = [Binding("escape", "dismiss_none", "cancel"), Binding("ctrl+r", "next", "older match")]
+class Picker(ModalScreen[str | None]):
+    """Type to filter (every word must occur), Up/Down or Ctrl+R to move, Enter picks, Esc cancels."""
 
-    def __init__(self, history: InputHistory, needle: str = "") -> None:
+    DEFAULT_CSS = """
+    Picker { align: center bottom; }
+    Picker > Vertical { width: 100%; height: auto; max-height: 80%; border: round $accent; background: $surface;
+                        padding: 0 1; }
+    Picker OptionList { height: auto; max-height: 20; }
+    """
+    BINDINGS = [Binding("escape", "dismiss_none", "cancel"), Binding("ctrl+r", "next", "next match"),
+                Binding("down", "move(1)", show=False), Binding("up", "move(-1)", show=False)]
+
+    def __init__(self, title: str, items: list[tuple[str, str]], needle: str = "") -> None:
         super().__init__()
-        self.history = history
+        self.title_text = title
+        self.items = items  # (value, label)
         self.needle = needle
-        self.matches: list[str] = []
+        self.matches: list[tuple[str, str]] = []
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("History search (Enter picks, Esc cancels, Ctrl+R next):")
-            yield Input(value=self.needle, placeholder="type to filter", id="needle")
-            yield OptionList(id="matches")
+            yield Static(Content(visible(self.title_text)))
+            yield Input(value=self.needle, placeholder="type to filter", id="filter")
+            yield OptionList(id="choices")
 
     def on_mount(self) -> None:
         self._fill(self.needle)
         self.query_one(Input).focus()
 
+    def candidates(self, needle: str) -> list[tuple[str, str]]:
+        words = needle.lower().split()
+        return [(v, label) for v, label in self.items if all(w in label.lower() for w in words)]
+
     def _fill(self, needle: str) -> None:
-        self.matches = self.history.search(needle)
+        self.matches = self.candidates(needle)
         options = self.query_one(OptionList)
         options.clear_options()
-        # literal (an Option's str is markup) and with control characters shown: history can hold pasted text
-        options.add_options([Option(Content(visible(one_line(m, 160)))) for m in self.matches])
+        # literal (an Option's str is markup) and with control characters shown: labels hold pasted text
+        options.add_options([Option(Content(visible(one_line(label, 160)))) for _, label in self.matches])
         if self.matches:
             options.highlighted = 0
 
@@ -53,15 +62,29 @@ class HistorySearch(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         index = self.query_one(OptionList).highlighted
-        self.dismiss(self.matches[index] if self.matches and index is not None else None)
+        self.dismiss(self.matches[index][0] if self.matches and index is not None else None)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.matches[event.option_index])
+        self.dismiss(self.matches[event.option_index][0])
 
-    def action_next(self) -> None:
+    def action_move(self, delta: int) -> None:
         options = self.query_one(OptionList)
         if self.matches:
-            options.highlighted = ((options.highlighted or 0) + 1) % len(self.matches)
+            options.highlighted = ((options.highlighted or 0) + delta) % len(self.matches)
+
+    def action_next(self) -> None:
+        self.action_move(1)
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+
+class HistorySearch(Picker):
+    """Ctrl+R: the input history, newest first, matched as `InputHistory.search` does."""
+
+    def __init__(self, history: InputHistory, needle: str = "") -> None:
+        super().__init__("History search (Enter picks, Esc cancels, Ctrl+R next):", [], needle)
+        self.history = history
+
+    def candidates(self, needle: str) -> list[tuple[str, str]]:
+        return [(m, m) for m in self.history.search(needle)]

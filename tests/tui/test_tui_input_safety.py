@@ -209,8 +209,13 @@ async def test_broken_config_doctor_and_model_answer(factory, git_repo: Path, tm
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.info["state"] == "no session")
         assert "/doctor" in conversation_text(app)
-        await type_and_send(pilot, app, "/model")
-        await wait_for(pilot, lambda: "anthropic:claude-sonnet-4-6" in conversation_text(app))
+        await type_and_send(pilot, app, "/model")  # a picker of the model table's models
+        from coder.tui.screens import Picker
+
+        await wait_for(pilot, lambda: isinstance(app.screen, Picker))
+        assert ("anthropic:claude-sonnet-4-6", "anthropic:claude-sonnet-4-6") in app.screen.items
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, Picker))
         await type_and_send(pilot, app, "/doctor")
         await wait_for(pilot, lambda: "**python**" in conversation_text(app) or "python" in conversation_text(app)
                        and "refused" not in conversation_text(app) and "/doctor" in conversation_text(app)
