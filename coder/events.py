@@ -41,6 +41,8 @@ class SessionStart(Event):
 class UserMessage(Event):
     type: ClassVar[str] = "user_message"
     text: str
+    #: files the message attached with `@path` (coder/engine/mentions.py): path, start, end, text, note
+    attachments: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coder.context.base import Compaction
+from coder.engine.mentions import blocks
 from coder.engine.turns import forget_after
 from coder.models.types import Message, TextBlock, ToolResultBlock
 
@@ -43,7 +44,8 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
         kind = event["type"]
         if kind == "user_message":
             flush()
-            out.history.append(Message.user_text(event["text"]))
+            attached = blocks(event.get("attachments") or [])  # `@path` files, sent again as they were
+            out.history.append(Message("user", [TextBlock(event["text"]), *(TextBlock(b) for b in attached)]))
             out.task = out.task or event["text"]
         elif kind == "assistant_message":
             flush()

@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from coder import events as ev
@@ -132,8 +133,12 @@ class Session:
         # the user may have edited files since the last turn: record that state so /undo stops there
         self._checkpoint(f"before turn {self.stats.turns + 1}", ours=False)
         if text is not None:
-            self.emit(ev.UserMessage(text))
-            self.history.append(Message.user_text(text))
+            from coder.engine.mentions import as_dicts, blocks, find
+
+            ctx = self.parts.tool_ctx
+            attached = as_dicts(find(text, Path(ctx.workspace), Path(ctx.cwd)))  # `@path` attaches the file
+            self.emit(ev.UserMessage(text, attached))
+            self.history.append(Message("user", [TextBlock(text), *(TextBlock(b) for b in blocks(attached))]))
             if not self.parts.pinned.task:
                 self.parts.pinned.task = text
         self.stats.turn_started = time.monotonic()

@@ -92,6 +92,10 @@ class Printer:
         elif isinstance(event, ev.UserMessage):
             if replay:
                 self.line(f"> {event.text}", "bold")
+            if event.attachments:  # `@path`: the file went along (coder/engine/mentions.py)
+                from coder.engine.mentions import Attachment
+
+                self.line("  attached " + ", ".join(Attachment(**a).label() for a in event.attachments), "dim")
         elif isinstance(event, ev.AssistantMessage):
             if replay or not self.streaming:
                 texts = [b.get("text", "") for b in event.message.get("content", []) if b.get("type") == "text"]

@@ -124,6 +124,8 @@ class ConversationView:
                                          (" (resumed)" if item.resumed else "")))
         elif isinstance(item, ev.UserMessage):
             self.add_block(UserBlock(item.text))
+            if item.attachments:  # `@path`: the file went along (coder/engine/mentions.py)
+                self.add_block(NoteBlock("attached " + ", ".join(_attached(a) for a in item.attachments)))
         elif isinstance(item, ev.AssistantMessage):
             streamed = await self.end_stream()
             texts = [b.get("text", "") for b in item.message.get("content", []) if b.get("type") == "text"]
@@ -309,6 +311,12 @@ def _home(path: str) -> str:
 
     home = os.path.expanduser("~")
     return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) else path
+
+
+def _attached(a: dict[str, Any]) -> str:
+    from coder.engine.mentions import Attachment
+
+    return visible(Attachment(**a).label())
 
 
 def _short(n: int) -> str:

@@ -1,0 +1,97 @@
+"""`@path` in a user message attaches the file's content (issue 24): `explain @src/app.py`, or a range of lines
+`@src/app.py:10-40` (`:10` is one line). Completing the path was all `@` did; the model then had to spend a tool
+call (and, in ask mode, the person an approval) to read a file the person had already named.
+
+A mention is `@` at the start of a word followed by a path relative to the working directory. It attaches only a
+regular file inside the workspace, read beneath it without following a symlink out (coder/fsbeneath.py); a
+mention that names nothing (an npm scope, a handle) is left as typed. The content goes to the model as extra
+text blocks of the same user message, so the message as typed stays what people see; the events keep the
+attachments, so a resumed session sends the same message again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+MENTION = re.compile(r"(?<![\w@/])@([\w.~+\-/]+)(?::(\d+)(?:-(\d+))?)?")
+MAX_BYTES = 256 * 1024  # a bigger file is cut: the model can read the rest with its tools
+MAX_FILES = 10
+
+
+@dataclass
+class Attachment:
+    path: str  # workspace-relative
+    start: int  # first line, 1-based
+    end: int  # last line (inclusive)
+    text: str
+    note: str = ""  # "cut at 256 KB" and the like
+
+    def block(self) -> str:
+        """The text the model gets for it."""
+        note = f" note=\"{self.note}\"" if self.note else ""
+        return f'<file path="{self.path}" lines="{self.start}-{self.end}"{note}>\n{self.text}\n</file>'
+
+    def label(self) -> str:
+        return f"{self.path}:{self.start}-{self.end}" if self.start > 1 or self.note.startswith("lines") \
+            else f"{self.path} ({self.end} lines)"
+
+
+def find(text: str, workspace: Path, cwd: Path | None = None) -> list[Attachment]:
+    """The files `text` mentions, read (at most MAX_FILES, each once)."""
+    from coder.fsbeneath import read_beneath
+
+    out: list[Attachment] = []
+    seen: set[tuple[str, int | None, int | None]] = set()
+    root = Path(os.path.realpath(workspace))
+    base = Path(os.path.realpath(cwd or workspace))
+    for m in MENTION.finditer(text):
+        raw, first, last = m.group(1), m.group(2), m.group(3)
+        for candidate in (raw, raw.rstrip(".,;:!?)")):  # "see @a.py." ends a sentence
+            rel = _inside(root, base, candidate)
+            data = read_beneath(root, rel, MAX_BYTES + 1) if rel else None
+            if data is None:
+                continue
+            start = int(first) if first else None
+            end = int(last) if last else (start if first else None)
+            key = (rel, start, end)
+            if key not in seen and len(out) < MAX_FILES:
+                seen.add(key)
+                out.append(_attachment(rel, data, start, end))
+            break
+    return out
+
+
+def _inside(root: Path, base: Path, name: str) -> str | None:
+    path = Path(os.path.normpath(base / name))
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return None
+    return None if str(rel) in (".", "") else rel.as_posix()
+
+
+def _attachment(rel: str, data: bytes, start: int | None, end: int | None) -> Attachment:
+    note = ""
+    if len(data) > MAX_BYTES:
+        data, note = data[:MAX_BYTES], f"cut at {MAX_BYTES // 1024} KB"
+    if b"\0" in data[:8192]:
+        return Attachment(rel, 1, 1, "(binary file, not attached)", "binary")
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    first = max(1, start or 1)
+    last = min(len(lines), end or len(lines)) if lines else 0
+    if start is not None:
+        note = note or f"lines {first}-{last} of {len(lines)}"
+    return Attachment(rel, first, max(last, first - 1), "\n".join(lines[first - 1:last]), note)
+
+
+def as_dicts(attachments: list[Attachment]) -> list[dict[str, Any]]:
+    return [asdict(a) for a in attachments]
+
+
+def blocks(attachments: list[dict[str, Any]]) -> list[str]:
+    """The model's text blocks of stored attachments (the event's dicts)."""
+    return [Attachment(**a).block() for a in attachments]
