@@ -91,6 +91,7 @@ class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputH
         self.opened_at: float | None = None
         self.turn_done = threading.Event()
         self.last_session_id: str | None = None
+        self.last_turn: Any = None  # what is printed to the scrollback on quit (coder/tui/farewell.py)
         self.picked: str | None = None  # the prompt last taken from the history search
         self.reason_for: PermissionPrompt | None = None  # "deny, say why": the next line typed is the reason
         self.requeue = False  # the turn was interrupted: queued messages go back into the input, not out
@@ -187,6 +188,9 @@ class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputH
         opened, self.opened = self.opened, None
         self.stop_notifier()
         try:
+            from coder.tui.farewell import last_turn
+
+            self.last_turn = last_turn(opened.session)
             kept = opened.finish(reason)
             self.last_session_id = opened.session.id if kept else None
         except Exception:  # noqa: BLE001 - closing must not keep the user from leaving
@@ -365,6 +369,7 @@ def run_app(args: Any) -> int:
     """Entry point from `coder` (no subcommand)."""
     app = CoderApp(args)
     app.run()
-    if app.last_session_id:  # printed after the screen is restored, so it stays in the scrollback
-        print(f"Session {app.last_session_id} is saved; `coder --resume {app.last_session_id}` goes on with it.")
+    from coder.tui.farewell import print_last_turn
+
+    print_last_turn(app.last_turn, app.last_session_id)  # after the screen is restored: it stays in the scrollback
     return 0

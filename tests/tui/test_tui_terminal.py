@@ -259,3 +259,29 @@ def test_plain_repl_in_tmux_echoes_type_ahead_and_renders_markdown(git_repo: Pat
         tmux.wait("EXIT=0")
     finally:
         tmux.close()
+
+
+def test_textual_app_leaves_the_last_turn_in_the_scrollback(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 24: the app's alternate screen vanishes on quit; the last turn is printed where the shell keeps it."""
+    script = tmp_path / "answer.json"
+    script.write_text(json.dumps({"turns": [{"text": "First answer."},
+                                            {"text": "## Result\n\nThe **parser** is fixed.\n\n- one\n- two\n"}]}))
+    tmux = Tmux(tmp_path, coder_command(script), git_repo, width=80, height=24)
+    try:
+        tmux.wait("idle")
+        for message in ("hello", "fix the parser"):
+            tmux.type(message)
+            tmux.send("Enter")
+            time.sleep(0.3)
+        tmux.wait("The parser is fixed.")
+        tmux.wait("idle")
+        tmux.send("C-c")
+        time.sleep(0.3)
+        tmux.send("C-c")
+        screen = tmux.wait("EXIT=0")
+        after = screen[screen.index("› fix the parser"):]  # the shell's screen now: the app is gone
+        assert "Result" in after and "The parser is fixed." in after and "**parser**" not in after
+        assert "• one" in after and "First answer." not in after  # the last turn only, rendered
+        assert after.index("The parser is fixed.") < after.index("is saved; `coder --resume")
+    finally:
+        tmux.close()
