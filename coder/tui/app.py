@@ -229,8 +229,8 @@ class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputH
         if not text:
             return
         box = self.query_one(PromptInput)
-        # keys typed between Enter and this message (type-ahead of the next message) stay: only what was sent goes
-        box.set_text(box.text[len(message.text):].lstrip("\n") if box.text.startswith(message.text) else "")
+        # keys typed after Enter, before this message was handled, are the next message's start: keep them
+        box.set_text(box.text[len(message.typed):] if box.text.startswith(message.typed) else "")
         self.query_one(CompletionList).close()
         box.completion_open = False
         if self.reason_for is not None and self.prompt_widget is self.reason_for:

@@ -104,7 +104,7 @@ class InputHelpers:
             chosen = text if text in names else completion.current() or text
             completion.close()
             box.completion_open = False
-            box.post_message(PromptInput.Submitted(chosen))
+            box.post_message(PromptInput.Submitted(chosen, box.text))
         elif completion.kind == "path" and completion.is_open:
             self.accept_completion(box, completion)
         else:

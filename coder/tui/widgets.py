@@ -299,9 +299,10 @@ class PromptInput(TextArea):
     """
 
     class Submitted(Message):
-        def __init__(self, text: str) -> None:
+        def __init__(self, text: str, typed: str | None = None) -> None:
             super().__init__()
             self.text = text
+            self.typed = text if typed is None else typed  # what the input held (a completion may differ)
 
     class Special(Message):
         """A key the app decides about (completion navigation, history)."""
