@@ -243,10 +243,13 @@ class ConversationView:
         self.hidden_blocks += len(dropped)
         conversation = self.conversation
         conversation.mount_all(keep)
-        excess = len(conversation.children) - MAX_BLOCKS
+        # children already on their way out (removal is asynchronous) were counted and must not be again: the
+        # status bar said "4446 folded" after 2,500 blocks
+        live = [c for c in conversation.children if not getattr(c, "_pruning", False)]
+        excess = len(live) - MAX_BLOCKS
         if excess > 0:
             protected = (self.prompt_widget, self.stream_block)
-            old = [c for c in conversation.children[: excess + 2] if c not in protected][:excess]
+            old = [c for c in live[: excess + 2] if c not in protected][:excess]
             for child in old:
                 if isinstance(child, ToolBlock):
                     self._forget_block(child)

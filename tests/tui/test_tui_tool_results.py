@@ -61,3 +61,22 @@ async def test_two_calls_with_the_same_id_each_get_their_own_result(factory, git
             shown = " ".join(str(s.render()) for s in block.query(Static).filter(".output"))
             assert expected in shown, (block.title, shown)
         assert not app.tool_blocks
+
+
+@async_test
+async def test_the_folded_count_is_exact(factory, git_repo: Path, tmp_path: Path) -> None:
+    """Blocks are removed asynchronously; a flush before the removal ended counted the same blocks again."""
+    from coder.tui.view import MAX_BLOCKS
+
+    app, _ = make_app(factory, git_repo, tmp_path, HELLO)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        await pilot.pause(0.1)
+        start = len(app.conversation.children) + app.hidden_blocks
+        for i in range(MAX_BLOCKS + 100):
+            app.queue.append(ev.ToolCallRequested(f"t{i}", "bash", {"command": f"echo {i}"}))
+            app.queue.append(ev.ToolCallFinished(f"t{i}", "bash", {}, "ok", False, [], 0.1))
+            await app.drain()  # one flush per call, without waiting for the removals to end
+        await pilot.pause(0.3)
+        assert len(app.conversation.children) == MAX_BLOCKS
+        assert app.hidden_blocks == start + MAX_BLOCKS + 100 - MAX_BLOCKS
