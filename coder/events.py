@@ -113,6 +113,17 @@ class ToolCallFinished(Event):
 
 
 @dataclass
+class RetryWait(Event):
+    """The model request failed in a way worth retrying; the provider waits `seconds` before retry `attempt`."""
+
+    type: ClassVar[str] = "retry_wait"
+    seconds: float
+    attempt: int
+    max_retries: int
+    reason: str
+
+
+@dataclass
 class UsageEvent(Event):
     type: ClassVar[str] = "usage"
     input_tokens: int
@@ -261,7 +272,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (SessionStart, UserMessage, TextDelta, AssistantMessage, ToolCallRequested, PermissionRequest,
                 ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionEvent, CheckpointEvent,
                 ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess, StuckEvent,
-                PlanProposed, PlanDecision, TodoUpdated)
+                PlanProposed, PlanDecision, TodoUpdated, RetryWait)
 }
 
 

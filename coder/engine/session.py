@@ -17,6 +17,7 @@ from coder import events as ev
 from coder.context.base import ContextManager, Pinned
 from coder.engine.history import Restored, validate_input
 from coder.errors import ContextOverflowError, ModelError, ToolError
+from coder.models.retry import retry_listener
 from coder.models.types import Message, ModelProvider, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock
 from coder.policy.base import PermissionAnswer, PermissionPolicy
 from coder.stuck.guard import StuckGuard
@@ -224,7 +225,8 @@ class Session:
             request.max_tokens = parts.max_tokens
             request.thinking_budget = parts.thinking_budget
             try:
-                response = parts.provider.complete(request, on_text=self._on_text, cancel=self.cancel)
+                with retry_listener(self._retrying):  # waits on rate limits are shown, with their countdown
+                    response = parts.provider.complete(request, on_text=self._on_text, cancel=self.cancel)
             except ContextOverflowError:
                 if attempt == 2:
                     raise
@@ -245,6 +247,9 @@ class Session:
                                      u.total_input, parts.provider.context_window, self.stats.cost_known))
             return response
         raise AssertionError("unreachable")
+
+    def _retrying(self, seconds: float, attempt: int, max_retries: int, why: Exception) -> None:
+        self.emit(ev.RetryWait(round(seconds, 1), attempt, max_retries, str(why)[:200]))
 
     def _on_text(self, delta: str) -> None:
         self.emit(ev.TextDelta(delta))

@@ -9,6 +9,7 @@ may already have shown text; `TextRelay` keeps the user's screen from showing it
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import random
 import threading
 import time
@@ -51,6 +52,23 @@ class RetryPolicy:
         return random.uniform(0, window)
 
 
+#: who hears about a retry wait (the session, to show it with its countdown): (seconds, retry number, max, why)
+RETRY_LISTENER: contextvars.ContextVar[Callable[[float, int, int, Transient], None] | None] = \
+    contextvars.ContextVar("retry_listener", default=None)
+
+
+@contextlib.contextmanager
+def retry_listener(listener: Callable[[float, int, int, Transient], None]) -> Any:
+    """Tell `listener` about every wait before a retry in this context (issue 24: a rate-limited request looked
+    like a hang; the person now sees why it waits and for how long). A context variable, so the providers'
+    signatures stay as they are."""
+    token = RETRY_LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        RETRY_LISTENER.reset(token)
+
+
 def run_with_retries(
     attempt_fn: Callable[[int], T],
     policy: RetryPolicy,
@@ -74,6 +92,10 @@ def run_with_retries(
             if exc.retry_after is not None and exc.retry_after > policy.max_retry_after:
                 break
             wait = policy.delay(attempt, exc.retry_after)
+            listener = RETRY_LISTENER.get()
+            if listener is not None:
+                with contextlib.suppress(Exception):  # a display problem never stops a retry
+                    listener(wait, attempt + 1, policy.max_retries, exc)
             if cancel is not None:
                 if cancel.wait(wait):
                     if on_interrupt is not None:

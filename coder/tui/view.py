@@ -152,6 +152,10 @@ class ConversationView:
                 self.add_block(block)
             block.finish(item.output, item.is_error, item.duration_s, str(item.data.get("diff", "") or ""),
                          item.data)
+        elif isinstance(item, ev.RetryWait) and not replay:  # a wait on a rate limit: why, and a countdown
+            self.info["retry_until"] = time.monotonic() + item.seconds
+            self.add_block(NoteBlock(f"model request failed ({item.reason}); retry {item.attempt} of "
+                                     f"{item.max_retries} in {item.seconds:.0f}s"))
         elif isinstance(item, ev.UsageEvent):
             self.info["tokens"] += item.input_tokens + item.output_tokens + item.cache_read_tokens + \
                 item.cache_write_tokens
@@ -291,7 +295,10 @@ class ConversationView:
         if running:
             took = time.monotonic() - self.work_started
             state = f"{SPINNER[int(took * 8) % len(SPINNER)]} {state} {took:.0f}s"
-            if self.prompt_widget is not None and not self.prompt_widget.answered:
+            wait = info.get("retry_until", 0.0) - time.monotonic()
+            if wait > 0:
+                state += f" · retry in {wait:.0f}s"
+            elif self.prompt_widget is not None and not self.prompt_widget.answered:
                 state += " · asking you"
             elif info.get("streamed"):
                 state += f" ↓{_short(int(info['streamed']) // 4)}"
