@@ -15,6 +15,7 @@ from coder import events as ev
 from coder.commands import work
 from coder.commands.base import Command, CommandResult, Ctx
 from coder.commands.git import commit, diff, review, rewind, undo
+from coder.commands.model import _model
 from coder.commands.modes import current_mode, set_mode
 from coder.commands.perms import permissions
 from coder.commands.transcript import export
@@ -22,13 +23,6 @@ from coder.config import MODES
 
 if TYPE_CHECKING:
     from coder.store.db import SessionStore
-
-def known_models() -> list[str]:
-    """`provider:family` of every model the model table knows, for `/model` without an argument."""
-    from coder.models.model_table import load_table
-
-    return [f"{info.provider}:{info.family}" for info in load_table()]
-
 
 # ---- built-in commands ----------------------------------------------------------------------------------------
 def _help(ctx: Ctx, arg: str) -> CommandResult:
@@ -42,18 +36,6 @@ def _help(ctx: Ctx, arg: str) -> CommandResult:
     return CommandResult("\n".join(lines) + "\n\n" + keys)
 
 
-def _model(ctx: Ctx, arg: str) -> CommandResult:
-    provider = ctx.session.parts.provider
-    if not arg:
-        models = [(m, m + ("  (current)" if m == provider.spec else "")) for m in known_models()]
-        return CommandResult(f"Model: `{provider.spec}` (context window {provider.context_window:,} tokens). "
-                             "`/model PROVIDER:NAME` switches.", model=provider.spec,
-                             pick=("model", f"Model (now {provider.spec})", models))
-    from coder.models.registry import create_provider as create
-
-    new = create(arg.strip(), ctx.config)
-    ctx.session.switch_model(new)
-    return CommandResult(f"Model switched to `{new.spec}`.", model=new.spec)
 
 
 def _mode(ctx: Ctx, arg: str) -> CommandResult:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coder.commands.base import Command, CommandResult, Ctx
-from coder.commands.builtin import ALIASES, BUILTINS, bye, known_models
+from coder.commands.builtin import ALIASES, BUILTINS, bye
+from coder.commands.model import _models_text, known_models
 from coder.engine.session import Session
 from coder.errors import CoderError
 
@@ -69,12 +70,6 @@ def is_command(line: str) -> bool:
 def completions(workspace: Path, prefix: str) -> list[tuple[str, str]]:
     """(name, summary) of commands starting with `prefix` (without the slash)."""
     return [(n, c.summary) for n, c in sorted(all_commands(workspace).items()) if n.startswith(prefix.lower())]
-
-
-def _models_text(current: str | None = None) -> str:
-    head = f"Model: `{current}`. " if current else ""
-    names = ", ".join(f"`{m}`" for m in known_models())
-    return f"{head}`/model PROVIDER:NAME` switches; the model table knows {names} (and `scripted:FILE`)."
 
 
 def run_without_session(workspace: Path, line: str) -> CommandResult:

@@ -66,3 +66,22 @@ async def test_model_picker_runs_model_with_the_choice_and_esc_cancels(factory, 
         assert [v for v, _ in app.screen.matches] == ["openai:gpt-4.1-mini"]
         await pilot.press("enter")
         await wait_for(pilot, lambda: "› /model openai:gpt-4.1-mini" in conversation_text(app))
+
+
+@async_test
+async def test_model_refuses_a_hosted_name_the_table_does_not_know(factory, git_repo: Path, tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    """`/model` accepted any name and the next request failed; a typo now says so, with the closest names."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    app, _ = make_app(factory, git_repo, tmp_path, HELLO)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        before = app.session.parts.provider.spec
+        await type_and_send(pilot, app, "/model anthropic:claude-sonet-4-6")
+        await wait_for(pilot, lambda: "not a model coder knows" in conversation_text(app))
+        assert "`anthropic:claude-sonnet-4-6`" in conversation_text(app) and app.session.parts.provider.spec == before
+        await type_and_send(pilot, app, "/model anthropic:claude-sonnet-4-6")
+        await wait_for(pilot, lambda: "Model switched to `anthropic:claude-sonnet-4-6`" in conversation_text(app))
+        await type_and_send(pilot, app, "/model anthropic:claude-next-preview --force")
+        await wait_for(pilot, lambda: "Model switched to `anthropic:claude-next-preview`" in conversation_text(app))

@@ -1,0 +1,63 @@
+"""`/model`: show the model, offer the model table's models as a list, or switch (issue 24: `/model` accepted any
+name and the next request failed; a name of a hosted API's model that the table does not know is now refused
+with the closest known names, unless `--force`; a local OpenAI-compatible server's names are its own)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from typing import Any
+
+from coder.commands.base import CommandResult, Ctx
+
+
+def known_models() -> list[str]:
+    """`provider:family` of every model the model table knows, for `/model` without an argument."""
+    from coder.models.model_table import load_table
+
+    return [f"{info.provider}:{info.family}" for info in load_table()]
+
+
+def _models_text(current: str | None = None) -> str:
+    head = f"Model: `{current}`. " if current else ""
+    names = ", ".join(f"`{m}`" for m in known_models())
+    return f"{head}`/model PROVIDER:NAME` switches; the model table knows {names} (and `scripted:FILE`)."
+
+
+def _model(ctx: Ctx, arg: str) -> CommandResult:
+    provider = ctx.session.parts.provider
+    if not arg:
+        models = [(m, m + ("  (current)" if m == provider.spec else "")) for m in known_models()]
+        return CommandResult(f"Model: `{provider.spec}` (context window {provider.context_window:,} tokens). "
+                             "`/model PROVIDER:NAME` switches.", model=provider.spec,
+                             pick=("model", f"Model (now {provider.spec})", models))
+    from coder.models.registry import create_provider as create
+
+    config = ctx.config
+    words = arg.split()
+    spec = next((w for w in words if w != "--force"), "")
+    problem = None if "--force" in words else unknown_hosted(spec, config)
+    if problem:
+        return CommandResult(problem, error=True)
+    new = create(spec, config)
+    ctx.session.switch_model(new)
+    return CommandResult(f"Model switched to `{new.spec}`.", model=new.spec)
+
+
+def unknown_hosted(spec: str, config: dict[str, Any]) -> str | None:
+    """Why `spec` is refused: a model of a hosted API (Anthropic, or OpenAI without a base URL of its own) that
+    the model table does not know, most often a typo that would fail on the next request. None: go ahead."""
+    from coder.models.model_table import UNKNOWN, model_info
+    from coder.models.registry import resolve_spec
+
+    resolved = resolve_spec(spec, config)
+    prefix, _, name = resolved.partition(":")
+    providers = config.get("providers") if isinstance(config.get("providers"), dict) else {}
+    section = providers.get(prefix) if isinstance(providers.get(prefix), dict) else {}
+    own_server = os.environ.get(f"{prefix.upper()}_BASE_URL") or section.get("base_url")
+    if prefix not in ("anthropic", "openai") or own_server or model_info(resolved) is not UNKNOWN:
+        return None
+    near = difflib.get_close_matches(resolved, known_models(), n=3, cutoff=0.6)
+    hint = f" Did you mean {', '.join(f'`{m}`' for m in near)}?" if near else ""
+    return (f"`{resolved}` is not a model coder knows for the {prefix} API, so the next request would likely fail."
+            f"{hint} `/model` lists the known ones; `/model {resolved} --force` uses it anyway.")
