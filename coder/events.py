@@ -113,6 +113,16 @@ class ToolCallFinished(Event):
 
 
 @dataclass
+class ToolOutput(Event):
+    """Output of a running tool call as it comes (a shell command); not persisted: the result carries it all."""
+
+    type: ClassVar[str] = "tool_output"
+    persist: ClassVar[bool] = False
+    id: str
+    text: str
+
+
+@dataclass
 class RetryWait(Event):
     """The model request failed in a way worth retrying; the provider waits `seconds` before retry `attempt`."""
 
@@ -272,7 +282,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (SessionStart, UserMessage, TextDelta, AssistantMessage, ToolCallRequested, PermissionRequest,
                 ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionEvent, CheckpointEvent,
                 ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess, StuckEvent,
-                PlanProposed, PlanDecision, TodoUpdated, RetryWait)
+                PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput)
 }
 
 

@@ -290,12 +290,15 @@ class Session:
                 self.emit(ev.ToolCallDenied(use.id, use.name, reason, "hook"))
                 return self._finish(use, ToolResult(f"Blocked by a hook: {reason}", True))
         started = time.monotonic()
+        parts.tool_ctx.progress = lambda text: self.emit(ev.ToolOutput(use.id, text))  # live output, shown
         try:
             result = tool.run(use.input, parts.tool_ctx)
         except ToolError as exc:
             result = ToolResult(str(exc), True)
         except Exception as exc:  # noqa: BLE001 - a tool bug is a result the model can read, never a crash
             result = ToolResult(f"{use.name} failed: {type(exc).__name__}: {exc}", True)
+        finally:
+            parts.tool_ctx.progress = None
         if parts.hooks is not None:
             parts.hooks.after_tool(use.name, use.input, result)
         return self._finish(use, result, time.monotonic() - started)

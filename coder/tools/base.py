@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -126,6 +127,9 @@ class ToolContext:
     config: dict[str, Any] = field(default_factory=dict)
     #: per-session shared objects (the persistent shell, the edit history, the code index), created lazily
     services: dict[str, Any] = field(default_factory=dict)
+    #: where a long-running tool reports its output as it comes (the session sets it for each call, so a
+    #: frontend can show a running command's last lines); None: nobody listens
+    progress: Callable[[str], None] | None = None
 
 
 class Tool(ABC):

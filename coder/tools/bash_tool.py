@@ -106,7 +106,8 @@ class BashTool(Tool):
                 shell = self._shell_for(ctx, cfg)
                 if self._network is not None:
                     self._network.proxy.new_command()
-                result = shell.run(command, float(timeout), cfg.idle_timeout, cancel=ctx.cancel)
+                result = shell.run(command, float(timeout), cfg.idle_timeout, cancel=ctx.cancel,
+                                   on_output=ctx.progress)  # a frontend shows the running command's last lines
             except (ShellError, ConfigError) as exc:
                 ctx.services.pop("shell", None)
                 return ToolResult(f"The shell could not run: {exc}", is_error=True,

@@ -152,6 +152,10 @@ class ConversationView:
                 self.add_block(block)
             block.finish(item.output, item.is_error, item.duration_s, str(item.data.get("diff", "") or ""),
                          item.data)
+        elif isinstance(item, ev.ToolOutput):  # a running command's output, as it comes
+            block = self._running_block(item.id)
+            if block is not None:
+                block.progress(item.text)
         elif isinstance(item, ev.RetryWait) and not replay:  # a wait on a rate limit: why, and a countdown
             self.info["retry_until"] = time.monotonic() + item.seconds
             self.add_block(NoteBlock(f"model request failed ({item.reason}); retry {item.attempt} of "

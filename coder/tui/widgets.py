@@ -160,11 +160,24 @@ class ToolBlock(Collapsible):
         self.finished = False
         self.ready = False  # composed and mounted: its Contents can take the output widgets
         self.waiting: list[Widget] = []  # output widgets made before the block was ready for them
+        self.started = time.monotonic()
+        self.tail = ""  # the running command's latest output (its last line shows in the title)
         super().__init__(title=shown_title(f"⋯ {self.call_title}"), collapsed=True)  # type: ignore[arg-type]
 
     def on_mount(self) -> None:
         self.ready = True
         self._place_body()
+
+    def progress(self, text: str) -> None:
+        """Live output of the running call: its last line and the time it has run show in the title (issue 24:
+        a long command showed nothing until it ended)."""
+        if self.finished:
+            return
+        self.tail = (self.tail + text)[-4000:]
+        lines = [line for line in self.tail.splitlines() if line.strip()]
+        if lines:
+            took = time.monotonic() - self.started
+            self._retitle((f"⋯ {self.call_title}", f"│ {lines[-1].strip()}", f"{took:.0f}s"))
 
     def note(self, text: str) -> None:
         if not self.finished:  # a late note never hides a result

@@ -285,3 +285,29 @@ def test_textual_app_leaves_the_last_turn_in_the_scrollback(git_repo: Path, tmp_
         assert after.index("The parser is fixed.") < after.index("is saved; `coder --resume")
     finally:
         tmux.close()
+
+
+def test_textual_app_shows_a_running_commands_last_line(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 24: a long command showed nothing until it ended; its latest output line and time now show."""
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps({"turns": [
+        {"text": "Running it.", "tool_calls": [{"name": "bash", "input": {
+            "command": "for i in 1 2 3 4; do echo step$i; sleep 1; done"}}]},
+        {"text": "All steps ran."}]}))
+    tmux = Tmux(tmp_path, coder_command(script).replace("--permission-mode ask", "--permission-mode auto"),
+                git_repo, width=100, height=30)
+    try:
+        tmux.wait("idle")
+        tmux.type("run the steps")
+        tmux.send("Enter")
+        screen = tmux.wait("│ step2", timeout=20)  # while it runs: the last line so far, in the block's title
+        assert "All steps ran." not in screen and "⋯ bash: for i in" in screen
+        tmux.wait("All steps ran.", timeout=20)
+        screen = tmux.wait("idle")
+        assert "✓ step4" in screen or "✓ step1" in screen, screen  # the finished result replaces the live line
+        tmux.send("C-c")
+        time.sleep(0.3)
+        tmux.send("C-c")
+        tmux.wait("EXIT=0")
+    finally:
+        tmux.close()
