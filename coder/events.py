@@ -123,6 +123,18 @@ class ToolOutput(Event):
 
 
 @dataclass
+class ReviewStage(Event):
+    """One stage of a running review ended (progress for /review and /commit; the ReviewEvent has the result)."""
+
+    type: ClassVar[str] = "review_stage"
+    persist: ClassVar[bool] = False
+    name: str
+    status: str
+    duration: float
+    note: str = ""
+
+
+@dataclass
 class RetryWait(Event):
     """The model request failed in a way worth retrying; the provider waits `seconds` before retry `attempt`."""
 
@@ -282,7 +294,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (SessionStart, UserMessage, TextDelta, AssistantMessage, ToolCallRequested, PermissionRequest,
                 ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionEvent, CheckpointEvent,
                 ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess, StuckEvent,
-                PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput)
+                PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput, ReviewStage)
 }
 
 

@@ -34,7 +34,11 @@ def review(ctx: Ctx, arg: str) -> CommandResult:
     text = diff(ctx.workspace)
     if not text.strip():
         return CommandResult("No changes against HEAD: nothing to review.")
-    result = run_review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, ctx.config)
+    from coder.engine.finish import stage_event
+
+    record = ctx.session.parts.record  # each stage is shown as it ends: a review takes seconds
+    result = run_review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, ctx.config,
+                        on_stage=lambda stage: record(stage_event(stage)))
     findings = [f.to_dict() for f in result.findings]
     ctx.session.parts.record(ev.ReviewEvent(result.verdict, findings))  # both frontends show the verdict line from it
     # the findings are the command's output, rendered as Markdown; a failing verdict is not a failed command

@@ -46,7 +46,8 @@ def review_and_commit(session: Session, branch: str | None = None, override: boo
         max_rounds=int(config.get("review", {}).get("max_fix_rounds", 2)),
         override=(lambda _: True) if override else None, message=message,
         model_name=parts.provider.spec, branch=branch, paths=sorted(session.stats.files_changed) or None,
-        on_review=on_review, before_commit=getattr(parts.hooks, "before_commit", None)))
+        on_review=on_review, before_commit=getattr(parts.hooks, "before_commit", None),
+        on_stage=lambda stage: session.emit(stage_event(stage))))
     last = result.last
     outcome = CommitOutcome(result.committed, result.reason, result.message, verdict=last.verdict if last else None,
                             fix_rounds=result.rounds,
@@ -55,3 +56,8 @@ def review_and_commit(session: Session, branch: str | None = None, override: boo
         outcome.sha, outcome.branch, outcome.message = result.commit.sha, result.commit.branch, result.commit.message
         session.emit(ev.CommitEvent(result.commit.sha or "", result.commit.message, result.commit.branch))
     return outcome
+
+
+def stage_event(stage: Any) -> ev.ReviewStage:
+    """A review stage that just ended, as the progress event both interactive frontends show."""
+    return ev.ReviewStage(stage.name, stage.status, round(stage.duration, 2), stage.note[:200])

@@ -60,6 +60,7 @@ class GateRequest:
     paths: list[str] | None = None
     on_review: Callable[[ReviewResult, int], None] | None = None
     before_commit: Callable[[str, str], str | None] | None = None
+    on_stage: Callable[[Any], None] | None = None  # each review stage as it ends (progress)
 
 
 def review_and_commit(request: GateRequest) -> GateResult:
@@ -81,7 +82,7 @@ def review_and_commit(request: GateRequest) -> GateResult:
         if not text.strip():
             gate.message, gate.reason = "nothing to commit: no changes against HEAD", "nothing to commit"
             return gate
-        result = review(repo_root, text, request.task, provider, config)
+        result = review(repo_root, text, request.task, provider, config, on_stage=request.on_stage)
         gate.reviews.append(result)
         if request.on_review is not None:
             request.on_review(result, len(gate.reviews))

@@ -89,15 +89,13 @@ class Printer:
             if not replay:
                 self.line(f"session {event.session_id} · {event.model} · mode {event.mode} · sandbox "
                           f"{event.sandbox}" + (" · resumed" if event.resumed else ""), "dim")
-        elif isinstance(event, ev.RetryWait) and not replay:
-            self.line(f"  model request failed ({event.reason}); retry {event.attempt} of {event.max_retries} in "
-                      f"{event.seconds:.0f}s", "dim")
+        elif isinstance(event, (ev.ReviewStage, ev.RetryWait, ev.UserMessage)) and not replay:
+            from coder.tui.repl_work import progress_line  # a review stage, a retry wait, `@path` attachments
+
+            if line := progress_line(event):
+                self.line("  " + line, "dim")
         elif isinstance(event, ev.UserMessage):
-            if replay:
-                self.line(f"> {event.text}", "bold")
-            if event.attachments:  # `@path`: the file went along (coder/engine/mentions.py)
-                self.line("  attached " + ", ".join(f"{a['path']}:{a['start']}-{a['end']}"
-                                                    for a in event.attachments), "dim")
+            self.line(f"> {event.text}", "bold")  # replayed
         elif isinstance(event, ev.AssistantMessage):
             if replay or not self.streaming:
                 texts = [b.get("text", "") for b in event.message.get("content", []) if b.get("type") == "text"]

@@ -1,5 +1,6 @@
 """The plain REPL's side of plans and the task list (issue 19): the plan printed as Markdown with its question,
-and the task list printed whenever the model changes it (the scrollback has no panel that stays)."""
+and the task list printed whenever the model changes it (the scrollback has no panel that stays); and the lines
+of work in progress (issue 24: review stages, waits before a retry)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,16 @@ def ask_plan(printer: Any, reader: Any, session: Any) -> PlanVerdict:
         except (KeyboardInterrupt, EOFError):
             session.interrupt()
             return PlanVerdict("rejected", "plan", "interrupted by the user")
+
+
+def progress_line(event: ev.Event) -> str:
+    """A review stage that ended, a wait before a retry of the model request, or the files a message attached
+    with `@path` (coder/engine/mentions.py), as one line; "" when there is nothing to say."""
+    if isinstance(event, ev.ReviewStage):
+        return f"review {event.name}: {event.status} ({event.duration:.1f}s)"
+    if isinstance(event, ev.UserMessage):
+        files = [f"{a['path']}:{a['start']}-{a['end']}" for a in event.attachments]
+        return "attached " + ", ".join(files) if files else ""
+    assert isinstance(event, ev.RetryWait)
+    return (f"model request failed ({event.reason}); retry {event.attempt} of {event.max_retries} in "
+            f"{event.seconds:.0f}s")

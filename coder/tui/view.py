@@ -156,6 +156,10 @@ class ConversationView:
             block = self._running_block(item.id)
             if block is not None:
                 block.progress(item.text)
+        elif isinstance(item, ev.ReviewStage):  # /review and /commit say what they are doing as they go
+            mark = {"pass": "✓", "fail": "✗", "warn": "!", "skipped": "·"}.get(item.status, "·")
+            self.add_block(NoteBlock(f"review {mark} {item.name}: {item.status} ({item.duration:.1f}s)" +
+                                     (f" · {item.note[:100]}" if item.note else "")))
         elif isinstance(item, ev.RetryWait) and not replay:  # a wait on a rate limit: why, and a countdown
             self.info["retry_until"] = time.monotonic() + item.seconds
             self.add_block(NoteBlock(f"model request failed ({item.reason}); retry {item.attempt} of "
