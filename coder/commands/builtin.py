@@ -78,11 +78,12 @@ def usage_totals(ctx: Ctx) -> dict[str, Any]:
 
 def _cost(ctx: Ctx, arg: str) -> CommandResult:
     t = usage_totals(ctx)
-    return CommandResult(
+    total = sum(t[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
+    return CommandResult(  # the total is the status bar's token figure: both count every token of every request
         f"Session cost **${t['cost_usd']:.4f}** over {t['requests']} model request(s).\n\n"
-        f"| input | output | cache read | cache write |\n| ---: | ---: | ---: | ---: |\n"
+        f"| input | output | cache read | cache write | total (status bar) |\n| ---: | ---: | ---: | ---: | ---: |\n"
         f"| {t['input_tokens']:,} | {t['output_tokens']:,} | {t['cache_read_tokens']:,} | "
-        f"{t['cache_write_tokens']:,} |")
+        f"{t['cache_write_tokens']:,} | {total:,} |")
 
 
 def _estimate(value: Any) -> int:

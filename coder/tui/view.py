@@ -111,6 +111,9 @@ class ConversationView:
 
     async def handle(self, item: Any, replay: bool = False) -> None:
         if isinstance(item, tuple):
+            for event in item[1][:-MAX_BLOCKS * 2]:  # not drawn, but counted: the tokens are the whole session's
+                if isinstance(event, ev.UsageEvent):
+                    self._count_usage(event)
             for event in item[1][-MAX_BLOCKS * 2:]:
                 await self.handle(event, replay=True)
             if item[1]:
@@ -165,9 +168,7 @@ class ConversationView:
             self.add_block(NoteBlock(f"model request failed ({item.reason}); retry {item.attempt} of "
                                      f"{item.max_retries} in {item.seconds:.0f}s"))
         elif isinstance(item, ev.UsageEvent):
-            self.info["tokens"] += item.input_tokens + item.output_tokens + item.cache_read_tokens + \
-                item.cache_write_tokens
-            self.info.update(cost=item.total_cost_usd, ctx=item.context_tokens, window=item.context_window)
+            self._count_usage(item)
         elif isinstance(item, ev.CompactionEvent):
             self.info["ctx"] = item.tokens_after  # the figure the next request will start from
             self.add_block(NoteBlock(f"context compacted ({item.kind}): {item.tokens_before:,} → "
@@ -187,6 +188,13 @@ class ConversationView:
         elif isinstance(item, ev.TurnEnd) and not replay:
             await self.end_stream()
             self.turn_ended(item.reason)
+
+    def _count_usage(self, item: ev.UsageEvent) -> None:
+        """The status bar's tokens: every token of every request (input, output, cache read and write), the
+        same total `/cost` shows."""
+        self.info["tokens"] += item.input_tokens + item.output_tokens + item.cache_read_tokens + \
+            item.cache_write_tokens
+        self.info.update(cost=item.total_cost_usd, ctx=item.context_tokens, window=item.context_window)
 
     def _running_block(self, call_id: str) -> ToolBlock | None:
         """The oldest block of `call_id` still waiting for its result. Tool ids are not always unique (a local

@@ -54,3 +54,31 @@ def test_repl_prints_the_review_stages(factory, git_repo: Path, monkeypatch: pyt
     assert Repl(app_args(git_repo, plain=True), opener=opened_with_stages, out=out).run() == 0
     text = out.getvalue()
     assert "review apply: pass" in text and "review hygiene: pass" in text
+
+
+@async_test
+async def test_a_resumed_long_session_counts_every_token_as_cost_does(factory, git_repo: Path,
+                                                                     tmp_path: Path) -> None:
+    """Token figures counted different things: after resuming a long session the status bar summed only the
+    usage of the replayed tail (the newest 600 events); now it is the whole session, the total `/cost` shows."""
+    from coder.engine.commands import run_slash
+
+    turns = []
+    for part in range(4):
+        turns += [{"tool_calls": [{"name": "bash", "input": {"command": f"echo {part}-{i}"}}]} for i in range(80)]
+        turns.append({"text": f"part {part} done"})
+    opened = factory({"turns": turns}, mode="auto")(lambda e: None, None, {})
+    for part in range(4):
+        opened.session.send(f"part {part}")
+    sid = opened.session.id
+    assert sum(1 for _ in opened.store.events(sid)) > 1200
+    opened.store.close()
+    app, _ = make_app(factory, git_repo, tmp_path, HELLO)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        await type_and_send(pilot, app, f"/resume {sid}")
+        await wait_for(pilot, lambda: app.opened is not None and app.session.id == sid and not app.queue, timeout=30)
+        await pilot.pause(0.5)
+        cost = run_slash(app.opened, "/cost").text
+        total = int(cost.rsplit("|", 2)[-2].strip().replace(",", ""))
+        assert total > 0 and app.info["tokens"] == total
