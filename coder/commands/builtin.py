@@ -32,7 +32,8 @@ def _help(ctx: Ctx, arg: str) -> CommandResult:
     keys = ("Keys: **Enter** sends, **Shift+Enter** / **Ctrl+J** new line, **Esc** / **Ctrl+C** interrupts the "
             "turn, on a permission prompt **n** denies that call and **Esc** denies and stops the turn, "
             "**Ctrl+C** twice on an idle prompt quits, **Shift+Tab** cycles the mode (ask → auto-edit → plan), "
-            "**Ctrl+R** searches history, `@path` completes files.")
+            "**Ctrl+R** searches history, **Ctrl+O** opens the newest tool block, **Ctrl+T** shows the whole "
+            "session (folded blocks included), `@path` attaches a file.")
     return CommandResult("\n".join(lines) + "\n\n" + keys)
 
 

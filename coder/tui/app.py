@@ -60,6 +60,7 @@ class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputH
         Binding("shift+tab", "cycle_mode", "mode", priority=True),
         Binding("ctrl+r", "history_search", "history", priority=True),
         Binding("ctrl+o", "expand_last", "expand the newest tool block", priority=True),
+        Binding("ctrl+t", "transcript", "the whole session", priority=True),
     ]
 
     def __init__(self, args: Any, opener: Opener | None = None, history: InputHistory | None = None) -> None:

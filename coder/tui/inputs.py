@@ -116,17 +116,19 @@ class InputHelpers:
         """The history search or a picker when open: the app's keys are priority bindings, so they reach the app even
         over a modal screen and must hand Esc / Ctrl+R / Ctrl+C to it (or the modal stays up and the next prompt
         typed goes into its filter instead of the input)."""
-        from coder.tui.screens import HistorySearch, Picker
+        from coder.tui.screens import HistorySearch, Picker, TranscriptScreen
         from coder.tui.work_view import PlanScreen  # issue 19: Esc / Ctrl+C on the plan stop the turn
 
-        return self.screen if isinstance(self.screen, (HistorySearch, Picker, PlanScreen)) else None
+        modals = (HistorySearch, Picker, PlanScreen, TranscriptScreen)
+        return self.screen if isinstance(self.screen, modals) else None
 
     def action_history_search(self) -> None:
         from coder.tui.screens import HistorySearch
 
         modal = self._modal()
         if modal is not None:
-            modal.action_next()
+            if hasattr(modal, "action_next"):  # a list moves to its next match; other modals ignore Ctrl+R
+                modal.action_next()
             return
         box = self.query_one(PromptInput)
 

@@ -126,6 +126,17 @@ class KeyActions:
         if not block.collapsed:
             self.call_after_refresh(lambda: self.conversation.scroll_to_widget(block, animate=False, top=True))
 
+    def action_transcript(self) -> None:
+        """Ctrl+T: the whole session, the folded blocks included, read from the store (coder/tui/screens.py)."""
+        from coder.engine.transcript import transcript_markdown
+        from coder.tui.screens import TranscriptScreen
+
+        if self.opened is None or self._modal() is not None:
+            return
+        store, sid = self.opened.store, self.opened.session.id
+        text = transcript_markdown(store.session(sid), [e.to_dict() for e in store.events(sid)])
+        self.push_screen(TranscriptScreen(text), lambda _: self.query_one(PromptInput).focus())
+
     def focus_prompt_or_next(self) -> None:
         prompt = self.prompt_widget
         if prompt is not None and not prompt.answered:

@@ -88,3 +88,40 @@ class HistorySearch(Picker):
 
     def candidates(self, needle: str) -> list[tuple[str, str]]:
         return [(m, m) for m in self.history.search(needle)]
+
+
+class TranscriptScreen(ModalScreen[None]):
+    """Ctrl+T: the whole session as a Markdown transcript (coder/engine/transcript.py, from the store), read-only,
+    scrolled and searched with the keyboard or the mouse, and copied from. The conversation keeps only its
+    newest blocks mounted (memory stays bounded over thousands of tool calls); the folded ones are here, built
+    only while this screen is open. A TextArea draws only the lines on screen, so a long session opens fast."""
+
+    DEFAULT_CSS = """
+    TranscriptScreen { align: center middle; }
+    TranscriptScreen > Vertical { width: 100%; height: 100%; border: round $accent; background: $surface; }
+    TranscriptScreen TextArea { height: 1fr; border: none; }
+    """
+    BINDINGS = [Binding("escape", "dismiss_none", "close")]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import TextArea
+
+        with Vertical():
+            yield Static(Content("The whole session (Esc closes; PageUp/PageDown, Home/End, the mouse scroll; "
+                                 "select to copy):"))
+            yield TextArea(visible(self.text), read_only=True, soft_wrap=True, id="transcript")
+
+    def on_mount(self) -> None:
+        from textual.widgets import TextArea
+
+        area = self.query_one(TextArea)
+        area.focus()
+        area.move_cursor(area.document.end)  # the newest part first, as in the conversation
+        area.scroll_cursor_visible()
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)

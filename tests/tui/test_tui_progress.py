@@ -82,3 +82,30 @@ async def test_a_resumed_long_session_counts_every_token_as_cost_does(factory, g
         cost = run_slash(app.opened, "/cost").text
         total = int(cost.rsplit("|", 2)[-2].strip().replace(",", ""))
         assert total > 0 and app.info["tokens"] == total
+
+
+@async_test
+async def test_ctrl_t_shows_the_whole_session_folded_blocks_included(factory, git_repo: Path,
+                                                                    tmp_path: Path) -> None:
+    """Blocks beyond the newest 300 vanished; they are folded out of memory, and Ctrl+T shows the whole session."""
+    from coder.tui.screens import TranscriptScreen
+    from coder.tui.widgets import PromptInput
+
+    turns = []
+    for part in range(4):
+        turns += [{"tool_calls": [{"name": "bash", "input": {"command": f"echo call{part}-{i}"}}]}
+                  for i in range(80)] + [{"text": f"part {part} done"}]
+    app, f = make_app(factory, git_repo, tmp_path, {"turns": turns}, mode="auto")
+    async with app.run_test(size=(110, 40)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        for part in range(4):
+            await type_and_send(pilot, app, f"part {part}")
+            await wait_for(pilot, lambda: not app.busy, timeout=60)
+        assert app.hidden_blocks > 0 and "echo call0-0" not in conversation_text(app)  # folded
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        text = app.screen.text
+        assert text.index("## You\n\npart 0") < text.index("✓ bash: echo call0-0") < text.index("## You\n\npart 3")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, TranscriptScreen))
+        assert isinstance(app.focused, PromptInput)
