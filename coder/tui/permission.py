@@ -41,7 +41,7 @@ class PermissionPrompt(Vertical, can_focus=True):
     PermissionPrompt .what { color: $text; }
     PermissionPrompt .why, PermissionPrompt .hint { color: $text-muted; }
     PermissionPrompt Horizontal { height: auto; }
-    PermissionPrompt Button { margin: 0 1 0 0; min-width: 10; }
+    PermissionPrompt Button { margin: 0; min-width: 0; }  /* the whole row fits 80 columns */
     """
     arm_delay = ARM_DELAY
 

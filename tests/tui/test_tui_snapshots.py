@@ -95,3 +95,20 @@ async def test_snapshot_help(demo_factory, demo_repo: Path, tmp_path: Path) -> N
         await wait_for(pilot, lambda: "/rewind" in screen_text(app))
         await pilot.pause(0.3)
         check("help", app, demo_repo)
+
+
+@async_test
+async def test_snapshot_permission_prompt_at_80x24(demo_factory, demo_repo: Path, tmp_path: Path) -> None:
+    """Issue 24: the smallest common terminal; the prompt, its answers and the status bar must all fit."""
+    app, _ = make_app(demo_factory, demo_repo, tmp_path, SCRIPT, mode="ask")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None and "⎇ main" in str(app.query_one("#status").render()))
+        await type_and_send(pilot, app, "greet people with hi")
+        await wait_armed(pilot, app)
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert all(len(line) <= 80 for line in text.splitlines())
+        assert "Allow once [Enter]" in text and "Stop [Esc]" in text and "ask" in text.splitlines()[-1]
+        check("permission_80x24", app, demo_repo)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not app.busy)
