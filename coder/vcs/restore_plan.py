@@ -23,6 +23,7 @@ class RestorePlan:
     write: list[str] = field(default_factory=list)  # files the restore creates or overwrites
     delete: list[str] = field(default_factory=list)  # files it deletes
     committed: dict[str, str] = field(default_factory=dict)  # path -> "abc1234 subject": committed since
+    edited: list[str] = field(default_factory=list)  # changed since the current checkpoint: the restore refuses
 
     @property
     def paths(self) -> list[str]:
@@ -38,6 +39,9 @@ class RestorePlan:
         if self.delete:
             lines.append("deletes " + _names(self.delete))
         text = "It " + "; it ".join(lines) + "."
+        if self.edited:
+            text += (f"\n\n**Changed since, and saved nowhere else:** {_names(self.edited)}. The restore refuses to "
+                     "overwrite them; add `--force` to save the current state as a checkpoint first.")
         if self.committed:
             notes = [f"`{p}` ({c})" for p, c in sorted(self.committed.items())]
             text += ("\n\n**Committed since:** " + ", ".join(notes) + ". The commit stays as it is; your work "
@@ -59,11 +63,15 @@ def plan_restore(checkpoints: Any, target_id: int) -> RestorePlan:
         return RestorePlan(target.id, -1)
     root = checkpoints.root
     plan = RestorePlan(target.id, current.id)
+    now = checkpoints._tree()  # the work tree as it is (the same snapshot rules as a checkpoint)
+    drifted = set(changed_paths(root, current.tree, now))
     for path in changed_paths(root, current.tree, target.tree):
         if protected_reason(path):
             continue
         in_target = _blob(root, target.tree, path)
         (plan.write if in_target else plan.delete).append(path)
+        if path in drifted and _blob(root, now, path) != in_target:
+            plan.edited.append(path)
         head = _blob(root, "HEAD", path)
         if head and head != in_target and head == _blob(root, current.tree, path):
             plan.committed[path] = _last_commit(root, path)

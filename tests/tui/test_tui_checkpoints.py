@@ -78,3 +78,16 @@ def test_undo_takes_only_the_last_message_and_rewind_lists_the_messages(factory,
     assert not done.error and not (git_repo / "new.txt").exists()
     assert opened.session.history == []  # back to before the first message
     assert run_slash(opened, "/rewind 9").error
+
+
+def test_undo_names_files_changed_since_and_keeps_them(factory, git_repo: Path) -> None:
+    opened = opened_session(factory)
+    opened.session.send("make new.txt")
+    (git_repo / "new.txt").write_text("my own words\n")  # the person edits what the turn made
+    preview = run_slash(opened, "/undo")
+    assert "Changed since, and saved nowhere else:** `new.txt`" in preview.text and "--force" in preview.text
+    refused = run_slash(opened, "/undo yes")
+    assert refused.error and "new.txt" in refused.text
+    assert (git_repo / "new.txt").read_text() == "my own words\n"
+    forced = run_slash(opened, "/undo yes --force")
+    assert not forced.error and not (git_repo / "new.txt").exists() and "saved as checkpoint" in forced.text
