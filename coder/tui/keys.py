@@ -128,7 +128,7 @@ class KeyActions:
 
     def action_transcript(self) -> None:
         """Ctrl+T: the whole session, the folded blocks included, read from the store (coder/tui/screens.py)."""
-        from coder.engine.transcript import transcript_markdown
+        from coder.commands.transcript import transcript_markdown
         from coder.tui.screens import TranscriptScreen
 
         if self.opened is None or self._modal() is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from coder.engine.commands import run_slash
+from coder.commands.slash import run_slash
 from coder.policy.base import PermissionAnswer
 
 SCRIPT = {"turns": [

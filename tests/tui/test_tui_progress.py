@@ -61,7 +61,7 @@ async def test_a_resumed_long_session_counts_every_token_as_cost_does(factory, g
                                                                      tmp_path: Path) -> None:
     """Token figures counted different things: after resuming a long session the status bar summed only the
     usage of the replayed tail (the newest 600 events); now it is the whole session, the total `/cost` shows."""
-    from coder.engine.commands import run_slash
+    from coder.commands.slash import run_slash
 
     turns = []
     for part in range(4):

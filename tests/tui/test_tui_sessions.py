@@ -13,7 +13,7 @@ from pathlib import Path
 from tui_support import async_test, make_app, type_and_send, wait_for  # type: ignore[import-not-found]
 
 from coder import paths
-from coder.engine.commands import run_slash
+from coder.commands.slash import run_slash
 from coder.store.db import SessionStore
 
 REPO = Path(__file__).resolve().parents[2]
