@@ -21,7 +21,8 @@ def leading(line: str) -> str:
 def space_unit(lines: Iterable[str], default: int = 4) -> int:
     """The indentation unit in spaces. First the step that opens a block (the indentation gained after a line
     ending in `:` or `{`): docstrings, tables and continuation lines aligned at odd columns say nothing
-    about it. Else the largest of 8, 4, 3, 2 that divides nine in ten of the indentation widths, else the
+    about it. With one indentation width only, `default` when it divides it (a single level says nothing of
+    the unit). Else the largest of 8, 4, 3, 2 that divides nine in ten of the indentation widths, else the
     most common positive step between consecutive lines, else `default`."""
     widths: list[int] = []
     steps: Counter[int] = Counter()
@@ -43,6 +44,8 @@ def space_unit(lines: Iterable[str], default: int = 4) -> int:
     for step, _ in blocks.most_common(1):
         if step in (2, 3, 4, 8):
             return step
+    if len(set(widths)) == 1 and widths[0] % default == 0:
+        return default  # one indentation level only: 8 columns are two 4-column levels as much as one of 8
     for unit in (8, 4, 3, 2):
         if widths and sum(w % unit == 0 for w in widths) * 10 >= len(widths) * 9 and (unit != 8 or 4 not in steps):
             return unit

@@ -178,7 +178,10 @@ def mistake(kind: str, edit: Edit, old: list[str], new: list[str],
     if kind == "missing_line" and len(shared) >= 4:
         # a line the change keeps in place among its neighbours: one the change moves (kept by the diff, with
         # changed lines on a side) cannot be left out of both copies without hiding where it goes
-        inner = [i for i in shared if 0 < i < len(old) - 1 and _kept_with_neighbours(old, new, i)]
+        # and with a non-blank line of old_str on both sides: one left out at its edge (only blank lines
+        # beyond it) is a shorter old_str, not a slip
+        text = [k for k, x in enumerate(old) if x.strip()]
+        inner = [i for i in shared if text[0] < i < text[-1] and _kept_with_neighbours(old, new, i)]
         if not inner:
             return None
         i = pick.choice(inner)

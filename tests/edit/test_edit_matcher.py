@@ -288,3 +288,12 @@ def test_deleting_a_line_next_to_a_blank_line_old_str_left_out_keeps_the_file_s_
     rep = find_replacement(content, "\t}, nil\n}\n// Parse an object\nfunc parseObject() {",
                            "\t}, nil\n}\nfunc parseObject() {")
     assert rep.apply(content) == "\t}, nil\n}\n\nfunc parseObject() {\n\treturn\n}\n"
+
+
+def test_spaces_for_tabs_at_one_level_only_map_a_dedented_new_line_to_column_zero() -> None:
+    # every old_str line sits at 8 spaces for the file's two tabs: 8 columns are two 4-column levels as much as
+    # one 8-column level plus one; the file's own step decides nothing here, so the common reading (a tab is 4)
+    # places new_str's unindented line at column 0, not at one tab (property draw, 2026-11-25)
+    content = "func f() {\n\tif a {\n\t\treturn b\n\n\t\tlog(c)\n\t}\n}\n"
+    rep = find_replacement(content, "        return b\n\n        log(c)", "        return b\n\n        log(c)\nx = 1")
+    assert rep.apply(content) == "func f() {\n\tif a {\n\t\treturn b\n\n\t\tlog(c)\nx = 1\n\t}\n}\n"
