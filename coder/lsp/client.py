@@ -20,7 +20,7 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -124,11 +124,11 @@ class ServerProcess:
     registered: set[str] = field(default_factory=set)
     stderr_tail: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=20))
     pid: int | None = None
-    #: wraps the command in the sandbox (coder/lsp/confine.py), None to run it as it is
-    confine: Callable[[list[str], dict[str, str]], list[str]] | None = None
 
     # -- lifecycle (on the loop) ---------------------------------------------------------------------------------
-    async def start(self, executable: str, env: dict[str, str]) -> None:
+    async def start(self, command: list[str], env: dict[str, str]) -> None:
+        """Spawn `command` (the server's, already wrapped in the sandbox by the manager: building the bwrap line
+        looks at the workspace and must not block this loop, where a start's timeout could not cut it short)."""
         from lsprotocol import types as t
         from pygls.lsp.client import BaseLanguageClient
 
@@ -191,9 +191,6 @@ class ServerProcess:
         def on_folders(params: Any) -> list[t.WorkspaceFolder]:
             return [t.WorkspaceFolder(self.root.as_uri(), self.root.name)]
 
-        command = [executable, *self.spec.command[1:]]
-        if self.confine is not None:
-            command = self.confine(command, env)
         await client.start_io(command[0], *command[1:], cwd=str(self.root), env=env, start_new_session=True)
         server = client._server
         self.pid = server.pid if server is not None else None

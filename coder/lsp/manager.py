@@ -120,9 +120,10 @@ class LspManager:
                     slot.failed = (f"{spec.name}: {spec.command[0]} is not installed" if executable is None else
                                    f"{spec.name}: {executable} lies in the workspace; coder does not run it")
                     raise LspError(slot.failed)
-                slot.proc = ServerProcess(spec, self.workspace, confine=self._confine)
+                slot.proc = ServerProcess(spec, self.workspace)
+                command = self._confine([executable, *spec.command[1:]], self.env())
                 timeout = float(self.section.get("start_timeout", START_TIMEOUT))
-                slot.starting = self._loop.submit(slot.proc.start(executable, self.env()), timeout)
+                slot.starting = self._loop.submit(slot.proc.start(command, self.env()), timeout)
             starting, proc = slot.starting, slot.proc
         assert proc is not None
         if starting is not None:

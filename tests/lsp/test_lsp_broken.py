@@ -23,15 +23,23 @@ def _edit(tmp_path: Path, lsp: dict, **changes: str):
 
 
 def test_a_server_that_never_answers_costs_the_wait_and_is_stopped(tmp_path: Path) -> None:
-    # the wait is well past start_timeout, so the start has failed by then even on a loaded machine
-    repo, tool, ctx, result, took = _edit(tmp_path, broken("mute", wait=4.0, start_timeout=0.5))
+    repo, tool, ctx, result, took = _edit(tmp_path, broken("mute", wait=1.5, start_timeout=0.5))
     assert not result.is_error
     assert (repo / "a.py").read_text() == "x = undefined_name\n"  # the edit is done
-    assert "(no diagnostics for a.py: broken could not start: did not answer `initialize` in time" in result.output
+    # the edit waited at most its wait: the start failed by then, or (a loaded machine: tearing down a sandboxed
+    # start can take seconds) it is still going and the edit did not wait for it
+    assert ("(no diagnostics for a.py: broken could not start: did not answer `initialize` in time" in result.output
+            or "(no diagnostics for a.py: broken is still starting" in result.output), result.output
     assert "the edit itself is done)" in result.output
-    assert took < 5.5
+    assert took < 3.0
     manager = ctx.services["lsp"]
     pids = manager.pids()
+    slot = manager._slots["broken"]
+    deadline = time.monotonic() + 20
+    while slot.failed is None and time.monotonic() < deadline:  # the start's own timeout ends it
+        if slot.starting is not None and slot.starting.done():
+            break
+        time.sleep(0.05)
     again = tool.run({"command": "str_replace", "path": "a.py", "old_str": "undefined_name", "new_str": "2"}, ctx)
     assert "could not start" in again.output and again.data["diagnostics_ms"] < 100  # not tried again
     tool.close()
