@@ -82,7 +82,17 @@ class LoopThread:
 
 
 async def _with_timeout(coro: Awaitable[T], timeout: float) -> T:
-    return await asyncio.wait_for(coro, timeout)
+    """`coro`'s result, or TimeoutError after `timeout` seconds, at that moment. Unlike `asyncio.wait_for` this does
+    not wait for the cancelled work to wind down: a server start cancelled while its process is being spawned
+    waits for that process to exit (asyncio's subprocess clean-up), and a sandboxed one can take long to, which
+    left the start neither done nor failed for good (the slot answered "still starting" to every edit). The
+    caller stops the server's process group itself."""
+    task = asyncio.ensure_future(coro)
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if task in done:
+        return task.result()
+    task.cancel()
+    raise TimeoutError
 
 
 @dataclass
@@ -126,9 +136,10 @@ class ServerProcess:
     pid: int | None = None
 
     # -- lifecycle (on the loop) ---------------------------------------------------------------------------------
-    async def start(self, command: list[str], env: dict[str, str]) -> None:
-        """Spawn `command` (the server's, already wrapped in the sandbox by the manager: building the bwrap line
-        looks at the workspace and must not block this loop, where a start's timeout could not cut it short)."""
+    async def start(self, command: list[str], env: dict[str, str], timeout: float) -> None:
+        """Spawn `command` (the server's, already wrapped in the sandbox by the manager), then give it `timeout`
+        seconds to answer `initialize`. The spawn itself is not cut short: a start cancelled while its process is
+        being created leaves a process nobody knows the pid of, which then outlives the session."""
         from lsprotocol import types as t
         from pygls.lsp.client import BaseLanguageClient
 
@@ -196,13 +207,13 @@ class ServerProcess:
         self.pid = server.pid if server is not None else None
         if server is not None and server.stderr is not None:
             asyncio.get_running_loop().create_task(self._drain(server.stderr))
-        result = await client.initialize_async(t.InitializeParams(
+        result = await _with_timeout(client.initialize_async(t.InitializeParams(
             process_id=os.getpid(),
             root_uri=self.root.as_uri(),
             workspace_folders=[t.WorkspaceFolder(self.root.as_uri(), self.root.name)],
             initialization_options=self.spec.initialization_options or None,
             capabilities=_client_capabilities(),
-        ))
+        )), timeout)
         self.capabilities = result.capabilities
         client.initialized(t.InitializedParams())
 

@@ -123,7 +123,8 @@ class LspManager:
                 slot.proc = ServerProcess(spec, self.workspace)
                 command = self._confine([executable, *spec.command[1:]], self.env())
                 timeout = float(self.section.get("start_timeout", START_TIMEOUT))
-                slot.starting = self._loop.submit(slot.proc.start(command, self.env()), timeout)
+                # the timeout is initialize's (inside start); the outer one only bounds a spawn that never returns
+                slot.starting = self._loop.submit(slot.proc.start(command, self.env(), timeout), timeout + 30.0)
             starting, proc = slot.starting, slot.proc
         assert proc is not None
         if starting is not None:
