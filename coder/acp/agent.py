@@ -182,9 +182,7 @@ class CoderAgent:
         for live in list(self.sessions.values()):
             live.session.interrupt()
             try:
-                live.session.close("done")
-                live.opened.store.set_status(live.session.id, "done")
-                live.opened.store.close()
+                live.opened.finish("done")  # stored with its status; one that never got a prompt is not kept
             except Exception as exc:  # noqa: BLE001 - one session failing to close must not keep the others open
                 print(f"coder acp: closing {live.session.id}: {exc}", file=sys.stderr)
         self.sessions.clear()

@@ -9,9 +9,12 @@ here; rules from the config, the flags or the repository's own file are listed a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from coder.commands.base import CommandResult, Ctx
+
+if TYPE_CHECKING:
+    from coder.policy.rules import RulePolicy
 
 
 @dataclass
@@ -20,20 +23,22 @@ class Saved:
     where: str  # "session" | "project"
 
 
-def _saved(policy: Any) -> list[Saved]:
+def _saved(policy: RulePolicy) -> list[Saved]:
     from coder.policy.rules import load_project_file, remembered_rules_path
 
-    project_dir = getattr(policy, "project_dir", None)
+    project_dir = policy.project_dir
     project = load_project_file(remembered_rules_path(project_dir)).get("allow", []) if project_dir else []
     rows = [Saved(str(r), "project") for r in project]
-    rows += [Saved(str(r), "session") for r in getattr(policy, "session_allow", []) if str(r) not in project]
+    rows += [Saved(str(r), "session") for r in policy.session_allow if str(r) not in project]
     return rows
 
 
 def permissions(ctx: Ctx, arg: str) -> CommandResult:
     """`/permissions` lists the saved answers, numbered; `/permissions remove N` takes one back."""
+    from coder.policy.rules import RulePolicy
+
     policy = ctx.session.parts.policy
-    if not hasattr(policy, "session_allow"):
+    if not isinstance(policy, RulePolicy):
         return CommandResult("This session's policy keeps no rules (only its mode decides).")
     saved = _saved(policy)
     words = arg.split()
@@ -49,7 +54,8 @@ def permissions(ctx: Ctx, arg: str) -> CommandResult:
         where = "this project (every session here)" if s.where == "project" else "this session"
         lines.append(f"{n}. `{s.rule}` · {where}")
     saved_rules = {s.rule for s in saved}
-    fixed = [(kind, str(r)) for kind in ("allow", "ask", "deny") for r in getattr(policy, kind, [])
+    lists = {"allow": policy.allow, "ask": policy.ask, "deny": policy.deny}
+    fixed = [(kind, str(r)) for kind, rules in lists.items() for r in rules
              if not (kind == "allow" and str(r) in saved_rules)]
     if fixed:
         lines += ["", "From the config, the flags or the repository's `.coder/permissions.json` (change them there):",
@@ -57,7 +63,7 @@ def permissions(ctx: Ctx, arg: str) -> CommandResult:
     return CommandResult("\n".join(lines))
 
 
-def _remove(policy: Any, saved: list[Saved], words: list[str]) -> CommandResult:
+def _remove(policy: RulePolicy, saved: list[Saved], words: list[str]) -> CommandResult:
     from coder.policy.patterns import Rule
     from coder.policy.rules import forget_project_rule
 
