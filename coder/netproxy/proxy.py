@@ -33,20 +33,17 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from coder.netproxy.domains import DomainPolicy, Verdict, canonical_host, normalize_host, refusal_message
+from coder.netproxy.domains import DomainPolicy, Verdict, normalize_host, refusal_message
+from coder.netproxy.wire import connect, parse_head, pipe, respond, unwrapped
 
 #: a user's answer to "may the sandbox reach HOST?": "once" (this shell command), "session", "always", "deny"
 Asker = Callable[[str, int], str]
 HEAD_LIMIT = 64 * 1024
-CONNECT_TIMEOUT = 20.0
 HEAD_TIMEOUT = 10.0
-IDLE_TIMEOUT = 600.0  # a tunnel with no byte either way for this long is closed
 QUESTION_TIMEOUT = 600.0  # a question nobody answers is a refusal
 MAX_CONNECTIONS = 256
 MAX_QUESTIONS = 5  # per shell command
-_HOP_HEADERS = frozenset({"proxy-connection", "proxy-authorization", "connection", "keep-alive", "te", "upgrade"})
 
 
 @dataclass(frozen=True)
@@ -262,7 +259,7 @@ class NetProxy:
         addresses = []
         for info in infos:
             address = str(info[4][0])
-            ip = _unwrapped(ipaddress.ip_address(address.split("%", 1)[0]))
+            ip = unwrapped(ipaddress.ip_address(address.split("%", 1)[0]))
             if ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast:
                 return (f"coder refused {host}: it resolves to {address}, an address of the host itself or its "
                         "link (loopback, link-local, cloud metadata), which the sandbox never reaches")
@@ -285,7 +282,7 @@ class NetProxy:
         try:
             await self._serve(reader, writer)
         except Exception:  # noqa: BLE001 - one bad request must never reach the loop's handler (stderr)
-            await _respond(writer, 400, "coder's proxy could not read this request")
+            await respond(writer, 400, "coder's proxy could not read this request")
         finally:
             self._open -= 1
             writer.close()
@@ -297,37 +294,37 @@ class NetProxy:
                 head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
             except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
                 return
-            request = _parse_head(head)
+            request = parse_head(head)
             if isinstance(request, str):
-                await _respond(writer, 400, request)
+                await respond(writer, 400, request)
                 return
             method, host, port, rest = request
             self.stats.connections += 1
             verdict, message = await self._decide(host, port)
             if message:
                 self._record(Access(host, port, False, verdict.source, verdict.pattern, message))
-                await _respond(writer, 403, message)
+                await respond(writer, 403, message)
                 return
             addresses = await self._addresses(host, port, verdict)
             if isinstance(addresses, str):
                 self._record(Access(host, port, False, "address", verdict.pattern, addresses))
-                await _respond(writer, 403 if addresses.startswith("coder refused") else 502, addresses)
+                await respond(writer, 403 if addresses.startswith("coder refused") else 502, addresses)
                 return
             self._record(Access(host, port, True, verdict.source, verdict.pattern))
-            up_reader, upstream = await _connect(addresses, port)
+            up_reader, upstream = await connect(addresses, port)
             if upstream is None:
-                await _respond(writer, 502, f"coder could not connect to {host}:{port}: {up_reader}")
+                await respond(writer, 502, f"coder could not connect to {host}:{port}: {up_reader}")
                 return
             assert isinstance(up_reader, asyncio.StreamReader)
             if method == "CONNECT":
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 await writer.drain()
-                await asyncio.gather(_pipe(reader, upstream), _pipe(up_reader, writer))
+                await asyncio.gather(pipe(reader, upstream), pipe(up_reader, writer))
             else:
                 upstream.write(rest)
                 await upstream.drain()
-                to_upstream = asyncio.ensure_future(_pipe(reader, upstream))
-                await _pipe(up_reader, writer)
+                to_upstream = asyncio.ensure_future(pipe(reader, upstream))
+                await pipe(up_reader, writer)
                 to_upstream.cancel()
         except (ConnectionError, OSError, asyncio.CancelledError):
             pass
@@ -335,92 +332,3 @@ class NetProxy:
             for w in (writer, upstream):
                 if w is not None:
                     w.close()
-
-
-def _parse_head(head: bytes) -> tuple[str, str, int, bytes] | str:
-    """(method, host, port, the head to send upstream) or what is wrong with the request."""
-    text = head.decode("latin-1")
-    lines = text.split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-        return "coder's proxy expects an HTTP proxy request"
-    method, target, version = parts
-    if method == "CONNECT":
-        host, sep, port_text = target.rpartition(":")
-        if not sep or not port_text.isdigit() or not 0 < int(port_text) < 65536:
-            return f"CONNECT needs host:port, not {target[:100]!r}"
-        name = canonical_host(host)
-        if name is None:
-            return f"coder's proxy reads host names in plain ASCII (or IP addresses) only, not {host[:100]!r}"
-        return method, name, int(port_text), b""
-    try:
-        url = urlsplit(target)
-        hostname = url.hostname
-    except ValueError:
-        return f"coder's proxy cannot read the URL {target[:100]!r}"
-    if url.scheme != "http" or not hostname:
-        return (f"coder's proxy forwards http:// URLs and CONNECT tunnels only, not {target[:100]!r} "
-                "(for https, the client must use CONNECT)")
-    try:
-        port = url.port or 80
-    except ValueError:
-        return f"bad port in {target[:100]!r}"
-    name = canonical_host(hostname)
-    if name is None or not 0 < port < 65536:
-        return f"coder's proxy reads host names in plain ASCII (or IP addresses) only, not {target[:100]!r}"
-    path = url.path or "/"
-    if url.query:
-        path += "?" + url.query
-    # the Host header is the URL's (a different one would ask the allowed server for another site)
-    headers = [line for line in lines[1:]
-               if line and line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS | {"host"}]
-    host_header = f"[{name}]" if ":" in name else name
-    if url.port:
-        host_header += f":{url.port}"
-    out = "\r\n".join([f"{method} {path} {version}", f"Host: {host_header}", *headers, "Connection: close", "",
-                        ""])
-    return method, name, port, out.encode("latin-1")
-
-
-async def _connect(addresses: list[str], port: int) -> tuple[asyncio.StreamReader | str, asyncio.StreamWriter | None]:
-    error = "no address"
-    for address in addresses:
-        try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(address, port), CONNECT_TIMEOUT)
-            return reader, writer
-        except (TimeoutError, OSError) as exc:
-            error = str(exc) or type(exc).__name__
-    return error, None
-
-
-def _unwrapped(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo), or the address itself."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        inner = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
-        if inner is not None:
-            return inner
-    return ip
-
-
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await asyncio.wait_for(reader.read(1 << 16), IDLE_TIMEOUT):
-            writer.write(data)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
-    except (ConnectionError, OSError, TimeoutError):
-        pass
-
-
-async def _respond(writer: asyncio.StreamWriter, status: int, message: str) -> None:
-    """A refusal clients show: the reason phrase (pip and curl -v print it) and the body both carry it."""
-    reason = message.replace("\r", " ").replace("\n", " ")
-    body = (message + "\n").encode("utf-8", errors="replace")
-    head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\nX-Coder-Refusal: {status}\r\n\r\n")
-    try:
-        writer.write(head.encode("latin-1", errors="replace") + body)
-        await writer.drain()
-    except (ConnectionError, OSError):
-        pass
