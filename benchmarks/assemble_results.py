@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["startup", "models", "shell", "edits", "edits_commits", "codeintel", "lsp", "context", "review", "tui", "batch"]
+ORDER = ["startup", "models", "shell", "edits", "edits_commits", "codeintel", "lsp", "context", "review", "tui",
+         "batch"]
 HEADER = """# Benchmark results
 
 Each section says the command that gives its figures, the date and the machine. All were measured on this

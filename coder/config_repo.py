@@ -78,10 +78,11 @@ def filter_repository(data: dict[str, Any], current: dict[str, Any], trusted: bo
                 kept[key] = {"keep_sessions": value["keep_sessions"]}
             elif "keep_sessions" in value:
                 drop("[vcs] keep_sessions", "the workspace is not trusted")
-        elif key == "lsp":  # language servers run on the host: a repository may only turn them off
+        elif key == "lsp":  # which programs run as language servers is the user's choice: a repository only turns
+            # them off
             off = {k: v for k, v in value.items() if k in ("enabled", "diagnostics") and v is False}
             for k in sorted(set(value) - set(off)):
-                drop(f"[lsp] {k}", "language servers run on the host; a repository may only turn them off")
+                drop(f"[lsp] {k}", "which language servers run is your choice; a repository may only turn them off")
             if off:
                 kept[key] = off
         elif key == "hooks":

@@ -6,8 +6,9 @@ starting in the background (the next edit uses it); one that never answers its f
 not tried again this session; one that dies is started again once, then left alone. Each failure is a short
 note the caller shows, never an exception that fails a tool call.
 
-Servers run on the host, so only for a trusted workspace (`config["_trusted"]`), with the host environment
-scrubbed of provider keys and secrets (the one coder/vcs/hostgit.py gives host git), in the workspace root.
+Servers read (and some build) the repository, so only for a trusted workspace (`config["_trusted"]`); they run
+in the sandbox (coder/lsp/confine.py: workspace read-only, no network) unless `[sandbox] enabled = false`, with the
+host environment scrubbed of provider keys and secrets (the one coder/vcs/hostgit.py gives host git).
 """
 
 from __future__ import annotations

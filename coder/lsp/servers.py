@@ -176,7 +176,7 @@ def doctor_lines(config: dict[str, Any]) -> list[tuple[str, bool, str]]:
         return [("language servers", False, "pygls/lsprotocol are missing: pip install pygls lsprotocol")]
     state = ("on (servers start on the first file of their language)" if enabled and trusted else
              "off: [lsp] enabled = false" if not enabled else
-             "off: the workspace is not trusted (servers run on the host; `coder trust`)")
+             "off: the workspace is not trusted (servers read and some build the repository; `coder trust`)")
     lines = [("language servers", True, state)]
     try:
         specs = configured_servers(section)
