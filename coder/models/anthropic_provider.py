@@ -238,24 +238,12 @@ def sdk_params(body: dict[str, Any]) -> dict[str, Any]:
 
 def build(request: ProviderRequest) -> AnthropicProvider:
     """The registry's constructor (coder/models/providers.py): `[providers.anthropic]` and the environment."""
-    import os
-
-    from coder.errors import ModelConfigError
-    from coder.models.providers import PLACEHOLDER_KEY
-
     section = request.section
-    policy = section.retry_policy()
-    timeout = section.get_float("timeout", 600.0)
     base_url = request.base_url("ANTHROPIC_BASE_URL")
-    key = os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
-        if not base_url:
-            raise ModelConfigError(
-                f"The model {request.resolved} needs ANTHROPIC_API_KEY (not set). Set it, or pick another model "
-                "with `--model` (e.g. openai:NAME with OPENAI_BASE_URL, scripted:PATH); `coder doctor` shows "
-                "what is set."
-            )
-        key = PLACEHOLDER_KEY
+    key = request.api_key("ANTHROPIC_API_KEY", base_url, (
+        f"The model {request.resolved} needs ANTHROPIC_API_KEY (not set). Set it, or pick another model with "
+        "`--model` (e.g. openai:NAME with OPENAI_BASE_URL, scripted:PATH); `coder doctor` shows what is set."))
+    policy, timeout = section.retry_policy(), section.get_float("timeout", 600.0)
     return AnthropicProvider(
         request.name, api_key=key, base_url=base_url, policy=policy, pricing=request.pricing, timeout=timeout,
         count_tokens_api=section.get_bool("count_tokens_api", False), context_window=request.context_window(),

@@ -246,21 +246,12 @@ class OpenAIProvider:
 
 def build(request: ProviderRequest) -> OpenAIProvider:
     """The registry's constructor (coder/models/providers.py): `[providers.openai]` and the environment."""
-    import os
-
-    from coder.errors import ModelConfigError
-    from coder.models.providers import PLACEHOLDER_KEY
-
     section = request.section
-    policy = section.retry_policy()
-    timeout = section.get_float("timeout", 600.0)
     base_url = request.base_url("OPENAI_BASE_URL")
-    key = os.environ.get("OPENAI_API_KEY")
-    if not key and not base_url:
-        raise ModelConfigError(
-            f"The model {request.resolved} needs OPENAI_BASE_URL (an OpenAI-compatible server such as vLLM, Ollama "
-            "or llama.cpp, e.g. http://localhost:11434/v1) or OPENAI_API_KEY for api.openai.com; neither is set. "
-            "`coder doctor` shows what is set."
-        )
-    return OpenAIProvider(request.name, api_key=key or PLACEHOLDER_KEY, base_url=base_url, policy=policy,
+    key = request.api_key("OPENAI_API_KEY", base_url, (
+        f"The model {request.resolved} needs OPENAI_BASE_URL (an OpenAI-compatible server such as vLLM, Ollama or "
+        "llama.cpp, e.g. http://localhost:11434/v1) or OPENAI_API_KEY for api.openai.com; neither is set. "
+        "`coder doctor` shows what is set."))
+    policy, timeout = section.retry_policy(), section.get_float("timeout", 600.0)
+    return OpenAIProvider(request.name, api_key=key, base_url=base_url, policy=policy,
                           context_window=request.context_window(), pricing=request.pricing, timeout=timeout)

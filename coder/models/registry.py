@@ -58,6 +58,16 @@ class ProviderRequest:
         """The environment beats the config for a base URL, as in the config layering (files < env < flags)."""
         return os.environ.get(env_var) or self.section.get_str("base_url")
 
+    def api_key(self, env_var: str, base_url: str | None, missing: str) -> str:
+        """The key from `env_var`; without one, a placeholder when the requests go to a base URL of the user's
+        own (a local server or the fake one needs none), else ModelConfigError(`missing`)."""
+        key = os.environ.get(env_var)
+        if key:
+            return key
+        if base_url:
+            return PLACEHOLDER_KEY
+        raise ModelConfigError(missing)
+
 
 def _build(request: ProviderRequest) -> ModelProvider:
     module, _, function = request.spec.constructor.partition(":")
