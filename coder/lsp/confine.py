@@ -9,8 +9,8 @@ writes nothing there; one that tried would be changing files behind the model's 
 server's own install (its command's prefix) and coder's interpreter (pinned as pyright's `pythonPath`) are bound
 read-only so it can start.
 
-With `[sandbox] enabled = false`, or without bwrap, servers run as before, unconfined (the user's choice, as it
-is for the shell)."""
+With `[sandbox] enabled = false` servers run unconfined (the user's choice, as it is for the shell); without bwrap
+a server does not start, as the shell does not."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ def confined_command(command: list[str], workspace: Path, env: dict[str, str],
 
     cfg = SandboxConfig.from_dict({**(sandbox or {}), "network": False, "allowed_domains": [], "denied_domains": [],
                                    "network_presets": []})
-    bwrap = shutil.which("bwrap")
-    if not cfg.enabled or bwrap is None:
+    if not cfg.enabled:
         return command
+    bwrap = shutil.which("bwrap") or "bwrap"  # missing: the start fails and says so, never an unconfined server
     workspace = workspace.resolve()
     program = Path(command[0])
     # the server's install and coder's interpreter: bound through the PATH logic (a `bin` entry brings its prefix)
