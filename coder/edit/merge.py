@@ -138,11 +138,12 @@ def _merge(old: list[str], new: list[str], region: list[str], amap: dict[int, in
         return imap.apply(lead) + line[len(lead):]
 
     bounds = [(-1, -1, -1), *anchors, (len(old), len(new), len(region))]
+    new_keys = set(n_keys)  # to tell a deletion from a move, in every segment
     out: list[str] = []
     for n, ((ao, an, ar), (bo, bn, br)) in enumerate(zip(bounds, bounds[1:], strict=False)):
         local = {o - ao - 1: f - ar - 1 for o, f in amap.items() if ao < o < bo}
         out += _segment(old[ao + 1: bo], new[an + 1: bn], region[ar + 1: br], local, place,
-                        top=n == 0, bottom=n == len(bounds) - 2, elsewhere=set(n_keys))
+                        top=n == 0, bottom=n == len(bounds) - 2, elsewhere=new_keys)
         if n < len(bounds) - 2:
             out.append(region[br])
     return out
