@@ -178,6 +178,8 @@ def main() -> int:
         report = evaluate(insts, preds, cfg)
         for iid, r in report["instances"].items():
             results[iid][label] = r["status"]
+            if label == "gold" and r.get("needs_official_harness"):
+                results[iid]["not_here"] = r.get("error", "")[:300]
             if r.get("error"):
                 results[iid][f"{label}_error"] = r["error"][:300]
         print(f"{label}: {report['resolved_instances']} resolved of {len(insts)}", file=sys.stderr)
@@ -231,16 +233,6 @@ def combine(args: argparse.Namespace) -> int:
     return 0
 
 
-def internet_ok() -> bool:
-    import socket
-
-    try:
-        socket.gethostbyname("httpbin.org")
-    except OSError:
-        return False
-    return True
-
-
 def _agrees(r: dict) -> bool:
     """With the official labels: gold resolved, no-op and empty not, F2P failing then passing in the shell."""
     return r.get("gold") == "resolved" and r.get("noop") != "resolved" and r.get("empty") != "resolved" and \
@@ -282,13 +274,12 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
         lines[-1] += (f" The shell check of {waiting_total} instances did not finish within this session (their "
                       f"gold, no-op and empty verdicts did); without them: "
                       f"{agree_total}/{total - waiting_total} ({agree_total / max(total - waiting_total, 1):.0%}).")
-    online = {repo for repo, entry in load_spec_table()["repos"].items() if entry.get("test_network")}
-    offline_rows = [r for r in results.values() if r["repo"] not in online]
-    if len(offline_rows) < len(results) and not internet_ok():
-        agree = sum(_agrees(r) for r in offline_rows)
-        lines[-1] += (f" Without the {len(results) - len(offline_rows)} instances whose tests need the internet "
-                      f"({', '.join(sorted(online & set(by_repo)))}; not reachable from this machine): "
-                      f"{agree}/{len(offline_rows)} ({agree / max(len(offline_rows), 1):.0%}).")
+    here = [r for r in results.values() if not r.get("not_here")]
+    if len(here) < len(results):
+        agree = sum(_agrees(r) for r in here)
+        lines[-1] += (f" {len(results) - len(here)} instances could not be evaluated on this machine (the "
+                      "evaluator says so and prints the official harness command; reasons below); of the "
+                      f"others: {agree}/{len(here)} ({agree / max(len(here), 1):.0%}).")
     lines += ["", "Environments (build time and disk; not available: why):", "",
               "| environment | status | Python | build s | disk MB | instances | why not |",
               "|---|---|---|---|---|---|---|"]
@@ -296,12 +287,6 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
         why = (st.error.strip().splitlines()[0][:100] if st.error.strip() else "").replace("|", "/")
         lines.append(f"| {key} | {st.status} | {st.python} | {st.built_s or ''} | {st.disk_mb or ''} | "
                      f"{len(st.instances)} | {why} |")
-    if "psf/requests" in by_repo and not internet_ok():
-        lines += ["", "psf/requests: its tests call httpbin.org and expect connect timeouts from 10.255.255.1 (the "
-                      "harness's containers have the internet; the evaluator gives these tests network, "
-                      "`test_network` in coder/batch/data/swebench_local.json). This machine resolves no internet "
-                      "names (only the package index is reachable), so those tests fail here for the gold patch "
-                      "too: a machine limit, not a grading difference."]
     bad = [(iid, r) for iid, r in sorted(results.items())
            if not _agrees(r) and not ("shell" not in r and states[r["env"]].status == READY)]
     if bad:

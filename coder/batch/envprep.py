@@ -20,6 +20,7 @@ from typing import Any
 from coder.batch.envs import cached_failure, ensure_env, env_is_ready, file_lock, installs_with_pip, read_ready
 from coder.batch.instances import Instance
 from coder.batch.instdeps import prefetch
+from coder.batch.netprobe import network_differs
 from coder.batch.specs import EnvUnavailable, check_buildable, spec_for
 from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, find_mirror, remove_workspace
 
@@ -41,6 +42,8 @@ class EnvState:
     built_s: float | None = None
     disk_mb: float | None = None
     instances: list[str] = field(default_factory=list)
+    #: why its instances cannot be evaluated here although it builds (coder/batch/netprobe.py)
+    not_here: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,6 +85,9 @@ def prepare_envs(instances: list[Instance], table: dict[str, Any], cache: Path, 
             spec = spec_for(first, table)
             state.python, state.harness_python = spec.python_version, spec.harness_python
             check_buildable(spec, force)
+            if spec.test_network and (why := network_differs(spec.test_network_probe.get("reaches", ()),
+                                                             spec.test_network_probe.get("times_out", ()))):
+                state.not_here = f"the tests need the internet as the harness's containers have it: {why}"
             if env_is_ready(spec, envs_dir) and not rebuild:
                 _ready(state, envs_dir / key)
             elif (error := cached_failure(spec, envs_dir)) is not None and not rebuild:
@@ -122,8 +128,14 @@ def _build(state: EnvState, spec: Any, inst: Instance, envs_dir: Path, cache: Pa
             return
         started = time.monotonic()
         try:
-            create_workspace(mirror, inst.environment_setup_commit or inst.base_commit, checkout)
-            env_dir = ensure_env(spec, checkout, envs_dir, force=force, rebuild=rebuild)
+            ws = create_workspace(mirror, inst.environment_setup_commit or inst.base_commit, checkout)
+            try:
+                env_dir = ensure_env(spec, checkout, envs_dir, force=force, rebuild=rebuild)
+            except EnvUnavailable as exc:
+                if not ws.unfilled:
+                    raise
+                wanted = ", ".join(f"{r} (DIR/{r.replace('/', '__')})" for r in ws.unfilled)
+                raise EnvUnavailable(f"{exc} [git submodules left empty, no local mirror: {wanted}]") from None
         finally:
             remove_workspace(checkout)
     ready = env_dir / "ready.json"
@@ -161,7 +173,8 @@ def describe(state: EnvState) -> str:
     if state.status == READY:
         extra = f", built in {state.built_s:g}s" if state.built_s else ""
         extra += f", {state.disk_mb:g} MB" if state.disk_mb else ""
-        return f"environment {state.key}: ready ({python}{extra}; {len(state.instances)} instances)"
+        line = f"environment {state.key}: ready ({python}{extra}; {len(state.instances)} instances)"
+        return line + (f"; not evaluable here: {state.not_here}" if state.not_here else "")
     if state.status == BUILDABLE:
         return f"environment {state.key}: not built yet ({python}; {len(state.instances)} instances; --build)"
     return (f"environment {state.key}: NOT AVAILABLE for {len(state.instances)} instances "
@@ -175,7 +188,7 @@ def coverage_table(states: list[EnvState]) -> str:
     for st in sorted(states, key=lambda s: (s.repo, s.version)):
         python = (f"{st.harness_python}" + ("" if st.python == st.harness_python or not st.python
                                              else f" -> {st.python}")) or "-"
-        reason = st.error.strip().splitlines()[0][:110] if st.error.strip() else ""
+        reason = st.error.strip().splitlines()[0][:110] if st.error.strip() else st.not_here[:110]
         rows.append((st.repo, st.version, st.status, python, str(len(st.instances)), reason))
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(r[i].ljust(widths[i]) for i in range(5)) + "  " + r[5] for r in rows]

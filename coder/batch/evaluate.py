@@ -6,8 +6,9 @@ harness's fallbacks), the tested files reset and the test patch applied, all by 
 the patch). Then, in the bubblewrap sandbox only (no network, the environment read-only, the instance layer
 writable: coder/batch/testbed.py), the harness's install of the patched workspace and its test command; the log
 is parsed and graded with the harness's rules (coder.batch.grading). Instances whose environment cannot be
-built here end as "error" with `needs_official_harness` and the reason, and the official command is printed
-for them; the report never mixes them with real failures.
+built here, or whose tests need an internet this machine does not have (coder/batch/netprobe.py), end as
+"error" with `needs_official_harness` and the reason, and the official command is printed for them; the report
+never mixes them with real failures.
 """
 
 from __future__ import annotations
@@ -136,6 +137,8 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
     try:
         result.env = env_key(inst, cfg.specs)
         spec, env_dir = ready_env(inst, cfg.specs, states)
+        if (state := states.get(result.env)) is not None and state.not_here:
+            raise EnvUnavailable(state.not_here)
         mirror = ensure_mirror(inst.repo, cfg.repos_dir, cache / "mirrors", cfg.allow_network)
         ws = create_workspace(mirror, inst.base_commit, ws_dir).path
         method = apply_patch(ws, patch, "model")

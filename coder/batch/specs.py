@@ -61,6 +61,8 @@ class EnvSpec:
     harness_python: str = ""
     system_site_packages: bool = False
     test_network: bool = False  # the tests reach the internet, as they can in the harness's containers
+    #: what the tests expect of that internet (coder/batch/netprobe.py): {"reaches": [...], "times_out": [...]}
+    test_network_probe: dict[str, list[str]] = field(default_factory=dict)
     constraints: list[str] = field(default_factory=list)
     python: str = ""  # the interpreter the venv is made with; "" = the Python running coder
 
@@ -197,6 +199,7 @@ def spec_for(inst: Instance, table: dict[str, Any]) -> EnvSpec:
         local=ver.get("local", "unverified"), note=ver.get("note", ""), harness_python=harness_python,
         system_site_packages=bool(ver.get("system_site_packages", False)),
         test_network=bool(ver.get("test_network", repo_entry.get("test_network", False))),
+        test_network_probe=dict(ver.get("test_network_probe", repo_entry.get("test_network_probe")) or {}),
         constraints=list(repo_entry.get("constraints") or []) + list(ver.get("constraints") or []) +
         list(default.get("constraints") or []),
         python=python,

@@ -79,6 +79,8 @@ def ensure_mirror(repo: str, repos_dir: Path | None, cache_dir: Path, allow_netw
 class Workspace:
     path: Path
     base_commit: str
+    #: GitHub submodules of the base commit left empty for want of a local mirror (`owner/name` each)
+    unfilled: tuple[str, ...] = ()
 
 
 def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
@@ -95,7 +97,53 @@ def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
         shutil.rmtree(dest, ignore_errors=True)
         raise WorkspaceError(f"base commit {base_commit[:12]} is not in the mirror {mirror} "
                              "(fetch it there: `git -C MIRROR fetch origin`)") from None
-    return Workspace(dest, git(dest, "rev-parse", "HEAD").strip())
+    unfilled = fill_submodules(dest, mirror)
+    return Workspace(dest, git(dest, "rev-parse", "HEAD").strip(), unfilled)
+
+
+def _github_repo(url: str) -> str | None:
+    """`owner/name` of a GitHub URL (https, ssh or git protocol), else None."""
+    for prefix in ("https://github.com/", "http://github.com/", "git://github.com/", "git@github.com:",
+                   "ssh://git@github.com/"):
+        if url.startswith(prefix):
+            name = url[len(prefix):].rstrip("/").removesuffix(".git")
+            return name if name.count("/") == 1 else None
+    return None
+
+
+def fill_submodules(ws: Path, mirror: Path) -> tuple[str, ...]:
+    """Check out the base commit's GitHub submodules from local mirrors beside `mirror`; the repositories of
+    those without one (`owner/name`).
+
+    The harness's images clone with network, and a repository whose build initialises a submodule (astropy
+    1.x: `astropy_helpers`, through ah_bootstrap's `git submodule update --init`) gets it from GitHub there. Here
+    the same commit comes from a local mirror of the submodule's repository found as the main one is
+    (`DIR/owner__name` beside `DIR/astropy__astropy`), so the build finds it initialised and never reaches for the
+    network. A submodule without a mirror is left empty and named in the result, for the build's error. The submodule is
+    cloned over `file://` (a pack, never hard links into the shared mirror, which the sandbox must not reach)."""
+    try:
+        pairs = git(ws, "config", "-f", ".gitmodules", "--get-regexp", r"^submodule\..*\.(path|url)$",
+                    check=False)
+    except WorkspaceError:
+        return ()
+    modules: dict[str, dict[str, str]] = {}
+    for line in pairs.splitlines():
+        key, _, value = line.partition(" ")
+        name, _, field = key.removeprefix("submodule.").rpartition(".")
+        modules.setdefault(name, {})[field] = value
+    unfilled = []
+    for name, fields in modules.items():
+        repo = _github_repo(fields.get("url", ""))
+        path = fields.get("path", "")
+        if not repo or not path or not git(ws, "ls-tree", "HEAD", "--", path, check=False).startswith("160000"):
+            continue
+        source = find_mirror(mirror.parent, repo) or find_mirror(mirror.parent.parent, repo)
+        if source is None:
+            unfilled.append(repo)
+            continue
+        git(ws, "config", f"submodule.{name}.url", source.resolve().as_uri())
+        git(ws, "submodule", "update", "--init", "--", path, protocols="file")
+    return tuple(unfilled)
 
 
 def borrowed_objects(workspace: Path) -> list[str]:

@@ -114,3 +114,41 @@ def test_patch_covers_edits_new_files_and_commits(swe, tmp_path):
     fresh = create_workspace(swe.mirror, swe.base_commit, tmp_path / "fresh").path
     subprocess.run(["git", "apply", "-"], input=lean, text=True, cwd=fresh, check=True)
     assert "a + b" in (fresh / "calc.py").read_text()
+
+
+def _add_github_submodule(swe, tmp_path) -> str:
+    """A commit on the calc mirror with `helpers/` a submodule of https://github.com/acme/helpers.git (as
+    astropy 1.x has astropy_helpers); the helpers repository lives in a directory of its own."""
+    helpers = tmp_path / "src" / "helpers"
+    helpers.mkdir(parents=True)
+    git(helpers, "init", "-q")
+    (helpers / "ah.py").write_text("HELPERS = 1\n")
+    git(helpers, "add", ".")
+    git(helpers, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "helpers")
+    work = tmp_path / "src" / "calc"
+    subprocess.run(["git", "clone", "-q", str(swe.mirror), str(work)], check=True)
+    git(work, "checkout", "-q", swe.base_commit)
+    git(work, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(helpers), "helpers")
+    git(work, "config", "-f", ".gitmodules", "submodule.helpers.url", "https://github.com/acme/helpers.git")
+    git(work, "add", ".gitmodules")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "add helpers")
+    git(work, "push", "-q", str(swe.mirror), "HEAD:refs/heads/with-helpers")
+    return git(work, "rev-parse", "HEAD").strip()
+
+
+def test_github_submodules_come_from_a_local_mirror_beside_the_main_one(swe, tmp_path):
+    commit = _add_github_submodule(swe, tmp_path)
+    ws = create_workspace(swe.mirror, commit, tmp_path / "ws" / "none")
+    assert ws.unfilled == ("acme/helpers",)  # no mirror: left empty and named, for the build's error
+    assert not any((ws.path / "helpers").iterdir())
+    mirror = swe.repos_dir / "acme__helpers.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(tmp_path / "src" / "helpers"), str(mirror)], check=True)
+    ws = create_workspace(swe.mirror, commit, tmp_path / "ws" / "filled")
+    assert ws.unfilled == ()
+    assert (ws.path / "helpers" / "ah.py").read_text() == "HELPERS = 1\n"
+    status = git(ws.path, "submodule", "status")
+    assert status.startswith(" ") and "helpers" in status  # initialised: a build's `git submodule` finds it so
+    # cloned over file://, so no object file is a hard link into the shared mirror the sandbox must not reach
+    objects = [p for p in (ws.path / ".git" / "modules").rglob("*") if p.is_file() and "objects" in p.parts]
+    assert objects and all(p.stat().st_nlink == 1 for p in objects)
+    assert workspace_patch(ws.path, commit) == ""  # the filled submodule is no change of the agent's
