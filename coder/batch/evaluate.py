@@ -31,7 +31,14 @@ from coder.batch.instances import Instance
 from coder.batch.outputs import atomic_write
 from coder.batch.specs import EnvSpec, EnvUnavailable
 from coder.batch.testbed import Testbed, install_script, open_testbed
-from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, git, remove_workspace
+from coder.batch.workspace import (
+    IncompleteMirror,
+    WorkspaceError,
+    create_workspace,
+    ensure_mirror,
+    git,
+    remove_workspace,
+)
 from coder.errors import SandboxUnavailable
 from coder.vcs import hostgit
 
@@ -164,6 +171,8 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
         result.resolved = result.status == grading.RESOLVED
     except EnvUnavailable as exc:
         result.needs_official_harness, result.error = True, f"environment: {exc}"
+    except IncompleteMirror as exc:
+        result.needs_official_harness, result.error = True, f"workspace: {exc}"
     except (WorkspaceError, SandboxUnavailable, OSError, subprocess.SubprocessError) as exc:
         result.error = str(exc)
     finally:

@@ -23,6 +23,11 @@ class WorkspaceError(CoderError):
     """A workspace could not be made (mirror missing, base commit unknown, git failed)."""
 
 
+class IncompleteMirror(WorkspaceError):
+    """The mirror lacks the content of files at the commit (a partial snapshot: large blobs left out, which git's
+    checkout skips without failing). Such a workspace is not the instance's: the instance cannot be evaluated here."""
+
+
 GIT_ENV = {"GIT_ADVICE": "0"}
 
 #: Paths treated as tests when the patch should leave out tests the agent wrote for itself.
@@ -97,6 +102,12 @@ def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
         shutil.rmtree(dest, ignore_errors=True)
         raise WorkspaceError(f"base commit {base_commit[:12]} is not in the mirror {mirror} "
                              "(fetch it there: `git -C MIRROR fetch origin`)") from None
+    missing = git(dest, "ls-files", "--deleted").splitlines()
+    if missing:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise IncompleteMirror(f"the mirror {mirror} lacks the content of {len(missing)} file(s) at "
+                               f"{base_commit[:12]} (a partial snapshot): {', '.join(missing[:5])}"
+                               f"{' ...' if len(missing) > 5 else ''}; fetch the full repository into it")
     unfilled = fill_submodules(dest, mirror)
     return Workspace(dest, git(dest, "rev-parse", "HEAD").strip(), unfilled)
 

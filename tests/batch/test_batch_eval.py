@@ -145,3 +145,19 @@ def test_cli_eval_writes_report(swe, env_cache, tmp_path):
     assert official.returncode == 0
     assert official.stdout.startswith("python -m swebench.harness.run_evaluation")
     assert str(preds) in official.stdout
+
+
+def test_a_partial_mirror_is_could_not_evaluate_not_a_failure(swe, env_cache, tmp_path):
+    insts = load_instances(swe.dataset)[:1]
+    preds = {"acme__calc-1": _pred("acme__calc-1", GOLD_PATCH)}
+    evaluate(insts, preds, _cfg(swe, env_cache, tmp_path / "e1"))  # the environment, from the full mirror
+    partial = tmp_path / "partial"
+    subprocess.run(["git", "-C", str(swe.mirror), "config", "uploadpack.allowFilter", "true"], check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", "--filter=blob:none", swe.mirror.as_uri(),
+                    str(partial / "acme__calc.git")], check=True)  # every blob left out
+    cfg = _cfg(swe, env_cache, tmp_path / "e2")
+    cfg.repos_dir = partial
+    report = evaluate(insts, preds, cfg)
+    r = report["instances"]["acme__calc-1"]
+    assert r["status"] == "error" and r["needs_official_harness"] is True and "partial snapshot" in r["error"]
+    assert report["needs_official_harness"] == ["acme__calc-1"] and "official_command" in report

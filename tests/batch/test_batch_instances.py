@@ -10,7 +10,14 @@ import pytest
 from batch_fixtures import git
 
 from coder.batch.instances import filter_instances, load_instances, load_issue_list
-from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, find_mirror, workspace_patch
+from coder.batch.workspace import (
+    IncompleteMirror,
+    WorkspaceError,
+    create_workspace,
+    ensure_mirror,
+    find_mirror,
+    workspace_patch,
+)
 from coder.errors import UsageError
 
 
@@ -152,3 +159,25 @@ def test_github_submodules_come_from_a_local_mirror_beside_the_main_one(swe, tmp
     objects = [p for p in (ws.path / ".git" / "modules").rglob("*") if p.is_file() and "objects" in p.parts]
     assert objects and all(p.stat().st_nlink == 1 for p in objects)
     assert workspace_patch(ws.path, commit) == ""  # the filled submodule is no change of the agent's
+
+
+def _partial_mirror(src: Path, dest: Path) -> None:
+    """A partial clone, as the fetched snapshots are: blobs over 1 kB left out, packs marked promisor."""
+    git(src, "config", "uploadpack.allowFilter", "true")
+    subprocess.run(["git", "clone", "-q", "--bare", "--filter=blob:limit=1k", src.as_uri(), str(dest)], check=True)
+
+
+def test_a_checkout_with_blobs_missing_from_the_mirror_is_refused_by_name(swe, tmp_path):
+    work = tmp_path / "src"
+    subprocess.run(["git", "clone", "-q", str(swe.mirror), str(work)], check=True)
+    (work / "table.dat").write_text("x" * 5000)  # a large data file, like astropy's IERS tables
+    git(work, "add", "table.dat")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "data")
+    commit = git(work, "rev-parse", "HEAD").strip()
+    _partial_mirror(work, tmp_path / "partial" / "acme__calc.git")
+    mirror = find_mirror(tmp_path / "partial", "acme/calc")
+    # git's own checkout skips the missing blob and succeeds: the workspace would silently lack the file
+    with pytest.raises(IncompleteMirror, match=r"lacks the content of 1 file\(s\).*partial snapshot\): table\.dat"):
+        create_workspace(mirror, commit, tmp_path / "ws")
+    assert not (tmp_path / "ws").exists()
+    assert create_workspace(mirror, swe.base_commit, tmp_path / "ws2").path.is_dir()  # small blobs all there
