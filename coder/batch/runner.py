@@ -19,6 +19,7 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import os
+import runpy
 import signal
 import sys
 import threading
@@ -36,14 +37,23 @@ WALL_GRACE_S = 10.0
 #: how long a stopped agent gets after SIGINT (to print its result), then after SIGKILL
 STOP_WAITS = (10.0, 5.0)
 
-#: what `python -m coder run` imports, loaded once in the fork server (the rest of coder comes with them)
+#: what `python -m coder run` imports, loaded once in the fork server (the rest of coder comes with them), then
+#: coder.batch.agent_warm and coder.cli.warm (caches every session would fill again, the parser). Whatever the
+#: agent imports that is not here, every instance imports again (all of it was 0.06 s an instance on this machine):
+#: tests/batch/test_batch_warm.py lists what a forked agent imported after this, and must find nothing.
 PRELOAD = ("coder.cli.main", "coder.cli.run", "coder.cli.sessions", "coder.cli.doctor", "coder.cli.trust",
-           "coder.codeintel.cli", "coder.review.cli", "coder.batch.cli", "coder.cli.mcp", "coder.engine.builder",
-           "coder.engine.subagents", "coder.ext.subagents", "coder.context.manager", "coder.tools.registry",
-           "coder.tools.bash_tool", "coder.tools.edit_tool", "coder.tools.patch_tool", "coder.tools.search_tool",
-           "coder.tools.read_output_tool", "coder.edit.ops", "coder.edit.view", "coder.codeintel.languages",
-           "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks", "coder.models.registry",
-           "coder.policy.rules", "coder.sandbox.shell", "coder.trust", "coder.config_repo", "coder.batch.agent_warm")
+           "coder.cli.skills", "coder.acp.cli", "coder.codeintel.cli", "coder.review.cli", "coder.batch.cli",
+           "coder.cli.mcp", "coder.engine.builder", "coder.engine.subagents", "coder.engine.network",
+           "coder.engine.work", "coder.ext.subagents", "coder.ext.skills", "coder.context.manager",
+           "coder.tools.registry", "coder.tools.bash_tool", "coder.tools.edit_tool", "coder.tools.patch_tool",
+           "coder.tools.search_tool", "coder.tools.read_output_tool", "coder.tools.plan_tool",
+           "coder.tools.skill_tool", "coder.tools.todo_tool", "coder.edit.ops", "coder.edit.view",
+           "coder.codeintel.languages", "coder.lsp.diagnostics", "coder.lsp.hook", "coder.lsp.manager",
+           "coder.lsp.service", "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks",
+           "coder.models.registry", "coder.policy.rules", "coder.sandbox.shell", "coder.sandbox.exec",
+           "coder.vcs.repo", "coder.trust", "coder.config_repo",
+           "pexpect", "yaml",  # the shell's pty, the built-in agents' front matter (imported lazily by coder)
+           "coder.batch.agent_warm", "coder.cli.warm")
 
 _RUNNING: set[BaseProcess] = set()
 _RUNNING_LOCK = threading.Lock()
@@ -111,14 +121,19 @@ def agent_command() -> list[str]:
     return override.split() if override else [sys.executable, "-m", "coder"]
 
 
+def preload_names(model: str) -> list[str]:
+    """The modules the fork server imports, in order: coder's, the model provider's SDK and module (the heaviest
+    imports of all), then the two warm-ups last, so that they find everything imported."""
+    return [*PRELOAD[:-2], *preload_modules(model), *PRELOAD[-2:]]
+
+
 def _forkserver(model: str) -> Any:
     """The fork server's context, preloading coder and the model's provider (set once: the first model wins)."""
     global _CONTEXT
     with _RUNNING_LOCK:
         if _CONTEXT is None:
             ctx = multiprocessing.get_context("forkserver")
-            provider = preload_modules(model)  # the provider's SDK and module: the heaviest imports of all
-            ctx.set_forkserver_preload([*PRELOAD, *provider])
+            ctx.set_forkserver_preload(preload_names(model))
             _CONTEXT = ctx
         return _CONTEXT
 
@@ -133,7 +148,6 @@ def _agent_main(args: list[str], cwd: str, env: dict[str, str], out_path: str, l
     is already imported, cwd-relative entries are dropped from sys.path, and an exec'ed agent gets
     PYTHONSAFEPATH."""
     import atexit
-    import runpy
 
     for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
                             (2, log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
@@ -187,8 +201,8 @@ def _last_json_object(text: str) -> dict[str, Any] | None:
         return None
 
 
-def run_agent(req: AgentRequest) -> AgentResult:
-    """Run one headless session to its end or its wall-time limit; never raises for agent failures."""
+def agent_args(req: AgentRequest) -> list[str]:
+    """The arguments of `coder` for one instance's headless session."""
     args = ["run", "--cwd", str(req.workspace), "--model", req.model, "--permission-mode", "auto",
             "--output-format", "json", "--prompt-file", str(req.prompt_file),
             "--no-trust",  # an instance repository is somebody else's code: its config, servers and hooks never run
@@ -199,6 +213,12 @@ def run_agent(req: AgentRequest) -> AgentResult:
         args += ["--max-cost", f"{req.max_cost:g}"]
     if req.wall_time is not None:
         args += ["--max-wall-time", f"{req.wall_time:g}"]
+    return args
+
+
+def run_agent(req: AgentRequest) -> AgentResult:
+    """Run one headless session to its end or its wall-time limit; never raises for agent failures."""
+    args = agent_args(req)
     req.state_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **req.extra_env, "CODER_STATE_DIR": str(req.state_dir)}
     env.pop("CODER_MODEL", None)
