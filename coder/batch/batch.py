@@ -17,9 +17,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
-from coder.batch.instance_run import InstanceOutcome, RunConfig, process_instance
+from coder.batch.ahead import WorkspacesAhead
+from coder.batch.instance_run import InstanceOutcome, RunConfig, make_workspace, process_instance, workspace_dir
 from coder.batch.instances import Instance
 from coder.batch.outputs import RunDir, atomic_write
 from coder.batch.progress import Progress
@@ -196,14 +198,18 @@ def _run_local(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
     pending = list(todo)
     running: dict[Future[InstanceOutcome], Instance] = {}
     previous = _install_sigterm()
+    ahead = WorkspacesAhead()  # the next instances' workspaces made while these run (coder/batch/ahead.py)
     try:
         with ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="coder-batch") as pool:
             try:
                 while pending or running:
                     while pending and len(running) < cfg.workers and not guard.exhausted:
                         inst = pending.pop(0)
-                        running[pool.submit(process_instance, inst, cfg)] = inst
+                        running[pool.submit(process_instance, inst, cfg, None, ahead)] = inst
                         progress.started_one()
+                        for nxt in pending[:cfg.workers] if not guard.exhausted else ():
+                            dest = workspace_dir(nxt, cfg)
+                            ahead.prepare(dest, partial(make_workspace, nxt, cfg, dest))
                     if guard.exhausted and pending:
                         summary.stopped_by_cost = guard.abort is None
                         summary.not_started = len(pending)
@@ -228,6 +234,7 @@ def _run_local(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
                     on_outcome(fut.result())
                 running.clear()
     finally:
+        ahead.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     if summary.interrupted:

@@ -16,12 +16,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.batch.ahead import WorkspacesAhead
 from coder.batch.instances import Instance
 from coder.batch.outputs import InstanceStatus, atomic_write, patch_stats
 from coder.batch.runner import AgentRequest, AgentResult, export_session, run_agent
 from coder.batch.testbed import enter_testbed
 from coder.batch.trajectory import write_mini_trajectory
 from coder.batch.workspace import (
+    Workspace,
     WorkspaceError,
     changed_files,
     create_workspace,
@@ -103,14 +105,27 @@ class InstanceInterrupted(CoderError):
     """The user stopped the batch while this instance was starting: not a crash, just not done yet."""
 
 
-def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = None) -> InstanceOutcome:
+def workspace_dir(inst: Instance, cfg: RunConfig, work_root: Path | None = None) -> Path:
+    return Path(work_root or cfg.run_dir) / "workspaces" / inst.instance_id
+
+
+def make_workspace(inst: Instance, cfg: RunConfig, ws_dir: Path) -> Workspace:
+    """The instance's checkout at its base commit, from its mirror (or the user's repository)."""
+    mirror = cfg.source_repo or ensure_mirror(inst.repo, cfg.repos_dir, Path(cfg.cache_dir).expanduser(),
+                                              cfg.allow_network)
+    return create_workspace(mirror, inst.base_commit, ws_dir)
+
+
+def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = None,
+                     ahead: WorkspacesAhead | None = None) -> InstanceOutcome:
+    """`ahead` (the local backend's) may have made the workspace already, and removes it afterwards."""
     root = Path(work_root or cfg.run_dir)
     inst_dir = root / "instances" / inst.instance_id
-    ws_dir = root / "workspaces" / inst.instance_id
+    ws_dir = workspace_dir(inst, cfg, work_root)
     status = InstanceStatus(instance_id=inst.instance_id, worker=socket.gethostname())
     started = time.monotonic()
     try:
-        return _process(inst, cfg, inst_dir, ws_dir, status)
+        return _process(inst, cfg, inst_dir, ws_dir, status, ahead)
     except Exception as exc:  # noqa: BLE001 - one instance must never take the batch down
         status.state = "interrupted" if isinstance(exc, InstanceInterrupted) else "crashed"
         status.exit_reason = "interrupted" if isinstance(exc, InstanceInterrupted) else "error"
@@ -125,12 +140,16 @@ def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = No
                 pass
         return InstanceOutcome(status, None)
     finally:
-        if not cfg.keep_workspaces:
+        if cfg.keep_workspaces:
+            pass
+        elif ahead is not None:
+            ahead.remove(ws_dir)
+        else:
             remove_workspace(ws_dir)
 
 
-def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
-             status: InstanceStatus) -> InstanceOutcome:
+def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, status: InstanceStatus,
+             ahead: WorkspacesAhead | None) -> InstanceOutcome:
     if inst_dir.exists():  # a previous attempt (killed, crashed or --redo): start clean
         shutil.rmtree(inst_dir, ignore_errors=True)
     inst_dir.mkdir(parents=True, exist_ok=True)
@@ -139,9 +158,7 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path,
     prompt_file = inst_dir / "prompt.md"
     prompt_file.write_text(render_prompt(inst, cfg.prompt_template, cfg.include_hints), encoding="utf-8")
 
-    mirror = cfg.source_repo or ensure_mirror(inst.repo, cfg.repos_dir, Path(cfg.cache_dir).expanduser(),
-                                              cfg.allow_network)
-    ws = create_workspace(mirror, inst.base_commit, ws_dir)
+    ws = (ahead.take(ws_dir) if ahead is not None else None) or make_workspace(inst, cfg, ws_dir)
     agent_env = enter_testbed(cfg.testbeds.get(inst.instance_id), ws, prompt_file, inst_dir)
     if cfg.network_presets:
         agent_env = {**agent_env, "CODER_NETWORK_PRESETS": ",".join(cfg.network_presets)}

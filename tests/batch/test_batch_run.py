@@ -163,6 +163,7 @@ def test_total_cost_limit_stops_new_instances_and_keeps_predictions(swe, tmp_pat
     st = json.loads((run_dir / "instances" / "acme__calc-1" / "status.json").read_text())
     assert st["cost_usd"] > 0 and st["input_tokens"] + st["cache_write_tokens"] > 0
     assert not (run_dir / "instances" / "acme__calc-2").exists()
+    assert list((run_dir / "workspaces").iterdir()) == []  # also the one made ahead for acme__calc-2
     # resuming with the same limit starts nothing new: the budget counts what was already spent
     again = coder(*run_args(swe, run_dir, "anthropic:claude-sonnet-4-6", "--total-cost", "0.000001"),
                   env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "x"})
@@ -214,6 +215,7 @@ def test_agent_that_cannot_start_stops_the_run_early(swe, tmp_path):
     assert "the agent cannot start" in proc.stderr and "Traceback" not in proc.stderr
     started = [d.name for d in (tmp_path / "run" / "instances").iterdir()]
     assert started == ["acme__calc-1"]  # not three identical failures
+    assert list((tmp_path / "run" / "workspaces").iterdir()) == []  # none left, made ahead or not
 
 
 def test_usage_errors_are_one_line(swe, tmp_path):
