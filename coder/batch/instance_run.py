@@ -30,6 +30,7 @@ from coder.batch.workspace import (
     ensure_mirror,
     git,
     remove_workspace,
+    settle_index,
     workspace_patch,
 )
 from coder.errors import CoderError
@@ -110,10 +111,13 @@ def workspace_dir(inst: Instance, cfg: RunConfig, work_root: Path | None = None)
 
 
 def make_workspace(inst: Instance, cfg: RunConfig, ws_dir: Path) -> Workspace:
-    """The instance's checkout at its base commit, from its mirror (or the user's repository)."""
+    """The instance's checkout at its base commit, from its mirror (or the user's repository), its index
+    settled so that taking the patch afterwards does not hash the whole tree again."""
     mirror = cfg.source_repo or ensure_mirror(inst.repo, cfg.repos_dir, Path(cfg.cache_dir).expanduser(),
                                               cfg.allow_network)
-    return create_workspace(mirror, inst.base_commit, ws_dir)
+    ws = create_workspace(mirror, inst.base_commit, ws_dir)
+    settle_index(ws.path)
+    return ws
 
 
 def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = None,
@@ -185,7 +189,8 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, statu
                           model=result.model or model, config={"max_turns": cfg.max_turns,
                                                                "max_cost": cfg.max_cost,
                                                                "wall_time": cfg.wall_time})
-    atomic_write(inst_dir / "result.json", json.dumps(result.to_dict(), indent=1))
+    # an artefact, as events.jsonl and the trajectory (status.json, written after it, is what counts as done)
+    atomic_write(inst_dir / "result.json", json.dumps(result.to_dict(), indent=1), durable=False)
     if cfg.branches and cfg.source_repo is not None and patch.strip():
         _make_branch(ws.path, cfg.source_repo, inst)
     files: dict[str, str] = {}

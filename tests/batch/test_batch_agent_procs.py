@@ -117,6 +117,24 @@ def test_predictions_follow_each_record(tmp_path):
     assert RunDir(run.root).predictions() == json.loads((run.root / "preds.json").read_text())  # = from disk
 
 
+def test_an_instance_record_fsyncs_its_own_files_not_the_derived_ones(tmp_path, monkeypatch):
+    """patch.diff and status.json (the done marker) reach the disk before the next instance; preds.json and
+    preds.jsonl, rebuilt from them whenever a run starts, are only replaced atomically (no fsync per instance)."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(Path(os.readlink(f"/proc/self/fd/{fd}")).name.split(".")[1])  # .NAME.EXT.PID.TID.tmp
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    run = RunDir(tmp_path / "run")
+    run.record(InstanceStatus("a-1", model="m"), "patch a\n")
+    assert sorted(synced) == ["patch", "status"]
+    assert json.loads((run.root / "preds.json").read_text())["a-1"]["model_patch"] == "patch a\n"
+    assert json.loads((run.root / "preds.jsonl").read_text())["instance_id"] == "a-1"
+
+
 @pytest.fixture
 def planted(tmp_path) -> tuple[SweFixture, Path]:
     """An instance whose repository carries a `coder` package that touches a marker outside when imported."""

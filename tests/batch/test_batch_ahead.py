@@ -13,12 +13,13 @@ import threading
 from pathlib import Path
 
 import pytest
+from batch_fixtures import git
 
 from coder.batch.ahead import WorkspacesAhead
 from coder.batch.batch import run_batch
-from coder.batch.instance_run import RunConfig
+from coder.batch.instance_run import RunConfig, make_workspace
 from coder.batch.instances import load_instances
-from coder.batch.workspace import Workspace, WorkspaceError, create_workspace
+from coder.batch.workspace import Workspace, WorkspaceError, create_workspace, workspace_patch
 
 
 def _run(swe, run_dir: Path, scripts: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -79,3 +80,23 @@ def test_made_ahead_taken_failed_and_unused(swe, tmp_path):
     ahead.remove(made)
     ahead.close()
     assert not made.exists() and not unused.exists()
+
+
+def test_a_settled_workspace_has_no_racily_clean_entry_and_misses_no_change(swe, tmp_path):
+    """The agent's workspace is settled (workspace.settle_index) so the patch needs no hashing of the whole tree:
+    every index entry is older than the index itself (what git checks); and a change of the same size made right
+    away is still in the patch."""
+    inst = load_instances(swe.dataset)[0]
+    cfg = RunConfig(run_dir=tmp_path / "run", repos_dir=swe.repos_dir)
+    ws = make_workspace(inst, cfg, tmp_path / "ws")
+    index_mtime = (ws.path / ".git" / "index").stat().st_mtime
+    entries = [int(line.split()[1].split(":")[0]) for line in git(ws.path, "ls-files", "--debug").splitlines()
+               if line.strip().startswith("mtime:")]
+    assert len(entries) == 2 and max(entries) < int(index_mtime), (entries, index_mtime)
+    assert git(ws.path, "status", "--porcelain") == ""  # settled, not changed
+    calc = ws.path / "calc.py"
+    before = calc.read_bytes()
+    calc.write_text(before.decode().replace("a - b", "a + b"))  # same size, same second as the settling
+    assert calc.stat().st_size == len(before)
+    patch = workspace_patch(ws.path, ws.base_commit)
+    assert "-    return a - b\n+    return a + b" in patch
