@@ -25,7 +25,7 @@ from coder.batch.instance_run import InstanceOutcome, RunConfig, make_workspace,
 from coder.batch.instances import Instance
 from coder.batch.outputs import RunDir, atomic_write
 from coder.batch.progress import Progress
-from coder.batch.runner import interrupt_all
+from coder.batch.runner import interrupt_all, start_fork_server
 from coder.errors import CoderError, ConfigError, Interrupted, UsageError
 
 
@@ -199,6 +199,8 @@ def _run_local(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
     running: dict[Future[InstanceOutcome], Instance] = {}
     previous = _install_sigterm()
     ahead = WorkspacesAhead()  # the next instances' workspaces made while these run (coder/batch/ahead.py)
+    if todo and not guard.exhausted:
+        start_fork_server(cfg.model)  # (the provider is what counts: every instance's model has the same)
     try:
         with ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="coder-batch") as pool:
             try:

@@ -138,6 +138,15 @@ def _forkserver(model: str) -> Any:
         return _CONTEXT
 
 
+def start_fork_server(model: str) -> None:
+    """Start the fork server now rather than at the first instance's agent, so that its imports and warm-up (most
+    of a second) run while the batch makes the first workspaces."""
+    from multiprocessing import forkserver
+
+    _forkserver(model)
+    forkserver.ensure_running()
+
+
 def _agent_main(args: list[str], cwd: str, env: dict[str, str], out_path: str, log_path: str,
                 exec_cmd: list[str] | None) -> None:
     """In the forked child: stdin empty, stdout and stderr to files, the request's cwd and environment, then

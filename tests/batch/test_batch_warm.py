@@ -87,3 +87,22 @@ def test_a_forked_agent_imports_nothing_and_builds_no_parser(swe, tmp_path, mode
     else:  # control: the same child without the fork server's preload imports the tools, pexpect, yaml...
         assert {"pexpect", "yaml", "coder.tools.bash_tool"} <= set(seen["imported"]), seen
         assert seen["parsers_built"] == 1
+
+
+def test_the_fork_server_starts_before_the_first_agent_with_the_whole_preload(tmp_path):
+    """start_fork_server (called by the batch before its first instance) starts the real fork server at once, with
+    runner.preload_names: coder's modules, then the warm-ups last."""
+    code = ("import time\nfrom multiprocessing import forkserver\nfrom coder.batch import runner\n"
+            "runner.start_fork_server('scripted:x')\npid = forkserver._forkserver._forkserver_pid\n"
+            "for _ in range(100):  # forked at once; its cmdline is the server's once it has exec'ed\n"
+            "    cmdline = open(f'/proc/{pid}/cmdline').read().replace(chr(0), ' ')\n"
+            "    if 'forkserver' in cmdline:\n        break\n    time.sleep(0.05)\n"
+            "print(pid)\nprint(cmdline)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    pid, cmdline = proc.stdout.split("\n", 1)
+    assert int(pid) > 0 and "multiprocessing.forkserver" in cmdline
+    assert "'pexpect'" in cmdline and "'coder.tools.bash_tool'" in cmdline
+    assert cmdline.index("'coder.cli.main'") < cmdline.index("'coder.batch.agent_warm'") < \
+        cmdline.index("'coder.cli.warm'")
