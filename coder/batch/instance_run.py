@@ -144,12 +144,8 @@ def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = No
                 pass
         return InstanceOutcome(status, None)
     finally:
-        if cfg.keep_workspaces:
-            pass
-        elif ahead is not None:
-            ahead.remove(ws_dir)
-        else:
-            remove_workspace(ws_dir)
+        if not cfg.keep_workspaces:  # in the background when the local backend's housekeeping is there
+            (ahead.remove if ahead is not None else remove_workspace)(ws_dir)
 
 
 def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, status: InstanceStatus,
