@@ -22,6 +22,7 @@ from coder.stuck.guard import stuck_warning
 from coder.termsafe import visible
 from coder.tui.common import InputHistory, failure, options_from_args, result_line, tool_title
 from coder.tui.notify import Notifier, for_session
+from coder.tui.repl_live import LiveOutput
 from coder.tui.repl_md import MarkdownStream
 from coder.tui.repl_term import LineReader
 
@@ -46,6 +47,7 @@ class Printer:
         self.streaming = False
         self.stream: Any = None  # a StreamWrap while text streams
         self.totals = {"tokens": 0, "cost": 0.0, "ctx": 0, "window": 0}
+        self.live = LiveOutput(lambda text: self.line(text, "dim"))  # a running command's lines, as they come
 
     def _end_stream(self) -> None:
         if self.streaming:
@@ -111,9 +113,12 @@ class Printer:
             print_work(self, event, replay)
         elif isinstance(event, ev.ToolCallRequested):
             self.line(f"· {tool_title(event.tool, event.input)}", "cyan")
+        elif isinstance(event, (ev.ToolOutput, ev.ToolCallApproved)):
+            self.live.event(event)
         elif isinstance(event, ev.ToolCallDenied):
             self.line(f"  denied by {event.by}: {event.reason}", "red")
         elif isinstance(event, ev.ToolCallFinished):
+            self.live.event(event)  # a last line without its newline
             failed = failure(event.is_error, event.data, event.output) is not None
             self.line(f"  {result_line(event.output, event.is_error, event.duration_s, event.data)}",
                       "red" if failed else "green")

@@ -311,3 +311,33 @@ def test_textual_app_shows_a_running_commands_last_line(git_repo: Path, tmp_path
         tmux.wait("EXIT=0")
     finally:
         tmux.close()
+
+
+def test_plain_repl_shows_a_running_commands_lines_and_time(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 24: `--plain` printed nothing while a command ran; its lines now come as they are made, with the
+    time the command has run, in the normal scrollback (the real sandbox runs the command)."""
+    script = tmp_path / "slow.json"
+    script.write_text(json.dumps({"turns": [
+        {"text": "Running it.", "tool_calls": [{"name": "bash", "input": {
+            "command": "for i in 1 2 3 4; do echo step$i; sleep 1; done; printf 'no newline'; sleep 1"}}]},
+        {"text": "All steps ran."}]}))
+    command = coder_command(script, "--plain").replace("--permission-mode ask", "--permission-mode auto")
+    tmux = Tmux(tmp_path, command, git_repo, width=100, height=30)
+    try:
+        tmux.wait("auto>")
+        tmux.type("run the steps")
+        tmux.send("Enter")
+        screen = tmux.wait("│ step2", timeout=20)  # while it runs: its lines so far
+        assert "All steps ran." not in screen and "step4" not in screen, screen
+        assert re.search(r"\b[01]s │ step1", screen), screen  # with the time the command had run
+        screen = tmux.wait("All steps ran.", timeout=20)
+        assert re.search(r"\b[34]s │ step4", screen), screen
+        assert "│ no newline" in screen  # a last line without its newline is not lost
+        assert screen.index("│ step4") < screen.index("✓ step1")  # then the result line, as before
+        tmux.wait("ctx ")
+        time.sleep(0.3)
+        tmux.type("/quit")
+        tmux.send("Enter")
+        tmux.wait("EXIT=0")
+    finally:
+        tmux.close()
