@@ -33,7 +33,8 @@ def _help(ctx: Ctx, arg: str) -> CommandResult:
             "turn, on a permission prompt **n** denies that call and **Esc** denies and stops the turn, "
             "**Ctrl+C** twice on an idle prompt quits, **Shift+Tab** cycles the mode (ask → auto-edit → plan), "
             "**Ctrl+R** searches history, **Ctrl+O** opens the newest tool block, **Ctrl+T** shows the whole "
-            "session (folded blocks included), `@path` attaches a file.")
+            "session (folded blocks included), **Alt+Z** wraps long lines or scrolls them sideways, `@path` "
+            "attaches a file.")
     return CommandResult("\n".join(lines) + "\n\n" + keys)
 
 
@@ -198,6 +199,13 @@ def _doctor(ctx: Ctx, arg: str) -> CommandResult:
     return CommandResult("\n".join(lines))
 
 
+def _wrap(ctx: Ctx, arg: str) -> CommandResult:
+    """The app takes /wrap itself (coder/tui/keys.py: long lines wrap or scroll sideways); here it is what the
+    plain REPL answers, whose lines the terminal wraps."""
+    return CommandResult("The plain REPL's long lines wrap at the terminal's width. In the app, `/wrap` (or "
+                         "**Alt+Z**) switches code blocks and tool output between wrapping and scrolling sideways.")
+
+
 def bye() -> CommandResult:
     """What `/quit` answers, with a session or without one."""
     return CommandResult("Bye.", quit=True)
@@ -232,6 +240,7 @@ BUILTINS: dict[str, Command] = {c.name: c for c in (
     Command("doctor", "check the machine", "", _doctor),
     Command("todo", "the task list the model keeps (--plan: and the approved plan)", "[--plan]", work.todo),
     Command("skills", "the Agent Skills this session offers", "", work.skills),
+    Command("wrap", "long lines of code and tool output: wrap, or scroll sideways (Alt+Z)", "[on/off]", _wrap),
     Command("quit", "leave (the session is saved)", "", _quit),
 )}
 ALIASES = {"exit": "quit", "q": "quit", "?": "help", "new": "clear"}

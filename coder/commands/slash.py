@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from coder.engine.builder import Opened
 
 #: commands that may run while a turn is streaming (they only read)
-SAFE_WHILE_BUSY = {"todo", "skills", "help", "cost", "context", "diff", "sessions", "quit", "doctor", "model"}
+SAFE_WHILE_BUSY = {"todo", "skills", "help", "cost", "context", "diff", "sessions", "quit", "doctor", "model", "wrap"}
 
 
 # ---- custom commands ------------------------------------------------------------------------------------------

@@ -53,6 +53,13 @@ class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputH
     CSS = """
     Screen { layout: vertical; }
     #conversation { height: 1fr; scrollbar-size-vertical: 1; }
+    /* long lines of code and tool output wrap; with the app's `nowrap` class (/wrap, Alt+Z) they scroll */
+    MarkdownFence { overflow-x: hidden; }
+    MarkdownFence > Label { width: 1fr; }
+    .nowrap MarkdownFence { overflow-x: auto; scrollbar-size-horizontal: 1; }
+    .nowrap MarkdownFence > Label { width: auto; }
+    .nowrap OutputView { overflow-x: auto; scrollbar-size-horizontal: 1; }
+    .nowrap OutputView > Static { width: auto; }
     """
     BINDINGS = [
         Binding("ctrl+c", "ctrl_c", "interrupt / quit", priority=True),
@@ -61,6 +68,7 @@ class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputH
         Binding("ctrl+r", "history_search", "history", priority=True),
         Binding("ctrl+o", "expand_last", "expand the newest tool block", priority=True),
         Binding("ctrl+t", "transcript", "the whole session", priority=True),
+        Binding("alt+z", "toggle_wrap", "wrap or scroll long lines", priority=True),
     ]
 
     def __init__(self, args: Any, opener: Opener | None = None, history: InputHistory | None = None) -> None:

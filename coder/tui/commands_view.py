@@ -23,6 +23,13 @@ class CommandActions:
         if name == "quit":
             self.exit()
             return
+        if name == "wrap":  # the app's own display setting: no session needed (coder/tui/keys.py)
+            choice = arg.strip().lower()
+            if choice not in ("", "on", "off"):
+                self.add_block(NoteBlock("/wrap takes on, off or nothing (switch).", "error"))
+            else:
+                self.set_wrap(choice == "on" or (choice == "" and self.has_class("nowrap")))
+            return
         if self.opened is None and name == "model" and arg.strip():
             self.args.model = arg.strip()
             self.open_session(model=arg.strip())

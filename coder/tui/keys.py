@@ -8,7 +8,8 @@
 - Ctrl+C copies a selection (mouse selection on the screen, or the input's own) and quits only without one:
   interrupt when a turn runs, clear the input when it holds text, and twice within QUIT_WINDOW on an idle app.
 - From the input: PageUp/PageDown scroll the conversation, Ctrl+Home/Ctrl+End go to its top/bottom, Ctrl+O
-  expands (or folds) the newest tool block, Tab goes to a waiting permission prompt.
+  expands (or folds) the newest tool block, Tab goes to a waiting permission prompt, Alt+Z makes long lines
+  wrap or scroll sideways.
 """
 
 from __future__ import annotations
@@ -125,6 +126,16 @@ class KeyActions:
         block.collapsed = not block.collapsed
         if not block.collapsed:
             self.call_after_refresh(lambda: self.conversation.scroll_to_widget(block, animate=False, top=True))
+
+    def action_toggle_wrap(self) -> None:
+        """Alt+Z (as in VS Code), or /wrap: long lines of code blocks and tool output wrap, or keep their shape
+        and scroll sideways. The choice holds for the app's life, across /clear and /resume."""
+        self.set_wrap(self.has_class("nowrap"))
+
+    def set_wrap(self, wrap: bool) -> None:
+        self.set_class(not wrap, "nowrap")
+        self.notify("Long lines wrap" if wrap else "Long lines scroll sideways (Shift+wheel or the scroll bar)",
+                    timeout=2.0)
 
     def action_transcript(self) -> None:
         """Ctrl+T: the whole session, the folded blocks included, read from the store (coder/tui/screens.py)."""

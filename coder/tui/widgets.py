@@ -100,6 +100,23 @@ class Conversation(VerticalScroll):
                 self.call_after_refresh(self._sync_anchor)
 
 
+class OutputView(ScrollableContainer):
+    """A tool's output: wrapped at the block's width, or, while long lines scroll (/wrap, Alt+Z: the app's
+    `nowrap` class, coder/tui/app.py), one line each, scrolled sideways."""
+
+    DEFAULT_CSS = """
+    OutputView { height: auto; overflow-x: hidden; overflow-y: hidden; }
+    OutputView > Static { width: 1fr; }
+    """
+
+    def __init__(self, output: str) -> None:
+        super().__init__()
+        self.output = output
+
+    def compose(self) -> ComposeResult:
+        yield Static(shown(self.output), classes="output")
+
+
 class UserBlock(Static):
     DEFAULT_CSS = """
     UserBlock { margin: 1 0 0 0; padding: 0 1; background: $boost; color: $text; border-left: thick $accent; }
@@ -224,11 +241,11 @@ class ToolBlock(Collapsible):
             widgets.append(DiffView(diff))
         if output and diff:
             lines = len(output.splitlines())
-            widgets.append(Collapsible(Static(shown(output), classes="output"), collapsed=True,
+            widgets.append(Collapsible(OutputView(output), collapsed=True,
                                        title=f"tool output ({lines} line{'s' if lines != 1 else ''})",
                                        classes="raw"))
         elif output:
-            widgets.append(Static(shown(output), classes="output"))
+            widgets.append(OutputView(output))
         self.waiting.extend(widgets)
         self._place_body()
 
