@@ -274,6 +274,19 @@ class StuckEvent(Event):
 
 
 @dataclass
+class BackgroundEnded(Event):
+    """A command the user sent to the background ended (coder/tools/bash_jobs.py). Said from the job's thread, so
+    not persisted; the model hears of it in its next `bash` or `bash_output` result."""
+
+    type: ClassVar[str] = "background_ended"
+    persist: ClassVar[bool] = False
+    id: str
+    command: str
+    state: str
+    exit_code: int | None = None
+
+
+@dataclass
 class TurnEnd(Event):
     type: ClassVar[str] = "turn_end"
     turns: int
@@ -294,7 +307,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (SessionStart, UserMessage, TextDelta, AssistantMessage, ToolCallRequested, PermissionRequest,
                 ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionEvent, CheckpointEvent,
                 ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess, StuckEvent,
-                PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput, ReviewStage)
+                PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput, ReviewStage, BackgroundEnded)
 }
 
 

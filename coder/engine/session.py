@@ -161,6 +161,10 @@ class Session:
         """Stop the stream and the running tool; the session stays consistent and resumable."""
         self.cancel.set()
 
+    def background(self) -> None:
+        """The user's Ctrl+B: a running shell command goes on in the background and its call returns at once."""
+        self.parts.tool_ctx.detach.set()
+
     def _wall_time_up(self) -> None:
         """The wall-time limit also stops a model stream or a tool call that is running when it passes."""
         self._out_of_time = True
@@ -291,6 +295,7 @@ class Session:
                 return self._finish(use, ToolResult(f"Blocked by a hook: {reason}", True))
         started = time.monotonic()
         parts.tool_ctx.progress = lambda text: self.emit(ev.ToolOutput(use.id, text))  # live output, shown
+        parts.tool_ctx.detach.clear()  # a Ctrl+B meant for an earlier call
         try:
             result = tool.run(use.input, parts.tool_ctx)
         except ToolError as exc:

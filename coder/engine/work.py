@@ -89,6 +89,8 @@ def install_work(services: dict[str, Any], record: Callable[[ev.Event], None], a
     nothing (skills are found once, when the session opens, so none can appear later)."""
     services["plan_approval"] = plan_approval(record, ask, policy, pinned)
     services["todo_sink"] = todo_sink(record, pinned)
+    services["background_ended"] = lambda job: record(ev.BackgroundEnded(job.id, job.command, job.state(),
+                                                                         job.exit_code))
     if skills is not None:
         services["skills"] = skills
     if tools is not None and not getattr(skills, "skills", None):

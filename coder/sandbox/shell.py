@@ -13,6 +13,8 @@ How a call works, and why (the shells of SWE-ReX and OpenHands failed in each of
   every process under it, a sync marker, then SIGKILL for what is left, and if the shell itself is gone or
   wedged, a new shell in the last known working directory with a note that the state was lost.
 - Output is capped while it is read (a `yes` is stopped at `max_output_bytes`, not buffered forever).
+- A running command can be detached (`detach`, the user's Ctrl+B): `run` returns its output so far and the
+  command goes on in this shell and sandbox; `follow` then reads the rest to its marker (coder/tools/bash_jobs.py).
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class ShellResult:
     restarted: bool = False
     cwd: str | None = None
     duration: float = 0.0
+    #: the command still runs: the user sent it to the background (`follow` reads the rest)
+    detached: bool = False
 
 
 class PersistentShell:
@@ -88,6 +92,7 @@ class PersistentShell:
         self.cgroups: limits_mod.Cgroups | None = None
         self._nonce = ""
         self._seq = 0
+        self._carry = b""  # the last bytes read before a detach: a marker may have begun in them
         self._lock = threading.Lock()
         #: the protected paths the running sandbox was started with (its read-only binds)
         self.protected: Protected | None = None
@@ -204,9 +209,10 @@ class PersistentShell:
     # ---- one call --------------------------------------------------------------------------------------
 
     def run(self, command: str, timeout: float, idle_timeout: float = 0.0,
-            cancel: threading.Event | None = None,
-            on_output: Callable[[str], None] | None = None) -> ShellResult:
-        """Run `command`; return its cleaned output, exit code and notes. Never raises for the command's sake."""
+            cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
+            detach: threading.Event | None = None) -> ShellResult:
+        """Run `command`; return its cleaned output, exit code and notes. Never raises for the command's sake.
+        `detach` set while it runs: return at once, the command running on (`detached`; see `follow`)."""
         with self._lock:
             began = time.monotonic()
             notes: list[str] = []
@@ -229,7 +235,10 @@ class PersistentShell:
             self._write_command(command)
             raw, code, status, dropped = self._exchange(
                 f". {self._command_file()} </dev/null", timeout, idle_timeout=idle_timeout, cancel=cancel,
-                on_output=on_output)
+                on_output=on_output, detach=detach)
+            if status == "detach":
+                return ShellResult(clean_output(raw), None, False, dropped, notes, restarted, self.cwd,
+                                   time.monotonic() - began, detached=True)
             timed_out = status in ("timeout", "idle")
             if status == "eof":
                 code = self._exit_status()
@@ -277,23 +286,30 @@ class PersistentShell:
         return re.compile(rb"\n?\x1e" + self._nonce.encode() + rb":(\d+):(-?\d+):([^\x1e]*)\x1e\n")
 
     def _exchange(self, line: str, timeout: float, idle_timeout: float = 0.0, sourced: bool = True,
-                  cancel: threading.Event | None = None,
-                  on_output: Callable[[str], None] | None = None) -> tuple[bytes, int | None, str, int]:
+                  cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
+                  detach: threading.Event | None = None) -> tuple[bytes, int | None, str, int]:
         """Send `line` and read until its marker. Returns (output, exit code or None, status, dropped bytes);
-        status is done / timeout / idle / cancel / overflow / eof."""
+        status is done / timeout / idle / cancel / overflow / eof / detach."""
         seq = self._send(line, sourced)
-        return self._read_until(seq, timeout, idle_timeout, cancel, on_output)
+        return self._read_until(seq, timeout, idle_timeout, cancel, on_output, detach)
+
+    def follow(self, on_output: Callable[[str], None], stop: threading.Event) -> tuple[int | None, str]:
+        """After a detached `run`: hand the rest of that command's output to `on_output` (nothing is kept here,
+        and no size or time limit stops it) until its marker. Returns (exit code, status: done / cancel / eof)."""
+        _, code, status, _ = self._read_until(self._seq, float("inf"), cancel=stop, on_output=on_output, keep=False)
+        return code, status
 
     def _read_until(self, seq: int, timeout: float, idle_timeout: float = 0.0,
-                    cancel: threading.Event | None = None,
-                    on_output: Callable[[str], None] | None = None) -> tuple[bytes, int | None, str, int]:
+                    cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
+                    detach: threading.Event | None = None, keep: bool = True) -> tuple[bytes, int | None, str, int]:
         """Read until the marker of call `seq`. The exit code is that marker's, or the status an earlier
-        (interrupted) call's marker carried when one shows up first."""
+        (interrupted) call's marker carried when one shows up first. `keep` False: output only goes to
+        `on_output` (the last piece too), with no size limit."""
         pattern = self._marker()
-        limit = self.config.max_output_bytes
+        limit = self.config.max_output_bytes if keep else 0
         fd = self.child.child_fd
         buf = bytearray()  # kept output, at most `limit` bytes
-        window = bytearray()  # the latest bytes, where the marker is looked for
+        window, self._carry = bytearray(self._carry), b""  # the latest bytes, where the marker is looked for
         dropped = 0
         earlier: int | None = None
         start = last = time.monotonic()
@@ -309,7 +325,11 @@ class PersistentShell:
                 return bytes(buf), earlier, "cancel", dropped
             if dropped and limit:
                 return bytes(buf), earlier, "overflow", dropped
-            wait = min(timeout - (now - start), 0.1 if cancel is not None or idle_timeout else 1.0)
+            if detach is not None and detach.is_set():
+                self._carry = bytes(window)
+                return bytes(buf), earlier, "detach", dropped
+            polled = cancel is not None or idle_timeout or detach is not None
+            wait = min(timeout - (now - start), 0.1 if polled else 1.0)
             if not poller.poll(max(wait, 0.001) * 1000):
                 continue
             try:
@@ -328,13 +348,15 @@ class PersistentShell:
                     continue
                 if found == seq:
                     before = bytes(window[:m.start()])
+                    if not keep and on_output is not None and before[offset:]:
+                        on_output(clean_output(before[offset:]))
                     self._keep(buf, before[offset:] if offset <= len(before) else b"", limit)
                     if offset > len(before):  # the marker began in bytes already kept: drop them
                         del buf[len(buf) - (offset - len(before)):]
                     self.cwd = m.group(3).decode(errors="replace") or self.cwd
                     out = pattern.sub(b"", bytes(buf))
                     return out, earlier if earlier is not None else int(m.group(2)), "done", dropped
-            dropped += self._keep(buf, chunk, limit)
+            dropped += self._keep(buf, chunk, limit) if keep else 0
             if on_output is not None:
                 on_output(clean_output(pattern.sub(b"", chunk)))
             del window[:-512]

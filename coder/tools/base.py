@@ -130,6 +130,9 @@ class ToolContext:
     #: where a long-running tool reports its output as it comes (the session sets it for each call, so a
     #: frontend can show a running command's last lines); None: nobody listens
     progress: Callable[[str], None] | None = None
+    #: set by the user (Ctrl+B) while a call runs: a tool that can (the shell) lets the work go on in the
+    #: background and returns at once; the session clears it before each call
+    detach: threading.Event = field(default_factory=threading.Event)
 
 
 class Tool(ABC):

@@ -3,17 +3,21 @@
 The shell lives in `ctx.services["shell"]` so `cd`, `export`, functions and an activated virtualenv carry over
 between calls. What this module adds on top of `coder.sandbox.shell`: argument checking, the timeout cap from
 config, the refusal when no sandbox is available, and the text the model reads (output, notes, exit code, and
-head+tail clipping with the full output behind an output:// handle)."""
+head+tail clipping with the full output behind an output:// handle). A command the user sends to the background
+(Ctrl+B: `ctx.detach`) keeps its shell and sandbox as a job (coder/tools/bash_jobs.py) and the call returns at
+once; the next call gets a new shell."""
 
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from coder.errors import SandboxUnavailable
 from coder.store.outputs import clip_output
 from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
+from coder.tools.bash_jobs import Jobs
 
 UNSANDBOXED_NOTE = "[unsandboxed: --no-sandbox is on, this command ran with your full user rights]"
 
@@ -23,6 +27,7 @@ class BashTool(Tool):
         self.contract = contract
         self._shell: Any = None
         self._network: Any = None
+        self._jobs: Jobs | None = None
         self._lock = threading.Lock()
 
     def facts(self, args: dict[str, Any]) -> CallFacts:
@@ -106,13 +111,25 @@ class BashTool(Tool):
                 shell = self._shell_for(ctx, cfg)
                 if self._network is not None:
                     self._network.proxy.new_command()
+                jobs = self._jobs = jobs_of(ctx)
                 result = shell.run(command, float(timeout), cfg.idle_timeout, cancel=ctx.cancel,
-                                   on_output=ctx.progress)  # a frontend shows the running command's last lines
+                                   on_output=ctx.progress,  # a frontend shows the running command's last lines
+                                   detach=ctx.detach if jobs.room() else None)
+                if result.detached:  # the user's Ctrl+B: the shell, its sandbox and the command become a job
+                    ctx.services.pop("shell", None)
+                    self._shell = None
+                    job = jobs.adopt(shell, command, result.output, time.monotonic() - result.duration)
             except (ShellError, ConfigError) as exc:
                 ctx.services.pop("shell", None)
                 return ToolResult(f"The shell could not run: {exc}", is_error=True,
                                   data={"exit_code": None, "timed_out": False, "truncated": False})
         text = result.output
+        if result.detached:
+            notes.append(f"[the user sent this command to the background after {result.duration:.1f}s, as job "
+                         f"{job.id}: it keeps running in its sandbox. `bash_output` with id {job.id} shows what it "
+                         "prints from here on and whether it ended (`kill: true` stops it). Your next bash command "
+                         f"runs in a new shell in {result.cwd}: shell variables and functions stay with the job, "
+                         "files in the workspace are shared, its /tmp and localhost are not]")
         if result.dropped_bytes:
             notes.append(f"[output passed {cfg.max_output_bytes} bytes: {result.dropped_bytes} more bytes were "
                          "dropped; redirect big outputs to a file and read parts of it]")
@@ -123,6 +140,7 @@ class BashTool(Tool):
             notes.append(f"[exit code: {result.exit_code}]")
         if not cfg.enabled:
             notes.append(UNSANDBOXED_NOTE)
+        notes += jobs.ended_notes()
         if not text.strip() and not notes:
             text = "(no output)"
         if notes:
@@ -134,12 +152,27 @@ class BashTool(Tool):
             "output_handle": clipped.handle, "cwd": result.cwd, "restarted": result.restarted,
             "sandboxed": cfg.enabled, "duration_ms": round(result.duration * 1000, 1),
         }
+        if result.detached:
+            data["background"] = job.id
         return ToolResult(clipped.text, is_error=False, data=data)
 
     def close(self) -> None:
+        if self._jobs is not None:
+            self._jobs.close()  # the session ends: background commands end with it
+            self._jobs = None
         if self._shell is not None:
             self._shell.close()
             self._shell = None
         if self._network is not None:
             self._network.close()
             self._network = None
+
+
+def jobs_of(ctx: ToolContext) -> Jobs:
+    """The session's background jobs (made on first use); the engine's `background_ended` service, when there is
+    one, tells the frontends that a job ended."""
+    jobs = ctx.services.get("bash_jobs")
+    if jobs is None:
+        told = ctx.services.get("background_ended")
+        jobs = ctx.services["bash_jobs"] = Jobs(Path(ctx.state_dir), told)
+    return jobs

@@ -25,6 +25,7 @@ BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
     "code_search": "coder.tools.search_tool:CodeSearchTool",
     "apply_patch": "coder.tools.patch_tool:ApplyPatchTool",
     "read_output": "coder.tools.read_output_tool:ReadOutputTool",
+    "bash_output": "coder.tools.bash_output_tool:BashOutputTool",
     "task": "coder.ext.subagents:TaskTool",
     "todo": "coder.tools.todo_tool:TodoTool",
     "exit_plan": "coder.tools.plan_tool:ExitPlanTool",

@@ -69,6 +69,7 @@ class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputH
         Binding("ctrl+o", "expand_last", "expand the newest tool block", priority=True),
         Binding("ctrl+t", "transcript", "the whole session", priority=True),
         Binding("alt+z", "toggle_wrap", "wrap or scroll long lines", priority=True),
+        Binding("ctrl+b", "background", "send the running command to the background", priority=True),
     ]
 
     def __init__(self, args: Any, opener: Opener | None = None, history: InputHistory | None = None) -> None:

@@ -9,7 +9,7 @@
   interrupt when a turn runs, clear the input when it holds text, and twice within QUIT_WINDOW on an idle app.
 - From the input: PageUp/PageDown scroll the conversation, Ctrl+Home/Ctrl+End go to its top/bottom, Ctrl+O
   expands (or folds) the newest tool block, Tab goes to a waiting permission prompt, Alt+Z makes long lines
-  wrap or scroll sideways.
+  wrap or scroll sideways, Ctrl+B sends a running command to the background.
 """
 
 from __future__ import annotations
@@ -126,6 +126,16 @@ class KeyActions:
         block.collapsed = not block.collapsed
         if not block.collapsed:
             self.call_after_refresh(lambda: self.conversation.scroll_to_widget(block, animate=False, top=True))
+
+    def action_background(self) -> None:
+        """Ctrl+B (as in Claude Code): the running shell command goes on in the background and the model gets
+        its call back at once (coder/tools/bash_jobs.py); a finished job shows as a note."""
+        running = [b for blocks in self.tool_blocks.values() for b in blocks if not b.finished]
+        if self.session is None or not self.busy or not running:
+            self.notify("Ctrl+B sends a running command to the background; none is running", timeout=2.0)
+            return
+        self.session.background()
+        running[-1].note("sending it to the background…")
 
     def action_toggle_wrap(self) -> None:
         """Alt+Z (as in VS Code), or /wrap: long lines of code blocks and tool output wrap, or keep their shape

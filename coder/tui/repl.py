@@ -62,6 +62,8 @@ class Printer:
 
     def line(self, text: str, style: str = "") -> None:
         self._end_stream()
+        for later in self.live.take_later():  # a background job that ended meanwhile
+            self.console.print(visible(later), style="cyan")
         self.console.print(visible(text), style=style or None)
 
     def markdown(self, text: str) -> None:
@@ -113,7 +115,7 @@ class Printer:
             print_work(self, event, replay)
         elif isinstance(event, ev.ToolCallRequested):
             self.line(f"· {tool_title(event.tool, event.input)}", "cyan")
-        elif isinstance(event, (ev.ToolOutput, ev.ToolCallApproved)):
+        elif isinstance(event, (ev.ToolOutput, ev.ToolCallApproved, ev.BackgroundEnded)):
             self.live.event(event)
         elif isinstance(event, ev.ToolCallDenied):
             self.line(f"  denied by {event.by}: {event.reason}", "red")
@@ -325,7 +327,7 @@ class Repl:
             if self.reader.interactive:
                 from coder.tui.repl_term import KeyWatcher
 
-                with KeyWatcher(session.interrupt, echo=self._echo) as self.keys:
+                with KeyWatcher(session.interrupt, echo=self._echo, on_background=session.background) as self.keys:
                     outcome = session.send(text)
                 self.reader.typeahead = self.keys.take_typeahead()
             else:

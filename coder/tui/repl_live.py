@@ -30,9 +30,17 @@ class LiveOutput:
     def __init__(self, say: Callable[[str], None]) -> None:
         self.say = say
         self.calls: dict[str, _Call] = {}
+        self.later: list[str] = []  # background jobs that ended, said from their own thread: printed by the REPL's
+
+    def take_later(self) -> list[str]:
+        """The lines of background jobs that ended (Ctrl+B), for the REPL's thread to print."""
+        lines, self.later = self.later, []
+        return lines
 
     def event(self, event: ev.Event) -> None:
-        if isinstance(event, ev.ToolCallApproved):
+        if isinstance(event, ev.BackgroundEnded):  # list.append: safe from the job's thread
+            self.later.append(f"background job {event.id} ({event.command[:60]}) {event.state}")
+        elif isinstance(event, ev.ToolCallApproved):
             self.calls[event.id] = _Call()  # the clock starts when the call may run (not while a prompt waits)
         elif isinstance(event, ev.ToolOutput):
             call = self.calls.setdefault(event.id, _Call())

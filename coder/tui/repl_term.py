@@ -29,8 +29,10 @@ SEQUENCE_GAP = 0.03  # bytes of one escape sequence arrive together; a lone Esc 
 
 class KeyWatcher:
     def __init__(self, on_escape: Callable[[], None], stream: Any = None,
-                 echo: Callable[[str], None] | None = None) -> None:
+                 echo: Callable[[str], None] | None = None,
+                 on_background: Callable[[], None] | None = None) -> None:
         self.on_escape = on_escape
+        self.on_background = on_background  # Ctrl+B: the running command goes to the background
         self.stream = stream or sys.stdin
         self.echo = echo  # type-ahead is shown as it is typed (the terminal's own echo is off: it shows Esc as ^[)
         self.typeahead = ""
@@ -126,6 +128,8 @@ class KeyWatcher:
             return
         if data.startswith(ESC):
             return
+        if b"\x02" in data and self.on_background is not None:
+            self.on_background()
         shown = []
         for ch in data.decode("utf-8", "ignore"):
             if ch in "\x7f\b":

@@ -159,6 +159,9 @@ class ConversationView:
             block = self._running_block(item.id)
             if block is not None:
                 block.progress(item.text)
+        elif isinstance(item, ev.BackgroundEnded):  # a command sent to the background ended (Ctrl+B)
+            self.add_block(NoteBlock(f"background job {item.id} ({item.command[:60]}) {item.state}",
+                                     "ok" if item.exit_code == 0 else "error" if item.exit_code else ""))
         elif isinstance(item, ev.ReviewStage):  # /review and /commit say what they are doing as they go
             mark = {"pass": "✓", "fail": "✗", "warn": "!", "skipped": "·"}.get(item.status, "·")
             self.add_block(NoteBlock(f"review {mark} {item.name}: {item.status} ({item.duration:.1f}s)" +

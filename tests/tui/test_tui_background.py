@@ -1,0 +1,42 @@
+"""Issue 24: Ctrl+B sends the running command to the background, in the app, with the real session and the real
+bubblewrap sandbox: the tool block says which job it became, the turn goes on, and a note says when the job
+ended. Ctrl+B with nothing running only says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tui_support import app_args, async_test, type_and_send, wait_for  # type: ignore[import-not-found]
+
+from coder.tui.widgets import NoteBlock, ToolBlock
+
+SCRIPT = {"turns": [
+    {"text": "Building.", "tool_calls": [{"name": "bash", "input": {
+        "command": "for i in 1 2 3 4 5 6; do echo part$i; sleep 0.5; done; echo built > built.txt"}}]},
+    {"text": "Carrying on while it builds."}]}
+
+
+@async_test
+async def test_ctrl_b_sends_the_running_command_to_the_background(git_repo: Path, tmp_path: Path) -> None:
+    from coder.tui.app import CoderApp
+    from coder.tui.common import InputHistory
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    args = app_args(git_repo, model=f"scripted:{script}", permission_mode="auto", no_sandbox=False)
+    app = CoderApp(args, history=InputHistory(tmp_path / "hist.jsonl"))
+    async with app.run_test(size=(150, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None, timeout=20)
+        await pilot.press("ctrl+b")  # nothing runs: nothing happens but a word
+        await type_and_send(pilot, app, "build it")
+        await wait_for(pilot, lambda: any("│ part1" in str(b.title) for b in app.query(ToolBlock)), timeout=20)
+        await pilot.press("ctrl+b")
+        await wait_for(pilot, lambda: not app.busy, timeout=5)  # the turn went on and ended: the build did not
+        block = list(app.query(ToolBlock))[-1]
+        assert "⇥ background job bg1" in str(block.title), block.title
+        assert not (git_repo / "built.txt").exists()
+        notes = lambda: [str(n.render()) for n in app.query(NoteBlock)]  # noqa: E731
+        await wait_for(pilot, lambda: any("background job bg1" in n and "exit code 0" in n for n in notes()),
+                       timeout=15)
+        assert (git_repo / "built.txt").read_text() == "built\n"  # it ran to its end, in the sandbox
