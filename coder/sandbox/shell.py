@@ -39,6 +39,7 @@ from coder.errors import ShellError
 from coder.sandbox import limits as limits_mod
 from coder.sandbox import procs
 from coder.sandbox.env import sandbox_env
+from coder.sandbox.held import Held as _Resources
 from coder.sandbox.network import NetworkLink, proxy_env
 from coder.sandbox.profile import CONTROL_DIR, Protected, SandboxConfig, bwrap_args, protected_paths
 from coder.sandbox.text import clean_output
@@ -388,38 +389,6 @@ class PersistentShell:
         self.start()
         return b"", None, (f"the shell did not recover and was restarted in {self.cwd}: variables, functions and "
                            "background jobs were lost")
-
-
-@dataclass
-class _Resources:
-    """What one started shell holds, released exactly once (by close() or by the finalizer)."""
-
-    child: Any = None
-    control_dir: Path | None = None  # only when the shell created it
-    cgroups: limits_mod.Cgroups | None = None
-    fd: int | None = None
-
-    def release(self) -> None:
-        if self.child is not None:
-            try:
-                # Ended and reaped first, pexpect's close() need not sleep its 0.1 s (`delayafterclose`) for the
-                # kernel to notice; --die-with-parent, the pid namespace and the cgroups take the rest along.
-                self.child.kill(signal.SIGKILL)
-                self.child.wait()
-                self.child.ptyproc.delayafterclose = 0.0
-                self.child.close(force=True)
-            except Exception:  # noqa: BLE001 - releasing must never raise
-                pass
-            self.child = None
-        if self.cgroups is not None:
-            self.cgroups.close()
-            self.cgroups = None
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-        if self.control_dir is not None:
-            shutil.rmtree(self.control_dir, ignore_errors=True)
-            self.control_dir = None
 
 
 def _quote(text: str) -> str:
