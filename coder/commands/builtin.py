@@ -33,8 +33,8 @@ def _help(ctx: Ctx, arg: str) -> CommandResult:
             "turn, on a permission prompt **n** denies that call and **Esc** denies and stops the turn, "
             "**Ctrl+C** twice on an idle prompt quits, **Shift+Tab** cycles the mode (ask → auto-edit → plan), "
             "**Ctrl+R** searches history, **Ctrl+O** opens the newest tool block, **Ctrl+T** shows the whole "
-            "session (folded blocks included), **Alt+Z** wraps long lines or scrolls them sideways, `@path` "
-            "attaches a file.")
+            "session (folded blocks included), **Alt+Z** wraps long lines or scrolls them sideways, **Ctrl+B** "
+            "sends a running command to the background, `@path` attaches a file.")
     return CommandResult("\n".join(lines) + "\n\n" + keys)
 
 
