@@ -59,11 +59,17 @@ class Printer:
                     self.out.write("\n")
             self.out.flush()
             self.streaming = False
+        self.say_ended_jobs()
+
+    def say_ended_jobs(self) -> None:
+        """Say the background jobs that ended meanwhile (their threads only note them), once no text streams."""
+        if self.streaming or not self.live.later:
+            return
+        for text in self.live.take_later():
+            self.console.print(visible(text), style="cyan")
 
     def line(self, text: str, style: str = "") -> None:
         self._end_stream()
-        for later in self.live.take_later():  # a background job that ended meanwhile
-            self.console.print(visible(later), style="cyan")
         self.console.print(visible(text), style=style or None)
 
     def markdown(self, text: str) -> None:
@@ -379,6 +385,7 @@ class Repl:
         try:
             while True:
                 try:
+                    self.printer.say_ended_jobs()  # a background job that ended is said before the prompt
                     text = self.reader.read(lambda: f"{self.mode()}> ")
                 except KeyboardInterrupt:
                     now = time.monotonic()

@@ -341,3 +341,37 @@ def test_plain_repl_shows_a_running_commands_lines_and_time(git_repo: Path, tmp_
         tmux.wait("EXIT=0")
     finally:
         tmux.close()
+
+
+def test_plain_repl_ctrl_b_sends_the_running_command_to_the_background(git_repo: Path, tmp_path: Path) -> None:
+    """Ctrl+B in `--plain` while a command runs: the call comes back at once as a background job, the turn goes
+    on, and the REPL says when the job ended (in the real sandbox)."""
+    script = tmp_path / "bg.json"
+    script.write_text(json.dumps({"turns": [
+        {"text": "Building.", "tool_calls": [{"name": "bash", "input": {
+            "command": "for i in 1 2 3 4 5 6; do echo part$i; sleep 0.5; done; echo built > built.txt"}}]},
+        {"text": "Carrying on meanwhile."}]}))
+    command = coder_command(script, "--plain").replace("--permission-mode ask", "--permission-mode auto")
+    tmux = Tmux(tmp_path, command, git_repo, width=120, height=30)
+    try:
+        tmux.wait("auto>")
+        tmux.type("build it")
+        tmux.send("Enter")
+        tmux.wait("│ part1", timeout=20)
+        tmux.send("C-b")
+        screen = tmux.wait("Carrying on meanwhile.", timeout=10)
+        assert "⇥ background job bg1" in screen and not (git_repo / "built.txt").exists(), screen
+        tmux.wait("ctx ")
+        deadline = time.monotonic() + 15
+        while not (git_repo / "built.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert (git_repo / "built.txt").read_text() == "built\n"  # it ran to its end
+        time.sleep(0.3)
+        tmux.send("Enter")  # the next prompt says that the job ended
+        tmux.wait("background job bg1 (for i in", timeout=10)
+        assert "ended with exit code 0" in tmux.screen()
+        tmux.type("/quit")
+        tmux.send("Enter")
+        tmux.wait("EXIT=0")
+    finally:
+        tmux.close()
