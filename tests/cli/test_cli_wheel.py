@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import venv
@@ -29,14 +30,16 @@ def test_wheel_in_fresh_venv(tmp_path: Path) -> None:
                     str(wheel)], check=True, capture_output=True, text=True)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # a checkout on PYTHONPATH would win
     where = subprocess.run([str(python), "-c", "import coder; print(coder.__file__)"], cwd=elsewhere,
-                           capture_output=True, text=True, check=True).stdout
+                           capture_output=True, text=True, check=True, env=env).stdout
     assert str(env_dir) in where, where  # the wheel, not the source checkout
     version = subprocess.run([str(env_dir / "bin" / "coder"), "--version"], cwd=elsewhere, capture_output=True,
-                             text=True, check=True)
+                             text=True, check=True, env=env)
     assert version.stdout.startswith("coder ")
     script = write_script(tmp_path / "s.json", [{"text": "from the wheel"}])
     run = subprocess.run([str(env_dir / "bin" / "coder"), "run", "--model", f"scripted:{script}",
-                          "--output-format", "json", "hi"], cwd=elsewhere, capture_output=True, text=True, timeout=120)
+                          "--output-format", "json", "hi"], cwd=elsewhere, capture_output=True, text=True, timeout=120,
+                         env=env)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["final_text"] == "from the wheel"
