@@ -313,20 +313,31 @@ def test_textual_app_shows_a_running_commands_last_line(git_repo: Path, tmp_path
         tmux.close()
 
 
+def plain_command_turn(tmp_path: Path, git_repo: Path, command: str, then: str, width: int) -> Tmux:
+    """`--plain` in auto mode, sent a message whose answer runs `command` (in the real sandbox), then says `then`."""
+    script = tmp_path / "command.json"
+    script.write_text(json.dumps({"turns": [
+        {"text": "Running it.", "tool_calls": [{"name": "bash", "input": {"command": command}}]}, {"text": then}]}))
+    line = coder_command(script, "--plain").replace("--permission-mode ask", "--permission-mode auto")
+    tmux = Tmux(tmp_path, line, git_repo, width=width, height=30)
+    tmux.wait("auto>")
+    tmux.type("run it")
+    tmux.send("Enter")
+    return tmux
+
+
+def quit_plain(tmux: Tmux) -> None:
+    tmux.type("/quit")
+    tmux.send("Enter")
+    tmux.wait("EXIT=0")
+
+
 def test_plain_repl_shows_a_running_commands_lines_and_time(git_repo: Path, tmp_path: Path) -> None:
     """Issue 24: `--plain` printed nothing while a command ran; its lines now come as they are made, with the
     time the command has run, in the normal scrollback (the real sandbox runs the command)."""
-    script = tmp_path / "slow.json"
-    script.write_text(json.dumps({"turns": [
-        {"text": "Running it.", "tool_calls": [{"name": "bash", "input": {
-            "command": "for i in 1 2 3 4; do echo step$i; sleep 1; done; printf 'no newline'; sleep 1"}}]},
-        {"text": "All steps ran."}]}))
-    command = coder_command(script, "--plain").replace("--permission-mode ask", "--permission-mode auto")
-    tmux = Tmux(tmp_path, command, git_repo, width=100, height=30)
+    tmux = plain_command_turn(tmp_path, git_repo, "for i in 1 2 3 4; do echo step$i; sleep 1; done; "
+                              "printf 'no newline'; sleep 1", "All steps ran.", 100)
     try:
-        tmux.wait("auto>")
-        tmux.type("run the steps")
-        tmux.send("Enter")
         screen = tmux.wait("│ step2", timeout=20)  # while it runs: its lines so far
         assert "All steps ran." not in screen and "step4" not in screen, screen
         assert re.search(r"\b[01]s │ step1", screen), screen  # with the time the command had run
@@ -336,9 +347,7 @@ def test_plain_repl_shows_a_running_commands_lines_and_time(git_repo: Path, tmp_
         assert screen.index("│ step4") < screen.index("✓ step1")  # then the result line, as before
         tmux.wait("ctx ")
         time.sleep(0.3)
-        tmux.type("/quit")
-        tmux.send("Enter")
-        tmux.wait("EXIT=0")
+        quit_plain(tmux)
     finally:
         tmux.close()
 
@@ -346,17 +355,9 @@ def test_plain_repl_shows_a_running_commands_lines_and_time(git_repo: Path, tmp_
 def test_plain_repl_ctrl_b_sends_the_running_command_to_the_background(git_repo: Path, tmp_path: Path) -> None:
     """Ctrl+B in `--plain` while a command runs: the call comes back at once as a background job, the turn goes
     on, and the REPL says when the job ended (in the real sandbox)."""
-    script = tmp_path / "bg.json"
-    script.write_text(json.dumps({"turns": [
-        {"text": "Building.", "tool_calls": [{"name": "bash", "input": {
-            "command": "for i in 1 2 3 4 5 6; do echo part$i; sleep 0.5; done; echo built > built.txt"}}]},
-        {"text": "Carrying on meanwhile."}]}))
-    command = coder_command(script, "--plain").replace("--permission-mode ask", "--permission-mode auto")
-    tmux = Tmux(tmp_path, command, git_repo, width=120, height=30)
+    tmux = plain_command_turn(tmp_path, git_repo, "for i in 1 2 3 4 5 6; do echo part$i; sleep 0.5; done; "
+                              "echo built > built.txt", "Carrying on meanwhile.", 120)
     try:
-        tmux.wait("auto>")
-        tmux.type("build it")
-        tmux.send("Enter")
         tmux.wait("│ part1", timeout=20)
         tmux.send("C-b")
         screen = tmux.wait("Carrying on meanwhile.", timeout=10)
@@ -370,8 +371,6 @@ def test_plain_repl_ctrl_b_sends_the_running_command_to_the_background(git_repo:
         tmux.send("Enter")  # the next prompt says that the job ended
         tmux.wait("background job bg1 (for i in", timeout=10)
         assert "ended with exit code 0" in tmux.screen()
-        tmux.type("/quit")
-        tmux.send("Enter")
-        tmux.wait("EXIT=0")
+        quit_plain(tmux)
     finally:
         tmux.close()
