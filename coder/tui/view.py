@@ -319,6 +319,8 @@ class ConversationView:
                 state += f" · retry in {wait:.0f}s"
             elif self.prompt_widget is not None and not self.prompt_widget.answered:
                 state += " · asking you"
+            elif any(b.tool == "bash" and not b.finished for bs in self.tool_blocks.values() for b in bs):
+                state += " · Ctrl+B: background"  # a running command can be sent on (coder/tools/bash_jobs.py)
             elif info.get("streamed"):
                 state += f" ↓{_short(int(info['streamed']) // 4)}"
         parts = StatusParts(state, visible(str(info["model"])), mode, pct, _short(info["tokens"]), info["cost"],

@@ -31,6 +31,7 @@ async def test_ctrl_b_sends_the_running_command_to_the_background(git_repo: Path
         await pilot.press("ctrl+b")  # nothing runs: nothing happens but a word
         await type_and_send(pilot, app, "build it")
         await wait_for(pilot, lambda: any("│ part1" in str(b.title) for b in app.query(ToolBlock)), timeout=20)
+        assert "Ctrl+B: background" in str(app.query_one("#status").render())  # the status bar says how
         await pilot.press("ctrl+b")
         await wait_for(pilot, lambda: not app.busy, timeout=5)  # the turn went on and ended: the build did not
         block = list(app.query(ToolBlock))[-1]
