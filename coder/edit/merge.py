@@ -209,6 +209,12 @@ def _segment(o_lines: list[str], n_lines: list[str], r_lines: list[str], amap: d
                           "certain")
         if len(o0) == len(f0):
             return head + n.gap(0) + body + n.gap(m) + tail
+        up, low = n.gap(0), n.gap(m)
+        if not (top or bottom) and len(o0) < len(f0) and bool(up) != bool(low) and len(up or low) in (len(o0), len(f0)):
+            # new_str's lines sit against one of the two lines around the gap and its blank lines are all on the
+            # other side: the gap is that side's, counted as one (f when n = f or o = n), so the file's blank
+            # lines stay there, all of them, and nothing is summed
+            return body + f0 if low else f0 + body
         # the model did not see the file's blank lines there as they are: whether new_str's blank lines are
         # the file's or new ones, and so on which side of them its lines go, is not known
         raise _Unsure("new_str adds lines among blank lines old_str does not show as the file has them, so "
@@ -243,6 +249,10 @@ def _segment(o_lines: list[str], n_lines: list[str], r_lines: list[str], amap: d
         if len(o_up) + len(o_low) == len(n.gap(0)) and not (f_up and f_low):
             # the model keeps the blank lines it saw (o = n, the counting rule's "untouched") and the file has
             # blank lines on one side only, so no two runs become one: the file's stay as they are
+            return head + pre + f_up + f_low + post + tail
+        if len(o_up) + len(o_low) < len(n.gap(0)) == len(f_up) + len(f_low) and not (f_up and f_low):
+            # old_str left out blank lines around the deleted lines and new_str shows as many as the file has
+            # there (n = f): they are the file's, and the file has them on one side only, so they stay as they are
             return head + pre + f_up + f_low + post + tail
         # old_str shows a gap other than the file has: whether new_str's blank lines keep the file's, or the
         # change deletes some with the lines, is not known
