@@ -16,7 +16,7 @@ from coder.edit.errors import MatchError
 from coder.edit.lines import Lines, Replacement, multiple_message, trimmed, whole_lines
 from coder.edit.merge import merge
 from coder.edit.report import differences
-from coder.edit.similar import Window, align, rank_windows
+from coder.edit.similar import Window, align, fewest_slips, rank_windows, slips
 
 FUZZY_THRESHOLD = 0.90
 #: a second place scoring within this margin of the threshold makes a fuzzy match ambiguous
@@ -38,6 +38,11 @@ def fuzzy_match(doc: Lines, old_lines: list[str], new_lines: list[str]) -> Repla
         rivals = [c for c in clusters[1:] if c.score >= 1.0]
     else:
         rivals = [c for c in clusters[1:] if c.score >= FUZZY_THRESHOLD - FUZZY_MARGIN]
+        if rivals and slips(core, doc.lines, best.first, best.last) == 1:
+            # one slip of memory places old_str here; a place that needs more slips than the fuzzy step would take
+            # on its own (one line in five) is no rival
+            allowed = max(1, sum(1 for line in core if line.strip()) // 5)
+            rivals = [c for c in rivals if fewest_slips(core, doc.lines, c) <= allowed]
     if rivals:
         lines = sorted([best.first + 1 + doc.offset] + [c.first + 1 + doc.offset for c in rivals])
         parts = [multiple_message(lines, "approximately (no exact match)")]
@@ -53,14 +58,24 @@ def fuzzy_match(doc: Lines, old_lines: list[str], new_lines: list[str]) -> Repla
     # too far off to trust, however similar the lines look (think of a list of near-identical exports)
     if code_lines - len(equal_pairs) > max(1, code_lines // 5):
         return None
-    if _edge_in_doubt(doc.lines, core, best, changed):
-        return None
     imap = ind.infer([(ind.leading(core[o]), ind.leading(region[f])) for o, f in equal_pairs],
                      old_lines + new_lines, doc.lines[max(0, best.first - 50): best.last + 50])
     if imap is None:
         return None
-    first, last, out = merge(old_lines, new_lines, doc.lines, {lo + o: best.first + f for o, f in mapping.items()},
-                             imap, doc.offset)
+    pairs = {lo + o: best.first + f for o, f in mapping.items()}
+    first, last, out = merge(old_lines, new_lines, doc.lines, pairs, imap, doc.offset)
+    doubts = _edge_in_doubt(doc.lines, core, best, changed)
+    if doubts:
+        # a misremembered line at an edge may as well be the file line beyond it (and the line at the edge one
+        # old_str left out): where both readings give the same file, the doubt does not matter; otherwise refuse
+        result = doc.lines[:first] + out + doc.lines[last + 1:]
+        for other in _readings(pairs, [(lo + o, k) for o, k in doubts]):
+            try:
+                a, b, alt = merge(old_lines, new_lines, doc.lines, other, imap, doc.offset)
+            except MatchError:
+                return None
+            if doc.lines[:a] + alt + doc.lines[b + 1:] != result:
+                return None
     span = f"{best.first + 1 + doc.offset}-{best.last + 1 + doc.offset}"
     notes = [f"fuzzy match at lines {span} ({best.score:.0%} similar, the only close "
              "place); lines that old_str and new_str share were kept as the file has them"]
@@ -76,10 +91,12 @@ def fuzzy_match(doc: Lines, old_lines: list[str], new_lines: list[str]) -> Repla
     return whole_lines(doc, first, last, out, "fuzzy", notes, best.score)
 
 
-def _edge_in_doubt(lines: list[str], core: list[str], win: Window, changed: list[tuple[int, int]]) -> bool:
+def _edge_in_doubt(lines: list[str], core: list[str], win: Window,
+                   changed: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """A misremembered line at an end of the window may as well be the file line just outside it (old_str
-    then leaves out a line instead): where the file line beyond that end is as similar, the place of the
-    window, and so of new lines next to it, is not certain."""
+    then leaves out a line instead): the (core line, file line beyond) pairs where the file line beyond that
+    end is as similar, so the place of the window, and so of new lines next to it, is not certain."""
+    doubts = []
     for o, f in changed:
         for at_edge, step, start in ((f == 0, -1, win.first - 1), (win.first + f == win.last, 1, win.last + 1)):
             if not at_edge:
@@ -89,5 +106,12 @@ def _edge_in_doubt(lines: list[str], core: list[str], win: Window, changed: list
                 k += step
             if 0 <= k < len(lines) and SequenceMatcher(None, core[o].strip(), lines[k].strip(),
                                                        autojunk=False).ratio() >= 0.5:
-                return True
-    return False
+                doubts.append((o, k))
+    return doubts
+
+
+def _readings(pairs: dict[int, int], doubts: list[tuple[int, int]]) -> list[dict[int, int]]:
+    """The other mappings the doubts allow: each doubtful old_str line paired with the file line beyond the
+    edge instead (one at a time and all together)."""
+    choices = [[(o, k)] for o, k in doubts] + ([doubts] if len(doubts) > 1 else [])
+    return [{**pairs, **dict(choice)} for choice in choices]

@@ -99,3 +99,28 @@ def align(core: list[str], region: list[str]) -> tuple[dict[int, int], list[tupl
                     mapping[i1 + k] = j1 + k
                     changed.append((i1 + k, j1 + k))
     return mapping, changed
+
+
+def slips(core: list[str], file_lines: list[str], first: int, last: int) -> int:
+    """How many slips of memory old_str (`core`) needs to stand for file lines first..last: its non-blank lines
+    that are not equal to a line there (misremembered or not in the file) plus the non-blank lines there it
+    leaves out. Blank lines are no evidence either way."""
+    region = file_lines[first: last + 1]
+    mapping, changed = align(core, region)
+    misremembered = {o for o, _ in changed}
+    paired = set(mapping.values())
+    return (sum(1 for o, x in enumerate(core) if x.strip() and (o not in mapping or o in misremembered))
+            + sum(1 for f, x in enumerate(region) if x.strip() and f not in paired))
+
+
+def fewest_slips(core: list[str], file_lines: list[str], win: Window) -> int:
+    """The fewest slips old_str needs for the place of `win`: the window and its neighbours one non-blank line
+    up or down, one line longer or shorter (the ranking keeps one window per place, the best scoring)."""
+    nb = [i for i, line in enumerate(file_lines) if line.strip()]
+    s = nb.index(win.first)
+    best = slips(core, file_lines, win.first, win.last)
+    for start in (s - 1, s, s + 1):
+        for size in (win.size - 1, win.size, win.size + 1):
+            if 0 <= start and size >= 1 and start + size <= len(nb):
+                best = min(best, slips(core, file_lines, nb[start], nb[start + size - 1]))
+    return best

@@ -346,3 +346,35 @@ def test_a_line_deleted_after_a_blank_line_old_str_left_out_with_new_str_showing
     # the deleted line is old_str's last, new_str ends with the blank line
     rep = find_replacement(content, "\t}\n}\n// FodderConcat concats.", "\t}\n}\n")
     assert rep.apply(content) == "\t}\n}\n\n//\nfunc FodderConcat() {\n}\n"
+
+
+def test_a_misremembered_edge_line_whose_neighbour_is_as_similar_is_applied_when_both_readings_agree() -> None:
+    # old_str's first line is misremembered, and the file line above it is as similar: old_str may start one line
+    # up and leave a line out. The change is further down, so both readings give the same file: applied
+    content = ("export function race(inputs: A): B;\nexport function race(...inputs: A): B;\n\n/**\n"
+               " * Returns an observable.\n *\n */\n")
+    old = "export function race(...ipnuts: A): B;\n\n/**\n * Returns an observable.\n *"
+    new = "export function race(...ipnuts: A): B;\n\n/**\n// note\n * Returns an observable.\n *"
+    rep = find_replacement(content, old, new)
+    assert rep.apply(content) == content.replace("/**\n", "/**\n// note\n")
+    # a change of the doubtful line itself: line 1 or line 2? The readings differ: refused
+    with pytest.raises(MatchError):
+        find_replacement(content, old, new.replace("...ipnuts: A): B;", "...ipnuts: A): C;"))
+
+
+def test_a_place_one_slip_away_wins_over_places_two_slips_away() -> None:
+    # old_str misremembers one line of the block at line 7; the block at line 1 differs from it in that line and
+    # one more (`&str`): it needs two slips, which the fuzzy step never takes, so it is no rival
+    block = "impl PartialEq<Value> for {t} {{\n    fn eq(&self, other: &Value) -> bool {{\n        eq_str(other, {s})\n" \
+            "    }}\n}}\n"
+    content = "\n".join([block.format(t="&str", s="*self"), block.format(t="str", s="self"), "fn end() {}\n"])
+    old = block.format(t="str", s="self").replace("eq_str", "eqs_tr").rstrip("\n")
+    new = old.replace("fn eq(&self,", "fn eq(&self_v2,")
+    rep = find_replacement(content, old, new)
+    assert rep.apply(content) == content.replace(
+        "for str {\n    fn eq(&self,", "for str {\n    fn eq(&self_v2,")
+    # a second place one slip away too: ambiguous, refused with both places
+    twice = "\n".join([block.format(t="str", s="self"), block.format(t="str", s="*self"), "fn end() {}\n"])
+    with pytest.raises(MatchError) as err:
+        find_replacement(twice, old, new)
+    assert err.value.kind == "multiple"
