@@ -365,8 +365,8 @@ def test_a_misremembered_edge_line_whose_neighbour_is_as_similar_is_applied_when
 def test_a_place_one_slip_away_wins_over_places_two_slips_away() -> None:
     # old_str misremembers one line of the block at line 7; the block at line 1 differs from it in that line and
     # one more (`&str`): it needs two slips, which the fuzzy step never takes, so it is no rival
-    block = "impl PartialEq<Value> for {t} {{\n    fn eq(&self, other: &Value) -> bool {{\n        eq_str(other, {s})\n" \
-            "    }}\n}}\n"
+    block = ("impl PartialEq<Value> for {t} {{\n    fn eq(&self, other: &Value) -> bool {{\n"
+             "        eq_str(other, {s})\n    }}\n}}\n")
     content = "\n".join([block.format(t="&str", s="*self"), block.format(t="str", s="self"), "fn end() {}\n"])
     old = block.format(t="str", s="self").replace("eq_str", "eqs_tr").rstrip("\n")
     new = old.replace("fn eq(&self,", "fn eq(&self_v2,")
