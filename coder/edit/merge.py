@@ -25,7 +25,10 @@ line: it is written as the file has it. Between two anchors (and before the firs
   have there, the result has f when o = n (the model did not touch the gap), n when o = f (old_str saw the
   gap right), f when n = f (new_str already has the file's blank lines, which old_str left out); anything
   else is not certain and refused. At the two ends of the match, blank lines old_str does not reach are the
-  file's and stay; new_str's blank lines there stand for them, up to their number.
+  file's and stay; new_str's blank lines there stand for them, up to their number. New lines in a gap old_str
+  shows short (o < f) split it in two: placed only when they sit against one side and new_str's blank lines,
+  all on the other side, count n = f or o = n (that side gets the file's); blank lines on both sides or on
+  neither cannot say which side has the file's, and are refused.
 
 Refusals raise MatchError naming the matched lines and what is uncertain, with the file's text there, so
 the model can copy old_str again and retry in one turn."""
