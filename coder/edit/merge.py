@@ -118,9 +118,31 @@ def merge(old: list[str], new: list[str], file_lines: list[str], pairs: dict[int
 
 def _merge(old: list[str], new: list[str], region: list[str], amap: dict[int, int],
            imap: ind.IndentMap) -> list[str]:
+    out = _merge_keyed(old, new, region, amap, imap, str.rstrip)
+    if any(x != x.rstrip() for x in old + new if x.strip()):
+        # a change that could sit one line up or down, among lines that differ only in trailing whitespace: the
+        # line kept as the file has it and the new line written as new_str has it trade places when it slides
+        # (old_str's copy of a line with a slip, new_str with the same line once with and once without it).
+        # Pairing old_str's lines only with byte-identical lines of new_str must give the same file
+        o_keys = [x.rstrip() for x in old if x.strip()]
+        n_keys = [x.rstrip() for x in new if x.strip()]
+        if _slides(SequenceMatcher(None, o_keys, n_keys, autojunk=False).get_opcodes(), o_keys, n_keys):
+            try:
+                other = _merge_keyed(old, new, region, amap, imap, lambda x: x)
+            except _Unsure:
+                other = None
+            if other != out:
+                raise _Unsure("the change could sit one line up or down among repeated lines that differ in "
+                              "trailing whitespace, and where it sits decides which of them the file gets")
+    return out
+
+
+def _merge_keyed(old: list[str], new: list[str], region: list[str], amap: dict[int, int],
+                 imap: ind.IndentMap, key: Callable[[str], str]) -> list[str]:
+    """The merge with old_str's and new_str's lines compared by `key` (trailing whitespace ignored, or not)."""
     o_sk = [i for i, x in enumerate(old) if x.strip()]
     n_sk = [j for j, x in enumerate(new) if x.strip()]
-    o_keys, n_keys = [old[i].rstrip() for i in o_sk], [new[j].rstrip() for j in n_sk]
+    o_keys, n_keys = [key(old[i]) for i in o_sk], [key(new[j]) for j in n_sk]
     ops = SequenceMatcher(None, o_keys, n_keys, autojunk=False).get_opcodes()
     kept = {o_sk[i1 + k]: n_sk[j1 + k] for tag, i1, i2, j1, _ in ops if tag == "equal" for k in range(i2 - i1)}
     anchors = [(o, kept[o], amap[o]) for o in o_sk if o in kept and o in amap]
@@ -141,7 +163,7 @@ def _merge(old: list[str], new: list[str], region: list[str], amap: dict[int, in
         return imap.apply(lead) + line[len(lead):]
 
     bounds = [(-1, -1, -1), *anchors, (len(old), len(new), len(region))]
-    new_keys = set(n_keys)  # to tell a deletion from a move, in every segment
+    new_keys = {x.rstrip() for x in n_keys}  # to tell a deletion from a move, in every segment
     out: list[str] = []
     for n, ((ao, an, ar), (bo, bn, br)) in enumerate(zip(bounds, bounds[1:], strict=False)):
         local = {o - ao - 1: f - ar - 1 for o, f in amap.items() if ao < o < bo}

@@ -378,3 +378,20 @@ def test_a_place_one_slip_away_wins_over_places_two_slips_away() -> None:
     with pytest.raises(MatchError) as err:
         find_replacement(twice, old, new)
     assert err.value.kind == "multiple"
+
+
+def test_a_change_that_could_slide_among_lines_differing_in_trailing_whitespace_is_refused() -> None:
+    # old_str's copy of `check(f, F)` carries two trailing spaces; new_str has that line twice, once as the
+    # model's new line (no spaces) and once as the copy (with them). Matched ignoring trailing whitespace, the
+    # new block could go before or after the kept line, and the file would get the spaces in one reading and not
+    # in the other (unseen sympy commit, 2026-11-25): refused
+    content = "def test_a():\n    f = g(x)\n    check(f, F)\n\n\ndef test_b():\n    pass\n"
+    old = "    f = g(x)\n    check(f, F)  \n\n\ndef test_b():"
+    new = "    f = g(x)\n    check(f, F)\n    f = h(x)\n    check(f, F)  \n\n\ndef test_b():"
+    with pytest.raises(MatchError) as err:
+        find_replacement(content, old, new)
+    assert "trailing whitespace" in str(err.value)
+    # the same without the copy's slip in new_str: both readings give the same file, applied
+    rep = find_replacement(content, old, new.replace("F)  \n", "F)\n"))
+    assert rep.apply(content) == "def test_a():\n    f = g(x)\n    check(f, F)\n    f = h(x)\n    check(f, F)\n\n\n" \
+        "def test_b():\n    pass\n"
