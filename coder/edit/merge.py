@@ -30,6 +30,9 @@ line: it is written as the file has it. Between two anchors (and before the firs
   all on the other side, count n = f or o = n (that side gets the file's); blank lines on both sides or on
   neither cannot say which side has the file's, and are refused.
 
+A change that could sit one line up or down among lines that differ only in trailing whitespace is merged
+twice (lines compared without and with trailing whitespace) and refused when the two files differ.
+
 Refusals raise MatchError naming the matched lines and what is uncertain, with the file's text there, so
 the model can copy old_str again and retry in one turn."""
 
