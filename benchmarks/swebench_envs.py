@@ -224,7 +224,10 @@ def combine(args: argparse.Namespace) -> int:
     for path in args.combine:
         data = json.loads(path.read_text())
         results.update(data["results"])
-        states.update({k: EnvState(**v) for k, v in data["envs"].items()})
+        for key, v in data["envs"].items():  # runs that share an environment: its instances are all of theirs
+            known = states[key].instances if key in states else []
+            states[key] = EnvState(**v)
+            states[key].instances = sorted(set(known) | set(states[key].instances))
         elapsed += data.get("elapsed_s", 0.0)
     section = render(results, states, args, elapsed)
     print(section)
