@@ -114,13 +114,20 @@ def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
     return Workspace(dest, _detached_head(dest) or git(dest, "rev-parse", "HEAD").strip(), unfilled)
 
 
+#: GitHub's own spelling of `owner/name` (no `..`, no other separators): the name picks a folder beside the
+#: mirror, and .gitmodules is the repository's text, so nothing else may pass
+_GITHUB_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*)/[A-Za-z0-9_][A-Za-z0-9._-]*")
+#: a submodule name git itself would accept for `submodule.<name>.url` without surprises
+_SUBMODULE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
+
+
 def _github_repo(url: str) -> str | None:
     """`owner/name` of a GitHub URL (https, ssh or git protocol), else None."""
     for prefix in ("https://github.com/", "http://github.com/", "git://github.com/", "git@github.com:",
                    "ssh://git@github.com/"):
         if url.startswith(prefix):
             name = url[len(prefix):].rstrip("/").removesuffix(".git")
-            return name if name.count("/") == 1 else None
+            return name if _GITHUB_NAME.fullmatch(name) and ".." not in name else None
     return None
 
 
@@ -151,6 +158,8 @@ def fill_submodules(ws: Path, mirror: Path) -> tuple[str, ...]:
     for name, fields in modules.items():
         repo = _github_repo(fields.get("url", ""))
         path = fields.get("path", "")
+        if not _SUBMODULE_NAME.fullmatch(name) or ".." in name:
+            continue
         if not repo or not path or not git(ws, "ls-tree", "HEAD", "--", path, check=False).startswith("160000"):
             continue
         source = find_mirror(mirror.parent, repo) or find_mirror(mirror.parent.parent, repo)

@@ -181,3 +181,22 @@ def test_a_checkout_with_blobs_missing_from_the_mirror_is_refused_by_name(swe, t
         create_workspace(mirror, commit, tmp_path / "ws")
     assert not (tmp_path / "ws").exists()
     assert create_workspace(mirror, swe.base_commit, tmp_path / "ws2").path.is_dir()  # small blobs all there
+
+
+def test_a_submodule_url_cannot_name_a_folder_outside_the_mirrors(swe, tmp_path):
+    """.gitmodules is the repository's text: `https://github.com/../secret` must not pick `DIR/../secret`."""
+    secret = swe.repos_dir.parent / "secret"
+    secret.mkdir()
+    git(secret, "init", "-q")
+    (secret / "key.txt").write_text("TOKEN\n")
+    git(secret, "add", ".")
+    git(secret, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "s")
+    _add_github_submodule(swe, tmp_path)
+    work = tmp_path / "src" / "calc"
+    git(work, "config", "-f", ".gitmodules", "submodule.helpers.url", "https://github.com/../secret")
+    git(work, "add", ".gitmodules")
+    git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "point outside")
+    git(work, "push", "-q", str(swe.mirror), "HEAD:refs/heads/outside")
+    commit = git(work, "rev-parse", "HEAD").strip()
+    ws = create_workspace(swe.mirror, commit, tmp_path / "ws")
+    assert not (ws.path / "helpers" / "key.txt").exists() and not any((ws.path / "helpers").iterdir())
