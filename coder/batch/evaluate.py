@@ -145,7 +145,8 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
         result.env = env_key(inst, cfg.specs)
         spec, env_dir = ready_env(inst, cfg.specs, states)
         if (state := states.get(result.env)) is not None and state.not_here:
-            raise EnvUnavailable(state.not_here)
+            result.needs_official_harness, result.error = True, state.not_here
+            return result
         mirror = ensure_mirror(inst.repo, cfg.repos_dir, cache / "mirrors", cfg.allow_network)
         ws = create_workspace(mirror, inst.base_commit, ws_dir).path
         method = apply_patch(ws, patch, "model")

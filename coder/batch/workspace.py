@@ -116,7 +116,7 @@ def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
 
 #: GitHub's own spelling of `owner/name` (no `..`, no other separators): the name picks a folder beside the
 #: mirror, and .gitmodules is the repository's text, so nothing else may pass
-_GITHUB_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*)/[A-Za-z0-9_][A-Za-z0-9._-]*")
+_GITHUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_][A-Za-z0-9._-]*")
 #: a submodule name git itself would accept for `submodule.<name>.url` without surprises
 _SUBMODULE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/-]*")
 
@@ -158,9 +158,8 @@ def fill_submodules(ws: Path, mirror: Path) -> tuple[str, ...]:
     for name, fields in modules.items():
         repo = _github_repo(fields.get("url", ""))
         path = fields.get("path", "")
-        if not _SUBMODULE_NAME.fullmatch(name) or ".." in name:
-            continue
-        if not repo or not path or not git(ws, "ls-tree", "HEAD", "--", path, check=False).startswith("160000"):
+        sane = repo and path and _SUBMODULE_NAME.fullmatch(name) and ".." not in name
+        if not sane or not git(ws, "ls-tree", "HEAD", "--", path, check=False).startswith("160000"):
             continue
         source = find_mirror(mirror.parent, repo) or find_mirror(mirror.parent.parent, repo)
         if source is None:
