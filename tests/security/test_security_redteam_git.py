@@ -301,8 +301,12 @@ def test_restore_never_writes_or_deletes_protected_paths(git_repo: Path) -> None
 
 PLANTS = {
     "reflog-and-fanout": ("sid=$(ls .git/refs/coder/); mkdir -p .git/logs/refs/coder/$sid && "
-                          "ln -sf {o}/ckpt_reflog .git/logs/refs/coder/$sid/current && echo payload123 > newfile.txt"
-                          " && h=$(git hash-object newfile.txt) && ln -s {o}/objdir .git/objects/${{h:0:2}}"),
+                          "ln -sf {o}/ckpt_reflog .git/logs/refs/coder/$sid/current && n=0 && "
+                          # a payload whose fan-out folder does not exist yet (a commit may already have made it:
+                          # `ln -s` would then put the link inside it, and the plant would not be live)
+                          "while echo payload$n > newfile.txt && h=$(git hash-object newfile.txt) && "
+                          "[ -e .git/objects/${{h:0:2}} ]; do n=$((n+1)); done && "
+                          "ln -s {o}/objdir .git/objects/${{h:0:2}}"),
     "objects-moved": "mv .git/objects .git/objects.real && ln -s {o}/objdir .git/objects && echo p > newfile.txt",
 }
 
