@@ -157,12 +157,14 @@ async def test_a_session_that_cannot_open_says_why(git_repo: Path, tmp_path: Pat
 
 @async_test
 async def test_typing_before_the_session_is_open_is_sent_once_it_is(factory, git_repo: Path, tmp_path: Path) -> None:
-    import time
+    import threading
 
     app, f = make_app(factory, git_repo, tmp_path, script={"turns": [{"text": "answered after opening"}]})
     fast = app.opener
-    app.opener = lambda on_event, ask, override: (time.sleep(0.5), fast(on_event, ask, override))[1]
+    typed = threading.Event()  # the session opens only once the message is typed (no race with a slow machine)
+    app.opener = lambda on_event, ask, override: (typed.wait(30), fast(on_event, ask, override))[1]
     async with app.run_test(size=(100, 30)) as pilot:
         await type_and_send(pilot, app, "early question")
         assert app.opened is None and "queued (sent when the session is open)" in texts(app)
+        typed.set()
         await wait_for(pilot, lambda: "answered after opening" in texts(app))
