@@ -34,12 +34,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from coder.base.errors import CoderError, ModelError
 from coder.context.base import Pinned
 from coder.context.history import observations, replace_results, user_texts
 from coder.context.manager import TieredContext
 from coder.context.masking import ERROR_HINT, is_failure, keys_of
 from coder.context.replay import EDITOR, Replay, find_trajectories, load_trajectory
-from coder.errors import CoderError, ModelError
 from coder.models.pricing import Price
 from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 from coder.models.wire import PrefixCache, build_anthropic_body, input_tokens, segments

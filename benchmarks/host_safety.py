@@ -6,7 +6,7 @@ Usage: python benchmarks/host_safety.py [--quick] [--files N] [--seed S] [--writ
   every command: the first (cold) walk and the cached one that follows;
 - host git: `coder.vcs.repo.run_git("rev-parse", "HEAD")` (hardened: scrubbed env, forced config, pinned git dir,
   the link scan of `.git`) against plain `git rev-parse HEAD`, median of repeated calls;
-- trust: `coder.trust.inspect` of a repository defining a server, a config, 20 tools and 20 commands.
+- trust: `coder.trust.decisions.inspect` of a repository defining a server, a config, 20 tools and 20 commands.
 
 The zero-host-effects goal itself is measured by the adversarial suite: `python3 -m pytest tests/security -q`
 (its count is printed here too, from `--collect-only`). Numbers depend on the machine's load; the section records
@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from coder.sandbox.nested import NestedScanner  # noqa: E402
-from coder.trust import inspect  # noqa: E402
+from coder.trust.decisions import inspect  # noqa: E402
 from coder.vcs.repo import run_git  # noqa: E402
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from coder.base.errors import PromptError
+from coder.base.resources import data_dir, parse_template, prompt, template
 from coder.engine.builder import SYSTEM_PROMPT_VARIABLES, render_system_prompt
-from coder.errors import PromptError
-from coder.resources import data_dir, parse_template, prompt, template
 
 #: every template of prompts/ and the variables its caller fills (the callers name the same sets)
 TEMPLATES = {

@@ -35,10 +35,10 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from coder import events as ev
 from coder.acp import permission
 from coder.acp.updates import STOP_REASONS, Translator, replay
-from coder.errors import CoderError
+from coder.base import events as ev
+from coder.base.errors import CoderError
 from coder.policy.base import PermissionAnswer
 
 #: how long the engine's thread waits for one update to be written (a client that stopped reading)
@@ -219,7 +219,7 @@ class CoderAgent:
 
     def _modes(self, live: Live) -> SessionModeState:
         from coder.commands.modes import current_mode
-        from coder.config import MODES
+        from coder.config.layers import MODES
 
         return SessionModeState(current_mode_id=current_mode(live.session),
                                 available_modes=[SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES])

@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
 def acp_command(args: Any) -> int:
     import asyncio
 
-    from coder.errors import UsageError
+    from coder.base.errors import UsageError
 
     try:
         import acp  # noqa: F401 - the SDK is a dependency; a broken install is a user-facing error, not a traceback

@@ -13,7 +13,7 @@ from typing import Any
 from acp import helpers
 from acp.schema import PermissionOption
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.policy.base import PermissionAnswer
 
 ALLOW_ONCE = "allow_once"

@@ -18,7 +18,7 @@ from typing import Any
 from acp import helpers
 from acp.schema import ToolCallLocation
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.tools.base import CallFacts
 from coder.tools.registry import describe
 

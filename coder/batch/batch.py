@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from coder.base.errors import CoderError, ConfigError, Interrupted, UsageError
 from coder.batch.ahead import WorkspacesAhead
 from coder.batch.instance_run import InstanceOutcome, RunConfig, make_workspace, process_instance, workspace_dir
 from coder.batch.instances import Instance
 from coder.batch.outputs import RunDir, atomic_write
 from coder.batch.progress import Progress
 from coder.batch.runner import interrupt_all, start_fork_server
-from coder.errors import CoderError, ConfigError, Interrupted, UsageError
 
 
 @dataclass

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from coder.errors import UsageError
+from coder.base.errors import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -102,7 +102,7 @@ def _env_flags(p: Any) -> None:
 
 
 def _cache(args: Any) -> Path:
-    from coder.paths import cache_dir
+    from coder.base.paths import cache_dir
 
     return (args.cache_dir or cache_dir() / "swebench").expanduser().resolve()
 
@@ -241,9 +241,9 @@ def _batch_testbeds(args: Any, repo: Path, instances: list) -> dict[str, Any]:
     network, like every environment build) and a layer per workspace."""
     import hashlib
 
+    from coder.base.paths import cache_dir
     from coder.batch.envprep import describe, prepare_envs, testbed_infos
     from coder.batch.specs import load_env_spec
-    from coder.paths import cache_dir
 
     entry = load_env_spec(args.env_spec)
     for inst in instances:

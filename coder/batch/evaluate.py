@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import SandboxUnavailable
 from coder.batch import grading
 from coder.batch.envprep import EnvState, env_key, prepare_envs, ready_env
 from coder.batch.instances import Instance
@@ -39,7 +40,6 @@ from coder.batch.workspace import (
     git,
     remove_workspace,
 )
-from coder.errors import SandboxUnavailable
 from coder.vcs import hostgit
 
 NON_TEST_EXTS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")

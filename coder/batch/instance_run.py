@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import CoderError
 from coder.batch.ahead import WorkspacesAhead
 from coder.batch.instances import Instance
 from coder.batch.outputs import InstanceStatus, atomic_write, patch_stats
@@ -33,7 +34,6 @@ from coder.batch.workspace import (
     settle_index,
     workspace_patch,
 )
-from coder.errors import CoderError
 
 DEFAULT_TEMPLATE = Path(__file__).with_name("data") / "instance_prompt.md"
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import UsageError
+from coder.base.errors import UsageError
 
 #: short names for the SWE-bench datasets on the Hugging Face Hub (mini-swe-agent's `--subset` values)
 HUB_ALIASES = {"lite": "princeton-nlp/SWE-bench_Lite", "verified": "princeton-nlp/SWE-bench_Verified",

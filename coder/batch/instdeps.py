@@ -28,7 +28,7 @@ from pathlib import Path
 from coder.batch.envs import WHEELHOUSE, file_lock, run_build_step, venv_env
 from coder.batch.instances import Instance
 from coder.batch.workspace import WorkspaceError, create_workspace, git, remove_workspace
-from coder.fsbeneath import read_beneath
+from coder.fs.beneath import read_beneath
 
 #: the files whose content decides what `pip install .` resolves (their blob ids make the key)
 DEP_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "requirements.txt")

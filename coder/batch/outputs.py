@@ -177,7 +177,7 @@ def _prediction(status: InstanceStatus, patch: str) -> dict[str, str]:
 
 def load_predictions(path: Path) -> dict[str, dict[str, Any]]:
     """preds.json (dict by id, or a list) or preds.jsonl, as the official harness accepts them."""
-    from coder.errors import UsageError
+    from coder.base.errors import UsageError
 
     path = Path(path)
     if path.is_dir():

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import CoderError, UsageError
 from coder.batch.instance_run import InstanceOutcome, RunConfig, process_instance
 from coder.batch.instances import Instance
-from coder.errors import CoderError, UsageError
 
 
 def _remote_process(inst: Instance, cfg: RunConfig) -> InstanceOutcome:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import UsageError
 from coder.batch.outputs import InstanceStatus, RunDir, atomic_write
 from coder.batch.png import Canvas
-from coder.errors import UsageError
 
 EVAL_OUTCOMES = ("resolved", "partially", "not", "error")
 AGENT_OUTCOMES = ("submitted", "no patch", "limit", "crashed")

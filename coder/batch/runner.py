@@ -52,7 +52,7 @@ PRELOAD = ("coder.cli.main", "coder.cli.run", "coder.cli.sessions", "coder.cli.d
            "coder.codeintel.languages", "coder.lsp.diagnostics", "coder.lsp.hook", "coder.lsp.manager",
            "coder.lsp.service", "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks",
            "coder.models.registry", "coder.policy.rules", "coder.sandbox.shell", "coder.sandbox.exec",
-           "coder.vcs.repo", "coder.trust", "coder.config_repo",
+           "coder.vcs.repo", "coder.trust.decisions", "coder.trust.repo_config",
            "pexpect", "yaml",  # the shell's pty, the built-in agents' front matter (imported lazily by coder)
            "coder.batch.agent_warm", "coder.cli.warm")
 
@@ -312,7 +312,7 @@ def _stop(proc: BaseProcess) -> None:
 def export_session(state_dir: Path, session_id: str, dest: Path) -> list[dict[str, Any]]:
     """The session's events, also written to `dest` as our JSONL trajectory (what `coder sessions export ID`
     prints). Read straight from the instance's session database (`CODER_STATE_DIR/sessions.db`, see
-    coder/paths.py) rather than by a second coder process per instance. Empty when there is nothing to export."""
+    coder/base/paths.py) rather than by a second coder process per instance. Empty when there is nothing to export."""
     db = state_dir / "sessions.db"
     if not session_id or not db.is_file():
         return []

@@ -28,8 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import CoderError, UsageError
 from coder.batch.instances import Instance
-from coder.errors import CoderError, UsageError
 
 DATA = Path(__file__).with_name("data")
 SPECS_FILE = DATA / "swebench_specs.json"

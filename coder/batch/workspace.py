@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from coder.errors import CoderError, UsageError
+from coder.base.errors import CoderError, UsageError
 from coder.vcs import hostgit
 
 

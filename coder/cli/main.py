@@ -57,7 +57,7 @@ def add_session_flags(parser, subcommand: bool = False) -> None:
     given before the subcommand (`coder --deny bash run ...`) is kept rather than reset by the subparser."""
     import argparse
 
-    from coder.config import MODES
+    from coder.config.layers import MODES
 
     extra = {"default": argparse.SUPPRESS} if subcommand else {}
     parser.add_argument("--model", "-m", **extra, help="PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-6, "
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"coder {__version__}")
         return 0
-    from coder.errors import EXIT_INTERRUPTED, CoderError
+    from coder.base.errors import EXIT_INTERRUPTED, CoderError
 
     global _prebuilt
     parser, _prebuilt = _prebuilt or build_parser(), None
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             handler = _interactive
         return int(handler(args) or 0)
     except CoderError as exc:
-        from coder.termsafe import visible  # a message can quote a repository file, a key or a path
+        from coder.base.termsafe import visible  # a message can quote a repository file, a key or a path
 
         print(f"coder: {visible(str(exc))}", file=sys.stderr)
         return exc.exit_code
@@ -125,7 +125,7 @@ def _interactive(args) -> int:
     import importlib
     import os
 
-    from coder.errors import UsageError
+    from coder.base.errors import UsageError
 
     plain = args.plain or not sys.stdout.isatty() or os.environ.get("TERM", "") in ("", "dumb")
     target = ("coder.tui.repl", "run_repl") if plain else ("coder.tui.app", "run_app")

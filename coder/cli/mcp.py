@@ -15,10 +15,10 @@ def mcp_command(args) -> int:
     import json
     from pathlib import Path
 
-    from coder.config import load_config
+    from coder.base.termsafe import inert_json, visible
+    from coder.config.layers import load_config
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.mcp_client import MCPManager, server_log, servers_from_config, tool_name
-    from coder.termsafe import inert_json, visible
 
     cwd = Path(getattr(args, "cwd", ".")).resolve()
     workspace = git_root(cwd) or cwd

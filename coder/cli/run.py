@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CoderError, UsageError
-from coder.termsafe import inert_json, visible
+from coder.base.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CoderError, UsageError
+from coder.base.termsafe import inert_json, visible
 
 EXIT_BY_REASON = {"done": EXIT_OK, "interrupted": EXIT_INTERRUPTED}
 

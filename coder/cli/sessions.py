@@ -22,11 +22,11 @@ def register(sub) -> None:
 def sessions_command(args) -> int:
     from pathlib import Path
 
-    from coder import paths
+    from coder.base import paths
+    from coder.base.errors import UsageError
+    from coder.base.termsafe import inert_json, visible
     from coder.engine.builder import git_root
-    from coder.errors import UsageError
     from coder.store.db import SessionStore
-    from coder.termsafe import inert_json, visible
 
     store = SessionStore(paths.sessions_db())
 

@@ -15,9 +15,9 @@ def skills_command(args) -> int:
     import json
     from pathlib import Path
 
+    from coder.base.termsafe import inert_json, visible
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.skills import describe_catalog, discover
-    from coder.termsafe import inert_json, visible
 
     cwd = Path(args.cwd).resolve()
     workspace = git_root(cwd) or cwd

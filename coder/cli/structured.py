@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coder.errors import UsageError
+from coder.base.errors import UsageError
 
 #: how many validation errors the model is shown (the first ones say enough to fix the answer)
 MAX_ERRORS = 10

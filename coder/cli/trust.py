@@ -22,10 +22,10 @@ def register(sub) -> None:
 
 
 def trust_command(args) -> int:
-    from coder import trust
+    from coder.base.errors import UsageError
+    from coder.base.termsafe import visible as neutralize
     from coder.engine.builder import git_root
-    from coder.errors import UsageError
-    from coder.termsafe import visible as neutralize
+    from coder.trust import decisions as trust
 
     start = Path(args.path or getattr(args, "cwd", ".") or ".").expanduser().resolve()
     if not start.is_dir():
@@ -52,8 +52,8 @@ def trust_command(args) -> int:
 
 
 def _print_provenance(workspace: Path, trusted: bool) -> None:
-    from coder.config import load_config
-    from coder.termsafe import visible as neutralize
+    from coder.base.termsafe import visible as neutralize
+    from coder.config.layers import load_config
 
     config = load_config(workspace, trusted=trusted)
     rows = sorted((key, layer) for key, layer in config["_provenance"].items() if layer != "built-in")

@@ -22,7 +22,7 @@ from typing import Any
 from coder.codeintel.files import MAX_FILE_BYTES, classify_content, fast_language, list_files
 from coder.codeintel.pool import BATCH_FILES, ParsePool, looks_big
 from coder.codeintel.store import SCHEMA, SECONDARY_INDEXES
-from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.fs.beneath import EscapeError, WorkspaceFS
 
 #: files changed within this many seconds of indexing are re-hashed next time (same-tick edits keep the mtime)
 RACY_SECONDS = 3.0

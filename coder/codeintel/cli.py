@@ -53,7 +53,7 @@ def register(sub) -> None:
 def _root(cwd: str):
     from pathlib import Path
 
-    from coder.errors import UsageError
+    from coder.base.errors import UsageError
 
     start = Path(cwd).resolve()
     if not start.is_dir():
@@ -100,7 +100,7 @@ def index_command(args) -> int:
 
 
 def map_command(args) -> int:
-    from coder.errors import UsageError
+    from coder.base.errors import UsageError
 
     if args.tokens < 1:
         raise UsageError("--tokens must be positive")

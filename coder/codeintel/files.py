@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder.codeintel.languages import EXTENSIONS
-from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.vcs import hostgit
 
 #: bigger files are not parsed (text search still sees them)

@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import UsageError
 from coder.codeintel.build import RefreshStats, refresh
 from coder.codeintel.pool import looks_big
 from coder.codeintel.repomap import GraphBuilder
 from coder.codeintel.store import ensure_fulltext, open_db, reset_db
-from coder.errors import UsageError
-from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.fs.beneath import EscapeError, WorkspaceFS
 
 
 @dataclass

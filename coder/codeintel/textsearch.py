@@ -17,9 +17,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coder.base.errors import UsageError
 from coder.codeintel.files import MAX_FILE_BYTES, is_vendored, list_files
-from coder.errors import UsageError
-from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.fs.beneath import EscapeError, WorkspaceFS
 
 MAX_LINE_CHARS = 240
 #: ripgrep is stopped after this long (a search of a big tree takes well under a second)

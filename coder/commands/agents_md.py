@@ -14,7 +14,7 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
-from coder.fsbeneath import WorkspaceFS, read_beneath
+from coder.fs.beneath import WorkspaceFS, read_beneath
 
 EXT_LANG = {".py": "Python", ".js": "JavaScript", ".jsx": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript",
             ".go": "Go", ".rs": "Rust", ".java": "Java", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++",

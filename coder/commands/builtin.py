@@ -11,7 +11,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.commands import work
 from coder.commands.base import Command, CommandResult, Ctx
 from coder.commands.git import commit, diff, review, rewind, undo
@@ -19,7 +19,7 @@ from coder.commands.model import _model
 from coder.commands.modes import current_mode, set_mode
 from coder.commands.perms import permissions
 from coder.commands.transcript import export
-from coder.config import MODES
+from coder.config.layers import MODES
 
 if TYPE_CHECKING:
     from coder.store.db import SessionStore

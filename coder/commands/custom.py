@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import CoderError, ConfigError
-from coder.fsbeneath import read_beneath
+from coder.base.errors import CoderError, ConfigError
+from coder.fs.beneath import read_beneath
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?", re.DOTALL)
 
@@ -80,7 +80,7 @@ def load_custom(path: Path, workspace: Path | None = None) -> CustomCommand:
 
 def custom_dirs(workspace: Path, trusted: bool = False) -> list[Path]:
     """The user's folder, then the repository's (later wins) when the workspace is trusted."""
-    from coder.paths import config_dir
+    from coder.base.paths import config_dir
 
     return [config_dir() / "commands"] + ([workspace / ".coder" / "commands"] if trusted else [])
 
@@ -90,7 +90,7 @@ def discover(workspace: Path, reserved: set[str], trusted: bool = False) -> dict
 
     A repository's command never pre-allows tools (`allowed-tools`): an allow rule is the user's to give, so
     only commands from the user's own folder carry one."""
-    from coder.paths import config_dir
+    from coder.base.paths import config_dir
 
     found: dict[str, CustomCommand] = {}
     user_dir = config_dir() / "commands"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.commands.base import CommandResult, Ctx
 
 if TYPE_CHECKING:

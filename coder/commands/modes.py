@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from coder.config import MODES
+from coder.base.errors import UsageError
+from coder.config.layers import MODES
 from coder.engine.session import Session
-from coder.errors import UsageError
 from coder.policy.base import Mode
 
 #: Shift+Tab cycles through these; `auto` is only ever chosen explicitly (/mode auto, --permission-mode auto)

@@ -15,11 +15,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from coder.base.errors import CoderError
 from coder.commands.base import Command, CommandResult, Ctx
 from coder.commands.builtin import ALIASES, BUILTINS, bye
 from coder.commands.model import _models_text, known_models
 from coder.engine.session import Session
-from coder.errors import CoderError
 
 if TYPE_CHECKING:
     from coder.engine.builder import Opened
@@ -32,7 +32,7 @@ SAFE_WHILE_BUSY = {"todo", "skills", "help", "cost", "context", "diff", "session
 def all_commands(workspace: Path) -> dict[str, Command]:
     """Built-ins first; custom commands (custom.py) add names, never shadow one."""
     from coder.commands.custom import discover
-    from coder.trust import decided
+    from coder.trust.decisions import decided
 
     commands = dict(BUILTINS)
     for name, custom in discover(workspace, set(BUILTINS) | set(ALIASES), decided(workspace)).items():

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 
 COUNT_MODES = ("always", "threshold", "never")
 

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import CoderError, ContextOverflowError, Interrupted
 from coder.context.base import Compaction, Pinned, Prepared
 from coder.context.clipping import ClipTier, cut_user_texts
 from coder.context.config import ContextConfig
@@ -34,7 +35,6 @@ from coder.context.summary import (
     summary_request,
 )
 from coder.context.tokens import TokenEstimator
-from coder.errors import CoderError, ContextOverflowError, Interrupted
 from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, Usage
 
 #: the assistant turn between the first message and the handoff (the roles must alternate)

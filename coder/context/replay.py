@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import UsageError
 from coder.context.history import repair_pairing
-from coder.errors import UsageError
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from coder.tools.registry import builtin_by_protocol
 

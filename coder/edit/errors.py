@@ -3,7 +3,7 @@ what to do next, because an edit error that only says "failed" costs the agent a
 
 from __future__ import annotations
 
-from coder.errors import ToolError
+from coder.base.errors import ToolError
 
 
 class EditError(ToolError):

@@ -32,7 +32,7 @@ from pathlib import Path
 from coder.edit import paths
 from coder.edit.errors import EditError, FileFormatError, PathError, StaleFileError
 from coder.edit.paths import Loc
-from coder.fsbeneath import EscapeError
+from coder.fs.beneath import EscapeError
 
 #: files larger than this are not edited (and not read whole for viewing)
 MAX_EDIT_BYTES = 10 * 1024 * 1024

@@ -1,6 +1,6 @@
 """Directory listing for `view`: two levels deep, without git-ignored files.
 
-The names come from a walk beneath a handle on the workspace (`coder.fsbeneath`): directory fds opened one
+The names come from a walk beneath a handle on the workspace (`coder.fs.beneath`): directory fds opened one
 component at a time, never into a symlink, so a folder the sandbox swaps for a link to the host during the
 listing can never show host names. Which names are ignored: inside a git work tree `git check-ignore` (tracked
 files are never ignored, as in `git ls-files --exclude-standard`); elsewhere a small .gitignore matcher. Large
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from coder.edit.paths import Loc
-from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.vcs import hostgit
 
 MAX_PER_DIR = 60

@@ -21,7 +21,7 @@ from coder.edit import fileio, paths, syntax
 from coder.edit.errors import EditError, MatchError, PathError, StaleFileError
 from coder.edit.matcher import Replacement, find_replacement, line_of
 from coder.edit.state import EditState, UndoEntry
-from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.fs.beneath import EscapeError, WorkspaceFS
 
 SNIPPET_CONTEXT = 4
 
@@ -116,7 +116,7 @@ class Editor:
     # -- helpers ---------------------------------------------------------------------------------------
     @property
     def fs(self) -> WorkspaceFS:
-        """The handle on the workspace every file operation goes through (coder.fsbeneath)."""
+        """The handle on the workspace every file operation goes through (coder.fs.beneath)."""
         if self._fs is None:
             self._fs = WorkspaceFS(self.workspace)
         return self._fs

@@ -22,7 +22,7 @@ from coder.edit.ops import changed_lines, snippet, unified_diff
 from coder.edit.patch import Chunk, parse_patch
 from coder.edit.paths import Loc
 from coder.edit.state import EditState, UndoEntry
-from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.fs.beneath import EscapeError, WorkspaceFS
 
 
 @dataclass

@@ -3,15 +3,15 @@
 Two steps, because the sandboxed shell can swap any folder of the workspace for a symlink at any moment:
 
 1. `locate`: the path is normalized lexically (`..` that climbs out, or an absolute path outside, is refused),
-   then resolved beneath a handle on the workspace (`coder.fsbeneath`): a symlink that stays inside is followed
+   then resolved beneath a handle on the workspace (`coder.fs.beneath`): a symlink that stays inside is followed
    (editing `docs/README.md -> ../README.md` edits README.md), one that leaves is refused. The result is the
    REAL workspace-relative path, which contains no symlink.
-2. Every read, write and delete after that goes through the strict operations of `coder.fsbeneath` on that real
+2. Every read, write and delete after that goes through the strict operations of `coder.fs.beneath` on that real
    path: they follow no symlink at all, so a link planted after step 1 makes the operation fail (or, for the
    final component of a write, be replaced), never redirects it outside or to another file.
 
 Writes into the top-level `.git/` are refused (history and hooks are not the agent's to edit with a text
-editor). And when a write's real path is protected (`coder.protected`) but the path the model named is not, a
+editor). And when a write's real path is protected (`coder.trust.protected`) but the path the model named is not, a
 symlink led there (`src/x -> ../.git/config`): the permission policy asked about the named path only, so the
 write is refused here (the backstop)."""
 
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coder.edit.errors import PathError
-from coder.fsbeneath import EscapeError, WorkspaceFS
-from coder.protected import protected_reason
+from coder.fs.beneath import EscapeError, WorkspaceFS
+from coder.trust.protected import protected_reason
 
 
 @dataclass(frozen=True)

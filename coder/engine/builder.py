@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder import __version__, paths
-from coder import events as ev
-from coder.config import load_config
+from coder import __version__
+from coder.base import events as ev
+from coder.base import paths
+from coder.base.errors import UsageError
+from coder.base.resources import template
+from coder.config.layers import load_config
 from coder.context.base import Pinned
+from coder.context.instructions import discover
 from coder.engine.history import rebuild
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
-from coder.errors import UsageError
-from coder.instructions import discover
-from coder.resources import template
 from coder.store.db import SessionStore, new_session_id
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import ToolContext
@@ -92,8 +93,8 @@ def git_root(cwd: Path) -> Path | None:
 
 
 def decide_trust(workspace: Path, choice: bool | None, ask_trust: TrustAsker | None) -> tuple[bool, Any, str]:
-    """(trusted, what the repository defines, why) for a session in `workspace`; see coder/trust.py."""
-    from coder import trust
+    """(trusted, what the repository defines, why) for a session in `workspace`; see coder/trust/decisions.py."""
+    from coder.trust import decisions as trust
 
     request = trust.inspect(workspace)
     if choice is not None:
@@ -129,7 +130,7 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
 
     `ask_trust(request, reason)` is called when the workspace defines things that run (servers, hooks, tools)
     and the user has not trusted it (or it changed since): interactive frontends show the request and answer."""
-    from coder import trust
+    from coder.trust import decisions as trust
 
     cwd = options.cwd.expanduser().resolve()
     if not cwd.is_dir():
@@ -310,7 +311,7 @@ def sandbox_status(config: dict[str, Any]) -> str:
     return "bubblewrap" if result.ok else f"unavailable: {result.detail}"
 
 
-#: what prompts/system.md is filled with (checked when it is loaded: coder/resources.py)
+#: what prompts/system.md is filled with (checked when it is loaded: coder/base/resources.py)
 SYSTEM_PROMPT_VARIABLES = ("workspace", "cwd", "date", "git_state", "sandbox_state", "sandbox_hint", "instructions")
 
 

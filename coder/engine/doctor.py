@@ -31,7 +31,7 @@ def _version(argv: list[str]) -> str | None:
 
 
 def run_checks(cwd: Path) -> list[Check]:
-    from coder.config import project_config_path, user_config_path
+    from coder.config.layers import project_config_path, user_config_path
     from coder.engine.builder import git_root
     from coder.models.providers import PROVIDERS
 
@@ -62,8 +62,8 @@ def run_checks(cwd: Path) -> list[Check]:
     for path in (user_config_path(), project_config_path(root or cwd)):
         checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))
     try:
-        from coder.config import load_config
-        from coder.trust import is_trusted
+        from coder.config.layers import load_config
+        from coder.trust.decisions import is_trusted
 
         config = load_config(root or cwd, trusted=is_trusted(root or cwd))
         checks.append(Check("workspace trust", True, "trusted" if config["_trusted"] else
@@ -78,12 +78,12 @@ def run_checks(cwd: Path) -> list[Check]:
 
 def _model_check(workspace: Path) -> Check:
     """Which model a session here would use, without sending anything."""
-    from coder.config import load_config
-    from coder.errors import CoderError
+    from coder.base.errors import CoderError
+    from coder.config.layers import load_config
     from coder.models.registry import resolve_spec
 
     try:
-        from coder.trust import is_trusted
+        from coder.trust.decisions import is_trusted
 
         spec = resolve_spec(None, load_config(workspace, trusted=is_trusted(workspace)))
     except CoderError as exc:

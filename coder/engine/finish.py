@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.engine.session import Session
 
 

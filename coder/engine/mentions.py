@@ -3,7 +3,7 @@
 call (and, in ask mode, the person an approval) to read a file the person had already named.
 
 A mention is `@` at the start of a word followed by a path relative to the working directory. It attaches only a
-regular file inside the workspace, read beneath it without following a symlink out (coder/fsbeneath.py); a
+regular file inside the workspace, read beneath it without following a symlink out (coder/fs/beneath.py); a
 mention that names nothing (an npm scope, a handle) is left as typed. The content goes to the model as extra
 text blocks of the same user message, so the message as typed stays what people see; the events keep the
 attachments, so a resumed session sends the same message again.
@@ -42,7 +42,7 @@ class Attachment:
 
 def find(text: str, workspace: Path, cwd: Path | None = None) -> list[Attachment]:
     """The files `text` mentions, read (at most MAX_FILES, each once)."""
-    from coder.fsbeneath import read_beneath
+    from coder.fs.beneath import read_beneath
 
     out: list[Attachment] = []
     seen: set[tuple[str, int | None, int | None]] = set()

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.engine.session import AskHandler, no_questions
 from coder.sandbox.network import NetHooks
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from coder import events as ev
+from coder.base import events as ev
+from coder.base.errors import ContextOverflowError, ModelError, ToolError
 from coder.context.base import ContextManager, Pinned
 from coder.engine.history import Restored, validate_input
-from coder.errors import ContextOverflowError, ModelError, ToolError
 from coder.models.retry import retry_listener
 from coder.models.types import Message, ModelProvider, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock
 from coder.policy.base import PermissionAnswer, PermissionPolicy

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder import events as ev
-from coder import paths
+from coder.base import events as ev
+from coder.base import paths
+from coder.base.resources import template
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.session import Hooks, Limits, Session, SessionParts, no_questions
 from coder.models.types import ModelProvider
 from coder.policy.base import MODES, PermissionPolicy
-from coder.resources import template
 from coder.store.db import SessionStore, new_session_id
 from coder.tools.base import ToolContext, ToolResult
 

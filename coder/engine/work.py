@@ -17,7 +17,7 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.context.base import Pinned
 from coder.engine.session import AskHandler, no_questions
 from coder.tools.plan_tool import PlanVerdict

@@ -13,10 +13,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
+from coder.base.paths import config_dir
+from coder.base.resources import data_dir
 from coder.ext.frontmatter import read_front_matter
-from coder.paths import config_dir
-from coder.resources import data_dir
 from coder.tools.registry import BUILTIN_IMPLEMENTATIONS, load_contracts
 
 #: the built-in agent whose tools a definition without `tools` gets
@@ -85,7 +85,7 @@ def load_agents(workspace: Path, *, trusted: bool = False,
         agents[agent.name] = agent
     if trusted:
         if repo_files is None:
-            from coder.trust import inspect
+            from coder.trust.decisions import inspect
 
             repo_files = inspect(workspace).files
         for rel, raw in sorted(repo_files.items()):

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
-from coder.paths import config_dir
+from coder.base.errors import ConfigError
+from coder.base.paths import config_dir
 from coder.store.outputs import clip_output
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
 
@@ -114,7 +114,7 @@ def load_custom_tools(workspace: Path, reserved: set[str], trusted: bool = False
     if not trusted:
         return tools
     if repo_files is None:
-        from coder.trust import inspect
+        from coder.trust.decisions import inspect
 
         repo_files = inspect(workspace).files
     for rel, raw in sorted(repo_files.items()):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 
 
 def read_front_matter(path: Path, raw: bytes | None = None) -> tuple[dict[str, Any], str]:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coder import events as ev
-from coder.errors import ConfigError
+from coder.base import events as ev
+from coder.base.errors import ConfigError
 from coder.tools.base import ToolResult
 from coder.vcs.hostgit import scrubbed_host_env
 

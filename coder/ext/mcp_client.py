@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 
 NAME_RE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -71,9 +71,9 @@ def _server(name: str, data: Any, source: str) -> ServerConfig:
 def servers_from_config(config: dict[str, Any], workspace: Path,
                         report: Callable[[str], None] | None = None) -> list[ServerConfig]:
     """The servers to start. The repository's own (`.mcp.json`, or `[mcp.servers]` set by its config) only in a
-    trusted workspace, and each only if the user approved that name with that very entry (coder/trust.py):
+    trusted workspace, and each only if the user approved that name with that very entry (coder/trust/decisions.py):
     a server whose entry changed since is left out and reported, never started."""
-    from coder.trust import read_repo_file, server_key
+    from coder.trust.decisions import read_repo_file, server_key
 
     trusted = bool(config.get("_trusted"))
     approved: dict[str, str] = config.get("_mcp_approved") or {}
@@ -286,7 +286,7 @@ def _describe(exc: BaseException) -> str:
 
 def server_log(name: str) -> Path:
     """Where a stdio server's stderr goes (`coder mcp list` names it when the server fails)."""
-    from coder.paths import state_dir
+    from coder.base.paths import state_dir
 
     return state_dir() / "mcp" / f"{NAME_RE.sub('_', name)}.log"
 

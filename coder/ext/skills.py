@@ -7,9 +7,9 @@ Where they are found, first found wins on a name clash:
 The user's come first so that a cloned repository cannot replace a skill its user installed.
 
 A skill steers the model, so a repository's skills count only once the user trusts the workspace, and then its
-`SKILL.md` comes from the bytes the trust check read and fingerprinted (coder/trust_inspect.py), so what was
+`SKILL.md` comes from the bytes the trust check read and fingerprinted (coder/trust/reader.py), so what was
 trusted is what the model reads. Every other file of a repository skill is read beneath the workspace without
-following a symlink (coder/fsbeneath.py), like every repository file coder reads itself.
+following a symlink (coder/fs/beneath.py), like every repository file coder reads itself.
 
 Only names and descriptions go into the system prompt (`prompt_section`): a hundred skills cost a few thousand
 characters; a body is read when the model asks for it (the `skill` tool, coder/tools/skill_tool.py). Scripts a
@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
-from coder.fsresolve import EscapeError
-from coder.paths import config_dir
-from coder.trust_inspect import REPO_SKILL_DIRS, SKILL_FILE, repo_skill_paths
+from coder.base.errors import ConfigError
+from coder.base.paths import config_dir
+from coder.fs.resolve import EscapeError
+from coder.trust.reader import REPO_SKILL_DIRS, SKILL_FILE, repo_skill_paths
 
 MAX_SKILLS = 1000
 MAX_DESCRIPTION = 1024  # the format's own limit
@@ -70,7 +70,7 @@ class Skill:
 
     def files(self) -> list[str]:
         """Files beside SKILL.md (relative to the skill's folder), found without following a symlink."""
-        from coder.fsbeneath import WorkspaceFS
+        from coder.fs.beneath import WorkspaceFS
 
         out: list[str] = []
         try:
@@ -90,7 +90,7 @@ class Skill:
 
     def read(self, rel: str) -> str:
         """The text of one file of the skill; ConfigError when it is not a regular file beneath its folder."""
-        from coder.fsbeneath import WorkspaceFS
+        from coder.fs.beneath import WorkspaceFS
 
         clean = os.path.normpath(rel.strip().lstrip("/"))
         if clean.startswith("..") or os.path.isabs(rel.strip()) or clean in (".", ""):
@@ -188,7 +188,7 @@ def _repo_skill_files(workspace: Path, repo_files: dict[str, bytes] | None) -> d
     """The repository's SKILL.md bytes: those the trust check read when it has them, else read now the same way."""
     if repo_files is not None:  # what the trust check read is what counts, even none
         return {rel: raw for rel, raw in repo_files.items() if _is_skill_path(rel)}
-    from coder.trust_inspect import read_repo_file
+    from coder.trust.reader import read_repo_file
 
     out = {}
     for rel in repo_skill_paths(workspace):

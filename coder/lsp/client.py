@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from coder.errors import CoderError
+from coder.base.errors import CoderError
 from coder.lsp.servers import ServerSpec
 
 T = TypeVar("T")

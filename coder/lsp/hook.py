@@ -56,7 +56,7 @@ def before_edit(ctx: ToolContext, args: dict[str, Any]) -> Snapshot | None:
     if args.get("command") == "view":
         manager.warm(rels[0])
         return None
-    from coder.fsbeneath import WorkspaceFS
+    from coder.fs.beneath import WorkspaceFS
 
     snap = Snapshot(manager=manager)
     try:
@@ -82,7 +82,7 @@ def after_edit(ctx: ToolContext, result: ToolResult, snap: Snapshot | None) -> T
 
 
 def _after_edit(ctx: ToolContext, result: ToolResult, snap: Snapshot) -> ToolResult:
-    from coder.fsbeneath import WorkspaceFS
+    from coder.fs.beneath import WorkspaceFS
     from coder.lsp.client import LspError
     from coder.lsp.diagnostics import introduced, render
     from coder.lsp.service import LspSettings

@@ -197,7 +197,7 @@ class LspManager:
 
         Documents stay open once sent: pyright forgets a closed file's references (measured: after didClose,
         references from other files no longer find uses in it), and reopening costs a parse anyway."""
-        from coder.fsbeneath import WorkspaceFS
+        from coder.fs.beneath import WorkspaceFS
 
         with WorkspaceFS(self.workspace) as fs:
             for uri, doc in list(proc.docs.items()):

@@ -1,7 +1,7 @@
 """Which language servers exist, which of them may run, and how to start them.
 
 A server is chosen per language: the first enabled entry of `DEFAULT_SERVERS` (then the user's own
-`[lsp.servers.NAME]`) whose command is found. Only the user's config may name a command (coder/config_repo.py
+`[lsp.servers.NAME]`) whose command is found. Only the user's config may name a command (coder/trust/repo_config.py
 drops the whole `[lsp]` table of a repository except `enabled = false`): a command is a program that runs on the
 host.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 
 #: the language of a file by extension, as LSP's languageId names it
 LANGUAGE_IDS: dict[str, str] = {

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 
 SERVICE_KEY = "lsp"
 DEFAULT_WAIT = 5.0
@@ -22,7 +22,8 @@ DEFAULT_NAV_WAIT = 10.0
 @dataclass
 class LspSettings:
     """`[lsp]`: enabled, diagnostics, wait, navigation_wait, start_timeout, severity, ignore, and servers (read by
-    coder/lsp/servers.py). A repository's config may only set enabled/diagnostics = false (coder/config_repo.py)."""
+    coder/lsp/servers.py). A repository's config may only set enabled/diagnostics = false
+    (coder/trust/repo_config.py)."""
 
     enabled: bool = True
     diagnostics: bool = True

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from coder.errors import ContextOverflowError, ModelError, ModelRejected
+from coder.base.errors import ContextOverflowError, ModelError, ModelRejected
 from coder.models.model_table import model_info, unknown_model_note
 from coder.models.pricing import PriceTable
 from coder.models.request_rules import bind_answer

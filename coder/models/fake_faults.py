@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from coder.errors import UsageError
+from coder.base.errors import UsageError
 
 _FAULT_RE = re.compile(r"^(?P<what>\d{3}|cut|overload|delay=[\d.]+|stall=[\d.]+)@(?P<when>\*|\d+(?:-\d+|\+)?)"
                        r"(?::retry-after=(?P<retry>[\d.]+))?$")

@@ -69,7 +69,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
-from coder.errors import CoderError
+from coder.base.errors import CoderError
 from coder.models import fake_responses as fr
 from coder.models import fake_rules_anthropic, fake_rules_openai
 from coder.models.fake_faults import Fault, parse_fault

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from coder.errors import ContextOverflowError, ModelError, ModelRejected
+from coder.base.errors import ContextOverflowError, ModelError, ModelRejected
 from coder.models.model_table import OPENAI_REASONING, bare_name, model_info, unknown_model_note
 from coder.models.pricing import PriceTable
 from coder.models.retry import (

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.models.model_table import bare_name, load_table, match_family
 from coder.models.providers import PROVIDERS
 from coder.models.types import Usage

@@ -1,7 +1,7 @@
 """The provider registry: every model provider is one `ProviderSpec` registered here, and nothing else in coder
 names providers. Adding one is its module (a class implementing `ModelProvider` plus a `build(request)`
 function) and one `register(ProviderSpec(...))` below: the `--model NAME:MODEL` prefix, the `[providers.NAME]`
-config keys (coder/config.py reads the names from here), the environment variables that hold its key (shown by
+config keys (coder/config/layers.py reads the names from here), the environment variables that hold its key (shown by
 `coder doctor`, never their values), pricing of prompt caching, and what the batch runner preloads.
 
 The constructor is named as "module:function" and imported only when a session uses the provider: the SDKs are
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from coder.errors import ModelConfigError
+from coder.base.errors import ModelConfigError
 
 if TYPE_CHECKING:
     from coder.models.retry import RetryPolicy

@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from coder.errors import ModelConfigError
+from coder.base.errors import ModelConfigError
 from coder.models.model_table import model_info
 from coder.models.pricing import PriceTable
 from coder.models.providers import PLACEHOLDER_KEY, PROVIDERS, ProviderSpec, Section, provider_usages

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from coder.errors import ModelError
+from coder.base.errors import ModelError
 
 T = TypeVar("T")
 R = TypeVar("R")

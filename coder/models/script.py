@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ModelConfigError
+from coder.base.errors import ModelConfigError
 
 EXHAUSTED_TEXT = "The script has no more turns."
 _TURN_KEYS = {"text", "tool_calls", "thinking", "when", "repeat", "stop_reason"}

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 
 #: the package registries of each ecosystem: what `pip`/`npm`/`cargo`/`go` need to fetch dependencies
 PRESETS: dict[str, tuple[str, ...]] = {

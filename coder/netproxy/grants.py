@@ -11,7 +11,7 @@ from pathlib import Path
 
 
 def grants_path(project_dir: Path) -> Path:
-    from coder.paths import state_dir
+    from coder.base.paths import state_dir
 
     key = hashlib.sha256(os.path.realpath(project_dir).encode()).hexdigest()[:24]
     return state_dir() / "projects" / key / "domains.json"

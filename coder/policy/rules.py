@@ -4,7 +4,7 @@ Evaluation of one call:
 0. A write whose real path (symlinks followed) leaves the workspace is denied.
 1. `deny` rules: any matching part (one simple command of a compound line, one path of a patch, either name of a
    path: as written or resolved, see coder/policy/targets.py) denies.
-2. Protected paths (coder/protected.py, plus any git directory): a write by the editor or apply_patch asks, in
+2. Protected paths (coder/trust/protected.py, plus any git directory): a write by the editor or apply_patch asks, in
    every mode, auto included, and no allow rule or remembered answer skips that (plan mode: denied). The ask
    offers no "always allow" rule. Headless, an ask is a denial the model reads, with this reason.
 3. `ask` rules: any matching part asks, whatever the mode.
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.policy.base import MODES, Call, Decision, Mode, PermissionAnswer
 from coder.policy.patterns import Rule, parse_rules
 from coder.policy.readonly import is_read_only
@@ -50,7 +50,7 @@ def remembered_rules_path(project_dir: Path) -> Path:
     """Where the user's "always, in this project" answers for `project_dir` live (outside the repository)."""
     import hashlib
 
-    from coder.paths import state_dir
+    from coder.base.paths import state_dir
 
     key = hashlib.sha256(os.path.realpath(project_dir).encode()).hexdigest()[:24]
     return state_dir() / "projects" / key / "permissions.json"

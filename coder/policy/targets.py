@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from coder.fsbeneath import real_relpath
-from coder.protected import protected_reason
+from coder.fs.beneath import real_relpath
 from coder.sandbox.nested import read_regular
+from coder.trust.protected import protected_reason
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _inside(path: str, workspace: Path) -> str | None:
 
 
 def protection(target: Target, workspace: Path | None) -> str | None:
-    """Why writing `target` needs the user's say (coder.protected's set, matched on both names, plus any git
+    """Why writing `target` needs the user's say (coder.trust.protected's set, matched on both names, plus any git
     directory however it is named, such as the one a `.git` file points to), or None."""
     for name in target.names:
         why = protected_reason(name)

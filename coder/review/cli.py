@@ -67,7 +67,7 @@ def handler(args: argparse.Namespace) -> int:
         else:
             print(f"nothing to review: {what} has no changes")
         return 0
-    from coder.termsafe import visible
+    from coder.base.termsafe import visible
 
     provider = None if args.no_llm else _provider(args, config)
     progress = None
@@ -88,8 +88,8 @@ def handler(args: argparse.Namespace) -> int:
 
 def _config(root, args: argparse.Namespace) -> dict[str, Any]:
     try:
-        from coder.config import load_config
-        from coder.trust import is_trusted
+        from coder.config.layers import load_config
+        from coder.trust.decisions import is_trusted
     except ImportError:
         return {}
     model = getattr(args, "model", None)
@@ -101,7 +101,7 @@ def _config(root, args: argparse.Namespace) -> dict[str, Any]:
 
 def _provider(args: argparse.Namespace, config: dict[str, Any]):
     """The configured model, or None when there is none (an explicit --model that fails is an error)."""
-    from coder.errors import ModelConfigError
+    from coder.base.errors import ModelConfigError
     from coder.models.registry import create_provider
 
     explicit = getattr(args, "model", None)

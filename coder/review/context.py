@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from coder.fsbeneath import EscapeError, WorkspaceFS
+from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.vcs.patch import FilePatch, parse_diff
 from coder.vcs.repo import resolve_tree, run_git, temp_index, worktree_tree
 

@@ -24,8 +24,8 @@ MAX_FINDINGS = 8
 
 
 def _fill(name: str, **values: str) -> str:
-    """prompts/`name` filled with `values`, which must be exactly the variables it uses (coder/resources.py)."""
-    from coder.resources import template
+    """prompts/`name` filled with `values`, which must be exactly the variables it uses (coder/base/resources.py)."""
+    from coder.base.resources import template
 
     return template(name, values).render(**values)
 
@@ -114,8 +114,8 @@ def stage_llm(ctx: ReviewContext, provider: ModelProvider | None) -> StageResult
         return StageResult("llm", "skipped", 0.0, "no model configured: LLM review skipped")
     if not ctx.files:
         return StageResult("llm", "skipped", 0.0, "empty diff")
-    from coder.errors import ModelError
-    from coder.resources import prompt
+    from coder.base.errors import ModelError
+    from coder.base.resources import prompt
 
     task = ctx.task.strip() or "(no task given: review the change on its own merits)"
     diff = _clip(ctx.diff, MAX_DIFF_CHARS)

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from coder.fsbeneath import path_kind, read_beneath
+from coder.fs.beneath import path_kind, read_beneath
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult, status_from
 

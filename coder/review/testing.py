@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from coder.fsbeneath import path_kind
+from coder.fs.beneath import path_kind
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult
 from coder.vcs.repo import run_git
@@ -163,7 +163,7 @@ def stage_tests(ctx: ReviewContext) -> StageResult:
         commands.append(("related", plan.related))
     if full_suite is True or (full_suite == "auto" and not plan.related):
         commands.append(("full", plan.full))
-    from coder.errors import SandboxUnavailable
+    from coder.base.errors import SandboxUnavailable
 
     notes, details, findings = [], "", []
     for scope, command in commands:

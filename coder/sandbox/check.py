@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
-from coder.errors import SandboxUnavailable
+from coder.base.errors import SandboxUnavailable
 
 ESCAPE_HATCH = "To run without any sandbox (commands see your whole machine), pass --no-sandbox."
 

@@ -30,7 +30,7 @@ class SandboxRun:
 
 def sandbox_section(config: dict[str, Any] | None) -> dict[str, Any]:
     """Accept either the whole merged config (which has a `sandbox` key) or its `[sandbox]` section."""
-    from coder.errors import ConfigError
+    from coder.base.errors import ConfigError
 
     config = config or {}
     if "sandbox" in config:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder.protected import INSTRUCTION_FILES
+from coder.trust.protected import INSTRUCTION_FILES
 
 #: instruction files also read from sub-folders (from the root down to the working directory)
 NESTED_FILES: frozenset[str] = frozenset(INSTRUCTION_FILES)

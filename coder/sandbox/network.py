@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.netproxy.domains import DomainPolicy
 from coder.netproxy.grants import load_grants, save_grant
 

@@ -25,9 +25,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
-from coder.protected import INSTRUCTION_FILES, MCP_FILE
+from coder.base.errors import ConfigError
 from coder.sandbox.nested import nested_entries, read_regular
+from coder.trust.protected import INSTRUCTION_FILES, MCP_FILE
 
 #: mount point (inside the sandbox) of the folder where the host drops command files for the shell
 CONTROL_DIR = "/run/coder"

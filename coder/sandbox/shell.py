@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ShellError
+from coder.base.errors import ShellError
 from coder.sandbox import limits as limits_mod
 from coder.sandbox import procs
 from coder.sandbox.env import sandbox_env

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError, UsageError
+from coder.base.errors import ConfigError, UsageError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder import events as ev
-from coder.errors import ConfigError
+from coder.base import events as ev
+from coder.base.errors import ConfigError
 from coder.stuck.signals import Call, call_from_event, digest
 
 DEFAULT_THRESHOLDS = Path(__file__).with_name("thresholds.json")

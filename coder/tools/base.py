@@ -123,7 +123,7 @@ class ToolContext:
     cancel: threading.Event
     #: per-session folder for large outputs and other files tools keep (outside the workspace)
     state_dir: Path
-    #: the merged configuration (plain dict, see coder.config)
+    #: the merged configuration (plain dict, see coder.config.layers)
     config: dict[str, Any] = field(default_factory=dict)
     #: per-session shared objects (the persistent shell, the edit history, the code index), created lazily
     services: dict[str, Any] = field(default_factory=dict)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ToolError
+from coder.base.errors import ToolError
 from coder.store.outputs import clip_output
 from coder.tools.base import CallFacts, PermissionClass, Tool, ToolContext, ToolContract, ToolResult
 from coder.tools.bash_tool import jobs_of

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coder.errors import SandboxUnavailable
+from coder.base.errors import SandboxUnavailable
 from coder.store.outputs import clip_output
 from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
 from coder.tools.bash_jobs import Jobs
@@ -65,7 +65,7 @@ class BashTool(Tool):
         return shell
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from coder.errors import ConfigError, ShellError
+        from coder.base.errors import ConfigError, ShellError
 
         command = args.get("command")
         restart = args.get("restart") is True

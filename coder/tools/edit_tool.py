@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coder.errors import ToolError
+from coder.base.errors import ToolError
 from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult, generic_facts
 
 COMMANDS = ("view", "create", "str_replace", "insert", "undo_edit")
@@ -65,7 +65,7 @@ class EditTool(Tool):
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from coder.edit.errors import EditError, MatchError
-        from coder.fsbeneath import EscapeError
+        from coder.fs.beneath import EscapeError
         from coder.lsp.hook import after_edit, before_edit  # language-server diagnostics (issue 20)
 
         snap, self._services = before_edit(ctx, args), ctx.services

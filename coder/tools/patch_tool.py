@@ -43,7 +43,7 @@ class ApplyPatchTool(Tool):
         from coder.edit.errors import EditError
         from coder.edit.patch_apply import apply_patch
         from coder.edit.state import EditState
-        from coder.fsbeneath import EscapeError
+        from coder.fs.beneath import EscapeError
 
         text = args.get("patch", args.get("input"))
         if not isinstance(text, str):

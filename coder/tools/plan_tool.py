@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from coder.errors import ToolError
+from coder.base.errors import ToolError
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult, one_line
 
 MAX_PLAN_CHARS = 40_000

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coder.errors import ToolError
+from coder.base.errors import ToolError
 from coder.store.outputs import HANDLE_PREFIX, load_output
 from coder.tools.base import Tool, ToolContext, ToolResult
 

@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
-from coder.resources import data_dir
+from coder.base.errors import ConfigError
+from coder.base.resources import data_dir
 from coder.tools.base import CallFacts, Tool, ToolContract, generic_facts
 
 #: tool name -> "module:Class"; the class takes the contract as its only argument

@@ -13,11 +13,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coder.errors import CoderError, ToolError
+from coder.base.errors import CoderError, ToolError
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult, generic_facts, one_line
 
 if TYPE_CHECKING:
-    from coder.fsbeneath import WorkspaceFS
+    from coder.fs.beneath import WorkspaceFS
 
 DEFAULT_RESULTS = 50
 MAX_RESULTS = 200

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coder.errors import ConfigError, ToolError
+from coder.base.errors import ConfigError, ToolError
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from coder.errors import ToolError
+from coder.base.errors import ToolError
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult
 
 STATUSES = ("pending", "in_progress", "done")

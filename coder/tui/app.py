@@ -24,7 +24,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widget import Widget
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.tui.app_notify import NotifyActions
 from coder.tui.commands_view import CommandActions
 from coder.tui.common import GitState, InputHistory, options_from_args, tool_title
@@ -143,7 +143,7 @@ class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputH
         self.run_worker(lambda: self._open_worker(override), thread=True, group="open")
 
     def _open_worker(self, override: dict[str, Any]) -> None:
-        from coder.errors import CoderError
+        from coder.base.errors import CoderError
 
         buffered: list[ev.Event] = []
         sink: list[Callable[[ev.Event], None]] = [buffered.append]

@@ -84,7 +84,7 @@ class InputHistory:
 
     def __init__(self, path: Path | None = None) -> None:
         if path is None:
-            from coder.paths import state_dir
+            from coder.base.paths import state_dir
 
             path = state_dir() / "input_history.jsonl"
         self.path = path
@@ -183,7 +183,7 @@ def word_at_end(text: str) -> str:
 
 def replay_rows(store: Any, session_id: str) -> list[Any]:
     """The stored events of a session as Event objects (for a resumed session's transcript)."""
-    from coder.events import EVENT_TYPES, event_from_dict
+    from coder.base.events import EVENT_TYPES, event_from_dict
 
     out = []
     for row in store.events(session_id):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from coder.termsafe import visible
+from coder.base.termsafe import visible
 
 MAX_LINES = 400  # a very long answer is cut from the top: its end is what was last on screen
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from coder.config import NOTIFY_METHODS, NOTIFY_WHEN
+from coder.config.layers import NOTIFY_METHODS, NOTIFY_WHEN
 
 #: characters that would end or break an OSC string: every control character, and `;` in OSC 777's fields
 UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -37,7 +37,7 @@ class NotifySettings:
 
 
 def settings(config: Mapping[str, Any]) -> NotifySettings:
-    """`[notifications]` (its values were checked when the config was read: coder/config.py `validate`)."""
+    """`[notifications]` (its values were checked when the config was read: coder/config/layers.py `validate`)."""
     section = config.get("notifications") or {}
     when, method = str(section.get("when", "unfocused")), str(section.get("method", "auto"))
     return NotifySettings(when if when in NOTIFY_WHEN else "unfocused", method if method in NOTIFY_METHODS else "auto")

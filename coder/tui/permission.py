@@ -26,7 +26,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from coder.termsafe import visible
+from coder.base.termsafe import visible
 from coder.tui.approval import Approval, approval
 
 ARM_DELAY = 0.5  # seconds between the prompt taking the focus and its keys answering

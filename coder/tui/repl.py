@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from coder import events as ev
+from coder.base import events as ev
+from coder.base.termsafe import visible
 from coder.stuck.guard import stuck_warning
-from coder.termsafe import visible
 from coder.tui.common import InputHistory, failure, options_from_args, result_line, tool_title
 from coder.tui.notify import Notifier, for_session
 from coder.tui.repl_live import LiveOutput
@@ -229,7 +229,7 @@ class Repl:
 
     def ask_trust(self, request: Any, reason: str) -> bool:
         """The first-open question: what the repository would run, then trust (remembered) or not now."""
-        from coder.termsafe import visible
+        from coder.base.termsafe import visible
 
         self.printer.line(f"This repository is not trusted ({reason}).", "bold yellow")
         self.printer.line(visible(request.describe()))
@@ -375,8 +375,8 @@ class Repl:
 
     def run(self) -> int:
         from coder import __version__
+        from coder.base.errors import CoderError
         from coder.commands.slash import is_command
-        from coder.errors import CoderError
 
         self.printer.line(f"coder {__version__} · /help lists commands · Esc or Ctrl+C stops a turn · Ctrl+C twice "
                           "or /quit leaves", "dim")

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from coder import events as ev
+from coder.base import events as ev
 
 MAX_LINES = 200
 WIDE = 400  # a single line longer than this is cut: a minified file would fill the screen

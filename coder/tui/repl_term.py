@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from coder.termsafe import visible
+from coder.base.termsafe import visible
 from coder.tui.common import InputHistory, match_paths
 
 ESC = b"\x1b"

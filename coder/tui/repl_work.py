@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.engine.work import PlanVerdict
 
 _MARKS = {"done": "✓", "in_progress": "▶", "pending": "○"}

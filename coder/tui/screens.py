@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from coder.termsafe import visible
+from coder.base.termsafe import visible
 from coder.tui.common import InputHistory, one_line
 
 

@@ -1,7 +1,7 @@
 """The first-open question of the app: trust this repository's own servers, hooks, tools and config, or not now.
 
-Asked only when the repository defines something that runs (see coder/trust.py); the answer is remembered in the
-user's state dir, and a change to those files asks again. Keys: `t` trusts, `n` or Esc does not; nothing else
+Asked only when the repository defines something that runs (see coder/trust/decisions.py); the answer is remembered
+in the user's state dir, and a change to those files asks again. Keys: `t` trusts, `n` or Esc does not; nothing else
 answers it, so type-ahead cannot."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from coder.termsafe import visible
+from coder.base.termsafe import visible
 
 
 class TrustScreen(ModalScreen[bool]):

@@ -11,9 +11,9 @@ from typing import Any
 from rich.text import Text
 from textual.widget import Widget
 
-from coder import events as ev
+from coder.base import events as ev
+from coder.base.termsafe import visible
 from coder.stuck.guard import stuck_warning
-from coder.termsafe import visible
 from coder.tui.common import GitState
 from coder.tui.widgets import NoteBlock, PermissionPrompt, StatusBar, ToolBlock, UserBlock
 

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static, TextArea
 
-from coder.termsafe import visible
+from coder.base.termsafe import visible
 from coder.tui.common import failure, result_line, tool_title
 from coder.tui.permission import PermissionPrompt  # noqa: F401 - where the app's widgets are found
 

@@ -18,9 +18,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from coder import events as ev
+from coder.base import events as ev
+from coder.base.termsafe import visible
 from coder.engine.work import PlanVerdict
-from coder.termsafe import visible
 from coder.tui.widgets import NoteBlock
 
 #: how a status reads in the panel

@@ -3,7 +3,7 @@
 The refs under `refs/coder/<session>/` live in the repository's git dir, which the sandboxed shell can write: it
 can point a ref (`current` included) at a commit it made itself, whose tree holds `.git/config`, `.coder/` or
 an `AGENTS.md`, and `/undo` would then write or delete those. So every checkpoint commit coder writes is also
-recorded here, in the session's state folder (`coder.paths.session_dir`, on the host, outside every workspace
+recorded here, in the session's state folder (`coder.base.paths.session_dir`, on the host, outside every workspace
 and never mounted in the sandbox), and only recorded commits are ever restored or taken as the current state.
 One small JSON file per repository (a session may checkpoint more than one, e.g. in tests), replaced
 atomically on each change.
@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder import paths
+from coder.base import paths
 
 
 @dataclass

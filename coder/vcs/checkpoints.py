@@ -15,7 +15,7 @@ The baseline (n = 0) holds the user's uncommitted work from before the session, 
 The refs are in the git dir, which the sandbox can write, so they are not trusted: coder records each checkpoint
 commit it writes, and which one is current, on the host (coder/vcs/checkpoint_record.py), sees only recorded
 ones, and refuses to restore a ref pointing anywhere else. A restore also never writes or deletes a protected
-path (coder/protected.py: git's files, `.coder/`, instruction files), whatever the checkpoint holds.
+path (coder/trust/protected.py: git's files, `.coder/`, instruction files), whatever the checkpoint holds.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder.protected import protected_reason
+from coder.trust.protected import protected_reason
 from coder.vcs.checkpoint_record import CheckpointRecord
 from coder.vcs.repo import (
     VcsError,

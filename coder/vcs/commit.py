@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from coder.errors import CoderError
-from coder.fsbeneath import WorkspaceFS
+from coder.base.errors import CoderError
+from coder.fs.beneath import WorkspaceFS
 from coder.vcs import hostgit
 from coder.vcs.message import commit_message  # re-exported: the interface names it here
 from coder.vcs.repo import (
@@ -350,7 +350,7 @@ def _run_hook(
     command = " ".join(shlex.quote(a) for a in [str(hook), *args])
     start = time.monotonic()
     if where == "sandbox":
-        from coder.errors import SandboxUnavailable
+        from coder.base.errors import SandboxUnavailable
         from coder.sandbox.exec import run_sandboxed
 
         try:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from coder.resources import template
+from coder.base.resources import template
 from coder.vcs.patch import FilePatch, parse_diff
 
 #: one question to a model: (system prompt, user text) -> the answer's text

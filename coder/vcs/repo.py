@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder.errors import CoderError
+from coder.base.errors import CoderError
 from coder.vcs import hostgit
 
 #: the tree every repository knows: what `git hash-object -t tree /dev/null` gives

@@ -2,14 +2,14 @@
 
 The sandboxed shell can turn any folder of the work tree into a symlink to the host after a checkpoint (even in a
 background loop while a restore runs). So `/undo` and `/rewind` never touch a path by name: every delete and write
-goes beneath a handle on the work tree without following symlinks (coder/fsbeneath.py):
+goes beneath a handle on the work tree without following symlinks (coder/fs/beneath.py):
 - a delete removes the named entry itself (a link, never its target), and skips paths whose folder is a link
   now (nothing of the work tree is there to delete); emptied folders are removed with rmdir beneath the root;
 - a write replaces a link standing at its name (temp file + rename in the folder's fd), and a write under a
   symlinked folder is refused, before anything changes, with the links named;
 - contents come from `git checkout-index` into a private host folder (git's conversions applied there) and are
   copied in from there: git itself never writes into the work tree;
-- a protected path (coder/protected.py: git's own files, `.coder/`, instruction files), or a symlink to one, is
+- a protected path (coder/trust/protected.py: git's own files, `.coder/`, instruction files), or a symlink to one, is
   never written or deleted: a restore is not the user's say-so for those, whatever the checkpoint holds.
 """
 
@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from coder.fsbeneath import EscapeError, WorkspaceFS
-from coder.protected import protected_reason
+from coder.fs.beneath import EscapeError, WorkspaceFS
+from coder.trust.protected import protected_reason
 from coder.vcs.hostgit import GITLINK_MODE
 from coder.vcs.repo import VcsError, run_git, temp_index
 

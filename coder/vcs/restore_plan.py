@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from coder.protected import protected_reason
+from coder.trust.protected import protected_reason
 from coder.vcs.repo import changed_paths, run_git
 
 

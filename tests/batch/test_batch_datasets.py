@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from coder.base.errors import UsageError
 from coder.batch.instances import dataset_label, hub_name, load_instances
-from coder.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 LITE = "princeton-nlp/SWE-bench_Lite"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from batch_fixtures import git
 
+from coder.base.errors import UsageError
 from coder.batch.instances import filter_instances, load_instances, load_issue_list
 from coder.batch.workspace import (
     IncompleteMirror,
@@ -18,7 +19,6 @@ from coder.batch.workspace import (
     find_mirror,
     workspace_patch,
 )
-from coder.errors import UsageError
 
 
 def test_jsonl_json_and_dict_forms_agree(swe, tmp_path):

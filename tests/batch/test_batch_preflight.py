@@ -39,8 +39,8 @@ def test_relative_scripted_dir_is_the_callers(swe, tmp_path: Path) -> None:
 def test_duplicate_issue_ids_are_refused(tmp_path: Path) -> None:
     import pytest
 
+    from coder.base.errors import UsageError
     from coder.batch.instances import load_issue_list
-    from coder.errors import UsageError
 
     issues = tmp_path / "issues.jsonl"
     issues.write_text('{"id": "typo", "body": "a"}\n{"id": "other", "body": "b"}\n{"id": "typo", "body": "c"}\n')

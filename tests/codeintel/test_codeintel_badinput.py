@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from coder.base.errors import UsageError
 from coder.codeintel.build import parse_file
 from coder.codeintel.files import _walk_files, list_files
 from coder.codeintel.index import CodeIndex
 from coder.codeintel.outline import outline_source
 from coder.codeintel.textsearch import search
-from coder.errors import UsageError
-from coder.fsbeneath import WorkspaceFS
+from coder.fs.beneath import WorkspaceFS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from repo_support import git

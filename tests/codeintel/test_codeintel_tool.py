@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from coder.base.errors import ToolError
 from coder.codeintel.service import SERVICE_KEY, IndexService, wait_until_built
-from coder.errors import ToolError
 from coder.tools.base import ToolContext
 from coder.tools.registry import builtin_tools, load_contracts
 

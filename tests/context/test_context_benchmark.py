@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from coder.base.errors import UsageError
 from coder.context.history import observations, pairing_problems, user_texts
 from coder.context.replay import EDITOR, find_trajectories, load_trajectory
-from coder.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "Fix the crash in calc.py when dividing by zero. Do not change the tests."

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from coder.base.errors import ContextOverflowError
 from coder.context.base import Pinned
 from coder.context.manager import TieredContext
-from coder.errors import ContextOverflowError
 from coder.models.fake_server import FakeServer
 from coder.models.registry import create_provider
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolSpec

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from context_helpers import HistoryBuilder, lines
 
+from coder.base.errors import ConfigError, ContextOverflowError, Interrupted, ModelError
 from coder.context.base import Compaction, Pinned
 from coder.context.history import pairing_problems
 from coder.context.manager import TieredContext
-from coder.errors import ConfigError, ContextOverflowError, Interrupted, ModelError
 from coder.models.scripted import ScriptedProvider
 from coder.models.types import Message, ModelRequest, TextBlock, ToolSpec, Usage
 

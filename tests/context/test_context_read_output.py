@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import ToolError
-from coder.resources import data_dir
+from coder.base.errors import ToolError
+from coder.base.resources import data_dir
 from coder.store.outputs import clip_output
 from coder.tools.base import ToolContext, ToolContract
 from coder.tools.read_output_tool import ReadOutputTool

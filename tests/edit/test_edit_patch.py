@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from coder.base.resources import data_dir
 from coder.edit.errors import PatchError, SyntaxGuardError
 from coder.edit.patch import parse_patch
 from coder.edit.patch_apply import apply_patch
-from coder.resources import data_dir
 from coder.tools.base import ToolContext, ToolContract
 from coder.tools.edit_tool import EditTool
 from coder.tools.patch_tool import ApplyPatchTool

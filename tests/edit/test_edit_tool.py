@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from coder.resources import data_dir
+from coder.base.resources import data_dir
 from coder.tools.base import ToolContext, ToolContract, ToolResult
 from coder.tools.edit_tool import EditTool
 

@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.engine.builder import SessionOptions, open_session
 from coder.sandbox import procs
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.session import Limits, Session, SessionParts, no_questions
 from coder.models.scripted import ScriptedProvider

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from coder.config import load_config, user_config_path
-from coder.errors import ConfigError
-from coder.instructions import discover
+from coder.base.errors import ConfigError
+from coder.config.layers import load_config, user_config_path
+from coder.context.instructions import discover
 
 
 def write(path: Path, text: str) -> Path:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.history import rebuild, validate_input
 from coder.engine.session import Limits, Session, SessionParts, no_questions

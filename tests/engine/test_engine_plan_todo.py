@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.commands.slash import run_slash
 from coder.engine.builder import SessionOptions, open_session
 from coder.engine.work import PlanVerdict
@@ -43,7 +43,7 @@ def call(name: str, args: dict[str, Any], text: str = "") -> dict[str, Any]:
 
 
 def stored(session_id: str) -> list[dict[str, Any]]:
-    from coder import paths
+    from coder.base import paths
     from coder.store.db import SessionStore
 
     store = SessionStore(paths.sessions_db())
@@ -223,7 +223,7 @@ def test_todo_list_and_plan_survive_a_compaction_and_a_resume(git_repo: Path, tm
     ([{"id": "1", "text": " ", "status": "done"}], "no text"),
 ])
 def test_a_bad_todo_list_is_an_error_the_model_reads(bad: list[dict[str, Any]], problem: str) -> None:
-    from coder.errors import ToolError
+    from coder.base.errors import ToolError
     from coder.tools.todo_tool import parse_items
 
     with pytest.raises(ToolError, match=problem):

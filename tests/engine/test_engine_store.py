@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import UsageError
+from coder.base.errors import UsageError
 from coder.store.db import SessionStore
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.ext.custom_tools import load_custom_tools
 from coder.tools.base import ToolContext
 

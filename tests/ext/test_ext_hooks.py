@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from coder import events as ev
+from coder.base import events as ev
+from coder.base.errors import ConfigError
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.session import Limits, Session, SessionParts, no_questions
-from coder.errors import ConfigError
 from coder.ext.hooks import hooks_from_config, parse_hooks
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.ext.mcp_client import MCPManager, ServerConfig, servers_from_config
 
 REPO = Path(__file__).resolve().parents[2]

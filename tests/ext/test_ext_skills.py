@@ -17,11 +17,11 @@ from typing import Any
 
 from repo_support import git
 
-from coder import events as ev
-from coder import trust
+from coder.base import events as ev
 from coder.commands.slash import run_slash
 from coder.engine.builder import SessionOptions, open_session
 from coder.ext.skills import discover, prompt_section
+from coder.trust import decisions as trust
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = Path(__file__).parent / "fixtures" / "skills" / "webapp-testing"

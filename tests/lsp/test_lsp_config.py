@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from lsp_support import context, make_repo, need, only, server_env
 
-from coder.config import load_config
-from coder.config_repo import filter_repository
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
+from coder.config.layers import load_config
 from coder.lsp.manager import LspManager
 from coder.lsp.servers import doctor_lines
 from coder.lsp.service import LspSettings, check_settings, manager_for
 from coder.tools.registry import builtin_tools
+from coder.trust.repo_config import filter_repository
 
 EDIT = {"command": "str_replace", "path": "a.py", "old_str": "x = 1", "new_str": "x = undefined_name"}
 

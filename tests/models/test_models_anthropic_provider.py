@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from models_support import BASH, fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
-from coder.errors import ContextOverflowError, ModelError
+from coder.base.errors import ContextOverflowError, ModelError
 from coder.models.anthropic_provider import AnthropicProvider
 from coder.models.fake_server import FakeServer
 from coder.models.retry import RetryPolicy

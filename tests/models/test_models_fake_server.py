@@ -15,7 +15,7 @@ import anthropic
 import pytest
 from models_support import fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
-from coder.errors import UsageError
+from coder.base.errors import UsageError
 from coder.models.fake_server import FakeServer, parse_fault
 
 MODEL = "claude-sonnet-4-6"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from models_support import fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
-from coder.errors import ContextOverflowError, ModelError
+from coder.base.errors import ContextOverflowError, ModelError
 from coder.models.fake_server import FakeServer
 from coder.models.openai_provider import OpenAIProvider, to_openai_messages
 from coder.models.retry import RetryPolicy

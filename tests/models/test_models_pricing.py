@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.models.pricing import PriceTable
 from coder.models.types import Usage
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from coder.config import load_config, user_config_path
+from coder.base.errors import ConfigError, ModelConfigError
+from coder.config.layers import load_config, user_config_path
 from coder.engine.doctor import run_checks
-from coder.errors import ConfigError, ModelConfigError
 from coder.models.providers import PROVIDERS, ProviderSpec, preload_modules, register, split_provider
 from coder.models.registry import create_provider, resolve_spec
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import EXIT_USAGE, ModelConfigError
+from coder.base.errors import EXIT_USAGE, ModelConfigError
 from coder.models.anthropic_provider import AnthropicProvider
 from coder.models.openai_provider import OpenAIProvider
 from coder.models.registry import DEFAULT_ANTHROPIC_MODEL, create_provider, resolve_spec

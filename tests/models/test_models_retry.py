@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coder.errors import ModelError
+from coder.base.errors import ModelError
 from coder.models.retry import RetryPolicy, TextRelay, Transient, run_with_retries
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import ModelConfigError
+from coder.base.errors import ModelConfigError
 from coder.models.script import (
     EXHAUSTED_TEXT,
     ScriptCursor,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from netproxy_support import bash_tool
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.netproxy.domains import canonical_host
 from coder.sandbox.profile import SandboxConfig
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.netproxy.domains import DomainPolicy, refusal_message
 from coder.sandbox.profile import SandboxConfig
 
@@ -68,7 +68,7 @@ def test_batch_presets_are_off_by_default_and_reach_the_agent_through_its_enviro
 
     from coder.batch.cli import register
     from coder.batch.instance_run import RunConfig
-    from coder.config import load_config, user_config_path
+    from coder.config.layers import load_config, user_config_path
 
     assert RunConfig(run_dir=tmp_path).network_presets == []  # SWE-bench runs stay comparable
     parser = argparse.ArgumentParser()

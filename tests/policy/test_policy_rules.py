@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.policy.base import PermissionAnswer
 from coder.policy.patterns import Rule
 from coder.policy.readonly import is_read_only

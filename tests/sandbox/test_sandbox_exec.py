@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import ConfigError, SandboxUnavailable
+from coder.base.errors import ConfigError, SandboxUnavailable
 from coder.sandbox.check import check_sandbox, require_sandbox
 from coder.sandbox.env import looks_secret, sandbox_env
 from coder.sandbox.exec import run_sandboxed

@@ -15,7 +15,7 @@ repositories, the real editor and apply_patch through their tools, real checkpoi
 - (d) apply_patch Add / Delete / Move through symlinked folders;
 - (e) the protected backstop: `src/x -> ../.git/config`, `notes -> .coder`.
 Each attack has a control showing the planted link really leads outside (so the test cannot pass vacuously).
-The foundation (coder/fsbeneath.py) is tested with both of its resolvers: openat2 and the O_NOFOLLOW walk.
+The foundation (coder/fs/beneath.py) is tested with both of its resolvers: openat2 and the O_NOFOLLOW walk.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ import pytest
 from repo_support import git
 from security_run_support import run_scripted
 
-from coder import openat2
+from coder.base.resources import data_dir
 from coder.edit.errors import EditError, PathError
 from coder.edit.ops import Editor
 from coder.edit.patch_apply import apply_patch
 from coder.edit.view import view
-from coder.fsbeneath import EscapeError, SymlinkInPath, WorkspaceFS, real_relpath
-from coder.resources import data_dir
+from coder.fs import openat2
+from coder.fs.beneath import EscapeError, SymlinkInPath, WorkspaceFS, real_relpath
 from coder.sandbox.exec import run_sandboxed
 from coder.tools.base import ToolContext, ToolContract, ToolResult
 from coder.tools.edit_tool import EditTool
@@ -86,7 +86,7 @@ def outside(tmp_path: Path) -> Path:
 
 @pytest.fixture(params=["openat2", "walk"])
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Both resolvers of coder/fsbeneath.py: openat2 where the kernel has it, the per-component walk elsewhere."""
+    """Both resolvers of coder/fs/beneath.py: openat2 where the kernel has it, the per-component walk elsewhere."""
     if request.param == "walk":
         monkeypatch.setattr(openat2, "available", False)
     else:

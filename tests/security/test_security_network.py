@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.config import load_config, user_config_path
+from coder.config.layers import load_config, user_config_path
 from coder.sandbox.network import HOSTS_VAR
 from coder.tools.base import ToolContext
 from coder.tools.bash_tool import BashTool

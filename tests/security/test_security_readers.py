@@ -29,14 +29,14 @@ from typing import Any, TypeVar
 import pytest
 from repo_support import git
 
+from coder.base.errors import UsageError
 from coder.codeintel import build
 from coder.codeintel.files import list_files
 from coder.codeintel.index import CodeIndex
 from coder.codeintel.pool import ParsePool
 from coder.codeintel.textsearch import _rg, _verified, search
-from coder.errors import UsageError
-from coder.fsbeneath import WorkspaceFS
-from coder.instructions import discover
+from coder.context.instructions import discover
+from coder.fs.beneath import WorkspaceFS
 from coder.models.fake_server import FakeServer
 from coder.review.mechanical import _has_ruff_config
 from coder.sandbox.exec import run_sandboxed

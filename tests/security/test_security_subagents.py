@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from coder import events as ev
+from coder.base import events as ev
+from coder.base.paths import config_dir
 from coder.engine.session import no_questions
 from coder.ext.agents import AgentDefinition, agent_permission, builtin_agents, load_agents
-from coder.paths import config_dir
 from coder.policy.base import PermissionAnswer
 
 MODES = ("plan", "ask", "auto-edit", "auto")
@@ -266,8 +266,8 @@ def test_task_is_classed_by_its_agents_most_powerful_tool() -> None:
 def test_broken_agent_file_counts_only_when_trusted(git_repo: Path, tmp_path: Path) -> None:
     """An untrusted repository's agent files are not even read, so a malformed one cannot stop a session; a
     trusted one is an error that names the file (no traceback, no half-loaded agents)."""
+    from coder.base.errors import ConfigError
     from coder.engine.builder import SessionOptions, open_session
-    from coder.errors import ConfigError
 
     (git_repo / ".coder" / "agents").mkdir(parents=True)
     bad = git_repo / ".coder" / "agents" / "bad.md"
@@ -300,8 +300,8 @@ def test_a_fifo_agent_file_neither_hangs_nor_loads(tmp_path: Path) -> None:
     import os
     import threading
 
-    from coder import trust
     from coder.ext.agents import load_agents
+    from coder.trust import decisions as trust
 
     ws = tmp_path / "ws"
     (ws / ".coder" / "agents").mkdir(parents=True)

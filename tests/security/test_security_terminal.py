@@ -28,7 +28,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coder.termsafe import inert_json, visible
+from coder.base.termsafe import inert_json, visible
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -100,7 +100,7 @@ def spawn(*args: str, cwd: Path, rows: int = 40, cols: int = 160) -> tuple[pexpe
 
 
 def stored_events(session_id: str | None = None) -> list[dict]:
-    from coder import paths
+    from coder.base import paths
     from coder.store.db import SessionStore
 
     store = SessionStore(paths.sessions_db())
@@ -229,7 +229,7 @@ def test_sessions_show_list_and_export(hostile: tuple[Path, Path]) -> None:
     events = stored_events()
     assert_control_is_real(events)
     sid = events[0]["session_id"] if "session_id" in events[0] else None
-    from coder import paths
+    from coder.base import paths
     from coder.store.db import SessionStore
 
     sid = sid or SessionStore(paths.sessions_db()).sessions(1, None)[0].id

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from security_trust_support import make_world, markers
 
-from coder.config import user_config_path
+from coder.config.layers import user_config_path
 from coder.models.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,8 +119,8 @@ def test_no_trust_overrides_a_stored_decision(world) -> None:
 
 
 def test_repository_commands_only_when_trusted_and_never_with_allow_rules(world) -> None:
-    from coder import trust
     from coder.commands.slash import all_commands
+    from coder.trust import decisions as trust
 
     repo = world[0]
     trust.remember_decision(repo, False)
@@ -134,7 +134,7 @@ def test_repository_commands_only_when_trusted_and_never_with_allow_rules(world)
 
 
 def test_symlinked_coder_folder_is_not_read(tmp_path: Path) -> None:
-    from coder import trust
+    from coder.trust import decisions as trust
 
     secret = tmp_path / "secret"
     (secret / "tools").mkdir(parents=True)
@@ -157,8 +157,8 @@ def test_bad_repository_config_is_a_clear_error_naming_file_and_key(world) -> No
 
 
 def test_symlinked_repository_config_is_never_loaded(tmp_path: Path) -> None:
-    from coder import trust
-    from coder.config import load_config
+    from coder.config.layers import load_config
+    from coder.trust import decisions as trust
 
     repo = tmp_path / "repo"
     (repo / ".coder").mkdir(parents=True)
@@ -177,8 +177,8 @@ def test_symlinked_repository_config_is_never_loaded(tmp_path: Path) -> None:
 
 
 def test_mcp_approval_covers_the_whole_entry(tmp_path: Path) -> None:
-    from coder import trust
     from coder.ext.mcp_client import servers_from_config
+    from coder.trust import decisions as trust
 
     entry = {"command": "python3", "args": ["-m", "srv"]}
     approved = {"srv": trust.server_key(entry)}
@@ -207,9 +207,9 @@ def test_repository_tool_declared_read_is_classed_execute(world) -> None:
 
 
 def test_a_repository_too_large_to_show_cannot_be_trusted(tmp_path: Path) -> None:
-    from coder import trust
-    from coder.errors import UsageError
-    from coder.trust_inspect import MAX_FILES
+    from coder.base.errors import UsageError
+    from coder.trust import decisions as trust
+    from coder.trust.reader import MAX_FILES
 
     repo = tmp_path / "repo"
     (repo / ".coder" / "commands").mkdir(parents=True)

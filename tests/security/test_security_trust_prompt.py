@@ -32,7 +32,7 @@ def spawn_repl(repo: Path, script: Path) -> pexpect.spawn:
 
 @pytest.mark.parametrize("answer, trusted", [("n", False), ("t", True)])
 def test_repl_asks_before_anything_of_the_repository_runs(world, answer: str, trusted: bool) -> None:
-    from coder import trust
+    from coder.trust import decisions as trust
 
     repo, outside, script = world
     child = spawn_repl(repo, script)
@@ -80,7 +80,7 @@ def test_app_trust_screen_says_no(world, tmp_path: Path) -> None:
 def test_app_quit_while_the_trust_screen_is_up_trusts_nothing(world, tmp_path: Path) -> None:
     import asyncio
 
-    from coder import trust
+    from coder.trust import decisions as trust
     from coder.tui.trust_screen import TrustScreen
 
     repo, outside, script = world

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.tui.repl import Printer
 
 

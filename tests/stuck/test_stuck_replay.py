@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.stuck.detector import load_thresholds
 from coder.stuck.guard import StuckGuard
 from coder.stuck.replay import Run, load_runs

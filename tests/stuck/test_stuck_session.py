@@ -13,13 +13,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from coder import events as ev
+from coder.base import events as ev
+from coder.base.resources import data_dir
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.history import rebuild
 from coder.engine.session import Limits, Session, SessionParts, no_questions
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
-from coder.resources import data_dir
 from coder.tools.base import ToolContext, ToolContract
 from coder.tools.edit_tool import EditTool
 

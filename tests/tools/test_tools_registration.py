@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from coder.base.resources import data_dir
 from coder.context.history import observations
 from coder.context.masking import MaskTier, keys_of
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from coder.policy.rules import policy_from_config
-from coder.resources import data_dir
 from coder.tools import registry
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult
 from coder.tui.common import input_summary, tool_title

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from coder import trust
 from coder.commands.modes import cycle_mode
 from coder.commands.slash import completions, is_command, run_slash
 from coder.policy.base import PermissionAnswer
+from coder.trust import decisions as trust
 
 WRITE = {"turns": [
     {"tool_calls": [{"name": "write_file", "input": {"path": "src/app.py", "content": "print('changed')\n"}}]},

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tui_support import async_test, conversation_text, make_app, screen_text, type_and_send, wait_armed, wait_for  # type: ignore[import-not-found]
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.tui import app as app_module
 from coder.tui.widgets import CompletionList, DiffView, PromptInput, ToolBlock
 

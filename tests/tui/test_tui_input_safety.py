@@ -195,7 +195,7 @@ async def test_collapsed_lines_keep_their_duration_and_the_status_fits_80(factor
 
 @async_test
 async def test_broken_config_doctor_and_model_answer(factory, git_repo: Path, tmp_path: Path) -> None:
-    from coder.errors import ConfigError
+    from coder.base.errors import ConfigError
 
     def broken(on_event, ask, override):
         raise ConfigError("config.toml: [model] default is not a string")

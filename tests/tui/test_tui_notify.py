@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
 from coder.tui.notify import Notifier, detect_method, sequence
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def test_when_and_focus_decide() -> None:
 
 
 def test_a_wrong_setting_is_a_config_error(git_repo: Path) -> None:
-    from coder.config import load_config
+    from coder.config.layers import load_config
 
     user_config('[notifications]\nwhen = "sometimes"\n')
     with pytest.raises(ConfigError, match=r"\[notifications\] when = 'sometimes'"):

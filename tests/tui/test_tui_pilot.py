@@ -138,7 +138,7 @@ async def test_ctrl_c_during_a_permission_prompt_interrupts_and_queued_message_w
 async def test_a_session_that_cannot_open_says_why(git_repo: Path, tmp_path: Path) -> None:
     from tui_support import app_args  # type: ignore[import-not-found]
 
-    from coder.errors import ModelConfigError
+    from coder.base.errors import ModelConfigError
     from coder.tui.app import CoderApp
 
     def opener(on_event, ask, override):

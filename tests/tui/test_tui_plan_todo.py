@@ -76,7 +76,7 @@ async def test_app_plan_is_approved_then_the_task_list_stays_visible(git_repo: P
 async def test_app_keep_planning_sends_the_feedback_and_esc_stops(git_repo: Path, tmp_path: Path) -> None:
     from textual.widgets import Input
 
-    from coder import events as ev
+    from coder.base import events as ev
     from coder.tui.work_view import PlanScreen
 
     app = make(git_repo, tmp_path, write_script(tmp_path, revise=True))

@@ -21,7 +21,7 @@ from tui_support import (  # type: ignore[import-not-found]
     wait_for,
 )
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.commands.slash import run_slash
 from coder.tui.widgets import CompletionList, PromptInput, ToolBlock
 

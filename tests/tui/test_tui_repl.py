@@ -38,7 +38,7 @@ def test_repl_send_approve_command_and_quit(factory, git_repo: Path, monkeypatch
     assert "✓ wrote out.txt" in text and "+one" in text and "Written." in text
     assert "checkpoint 1" in text and "/undo yes" in text and "Undone your last" in text and "Bye." in text
     assert not (git_repo / "out.txt").exists()  # /undo removed it
-    from coder import paths
+    from coder.base import paths
     from coder.store.db import SessionStore
 
     assert SessionStore(paths.sessions_db()).session(f.opened[0].session.id).status == "done"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tui_support import async_test, make_app, screen_text, type_and_send, wait_for  # type: ignore[import-not-found]
 
-from coder import events as ev
+from coder.base import events as ev
 
 HELLO = {"turns": [{"text": "Hello! What shall we work on?"}, {"text": "Second answer."}]}
 

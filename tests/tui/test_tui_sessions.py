@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tui_support import async_test, make_app, type_and_send, wait_for  # type: ignore[import-not-found]
 
-from coder import paths
+from coder.base import paths
 from coder.commands.slash import run_slash
 from coder.store.db import SessionStore
 
@@ -23,7 +23,7 @@ HELLO = {"turns": [{"text": "Hello."}]}
 def test_a_killed_session_reads_as_interrupted_and_a_live_one_as_running(git_repo: Path) -> None:
     child = textwrap.dedent(f"""
         import os, signal, sys
-        from coder import paths
+        from coder.base import paths
         from coder.store.db import SessionStore
         store = SessionStore(paths.sessions_db())
         store.create_session("killed-1", {str(git_repo)!r}, {str(git_repo)!r}, "scripted")

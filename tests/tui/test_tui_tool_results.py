@@ -11,7 +11,7 @@ from pathlib import Path
 from textual.widgets import Static
 from tui_support import async_test, make_app, wait_for  # type: ignore[import-not-found]
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.tui.widgets import DiffView, ToolBlock
 
 HELLO = {"turns": [{"text": "Hello."}]}

@@ -10,7 +10,7 @@ from textual.widgets import Static
 from textual.widgets._markdown import MarkdownFence
 from tui_support import async_test, make_app, type_and_send, wait_for  # type: ignore[import-not-found]
 
-from coder import events as ev
+from coder.base import events as ev
 from coder.tui.widgets import OutputView, ToolBlock
 
 LONG = "x = [" + ", ".join(f"'item{i}'" for i in range(40)) + "]  # END"  # about 330 columns

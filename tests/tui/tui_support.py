@@ -11,8 +11,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from coder import events as ev
-from coder import paths
+from coder.base import events as ev
+from coder.base import paths
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.builder import Opened
 from coder.engine.history import rebuild

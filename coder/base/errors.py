@@ -28,7 +28,7 @@ class ConfigError(CoderError):
 
 
 class PromptError(ConfigError):
-    """A prompt template and its caller disagree on the variables (coder/resources.py): a bug in coder or in an
+    """A prompt template and its caller disagree on the variables (coder/base/resources.py): a bug in coder or in an
     edited prompt, reported when the template is loaded rather than sent half-filled to the model."""
 
 

@@ -4,14 +4,14 @@ A repository can carry a config (`.coder/config.toml`), MCP servers (`.mcp.json`
 and agent definitions (`.coder/tools|commands|agents/`). Each of them runs code or steers the model, and a cloned
 repository is written by somebody else. So, as Claude Code's trust dialog, Codex's trusted projects and Gemini
 CLI's trusted folders do, a workspace is untrusted until its user says otherwise: untrusted, all of that is
-ignored (bar the harmless config keys, see `coder/config_repo.py`) and the session says so once.
+ignored (bar the harmless config keys, see `coder/trust/repo_config.py`) and the session says so once.
 
 Decisions live in the user's state dir (`trust.json`), keyed by the workspace's real path, with a fingerprint of
 the files that define servers, hooks, tools, commands, agents and skills: a change to any of them (a new server, an
 edited hook) makes the decision stale, and coder asks again. Each MCP server of the repository is approved by
 name and whole entry (command, args, env, cwd), so the dialog shows exactly what will start.
 
-Reading the repository is `coder/trust_inspect.py`'s job; this module keeps the decisions.
+Reading the repository is `coder/trust/reader.py`'s job; this module keeps the decisions.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coder.paths import state_dir
-from coder.trust_inspect import TrustRequest, Wanted, inspect, read_repo_file, server_key, server_line, workspace_key
+from coder.base.paths import state_dir
+from coder.trust.reader import TrustRequest, Wanted, inspect, read_repo_file, server_key, server_line, workspace_key
 
 __all__ = ["TrustRequest", "TrustStatus", "Wanted", "decided", "grant", "inspect",
            "is_trusted", "read_repo_file", "remember_decision", "revoke", "server_key", "server_line", "status"]
@@ -96,7 +96,7 @@ def is_trusted(workspace: Path) -> bool:
 def grant(request: TrustRequest) -> None:
     """Trust the workspace as it is now (its servers approved by name and whole entry)."""
     if not request.trustable:
-        from coder.errors import UsageError
+        from coder.base.errors import UsageError
 
         raise UsageError(f"{request.workspace} cannot be trusted as it is: " + "; ".join(request.problems))
     data = _load()

@@ -1,9 +1,9 @@
-"""Resolving workspace-relative paths beneath an O_PATH handle on the workspace (the half of coder/fsbeneath.py
+"""Resolving workspace-relative paths beneath an O_PATH handle on the workspace (the half of coder/fs/beneath.py
 that finds things; the operations that act on them are there, and its docstring gives the symlink semantics).
 
 Two resolutions, for two purposes:
 - strict (`_dir`, `_parent`): an fd on a directory reached with no symlink followed at all, by one `openat2(2)`
-  with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS where the kernel has it (coder/openat2.py),
+  with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS where the kernel has it (coder/fs/openat2.py),
   else by a walk opening each component with `O_NOFOLLOW | O_DIRECTORY` relative to the previous one;
 - following (`resolve_real`): the real path a name stands for, following only the links that stay inside.
 """
@@ -16,8 +16,8 @@ import stat
 from collections import deque
 from pathlib import Path, PurePosixPath
 
-from coder import openat2
-from coder.errors import CoderError
+from coder.base.errors import CoderError
+from coder.fs import openat2
 
 _O_PATH = getattr(os, "O_PATH", 0) or os.O_RDONLY
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-#: the instruction files (coder/instructions.py reads them by these exact names; the sandbox mounts them
+#: the instruction files (coder/context/instructions.py reads them by these exact names; the sandbox mounts them
 #: read-only, coder/sandbox/profile.py and nested.py): the one list all three use
 INSTRUCTION_FILES: tuple[str, ...] = ("AGENTS.md", "CLAUDE.md")
 #: the project's MCP server file

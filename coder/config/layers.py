@@ -4,7 +4,7 @@ The result is a plain dict (services read their own section: `config["sandbox"]`
 Top-level keys, their types and the fixed sections are checked here, with errors that name the file and the key;
 each service validates the inside of its own section (`SandboxConfig.from_dict`, `parse_hooks`, MCP servers).
 
-The repository's layer is written by somebody else: `coder/config_repo.py` decides what of it is merged (less
+The repository's layer is written by somebody else: `coder/trust/repo_config.py` decides what of it is merged (less
 when the workspace is not trusted, never what widens the sandbox, points a provider elsewhere or grants
 permissions). Three keys the loader adds say how the result came about:
 - `_provenance`: every leaf key (`sandbox.network`, `permissions.allow`) -> the layer that set it last
@@ -21,9 +21,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from coder.errors import ConfigError
+from coder.base.errors import ConfigError
+from coder.base.paths import config_dir
 from coder.models.providers import PROVIDERS
-from coder.paths import config_dir
 
 DEFAULTS: dict[str, Any] = {
     "model": None,
@@ -198,11 +198,11 @@ def load_config(workspace: Path | None, flags: dict[str, Any] | None = None, tru
                 repo_files: dict[str, bytes] | None = None) -> dict[str, Any]:
     """The merged configuration for a session in `workspace`. `flags` holds command-line values (None = unset).
 
-    `trusted` says whether the workspace's own config is trusted (see `coder.trust`); untrusted, only the keys
+    `trusted` says whether the workspace's own config is trusted (see `coder.trust.decisions`); untrusted, only the keys
     `config_repo` calls always harmless are taken from it. `repo_files` are the repository's defining files as
     the trust check read them (`TrustRequest.files`): the config used is then the one that was fingerprinted.
     Otherwise it is read here, never through a symlink."""
-    from coder.config_repo import filter_repository, merge_hooks
+    from coder.trust.repo_config import filter_repository, merge_hooks
 
     config = copy.deepcopy(DEFAULTS)
     provenance = dict.fromkeys(leaf_keys(DEFAULTS), "built-in")
@@ -225,7 +225,7 @@ def load_config(workspace: Path | None, flags: dict[str, Any] | None = None, tru
     repo_path = project_config_path(workspace) if workspace else None
     repo_bytes = None
     if workspace is not None and repo_path is not None:
-        from coder.trust_inspect import read_repo_file
+        from coder.trust.reader import read_repo_file
 
         rel = ".coder/config.toml"
         repo_bytes = repo_files.get(rel) if repo_files is not None else read_repo_file(workspace, rel, ignored)

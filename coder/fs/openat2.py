@@ -3,7 +3,7 @@
 Python's os module has no openat2, and it is the one race-free way to say "resolve this path, but never above
 this directory and never through a symlink" in a single call. Where it is missing (older kernels, a seccomp
 filter that answers ENOSYS or EPERM, other architectures or systems) `openat2` returns None and the caller walks
-the path itself (coder/fsbeneath.py)."""
+the path itself (coder/fs/beneath.py)."""
 
 from __future__ import annotations
 

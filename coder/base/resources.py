@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coder.errors import PromptError
+from coder.base.errors import PromptError
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # coder/ (this file is coder/base/resources.py)
 
 
 def data_dir(name: str) -> Path:

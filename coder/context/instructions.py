@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder.fsbeneath import EscapeError, WorkspaceFS
-from coder.protected import INSTRUCTION_FILES
+from coder.fs.beneath import EscapeError, WorkspaceFS
+from coder.trust.protected import INSTRUCTION_FILES
 
 NAMES = INSTRUCTION_FILES
 
@@ -35,7 +35,7 @@ def _chain(root: Path, cwd: Path) -> list[Path]:
 def discover(root: Path, cwd: Path, max_bytes: int = 32_000) -> Instructions:
     """The instruction files of the folders from `root` down to `cwd`, as one text for the system prompt.
 
-    Read beneath a handle on the top folder (coder.fsbeneath): a link that stays inside is followed (a
+    Read beneath a handle on the top folder (coder.fs.beneath): a link that stays inside is followed (a
     repository's `AGENTS.md -> CLAUDE.md`), one that leaves is ignored, as is anything but a regular file. The
     text goes to the model's API, so a planted `AGENTS.md -> ~/.ssh/id_rsa` must never bring a host file in;
     and a FIFO, `/dev/zero` or a huge file must not hang or bloat the start of a session."""

@@ -4,7 +4,7 @@
 files of `.coder/tools|agents|commands`, and the SKILL.md of each skill folder in `.coder/skills` and
 `.claude/skills`): it returns their exact bytes with the fingerprint and the lines the
 trust dialog shows, and the session then uses those bytes (config loading, MCP servers), so what was trusted is
-what runs. Every file is read beneath the workspace with no symlink anywhere in its path (`coder.fsbeneath`):
+what runs. Every file is read beneath the workspace with no symlink anywhere in its path (`coder.fs.beneath`):
 a link's target is not the repository's to define, and a fifo cannot hang coder.
 """
 
@@ -91,7 +91,7 @@ def inspect(workspace: Path) -> TrustRequest:
 def read_repo_file(root: Path, rel: str, problems: list[str] | None = None) -> bytes | None:
     """A repository file coder itself reads: a regular file reached without any symlink, else None (with the
     reason in `problems` when it exists but is refused)."""
-    from coder.fsbeneath import path_kind, read_beneath
+    from coder.fs.beneath import path_kind, read_beneath
 
     data = read_beneath(root, rel, MAX_BYTES)
     if data is None and problems is not None:
@@ -105,7 +105,7 @@ def read_repo_file(root: Path, rel: str, problems: list[str] | None = None) -> b
 
 
 def _defining_files(root: Path, problems: list[str]) -> list[tuple[str, bytes]]:
-    from coder.fsbeneath import EscapeError, WorkspaceFS
+    from coder.fs.beneath import EscapeError, WorkspaceFS
 
     files: list[tuple[str, bytes]] = []
     for rel in (".mcp.json", ".coder/config.toml"):
@@ -152,7 +152,7 @@ def _skill_files(root: Path, problems: list[str]) -> list[tuple[str, bytes]]:
 def repo_skill_paths(root: Path) -> list[str]:
     """Workspace-relative paths of the repository's SKILL.md files: one per folder of a skills dir, found without
     following a symlink (a linked skill folder is not the repository's to define)."""
-    from coder.fsbeneath import EscapeError, WorkspaceFS
+    from coder.fs.beneath import EscapeError, WorkspaceFS
 
     out: list[str] = []
     for base in REPO_SKILL_DIRS:

@@ -7,11 +7,11 @@ workspace path goes through a `WorkspaceFS`: an `O_PATH` handle on the workspace
 relative to it, component by component, never following a symlink:
 
 - `openat2(2)` with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS where the kernel has it
-  (Linux 5.6+; coder/openat2.py), one call per directory, or per file for a plain `open` (the code index
+  (Linux 5.6+; coder/fs/openat2.py), one call per directory, or per file for a plain `open` (the code index
   opens thousands of files in a row: as cheap as an `open` by name);
 - otherwise (older kernels, seccomp filters answering ENOSYS/EPERM, other systems) a walk that opens each
   component with `O_NOFOLLOW | O_DIRECTORY` relative to the previous one.
-The resolution lives in coder/fsresolve.py (the `Beneath` base class); this module has the operations.
+The resolution lives in coder/fs/resolve.py (the `Beneath` base class); this module has the operations.
 
 Readers: `read_file` opens non-blocking and refuses anything but a regular file, so a FIFO planted where a
 file was cannot hang coder; `read_if_file` / `read_beneath` answer None for an optional file (`.gitignore`,
@@ -47,8 +47,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from coder import openat2
-from coder.fsresolve import _O_CLOEXEC, MAX_LINKS, STRICT, Beneath, EscapeError, SymlinkInPath, split_rel
+from coder.fs import openat2
+from coder.fs.resolve import _O_CLOEXEC, MAX_LINKS, STRICT, Beneath, EscapeError, SymlinkInPath, split_rel
 
 __all__ = ["MAX_LINKS", "EscapeError", "SymlinkInPath", "WorkspaceFS", "path_kind", "read_beneath", "real_relpath",
            "split_rel"]
