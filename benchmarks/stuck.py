@@ -8,7 +8,7 @@ and in total, for the runs thresholds.json was tuned on and for the held-out res
 - the highest count each pattern reached (the margin to the thresholds);
 - nudges and the stop (step, pattern); the steps and tokens after the stop (what it would have saved);
 - resolved runs stopped (the number that must be 0) and nudged.
-`--tune` also prints the thresholds the tuning rule gives on the tuning runs (docs/ARCHITECTURE.md, issue 22).
+`--tune` also prints the thresholds the tuning rule gives on the tuning runs (docs/decisions/22-knowing-when-stuck.md).
 
 Usage: python benchmarks/stuck.py [--quick] [--data DIR] [--out FILE] [--tune]
 """

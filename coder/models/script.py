@@ -88,7 +88,7 @@ def load_script(source: str | Path | dict[str, Any]) -> Script:
     except UnicodeDecodeError as exc:
         raise ModelConfigError(f"The script file {path} is not UTF-8 text: {exc}.") from exc
     if not raw.strip():
-        raise ModelConfigError(f"The script file {path} is empty: it needs {{\"turns\": [...]}} (see the README).")
+        raise ModelConfigError(f"The script file {path} is empty: it needs {{\"turns\": [...]}} (see docs/models.md).")
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
             import yaml

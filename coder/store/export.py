@@ -1,6 +1,6 @@
 """Trajectories out: a stored session in the Agent Data Protocol's shape (schema 1.2.0).
 
-Our own format is the event JSONL of `coder sessions export ID` (documented in the README). ADP is the
+Our own format is the event JSONL of `coder sessions export ID` (documented in docs/sessions.md). ADP is the
 interlingua for fine-tuning datasets: user text is a text_observation from "user", the assistant's prose a
 message_action, a shell command a code_action (bash), any other tool call an api_action, and each tool result a
 text_observation from "environment". Thinking goes to the next action's reasoning_content.

@@ -232,7 +232,7 @@ def test_a_new_line_with_blank_lines_after_it_before_blank_lines_old_str_partly_
     # the file has two blank lines, old_str one; new_str adds a line right after the docstring and then two
     # blank lines: the file's two (n = f), as when new_str adds no line there (below); "both copies left one
     # out of a gap the change enlarges to three" is the same input, and the editor takes the first reading
-    # for a gap with or without new lines in it (docs/ARCHITECTURE.md, issue 17)
+    # for a gap with or without new lines in it (docs/decisions/17-edits-exact-or-not-at-all.md)
     content = 'x\n    """Doc."""\n\n\nclass A:\n    pass\n'
     rep = find_replacement(content, '    """Doc."""\n\nclass A:', '    """Doc."""\n    # note\n\n\nclass A:')
     assert rep.apply(content) == 'x\n    """Doc."""\n    # note\n\n\nclass A:\n    pass\n'
