@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from coder.lsp.hook import install as install_language_servers  # noqa: E402
 from coder.lsp.manager import LspManager  # noqa: E402
 from coder.tools.base import ToolContext  # noqa: E402
 from coder.tools.registry import builtin_tools  # noqa: E402
@@ -193,6 +194,7 @@ def run_edits(name: str, per_kind: int, commits: int, work: Path) -> dict:
     ctx = ToolContext(repo, repo, "bench", threading.Event(), work / "state", {"_trusted": True, "lsp": {"wait": 30}})
     manager = LspManager(repo, {"servers": {"jedi-language-server": {"enabled": False}}})
     ctx.services["lsp"] = manager
+    install_language_servers(ctx.services)
     edit = builtin_tools(["str_replace_based_edit_tool"])["str_replace_based_edit_tool"]
     t0 = time.monotonic()
     first = edit.run({"command": "view", "path": f"{package}/__init__.py"}, ctx)

@@ -23,6 +23,7 @@ from coder.context.base import Pinned
 from coder.context.instructions import discover
 from coder.engine.history import rebuild
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
+from coder.lsp.hook import install as install_language_servers
 from coder.store.db import SessionStore, new_session_id
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import ToolContext
@@ -248,6 +249,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     from coder.engine.network import network_hint, network_hooks
 
     tool_ctx.services["net_hooks"] = network_hooks(record, ask, workspace)  # domain questions and events
+    install_language_servers(tool_ctx.services)  # diagnostics after edits, code_search navigation (issue 20)
     checkpointer = None
     if root is not None and options.checkpoints:
         from coder.vcs.checkpoints import Checkpoints

@@ -26,6 +26,7 @@ from coder.base import paths
 from coder.base.resources import template
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.session import Hooks, Limits, Session, SessionParts, no_questions
+from coder.lsp.hook import install as install_language_servers
 from coder.models.types import ModelProvider
 from coder.policy.base import MODES, PermissionPolicy
 from coder.store.db import SessionStore, new_session_id
@@ -118,6 +119,7 @@ def make_spawner(parent: Parent):
         state = paths.session_dir(child_id)
         state.mkdir(parents=True, exist_ok=True)
         ctx = ToolContext(workspace, parent.tool_ctx.cwd, child_id, parent.tool_ctx.cancel, state, parent.config)
+        install_language_servers(ctx.services)
         tools = builtin_tools(agent.tools, for_subagent=True)  # no grandchildren
 
         def record(event) -> None:

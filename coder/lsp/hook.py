@@ -1,24 +1,52 @@
-"""The one call the edit tools make: remember the touched files before an edit, and after it append the errors
-the edit introduced to the tool's result.
+"""The language servers as the session's edit observer and code navigator (the interfaces of
+coder/tools/base.py): remember the touched files before an edit, and after it append the errors the edit
+introduced to the tool's result; answer `code_search`'s position queries (coder/lsp/search.py).
 
-Kept apart from coder/edit on purpose: the edit machinery stays a pure file operation (the batch runner and the
-reviewer use it too), and a tool result is where the model reads what happened. With no server for a file's
-language, with `[lsp]` off or in an untrusted workspace, both calls cost one dictionary lookup.
+An observer the session installs (`install`, called by coder/engine/builder.py), so the tools never import the
+language servers: imports go lsp -> tools only. Kept apart from coder/edit on purpose: the edit machinery stays a
+pure file operation (the batch runner and the reviewer use it too), and a tool result is where the model reads what
+happened. With no server for a file's language, with `[lsp]` off or in an untrusted workspace, both calls cost one
+dictionary lookup.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from coder.tools.base import ToolContext, ToolResult
+from coder.fs.beneath import WorkspaceFS
+from coder.lsp import search
+from coder.lsp.service import LspSettings, close_for, manager_for, rel_path
+from coder.tools.base import CODE_NAVIGATOR, EDIT_OBSERVERS, CallFacts, ToolContext, ToolResult
 
-#: the file headers of an apply_patch text (coder/edit/patch.py)
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.MULTILINE)
+
+def install(services: dict[str, Any]) -> None:
+    """Make the language servers watch the edits of the session whose tool services these are, and answer its
+    code navigation. Nothing starts here: a server starts on the first file of its language."""
+    servers = LanguageServers(services)
+    services[EDIT_OBSERVERS] = [*(services.get(EDIT_OBSERVERS) or ()), servers]
+    services[CODE_NAVIGATOR] = servers
+
+
+@dataclass
+class LanguageServers:
+    """One session's language servers behind the tools' interfaces (`EditObserver`, `CodeNavigator`)."""
+
+    services: dict[str, Any]
+
+    def before_edit(self, ctx: ToolContext, facts: CallFacts) -> Snapshot | None:
+        return before_edit(ctx, facts)
+
+    def after_edit(self, ctx: ToolContext, result: ToolResult, token: Any) -> ToolResult:
+        return after_edit(ctx, result, token)
+
+    def answer(self, ctx: ToolContext, index: Any, query_type: str, query: str, args: dict[str, Any],
+               limit: int) -> tuple[ToolResult | None, str]:
+        return search.answer(ctx, index, query_type, query, args, limit)
+
+    def close(self) -> None:
+        close_for(self.services)
 
 
 @dataclass
@@ -29,35 +57,21 @@ class Snapshot:
     manager: Any = None
 
 
-def _rel(ctx: ToolContext, path: str) -> str | None:
-    full = Path(path) if os.path.isabs(path) else Path(ctx.cwd) / path
-    rel = os.path.relpath(os.path.normpath(full), os.path.normpath(ctx.workspace))
-    return None if rel.startswith("..") or os.path.isabs(rel) else rel
-
-
-def before_edit(ctx: ToolContext, args: dict[str, Any]) -> Snapshot | None:
-    """Read the files this call may change, if a language server would check them. A `view` only starts the
-    server of its language in the background, so the first edit does not pay the server's start."""
-    from coder.lsp.service import LspSettings, manager_for
-
+def before_edit(ctx: ToolContext, facts: CallFacts) -> Snapshot | None:
+    """Read the files this call may change, if a language server would check them. A call that only views a file
+    starts the server of its language in the background, so the first edit does not pay the server's start."""
     try:
         manager = manager_for(ctx.services, ctx.config, ctx.workspace)
         if manager is None or not LspSettings.from_config(ctx.config).diagnostics:
             return None
     except Exception:  # noqa: BLE001 - a bad [lsp] section must not break editing; doctor reports it
         return None
-    if isinstance(args.get("patch", args.get("input")), str):
-        paths = _PATCH_FILE.findall(args.get("patch", args.get("input")))
-    else:
-        paths = [args["path"]] if isinstance(args.get("path"), str) else []
-    rels = [rel for rel in (_rel(ctx, p) for p in paths) if rel and manager.spec_for(rel)]
+    rels = [rel for rel in (rel_path(ctx, p) for p in facts.paths) if rel and manager.spec_for(rel)]
     if not rels:
         return None
-    if args.get("command") == "view":
+    if not facts.writes:
         manager.warm(rels[0])
         return None
-    from coder.fs.beneath import WorkspaceFS
-
     snap = Snapshot(manager=manager)
     try:
         with WorkspaceFS(ctx.workspace) as fs:
@@ -82,10 +96,8 @@ def after_edit(ctx: ToolContext, result: ToolResult, snap: Snapshot | None) -> T
 
 
 def _after_edit(ctx: ToolContext, result: ToolResult, snap: Snapshot) -> ToolResult:
-    from coder.fs.beneath import WorkspaceFS
-    from coder.lsp.client import LspError
+    from coder.lsp.client import LspError  # pygls and asyncio load only when an edit is checked
     from coder.lsp.diagnostics import introduced, render
-    from coder.lsp.service import LspSettings
 
     settings = LspSettings.from_config(ctx.config)
     manager = snap.manager

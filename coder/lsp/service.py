@@ -8,6 +8,7 @@ is harmless).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,3 +90,11 @@ def close_for(services: dict[str, Any] | None) -> None:
     manager = (services or {}).get(SERVICE_KEY)
     if manager is not None:
         manager.close()
+
+
+def rel_path(ctx: Any, path: str) -> str | None:
+    """`path` (as a call writes it: relative to the working directory, or absolute) relative to the workspace;
+    None outside it."""
+    full = Path(path) if os.path.isabs(path) else Path(ctx.cwd) / path
+    rel = os.path.relpath(os.path.normpath(full), os.path.normpath(ctx.workspace))
+    return None if rel.startswith("..") or os.path.isabs(rel) else rel

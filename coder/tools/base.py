@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from coder.models.types import ToolSpec
 
@@ -133,6 +133,62 @@ class ToolContext:
     #: set by the user (Ctrl+B) while a call runs: a tool that can (the shell) lets the work go on in the
     #: background and returns at once; the session clears it before each call
     detach: threading.Event = field(default_factory=threading.Event)
+
+
+#: `ctx.services` key of the session's edit observers (a list of `EditObserver`), put there by whoever assembles
+#: the session (coder/engine/builder.py); a context without it runs edits unobserved
+EDIT_OBSERVERS = "edit_observers"
+#: `ctx.services` key of the session's `CodeNavigator`, put there the same way
+CODE_NAVIGATOR = "code_navigator"
+
+
+class EditObserver(Protocol):
+    """Watches the calls that view or write workspace files and may add to their result: the language servers'
+    diagnostics (coder/lsp/hook.py). An interface the session fills, so a tool never imports who watches it."""
+
+    def before_edit(self, ctx: ToolContext, facts: CallFacts) -> Any:
+        """Called before the call runs, with its facts (the paths it views or writes); what it returns is handed
+        to `after_edit`."""
+        ...
+
+    def after_edit(self, ctx: ToolContext, result: ToolResult, token: Any) -> ToolResult:
+        """The call's result, amended or as it was. Never raises: the edit is done whatever the observer does."""
+        ...
+
+    def close(self) -> None:
+        """Release what the observer started for the session (closing twice is harmless)."""
+        ...
+
+
+class CodeNavigator(Protocol):
+    """Answers `code_search`'s position queries (definition, references, hover, calls) more precisely than the
+    tree-sitter index: the language servers (coder/lsp/search.py)."""
+
+    def answer(self, ctx: ToolContext, index: Any, query_type: str, query: str, args: dict[str, Any],
+               limit: int) -> tuple[ToolResult | None, str]:
+        """Its result, or None and a note saying why the index answers instead (empty: say nothing)."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+def observed(ctx: ToolContext, facts: CallFacts, run: Callable[[], ToolResult]) -> ToolResult:
+    """Run one call that views or writes `facts.paths` under the session's edit observers."""
+    observers: list[EditObserver] = list(ctx.services.get(EDIT_OBSERVERS) or ())
+    tokens = [(observer, observer.before_edit(ctx, facts)) for observer in observers]
+    result = run()
+    for observer, token in tokens:
+        result = observer.after_edit(ctx, result, token)
+    return result
+
+
+def close_observers(services: dict[str, Any] | None) -> None:
+    """Close the session's edit observers and code navigator: every tool that used them calls this at session end."""
+    services = services or {}
+    navigator = services.get(CODE_NAVIGATOR)
+    for each in [*(services.get(EDIT_OBSERVERS) or ()), *([navigator] if navigator is not None else [])]:
+        each.close()
 
 
 class Tool(ABC):

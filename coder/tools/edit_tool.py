@@ -11,7 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 from coder.base.errors import ToolError
-from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult, generic_facts
+from coder.tools.base import (
+    DETAIL_LIMIT,
+    CallFacts,
+    Tool,
+    ToolContext,
+    ToolContract,
+    ToolResult,
+    close_observers,
+    generic_facts,
+    observed,
+)
 
 COMMANDS = ("view", "create", "str_replace", "insert", "undo_edit")
 
@@ -43,9 +53,7 @@ class EditTool(Tool):
         self._services: dict[str, Any] | None = None
 
     def close(self) -> None:
-        from coder.lsp.service import close_for
-
-        close_for(self._services)
+        close_observers(self._services)
 
     def facts(self, args: dict[str, Any]) -> CallFacts:
         """One file: a view reads it (a later view or edit makes the result stale), every other command writes it
@@ -64,13 +72,16 @@ class EditTool(Tool):
                          maskable=self.contract.maskable)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self._services = ctx.services
+        return observed(ctx, self.facts(args), lambda: self._reported(args, ctx))
+
+    def _reported(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """The call's outcome, its failures as results the model reads."""
         from coder.edit.errors import EditError, MatchError
         from coder.fs.beneath import EscapeError
-        from coder.lsp.hook import after_edit, before_edit  # language-server diagnostics (issue 20)
 
-        snap, self._services = before_edit(ctx, args), ctx.services
         try:
-            return after_edit(ctx, self._run(args, ctx), snap)
+            return self._run(args, ctx)
         except MatchError as exc:
             return ToolResult(str(exc), is_error=True, data={"error": exc.kind, "lines": exc.lines})
         except (EditError, ToolError, EscapeError) as exc:  # EscapeError: a symlink met beneath the workspace

@@ -5,9 +5,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from coder.edit.errors import PatchError
+from coder.edit.errors import EditError, PatchError
 from coder.edit.patch import parse_patch
-from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult
+from coder.edit.patch_apply import apply_patch
+from coder.edit.state import EditState
+from coder.fs.beneath import EscapeError
+from coder.tools.base import (
+    DETAIL_LIMIT,
+    CallFacts,
+    Tool,
+    ToolContext,
+    ToolContract,
+    ToolResult,
+    close_observers,
+    observed,
+)
 
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 
@@ -40,19 +52,15 @@ class ApplyPatchTool(Tool):
                          maskable=self.contract.maskable)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from coder.edit.errors import EditError
-        from coder.edit.patch_apply import apply_patch
-        from coder.edit.state import EditState
-        from coder.fs.beneath import EscapeError
-
         text = args.get("patch", args.get("input"))
         if not isinstance(text, str):
             return ToolResult("apply_patch needs the patch text in `patch` ('*** Begin Patch' ... "
                               "'*** End Patch')", is_error=True, data={"error": "usage"})
-        cfg = ctx.config.get("edit", {}) if isinstance(ctx.config.get("edit"), dict) else {}
-        from coder.lsp.hook import after_edit, before_edit  # language-server diagnostics (issue 20)
+        self._services = ctx.services
+        return observed(ctx, self.facts(args), lambda: self._apply(text, ctx))
 
-        snap, self._services = before_edit(ctx, args), ctx.services
+    def _apply(self, text: str, ctx: ToolContext) -> ToolResult:
+        cfg = ctx.config.get("edit", {}) if isinstance(ctx.config.get("edit"), dict) else {}
         try:
             outcome = apply_patch(text, ctx.workspace, ctx.cwd, EditState.of(ctx.services),
                                   syntax_guard=bool(cfg.get("syntax_guard", True)))
@@ -61,10 +69,7 @@ class ApplyPatchTool(Tool):
         except OSError as exc:
             return ToolResult(f"apply_patch failed: {exc}; no file was changed", is_error=True,
                               data={"error": "OSError"})
-        return after_edit(ctx, ToolResult(outcome.message, files_changed=outcome.files_changed,
-                                          data={"diff": outcome.diff}), snap)
+        return ToolResult(outcome.message, files_changed=outcome.files_changed, data={"diff": outcome.diff})
 
     def close(self) -> None:
-        from coder.lsp.service import close_for
-
-        close_for(self._services)
+        close_observers(self._services)

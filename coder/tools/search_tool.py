@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder.base.errors import CoderError, ToolError
-from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult, generic_facts, one_line
+from coder.tools.base import (
+    CODE_NAVIGATOR,
+    CallFacts,
+    Tool,
+    ToolContext,
+    ToolResult,
+    close_observers,
+    generic_facts,
+    one_line,
+)
 
 if TYPE_CHECKING:
     from coder.fs.beneath import WorkspaceFS
@@ -70,9 +79,9 @@ class CodeSearchTool(Tool):
                 return self._map(args, ctx, query)
             if not query:
                 raise ToolError(f"query_type={query_type} needs a symbol name in query")
-            from coder.tools.search_lsp import answer  # a language server first, where one runs (issue 20)
-
-            answered, why = answer(ctx, self._service(ctx).ready()[0], query_type, query, args, limit)
+            navigator = ctx.services.get(CODE_NAVIGATOR)  # a language server first, where one runs (issue 20)
+            answered, why = (navigator.answer(ctx, self._service(ctx).ready()[0], query_type, query, args, limit)
+                             if navigator is not None else (None, ""))
             if answered is not None:
                 return answered
             if query_type in ("definition", "hover"):
@@ -150,7 +159,7 @@ class CodeSearchTool(Tool):
             if hit.path != current:
                 current = hit.path
                 lines.append(hit.path)
-            text = _line_text(index.fs, hit.path, hit.line, cache)
+            text = line_text(index.fs, hit.path, hit.line, cache)
             lines.append(f"{hit.line:>6}: {text}")
         return ToolResult("\n".join(lines) + _notes([note]), data={"count": len(hits), "files": files})
 
@@ -188,9 +197,7 @@ class CodeSearchTool(Tool):
         service = (self._services or {}).get("code_index")
         if service is not None and hasattr(service, "close"):
             service.close()
-        from coder.lsp.service import close_for
-
-        close_for(self._services)
+        close_observers(self._services)
 
 
 def _with_note(result: ToolResult, note: str) -> ToolResult:
@@ -205,7 +212,7 @@ def _notes(notes: list[str]) -> str:
     return "\n" + text if text else ""
 
 
-def _line_text(fs: WorkspaceFS, rel: str, line: int, cache: dict[str, list[str]]) -> str:
+def line_text(fs: WorkspaceFS, rel: str, line: int, cache: dict[str, list[str]]) -> str:
     """Line `line` of `rel`, read beneath the workspace (a file swapped for a link since it was indexed
     shows no text, never the link's target)."""
     lines = cache.get(rel)

@@ -12,6 +12,7 @@ from typing import Any
 
 from repo_support import git
 
+from coder.lsp.hook import install as install_language_servers
 from coder.tools.base import ToolContext
 
 BROKEN = Path(__file__).with_name("broken_server.py")
@@ -45,6 +46,7 @@ def context(repo: Path, state: Path, lsp: dict[str, Any] | None = None, trusted:
             manager: Any = None) -> ToolContext:
     config: dict[str, Any] = {"_trusted": trusted, "lsp": lsp or {}}
     ctx = ToolContext(repo, repo, "test", threading.Event(), state, config)
+    install_language_servers(ctx.services)  # as the session's builder does
     if manager is not None:
         ctx.services["lsp"] = manager
     return ctx

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from coder.lsp.service import LspSettings, manager_for, rel_path
 from coder.tools.base import ToolContext, ToolResult
+from coder.tools.search_tool import line_text
 
 SERVER_TYPES = ("definition", "references", "hover", "calls")
 
 
 def answer(ctx: ToolContext, index: Any, query_type: str, query: str, args: dict[str, Any],
            limit: int) -> tuple[ToolResult | None, str]:
-    from coder.lsp.client import LspError
-    from coder.lsp.navigate import anchors
-    from coder.lsp.service import LspSettings, manager_for
+    from coder.lsp.client import LspError  # asyncio and the client load only when a server may answer
+    from coder.lsp.navigate import anchors, deadline_in
 
     if query_type not in SERVER_TYPES:
         return None, ""
@@ -41,8 +42,6 @@ def answer(ctx: ToolContext, index: Any, query_type: str, query: str, args: dict
             return None, f"(tree-sitter index answered: no definition of {query!r} to ask a language server about)"
         if manager.spec_for(found[0].rel) is None:
             return None, instead
-        from coder.lsp.navigate import deadline_in
-
         deadline = deadline_in(LspSettings.from_config(ctx.config).navigation_wait)
         handler = {"definition": _definition, "references": _references, "hover": _hover, "calls": _calls}
         return handler[query_type](manager, index, found, deadline, query, limit), ""
@@ -51,8 +50,6 @@ def answer(ctx: ToolContext, index: Any, query_type: str, query: str, args: dict
 
 
 def _path_line(ctx: ToolContext, args: dict[str, Any]) -> tuple[str | None, int | None]:
-    from coder.lsp.hook import _rel
-
     path, line = args.get("path"), args.get("line")
     if not isinstance(path, str) or not path or line is None:
         return None, None
@@ -60,7 +57,7 @@ def _path_line(ctx: ToolContext, args: dict[str, Any]) -> tuple[str | None, int 
         number = int(line)
     except (TypeError, ValueError):
         return None, None
-    return _rel(ctx, path), number
+    return rel_path(ctx, path), number
 
 
 def _by(server: str) -> str:
@@ -136,6 +133,4 @@ def _calls(manager: Any, index: Any, found: list, deadline: float, query: str, l
 
 
 def _line(index: Any, hit: Any, cache: dict[str, list[str]]) -> str:
-    from coder.tools.search_tool import _line_text
-
-    return _line_text(index.fs, hit.path, hit.line, cache)
+    return line_text(index.fs, hit.path, hit.line, cache)
