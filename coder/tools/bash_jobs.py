@@ -1,14 +1,13 @@
 """Commands the user sent to the background (Ctrl+B while the `bash` tool runs one; issue 24).
 
 The decision (docs/decisions/24-the-app-open-all-day.md, "Background commands"): a detached command keeps the
-persistent shell it runs in, and with it its sandbox: nothing is moved or re-launched, so it stays exactly as confined as it was, with its
-processes, its private /tmp and its loopback. The session's next `bash` call gets a new shell (same profile, same
-working directory). A thread per job reads the rest of the command's output into a log in the session's state
-folder (outside the workspace; at most LOG_LIMIT bytes, the rest counted), until the command's end marker; then
-that shell is closed, and with its sandbox whatever the command left running. The model reads a job with the
-`bash_output` tool (what it printed since the last read, and whether it ended) and may stop it; the session's end
-stops every job (`Jobs.close`, from the bash tool's `close`).
-"""
+persistent shell it runs in, and with it its sandbox: nothing is moved or re-launched, so it stays exactly as
+confined as it was, with its processes, its private /tmp and its loopback. The session's next `bash` call gets a new
+shell (same profile, same working directory). A thread per job reads the rest of the command's output into a log in
+the session's state folder (outside the workspace; at most LOG_LIMIT bytes, the rest counted), until the command's
+end marker; then that shell is closed, and with its sandbox whatever the command left running. The model reads a job
+with the `bash_output` tool (what it printed since the last read, and whether it ended) and may stop it; the
+session's end stops every job (`Jobs.close`, from the bash tool's `close`). """
 
 from __future__ import annotations
 
