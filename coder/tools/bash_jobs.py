@@ -7,7 +7,8 @@ shell (same profile, same working directory). A thread per job reads the rest of
 the session's state folder (outside the workspace; at most LOG_LIMIT bytes, the rest counted), until the command's
 end marker; then that shell is closed, and with its sandbox whatever the command left running. The model reads a job
 with the `bash_output` tool (what it printed since the last read, and whether it ended) and may stop it; the
-session's end stops every job (`Jobs.close`, from the bash tool's `close`). """
+session's end stops every job (`Jobs.close`, from the bash tool's `close`).
+"""
 
 from __future__ import annotations
 
