@@ -34,7 +34,7 @@ STOP_REASONS = {"done": "end_turn", "interrupted": "cancelled", "max_turns": "ma
 
 def tool_kind(name: str, facts: CallFacts) -> str:
     """The ACP tool kind, so the editor can pick an icon: from what the call does, not from its name alone."""
-    if name == "todo":
+    if facts.plans:
         return "think"
     if facts.shell is not None:
         return "execute"

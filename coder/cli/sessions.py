@@ -60,8 +60,10 @@ def sessions_command(args) -> int:
             print(visible(transcript_markdown(row, events)), end="")
         elif args.format == "adp":
             from coder.store.export import to_adp
+            from coder.tools.registry import describe
 
-            print(inert_json(json.dumps(to_adp(row, events), ensure_ascii=False)))
+            adp = to_adp(row, events, lambda name, args: describe(name, args).shell)
+            print(inert_json(json.dumps(adp, ensure_ascii=False)))
         else:
             for event in events:
                 print(inert_json(json.dumps(event, ensure_ascii=False)))

@@ -268,7 +268,7 @@ def _commit(changed: list[FilePlan], state: EditState) -> None:
         data = plan.data()
         state.push_undo(plan.path, UndoEntry(plan.before.raw if plan.before else None,
                                              hashlib.sha256(data).hexdigest() if data is not None else None,
-                                             "apply_patch"))
+                                             "patch"))
         if data is not None:
             state.record_view(plan.path, data, plan.after_text, stats.get(plan.path))
         else:

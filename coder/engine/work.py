@@ -1,6 +1,6 @@
 """The engine's side of plans, the task list and skills (issue 19), handed to the tools as services.
 
-- `plan_approval`: what `exit_plan` calls. It records the plan as a `PlanProposed` event (a permission request
+- `plan_approval`: what the plan tool (`exit_plan`) calls, with its plan and its own name. It records the plan as a `PlanProposed` event (a permission request
   the frontend answers through the session's ask callback), then applies the answer: approved switches the
   permission mode (auto-edit or ask) and pins the plan; anything else leaves plan mode on. A headless session
   (no one to ask) records the plan as the run's result and tells the model to stop.
@@ -29,15 +29,15 @@ APPROVE_MODES = ("auto-edit", "ask")
 
 
 def plan_approval(record: Callable[[ev.Event], None], ask: AskHandler, policy: Any,
-                  pinned: Pinned) -> Callable[[str], PlanVerdict]:
-    def approve(plan: str) -> PlanVerdict:
+                  pinned: Pinned) -> Callable[[str, str], PlanVerdict]:
+    def approve(plan: str, tool: str) -> PlanVerdict:
         mode = str(getattr(policy, "mode", "ask"))
         ident = _plan_id()
         if mode != "plan":
             verdict = PlanVerdict("not_planning", mode)
             record(ev.PlanDecision(ident, verdict.outcome, mode))
             return verdict
-        request = ev.PlanProposed(ident, "exit_plan", {"plan": plan},
+        request = ev.PlanProposed(ident, tool, {"plan": plan},
                                   "approve the plan to leave plan mode, or keep planning with feedback", None, plan)
         record(request)
         if ask is no_questions:
@@ -105,7 +105,7 @@ def restored_pins(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     on resume. A rewind does not bring an older list back: the list is what the model last wrote."""
     out: dict[str, Any] = {}
     for event in events:
-        if event.get("type") == "todo":
+        if event.get("type") == ev.TodoUpdated.type:
             out["todos"] = list(event.get("items") or [])
         elif event.get("type") == "plan_decision" and event.get("outcome") == "approved":
             out["plan"] = str(event.get("plan") or "")

@@ -39,6 +39,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from coder.models.model_table import server_tool_names
+
 # Thinking kinds. "none": no thinking at all. "budget": only {"type": "enabled", "budget_tokens": N}.
 # "both": budget (deprecated) and adaptive. "adaptive": adaptive only, "enabled" refused.
 # "always": adaptive only and always on, "enabled" and "disabled" refused.
@@ -49,12 +51,9 @@ CLAUDE4_TOOLS = MODERN_TOOLS | {"text_editor_20250429"}  # [editor]: the first C
 SONNET37_TOOLS = frozenset({"bash_20250124", "bash_20241022", "text_editor_20250124"})  # [bash], [editor]
 SONNET35_TOOLS = frozenset({"bash_20241022", "text_editor_20241022"})  # [bash], [editor] (deprecated models)
 
-# The name each server-defined tool type must be declared with ([bash], [editor]).
-SERVER_TOOL_NAME = {
-    "bash_20250124": "bash", "bash_20241022": "bash",
-    "text_editor_20250728": "str_replace_based_edit_tool", "text_editor_20250429": "str_replace_based_edit_tool",
-    "text_editor_20250124": "str_replace_editor", "text_editor_20241022": "str_replace_editor",
-}
+# The name each server-defined tool type must be declared with ([bash], [editor]): the API's vocabulary, kept once
+# in the model table's data (coder/models/model_table.json, "server_tool_names").
+SERVER_TOOL_NAME = server_tool_names()
 
 
 @dataclass(frozen=True)

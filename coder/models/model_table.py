@@ -100,6 +100,14 @@ def load_table() -> tuple[ModelInfo, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1)
+def server_tool_names() -> dict[str, str]:
+    """Server-defined tool type -> the name it must be declared with (`bash_20250124` -> its fixed name): the API's
+    vocabulary, kept once, in the table's data."""
+    names = json.loads(_table_path().read_text(encoding="utf-8"))["server_tool_names"]
+    return {kind: name for kind, name in names.items() if kind != "about"}
+
+
 def bare_name(model: str) -> str:
     """`anthropic:us.anthropic.Claude-Opus-4-1-v1:0` -> `claude-opus-4-1-v1:0` (provider and vendor prefixes off)."""
     return _VENDOR.sub("", split_provider(model.strip())[1].lower())

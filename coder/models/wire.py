@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from coder.models.model_table import model_info
+from coder.models.model_table import model_info, server_tool_names
 from coder.models.request_rules import (  # noqa: F401 - canonical and block_to_api are part of this module's API
     block_to_api,
     cacheable,
@@ -34,14 +34,6 @@ from coder.models.types import ModelRequest
 MAX_CACHE_BREAKPOINTS = 4  # [prompt-caching] "up to 4 cache breakpoints"
 EPHEMERAL = {"type": "ephemeral"}
 
-# The name each server-defined tool type must be declared with (which models take which type: the model table).
-SERVER_TOOL_NAMES = {"bash_20250124": "bash", "bash_20241022": "bash",
-                     "text_editor_20250728": "str_replace_based_edit_tool",
-                     "text_editor_20250429": "str_replace_based_edit_tool",
-                     "text_editor_20250124": "str_replace_editor",
-                     "text_editor_20241022": "str_replace_editor"}
-
-
 def estimate_tokens(text: str) -> int:
     """Deterministic token estimate: one token per four characters, rounded up."""
     return (len(text) + 3) // 4
@@ -50,7 +42,7 @@ def estimate_tokens(text: str) -> int:
 def server_tool_supported(tool_type: str, model: str, name: str | None = None) -> bool:
     """True when `model` is documented to take the server-defined tool `tool_type` (declared under `name`, when
     given: each type has one fixed name)."""
-    if name is not None and SERVER_TOOL_NAMES.get(tool_type) != name:
+    if name is not None and server_tool_names().get(tool_type) != name:
         return False
     return tool_type in model_info(model).server_tools
 

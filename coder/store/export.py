@@ -8,22 +8,33 @@ text_observation from "environment". Thinking goes to the next action's reasonin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 ADP_SCHEMA_VERSION = "1.2.0"
+#: ADP's word for a shell command's language
+ADP_SHELL_LANGUAGE = "bash"
 
 
-def _action_for_tool(name: str, args: dict[str, Any], description: str) -> dict[str, Any]:
-    if name == "bash" and isinstance(args.get("command"), str):
-        return {"class_": "code_action", "language": "bash", "content": args["command"], "description": description}
+#: what a tool call's shell line is (None: not a shell), asked of its tool: `coder.tools.registry.describe(name,
+#: args).shell` (the store sits below the tools, so the caller hands it in)
+ShellOf = Callable[[str, dict[str, Any]], str | None]
+
+
+def _action_for_tool(name: str, args: dict[str, Any], description: str, shell_of: ShellOf) -> dict[str, Any]:
+    shell = shell_of(name, args)
+    if shell:  # a call that runs no line (a shell restart) is an api_action
+        return {"class_": "code_action", "language": ADP_SHELL_LANGUAGE, "content": shell,
+                "description": description}
     action: dict[str, Any] = {"class_": "api_action", "function": name, "kwargs": args}
     if description:
         action["description"] = description
     return action
 
 
-def to_adp(row: Any, events: list[dict[str, Any]]) -> dict[str, Any]:
-    """One ADP trajectory from a session row and its event dicts (in order)."""
+def to_adp(row: Any, events: list[dict[str, Any]], shell_of: ShellOf) -> dict[str, Any]:
+    """One ADP trajectory from a session row and its event dicts (in order); a call whose tool runs a shell line
+    (`shell_of`) is a code_action."""
     content: list[dict[str, Any]] = []
     finished: dict[str, dict[str, Any]] = {e["id"]: e for e in events if e["type"] == "tool_call_finished"}
     for event in events:
@@ -42,7 +53,7 @@ def to_adp(row: Any, events: list[dict[str, Any]]) -> dict[str, Any]:
                 content.append(action)
                 continue
             for i, use in enumerate(uses):
-                action = _action_for_tool(use["name"], use["input"], text if i == 0 else "")
+                action = _action_for_tool(use["name"], use["input"], text if i == 0 else "", shell_of)
                 if thinking and i == 0:
                     action["reasoning_content"] = thinking
                 content.append(action)

@@ -79,6 +79,9 @@ class CallFacts:
     reads: bool = False
     #: False: an old result of this call is never masked as stale
     maskable: bool = True
+    #: True when the call keeps the session's plan or task list (`todo`, `exit_plan`): a frontend shows it as
+    #: planning, and the stuck detector counts it as progress
+    plans: bool = False
 
 
 #: how much of an input an approval prompt shows

@@ -65,11 +65,12 @@ class ExitPlanTool(Tool):
         if approve is None:
             raise ToolError("exit_plan is not available in this session (a subagent reports its plan as its "
                             "final answer)")
-        verdict: PlanVerdict = approve(plan)
+        verdict: PlanVerdict = approve(plan, self.contract.name)
         return ToolResult(verdict_text(verdict), is_error=verdict.outcome == "rejected",
                           data={"plan": plan, "outcome": verdict.outcome, "mode": verdict.mode})
 
     def facts(self, args: dict[str, Any]) -> CallFacts:
         plan = str(args.get("plan", ""))
         first = next((line.strip("# ").strip() for line in plan.splitlines() if line.strip()), "")
-        return CallFacts(f"plan: {one_line(first, 80)}" if first else "plan", plan[:600], maskable=False)
+        return CallFacts(f"plan: {one_line(first, 80)}" if first else "plan", plan[:600], maskable=False,
+                         plans=True)

@@ -104,4 +104,4 @@ class TodoTool(Tool):
         title = f"todo: {done}/{len(items)} done" + (f", now: {doing[0][:60]}" if doing else "")
         shown = "\n".join(f"- {MARKS.get(str(i.get('status')), '[ ]')} {i.get('text', '')}"
                           for i in items if isinstance(i, dict))
-        return CallFacts(title, shown[:600], maskable=False)
+        return CallFacts(title, shown[:600], maskable=False, plans=True)
