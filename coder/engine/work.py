@@ -1,9 +1,9 @@
 """The engine's side of plans, the task list and skills (issue 19), handed to the tools as services.
 
-- `plan_approval`: what the plan tool (`exit_plan`) calls, with its plan and its own name. It records the plan as a `PlanProposed` event (a permission request
-  the frontend answers through the session's ask callback), then applies the answer: approved switches the
-  permission mode (auto-edit or ask) and pins the plan; anything else leaves plan mode on. A headless session
-  (no one to ask) records the plan as the run's result and tells the model to stop.
+- `plan_approval`: what the plan tool (`exit_plan`) calls, with its plan and its own name. It records the plan as a
+  `PlanProposed` event (a permission request the frontend answers through the session's ask callback), then applies
+  the answer: approved switches the permission mode (auto-edit or ask) and pins the plan; anything else leaves plan
+  mode on. A headless session (no one to ask) records the plan as the run's result and tells the model to stop.
 - `todo_sink`: what `todo` calls with each new list: pinned, and emitted as a `TodoUpdated` event.
 - `skills`: the catalog found when the session opened (coder/ext/skills.py).
 
