@@ -106,9 +106,9 @@ class CoderAgent:
         live = self.sessions.get(session_id)
         if live is None:
             live = await self._open(cwd, session_id)
-        from coder.tui.common import replay_rows
+        from coder.engine.history import stored_events
 
-        events = await asyncio.to_thread(replay_rows, live.opened.store, live.session.id)
+        events = await asyncio.to_thread(stored_events, live.opened.store, live.session.id)
         for update in replay(events, live.translator.cwd):
             await self.conn.session_update(session_id=live.session.id, update=update)
         return LoadSessionResponse(modes=self._modes(live))
@@ -190,7 +190,7 @@ class CoderAgent:
     # ---- sessions ----------------------------------------------------------------------------------------------
     async def _open(self, cwd: str, resume: str | None) -> Live:
         from coder.engine.builder import open_session
-        from coder.tui.common import options_from_args
+        from coder.engine.options import options_from_args
 
         holder: list[Live] = []
 
@@ -250,7 +250,7 @@ class CoderAgent:
 
     def _ask(self, live: Live, request: ev.PermissionRequest) -> PermissionAnswer:
         """The engine's `ask`: the client answers through `session/request_permission`."""
-        from coder.tui.approval import approval
+        from coder.commands.approval import approval
 
         view = approval(request.tool, request.input, request.suggested_rule)
         plan = isinstance(request, ev.PlanProposed)

@@ -13,7 +13,7 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    from coder.cli.main import add_session_flags
+    from coder.engine.options import add_session_flags
 
     p = sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed and other editors)",
                        description="Run coder as an ACP agent: an editor starts `coder acp` and talks JSON-RPC on "

@@ -4,28 +4,29 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-#: (module, function) pairs that add subcommands; each area owns its own, imported only to build the parser
-SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "coder.cli.run",
-    "coder.cli.sessions",
-    "coder.cli.doctor",
-    "coder.cli.trust",
-    "coder.codeintel.cli",
-    "coder.review.cli",
-    "coder.batch.cli",
-    "coder.cli.mcp",
-    "coder.cli.skills",
-    "coder.acp.cli",
-)
-
-
-def build_parser():  # -> argparse.ArgumentParser (argparse imported lazily)
+if TYPE_CHECKING:  # argparse itself loads only when a parser is built: `coder --version` never does
     import argparse
-    import importlib
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand. Each area owns its subcommand (`register(sub)`); they are imported here,
+    not at the top, for start-up time: `coder --version` answers before any of them loads."""
+    import argparse
 
     from coder import __version__
+    from coder.acp.cli import register as register_acp
+    from coder.batch.cli import register as register_batch
+    from coder.cli.doctor import register as register_doctor
+    from coder.cli.mcp import register as register_mcp
+    from coder.cli.run import register as register_run
+    from coder.cli.sessions import register as register_sessions
+    from coder.cli.skills import register as register_skills
+    from coder.cli.trust import register as register_trust
+    from coder.codeintel.cli import register as register_codeintel
+    from coder.engine.options import add_session_flags
+    from coder.review.cli import register as register_review
 
     parser = argparse.ArgumentParser(
         prog="coder",
@@ -36,8 +37,9 @@ def build_parser():  # -> argparse.ArgumentParser (argparse imported lazily)
     add_session_flags(parser)
     parser.add_argument("--plain", action="store_true", help="plain prompt-toolkit REPL instead of the full-screen app")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in SUBCOMMAND_MODULES:
-        importlib.import_module(module_name).register(sub)
+    for register in (register_run, register_sessions, register_doctor, register_trust, register_codeintel,
+                     register_review, register_batch, register_mcp, register_skills, register_acp):
+        register(sub)
     return parser
 
 
@@ -50,42 +52,6 @@ def prebuild_parser() -> None:
     batch agent then spends nothing on ten subcommand modules' ~190 arguments."""
     global _prebuilt
     _prebuilt = build_parser()
-
-
-def add_session_flags(parser, subcommand: bool = False) -> None:
-    """Flags shared by the interactive app and `coder run`. On a subcommand they default to SUPPRESS, so a flag
-    given before the subcommand (`coder --deny bash run ...`) is kept rather than reset by the subparser."""
-    import argparse
-
-    from coder.config.layers import MODES
-
-    extra = {"default": argparse.SUPPRESS} if subcommand else {}
-    parser.add_argument("--model", "-m", **extra, help="PROVIDER:NAME, e.g. anthropic:claude-sonnet-4-6, "
-                        "openai:qwen2.5-coder, scripted:PATH (a bare claude-... name means anthropic)")
-    parser.add_argument("--permission-mode", choices=MODES, **extra, help="plan (read only), ask, auto-edit, auto")
-    parser.add_argument("--cwd", **(extra or {"default": "."}),
-                        help="work in this directory (default: the current one)")
-    parser.add_argument("--resume", metavar="ID", **extra, help="go on with session ID (`coder sessions` lists them)")
-    parser.add_argument("--continue", dest="continue_last", action="store_true", **extra,
-                        help="go on with the latest session of this repository")
-    parser.add_argument("--allow", action="append", metavar="RULE", **(extra or {"default": []}),
-                        help="allow calls matching RULE, e.g. 'bash(pytest*)' (repeatable)")
-    parser.add_argument("--deny", action="append", metavar="RULE", **(extra or {"default": []}),
-                        help="deny calls matching RULE")
-    parser.add_argument("--no-sandbox", action="store_true", **extra,
-                        help="run shell commands without bubblewrap (shown in the status; not recommended)")
-    parser.add_argument("--net-allow", action="append", metavar="DOMAIN", **(extra or {"default": []}),
-                        help="let the sandbox reach DOMAIN (or *.DOMAIN) through coder's proxy (repeatable)")
-    parser.add_argument("--net-deny", action="append", metavar="DOMAIN", **(extra or {"default": []}),
-                        help="never let the sandbox reach DOMAIN (wins over every allow; repeatable)")
-    parser.add_argument("--net-preset", action="append", metavar="NAME", **(extra or {"default": []}),
-                        help="allow a preset's package registries: python, node, rust, go (repeatable)")
-    trust = parser.add_mutually_exclusive_group()
-    trust.add_argument("--trust", dest="trust", action="store_const", const=True, **(extra or {"default": None}),
-                       help="trust this repository's own config, MCP servers, hooks, tools and agents for this "
-                            "run (`coder trust` records it)")
-    trust.add_argument("--no-trust", dest="trust", action="store_const", const=False, **extra,
-                       help="treat the repository as untrusted even if you trusted it before")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,18 +86,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def _interactive(args) -> int:
+def _interactive(args: argparse.Namespace) -> int:
     """No subcommand: the Textual app, or the plain REPL for --plain, dumb terminals and pipes."""
-    import importlib
     import os
 
     from coder.base.errors import UsageError
 
     plain = args.plain or not sys.stdout.isatty() or os.environ.get("TERM", "") in ("", "dumb")
-    target = ("coder.tui.repl", "run_repl") if plain else ("coder.tui.app", "run_app")
-    try:
-        run = getattr(importlib.import_module(target[0]), target[1])
-    except (ImportError, AttributeError) as exc:
+    try:  # imported here for start-up time: Textual and prompt-toolkit load only for the frontend that runs
+        if plain:
+            from coder.tui.repl import run_repl as run
+        else:
+            from coder.tui.app import run_app as run
+    except ImportError as exc:
         raise UsageError(f"the interactive {'REPL' if plain else 'app'} is not available in this build ({exc}); "
                          "use `coder run \"...\"`.") from exc
     return int(run(args) or 0)

@@ -17,7 +17,7 @@ EXIT_BY_REASON = {"done": EXIT_OK, "interrupted": EXIT_INTERRUPTED}
 
 
 def register(sub) -> None:
-    from coder.cli.main import add_session_flags
+    from coder.engine.options import add_session_flags
 
     p = sub.add_parser("run", help="run one task headless (CI, scripts) and exit",
                        description="Run one task without a UI. Exit codes: 0 done, 1 the agent failed, hit a "
@@ -105,7 +105,8 @@ class Tally:
 
 
 def run_command(args) -> int:
-    from coder.engine.builder import SessionOptions, open_session
+    from coder.engine.builder import open_session
+    from coder.engine.options import options_from_args
 
     if (args.branch or args.override_review) and not args.commit:
         raise UsageError("--branch and --override-review go with --commit.")
@@ -143,15 +144,7 @@ def run_command(args) -> int:
         elif kind == "tool_call_denied":
             say(f"coder: denied {data['tool']} ({data['by']}): {data['reason']}", sys.stderr)
 
-    options = SessionOptions(
-        cwd=Path(args.cwd), model=args.model, permission_mode=args.permission_mode, max_turns=args.max_turns,
-        max_cost=args.max_cost, max_wall_time=args.max_wall_time, resume=args.resume,
-        continue_last=args.continue_last, allow=args.allow, deny=args.deny, no_sandbox=args.no_sandbox,
-        trust=getattr(args, "trust", None), checkpoints=not args.no_checkpoints,
-        allow_domains=list(getattr(args, "net_allow", []) or []),
-        deny_domains=list(getattr(args, "net_deny", []) or []),
-        network_presets=list(getattr(args, "net_preset", []) or []),
-    )
+    options = options_from_args(args)
     started = time.monotonic()
     try:
         opened = open_session(options, on_event)

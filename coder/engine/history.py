@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from coder.base.events import EVENT_TYPES, Event, event_from_dict
 from coder.context.base import Compaction
 from coder.engine.mentions import blocks
 from coder.engine.turns import forget_after
@@ -108,3 +109,16 @@ def validate_input(schema: dict[str, Any], args: Any) -> str | None:
         if "enum" in spec and value not in spec["enum"]:
             return f"field {key!r} must be one of {spec['enum']}, got {value!r}"
     return None
+
+
+def stored_events(store: Any, session_id: str) -> list[Event]:
+    """The stored events of a session as Event objects, for a resumed session's transcript (the app, the REPL)
+    and an editor's `session/load` (ACP). Rows of a type this version does not know, or cannot read, are left out."""
+    out: list[Event] = []
+    for row in store.events(session_id):
+        if row.type in EVENT_TYPES:
+            try:
+                out.append(event_from_dict(row.to_dict()))
+            except TypeError:
+                continue
+    return out

@@ -25,9 +25,10 @@ from textual.binding import Binding
 from textual.widget import Widget
 
 from coder.base import events as ev
+from coder.engine.options import options_from_args
 from coder.tui.app_notify import NotifyActions
 from coder.tui.commands_view import CommandActions
-from coder.tui.common import GitState, InputHistory, options_from_args, tool_title
+from coder.tui.common import GitState, InputHistory, tool_title
 from coder.tui.inputs import InputHelpers
 from coder.tui.keys import KeyActions
 from coder.tui.view import MAX_BLOCKS, ConversationView
@@ -166,9 +167,9 @@ class CoderApp(NotifyActions, WorkView, ConversationView, CommandActions, InputH
             return
         history: list[ev.Event] = []
         if opened.resumed:
-            from coder.tui.common import replay_rows
+            from coder.engine.history import stored_events
 
-            history = replay_rows(opened.store, opened.session.id)[: -len(buffered) or None]
+            history = stored_events(opened.store, opened.session.id)[: -len(buffered) or None]
         self.queue.append(("replay", history))
         self.queue.extend(buffered)
         sink[0] = self.queue.append

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from coder.tui.common import options_from_args
+from coder.engine.options import options_from_args
 from coder.tui.view import markdown_block
 from coder.tui.widgets import DiffView, NoteBlock
 

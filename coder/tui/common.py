@@ -1,5 +1,5 @@
 """What the Textual app and the plain REPL share: how a tool call reads in one line, the input history kept
-across sessions, the git status shown in the status bar, and the session options built from the CLI flags.
+across sessions, and the git status shown in the status bar (the session options come from coder/engine/options.py).
 
 Nothing here imports Textual or prompt-toolkit, so both frontends (and their tests) can use it cheaply.
 """
@@ -18,24 +18,6 @@ from coder.tools.base import one_line  # noqa: F401 - re-exported: the frontends
 from coder.tools.registry import describe
 
 HISTORY_LIMIT = 2000
-
-
-def options_from_args(args: Any, **override: Any) -> Any:
-    """SessionOptions from the parsed `coder` flags (the same fields `coder run` uses)."""
-    from coder.engine.builder import SessionOptions
-
-    values = {
-        "cwd": Path(getattr(args, "cwd", ".") or "."), "model": getattr(args, "model", None),
-        "permission_mode": getattr(args, "permission_mode", None), "resume": getattr(args, "resume", None),
-        "continue_last": bool(getattr(args, "continue_last", False)), "allow": list(getattr(args, "allow", []) or []),
-        "deny": list(getattr(args, "deny", []) or []), "no_sandbox": bool(getattr(args, "no_sandbox", False)),
-        "trust": getattr(args, "trust", None),
-        "allow_domains": list(getattr(args, "net_allow", []) or []),
-        "deny_domains": list(getattr(args, "net_deny", []) or []),
-        "network_presets": list(getattr(args, "net_preset", []) or []),
-    }
-    values.update(override)
-    return SessionOptions(**values)
 
 
 def tool_title(tool: str, args: dict[str, Any]) -> str:
@@ -179,20 +161,6 @@ def word_at_end(text: str) -> str:
     """The token being typed at the end of `text` (after the last space or newline)."""
     cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t"))
     return text[cut + 1:]
-
-
-def replay_rows(store: Any, session_id: str) -> list[Any]:
-    """The stored events of a session as Event objects (for a resumed session's transcript)."""
-    from coder.base.events import EVENT_TYPES, event_from_dict
-
-    out = []
-    for row in store.events(session_id):
-        if row.type in EVENT_TYPES:
-            try:
-                out.append(event_from_dict(row.to_dict()))
-            except TypeError:
-                continue
-    return out
 
 
 def env_flag(name: str) -> bool:

@@ -7,7 +7,8 @@ from typing import Any
 
 from textual.widgets import TextArea
 
-from coder.tui.common import match_paths, options_from_args, word_at_end
+from coder.engine.options import options_from_args
+from coder.tui.common import match_paths, word_at_end
 from coder.tui.widgets import CompletionList, PromptInput
 
 

@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.widgets import Button, Static
 
 from coder.base.termsafe import visible
-from coder.tui.approval import Approval, approval
+from coder.commands.approval import Approval, approval
 
 ARM_DELAY = 0.5  # seconds between the prompt taking the focus and its keys answering
 QUIET = 0.6  # seconds without an edit of the input before a prompt may take the focus

@@ -19,8 +19,9 @@ from typing import Any
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
+from coder.engine.options import options_from_args
 from coder.stuck.guard import stuck_warning
-from coder.tui.common import InputHistory, failure, options_from_args, result_line, tool_title
+from coder.tui.common import InputHistory, failure, result_line, tool_title
 from coder.tui.notify import Notifier, for_session
 from coder.tui.repl_live import LiveOutput
 from coder.tui.repl_md import MarkdownStream
@@ -184,7 +185,7 @@ class Repl:
 
     # ---- session ----------------------------------------------------------------------------------------------
     def open(self, **override: Any) -> None:
-        from coder.tui.common import replay_rows
+        from coder.engine.history import stored_events
 
         buffered: list[ev.Event] = []
         sink: list[Callable[[ev.Event], None]] = [buffered.append]
@@ -200,7 +201,7 @@ class Repl:
             self.opened = open_session(options_from_args(self.args, **override), on_event, self.ask,
                                        self.ask_trust if self.reader.interactive else None)
         if self.opened.resumed:
-            for event in replay_rows(self.opened.store, self.opened.session.id)[: -len(buffered) or None][-60:]:
+            for event in stored_events(self.opened.store, self.opened.session.id)[: -len(buffered) or None][-60:]:
                 self.printer.event(event, replay=True)
             self.printer.line("── resumed: earlier conversation above ──", "dim")
         for event in buffered:
@@ -261,7 +262,7 @@ class Repl:
 
             return ask_plan(self.printer, self.reader, self.opened.session)
 
-        from coder.tui.approval import approval
+        from coder.commands.approval import approval
 
         view = approval(request.tool, request.input, request.suggested_rule)
         self.printer.line(f"Allow {view.title}?", "bold yellow")

@@ -1,4 +1,5 @@
-"""What a permission prompt shows and offers, shared by the app and the plain REPL (no Textual import here).
+"""What a permission prompt shows and offers, shared by the app, the plain REPL and the ACP agent (no Textual
+import here).
 
 An approval a person can judge (issue 24): a change is shown as a unified diff of every file it touches, not as
 the tool's JSON input; a call that touches several files names every one of them; and the "always" answer of a
@@ -13,6 +14,8 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from coder.tools.registry import describe
 
 MAX_DIFF_LINES = 400  # a longer change is cut for the prompt (the whole one is in the input the model sent)
 _EDIT_RULE = re.compile(r"^edit\((.+)\)$")
@@ -31,21 +34,17 @@ class Approval:
 
 
 def approval(tool: str, args: dict[str, Any], suggested_rule: str | None) -> Approval:
-    from coder.tui.common import input_summary, tool_title
-
     files = list(_paths(tool, args))
     diff = change_diff(args)
     rules = [suggested_rule] if suggested_rule else []
     if suggested_rule and _EDIT_RULE.match(suggested_rule) and len(files) > 1:
         rules = [f"edit({p})" for p in files]  # every file of the patch, not only the first one
-    detail = "" if diff else input_summary(tool, args)
-    return Approval(tool_title(tool, args), detail, diff, files, rules)
+    facts = describe(tool, args)
+    return Approval(facts.title, "" if diff else facts.detail, diff, files, rules)
 
 
 def _paths(tool: str, args: dict[str, Any]) -> tuple[str, ...]:
     try:
-        from coder.tools.registry import describe
-
         facts = describe(tool, args)
     except Exception:  # noqa: BLE001 - a prompt must show even when a tool cannot describe a broken input
         return ()
