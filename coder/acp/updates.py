@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from acp import helpers
 from acp.schema import ToolCallLocation
@@ -27,7 +27,8 @@ DIFF_FILE_LIMIT = 512_000
 #: how much of a tool's output the editor gets as the call's content
 OUTPUT_LIMIT = 8_000
 #: coder's todo statuses as ACP plan entry statuses
-PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+PLAN_STATUS: dict[str, Literal["pending", "in_progress", "completed"]] = {
+    "pending": "pending", "in_progress": "in_progress", "done": "completed"}
 #: why a turn ended, as ACP stop reasons (the ones ACP has no word for end the turn and say why in a message)
 STOP_REASONS = {"done": "end_turn", "interrupted": "cancelled", "max_turns": "max_turn_requests"}
 

@@ -62,7 +62,7 @@ class Instance:
     def from_record(cls, rec: dict[str, Any], source: str = "") -> Instance:
         if not isinstance(rec, dict) or not rec.get("instance_id"):
             raise UsageError(f"{source}: every record needs an 'instance_id' (got {str(rec)[:80]!r})")
-        known = {k: rec.get(k) for k in SWEBENCH_FIELDS if k in rec}
+        known: dict[str, Any] = {k: rec.get(k) for k in SWEBENCH_FIELDS if k in rec}
         for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
             known[key] = _test_list(known.get(key), f"{source}: {rec['instance_id']}.{key}")
         for key, value in list(known.items()):
@@ -181,6 +181,7 @@ def dataset_records(source: str | Path, split: str | None = None) -> list[dict[s
 def _load_with_datasets(name: str, split: str, local: bool) -> list[dict[str, Any]]:
     """Through the `datasets` library: its cache first (offline it is the only source), the Hub otherwise."""
     import datasets
+    import datasets.config
     from datasets.utils.logging import set_verbosity_error
 
     set_verbosity_error()  # its "using the cached version" notices are not the user's business

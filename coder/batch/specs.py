@@ -170,7 +170,7 @@ def load_env_spec(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: unknown keys {', '.join(unknown)} (allowed: {', '.join(sorted(ENV_SPEC_KEYS))})")
     lists = ("pip_packages", "pre_install", "eval_commands", "constraints")
     for key, value in entry.items():
-        want = list if key in lists else bool if key == "system_site_packages" else str
+        want: type[Any] = list if key in lists else bool if key == "system_site_packages" else str
         if not isinstance(value, want) or (want is list and not all(isinstance(v, str) for v in value)):
             raise UsageError(f"{path}: {key} must be {'a list of strings' if want is list else want.__name__}")
     return entry

@@ -159,7 +159,7 @@ def fill_submodules(ws: Path, mirror: Path) -> tuple[str, ...]:
         repo = _github_repo(fields.get("url", ""))
         path = fields.get("path", "")
         sane = repo and path and _SUBMODULE_NAME.fullmatch(name) and ".." not in name
-        if not sane or not git(ws, "ls-tree", "HEAD", "--", path, check=False).startswith("160000"):
+        if not repo or not sane or not git(ws, "ls-tree", "HEAD", "--", path, check=False).startswith("160000"):
             continue
         source = find_mirror(mirror.parent, repo) or find_mirror(mirror.parent.parent, repo)
         if source is None:

@@ -36,6 +36,7 @@ class Checked:
 def load_schema(path: Path) -> dict[str, Any]:
     """The schema in `path`, checked against its metaschema: every problem is a UsageError naming the file."""
     import jsonschema
+    import jsonschema.validators
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -50,7 +51,8 @@ def load_schema(path: Path) -> dict[str, Any]:
         raise UsageError(f"--json-schema {path}: a JSON Schema is an object (or true/false), not "
                          f"{type(schema).__name__}.")
     try:
-        jsonschema.validators.validator_for(schema).check_schema(schema)
+        # the stubs type a schema as a dict; true and false are schemas too (JSON Schema 2019-09 and later)
+        jsonschema.validators.validator_for(schema).check_schema(schema)  # pyright: ignore[reportArgumentType]
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
         raise UsageError(f"--json-schema {path}: not a valid JSON Schema at {where}: {exc.message}") from exc
@@ -86,6 +88,7 @@ def extract(text: str) -> Any:
 def check(text: str, schema: Any) -> Checked:
     """Parse and validate a final answer; errors name the JSON path of each problem."""
     import jsonschema
+    import jsonschema.validators
 
     try:
         value = extract(text)

@@ -163,6 +163,7 @@ def _write(conn: sqlite3.Connection, stored: dict[str, tuple[int, int, int, str]
                     "INSERT INTO files(path, size, mtime_ns, hash, lang, status, has_errors, ghash, shash) "
                     "VALUES(?,?,?,?,?,?,?,?,?)", (rel, size, mtime, digest, lang, status, has_err, ghash, shash))
                 fid = cur.lastrowid
+                assert fid is not None  # an INSERT always has a row id
                 stored[rel] = (fid, size, mtime, digest)  # a re-sent result (worker fallback) then updates
             if symbols:
                 conn.executemany("INSERT INTO symbols VALUES(?,?,?,?,?,?,?,?,?,?)", [(fid, *s) for s in symbols])

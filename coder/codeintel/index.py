@@ -332,13 +332,17 @@ class CodeIndex:
         built, self._built_graph = self._built_graph, None  # used once, and only for the state it was made from
         with self._lock:
             row = self._conn.execute("SELECT text FROM maps WHERE key = ?", (file_key,)).fetchone()
-            graph_key = None
+            graph_key, graph = None, None
             if row is None:
                 graph = built[1].finish() if built is not None and built[0] == state else None
                 graph = graph or load_graph(self._conn)
                 graph_key = key("graph:", graph.digest())
                 row = self._conn.execute("SELECT text FROM maps WHERE key = ?", (graph_key,)).fetchone()
-            ranking = Ranking.from_json(row[0]) if row else rank(graph, focus_files, focus_names)
+            if row:
+                ranking = Ranking.from_json(row[0])
+            else:
+                assert graph is not None  # no stored ranking: the graph was loaded above
+                ranking = rank(graph, focus_files, focus_names)
             text = render(self._conn, ranking, int(token_budget))
             self.last_map_reranked = row is None
             try:

@@ -88,7 +88,10 @@ def reference_lines(source: bytes, lang: str, name: str) -> list[int]:
     from coder.codeintel.languages import parser
     from coder.codeintel.outline import extract
 
-    tree = parser(lang).parse(source)  # a parser of our own: queries may run on several threads
+    own = parser(lang)  # a parser of our own: queries may run on several threads
+    if own is None:
+        return []
+    tree = own.parse(source)
     tags = extract("", source, lang, tree=tree)
     defined_at = tags.name_starts if tags is not None else set()
     root = tree.root_node

@@ -161,6 +161,7 @@ def _python_definitions(root: Any) -> list[tuple[str, Any, Any, Any]]:
 @cache
 def _python_kinds() -> tuple[frozenset[int], int, int]:
     lang = language("python")
+    assert lang is not None  # only asked for a Python file, which was parsed with this grammar
     return (frozenset(lang.id_for_node_kind(kind, True) for kind in _PY_CONTAINERS),
             lang.id_for_node_kind("class_definition", True), lang.id_for_node_kind("function_definition", True))
 

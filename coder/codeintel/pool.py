@@ -87,27 +87,30 @@ class ParsePool:
             in_flight: list[list] = []
             try:
                 assert proc.stdin is not None and proc.stdout is not None
+                stdin, stdout = proc.stdin, proc.stdout
 
                 def send() -> None:
                     batch = take()
                     if batch is not None:
                         in_flight.append(batch)
-                        pickle.dump(batch, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-                        proc.stdin.flush()
+                        pickle.dump(batch, stdin, protocol=pickle.HIGHEST_PROTOCOL)
+                        stdin.flush()
 
                 pickle.dump(root, proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
                 send()
                 send()  # two in flight: the worker never waits for the parent between batches
                 while in_flight:
-                    batch = pickle.load(proc.stdout)
+                    batch = pickle.load(stdout)
                     in_flight.pop(0)
                     results.put(batch)
                     send()
                 pickle.dump(None, proc.stdin)
                 proc.stdin.close()
             except (EOFError, OSError, pickle.UnpicklingError):
+                batch = None
                 while not self.closed and (in_flight or (batch := take()) is not None):
                     todo_batch = in_flight.pop(0) if in_flight else batch
+                    assert todo_batch is not None  # the loop's test: one in flight, or one just taken
                     with fallback:
                         results.put(parse_batch(root, todo_batch))
             finally:

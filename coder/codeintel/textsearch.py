@@ -69,6 +69,7 @@ def search(root: Path, pattern: str, *, fixed: bool = False, ignore_case: bool =
 def _base(fs: WorkspaceFS, path: str) -> str:
     """The real workspace-relative folder or file `path` names (symlinks that stay inside followed)."""
     lexical = os.path.relpath(os.path.normpath(fs.root / path), fs.root)
+    real = ""
     try:
         if lexical == ".." or lexical.startswith("../"):
             raise EscapeError(f"{path} is outside the repository")

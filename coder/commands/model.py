@@ -52,8 +52,10 @@ def unknown_hosted(spec: str, config: dict[str, Any]) -> str | None:
 
     resolved = resolve_spec(spec, config)
     prefix, _, name = resolved.partition(":")
-    providers = config.get("providers") if isinstance(config.get("providers"), dict) else {}
-    section = providers.get(prefix) if isinstance(providers.get(prefix), dict) else {}
+    providers = config.get("providers")
+    providers = providers if isinstance(providers, dict) else {}
+    section = providers.get(prefix)
+    section = section if isinstance(section, dict) else {}
     own_server = os.environ.get(f"{prefix.upper()}_BASE_URL") or section.get("base_url")
     if prefix not in ("anthropic", "openai") or own_server or model_info(resolved) is not UNKNOWN:
         return None

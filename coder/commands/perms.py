@@ -73,7 +73,7 @@ def _remove(policy: RulePolicy, saved: list[Saved], words: list[str]) -> Command
     target = saved[int(words[0]) - 1]
     rule = Rule.parse(target.rule)
     policy.session_allow[:] = [r for r in policy.session_allow if r != rule]
-    if target.where == "project":
+    if target.where == "project" and policy.project_dir is not None:
         forget_project_rule(policy.project_dir, target.rule)
         policy.allow[:] = [r for r in policy.allow if r != rule]
     where = "this project" if target.where == "project" else "this session"

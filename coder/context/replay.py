@@ -19,7 +19,7 @@ from typing import Any
 
 from coder.base.errors import UsageError
 from coder.context.history import repair_pairing
-from coder.models.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from coder.models.types import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from coder.tools.registry import builtin_by_protocol
 
 #: our tools that speak the protocols other agents' shells and editors map to (input `command` / `path`)
@@ -130,9 +130,10 @@ def _from_messages(raw: list[dict[str, Any]], sweagent: bool) -> tuple[str, list
             out.append(Message("assistant", blocks or [TextBlock("(no text)")]))
         elif role == "tool" and pending:
             ids = item.get("tool_call_ids") or [item.get("tool_call_id")]
-            call_id = ids[0] if ids and ids[0] in pending else pending[0]
+            call_id = str(ids[0]) if ids and ids[0] in pending else pending[0]
             pending.remove(call_id)
-            out.append(Message("user", [ToolResultBlock(call_id, content)]))
+            result: list[Block] = [ToolResultBlock(call_id, content)]
+            out.append(Message("user", result))
         elif role in ("user", "tool"):
             if pending:  # text protocol: the next user message is the observation
                 out.append(Message("user", [ToolResultBlock(pending.pop(0), content)]))

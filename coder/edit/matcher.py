@@ -73,6 +73,7 @@ def find_replacement(content: str, old: str, new: str, *, fuzzy: bool = True, li
     stripped = strip_prefixes(old_lines)
     if stripped is not None and not any(line.strip() for line in stripped[0]):
         stripped = None  # nothing but numbers: not a pasted view
+    old_clean, new_use, note = old_lines, new_lines, ""
     if stripped is not None:
         old_clean, numbers, style = stripped
         new_clean = strip_prefixes(new_lines, style=style, consecutive=False)

@@ -38,7 +38,7 @@ the model can copy old_str again and retry in one turn."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -78,7 +78,7 @@ def _gap(o: list[str], n: list[str], f: list[str]) -> list[str]:
                   "many new_str means is not certain")
 
 
-def _slides(ops: list[tuple[str, int, int, int, int]], old: list[str], new: list[str]) -> bool:
+def _slides(ops: Sequence[tuple[str, int, int, int, int]], old: list[str], new: list[str]) -> bool:
     """A pure deletion or insertion that could move one line up or down and describe the same change."""
     for tag, i1, i2, j1, j2 in ops:
         seq, a, b = (old, i1, i2) if tag == "delete" else (new, j1, j2) if tag == "insert" else (None, 0, 0)

@@ -81,7 +81,8 @@ def _tree_sitter_outline(path: str | Path, source: str) -> list[OutlineItem] | N
                     continue
                 declarator = next((c for c in child.children if c.type == "variable_declarator"), None)
                 value = declarator.child_by_field_name("value") if declarator else None
-                if value is None or value.type not in ("arrow_function", "function", "function_expression"):
+                if declarator is None or value is None or value.type not in ("arrow_function", "function",
+                                                                             "function_expression"):
                     continue
                 name_node, kind = declarator.child_by_field_name("name"), "function"
             name = data[name_node.start_byte:name_node.end_byte].decode("utf-8", "replace") if name_node else "?"

@@ -49,9 +49,10 @@ class Opened:
         self.session.close(reason)
         self.store.set_status(self.session.id, reason)
         kept = not self.store.discard_if_unused(self.session.id)
-        if not kept and hasattr(self.session.parts.checkpointer, "delete_all"):
+        checkpointer = self.session.parts.checkpointer
+        if not kept and checkpointer is not None:
             try:
-                self.session.parts.checkpointer.delete_all()
+                checkpointer.delete_all()
             except Exception:  # noqa: BLE001 - its refs are pruned with old sessions anyway
                 pass
         self.store.close()

@@ -53,7 +53,7 @@ def find(text: str, workspace: Path, cwd: Path | None = None) -> list[Attachment
         for candidate in (raw, raw.rstrip(".,;:!?)")):  # "see @a.py." ends a sentence
             rel = _inside(root, base, candidate)
             data = read_beneath(root, rel, MAX_BYTES + 1) if rel else None
-            if data is None:
+            if rel is None or data is None:
                 continue
             start = int(first) if first else None
             end = int(last) if last else (start if first else None)

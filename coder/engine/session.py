@@ -18,7 +18,15 @@ from coder.base.errors import ContextOverflowError, ModelError, ToolError
 from coder.context.base import ContextManager, Pinned
 from coder.engine.history import Restored, validate_input
 from coder.models.retry import retry_listener
-from coder.models.types import Message, ModelProvider, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock
+from coder.models.types import (
+    Block,
+    Message,
+    ModelProvider,
+    ModelResponse,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from coder.policy.base import PermissionAnswer, PermissionPolicy
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import Tool, ToolContext, ToolResult
@@ -52,6 +60,10 @@ class Checkpointer(Protocol):
     def restore(self, checkpoint_id: int | str, force: bool = False) -> RestoreResult: ...
 
     def undo(self, force: bool = False) -> RestoreResult: ...
+
+    def current(self) -> Checkpoint | None: ...
+
+    def delete_all(self) -> None: ...
 
 
 @dataclass
@@ -261,7 +273,7 @@ class Session:
     def _record_response(self, response: ModelResponse) -> Message:
         message = response.message
         if response.stop_reason == "interrupted":  # tool calls cut mid-stream never ran: keep the text only
-            kept = [b for b in message.content if isinstance(b, TextBlock) and b.text]
+            kept: list[Block] = [b for b in message.content if isinstance(b, TextBlock) and b.text]
             message = Message("assistant", kept or [TextBlock("[interrupted]")])
         if not message.content:
             message = Message("assistant", [TextBlock("(no answer)")])

@@ -52,8 +52,8 @@ def user_turns(session: Any, checkpointer: Any | None) -> list[UserTurn]:
         ends = [cid for cid, h in at.items() if cid in checkpoints and checkpoints[cid].label.startswith("turn ")
                 and turn.index < h and (upper is None or h <= upper)]
         if ends:
-            turn.end = checkpoints[max(ends)]
-            turn.start_id = turn.end.parent
+            end = turn.end = checkpoints[max(ends)]
+            turn.start_id = end.parent
         else:  # the state it began in: the newest checkpoint taken before the message
             before = [cid for cid, h in at.items() if cid in checkpoints and h <= turn.index]
             turn.start_id = max(before) if before else None

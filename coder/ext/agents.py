@@ -116,6 +116,6 @@ def agent_permission(agent: AgentDefinition) -> Permission:
     if agent.permission_mode == "plan":
         return "read"
     contracts = load_contracts()
-    classes = [contracts[name].permission for name in agent.tools
+    classes: list[Permission] = [contracts[name].permission for name in agent.tools
                if name in contracts and not contracts[name].spawns_agents]
-    return max(classes, key=_POWER.__getitem__, default="read")
+    return max(classes, key=_POWER.__getitem__) if classes else "read"

@@ -219,7 +219,7 @@ class Beneath:
         del real[:]
         while len(fds) > 1:
             os.close(fds.pop())
-        return PurePosixPath(os.path.relpath(norm, root)).parts if norm != root else []
+        return list(PurePosixPath(os.path.relpath(norm, root)).parts) if norm != root else []
 
 
 class _Raced(Exception):

@@ -141,7 +141,7 @@ class ServerProcess:
         seconds to answer `initialize`. The spawn itself is not cut short: a start cancelled while its process is
         being created leaves a process nobody knows the pid of, which then outlives the session."""
         from lsprotocol import types as t
-        from pygls.lsp.client import BaseLanguageClient
+        from pygls.lsp._base_client import BaseLanguageClient  # what pygls.lsp.client re-exports
 
         proc = self
 

@@ -185,8 +185,10 @@ class AnthropicProvider:
 
     def _classify(self, exc: Any) -> Exception:
         status = int(getattr(exc, "status_code", 0) or 0)
-        body = exc.body if isinstance(getattr(exc, "body", None), dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else {}
+        body = getattr(exc, "body", None)
+        body = body if isinstance(body, dict) else {}
+        error = body.get("error")
+        error = error if isinstance(error, dict) else {}
         kind = str(error.get("type") or "")
         text = str(error.get("message") or getattr(exc, "message", "") or exc)
         if status == 200 and kind in _STREAM_ERROR_STATUS:  # an `error` event inside a stream

@@ -105,7 +105,7 @@ def _messages(messages: list[Any]) -> Problem | None:
             # [chat] content is required unless tool_calls is given; verbatim
             return ("Invalid value for 'content': expected a string, got null.", f"messages.[{i}].content", None)
         if calls:
-            pending = [c.get("id") for c in calls if isinstance(c, dict)]
+            pending = [str(c.get("id")) for c in calls if isinstance(c, dict)]
             opened_at = i
     if pending:
         return ("An assistant message with 'tool_calls' must be followed by tool messages responding to each "

@@ -190,7 +190,7 @@ class _HTTPServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _HTTPServer
+    server: _HTTPServer  # type: ignore[assignment]  # ours: the base class declares any socketserver server
 
     def setup(self) -> None:
         super().setup()
@@ -288,7 +288,7 @@ class _Handler(BaseHTTPRequestHandler):
         if broken == "cut" and not body.get("stream"):
             return self._cut_json({"error": {"message": "cut"}})
         system, last_user = openai_match_text(body)
-        taken = {c.get("id") for m in body["messages"] for c in m.get("tool_calls") or [] if isinstance(c, dict)}
+        taken = {str(c.get("id")) for m in body["messages"] for c in m.get("tool_calls") or [] if isinstance(c, dict)}
         answer = fake.answer(system, last_user, broken is None, taken)
         reply = fr.openai_reply(answer, body, fake.openai_cache)
         model = body["model"]

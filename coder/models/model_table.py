@@ -89,7 +89,7 @@ def load_table() -> tuple[ModelInfo, ...]:
             if not any(w in sources for w in where.split()) and "not" not in where.split():
                 raise ValueError(f"model table: {record['ids']} {fact} names no source: {where!r}")
         tools = frozenset(tool_sets[record["server_tools"]]) if record.get("server_tools") else frozenset()
-        src = {k: " ".join(sources.get(w, w) for w in v.split(" ")) for k, v in record.get("source", {}).items()}
+        src = {k: " ".join(sources.get(w) or w for w in v.split(" ")) for k, v in record.get("source", {}).items()}
         for family in record["ids"]:
             out.append(ModelInfo(
                 family, record["provider"], int(record["context_window"]), int(record["max_output"]),

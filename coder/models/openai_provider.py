@@ -193,7 +193,7 @@ class OpenAIProvider:
             return self._response([TextBlock(text)] if text else [], "interrupted", Usage(), request_id)
         if finish is None:
             raise Transient(0, "the response stream ended before a finish_reason (cut mid-way)")
-        blocks = [TextBlock(text)] if text else []
+        blocks: list[Block] = [TextBlock(text)] if text else []
         for index in sorted(calls):
             slot = calls[index]
             try:

@@ -285,7 +285,7 @@ def _first(rules: list[Rule], call: Call, subject: str | None) -> Rule | None:
     return None
 
 
-def load_project_file(path: Path) -> dict[str, list[str]]:
+def load_project_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:

@@ -12,6 +12,7 @@ other stages decide. Everything heavy is imported inside the handler."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 
@@ -70,12 +71,14 @@ def handler(args: argparse.Namespace) -> int:
     from coder.base.termsafe import visible
 
     provider = None if args.no_llm else _provider(args, config)
-    progress = None
+    progress: Callable[[Any], None] | None = None
     if not args.json:
         import sys
 
-        def progress(stage) -> None:
+        def show(stage: Any) -> None:
             print(visible(f"  {stage.name:<8} {stage.status:<7} {stage.duration:6.2f}s  {stage.note}"), file=sys.stderr)
+
+        progress = show
 
         print(f"reviewing {what}...", file=sys.stderr)
     result = review(root, text, args.task, provider, config, on_stage=progress)

@@ -270,8 +270,8 @@ def _assertions(func: ast.AST) -> list[_Assertion]:
     return found
 
 
-def _test_functions(tree: ast.Module) -> dict[str, tuple[ast.AST, list[_Assertion]]]:
-    tests: dict[str, tuple[ast.AST, list[_Assertion]]] = {}
+def _test_functions(tree: ast.Module) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[_Assertion]]]:
+    tests: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[_Assertion]]] = {}
 
     def collect(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
@@ -308,9 +308,10 @@ def _python_tests(path: str, old: str, new: str, added: set[int] | None = None) 
     return findings
 
 
-def _setup_changed(func: ast.AST, asserts: list[_Assertion], added: set[int]) -> bool:
+def _setup_changed(func: ast.FunctionDef | ast.AsyncFunctionDef, asserts: list[_Assertion], added: set[int]) -> bool:
     """Whether lines of the test other than its assertions were added or changed."""
-    inside_asserts = {n for a in asserts for n in range(a.node.lineno, (a.node.end_lineno or a.node.lineno) + 1)}
+    spans = [(getattr(a.node, "lineno", 0), getattr(a.node, "end_lineno", None)) for a in asserts]
+    inside_asserts = {n for start, end in spans for n in range(start, (end or start) + 1)}
     body = range(func.body[0].lineno, (func.end_lineno or func.lineno) + 1)
     return any(n in added and n not in inside_asserts for n in body)
 
@@ -368,7 +369,7 @@ def _compare_assertions(path: str, name: str, node: ast.AST, old: list[_Assertio
     return findings
 
 
-def _expected_side(a: _Assertion) -> list[ast.AST]:
+def _expected_side(a: _Assertion) -> list[ast.expr]:
     node = a.node
     if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
         return list(node.test.comparators)

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import PurePosixPath
 
 from coder.review.context import ReviewContext, is_test_path
-from coder.review.types import Finding, StageResult, status_from
+from coder.review.types import Finding, Severity, StageResult, status_from
 
 _MARKER_RE = re.compile(r"^(<{7}|>{7})(\s|$)")
 _LOCKFILES = {"package-lock.json", "yarn.lock", "pnpm-lock.yaml", "poetry.lock", "Cargo.lock", "go.sum",
@@ -38,7 +38,7 @@ _PLACEHOLDER_RE = re.compile(r"(?i)(example|dummy|fake|test|sample|changeme|plac
 _TOKEN_RE = re.compile(r"['\"]([A-Za-z0-9+/=_\-]{32,})['\"]")
 
 #: debug leftovers by extension: (pattern, severity, what)
-DEBUG_PATTERNS: dict[str, list[tuple[re.Pattern[str], str, str]]] = {
+DEBUG_PATTERNS: dict[str, list[tuple[re.Pattern[str], Severity, str]]] = {
     ".py": [
         (re.compile(r"^\s*(breakpoint\(\)|(i?pdb|pudb)\.set_trace\(\)|import (i?pdb|pudb)\b|from (i?pdb|pudb) import)"),
          "error", "debugger call left in"),

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from coder.review.context import ReviewContext
-from coder.review.types import Finding, StageResult, status_from
+from coder.review.types import Finding, Severity, StageResult, status_from
 
 if TYPE_CHECKING:
     from coder.models.types import ModelProvider
@@ -157,7 +157,8 @@ def stage_llm(ctx: ReviewContext, provider: ModelProvider | None) -> StageResult
 
 
 def _to_finding(item: dict[str, Any]) -> Finding:
-    severity = item.get("severity") if item.get("severity") in ("error", "warning", "info") else "warning"
+    raw = item.get("severity")
+    severity: Severity = raw if raw in ("error", "warning", "info") else "warning"
     try:
         line = int(item["line"]) if item.get("line") not in (None, "") else None
     except (TypeError, ValueError):

@@ -138,7 +138,7 @@ def stage_lint(ctx: ReviewContext) -> StageResult:
     configured = _has_ruff_config(workdir)
     args = [*ruff, "check", "--output-format=json", "--no-fix", "--exit-zero", "--no-cache"]
     args += ["--force-exclude"] if configured else ["--isolated", f"--select={RUFF_DEFAULT_SELECT}"]
-    args += [f.new_path for f in py_files if path_kind(workdir, f.new_path) == "file"]  # no link out
+    args += [f.new_path for f in py_files if f.new_path and path_kind(workdir, f.new_path) == "file"]  # no link out
     try:
         from coder.vcs.hostgit import scrubbed_host_env
 

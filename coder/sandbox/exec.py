@@ -5,13 +5,14 @@ Same profile, environment and limits as the persistent shell, but no state betwe
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from coder.sandbox import limits as limits_mod
 from coder.sandbox.check import require_sandbox
@@ -77,8 +78,8 @@ def run_sandboxed(command: str, workspace: Path, config: dict[str, Any], timeout
     dropped = [0]
 
     def reader() -> None:
-        assert proc.stdout is not None
-        while chunk := proc.stdout.read1(1 << 16):
+        stdout = cast(io.BufferedReader, proc.stdout)  # binary mode: a buffered reader, never None (PIPE)
+        while chunk := stdout.read1(1 << 16):
             room = max(0, limit - len(kept))
             kept.extend(chunk[:room])
             if len(chunk) > room:

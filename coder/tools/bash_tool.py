@@ -93,6 +93,7 @@ class BashTool(Tool):
             except SandboxUnavailable as exc:
                 return ToolResult(str(exc), is_error=True, data={"sandbox_unavailable": True, "exit_code": None,
                                                                   "timed_out": False, "truncated": False})
+        job = None
         with self._lock:
             try:
                 if restart:
@@ -118,13 +119,14 @@ class BashTool(Tool):
                 if result.detached:  # the user's Ctrl+B: the shell, its sandbox and the command become a job
                     ctx.services.pop("shell", None)
                     self._shell = None
-                    job = jobs.adopt(shell, command, result.output, time.monotonic() - result.duration)
+                    job = jobs.adopt(shell, command or "", result.output, time.monotonic() - result.duration)
             except (ShellError, ConfigError) as exc:
                 ctx.services.pop("shell", None)
                 return ToolResult(f"The shell could not run: {exc}", is_error=True,
                                   data={"exit_code": None, "timed_out": False, "truncated": False})
         text = result.output
         if result.detached:
+            assert job is not None  # made above when the command was detached
             notes.append(f"[the user sent this command to the background after {result.duration:.1f}s, as job "
                          f"{job.id}: it keeps running in its sandbox. `bash_output` with id {job.id} shows what it "
                          "prints from here on and whether it ended (`kill: true` stops it). Your next bash command "
@@ -152,7 +154,7 @@ class BashTool(Tool):
             "output_handle": clipped.handle, "cwd": result.cwd, "restarted": result.restarted,
             "sandboxed": cfg.enabled, "duration_ms": round(result.duration * 1000, 1),
         }
-        if result.detached:
+        if job is not None:
             data["background"] = job.id
         return ToolResult(clipped.text, is_error=False, data=data)
 

@@ -61,7 +61,7 @@ def as_dicts(items: list[TodoItem]) -> list[dict[str, str]]:
 
 
 def counts(items: list[dict[str, Any]] | list[TodoItem]) -> dict[str, int]:
-    out = dict.fromkeys(STATUSES, 0)
+    out: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for item in items:
         status = item["status"] if isinstance(item, dict) else item.status
         out[status] = out.get(status, 0) + 1

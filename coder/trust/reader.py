@@ -209,8 +209,10 @@ def server_line(entry: Any) -> str:
         return repr(entry)
     if entry.get("url"):
         return f"url {entry['url']}"
-    args = entry.get("args") if isinstance(entry.get("args"), list) else []
+    args = entry.get("args")
+    args = args if isinstance(args, list) else []
     line = shlex.join([str(entry.get("command", "?"))] + [str(a) for a in args])
-    env = entry.get("env") if isinstance(entry.get("env"), dict) else {}
+    env = entry.get("env")
+    env = env if isinstance(env, dict) else {}
     extras = ([f"cwd {entry['cwd']}"] if entry.get("cwd") else []) + [f"{k}={v}" for k, v in env.items()]
     return line + (f"  ({', '.join(extras)})" if extras else "")

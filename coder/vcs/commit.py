@@ -52,7 +52,7 @@ MSG_LIMIT = 1 << 20
 @dataclass
 class HookRun:
     name: str
-    exit_code: int
+    exit_code: int | None  # None: it never ended (killed at its timeout)
     output: str
     duration: float
     where: str  # "sandbox" or "host"
