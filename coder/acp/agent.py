@@ -35,10 +35,17 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
+from coder import __version__
 from coder.acp import permission
 from coder.acp.updates import STOP_REASONS, Translator, replay
 from coder.base import events as ev
 from coder.base.errors import CoderError
+from coder.commands.approval import approval
+from coder.commands.modes import current_mode, set_mode
+from coder.config.layers import MODES
+from coder.engine.builder import open_session
+from coder.engine.history import stored_events
+from coder.engine.options import options_from_args
 from coder.policy.base import PermissionAnswer
 
 #: how long the engine's thread waits for one update to be written (a client that stopped reading)
@@ -83,8 +90,6 @@ class CoderAgent:
     # ---- lifecycle ---------------------------------------------------------------------------------------------
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None,
                          **kwargs: Any) -> InitializeResponse:
-        from coder import __version__
-
         self.loop = asyncio.get_running_loop()
         fs = getattr(client_capabilities, "fs", None)
         self.reads_buffers = bool(getattr(fs, "read_text_file", False))
@@ -106,7 +111,6 @@ class CoderAgent:
         live = self.sessions.get(session_id)
         if live is None:
             live = await self._open(cwd, session_id)
-        from coder.engine.history import stored_events
 
         events = await asyncio.to_thread(stored_events, live.opened.store, live.session.id)
         for update in replay(events, live.translator.cwd):
@@ -114,8 +118,6 @@ class CoderAgent:
         return LoadSessionResponse(modes=self._modes(live))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
-        from coder.commands.modes import set_mode
-
         try:
             set_mode(self._live(session_id).session, mode_id)
         except CoderError as exc:
@@ -145,6 +147,7 @@ class CoderAgent:
         (`@path`: the model reads the disk with its tools)."""
         if not self.reads_buffers:
             return blocks
+        # start-up time: the ACP SDK (pydantic) loads only when this runs
         from acp.schema import EmbeddedResourceContentBlock, TextResourceContents
 
         out: list[Any] = []
@@ -189,8 +192,6 @@ class CoderAgent:
 
     # ---- sessions ----------------------------------------------------------------------------------------------
     async def _open(self, cwd: str, resume: str | None) -> Live:
-        from coder.engine.builder import open_session
-        from coder.engine.options import options_from_args
 
         holder: list[Live] = []
 
@@ -218,8 +219,6 @@ class CoderAgent:
         return live
 
     def _modes(self, live: Live) -> SessionModeState:
-        from coder.commands.modes import current_mode
-        from coder.config.layers import MODES
 
         return SessionModeState(current_mode_id=current_mode(live.session),
                                 available_modes=[SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES])
@@ -250,8 +249,6 @@ class CoderAgent:
 
     def _ask(self, live: Live, request: ev.PermissionRequest) -> PermissionAnswer:
         """The engine's `ask`: the client answers through `session/request_permission`."""
-        from coder.commands.approval import approval
-
         view = approval(request.tool, request.input, request.suggested_rule)
         plan = isinstance(request, ev.PlanProposed)
         call = permission.tool_call(request, "Approve the plan" if plan else view.title, view.detail, view.diff or "",
@@ -299,6 +296,7 @@ def _path_of(uri: str) -> str:
 
 
 def _text(text: str) -> Any:
+    # start-up time: the ACP SDK (pydantic) loads only when this runs
     from acp import helpers
 
     return helpers.update_agent_message_text(text)

@@ -11,10 +11,11 @@ import os
 import sys
 from typing import Any
 
+from coder.base.errors import UsageError
+from coder.engine.options import add_session_flags
+
 
 def register(sub: Any) -> None:
-    from coder.engine.options import add_session_flags
-
     p = sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed and other editors)",
                        description="Run coder as an ACP agent: an editor starts `coder acp` and talks JSON-RPC on "
                                    "its stdin and stdout. Sessions are coder's stored sessions (`coder --resume ID` "
@@ -24,15 +25,15 @@ def register(sub: Any) -> None:
 
 
 def acp_command(args: Any) -> int:
+    # start-up time: asyncio loads only when this runs
     import asyncio
-
-    from coder.base.errors import UsageError
 
     try:
         import acp  # noqa: F401 - the SDK is a dependency; a broken install is a user-facing error, not a traceback
     except ImportError as exc:
         raise UsageError(f"`coder acp` needs the agent-client-protocol package ({exc}): "
                          "pip install agent-client-protocol") from exc
+    # start-up time: coder.acp.agent brings the ACP SDK (pydantic)
     from coder.acp.agent import CoderAgent
 
     if getattr(args, "resume", None) or getattr(args, "continue_last", False):
@@ -60,6 +61,7 @@ def _private_stdio() -> tuple[int, int]:
 
 
 async def _serve(agent: Any, fd_in: int, fd_out: int) -> None:
+    # start-up time: asyncio loads only when this runs
     import asyncio
 
     from acp import run_agent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from coder.engine.doctor import run_checks  # the checks live in the engine (the /doctor command reads them too)
@@ -14,8 +15,6 @@ def register(sub) -> None:
 
 
 def doctor_command(args) -> int:
-    import json
-
     checks = run_checks(Path(args.cwd if hasattr(args, "cwd") else ".").resolve())
     if args.json:
         print(json.dumps([c.__dict__ for c in checks], indent=2))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:  # argparse itself loads only when a parser is built: `coder -
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every subcommand. Each area owns its subcommand (`register(sub)`); they are imported here,
     not at the top, for start-up time: `coder --version` answers before any of them loads."""
+    # start-up time: `coder --version` answers before the parser and the subcommands load
     import argparse
 
     from coder import __version__
@@ -57,11 +59,11 @@ def prebuild_parser() -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv in (["--version"], ["-V"]):
-        from coder import __version__
+        from coder import __version__  # start-up time: the one import --version needs
 
         print(f"coder {__version__}")
         return 0
-    from coder.base.errors import EXIT_INTERRUPTED, CoderError
+    from coder.base.errors import EXIT_INTERRUPTED, CoderError  # start-up time: after the --version answer
 
     global _prebuilt
     parser, _prebuilt = _prebuilt or build_parser(), None
@@ -72,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
             handler = _interactive
         return int(handler(args) or 0)
     except CoderError as exc:
-        from coder.base.termsafe import visible  # a message can quote a repository file, a key or a path
+        # start-up time: loaded for an error only; a message can quote a repository file, a key or a path
+        from coder.base.termsafe import visible
 
         print(f"coder: {visible(str(exc))}", file=sys.stderr)
         return exc.exit_code
@@ -80,24 +83,20 @@ def main(argv: list[str] | None = None) -> int:
         print("coder: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `coder sessions list | head -1`: the reader is gone, which is not an error
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 
 def _interactive(args: argparse.Namespace) -> int:
     """No subcommand: the Textual app, or the plain REPL for --plain, dumb terminals and pipes."""
-    import os
-
-    from coder.base.errors import UsageError
+    from coder.base.errors import UsageError  # start-up time: after the --version answer
 
     plain = args.plain or not sys.stdout.isatty() or os.environ.get("TERM", "") in ("", "dumb")
     try:  # imported here for start-up time: Textual and prompt-toolkit load only for the frontend that runs
         if plain:
-            from coder.tui.repl import run_repl as run
+            from coder.tui.repl import run_repl as run  # start-up time: prompt-toolkit loads only here
         else:
-            from coder.tui.app import run_app as run
+            from coder.tui.app import run_app as run  # start-up time: Textual loads only here
     except ImportError as exc:
         raise UsageError(f"the interactive {'REPL' if plain else 'app'} is not available in this build ({exc}); "
                          "use `coder run \"...\"`.") from exc

@@ -3,6 +3,12 @@ client: it opens the workspace the way a session does, through the engine's buil
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from coder.base.termsafe import inert_json, visible
+from coder.config.layers import load_config
+
 
 def register(sub) -> None:
     p = sub.add_parser("mcp", help="MCP servers: `coder mcp list` shows each server, its state and its tools")
@@ -12,11 +18,8 @@ def register(sub) -> None:
 
 
 def mcp_command(args) -> int:
-    import json
-    from pathlib import Path
 
-    from coder.base.termsafe import inert_json, visible
-    from coder.config.layers import load_config
+    # start-up time: coder.ext.mcp_client brings asyncio
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.mcp_client import MCPManager, server_log, servers_from_config, tool_name
 

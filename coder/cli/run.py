@@ -12,13 +12,12 @@ from typing import Any
 
 from coder.base.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CoderError, UsageError
 from coder.base.termsafe import inert_json, visible
+from coder.engine.options import add_session_flags, options_from_args
 
 EXIT_BY_REASON = {"done": EXIT_OK, "interrupted": EXIT_INTERRUPTED}
 
 
 def register(sub) -> None:
-    from coder.engine.options import add_session_flags
-
     p = sub.add_parser("run", help="run one task headless (CI, scripts) and exit",
                        description="Run one task without a UI. Exit codes: 0 done, 1 the agent failed, hit a "
                                    "limit or was stopped as stuck (exit reason `stuck`), 2 usage or "
@@ -105,8 +104,8 @@ class Tally:
 
 
 def run_command(args) -> int:
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.engine.builder import open_session
-    from coder.engine.options import options_from_args
 
     if (args.branch or args.override_review) and not args.commit:
         raise UsageError("--branch and --override-review go with --commit.")
@@ -115,6 +114,7 @@ def run_command(args) -> int:
     prompt = read_prompt(args)
     plan = read_plan_file(args)
     if plan is not None:
+        # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.engine.work import plan_message
 
         prompt = plan_message(plan, prompt)
@@ -122,7 +122,7 @@ def run_command(args) -> int:
         raise UsageError('no task given: `coder run "what to do"`, --prompt-file FILE, or a task on stdin.')
     schema = None
     if getattr(args, "json_schema", None) is not None:
-        from coder.cli import structured
+        from coder.cli import structured  # start-up time: `coder --help` imports this module; jsonschema loads later
 
         schema = structured.load_schema(args.json_schema)  # a bad schema stops here, before a session is stored
         prompt = (prompt or "Go on with the task.") + structured.instructions(schema)
@@ -161,6 +161,7 @@ def run_command(args) -> int:
     commit = None
     try:
         if plan is not None:
+            # start-up time: `coder --help` imports this module, and only this command needs it
             from coder.engine.work import adopt_plan
 
             adopt_plan(session, plan)
@@ -230,7 +231,7 @@ def say(text: str, stream: Any) -> None:
 
 def _structured(session, outcome, schema):
     """Check the final answer against the schema; on failure the model gets the errors and one more turn."""
-    from coder.cli import structured
+    from coder.cli import structured  # start-up time: `coder --help` imports this module
 
     checked = structured.check(outcome.final_text, schema)
     if checked.ok:
@@ -242,6 +243,7 @@ def _structured(session, outcome, schema):
 
 
 def _commit(opened, args):
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.engine.finish import review_and_commit
 
     return review_and_commit(opened.session, branch=args.branch, override=args.override_review)

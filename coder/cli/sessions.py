@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
+
+from coder.base import paths
+from coder.base.errors import UsageError
+from coder.base.termsafe import inert_json, visible
 
 
 def register(sub) -> None:
@@ -20,11 +25,7 @@ def register(sub) -> None:
 
 
 def sessions_command(args) -> int:
-    from pathlib import Path
-
-    from coder.base import paths
-    from coder.base.errors import UsageError
-    from coder.base.termsafe import inert_json, visible
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.engine.builder import git_root
     from coder.store.db import SessionStore
 
@@ -55,10 +56,12 @@ def sessions_command(args) -> int:
     events = [e.to_dict() for e in store.events(row.id)]
     if args.action == "export":
         if args.format == "md":
+            # start-up time: `coder --help` imports this module, and only this command needs it
             from coder.commands.transcript import transcript_markdown
 
             print(visible(transcript_markdown(row, events)), end="")
         elif args.format == "adp":
+            # start-up time: `coder --help` imports this module, and only this command needs it
             from coder.store.export import to_adp
             from coder.tools.registry import describe
 
@@ -78,6 +81,7 @@ def _checkpoint_counts(repo) -> dict[str, int] | None:
     """Session id -> checkpoints kept in `repo` (None outside git)."""
     if repo is None:
         return None
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.vcs.checkpoints import list_sessions
 
     return {s.session_id: s.count for s in list_sessions(repo)}

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from coder.base.termsafe import inert_json, visible
+
 
 def register(sub) -> None:
     p = sub.add_parser("skills", help="Agent Skills: `coder skills list` shows the skills a session here can use")
@@ -12,10 +17,8 @@ def register(sub) -> None:
 
 
 def skills_command(args) -> int:
-    import json
-    from pathlib import Path
 
-    from coder.base.termsafe import inert_json, visible
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.skills import describe_catalog, discover
 

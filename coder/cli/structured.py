@@ -35,6 +35,7 @@ class Checked:
 
 def load_schema(path: Path) -> dict[str, Any]:
     """The schema in `path`, checked against its metaschema: every problem is a UsageError naming the file."""
+    # start-up time: jsonschema loads only when this runs
     import jsonschema
     import jsonschema.validators
 
@@ -87,6 +88,7 @@ def extract(text: str) -> Any:
 
 def check(text: str, schema: Any) -> Checked:
     """Parse and validate a final answer; errors name the JSON path of each problem."""
+    # start-up time: jsonschema loads only when this runs
     import jsonschema
     import jsonschema.validators
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from coder.base.errors import UsageError
+from coder.base.termsafe import visible as neutralize
+from coder.config.layers import load_config
+
 
 def register(sub) -> None:
     p = sub.add_parser("trust", help="trust a repository's own config, MCP servers, hooks, tools and agents "
@@ -22,8 +26,7 @@ def register(sub) -> None:
 
 
 def trust_command(args) -> int:
-    from coder.base.errors import UsageError
-    from coder.base.termsafe import visible as neutralize
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.engine.builder import git_root
     from coder.trust import decisions as trust
 
@@ -52,8 +55,6 @@ def trust_command(args) -> int:
 
 
 def _print_provenance(workspace: Path, trusted: bool) -> None:
-    from coder.base.termsafe import visible as neutralize
-    from coder.config.layers import load_config
 
     config = load_config(workspace, trusted=trusted)
     rows = sorted((key, layer) for key, layer in config["_provenance"].items() if layer != "built-in")

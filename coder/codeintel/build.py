@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from coder.codeintel.files import MAX_FILE_BYTES, classify_content, fast_language, list_files
+from coder.codeintel.names import file_names
+from coder.codeintel.outline import extract
 from coder.codeintel.pool import BATCH_FILES, ParsePool, looks_big
 from coder.codeintel.store import SCHEMA, SECONDARY_INDEXES
 from coder.fs.beneath import EscapeError, WorkspaceFS
@@ -65,8 +67,6 @@ def parse_file(fs: WorkspaceFS, rel: str, size: int, mtime_ns: int, old_hash: st
     Read beneath the workspace handle `fs` (one openat2 per file where the kernel has it): a file the sandbox
     swapped for a symlink, or put under a symlinked folder, after the listing is "unreadable", never read
     from outside; a FIFO is opened non-blocking and refused (not a regular file), so it cannot hang a build."""
-    from coder.codeintel.names import file_names
-    from coder.codeintel.outline import extract
 
     lang = fast_language(rel) or ""
     if size > MAX_FILE_BYTES:

@@ -7,7 +7,11 @@ Registered by coder/cli/main.py; handlers import the index lazily so `coder --he
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
+
+from coder.base.errors import UsageError
 
 
 def _safe(handler):
@@ -17,8 +21,6 @@ def _safe(handler):
         try:
             return handler(args)
         except BrokenPipeError:
-            import os
-
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
 
@@ -51,10 +53,6 @@ def register(sub) -> None:
 
 
 def _root(cwd: str):
-    from pathlib import Path
-
-    from coder.base.errors import UsageError
-
     start = Path(cwd).resolve()
     if not start.is_dir():
         raise UsageError(f"{cwd} is not a directory")
@@ -65,6 +63,7 @@ def _root(cwd: str):
 
 
 def _open(args, *, quiet: bool = False):
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.codeintel.index import CodeIndex
 
     index = CodeIndex.open(_root(getattr(args, "cwd", None) or "."))
@@ -100,8 +99,6 @@ def index_command(args) -> int:
 
 
 def map_command(args) -> int:
-    from coder.base.errors import UsageError
-
     if args.tokens < 1:
         raise UsageError("--tokens must be positive")
     index, _stats = _open(args)
@@ -137,6 +134,7 @@ def outline_command(args) -> int:
         print(json.dumps([s.to_json() for s in symbols], indent=1))
         return 0
     if not symbols:
+        # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.codeintel.languages import language_name
 
         why = "no definitions found" if language_name(args.file) else "its language is not indexed (text search only)"

@@ -9,6 +9,7 @@ and are never what the model should read.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,8 +114,6 @@ def _rg_files(root: Path) -> FileListing | None:
 
     Read as a stream and stopped at MAX_WALK_FILES, so `coder map` in a huge non-repository folder (a home
     directory) ends with a note instead of listing the whole disk."""
-    import shutil
-
     if shutil.which("rg") is None:
         return None
     try:

@@ -21,8 +21,11 @@ from typing import Any
 
 from coder.base.errors import UsageError
 from coder.codeintel.build import RefreshStats, refresh
+from coder.codeintel.names import match_expression, reference_lines
+from coder.codeintel.outline import outline_source
 from coder.codeintel.pool import looks_big
-from coder.codeintel.repomap import GraphBuilder
+from coder.codeintel.ranking import warm_up
+from coder.codeintel.repomap import MAP_VERSION, GraphBuilder, Ranking, load_graph, rank, render
 from coder.codeintel.store import ensure_fulltext, open_db, reset_db
 from coder.fs.beneath import EscapeError, WorkspaceFS
 
@@ -94,7 +97,6 @@ class CodeIndex:
         def track(done: int, total: int) -> None:
             nonlocal prefetch
             if prefetch:  # the first batch is in and the workers are busy: import what the first map will want
-                from coder.codeintel.ranking import warm_up
 
                 warm_up()
                 prefetch = False
@@ -213,8 +215,6 @@ class CodeIndex:
 
         The index says which files mention the name; their lines come from parsing those files now (see
         names.py), in path order, until `limit` hits."""
-        from coder.codeintel.names import match_expression, reference_lines
-
         short = name.replace("::", ".").split(".")[-1]
         if self.fulltext is not False:
             with self._lock:
@@ -247,7 +247,6 @@ class CodeIndex:
         if self.fs.kind(rel) != "file":
             raise UsageError(f"no such file: {rel}")
         if self.building:  # do not wait for the cold build: parse this one file now
-            from coder.codeintel.outline import outline_source
 
             try:
                 data = self.fs.read_file(rel)[0]
@@ -310,8 +309,6 @@ class CodeIndex:
 
         Two caches, both in SQLite so a new process reuses them: the text, keyed by the content of every file,
         and the ranking, keyed by the reference graph (so an edit that keeps the graph re-renders, never re-ranks)."""
-        from coder.codeintel.repomap import MAP_VERSION, Ranking, load_graph, rank, render
-
         if refresh_first:
             self.refresh()
         focus_files = sorted({self.relpath(f) for f in focus_files})

@@ -52,6 +52,7 @@ def language(name: str) -> Any | None:
         return None
     module_name, func = GRAMMARS[name]
     try:
+        # start-up time: tree-sitter loads only when this runs
         from tree_sitter import Language
 
         module = importlib.import_module(module_name)
@@ -65,6 +66,7 @@ def parser(name: str) -> Any | None:
     lang = language(name)
     if lang is None:
         return None
+    # start-up time: tree-sitter loads only when this runs
     from tree_sitter import Parser
 
     return Parser(lang)

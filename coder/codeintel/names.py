@@ -24,6 +24,8 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
 
+from coder.codeintel.languages import parser
+from coder.codeintel.outline import extract
 from coder.codeintel.queries import REFERENCE_TYPES, STOP_REFS
 
 #: names longer than this are not kept (generated code, minified leftovers)
@@ -85,8 +87,6 @@ def reference_lines(source: bytes, lang: str, name: str) -> list[int]:
     spans = [m.span() for m in word.finditer(source)]
     if not spans:
         return []
-    from coder.codeintel.languages import parser
-    from coder.codeintel.outline import extract
 
     own = parser(lang)  # a parser of our own: queries may run on several threads
     if own is None:

@@ -53,6 +53,7 @@ def _query(lang_name: str) -> Any | None:
     lang = language(lang_name)
     if lang is None or lang_name not in DEFINITIONS:
         return None
+    # start-up time: tree-sitter loads only when this runs
     from tree_sitter import Query
 
     return Query(lang, DEFINITIONS[lang_name])
@@ -65,6 +66,7 @@ def _parser(lang_name: str) -> Any:
     # One parser per language per process; the index parses in worker processes, never in threads.
     p = _PARSERS.get(lang_name)
     if p is None:
+        # start-up time: tree-sitter loads only when this runs
         from tree_sitter import Parser
 
         p = _PARSERS[lang_name] = Parser(language(lang_name))
@@ -168,6 +170,7 @@ def _python_kinds() -> tuple[frozenset[int], int, int]:
 
 def _query_definitions(query: Any, root: Any) -> list[tuple[str, Any, Any, Any]]:
     """(kind, definition node, name node, scope node or None) for every definition the query finds."""
+    # start-up time: tree-sitter loads only when this runs
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(query).captures(root)

@@ -74,6 +74,7 @@ def name_weight(name: str, definer_count: int, focus: set[str]) -> float:
 
 def pagerank(n: int, src, dst, weight, personal):  # noqa: ANN001, ANN201 - numpy arrays, typed loosely on purpose
     """Power iteration with dangling nodes sent back to the personalization (networkx's definition)."""
+    # start-up time: numpy loads only when this runs
     import numpy as np
 
     out_weight = np.bincount(src, weights=weight, minlength=n)
@@ -95,6 +96,7 @@ def pagerank(n: int, src, dst, weight, personal):  # noqa: ANN001, ANN201 - nump
 def rank_graph(graph: Graph, focus_files: list[str], focus_names: list[str]) \
         -> tuple[dict[str, float], list[tuple[str, str, str, int]]]:
     """(rank of the files that have a ranked symbol, the top MAX_RANKED symbols as (path, name, kind, occurrence))."""
+    # start-up time: numpy loads only when this runs
     import numpy as np
 
     paths, users, definers = graph.paths, graph.users, graph.definers

@@ -7,6 +7,7 @@ says so, because the model can narrow a query but cannot read 10,000 lines.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -135,7 +136,6 @@ def _rg(root: Path, base: str, pattern: str, fixed: bool, ignore_case: bool, glo
 def _rg_text(obj: dict) -> str:
     if "text" in obj:
         return obj["text"]
-    import base64
 
     return base64.b64decode(obj.get("bytes", "")).decode("utf-8", "replace")
 

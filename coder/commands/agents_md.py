@@ -14,7 +14,9 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
+from coder.codeintel.index import CodeIndex
 from coder.fs.beneath import WorkspaceFS, read_beneath
+from coder.vcs import hostgit
 
 EXT_LANG = {".py": "Python", ".js": "JavaScript", ".jsx": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript",
             ".go": "Go", ".rs": "Rust", ".java": "Java", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++",
@@ -24,8 +26,6 @@ MAP_BUDGET = 1200
 
 def repo_files(root: Path, limit: int = 20_000) -> list[str]:
     try:
-        from coder.vcs import hostgit
-
         out = hostgit.run(root, ["ls-files", "-co", "--exclude-standard"], timeout=30)
         if out.returncode == 0:
             return out.stdout.splitlines()[:limit]
@@ -106,10 +106,6 @@ def _layout(files: list[str]) -> list[str]:
 
 
 def _repo_map(root: Path) -> str:
-    try:
-        from coder.codeintel.index import CodeIndex
-    except ImportError:
-        return ""
     try:
         index = CodeIndex.open(root)
         try:

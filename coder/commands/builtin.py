@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from coder.base import events as ev
 from coder.commands import work
+from coder.commands.agents_md import write_agents_md
 from coder.commands.base import Command, CommandResult, Ctx
 from coder.commands.git import commit, diff, review, rewind, undo
 from coder.commands.model import _model
@@ -20,6 +21,7 @@ from coder.commands.modes import current_mode, set_mode
 from coder.commands.perms import permissions
 from coder.commands.transcript import export
 from coder.config.layers import MODES
+from coder.engine.doctor import run_checks
 
 if TYPE_CHECKING:
     from coder.store.db import SessionStore
@@ -172,8 +174,6 @@ def _clear(ctx: Ctx, arg: str) -> CommandResult:
 
 
 def _init(ctx: Ctx, arg: str) -> CommandResult:
-    from coder.commands.agents_md import write_agents_md
-
     path, created = write_agents_md(ctx.workspace, force=arg.strip() == "--force")
     if not created:
         return CommandResult(f"`{path}` exists already; `/init --force` rewrites it.", error=True)
@@ -184,8 +184,6 @@ def _doctor(ctx: Ctx, arg: str) -> CommandResult:
     """The machine checks of `coder doctor`, but the model line is this session's model: the command-line check
     asks which model a *new* session would get, which says "none usable" in a session started with `--model`.
     An unset API key is information (another provider may be in use), so it is shown neutral, not as a pass."""
-    from coder.engine.doctor import run_checks
-
     provider = ctx.session.parts.provider
     lines = []
     for c in run_checks(ctx.workspace):

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import CoderError, ConfigError
+from coder.base.paths import config_dir
 from coder.fs.beneath import read_beneath
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?", re.DOTALL)
@@ -58,6 +59,7 @@ def load_custom(path: Path, workspace: Path | None = None) -> CustomCommand:
     meta: dict[str, Any] = {}
     match = _FRONT.match(text)
     if match:
+        # start-up time: PyYAML loads only when this runs
         import yaml
 
         try:
@@ -80,8 +82,6 @@ def load_custom(path: Path, workspace: Path | None = None) -> CustomCommand:
 
 def custom_dirs(workspace: Path, trusted: bool = False) -> list[Path]:
     """The user's folder, then the repository's (later wins) when the workspace is trusted."""
-    from coder.base.paths import config_dir
-
     return [config_dir() / "commands"] + ([workspace / ".coder" / "commands"] if trusted else [])
 
 
@@ -90,8 +90,6 @@ def discover(workspace: Path, reserved: set[str], trusted: bool = False) -> dict
 
     A repository's command never pre-allows tools (`allowed-tools`): an allow rule is the user's to give, so
     only commands from the user's own folder carry one."""
-    from coder.base.paths import config_dir
-
     found: dict[str, CustomCommand] = {}
     user_dir = config_dir() / "commands"
     for folder in custom_dirs(workspace, trusted):

@@ -7,6 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from coder.base import events as ev
 from coder.commands.base import CommandResult, Ctx
+from coder.engine.finish import review_and_commit, stage_event
+from coder.engine.turns import user_turns
+from coder.review.pipeline import review as run_review
+from coder.vcs.repo import diff as working_tree_diff
+from coder.vcs.restore_plan import plan_restore
 
 if TYPE_CHECKING:
     from coder.vcs.checkpoints import RestoreResult
@@ -15,9 +20,7 @@ if TYPE_CHECKING:
 def diff(ctx: Ctx, arg: str) -> CommandResult:
     if not ctx.is_git:
         return CommandResult("Not a git repository: there is no diff to show.", error=True)
-    from coder.vcs.repo import diff
-
-    text = diff(ctx.workspace)
+    text = working_tree_diff(ctx.workspace)
     return CommandResult("" if text.strip() else "No changes against HEAD.", diff=text)
 
 
@@ -28,13 +31,9 @@ def _task(ctx: Ctx) -> str:
 def review(ctx: Ctx, arg: str) -> CommandResult:
     if not ctx.is_git:
         return CommandResult("Not a git repository: nothing to review.", error=True)
-    from coder.review.pipeline import review as run_review
-    from coder.vcs.repo import diff
-
-    text = diff(ctx.workspace)
+    text = working_tree_diff(ctx.workspace)
     if not text.strip():
         return CommandResult("No changes against HEAD: nothing to review.")
-    from coder.engine.finish import stage_event
 
     record = ctx.session.parts.record  # each stage is shown as it ends: a review takes seconds
     result = run_review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, ctx.config,
@@ -61,7 +60,6 @@ def commit(ctx: Ctx, arg: str) -> CommandResult:
     path as `coder run --commit`. `--force` commits despite a failing review; the rest is the message."""
     if not ctx.is_git:
         return CommandResult("Not a git repository: nothing to commit.", error=True)
-    from coder.engine.finish import review_and_commit
 
     text = arg.strip()
     force = text.startswith("--force")
@@ -82,8 +80,6 @@ def undo(ctx: Ctx, arg: str) -> CommandResult:
     """Undo what the user's last message changed, and nothing else (issue 24, bug 13). `/undo` says first what it
     will touch, files committed since included; `/undo yes` does it. A last turn that changed nothing has
     nothing to undo: going further back is `/rewind`'s job, where the person picks the message."""
-    from coder.engine.turns import user_turns
-    from coder.vcs.restore_plan import plan_restore
 
     cp = ctx.session.parts.checkpointer  # None: not a git repository, or --no-checkpoints
     if cp is None:
@@ -119,8 +115,6 @@ def _changed(result: RestoreResult) -> str:
 
 def _listing(ctx: Ctx, cp: Any) -> CommandResult:
     """The user's messages, each with what changed after it: the points /rewind goes back to."""
-    from coder.engine.turns import user_turns
-
     turns = user_turns(ctx.session, cp)
     if not turns:
         return CommandResult("No messages yet in this session: nothing to rewind to.")
@@ -138,8 +132,6 @@ def _listing(ctx: Ctx, cp: Any) -> CommandResult:
 def rewind(ctx: Ctx, arg: str) -> CommandResult:
     """`/rewind` lists the user's messages; `/rewind N` says what going back to before message N touches,
     `/rewind N yes` does it (`--conversation`: the conversation too, `--force`: over a conflict)."""
-    from coder.engine.turns import user_turns
-    from coder.vcs.restore_plan import plan_restore
 
     cp = ctx.session.parts.checkpointer  # None: not a git repository, or --no-checkpoints
     if cp is None:

@@ -9,12 +9,13 @@ import os
 from typing import Any
 
 from coder.commands.base import CommandResult, Ctx
+from coder.models.model_table import UNKNOWN, load_table, model_info
+from coder.models.registry import create_provider as create
+from coder.models.registry import resolve_spec
 
 
 def known_models() -> list[str]:
     """`provider:family` of every model the model table knows, for `/model` without an argument."""
-    from coder.models.model_table import load_table
-
     return [f"{info.provider}:{info.family}" for info in load_table()]
 
 
@@ -31,7 +32,6 @@ def _model(ctx: Ctx, arg: str) -> CommandResult:
         return CommandResult(f"Model: `{provider.spec}` (context window {provider.context_window:,} tokens). "
                              "`/model PROVIDER:NAME` switches.", model=provider.spec,
                              pick=("model", f"Model (now {provider.spec})", models))
-    from coder.models.registry import create_provider as create
 
     config = ctx.config
     words = arg.split()
@@ -47,8 +47,6 @@ def _model(ctx: Ctx, arg: str) -> CommandResult:
 def unknown_hosted(spec: str, config: dict[str, Any]) -> str | None:
     """Why `spec` is refused: a model of a hosted API (Anthropic, or OpenAI without a base URL of its own) that
     the model table does not know, most often a typo that would fail on the next request. None: go ahead."""
-    from coder.models.model_table import UNKNOWN, model_info
-    from coder.models.registry import resolve_spec
 
     resolved = resolve_spec(spec, config)
     prefix, _, name = resolved.partition(":")

@@ -9,12 +9,10 @@ here; rules from the config, the flags or the repository's own file are listed a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from coder.commands.base import CommandResult, Ctx
-
-if TYPE_CHECKING:
-    from coder.policy.rules import RulePolicy
+from coder.policy.patterns import Rule
+from coder.policy.rules import RulePolicy, forget_project_rule, load_project_file, remembered_rules_path
 
 
 @dataclass
@@ -24,8 +22,6 @@ class Saved:
 
 
 def _saved(policy: RulePolicy) -> list[Saved]:
-    from coder.policy.rules import load_project_file, remembered_rules_path
-
     project_dir = policy.project_dir
     project = load_project_file(remembered_rules_path(project_dir)).get("allow", []) if project_dir else []
     rows = [Saved(str(r), "project") for r in project]
@@ -35,8 +31,6 @@ def _saved(policy: RulePolicy) -> list[Saved]:
 
 def permissions(ctx: Ctx, arg: str) -> CommandResult:
     """`/permissions` lists the saved answers, numbered; `/permissions remove N` takes one back."""
-    from coder.policy.rules import RulePolicy
-
     policy = ctx.session.parts.policy
     if not isinstance(policy, RulePolicy):
         return CommandResult("This session's policy keeps no rules (only its mode decides).")
@@ -64,8 +58,6 @@ def permissions(ctx: Ctx, arg: str) -> CommandResult:
 
 
 def _remove(policy: RulePolicy, saved: list[Saved], words: list[str]) -> CommandResult:
-    from coder.policy.patterns import Rule
-    from coder.policy.rules import forget_project_rule
 
     if not words or not words[0].isdigit() or not 1 <= int(words[0]) <= len(saved):
         return CommandResult(f"Which one? `/permissions remove N` with N from 1 to {len(saved)} "

@@ -18,8 +18,12 @@ from typing import TYPE_CHECKING
 from coder.base.errors import CoderError
 from coder.commands.base import Command, CommandResult, Ctx
 from coder.commands.builtin import ALIASES, BUILTINS, bye
+from coder.commands.custom import discover
 from coder.commands.model import _models_text, known_models
+from coder.engine.doctor import run_checks
 from coder.engine.session import Session
+from coder.policy.base import PermissionAnswer
+from coder.trust.decisions import decided
 
 if TYPE_CHECKING:
     from coder.engine.builder import Opened
@@ -31,8 +35,6 @@ SAFE_WHILE_BUSY = {"todo", "skills", "help", "cost", "context", "diff", "session
 # ---- custom commands ------------------------------------------------------------------------------------------
 def all_commands(workspace: Path) -> dict[str, Command]:
     """Built-ins first; custom commands (custom.py) add names, never shadow one."""
-    from coder.commands.custom import discover
-    from coder.trust.decisions import decided
 
     commands = dict(BUILTINS)
     for name, custom in discover(workspace, set(BUILTINS) | set(ALIASES), decided(workspace)).items():
@@ -45,7 +47,6 @@ def _run_custom(ctx: Ctx, cmd: Command, arg: str) -> CommandResult:
     custom = cmd.custom
     if custom is None or custom.body is None:
         return CommandResult(f"/{cmd.name} is broken: {cmd.summary}", error=True)
-    from coder.policy.base import PermissionAnswer
 
     for rule in cmd.allowed_tools:
         ctx.session.parts.policy.remember(PermissionAnswer(True, "session", rule))
@@ -77,8 +78,6 @@ def run_without_session(workspace: Path, line: str) -> CommandResult:
     is wrong, /model lists the models (with a name it is the frontend that opens a session), /help, /quit."""
     name, arg = parse(line)
     if name == "doctor":
-        from coder.engine.doctor import run_checks
-
         lines = []
         for c in run_checks(workspace):
             mark = "·" if c.ok and c.detail == "not set" else "✓" if c.ok else "✗"

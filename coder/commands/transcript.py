@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.commands.base import CommandResult, Ctx
+from coder.tools.registry import describe
 
 MAX_OUTPUT_LINES = 60
 
@@ -34,8 +35,6 @@ def _cut(output: str) -> str:
 
 def transcript_markdown(row: Any, events: list[dict[str, Any]]) -> str:
     """The Markdown of one stored session (`row` a SessionRow, `events` its event dicts in order)."""
-    from coder.tools.registry import describe
-
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.created))
     out = [f"# coder session {row.id}", "", f"- started {when} · model `{row.model}` · status {row.status}",
            f"- workspace `{row.workspace}`", ""]

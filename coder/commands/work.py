@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from coder.commands.base import CommandResult, Ctx
+from coder.ext.skills import describe_catalog
 
 
 def todo(ctx: Ctx, arg: str) -> CommandResult:
@@ -16,8 +17,6 @@ def todo(ctx: Ctx, arg: str) -> CommandResult:
 
 
 def skills(ctx: Ctx, arg: str) -> CommandResult:
-    from coder.ext.skills import describe_catalog
-
     catalog = ctx.session.parts.tool_ctx.services.get("skills")
     if catalog is None:
         return CommandResult("Skills are not set up in this session.", error=True)

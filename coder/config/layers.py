@@ -202,6 +202,7 @@ def load_config(workspace: Path | None, flags: dict[str, Any] | None = None, tru
     `config_repo` calls always harmless are taken from it. `repo_files` are the repository's defining files as
     the trust check read them (`TrustRequest.files`): the config used is then the one that was fingerprinted.
     Otherwise it is read here, never through a symlink."""
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.trust.repo_config import filter_repository, merge_hooks
 
     config = copy.deepcopy(DEFAULTS)
@@ -225,6 +226,7 @@ def load_config(workspace: Path | None, flags: dict[str, Any] | None = None, tru
     repo_path = project_config_path(workspace) if workspace else None
     repo_bytes = None
     if workspace is not None and repo_path is not None:
+        # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.trust.reader import read_repo_file
 
         rel = ".coder/config.toml"

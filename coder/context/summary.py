@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from coder.base.errors import Interrupted
+from coder.base.resources import template
 from coder.context.base import Pinned
 from coder.context.history import observations, user_texts
 from coder.context.masking import command_of, exit_status, is_failure, keys_of
@@ -103,8 +104,6 @@ def extractive_narrative(covered: list[Message], reason: str, limit: int = 12) -
 
 def instruction(kept_turns: int, focus: str) -> str:
     """prompts/compact.md, filled: how many turns stay visible, and the user's focus (`/compact FOCUS`)."""
-    from coder.base.resources import template
-
     focus_text = f"\nFocus the handoff on: {focus.strip()}\n" if focus.strip() else ""
     return template("compact.md", ("kept_turns", "focus")).render(kept_turns=kept_turns, focus=focus_text)
 

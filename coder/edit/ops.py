@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from coder.edit import fileio, paths, syntax
 from coder.edit.errors import EditError, MatchError, PathError, StaleFileError
 from coder.edit.matcher import Replacement, find_replacement, line_of
+from coder.edit.report import describe_closest
 from coder.edit.state import EditState, UndoEntry
 from coder.fs.beneath import EscapeError, WorkspaceFS
 
@@ -305,8 +306,6 @@ def _replace_all(text: str, old: str, new: str) -> tuple[str, Replacement]:
         raise MatchError("old_str is empty", kind="empty")
     count = text.count(old)
     if count == 0:
-        from coder.edit.report import describe_closest
-
         raise MatchError("replace_all changes exact occurrences only, and old_str occurs nowhere exactly.\n" +
                          describe_closest(text.split("\n"), old.split("\n")), kind="no-match")
     first = line_of(text, text.find(old))

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from coder.codeintel.languages import parser_for
+
 
 @dataclass
 class OutlineItem:
@@ -53,8 +55,6 @@ def _depth(parent: str) -> int:
 
 
 def _tree_sitter_outline(path: str | Path, source: str) -> list[OutlineItem] | None:
-    from coder.codeintel.languages import parser_for
-
     parser = parser_for(path)
     if parser is None:
         return None

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coder.codeintel.languages import parser_for
 from coder.edit.errors import SyntaxGuardError
 
 MAX_REPORTED = 5
@@ -24,8 +25,6 @@ class ParseProblem:
 
 def problems(path: str | Path, text: str) -> list[ParseProblem] | None:
     """Parse errors of `text` as the language of `path`; None when we have no parser for it."""
-    from coder.codeintel.languages import parser_for
-
     parser = parser_for(path)
     if parser is None:
         return None

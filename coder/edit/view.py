@@ -10,7 +10,9 @@ from pathlib import Path
 
 from coder.edit import fileio, paths
 from coder.edit.errors import EditError, FileFormatError, PathError
+from coder.edit.listing import list_directory
 from coder.edit.ops import Editor, _missing_message
+from coder.edit.outline import outline
 
 #: a whole-file view longer than this becomes outline + head
 VIEW_MAX_LINES = 1500
@@ -54,7 +56,6 @@ def _view(editor: Editor, path_arg: str, view_range: list[int] | None, max_chars
     if kind == "dir":
         if view_range:
             raise EditError(f"{display} is a directory; view_range only applies to files")
-        from coder.edit.listing import list_directory
 
         return ViewResult(list_directory(loc, display + "/" if display != "." else "the workspace"), path, display)
     raw, st = fileio.read_raw(loc, editor.max_bytes + 1)
@@ -114,8 +115,6 @@ def _range(lines: list[str], view_range: list[int], display: str) -> str:
 
 
 def _large(path: Path, text: str, lines: list[str], display: str, size: int) -> str:
-    from coder.edit.outline import outline
-
     items = outline(path, text)
     parts = [f"{display} has {len(lines)} lines ({fileio.human_size(size)}), too long to show whole. "
              "Outline (line spans), then the first lines. Use view_range [start, end] to read a part."]

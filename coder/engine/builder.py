@@ -21,13 +21,29 @@ from coder.base.resources import template
 from coder.config.layers import load_config
 from coder.context.base import Pinned
 from coder.context.instructions import discover
+from coder.context.manager import TieredContext
 from coder.engine.history import rebuild
+from coder.engine.network import apply_domain_flags, network_hint, network_hooks
 from coder.engine.options import SessionOptions
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
+from coder.engine.subagents import Parent, install_subagents
+from coder.engine.work import install_work, open_work
+from coder.ext.custom_tools import load_custom_tools
+from coder.ext.hooks import hooks_from_config, parse_hooks
 from coder.lsp.hook import install as install_language_servers
+from coder.lsp.service import check_settings
+from coder.models.providers import key_variables
+from coder.models.registry import create_provider
+from coder.policy.rules import policy_from_config
+from coder.sandbox.check import check_sandbox
+from coder.sandbox.profile import SandboxConfig
 from coder.store.db import SessionStore, new_session_id
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import ToolContext
+from coder.tools.registry import builtin_tools
+from coder.trust import decisions as trust
+from coder.vcs.checkpoints import Checkpoints, default_keep, prune_sessions
+from coder.vcs.repo import VcsError, find_repo
 
 #: asks the user whether to trust a workspace (True = trust and remember); frontends that cannot ask pass None
 TrustAsker = Callable[[Any, str], bool]
@@ -62,8 +78,6 @@ class Opened:
 def git_root(cwd: Path) -> Path | None:
     """The repository `cwd` is in: `cwd` or a folder above it (coder/vcs/repo.py `find_repo`), None when there is
     none or it cannot be used (a planted git dir: the session then runs in `cwd` without git)."""
-    from coder.vcs.repo import VcsError, find_repo
-
     try:
         return find_repo(cwd)
     except (OSError, subprocess.TimeoutExpired, VcsError):
@@ -72,8 +86,6 @@ def git_root(cwd: Path) -> Path | None:
 
 def decide_trust(workspace: Path, choice: bool | None, ask_trust: TrustAsker | None) -> tuple[bool, Any, str]:
     """(trusted, what the repository defines, why) for a session in `workspace`; see coder/trust/decisions.py."""
-    from coder.trust import decisions as trust
-
     request = trust.inspect(workspace)
     if choice is not None:
         if choice and not request.trustable:
@@ -108,8 +120,6 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
 
     `ask_trust(request, reason)` is called when the workspace defines things that run (servers, hooks, tools)
     and the user has not trusted it (or it changed since): interactive frontends show the request and answer."""
-    from coder.trust import decisions as trust
-
     cwd = options.cwd.expanduser().resolve()
     if not cwd.is_dir():
         raise UsageError(f"--cwd {options.cwd}: not a directory.")
@@ -122,20 +132,15 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     config["_repo_files"] = request.files  # what the trust check read is what runs (`.mcp.json` too)
     # trusted means the fingerprint of these very bytes matched (or --trust): their servers are the approved ones
     config["_mcp_approved"] = request.servers if trusted else {}
-    from coder.lsp.service import check_settings
 
     check_settings(config)  # a mistake in [lsp] is a ConfigError now, not a silent no-op at the first edit
     trust.remember_decision(workspace, trusted)
     if options.no_sandbox:
         config["sandbox"]["enabled"] = False
-    from coder.engine.network import apply_domain_flags
 
     apply_domain_flags(config, options.allow_domains, options.deny_domains, options.network_presets)
-    from coder.sandbox.profile import SandboxConfig
 
     SandboxConfig.from_dict(config["sandbox"])  # a bad [sandbox] key stops here, not at the first command
-    from coder.ext.hooks import parse_hooks
-    from coder.policy.rules import policy_from_config
 
     # what only needs the config is checked before a session is stored, so a mistake leaves no empty session
     policy = policy_from_config(config, config["permission_mode"], options.allow, options.deny, workspace, cwd)
@@ -153,8 +158,6 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
         if row is None:
             raise UsageError(f"--continue: no earlier session in {workspace}.")
     restored = rebuild(e.to_dict() for e in store.events(row.id)) if row else None
-
-    from coder.models.registry import create_provider  # lazy: pulls in the SDKs
 
     provider = create_provider(options.model or (row.model if row else None) or config.get("model"), config)
     session_id = row.id if row else new_session_id()
@@ -217,24 +220,18 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     if instructions.truncated:
         note(f"project instructions were cut at {config['instructions'].get('max_bytes')} characters")
 
-    from coder.context.manager import TieredContext
-    from coder.ext.hooks import hooks_from_config
 
     state = paths.session_dir(session_id)
     state.mkdir(parents=True, exist_ok=True)
     tool_ctx = ToolContext(workspace, cwd, session_id, threading.Event(), state, config)
-    from coder.engine.network import network_hint, network_hooks
 
     tool_ctx.services["net_hooks"] = network_hooks(record, ask, workspace)  # domain questions and events
     install_language_servers(tool_ctx.services)  # diagnostics after edits, code_search navigation (issue 20)
     checkpointer = None
     if root is not None and options.checkpoints:
-        from coder.vcs.checkpoints import Checkpoints
-        from coder.vcs.repo import VcsError
 
         try:
             checkpointer = Checkpoints(workspace, session_id)  # takes the baseline: the first turn is undoable
-            from coder.vcs.checkpoints import default_keep, prune_sessions
 
             checkpointer.prune(default_keep())
             prune_sessions(workspace, int(config["vcs"].get("keep_sessions", 20)), current=session_id)
@@ -243,7 +240,6 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     if sandbox_state.startswith("unavailable"):
         note(f"the sandbox is {sandbox_state}: shell commands will be refused. `coder doctor` says how to fix "
              "it; --no-sandbox runs them unsandboxed.")
-    from coder.engine.work import install_work, open_work  # issue 19: plans, the task list, skills
 
     work = open_work(workspace, config, (e.to_dict() for e in store.events(session_id)) if row else None, note)
     parts = SessionParts(
@@ -262,17 +258,14 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     install_work(tool_ctx.services, record, ask, policy, parts.pinned, work.skills, parts.tools)
     # a tool that starts agents needs their definitions: read here, once (the repository's only when trusted)
     if any(tool.contract.spawns_agents for tool in parts.tools.values()):
-        from coder.engine.subagents import Parent, install_subagents
-
         install_subagents(Parent(session_id, provider, config, store, tool_ctx, policy, parts.hooks))
     return Opened(Session(parts, stored.restored), store, config, workspace, root is not None, row is not None)
 
 
 def session_tools(config: dict[str, Any], workspace: Path, note: Callable[[str], None]) -> dict[str, Any]:
     """Built-in tools, then the user's custom tools, then MCP servers' tools."""
-    from coder.ext.custom_tools import load_custom_tools
+    # start-up time: coder.ext.mcp_tools brings asyncio
     from coder.ext.mcp_tools import load_mcp_tools
-    from coder.tools.registry import builtin_tools
 
     tools: dict[str, Any] = builtin_tools()
     tools.update(load_custom_tools(workspace, set(tools), bool(config.get("_trusted")), note,
@@ -284,7 +277,6 @@ def session_tools(config: dict[str, Any], workspace: Path, note: Callable[[str],
 def sandbox_status(config: dict[str, Any]) -> str:
     if not config["sandbox"].get("enabled", True):
         return "off (--no-sandbox)"
-    from coder.sandbox.check import check_sandbox
 
     result = check_sandbox()
     return "bubblewrap" if result.ok else f"unavailable: {result.detail}"
@@ -311,6 +303,4 @@ def render_system_prompt(workspace: Path, cwd: Path, is_git: bool, sandbox_state
 
 def environment_keys() -> dict[str, bool]:
     """Which API keys are present (never their values): each registered provider's key variables."""
-    from coder.models.providers import key_variables
-
     return key_variables()

@@ -10,6 +10,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from coder.base.errors import CoderError
+from coder.config.layers import load_config, project_config_path, user_config_path
+from coder.models.providers import PROVIDERS
+
 
 @dataclass
 class Check:
@@ -20,6 +24,7 @@ class Check:
 
 
 def _version(argv: list[str]) -> str | None:
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.vcs import hostgit
 
     try:
@@ -31,9 +36,8 @@ def _version(argv: list[str]) -> str | None:
 
 
 def run_checks(cwd: Path) -> list[Check]:
-    from coder.config.layers import project_config_path, user_config_path
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.engine.builder import git_root
-    from coder.models.providers import PROVIDERS
 
     checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0], "install Python 3.11 or newer")]
     git = _version(["git", "--version"])
@@ -44,6 +48,7 @@ def run_checks(cwd: Path) -> list[Check]:
     bwrap = shutil.which("bwrap")
     checks.append(Check("bubblewrap", bwrap is not None, bwrap or "not found", "apt-get install bubblewrap"))
     try:
+        # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.sandbox.check import check_sandbox
 
         result = check_sandbox()
@@ -62,6 +67,7 @@ def run_checks(cwd: Path) -> list[Check]:
     for path in (user_config_path(), project_config_path(root or cwd)):
         checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))
     try:
+        # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.config.layers import load_config
         from coder.trust.decisions import is_trusted
 
@@ -78,11 +84,11 @@ def run_checks(cwd: Path) -> list[Check]:
 
 def _model_check(workspace: Path) -> Check:
     """Which model a session here would use, without sending anything."""
-    from coder.base.errors import CoderError
-    from coder.config.layers import load_config
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.models.registry import resolve_spec
 
     try:
+        # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.trust.decisions import is_trusted
 
         spec = resolve_spec(None, load_config(workspace, trusted=is_trusted(workspace)))
@@ -92,6 +98,7 @@ def _model_check(workspace: Path) -> Check:
                      "or scripted:FILE)")
     detail = f"{spec} (the default for `coder` and `coder run`)"
     if not spec.startswith("scripted:"):
+        # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.models.model_table import model_info
 
         detail += f": {model_info(spec).describe()}"

@@ -9,6 +9,8 @@ from typing import Any
 
 from coder.base import events as ev
 from coder.engine.session import Session
+from coder.review.gate import GateRequest
+from coder.review.gate import review_and_commit as gate
 
 
 @dataclass
@@ -28,8 +30,6 @@ class CommitOutcome:
 
 def review_and_commit(session: Session, branch: str | None = None, override: bool = False,
                       message: str | None = None) -> CommitOutcome:
-    from coder.review.gate import GateRequest
-    from coder.review.gate import review_and_commit as gate
 
     parts = session.parts
     config = parts.tool_ctx.config

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from coder.fs.beneath import read_beneath
+
 MENTION = re.compile(r"(?<![\w@/])@([\w.~+\-/]+)(?::(\d+)(?:-(\d+))?)?")
 MAX_BYTES = 256 * 1024  # a bigger file is cut: the model can read the rest with its tools
 MAX_FILES = 10
@@ -42,8 +44,6 @@ class Attachment:
 
 def find(text: str, workspace: Path, cwd: Path | None = None) -> list[Attachment]:
     """The files `text` mentions, read (at most MAX_FILES, each once)."""
-    from coder.fs.beneath import read_beneath
-
     out: list[Attachment] = []
     seen: set[tuple[str, int | None, int | None]] = set()
     root = Path(os.path.realpath(workspace))

@@ -17,6 +17,8 @@ from coder.base import events as ev
 from coder.base.errors import ContextOverflowError, ModelError, ToolError
 from coder.context.base import ContextManager, Pinned
 from coder.engine.history import Restored, validate_input
+from coder.engine.mentions import as_dicts, blocks, find
+from coder.engine.turns import forget_after
 from coder.models.retry import retry_listener
 from coder.models.types import (
     Block,
@@ -146,8 +148,6 @@ class Session:
         # the user may have edited files since the last turn: record that state so /undo stops there
         self._checkpoint(f"before turn {self.stats.turns + 1}", ours=False)
         if text is not None:
-            from coder.engine.mentions import as_dicts, blocks, find
-
             ctx = self.parts.tool_ctx
             attached = as_dicts(find(text, Path(ctx.workspace), Path(ctx.cwd)))  # `@path` attaches the file
             self.emit(ev.UserMessage(text, attached))
@@ -376,8 +376,6 @@ class Session:
         """Cut the conversation back to where it was when checkpoint `checkpoint_id` was taken, or to `keep`
         messages (before a user message, for /rewind N); the caller restores the files. Returns the number of
         messages dropped. KeyError for an unknown checkpoint."""
-        from coder.engine.turns import forget_after
-
         keep = self.history_at[str(checkpoint_id)] if keep is None else keep
         dropped = len(self.history) - keep
         del self.history[keep:]

@@ -26,11 +26,14 @@ from coder.base import paths
 from coder.base.resources import template
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.session import Hooks, Limits, Session, SessionParts, no_questions
+from coder.ext.agents import load_agents
 from coder.lsp.hook import install as install_language_servers
+from coder.models.registry import create_provider
 from coder.models.types import ModelProvider
 from coder.policy.base import MODES, PermissionPolicy
 from coder.store.db import SessionStore, new_session_id
 from coder.tools.base import ToolContext, ToolResult
+from coder.tools.registry import builtin_tools
 
 
 @dataclass
@@ -50,8 +53,6 @@ class Parent:
 def install_subagents(parent: Parent) -> None:
     """Read the agent definitions once (the repository's only when `config["_trusted"]`) and give the session's
     tools the spawner and the definitions (`services["spawn_subagent"]`, `services["subagents"]`)."""
-    from coder.ext.agents import load_agents
-
     parent.agents = load_agents(parent.tool_ctx.workspace, trusted=bool(parent.config.get("_trusted")),
                                 repo_files=parent.config.get("_repo_files"))
     parent.tool_ctx.services["subagents"] = parent.agents
@@ -98,8 +99,6 @@ def make_spawner(parent: Parent):
     """The `spawn_subagent` service: spawn(agent, prompt, description) -> (report, is_error, data)."""
 
     def spawn(agent_name: str, prompt: str, description: str) -> tuple[str, bool, dict[str, Any]]:
-        from coder.tools.registry import builtin_tools
-
         workspace: Path = parent.tool_ctx.workspace
         agent = parent.agents.get(agent_name)
         if agent is None:
@@ -108,8 +107,6 @@ def make_spawner(parent: Parent):
                     "repository's .coder/agents/ only when the workspace is trusted.)"), True, {}
         provider = parent.provider
         if agent.model:
-            from coder.models.registry import create_provider
-
             provider = create_provider(agent.model, parent.config)
         mode = child_mode(agent.permission_mode, parent.policy.mode)
         policy = child_policy(parent.policy, mode)

@@ -20,7 +20,9 @@ from typing import Any
 from coder.base import events as ev
 from coder.context.base import Pinned
 from coder.engine.session import AskHandler, no_questions
+from coder.ext.skills import PROMPT_CHARS, discover, prompt_section, sandbox_mounts
 from coder.tools.plan_tool import PlanVerdict
+from coder.tools.skill_tool import SkillTool
 
 __all__ = ["PlanVerdict", "adopt_plan", "install_work", "plan_approval", "restored_pins", "todo_sink"]
 
@@ -94,8 +96,6 @@ def install_work(services: dict[str, Any], record: Callable[[ev.Event], None], a
     if skills is not None:
         services["skills"] = skills
     if tools is not None and not getattr(skills, "skills", None):
-        from coder.tools.skill_tool import SkillTool
-
         for name in [n for n, tool in tools.items() if isinstance(tool, SkillTool)]:
             del tools[name]
 
@@ -140,8 +140,6 @@ def open_work(workspace: Any, config: dict[str, Any], events: Iterable[dict[str,
               note: Callable[[str], None]) -> WorkParts:
     """Find the skills (the repository's only when trusted), mount the user's skill folders read-only in the
     sandbox (their scripts run there), and read the pins back from a resumed session's `events`."""
-    from coder.ext.skills import PROMPT_CHARS, discover, prompt_section, sandbox_mounts
-
     skills = discover(workspace, bool(config.get("_trusted")), config.get("_repo_files"))
     for problem in skills.problems[:5]:
         note(f"skills: {problem}")

@@ -18,6 +18,7 @@ from coder.base.paths import config_dir
 from coder.base.resources import data_dir
 from coder.ext.frontmatter import read_front_matter
 from coder.tools.registry import BUILTIN_IMPLEMENTATIONS, load_contracts
+from coder.trust.decisions import inspect
 
 #: the built-in agent whose tools a definition without `tools` gets
 DEFAULT_AGENT = "explore"
@@ -85,8 +86,6 @@ def load_agents(workspace: Path, *, trusted: bool = False,
         agents[agent.name] = agent
     if trusted:
         if repo_files is None:
-            from coder.trust.decisions import inspect
-
             repo_files = inspect(workspace).files
         for rel, raw in sorted(repo_files.items()):
             if rel.startswith(".coder/agents/") and rel.endswith(".md"):

@@ -24,8 +24,10 @@ from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.base.paths import config_dir
+from coder.sandbox.exec import run_sandboxed
 from coder.store.outputs import clip_output
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.trust.decisions import inspect
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
@@ -48,8 +50,6 @@ class CommandTool(Tool):
         return self.command.format(**values)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from coder.sandbox.exec import run_sandboxed
-
         stdin = json.dumps(args) if self.input_mode == "stdin" else None
         config = dict(ctx.config)
         config["sandbox"] = {**ctx.config.get("sandbox", {}), **({} if self.sandbox else {"enabled": False})}
@@ -114,8 +114,6 @@ def load_custom_tools(workspace: Path, reserved: set[str], trusted: bool = False
     if not trusted:
         return tools
     if repo_files is None:
-        from coder.trust.decisions import inspect
-
         repo_files = inspect(workspace).files
     for rel, raw in sorted(repo_files.items()):
         if not (rel.startswith(".coder/tools/") and rel.endswith(".json")):

@@ -20,6 +20,7 @@ def read_front_matter(path: Path, raw: bytes | None = None) -> tuple[dict[str, A
     head, sep, body = text[3:].partition("\n---")
     if not sep:
         raise ConfigError(f"{path}: the front matter opened with --- is never closed.")
+    # start-up time: PyYAML loads only when this runs
     import yaml
 
     try:

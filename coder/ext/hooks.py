@@ -26,6 +26,7 @@ from typing import Any
 
 from coder.base import events as ev
 from coder.base.errors import ConfigError
+from coder.sandbox.exec import run_sandboxed
 from coder.tools.base import ToolResult
 from coder.vcs.hostgit import scrubbed_host_env
 
@@ -88,8 +89,6 @@ class HookRunner:
         data = json.dumps({"event": hook.event, "session_id": self.session_id, "workspace": str(self.workspace),
                            **payload}, ensure_ascii=False, default=str)
         if hook.sandbox:
-            from coder.sandbox.exec import run_sandboxed
-
             run = run_sandboxed(hook.command, self.workspace, self.config, hook.timeout, stdin=data)
             outcome = HookOutcome(run.exit_code, run.output[-OUTPUT_CAP:], run.timed_out)
         else:

@@ -21,11 +21,14 @@ import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ConfigError
+from coder.base.paths import state_dir
+from coder.trust.decisions import read_repo_file, server_key
 
 NAME_RE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -73,8 +76,6 @@ def servers_from_config(config: dict[str, Any], workspace: Path,
     """The servers to start. The repository's own (`.mcp.json`, or `[mcp.servers]` set by its config) only in a
     trusted workspace, and each only if the user approved that name with that very entry (coder/trust/decisions.py):
     a server whose entry changed since is left out and reported, never started."""
-    from coder.trust.decisions import read_repo_file, server_key
-
     trusted = bool(config.get("_trusted"))
     approved: dict[str, str] = config.get("_mcp_approved") or {}
     provenance: dict[str, str] = config.get("_provenance") or {}
@@ -162,6 +163,7 @@ class MCPManager:
             state.task.cancel()
 
     async def _serve(self, state: ServerState, ready: asyncio.Event) -> None:
+        # start-up time: the MCP SDK loads only when this runs
         from mcp import Client
 
         try:
@@ -184,10 +186,9 @@ class MCPManager:
 
     def _transport(self, config: ServerConfig):
         """An async context manager yielding what `mcp.Client` takes for this server."""
-        from contextlib import asynccontextmanager
-
         @asynccontextmanager
         async def stdio():
+            # start-up time: the MCP SDK loads only when this runs
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             params = StdioServerParameters(command=config.command or "", args=config.args, env=config.env or None,
@@ -199,6 +200,7 @@ class MCPManager:
 
         @asynccontextmanager
         async def http():
+            # start-up time: httpx2 loads only when this runs
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
@@ -286,8 +288,6 @@ def _describe(exc: BaseException) -> str:
 
 def server_log(name: str) -> Path:
     """Where a stdio server's stderr goes (`coder mcp list` names it when the server fails)."""
-    from coder.base.paths import state_dir
-
     return state_dir() / "mcp" / f"{NAME_RE.sub('_', name)}.log"
 
 

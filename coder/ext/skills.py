@@ -26,8 +26,11 @@ from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.base.paths import config_dir
+from coder.ext.frontmatter import read_front_matter
+from coder.fs.beneath import WorkspaceFS
 from coder.fs.resolve import EscapeError
-from coder.trust.reader import REPO_SKILL_DIRS, SKILL_FILE, repo_skill_paths
+from coder.sandbox.profile import HOME_DENY
+from coder.trust.reader import REPO_SKILL_DIRS, SKILL_FILE, read_repo_file, repo_skill_paths
 
 MAX_SKILLS = 1000
 MAX_DESCRIPTION = 1024  # the format's own limit
@@ -70,8 +73,6 @@ class Skill:
 
     def files(self) -> list[str]:
         """Files beside SKILL.md (relative to the skill's folder), found without following a symlink."""
-        from coder.fs.beneath import WorkspaceFS
-
         out: list[str] = []
         try:
             with WorkspaceFS(self.root) as fs:
@@ -90,8 +91,6 @@ class Skill:
 
     def read(self, rel: str) -> str:
         """The text of one file of the skill; ConfigError when it is not a regular file beneath its folder."""
-        from coder.fs.beneath import WorkspaceFS
-
         clean = os.path.normpath(rel.strip().lstrip("/"))
         if clean.startswith("..") or os.path.isabs(rel.strip()) or clean in (".", ""):
             raise ConfigError(f"{rel!r} is not a file of the skill {self.name} (paths are relative to its folder)")
@@ -124,8 +123,6 @@ def _join(a: str, b: str) -> str:
 
 def parse_skill(raw: bytes, where: str, folder_name: str) -> tuple[str, str]:
     """(name, description) from a SKILL.md; ConfigError says what is wrong."""
-    from coder.ext.frontmatter import read_front_matter
-
     meta, _ = read_front_matter(Path(where), raw)
     name = str(meta.get("name") or folder_name).strip()
     description = " ".join(str(meta.get("description") or "").split())
@@ -188,7 +185,6 @@ def _repo_skill_files(workspace: Path, repo_files: dict[str, bytes] | None) -> d
     """The repository's SKILL.md bytes: those the trust check read when it has them, else read now the same way."""
     if repo_files is not None:  # what the trust check read is what counts, even none
         return {rel: raw for rel, raw in repo_files.items() if _is_skill_path(rel)}
-    from coder.trust.reader import read_repo_file
 
     out = {}
     for rel in repo_skill_paths(workspace):
@@ -245,8 +241,6 @@ def sandbox_mounts(catalog: SkillCatalog) -> list[str]:
 
 
 def _unsafe_mount(root: Path) -> str:
-    from coder.sandbox.profile import HOME_DENY
-
     home = Path(os.path.realpath(os.path.expanduser("~")))
     if root == Path("/") or root == home or root in home.parents:
         return "it is the home folder or above it"

@@ -257,6 +257,7 @@ class ServerProcess:
     # -- documents -------------------------------------------------------------------------------------------------
     def sync(self, path: Path, text: str, language: str) -> tuple[str, int]:
         """Send `text` as the document's content (open or full change). Returns (uri, version)."""
+        # start-up time: lsprotocol loads only when this runs
         from lsprotocol import types as t
 
         uri = path.as_uri()
@@ -277,6 +278,7 @@ class ServerProcess:
         return uri, doc.version
 
     def close_doc(self, uri: str) -> None:
+        # start-up time: lsprotocol loads only when this runs
         from lsprotocol import types as t
 
         doc = self.docs.get(uri)  # kept: versions only grow, so an old publish never matches a new version
@@ -295,6 +297,7 @@ class ServerProcess:
                     or "textDocument/diagnostic" in self.registered)
 
     async def pull(self, uri: str) -> list[Any]:
+        # start-up time: lsprotocol loads only when this runs
         from lsprotocol import types as t
 
         if self.dead is not None:
@@ -324,6 +327,7 @@ class ServerProcess:
 
 
 def _client_capabilities() -> Any:
+    # start-up time: lsprotocol loads only when this runs
     from lsprotocol import types as t
 
     return t.ClientCapabilities(

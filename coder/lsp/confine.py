@@ -19,12 +19,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from coder.sandbox.profile import SandboxConfig, bwrap_args
+
 
 def confined_command(command: list[str], workspace: Path, env: dict[str, str],
                      sandbox: dict[str, Any] | None) -> list[str]:
     """`command` wrapped in bwrap for `workspace`, or `command` itself when the sandbox is off."""
-    from coder.sandbox.profile import SandboxConfig, bwrap_args
-
     cfg = SandboxConfig.from_dict({**(sandbox or {}), "network": False, "allowed_domains": [], "denied_domains": [],
                                    "network_presets": []})
     if not cfg.enabled:

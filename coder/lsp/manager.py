@@ -22,8 +22,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from coder.fs.beneath import WorkspaceFS
 from coder.lsp.client import LoopThread, LspError, ServerProcess
+from coder.lsp.confine import confined_command
 from coder.lsp.servers import ServerSpec, configured_servers, language_id, server_for
+from coder.vcs.hostgit import scrubbed_host_env
 
 #: seconds a server may take to start and answer `initialize` before it is given up for the session
 START_TIMEOUT = 30.0
@@ -86,14 +89,10 @@ class LspManager:
         return server_for(language, self.specs) if language else None
 
     def _confine(self, command: list[str], env: dict[str, str]) -> list[str]:
-        from coder.lsp.confine import confined_command
-
         return confined_command(command, self.workspace, env, self.sandbox)
 
     def env(self) -> dict[str, str]:
         if self._env is None:
-            from coder.vcs.hostgit import scrubbed_host_env
-
             self._env = scrubbed_host_env()
         return self._env
 
@@ -197,8 +196,6 @@ class LspManager:
 
         Documents stay open once sent: pyright forgets a closed file's references (measured: after didClose,
         references from other files no longer find uses in it), and reopening costs a parse anyway."""
-        from coder.fs.beneath import WorkspaceFS
-
         with WorkspaceFS(self.workspace) as fs:
             for uri, doc in list(proc.docs.items()):
                 if uri == skip or not doc.open:

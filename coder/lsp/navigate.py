@@ -106,12 +106,14 @@ def _locations(workspace: Path, result: Any) -> list[Hit]:
 
 
 def _position(uri: str, anchor: Anchor) -> dict[str, Any]:
+    # start-up time: lsprotocol loads only when this runs
     from lsprotocol import types as t
 
     return {"text_document": t.TextDocumentIdentifier(uri), "position": t.Position(anchor.line - 1, anchor.character)}
 
 
 def definition(manager: Any, fs: Any, anchor: Anchor, deadline: float) -> tuple[str, list[Hit]]:
+    # start-up time: lsprotocol loads only when this runs
     from lsprotocol import types as t
 
     server, result = manager.request(anchor.rel, _text(fs, anchor.rel), t.TEXT_DOCUMENT_DEFINITION,
@@ -123,6 +125,7 @@ def references(manager: Any, fs: Any, anchor: Anchor, deadline: float) -> tuple[
     """The server's references. A server's first answer may miss files it has not parsed yet (pyright answers
     from what it has bound and binds the rest meanwhile), so the first query of a session is asked again until
     two answers agree (at most three)."""
+    # start-up time: lsprotocol loads only when this runs
     from lsprotocol import types as t
 
     text = _text(fs, anchor.rel)
@@ -152,6 +155,7 @@ def readable(workspace: Path, uri: str) -> bool:
 def hover(manager: Any, fs: Any, anchor: Anchor, deadline: float) -> tuple[str, str]:
     """The server's hover text, withheld when the symbol is defined in a file the sandbox cannot read (its
     docstring and constants would reach the model through the server)."""
+    # start-up time: lsprotocol loads only when this runs
     from lsprotocol import types as t
 
     text = _text(fs, anchor.rel)
@@ -175,6 +179,7 @@ def hover(manager: Any, fs: Any, anchor: Anchor, deadline: float) -> tuple[str, 
 
 def calls(manager: Any, fs: Any, anchor: Anchor, deadline: float) -> tuple[str, list[Hit], list[Hit]]:
     """(server, callers, callees) of the function at `anchor`."""
+    # start-up time: lsprotocol loads only when this runs
     from lsprotocol import types as t
 
     server, items = manager.request(anchor.rel, _text(fs, anchor.rel), t.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY,

@@ -65,6 +65,7 @@ def _by(server: str) -> str:
 
 
 def _definition(manager: Any, index: Any, found: list, deadline: float, query: str, limit: int) -> ToolResult:
+    # start-up time: coder.lsp.navigate brings asyncio
     from coder.lsp.navigate import definition
 
     server, hits = definition(manager, index.fs, found[0], deadline)
@@ -79,6 +80,7 @@ def _definition(manager: Any, index: Any, found: list, deadline: float, query: s
 
 
 def _references(manager: Any, index: Any, found: list, deadline: float, query: str, limit: int) -> ToolResult:
+    # start-up time: coder.lsp.navigate brings asyncio
     from coder.lsp.navigate import references
 
     server, hits, seen = "", [], set()
@@ -111,6 +113,7 @@ def _references(manager: Any, index: Any, found: list, deadline: float, query: s
 
 
 def _hover(manager: Any, index: Any, found: list, deadline: float, query: str, limit: int) -> ToolResult:
+    # start-up time: coder.lsp.navigate brings asyncio
     from coder.lsp.navigate import hover
 
     server, text = hover(manager, index.fs, found[0], deadline)
@@ -121,6 +124,7 @@ def _hover(manager: Any, index: Any, found: list, deadline: float, query: str, l
 
 
 def _calls(manager: Any, index: Any, found: list, deadline: float, query: str, limit: int) -> ToolResult:
+    # start-up time: coder.lsp.navigate brings asyncio
     from coder.lsp.navigate import calls
 
     server, callers, callees = calls(manager, index.fs, found[0], deadline)

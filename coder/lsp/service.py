@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ConfigError
+from coder.lsp.servers import configured_servers
 
 SERVICE_KEY = "lsp"
 DEFAULT_WAIT = 5.0
@@ -36,6 +37,7 @@ class LspSettings:
 
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> LspSettings:
+        # start-up time: coder.lsp.diagnostics brings asyncio
         from coder.lsp.diagnostics import DEFAULT_IGNORE, SEVERITIES
 
         section = config.get("lsp") or {}
@@ -64,8 +66,6 @@ class LspSettings:
 def check_settings(config: dict[str, Any]) -> None:
     """Raise ConfigError for a mistake anywhere in `[lsp]` (the settings and every server table). Cheap: nothing is
     started and pygls is not imported."""
-    from coder.lsp.servers import configured_servers
-
     LspSettings.from_config(config)
     configured_servers(config.get("lsp") or {})
 
@@ -79,6 +79,7 @@ def manager_for(services: dict[str, Any], config: dict[str, Any], workspace: Pat
     settings = LspSettings.from_config(config)
     manager = None
     if settings.enabled and config.get("_trusted", False):
+        # start-up time: coder.lsp.manager brings asyncio
         from coder.lsp.manager import LspManager
 
         manager = LspManager(workspace, config.get("lsp") or {}, trusted=True, sandbox=config.get("sandbox") or {})

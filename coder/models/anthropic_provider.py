@@ -54,6 +54,7 @@ class AnthropicProvider:
     def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
                  policy: RetryPolicy | None = None, count_tokens_api: bool = False,
                  context_window: int = 200_000, pricing: PriceTable | None = None, timeout: float = 600.0) -> None:
+        # start-up time: the anthropic SDK loads only when this runs
         import anthropic
 
         self.model = model
@@ -101,6 +102,7 @@ class AnthropicProvider:
     def count_tokens(self, request: ModelRequest) -> int:
         body = build_anthropic_body(request, self.model)
         if self.count_tokens_api:
+            # start-up time: the anthropic SDK loads only when this runs
             import anthropic
 
             params = {k: body[k] for k in ("model", "messages", "system", "tools", "thinking") if k in body}
@@ -119,6 +121,7 @@ class AnthropicProvider:
 
     def _stream_once(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None,
                      holder: dict[str, Any]) -> ModelResponse:
+        # start-up time: the anthropic SDK loads only when this runs
         import anthropic
         import httpx2
 

@@ -92,6 +92,7 @@ class OpenAIProvider:
     def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
                  policy: RetryPolicy | None = None, context_window: int = 32_768,
                  pricing: PriceTable | None = None, timeout: float = 600.0) -> None:
+        # start-up time: the openai SDK loads only when this runs
         import openai
 
         self.model = model
@@ -146,6 +147,7 @@ class OpenAIProvider:
 
     def _stream_once(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None,
                      holder: dict[str, Any]) -> ModelResponse:
+        # start-up time: httpx2 loads only when this runs
         import httpx2
         import openai
 

@@ -130,6 +130,7 @@ class Section:
         return value
 
     def retry_policy(self) -> RetryPolicy:
+        # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.models.retry import RetryPolicy
 
         return RetryPolicy(max_retries=self.get_int("max_retries", 4, 0),

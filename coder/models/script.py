@@ -91,6 +91,7 @@ def load_script(source: str | Path | dict[str, Any]) -> Script:
         raise ModelConfigError(f"The script file {path} is empty: it needs {{\"turns\": [...]}} (see docs/models.md).")
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
+            # start-up time: PyYAML loads only when this runs
             import yaml
 
             data = yaml.safe_load(raw)

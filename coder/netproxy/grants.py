@@ -9,10 +9,10 @@ import os
 import tempfile
 from pathlib import Path
 
+from coder.base.paths import state_dir
+
 
 def grants_path(project_dir: Path) -> Path:
-    from coder.base.paths import state_dir
-
     key = hashlib.sha256(os.path.realpath(project_dir).encode()).hexdigest()[:24]
     return state_dir() / "projects" / key / "domains.json"
 

@@ -26,6 +26,7 @@ repository's own `.coder/permissions.json` still counts for its `ask` and `deny`
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ConfigError
+from coder.base.paths import state_dir
 from coder.policy.base import MODES, Call, Decision, Mode, PermissionAnswer
 from coder.policy.patterns import Rule, parse_rules
 from coder.policy.readonly import is_read_only
@@ -48,10 +50,6 @@ PROJECT_FILE = ".coder/permissions.json"  # the repository's: ask / deny only
 
 def remembered_rules_path(project_dir: Path) -> Path:
     """Where the user's "always, in this project" answers for `project_dir` live (outside the repository)."""
-    import hashlib
-
-    from coder.base.paths import state_dir
-
     key = hashlib.sha256(os.path.realpath(project_dir).encode()).hexdigest()[:24]
     return state_dir() / "projects" / key / "permissions.json"
 _EXACT_ONLY = frozenset({"rm", "mv", "cp", "dd", "chmod", "chown", "curl", "wget", "sudo", "kill", "pkill",

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from coder.codeintel.languages import parser as make_parser
+
 _WS = re.compile(r"\s+")
 #: unquoted characters that let the shell turn one word into several or into other text (globs, braces, `~`,
 #: extglobs): `sort *` runs `sort -o x` when a file is named `-o`, `rg --{pre,x}=sh` becomes `--pre=sh`
@@ -269,8 +271,6 @@ def _shell_word(word: str) -> str:
 
 def split_command(command: str) -> ParsedCommand:
     """The simple commands of `command`. Raises nothing: a parse failure gives one opaque part."""
-    from coder.codeintel.languages import parser as make_parser
-
     opaque = ParsedCommand([SimpleCommand([command.strip()], _WS.sub(" ", command).strip(), True, True)], False)
     parser = make_parser("bash")
     if parser is None:

@@ -12,8 +12,14 @@ other stages decide. Everything heavy is imported inside the handler."""
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from coder.base.errors import ModelConfigError
+from coder.base.termsafe import visible
 
 
 def register(subparsers: Any) -> None:
@@ -36,9 +42,8 @@ def register(subparsers: Any) -> None:
 
 
 def handler(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
 
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.review.pipeline import review
     from coder.review.types import ReviewResult
     from coder.vcs.repo import EMPTY_TREE, diff, require_repo, resolve_commit, run_git
@@ -68,13 +73,10 @@ def handler(args: argparse.Namespace) -> int:
         else:
             print(f"nothing to review: {what} has no changes")
         return 0
-    from coder.base.termsafe import visible
 
     provider = None if args.no_llm else _provider(args, config)
     progress: Callable[[Any], None] | None = None
     if not args.json:
-        import sys
-
         def show(stage: Any) -> None:
             print(visible(f"  {stage.name:<8} {stage.status:<7} {stage.duration:6.2f}s  {stage.note}"), file=sys.stderr)
 
@@ -91,6 +93,7 @@ def handler(args: argparse.Namespace) -> int:
 
 def _config(root, args: argparse.Namespace) -> dict[str, Any]:
     try:
+        # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.config.layers import load_config
         from coder.trust.decisions import is_trusted
     except ImportError:
@@ -104,7 +107,7 @@ def _config(root, args: argparse.Namespace) -> dict[str, Any]:
 
 def _provider(args: argparse.Namespace, config: dict[str, Any]):
     """The configured model, or None when there is none (an explicit --model that fails is an error)."""
-    from coder.base.errors import ModelConfigError
+    # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.models.registry import create_provider
 
     explicit = getattr(args, "model", None)

@@ -14,7 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coder.review.llm import _ask
+from coder.review.pipeline import review
 from coder.review.types import ReviewResult
+from coder.vcs.commit import commit_changes, commit_message
+from coder.vcs.repo import diff_trees, resolve_tree, worktree_tree
 
 if TYPE_CHECKING:
     from coder.models.types import ModelProvider
@@ -67,9 +71,6 @@ def review_and_commit(request: GateRequest) -> GateResult:
     """Review the work tree against HEAD (only `request.paths` when given); while it fails and rounds are left,
     send the feedback to the agent and review again; then commit (a failing verdict only with `override`'s
     consent)."""
-    from coder.review.pipeline import review
-    from coder.vcs.commit import commit_changes, commit_message
-    from coder.vcs.repo import diff_trees, resolve_tree, worktree_tree
 
     repo_root, provider, paths, config = request.repo_root, request.provider, request.paths, request.config or {}
     gate = GateResult(False, 0)
@@ -124,6 +125,5 @@ def model_asker(provider: ModelProvider | None) -> Callable[[str, str], str] | N
     """`provider` as the one-question function the commit message asks (coder/vcs never imports the models)."""
     if provider is None:
         return None
-    from coder.review.llm import _ask
 
     return lambda system, user: _ask(provider, system, user, max_tokens=600)[0]

@@ -12,6 +12,9 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from coder.base.errors import ModelError
+from coder.base.resources import prompt, template
+from coder.models.types import Message, ModelRequest
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, Severity, StageResult, status_from
 
@@ -25,8 +28,6 @@ MAX_FINDINGS = 8
 
 def _fill(name: str, **values: str) -> str:
     """prompts/`name` filled with `values`, which must be exactly the variables it uses (coder/base/resources.py)."""
-    from coder.base.resources import template
-
     return template(name, values).render(**values)
 
 
@@ -35,8 +36,6 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _ask(provider: ModelProvider, system: str, user: str, max_tokens: int = 2000) -> tuple[str, int]:
-    from coder.models.types import Message, ModelRequest
-
     request = ModelRequest(system=system, messages=[Message.user_text(user)], max_tokens=max_tokens,
                            cache_system=True)
     response = provider.complete(request)
@@ -114,8 +113,6 @@ def stage_llm(ctx: ReviewContext, provider: ModelProvider | None) -> StageResult
         return StageResult("llm", "skipped", 0.0, "no model configured: LLM review skipped")
     if not ctx.files:
         return StageResult("llm", "skipped", 0.0, "empty diff")
-    from coder.base.errors import ModelError
-    from coder.base.resources import prompt
 
     task = ctx.task.strip() or "(no task given: review the change on its own merits)"
     diff = _clip(ctx.diff, MAX_DIFF_CHARS)

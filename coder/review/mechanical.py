@@ -10,9 +10,11 @@ import subprocess
 import time
 from pathlib import Path
 
+from coder.codeintel.languages import parser_for
 from coder.fs.beneath import path_kind, read_beneath
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult, status_from
+from coder.vcs.hostgit import scrubbed_host_env
 
 # ruff codes that mean "this code is broken", not "this code is untidy"
 RUFF_ERRORS = ("E9", "F63", "F7", "F82")
@@ -45,8 +47,6 @@ def _first_error(node) -> int | None:
 
 def _ts_error(path: str, text: str | None) -> tuple[bool, int | None]:
     """(could parse, first error line) with tree-sitter; (False, None) when no grammar covers the file."""
-    from coder.codeintel.languages import parser_for
-
     if text is None:
         return False, None
     parser = parser_for(path)
@@ -140,8 +140,6 @@ def stage_lint(ctx: ReviewContext) -> StageResult:
     args += ["--force-exclude"] if configured else ["--isolated", f"--select={RUFF_DEFAULT_SELECT}"]
     args += [f.new_path for f in py_files if f.new_path and path_kind(workdir, f.new_path) == "file"]  # no link out
     try:
-        from coder.vcs.hostgit import scrubbed_host_env
-
         # on the host, with the repository's ruff config: no provider key in its environment
         proc = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=120,
                               env=scrubbed_host_env(), stdin=subprocess.DEVNULL)

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder.review.context import ReviewContext
+from coder.review.gaming import stage_gaming
+from coder.review.hygiene import stage_hygiene
+from coder.review.llm import stage_llm
+from coder.review.mechanical import stage_apply, stage_lint, stage_parse
+from coder.review.testing import stage_tests
 from coder.review.types import ReviewResult, StageResult
+from coder.vcs.repo import diff as vcs_diff
+from coder.vcs.repo import require_repo
 
 if TYPE_CHECKING:
     from coder.models.types import ModelProvider
@@ -27,10 +34,6 @@ MECHANICAL_STAGES = ("apply", "parse", "lint", "hygiene", "gaming")
 
 
 def _stage_functions() -> dict[str, Callable[[ReviewContext], StageResult]]:
-    from coder.review.gaming import stage_gaming
-    from coder.review.hygiene import stage_hygiene
-    from coder.review.mechanical import stage_apply, stage_lint, stage_parse
-    from coder.review.testing import stage_tests
 
     return {"apply": stage_apply, "parse": stage_parse, "lint": stage_lint, "hygiene": stage_hygiene,
             "gaming": stage_gaming, "tests": stage_tests}
@@ -47,8 +50,6 @@ def review(
     """Review `diff` (against `review.base`, default HEAD) in the repository at `repo_root`.
 
     `on_stage` is called after each stage (frontends show progress with it)."""
-    from coder.vcs.repo import require_repo
-
     start = time.monotonic()
     config = dict(config or {})
     root = require_repo(repo_root)
@@ -65,8 +66,6 @@ def review(
             if blocked:
                 result = StageResult(name, "skipped", 0.0, blocked)
             elif name == "llm":
-                from coder.review.llm import stage_llm
-
                 result = stage_llm(ctx, provider)
             else:
                 result = _guarded(functions[name], ctx, name)
@@ -99,7 +98,5 @@ def _guarded(fn: Callable[[ReviewContext], StageResult], ctx: ReviewContext, nam
 def review_worktree(repo_root: Path, task: str = "", provider: ModelProvider | None = None,
                     config: dict[str, Any] | None = None) -> ReviewResult:
     """Review everything in the work tree against HEAD (what the engine calls before a commit)."""
-    from coder.vcs.repo import diff as vcs_diff
-
     base = ((config or {}).get("review", {}) or {}).get("base") or "HEAD"
     return review(repo_root, vcs_diff(repo_root, base=base), task, provider, config)

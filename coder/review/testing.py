@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from coder.base.errors import SandboxUnavailable
 from coder.fs.beneath import path_kind
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult
+from coder.sandbox.exec import run_sandboxed
 from coder.vcs.repo import run_git
 
 _PYTEST_FAIL_RE = re.compile(r"^(FAILED|ERROR) (\S+?)(?:::(\S+))?(?: - (.*))?$", re.M)
@@ -127,8 +129,6 @@ def _sandbox_config(ctx: ReviewContext) -> dict[str, Any]:
 
 
 def _run(ctx: ReviewContext, command: str, workdir: Path, timeout: float) -> tuple[int | None, str, bool]:
-    from coder.sandbox.exec import run_sandboxed
-
     env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": ":".join(
         str(p) for p in (workdir / "src", workdir) if p.is_dir())}
     run = run_sandboxed(command, workdir, _sandbox_config(ctx), timeout, env=env)
@@ -163,7 +163,6 @@ def stage_tests(ctx: ReviewContext) -> StageResult:
         commands.append(("related", plan.related))
     if full_suite is True or (full_suite == "auto" and not plan.related):
         commands.append(("full", plan.full))
-    from coder.base.errors import SandboxUnavailable
 
     notes, details, findings = [], "", []
     for scope, command in commands:

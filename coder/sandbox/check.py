@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from coder.base.errors import SandboxUnavailable
+from coder.sandbox.limits import Cgroups, Limits
 
 ESCAPE_HATCH = "To run without any sandbox (commands see your whole machine), pass --no-sandbox."
 
@@ -59,8 +60,6 @@ def _cached_check() -> SandboxCheck:
 
 def _limits_detail() -> str:
     """Which layer contains fork bombs and memory hogs on this machine."""
-    from coder.sandbox.limits import Cgroups, Limits
-
     groups = Cgroups.create(Limits())
     try:
         pids = "cgroup pids.max" if groups.pids_limited else (

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from coder.base.errors import ConfigError
 from coder.sandbox import limits as limits_mod
 from coder.sandbox.check import require_sandbox
 from coder.sandbox.env import sandbox_env
@@ -31,8 +32,6 @@ class SandboxRun:
 
 def sandbox_section(config: dict[str, Any] | None) -> dict[str, Any]:
     """Accept either the whole merged config (which has a `sandbox` key) or its `[sandbox]` section."""
-    from coder.base.errors import ConfigError
-
     config = config or {}
     if "sandbox" in config:
         section = config["sandbox"]

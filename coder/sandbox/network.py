@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder.base.errors import ConfigError
+from coder.netproxy import relay as relay_module
 from coder.netproxy.domains import DomainPolicy
 from coder.netproxy.grants import load_grants, save_grant
 
@@ -141,7 +142,7 @@ def network_for(services: dict[str, Any], cfg: Any) -> SessionNetwork | None:
     policy = policy_for(cfg, hooks.project_dir)
     if not policy.configured:
         return None
-    from coder.netproxy import relay as relay_module
+    # start-up time: coder.netproxy.proxy brings asyncio
     from coder.netproxy.proxy import NetProxy
 
     python = relay_python()

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ConfigError
+from coder.netproxy.domains import check_pattern, check_presets
 from coder.sandbox.nested import nested_entries, read_regular
 from coder.trust.protected import INSTRUCTION_FILES, MCP_FILE
 
@@ -95,7 +96,6 @@ class SandboxConfig:
             except TypeError:
                 raise ConfigError(f"[sandbox] {name} = {value!r}: expected {type(default).__name__}") from None
             setattr(cfg, name, value)
-        from coder.netproxy.domains import check_pattern, check_presets
 
         cfg.allowed_domains = [check_pattern(p, "allowed_domains") for p in cfg.allowed_domains]
         cfg.denied_domains = [check_pattern(p, "denied_domains") for p in cfg.denied_domains]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coder.base import events as ev
+from coder.base.errors import ConfigError
 from coder.stuck.detector import Detection, Detector, Thresholds, load_thresholds
 
 #: what each pattern suggests; the model decides what to do with it
@@ -67,8 +68,6 @@ class StuckGuard:
         else:
             mode = str(section.get("interactive", "warn"))
             if mode not in MODES:
-                from coder.base.errors import ConfigError
-
                 raise ConfigError(f"[stuck] interactive must be one of {', '.join(MODES)}, not {mode!r}.")
         return cls(load_thresholds(section), mode)
 

@@ -14,7 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coder.base.errors import SandboxUnavailable
+from coder.base.errors import ConfigError, SandboxUnavailable, ShellError
+from coder.sandbox.check import require_sandbox
+from coder.sandbox.exec import sandbox_section
+from coder.sandbox.network import network_for
+from coder.sandbox.profile import SandboxConfig
+from coder.sandbox.shell import PersistentShell
 from coder.store.outputs import clip_output
 from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
 from coder.tools.bash_jobs import Jobs
@@ -39,21 +44,16 @@ class BashTool(Tool):
                          shell=line, maskable=self.contract.maskable)
 
     def _config(self, ctx: ToolContext) -> Any:
-        from coder.sandbox.exec import sandbox_section
-        from coder.sandbox.profile import SandboxConfig
 
         return SandboxConfig.from_dict(sandbox_section(ctx.config))
 
     def _shell_for(self, ctx: ToolContext, cfg: Any) -> Any:
         shell = ctx.services.get("shell")
         if shell is None:
-            from coder.sandbox.shell import PersistentShell
-
             workspace = ctx.workspace.resolve()
             cwd = ctx.cwd.resolve() if ctx.cwd else workspace
             if cwd != workspace and workspace not in cwd.parents:
                 cwd = workspace
-            from coder.sandbox.network import network_for
 
             network = network_for(ctx.services, cfg)  # the domain proxy, when a list is configured (issue 21)
             self._network = network
@@ -65,8 +65,6 @@ class BashTool(Tool):
         return shell
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from coder.base.errors import ConfigError, ShellError
-
         command = args.get("command")
         restart = args.get("restart") is True
         if command is not None and not isinstance(command, str):
@@ -86,8 +84,6 @@ class BashTool(Tool):
                 notes.append(f"[timeout capped at {cfg.max_timeout:g}s by the sandbox config]")
             timeout = cfg.max_timeout
         if cfg.enabled:
-            from coder.sandbox.check import require_sandbox
-
             try:
                 require_sandbox()
             except SandboxUnavailable as exc:

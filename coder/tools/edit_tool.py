@@ -11,6 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from coder.base.errors import ToolError
+from coder.edit.errors import EditError, MatchError
+from coder.edit.ops import Editor
+from coder.edit.state import EditState
+from coder.edit.view import view
+from coder.fs.beneath import EscapeError
 from coder.tools.base import (
     DETAIL_LIMIT,
     CallFacts,
@@ -77,8 +82,6 @@ class EditTool(Tool):
 
     def _reported(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The call's outcome, its failures as results the model reads."""
-        from coder.edit.errors import EditError, MatchError
-        from coder.fs.beneath import EscapeError
 
         try:
             return self._run(args, ctx)
@@ -91,8 +94,6 @@ class EditTool(Tool):
                               data={"error": "OSError"})
 
     def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from coder.edit.ops import Editor
-        from coder.edit.state import EditState
 
         command = args.get("command")
         if command not in COMMANDS:
@@ -104,8 +105,6 @@ class EditTool(Tool):
         path = _str(args, "path")
         assert path is not None
         if command == "view":
-            from coder.edit.view import view
-
             view_range = args.get("view_range")
             if view_range is not None:
                 if not isinstance(view_range, (list, tuple)) or len(view_range) != 2:

@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder.base.errors import CoderError, ToolError
+from coder.codeintel.languages import language_name
+from coder.codeintel.service import service_for
+from coder.codeintel.textsearch import search
 from coder.tools.base import (
     CODE_NAVIGATOR,
     CallFacts,
@@ -94,8 +97,6 @@ class CodeSearchTool(Tool):
 
     # -- modes ----------------------------------------------------------------------------------------------
     def _text(self, args: dict[str, Any], ctx: ToolContext, query: str, limit: int) -> ToolResult:
-        from coder.codeintel.textsearch import search
-
         if not query:
             raise ToolError("query_type=text needs a pattern in query")
         result = search(ctx.workspace, query, fixed=bool(args.get("fixed_strings")),
@@ -119,8 +120,6 @@ class CodeSearchTool(Tool):
                           data={"matches": result.match_count, "truncated": result.truncated})
 
     def _service(self, ctx: ToolContext):
-        from coder.codeintel.service import service_for
-
         return service_for(ctx.services, ctx.workspace)
 
     def _definition(self, ctx: ToolContext, query: str, limit: int) -> ToolResult:
@@ -171,8 +170,6 @@ class CodeSearchTool(Tool):
         rel = index.relpath(full if os.path.lexists(full) else path)  # (the outline resolves it beneath the root)
         symbols = index.outline(rel)
         if not symbols:
-            from coder.codeintel.languages import language_name
-
             why = "no definitions found" if language_name(rel) else "not a language the index parses (use text)"
             return ToolResult(f"{rel}: {why}{_notes([note])}", data={"count": 0})
         lines = [f"{rel}: {len(symbols)} definitions"]

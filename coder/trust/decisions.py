@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import UsageError
 from coder.base.paths import state_dir
 from coder.trust.reader import TrustRequest, Wanted, inspect, read_repo_file, server_key, server_line, workspace_key
 
@@ -96,8 +97,6 @@ def is_trusted(workspace: Path) -> bool:
 def grant(request: TrustRequest) -> None:
     """Trust the workspace as it is now (its servers approved by name and whole entry)."""
     if not request.trustable:
-        from coder.base.errors import UsageError
-
         raise UsageError(f"{request.workspace} cannot be trusted as it is: " + "; ".join(request.problems))
     data = _load()
     data["workspaces"][str(request.workspace)] = {

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.fs.beneath import EscapeError, WorkspaceFS, path_kind, read_beneath
+
 #: folders under `.coder/` whose files define something that runs or steers (permissions.json is not one)
 DEFINING_DIRS = ("tools", "agents", "commands")
 MAX_FILES = 1000  # a definitions folder with more entries cannot be trusted: the dialog could not show them
@@ -91,8 +93,6 @@ def inspect(workspace: Path) -> TrustRequest:
 def read_repo_file(root: Path, rel: str, problems: list[str] | None = None) -> bytes | None:
     """A repository file coder itself reads: a regular file reached without any symlink, else None (with the
     reason in `problems` when it exists but is refused)."""
-    from coder.fs.beneath import path_kind, read_beneath
-
     data = read_beneath(root, rel, MAX_BYTES)
     if data is None and problems is not None:
         parts = rel.split("/")
@@ -105,8 +105,6 @@ def read_repo_file(root: Path, rel: str, problems: list[str] | None = None) -> b
 
 
 def _defining_files(root: Path, problems: list[str]) -> list[tuple[str, bytes]]:
-    from coder.fs.beneath import EscapeError, WorkspaceFS
-
     files: list[tuple[str, bytes]] = []
     for rel in (".mcp.json", ".coder/config.toml"):
         data = read_repo_file(root, rel, problems)
@@ -152,8 +150,6 @@ def _skill_files(root: Path, problems: list[str]) -> list[tuple[str, bytes]]:
 def repo_skill_paths(root: Path) -> list[str]:
     """Workspace-relative paths of the repository's SKILL.md files: one per folder of a skills dir, found without
     following a symlink (a linked skill folder is not the repository's to define)."""
-    from coder.fs.beneath import EscapeError, WorkspaceFS
-
     out: list[str] = []
     for base in REPO_SKILL_DIRS:
         try:

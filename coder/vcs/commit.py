@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import subprocess
 import time
 from collections.abc import Iterator
@@ -23,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from coder.base.errors import CoderError
+from coder.base.errors import CoderError, SandboxUnavailable
 from coder.fs.beneath import WorkspaceFS
+from coder.sandbox.exec import run_sandboxed
 from coder.vcs import hostgit
 from coder.vcs.message import commit_message  # re-exported: the interface names it here
 from coder.vcs.repo import (
@@ -345,13 +347,9 @@ def _run_hook(
     root: Path, name: str, hook: Path, args: list[str], where: HookMode, config: dict | None, timeout: float,
     index_env: dict[str, str],
 ) -> HookRun:
-    import shlex
-
     command = " ".join(shlex.quote(a) for a in [str(hook), *args])
     start = time.monotonic()
     if where == "sandbox":
-        from coder.base.errors import SandboxUnavailable
-        from coder.sandbox.exec import run_sandboxed
 
         try:
             run = run_sandboxed(command, root, config or {}, timeout, env=index_env)
