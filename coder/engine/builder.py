@@ -24,7 +24,6 @@ from coder.context.instructions import discover
 from coder.context.manager import TieredContext
 from coder.engine.history import rebuild
 from coder.engine.network import apply_domain_flags, network_hint, network_hooks
-from coder.engine.options import SessionOptions
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
 from coder.engine.subagents import Parent, install_subagents
 from coder.engine.work import install_work, open_work
@@ -44,6 +43,31 @@ from coder.tools.registry import builtin_tools
 from coder.trust import decisions as trust
 from coder.vcs.checkpoints import Checkpoints, default_keep, prune_sessions
 from coder.vcs.repo import VcsError, find_repo
+
+
+@dataclass
+class SessionOptions:
+    cwd: Path
+    model: str | None = None
+    permission_mode: str | None = None
+    max_turns: int | None = None
+    max_cost: float | None = None
+    max_wall_time: float | None = None
+    resume: str | None = None
+    continue_last: bool = False
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    no_sandbox: bool = False
+    #: True: trust the workspace for this session (`--trust`); False: never (`--no-trust`, batch runs);
+    #: None: the user's stored decision, or their answer when the frontend can ask
+    trust: bool | None = None
+    #: False: no undo snapshots (`coder run --no-checkpoints`: a throwaway clone such as a batch workspace)
+    checkpoints: bool = True
+    #: `--net-allow`, `--net-deny`, `--net-preset`: added to `[sandbox]`'s lists (coder/netproxy)
+    allow_domains: list[str] = field(default_factory=list)
+    deny_domains: list[str] = field(default_factory=list)
+    network_presets: list[str] = field(default_factory=list)
+
 
 #: asks the user whether to trust a workspace (True = trust and remember); frontends that cannot ask pass None
 TrustAsker = Callable[[Any, str], bool]

@@ -1,39 +1,18 @@
-"""The options a session is opened with (`SessionOptions`), and the one place they are built from the command
-line: `add_session_flags` declares the flags every frontend shares, `options_from_args` reads them back. `coder`,
-`coder run` and `coder acp` all go through these two, so a flag means the same in each."""
+"""The one place a session's options (`SessionOptions`, coder/engine/builder.py) are built from the command line:
+`add_session_flags` declares the flags every frontend shares, `options_from_args` reads them back. `coder`,
+`coder run` and `coder acp` all go through these two, so a flag means the same in each. `coder --help` imports this
+module, so it imports no more than the flags need."""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder.config.layers import MODES
 
-
-@dataclass
-class SessionOptions:
-    cwd: Path
-    model: str | None = None
-    permission_mode: str | None = None
-    max_turns: int | None = None
-    max_cost: float | None = None
-    max_wall_time: float | None = None
-    resume: str | None = None
-    continue_last: bool = False
-    allow: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
-    no_sandbox: bool = False
-    #: True: trust the workspace for this session (`--trust`); False: never (`--no-trust`, batch runs);
-    #: None: the user's stored decision, or their answer when the frontend can ask
-    trust: bool | None = None
-    #: False: no undo snapshots (`coder run --no-checkpoints`: a throwaway clone such as a batch workspace)
-    checkpoints: bool = True
-    #: `--net-allow`, `--net-deny`, `--net-preset`: added to `[sandbox]`'s lists (coder/netproxy)
-    allow_domains: list[str] = field(default_factory=list)
-    deny_domains: list[str] = field(default_factory=list)
-    network_presets: list[str] = field(default_factory=list)
+if TYPE_CHECKING:
+    from coder.engine.builder import SessionOptions
 
 
 def add_session_flags(parser: argparse.ArgumentParser, subcommand: bool = False) -> None:
@@ -85,4 +64,6 @@ def options_from_args(args: argparse.Namespace, **override: Any) -> SessionOptio
         "network_presets": list(getattr(args, "net_preset", []) or []),
     }
     values.update(override)
+    from coder.engine.builder import SessionOptions  # start-up time: `coder --help` imports this module
+
     return SessionOptions(**values)
