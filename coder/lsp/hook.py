@@ -29,11 +29,12 @@ def install(services: dict[str, Any]) -> None:
     services[CODE_NAVIGATOR] = servers
 
 
-@dataclass
 class LanguageServers:
-    """One session's language servers behind the tools' interfaces (`EditObserver`, `CodeNavigator`)."""
+    """One session's language servers behind the tools' interfaces (`EditObserver`, `CodeNavigator`). It holds
+    the session's tool services, where the servers' manager is made on first use and found again at the end."""
 
-    services: dict[str, Any]
+    def __init__(self, services: dict[str, Any]) -> None:
+        self.services = services
 
     def before_edit(self, ctx: ToolContext, facts: CallFacts) -> Snapshot | None:
         return before_edit(ctx, facts)
