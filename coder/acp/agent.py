@@ -192,7 +192,6 @@ class CoderAgent:
 
     # ---- sessions ----------------------------------------------------------------------------------------------
     async def _open(self, cwd: str, resume: str | None) -> Live:
-
         holder: list[Live] = []
 
         def on_event(event: ev.Event) -> None:
@@ -219,7 +218,6 @@ class CoderAgent:
         return live
 
     def _modes(self, live: Live) -> SessionModeState:
-
         return SessionModeState(current_mode_id=current_mode(live.session),
                                 available_modes=[SessionMode(id=m, name=MODE_NAMES.get(m, m)) for m in MODES])
 

@@ -18,7 +18,6 @@ def register(sub) -> None:
 
 
 def mcp_command(args) -> int:
-
     # start-up time: coder.ext.mcp_client brings asyncio
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.mcp_client import MCPManager, server_log, servers_from_config, tool_name

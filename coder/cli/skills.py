@@ -17,7 +17,6 @@ def register(sub) -> None:
 
 
 def skills_command(args) -> int:
-
     # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.skills import describe_catalog, discover

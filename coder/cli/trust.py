@@ -55,7 +55,6 @@ def trust_command(args) -> int:
 
 
 def _print_provenance(workspace: Path, trusted: bool) -> None:
-
     config = load_config(workspace, trusted=trusted)
     rows = sorted((key, layer) for key, layer in config["_provenance"].items() if layer != "built-in")
     if rows:

@@ -67,7 +67,6 @@ def parse_file(fs: WorkspaceFS, rel: str, size: int, mtime_ns: int, old_hash: st
     Read beneath the workspace handle `fs` (one openat2 per file where the kernel has it): a file the sandbox
     swapped for a symlink, or put under a symlinked folder, after the listing is "unreadable", never read
     from outside; a FIFO is opened non-blocking and refused (not a regular file), so it cannot hang a build."""
-
     lang = fast_language(rel) or ""
     if size > MAX_FILE_BYTES:
         return (rel, size, mtime_ns, "", lang, "huge", 0, [], "", "", "")

@@ -80,7 +80,6 @@ def undo(ctx: Ctx, arg: str) -> CommandResult:
     """Undo what the user's last message changed, and nothing else (issue 24, bug 13). `/undo` says first what it
     will touch, files committed since included; `/undo yes` does it. A last turn that changed nothing has
     nothing to undo: going further back is `/rewind`'s job, where the person picks the message."""
-
     cp = ctx.session.parts.checkpointer  # None: not a git repository, or --no-checkpoints
     if cp is None:
         return CommandResult("Checkpoints are off (not a git repository, or not in this build): nothing to undo.",
@@ -132,7 +131,6 @@ def _listing(ctx: Ctx, cp: Any) -> CommandResult:
 def rewind(ctx: Ctx, arg: str) -> CommandResult:
     """`/rewind` lists the user's messages; `/rewind N` says what going back to before message N touches,
     `/rewind N yes` does it (`--conversation`: the conversation too, `--force`: over a conflict)."""
-
     cp = ctx.session.parts.checkpointer  # None: not a git repository, or --no-checkpoints
     if cp is None:
         return CommandResult("Checkpoints are off (not a git repository, or not in this build).", error=True)

@@ -47,7 +47,6 @@ def _model(ctx: Ctx, arg: str) -> CommandResult:
 def unknown_hosted(spec: str, config: dict[str, Any]) -> str | None:
     """Why `spec` is refused: a model of a hosted API (Anthropic, or OpenAI without a base URL of its own) that
     the model table does not know, most often a typo that would fail on the next request. None: go ahead."""
-
     resolved = resolve_spec(spec, config)
     prefix, _, name = resolved.partition(":")
     providers = config.get("providers")

@@ -58,7 +58,6 @@ def permissions(ctx: Ctx, arg: str) -> CommandResult:
 
 
 def _remove(policy: RulePolicy, saved: list[Saved], words: list[str]) -> CommandResult:
-
     if not words or not words[0].isdigit() or not 1 <= int(words[0]) <= len(saved):
         return CommandResult(f"Which one? `/permissions remove N` with N from 1 to {len(saved)} "
                              "(`/permissions` lists them).", error=True)

@@ -35,7 +35,6 @@ SAFE_WHILE_BUSY = {"todo", "skills", "help", "cost", "context", "diff", "session
 # ---- custom commands ------------------------------------------------------------------------------------------
 def all_commands(workspace: Path) -> dict[str, Command]:
     """Built-ins first; custom commands (custom.py) add names, never shadow one."""
-
     commands = dict(BUILTINS)
     for name, custom in discover(workspace, set(BUILTINS) | set(ALIASES), decided(workspace)).items():
         commands[name] = Command(name, custom.summary, custom.usage, None, custom, custom.allowed_tools,

@@ -30,7 +30,6 @@ class CommitOutcome:
 
 def review_and_commit(session: Session, branch: str | None = None, override: bool = False,
                       message: str | None = None) -> CommitOutcome:
-
     parts = session.parts
     config = parts.tool_ctx.config
 

@@ -42,7 +42,6 @@ def register(subparsers: Any) -> None:
 
 
 def handler(args: argparse.Namespace) -> int:
-
     # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.review.pipeline import review
     from coder.review.types import ReviewResult

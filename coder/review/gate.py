@@ -71,7 +71,6 @@ def review_and_commit(request: GateRequest) -> GateResult:
     """Review the work tree against HEAD (only `request.paths` when given); while it fails and rounds are left,
     send the feedback to the agent and review again; then commit (a failing verdict only with `override`'s
     consent)."""
-
     repo_root, provider, paths, config = request.repo_root, request.provider, request.paths, request.config or {}
     gate = GateResult(False, 0)
 

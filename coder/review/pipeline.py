@@ -34,7 +34,6 @@ MECHANICAL_STAGES = ("apply", "parse", "lint", "hygiene", "gaming")
 
 
 def _stage_functions() -> dict[str, Callable[[ReviewContext], StageResult]]:
-
     return {"apply": stage_apply, "parse": stage_parse, "lint": stage_lint, "hygiene": stage_hygiene,
             "gaming": stage_gaming, "tests": stage_tests}
 

@@ -44,7 +44,6 @@ class BashTool(Tool):
                          shell=line, maskable=self.contract.maskable)
 
     def _config(self, ctx: ToolContext) -> Any:
-
         return SandboxConfig.from_dict(sandbox_section(ctx.config))
 
     def _shell_for(self, ctx: ToolContext, cfg: Any) -> Any:

@@ -82,7 +82,6 @@ class EditTool(Tool):
 
     def _reported(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The call's outcome, its failures as results the model reads."""
-
         try:
             return self._run(args, ctx)
         except MatchError as exc:
@@ -94,7 +93,6 @@ class EditTool(Tool):
                               data={"error": "OSError"})
 
     def _run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-
         command = args.get("command")
         if command not in COMMANDS:
             raise ToolError(f"unknown command {command!r}; use one of: {', '.join(COMMANDS)}")

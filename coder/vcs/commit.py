@@ -350,7 +350,6 @@ def _run_hook(
     command = " ".join(shlex.quote(a) for a in [str(hook), *args])
     start = time.monotonic()
     if where == "sandbox":
-
         try:
             run = run_sandboxed(command, root, config or {}, timeout, env=index_env)
         except SandboxUnavailable as exc:
