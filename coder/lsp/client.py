@@ -207,13 +207,7 @@ class ServerProcess:
         self.pid = server.pid if server is not None else None
         if server is not None and server.stderr is not None:
             asyncio.get_running_loop().create_task(self._drain(server.stderr))
-        result = await _with_timeout(client.initialize_async(t.InitializeParams(
-            process_id=os.getpid(),
-            root_uri=self.root.as_uri(),
-            workspace_folders=[t.WorkspaceFolder(self.root.as_uri(), self.root.name)],
-            initialization_options=self.spec.initialization_options or None,
-            capabilities=_client_capabilities(),
-        )), timeout)
+        result = await _with_timeout(client.initialize_async(initialize_params(self.root, self.spec)), timeout)
         self.capabilities = result.capabilities
         client.initialized(t.InitializedParams())
 
@@ -377,3 +371,20 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def initialize_params(root: Path, spec: ServerSpec) -> Any:
+    """The `initialize` request. `processId` is null on purpose: the server runs in the sandbox's own pid
+    namespace, where coder's pid names no process (or another one), and a server that watches its parent
+    (vscode-languageserver checks `kill(pid, 0)` every few seconds) then exits with code 1 a few seconds into the
+    session. The spec allows null ("not started by another process"); the server's end with coder's is kept by
+    bwrap's `--die-with-parent` and the process-group kill on close."""
+    from lsprotocol import types as t  # start-up time: lsprotocol loads only when a server starts
+
+    return t.InitializeParams(
+        process_id=None,
+        root_uri=root.as_uri(),
+        workspace_folders=[t.WorkspaceFolder(root.as_uri(), root.name)],
+        initialization_options=spec.initialization_options or None,
+        capabilities=_client_capabilities(),
+    )
