@@ -1,338 +1,251 @@
 #!/usr/bin/env python3
-"""Replay real agent trajectories through the context manager and price every request.
+"""What long sessions cost: real agent trajectories replayed through coder, every request recorded and priced.
 
-    python benchmarks/context.py [--json] [--quick] [PATH ...]
+    python benchmarks/context.py [--quick] [--json] [--compare CHECKOUT] [--mcp] [--record] [PATH ...]
 
-PATH: SWE-agent `.traj` / mini-swe-agent `.traj.json` files or folders (default: ../shared/data/trajectories
-next to the repository). Every model request of a trajectory is rebuilt three ways and priced with Anthropic's
-prompt caching emulated block by block (coder.models.wire.PrefixCache: reads at 0.1x, writes at 1.25x input):
+PATH: SWE-agent `.traj` / mini-swe-agent `.traj.json` files or folders (default: ../shared/data/trajectories next
+to the repository). Each trajectory becomes a real coder session (benchmarks/context_session.py: the checkout's
+own system prompt, tools, context manager and Anthropic provider, through the real SDK to the fake server, which
+records every request) in which the model's turns are the trajectory's and each tool call returns the observation
+the trajectory recorded (a real shell output of the original run). The recorded bodies are priced with Anthropic's
+prompt caching emulated block by block (benchmarks/context_cost.py, claude-sonnet-4-5 list prices), summary
+calls included (their output too: the summary is a fixed ~1,600-token text).
 
-  raw       the whole history, one breakpoint at its end (ideal prefix caching)
-  mask      plain last-N observation masking (older outputs become a one-line stub), redone on every request,
-            and `mask/10`, redone every ten requests
-  ours      coder.context.TieredContext with its default config; the LLM summary is replaced by a stub writing
-            `--summary-ratio` of the summarised text (capped at summary_max_tokens); the summary calls are priced
-            too (their input through the same cache, their output at the output price)
+The yardstick, **raw**, is the trajectory as its own agent sent it: its own system prompt, a minimal bash and
+editor definition, the whole history, a cache breakpoint at its end (ideal prefix caching). It is the same for
+every version of coder, so `ours / raw` moves only when coder's requests do.
 
-Reported per trajectory and in total: peak context tokens, total input tokens, cached share of input, and the
-dollar cost of the input side (main requests' own outputs are the same for every strategy and left out). A
-retention check looks at the last context of each strategy: every edited path, every user message, and the last
-error line must be in it (for ours: in the context or the pinned handoff).
+--quick      the three shortest trajectories with 40+ requests (the set the settings were tuned on), and the gate:
+             exit 1 when their cost rises more than 3% over the figure recorded in benchmarks/context_gate.json
+--compare C  also replay through the checkout C (e.g. a worktree of an older commit), in the same run
+--mcp        also replay with three real MCP servers configured (benchmarks/context_mcp.py)
+--record     write this run's --quick figure to benchmarks/context_gate.json
+
+Reported per trajectory and in total: cost, peak context, cached share, where the money went (tool definitions,
+system prompt, history, new content), summaries, whether the task was in every request, and how each user turn
+ended (a compaction deadlock or an overflow ends it in `error`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
+import os
+import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coder.base.errors import CoderError, ModelError
-from coder.context.base import Pinned
-from coder.context.history import observations, replace_results, user_texts
-from coder.context.manager import TieredContext
-from coder.context.masking import ERROR_HINT, is_failure, keys_of
-from coder.context.replay import EDITOR, Replay, find_trajectories, load_trajectory
-from coder.models.pricing import Price
-from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
-from coder.models.wire import PrefixCache, build_anthropic_body, input_tokens, segments
-from coder.store.outputs import load_output
+from context_cost import PARTS, Pricer  # noqa: E402 - the benchmarks folder
 
+from coder.base.errors import CoderError  # noqa: E402
+from coder.context.replay import Replay, find_trajectories, load_trajectory, session_job  # noqa: E402
+from coder.models.types import ModelRequest, ToolSpec  # noqa: E402
+from coder.models.wire import build_anthropic_body  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "trajectories"
+GATE_FILE = ROOT / "benchmarks" / "context_gate.json"
+GATE_SLACK = 0.03
 MODEL = "claude-sonnet-4-5"
-PRICE = Price.anthropic(3.0, 15.0)
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "trajectories"
-TOOLS = [
+#: raw's tool definitions: what a minimal agent sends for its shell and its editor
+RAW_TOOLS = [
     ToolSpec("bash", "Run a shell command in the persistent sandboxed shell.",
              {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}),
-    ToolSpec(EDITOR, "View, create and edit files.",
+    ToolSpec("str_replace_based_edit_tool", "View, create and edit files.",
              {"type": "object", "properties": {"command": {"type": "string"}, "path": {"type": "string"},
                                                "old_str": {"type": "string"}, "new_str": {"type": "string"}},
               "required": ["command", "path"]}),
 ]
 
 
-@dataclass
-class Meter:
-    """Prices the requests of one strategy, with its own emulated prompt cache."""
-
-    cache: PrefixCache = field(default_factory=PrefixCache)
-    usage: Usage = field(default_factory=Usage)
-    peak: int = 0
-    requests: int = 0
-
-    def request(self, request: ModelRequest) -> Usage:
-        body = build_anthropic_body(request, MODEL)
-        acc = self.cache.account(segments(body))
-        usage = Usage(acc.input_tokens, 0, acc.cache_read_tokens, acc.cache_write_tokens)
-        self.usage = self.usage + usage
-        self.peak = max(self.peak, usage.total_input)
-        self.requests += 1
-        return usage
-
-    def result(self) -> dict[str, Any]:
-        total = self.usage.total_input
-        return {"requests": self.requests, "peak_tokens": self.peak, "input_tokens": total,
-                "cached_share": round(self.usage.cache_read_tokens / total, 4) if total else 0.0,
-                "cost_usd": round(PRICE.cost(self.usage), 5),
-                "cost_split_usd": {"read": round(self.usage.cache_read_tokens * PRICE.cache_read / 1e6, 5),
-                                   "write": round(self.usage.cache_write_tokens * PRICE.cache_write / 1e6, 5),
-                                   "plain": round(self.usage.input_tokens * PRICE.input / 1e6, 5),
-                                   "output": round(self.usage.output_tokens * PRICE.output / 1e6, 5)}}
+def quick_set(replays: list[Replay]) -> list[Replay]:
+    """The three shortest sessions long enough to compact (40+ requests), else the four shortest."""
+    long_enough = [r for r in replays if requests_of(r) >= 40]
+    return sorted(long_enough or replays, key=lambda r: len(r.messages))[:3 if long_enough else 4]
 
 
-class ReplayProvider:
-    """Stands in for the model during a replay: counts tokens like the Anthropic provider, never answers."""
-
-    spec = f"anthropic:{MODEL}"
-
-    def __init__(self, context_window: int) -> None:
-        self.context_window = context_window
-
-    def complete(self, request: ModelRequest, on_text: Any = None, cancel: Any = None) -> Any:
-        raise ModelError("the benchmark never calls the model")
-
-    def count_tokens(self, request: ModelRequest) -> int:
-        return input_tokens(build_anthropic_body(request, MODEL))
+def requests_of(replay: Replay) -> int:
+    return sum(1 for m in replay.messages if m.role == "assistant") + 1  # + the answer after the last result
 
 
-class StubSummarizer:
-    """The benchmark's stand-in for the LLM summary: `ratio` of the request's text, at most `max_tokens`."""
-
-    FILLER = "summary-stub "
-
-    def __init__(self, meter: Meter, ratio: float, max_tokens: int) -> None:
-        self.meter, self.ratio, self.max_tokens, self.calls = meter, ratio, max_tokens, 0
-
-    def __call__(self, request: ModelRequest) -> tuple[str, Usage | None]:
-        usage = self.meter.request(request)  # the summary call reads the same cached prefix
-        chars = sum(len(b.text) if isinstance(b, TextBlock) else len(getattr(b, "content", "")) or 40
-                    for m in request.messages for b in m.content)
-        size = min(int(chars * self.ratio), self.max_tokens * 4)
-        text = (self.FILLER * (size // len(self.FILLER) + 1))[:size]
-        out = Usage(0, size // 4)
-        self.meter.usage = self.meter.usage + out
-        self.calls += 1
-        return text, Usage(usage.input_tokens, size // 4, usage.cache_read_tokens, usage.cache_write_tokens)
-
-
-STUB = "[Old environment output omitted]"
-
-
-def masked_view(history: list[Message], boundary: int) -> list[Message]:
-    """Plain observation masking: results of the first `boundary` tool calls become a stub."""
-    ids = [o.tool_use_id for o in observations(history)][:boundary]
-    return replace_results(history, {i: STUB for i in ids})
-
-
-def request_points(messages: list[Message]) -> list[int]:
-    """Each model request of the trajectory sees messages[:i] with messages[i] its answer."""
-    return [i for i, m in enumerate(messages) if m.role == "assistant" and i > 0]
-
-
-def context_text(request: ModelRequest) -> str:
-    parts = [request.system]
-    for message in request.messages:
-        for block in message.content:
-            if isinstance(block, TextBlock):
-                parts.append(block.text)
-            elif isinstance(block, ToolResultBlock):
-                parts.append(block.content)
-            elif isinstance(block, ToolUseBlock):
-                parts.extend(str(v) for v in block.input.values())
-    return "\n".join(parts)
-
-
-def retention_facts(messages: list[Message]) -> dict[str, list[str]]:
-    edited: list[str] = []
-    obs_list = [o for o in observations(messages) if o.result_index is not None]
-    for obs in obs_list:
-        for key in sorted(keys_of(obs).writes):
-            path = key.removeprefix("file:")
-            if key.startswith("file:") and not path.startswith("/dev/") and path not in edited:
-                edited.append(path)
-    failures = [o for o in obs_list if is_failure(o)]
-    error: list[str] = []
-    if failures:
-        lines = [ln.strip() for ln in failures[-1].content.splitlines() if ln.strip()]
-        hits = [ln for ln in lines if ERROR_HINT.search(ln)]
-        if hits or lines:
-            error.append((hits or lines)[-1])
-    return {"edited_paths": edited, "user_messages": user_texts(messages), "last_error": error}
-
-
-def retention(request: ModelRequest, facts: dict[str, list[str]], state_dir: Path | None) -> dict[str, Any]:
-    text = context_text(request)
-    found: dict[str, list[bool]] = {}
-    for kind, items in facts.items():
-        found[kind] = []
-        for item in items:
-            ok = item in text
-            if not ok and kind == "user_messages" and state_dir is not None:
-                # a very long message kept as head + tail with its full text behind a handle named in context
-                ok = any(_stored(state_dir, h) == item for h in re.findall(r"output://[0-9a-f]+", text))
-            found[kind].append(ok)
-    checks = [ok for oks in found.values() for ok in oks]
-    return {"passed": sum(checks), "checks": len(checks),
-            "missing": {k: [i[:80] for i, ok in zip(facts[k], v, strict=True) if not ok]
-                        for k, v in found.items() if not all(v)}}
-
-
-def _stored(state_dir: Path, handle: str) -> str | None:
-    try:
-        return load_output(state_dir, handle)
-    except OSError:
-        return None
-
-
-def run_one(replay: Replay, args: argparse.Namespace) -> dict[str, Any]:
-    messages, system = replay.messages, replay.system
-    points = request_points(messages)
-    facts = retention_facts(messages)
-    result: dict[str, Any] = {"name": replay.name, "format": replay.fmt, "requests": len(points)}
-
-    raw = Meter()
+def raw_cost(replay: Replay) -> dict[str, Any]:
+    pricer = Pricer()
+    points = [i for i, m in enumerate(replay.messages) if m.role == "assistant"] + [len(replay.messages)]
     for i in points:
-        raw.request(ModelRequest(system, messages[:i], TOOLS, cache_breakpoints=[i - 1]))
-    result["raw"] = raw.result()
-    result["raw"]["retention"] = retention(ModelRequest(system, messages, TOOLS), facts, None)
+        request = ModelRequest(replay.system, replay.messages[:i], RAW_TOOLS, cache_breakpoints=[i - 1])
+        pricer.add(build_anthropic_body(request, MODEL))
+    return pricer.priced.result()
 
-    for label, every in (("mask", 1), ("mask/10", 10)):
-        meter, boundary, last = Meter(), 0, None
-        for n, i in enumerate(points):
-            count = len([o for o in observations(messages[:i])])
-            if n % every == 0:
-                boundary = max(0, count - args.keep_last)
-            last = masked_view(messages[:i], boundary)
-            meter.request(ModelRequest(system, last, TOOLS, cache_breakpoints=[len(last) - 1]))
-        result[label] = meter.result()
-        final = masked_view(messages, boundary)
-        result[label]["retention"] = retention(ModelRequest(system, final, TOOLS), facts, None)
 
-    with tempfile.TemporaryDirectory(prefix="ctxbench-") as tmp:
-        meter = Meter()
-        config = {k: v for k, v in (("compact_at", args.compact_at), ("target", args.target),
-                                    ("recent_turns", args.recent_turns)) if v is not None}
-        stub = StubSummarizer(meter, args.summary_ratio, 0)
-        manager = TieredContext(ReplayProvider(args.window), config, Path(tmp), summarizer=stub)
-        stub.max_tokens = manager.config.summary_max_tokens
-        kinds: dict[str, int] = {}
-        started = time.perf_counter()
-        for i in points:
-            pinned = _pinned(messages[:i])
-            prepared = manager.prepare(system, messages[:i], TOOLS, pinned)
-            for comp in prepared.compactions:
-                kinds[comp.kind] = kinds.get(comp.kind, 0) + 1
-            manager.record_usage(meter.request(prepared.request))
-        elapsed = time.perf_counter() - started
-        final = manager.prepare(system, messages, TOOLS, _pinned(messages)).request
-        result["ours"] = meter.result()
-        result["ours"].update({"compactions": kinds, "summary_calls": stub.calls,
-                               "prepare_ms": round(1000 * elapsed / max(1, len(points)), 2),
-                               "retention": retention(final, facts, Path(tmp))})
-    for key in ("cost_usd", "peak_tokens"):
-        base = result["raw"][key]
-        result[f"{key}_ratio_vs_raw"] = round(result["ours"][key] / base, 4) if base else 1.0
+def replay_session(checkout: Path, replay: Replay, folder: Path, mcp: dict[str, Any] | None,
+                   context: dict[str, Any]) -> dict[str, Any]:
+    """One trajectory through the coder at `checkout`: the recorded requests, priced, and the checks."""
+    job = session_job(replay, folder / "workspace", folder / "requests.jsonl", MODEL)
+    home = folder / "home"
+    config = home / ".config" / "coder" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(config_toml(checkout, context, mcp), encoding="utf-8")
+    (folder / "job.json").write_text(json.dumps(job), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "CODER_", "XDG_"))}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"),
+               XDG_STATE_HOME=str(home / ".local/state"), XDG_CACHE_HOME=str(home / ".cache"),
+               PYTHONPATH=str(checkout))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "context_session.py"), str(folder / "job.json")],
+                          capture_output=True, text=True, env=env, cwd=str(checkout), timeout=3600, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"replay of {replay.name} in {checkout} failed:\n{proc.stderr[-3000:]}")
+    run = json.loads(proc.stdout.strip().splitlines()[-1])
+    bodies = [json.loads(line)["body"] for line in (folder / "requests.jsonl").read_text().splitlines()]
+    bodies = [b for b in bodies if isinstance(b, dict) and "max_tokens" in b]  # generation requests only
+    pricer = Pricer()
+    task_everywhere = True
+    task = job["user_messages"][0]
+    for body in bodies:
+        summary = job["summary_marker"] in json.dumps(body["messages"][-1])
+        pricer.add(body, summary, job["summary_tokens"])
+        if not summary:
+            task_everywhere &= task in first_text(body)
+    result = pricer.priced.result()
+    result.update(mismatched=len(run["mismatched"]), outcomes=run["outcomes"], task_in_every_request=task_everywhere,
+                  tools=len(bodies[0].get("tools") or []) if bodies else 0)
     return result
 
 
-def _pinned(messages: list[Message]) -> Pinned:
-    texts = user_texts(messages)
-    files: list[str] = []
-    for obs in observations(messages):
-        for key in sorted(keys_of(obs).writes):
-            if key.startswith("file:") and key[5:] not in files and not key.startswith("file:/dev/"):
-                files.append(key[5:])
-    return Pinned(task=texts[0] if texts else "", files_touched=files)
+def first_text(body: dict[str, Any]) -> str:
+    content = body["messages"][0]["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
 
 
-def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
-    def total(label: str, key: str) -> float:
-        return sum(r[label][key] for r in results)
+def config_toml(checkout: Path, context: dict[str, Any], mcp: dict[str, Any] | None) -> str:
+    lines = []
+    if (checkout / "coder" / "stuck").is_dir():
+        lines += ["[stuck]", "enabled = false", ""]  # a replay repeats what the agent did; no note may change it
+    if context:
+        lines += ["[context]"] + [f"{k} = {json.dumps(v)}" for k, v in context.items()] + [""]
+    for name, entry in (mcp or {}).items():
+        lines += [f"[mcp.servers.{name}]"] + [f"{k} = {json.dumps(v)}" for k, v in entry.items()] + [""]
+    return "\n".join(lines)
 
-    out: dict[str, Any] = {"trajectories": len(results)}
-    for label in ("raw", "mask", "mask/10", "ours"):
-        tokens = total(label, "input_tokens")
-        cached = sum(r[label]["input_tokens"] * r[label]["cached_share"] for r in results)
-        out[label] = {"cost_usd": round(total(label, "cost_usd"), 4),
-                      "peak_tokens_sum": int(total(label, "peak_tokens")),
-                      "input_tokens": int(tokens), "cached_share": round(cached / tokens, 4) if tokens else 0.0}
-        checks = sum(r[label]["retention"]["checks"] for r in results)
-        out[label]["retention"] = round(sum(r[label]["retention"]["passed"] for r in results) / checks, 4) \
-            if checks else 1.0
-    out["cost_ratio_vs_raw"] = round(out["ours"]["cost_usd"] / out["raw"]["cost_usd"], 4)
-    out["cost_ratio_vs_masking"] = round(out["ours"]["cost_usd"] / out["mask"]["cost_usd"], 4)
-    out["cost_ratio_vs_masking_every10"] = round(out["ours"]["cost_usd"] / out["mask/10"]["cost_usd"], 4)
-    out["peak_ratio_vs_raw"] = round(out["ours"]["peak_tokens_sum"] / out["raw"]["peak_tokens_sum"], 4)
-    out["peak_ratio_vs_raw_worst"] = max(r["peak_tokens_ratio_vs_raw"] for r in results)
-    out["retention"] = out["ours"]["retention"]
+
+def run_set(checkout: Path, replays: list[Replay], mcp: dict[str, Any] | None, context: dict[str, Any],
+            work: Path, label: str) -> list[dict[str, Any]]:
+    out = []
+    for n, replay in enumerate(replays):
+        folder = work / f"{label}-{n}"
+        result = {"name": replay.name, "requests": requests_of(replay), "raw": raw_cost(replay),
+                  "ours": replay_session(checkout, replay, folder, mcp, context)}
+        result["cost_ratio"] = round(result["ours"]["cost_usd"] / result["raw"]["cost_usd"], 4)
+        result["peak_ratio"] = round(result["ours"]["peak_tokens"] / result["raw"]["peak_tokens"], 4)
+        out.append(result)
     return out
 
 
-def table(results: list[dict[str, Any]], total: dict[str, Any]) -> str:
-    header = ("| trajectory | req | raw peak | ours peak | raw $ | mask $ | mask/10 $ | ours $ | ours cached | "
-              "ours/raw $ | retention |")
-    rows = [header, "|" + "---|" * 11]
+def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
+    def total(side: str, key: str) -> float:
+        return sum(r[side][key] for r in results)
+
+    raw, ours = total("raw", "cost_usd"), total("ours", "cost_usd")
+    parts = {p: round(sum(r["ours"]["parts"][p]["usd"] for r in results), 4) for p in PARTS}
+    tokens = {p: sum(r["ours"]["parts"][p]["tokens"] for r in results) for p in PARTS}
+    return {"trajectories": len(results), "raw_cost_usd": round(raw, 4), "ours_cost_usd": round(ours, 4),
+            "cost_ratio": round(ours / raw, 4) if raw else 1.0,
+            "peak_ratio": round(total("ours", "peak_tokens") / total("raw", "peak_tokens"), 4),
+            "summary_cost_usd": round(total("ours", "summary_cost_usd"), 4),
+            "summaries": int(total("ours", "summary_requests")), "parts_usd": parts, "parts_tokens": tokens,
+            "requests": int(total("ours", "requests")),
+            "task_in_every_request": all(r["ours"]["task_in_every_request"] for r in results),
+            "all_turns_done": all(set(r["ours"]["outcomes"]) == {"done"} for r in results),
+            "mismatched_calls": sum(r["ours"]["mismatched"] for r in results)}
+
+
+def table(label: str, results: list[dict[str, Any]], total: dict[str, Any]) -> str:
+    rows = [f"**{label}**", "", "| trajectory | req | tools | raw $ | ours $ | ours/raw | raw peak | ours peak | "
+            "peak ratio | cached | summaries | task kept | turns |", "|" + "---|" * 13]
     for r in results:
-        ret = r["ours"]["retention"]
-        rows.append(f"| {r['name'][:42]} | {r['requests']} | {r['raw']['peak_tokens']} | {r['ours']['peak_tokens']} "
-                    f"| {r['raw']['cost_usd']:.4f} | {r['mask']['cost_usd']:.4f} | {r['mask/10']['cost_usd']:.4f} "
-                    f"| {r['ours']['cost_usd']:.4f} | {r['ours']['cached_share']:.0%} "
-                    f"| {r['cost_usd_ratio_vs_raw']:.2f} "
-                    f"| {ret['passed']}/{ret['checks']} |")
+        o = r["ours"]
+        rows.append(f"| {r['name'][:40]} | {r['requests']} | {o['tools']} | {r['raw']['cost_usd']:.4f} | "
+                    f"{o['cost_usd']:.4f} | {r['cost_ratio']:.3f} | {r['raw']['peak_tokens']} | {o['peak_tokens']} | "
+                    f"{r['peak_ratio']:.2f} | {o['cached_share']:.0%} | {o['summary_requests']} | "
+                    f"{'yes' if o['task_in_every_request'] else 'NO'} | {','.join(sorted(set(o['outcomes'])))} |")
     t = total
-    rows.append(f"| **total** | | {t['raw']['peak_tokens_sum']} | {t['ours']['peak_tokens_sum']} | "
-                f"{t['raw']['cost_usd']:.4f} | {t['mask']['cost_usd']:.4f} | {t['mask/10']['cost_usd']:.4f} | "
-                f"{t['ours']['cost_usd']:.4f} | {t['ours']['cached_share']:.0%} | {t['cost_ratio_vs_raw']:.2f} | "
-                f"{t['retention']:.0%} |")
-    summary = (f"\ncost vs raw {t['cost_ratio_vs_raw']:.2f}x, vs masking {t['cost_ratio_vs_masking']:.2f}x, "
-               f"vs masking every 10 {t['cost_ratio_vs_masking_every10']:.2f}x; peak vs raw "
-               f"{t['peak_ratio_vs_raw']:.2f}x (worst trajectory {t['peak_ratio_vs_raw_worst']:.2f}x); retention "
-               f"ours {t['retention']:.0%}, mask {t['mask']['retention']:.0%}, mask/10 {t['mask/10']['retention']:.0%}"
-               f"; cached share raw {t['raw']['cached_share']:.0%}, mask {t['mask']['cached_share']:.0%}, "
-               f"mask/10 {t['mask/10']['cached_share']:.0%}, ours {t['ours']['cached_share']:.0%}")
-    return "\n".join(rows) + summary
+    rows.append(f"| **total** | {t['requests']} | | {t['raw_cost_usd']:.4f} | {t['ours_cost_usd']:.4f} | "
+                f"**{t['cost_ratio']:.3f}** | | | **{t['peak_ratio']:.3f}** | | {t['summaries']} | "
+                f"{'yes' if t['task_in_every_request'] else 'NO'} | {'done' if t['all_turns_done'] else 'NOT ALL'} |")
+    split = ", ".join(f"{p} ${t['parts_usd'][p]:.4f} ({t['parts_tokens'][p] / max(1, t['requests']):.0f} tok/req)"
+                      for p in PARTS)
+    rows.append(f"\nwhere ours' main requests' money went: {split}; summaries ${t['summary_cost_usd']:.4f}; "
+                f"calls not answered with the recorded output: {t['mismatched_calls']}")
+    return "\n".join(rows)
+
+
+def gate(total: dict[str, Any]) -> tuple[bool, str]:
+    """The --quick figure against the recorded one: more than GATE_SLACK above it fails."""
+    if not GATE_FILE.exists():
+        return False, f"no recorded figure in {GATE_FILE}: run with --quick --record once"
+    recorded = json.loads(GATE_FILE.read_text(encoding="utf-8"))
+    limit = recorded["ours_cost_usd"] * (1 + GATE_SLACK)
+    ok = total["ours_cost_usd"] <= limit and total["task_in_every_request"] and total["all_turns_done"]
+    return ok, (f"gate: ${total['ours_cost_usd']:.4f} on the quick set, recorded ${recorded['ours_cost_usd']:.4f} "
+                f"(+{GATE_SLACK:.0%} allows ${limit:.4f}); ratio {total['cost_ratio']:.3f} (recorded "
+                f"{recorded['cost_ratio']:.3f}); task kept: {total['task_in_every_request']}; every turn done: "
+                f"{total['all_turns_done']} -> {'PASS' if ok else 'FAIL'}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, help="trajectory files or folders")
-    parser.add_argument("--json", action="store_true", help="print one JSON object (per trajectory + total)")
-    parser.add_argument("--quick", action="store_true",
-                        help="only the three shortest trajectories with 40+ requests (the four shortest if none)")
-    parser.add_argument("--window", type=int, default=200_000, help="model context window (default 200000)")
-    parser.add_argument("--compact-at", type=float, default=None, help="[context] compact_at override")
-    parser.add_argument("--target", type=float, default=None, help="[context] target override")
-    parser.add_argument("--recent-turns", type=int, default=None, help="[context] recent_turns override")
-    parser.add_argument("--summary-ratio", type=float, default=0.1, help="stub summary size / summarised text")
-    parser.add_argument("--keep-last", type=int, default=5, help="N of the last-N masking baselines")
+    parser.add_argument("--quick", action="store_true", help="the tuning set, and the gate")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--compare", type=Path, help="also replay through this checkout (an older commit)")
+    parser.add_argument("--mcp", action="store_true", help="also replay with three real MCP servers")
+    parser.add_argument("--record", action="store_true", help="record this --quick figure for the gate")
+    parser.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
+                        help="[context] setting for the replayed sessions (repeatable)")
     args = parser.parse_args(argv)
     try:
-        files = find_trajectories(args.paths or [DEFAULT_DATA])
-        replays = [load_trajectory(p) for p in files]
+        replays = [load_trajectory(p) for p in find_trajectories(args.paths or [DEFAULT_DATA])]
     except CoderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    replays = [r for r in replays if len(request_points(r.messages)) >= 2]
-    if args.quick:  # the three shortest sessions that are long enough to compact (else the four shortest)
-        long_enough = [r for r in replays if len(request_points(r.messages)) >= 40]
-        replays = sorted(long_enough or replays, key=lambda r: len(r.messages))[:3 if long_enough else 4]
+    replays = [r for r in replays if requests_of(r) >= 2]
+    if args.quick:
+        replays = quick_set(replays)
     if not replays:
         print("error: no trajectory with at least two model requests", file=sys.stderr)
         return 2
-    results = [run_one(r, args) for r in replays]
-    total = totals(results)
+    context = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.context)}
+    runs: dict[str, tuple[Path, dict[str, Any] | None]] = {"this checkout": (ROOT, None)}
+    if args.compare:
+        runs[f"checkout {args.compare}"] = (args.compare.resolve(), None)
+    if args.mcp:
+        from context_mcp import three_servers
+
+        runs["this checkout, three MCP servers"] = (ROOT, three_servers())
+    report: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="ctxbench-") as tmp:
+        for n, (label, (checkout, mcp)) in enumerate(runs.items()):
+            results = run_set(checkout, replays, mcp, context, Path(tmp), f"run{n}")
+            report[label] = {"trajectories": results, "total": totals(results)}
+    ok, line = True, ""
+    if args.quick:
+        total = report["this checkout"]["total"]
+        if args.record:
+            GATE_FILE.write_text(json.dumps({k: total[k] for k in ("ours_cost_usd", "cost_ratio", "peak_ratio",
+                                                                     "raw_cost_usd")}, indent=1) + "\n")
+        ok, line = gate(total)
     if args.json:
-        print(json.dumps({"trajectories": results, "total": total}, indent=1))
+        print(json.dumps(report, indent=1))
     else:
-        print(table(results, total))
-    return 0
+        print("\n\n".join(table(label, r["trajectories"], r["total"]) for label, r in report.items()))
+    if line:
+        print(line, file=sys.stderr if args.json else sys.stdout)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

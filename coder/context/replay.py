@@ -176,3 +176,46 @@ def find_trajectories(paths: list[Path]) -> list[Path]:
         else:
             raise UsageError(f"no such trajectory file or folder: {path}")
     return found
+
+
+#: the text the fake server answers a compaction's summary request with: a fixed ~1,600-token handoff
+SUMMARY_TEXT = ("## Intent\nReplayed session.\n## Decisions\n" + "decision and why; " * 350)[:6400]
+#: what marks a summary request: the start of prompts/compact.md's instruction
+SUMMARY_MARKER = "Your context is about to be compacted"
+
+
+def session_job(replay: Replay, workspace: Path, record: Path, model: str) -> dict[str, Any]:
+    """What benchmarks/context_session.py needs to replay `replay` through a real session: a fake-server script
+    whose turns are the trajectory's assistant turns (then "Done." after the last result, and the fixed handoff for
+    every summary request), the recorded observation of each call by its id, and the user messages in order.
+    Ids are made safe for the API and unique (one SWE-agent demonstration repeats one)."""
+    turns: list[dict[str, Any]] = []
+    outputs: dict[str, str] = {}
+    users: list[str] = []
+    renamed: dict[str, str] = {}
+    for message in replay.messages:
+        if message.role == "assistant":
+            calls = []
+            for block in message.content:
+                if isinstance(block, ToolUseBlock):
+                    safe = re.sub(r"[^a-zA-Z0-9_-]", "_", block.id)[:60] or "call"
+                    while safe in outputs or safe in renamed.values():
+                        safe += "_"
+                    renamed[block.id] = safe
+                    outputs[safe] = ""
+                    calls.append({"name": block.name, "input": block.input, "id": safe})
+            text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+            turns.append({"text": text, "tool_calls": calls} if calls else {"text": text or "(no text)"})
+            continue
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                outputs[renamed.get(block.tool_use_id, block.tool_use_id)] = block.content
+        texts = [b.text for b in message.content if isinstance(b, TextBlock)]
+        if texts:
+            users.append("\n".join(texts))
+    turns.append({"text": "Done."})
+    turns.append({"when": re.escape(SUMMARY_MARKER), "repeat": True, "text": SUMMARY_TEXT})
+    tools = sorted({c["name"] for t in turns for c in t.get("tool_calls", [])})
+    return {"script": {"turns": turns}, "observations": outputs, "user_messages": users, "replayed_tools": tools,
+            "workspace": str(workspace), "record": str(record), "model": f"anthropic:{model}",
+            "summary_marker": SUMMARY_MARKER, "summary_tokens": (len(SUMMARY_TEXT) + 3) // 4}

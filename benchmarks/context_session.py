@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Replays one prepared trajectory through a real coder session, for benchmarks/context.py.
+
+    PYTHONPATH=CHECKOUT python benchmarks/context_session.py JOB.json
+
+Runs inside the checkout on PYTHONPATH (this one, or an older commit's worktree, so both are measured the same
+way in one run), which is why it uses only what every version since the context manager has: `open_session`,
+`SessionOptions`, `FakeServer`, and events matched by class name. The job (written by benchmarks/context.py)
+holds a fake-server script with the trajectory's assistant turns, the observations by tool-call id, and the user
+messages in order. The session is the real one (the checkout's system prompt, tools, context manager, Anthropic
+provider and SDK) against the fake server on 127.0.0.1, which records every request; only the tools' work is
+replayed: each call returns the observation the trajectory recorded (a real shell output of the original run).
+The caller sets HOME and XDG_* to a private folder, where the job's user config (context settings, MCP servers)
+is written.
+
+Prints one JSON line: requests recorded, calls whose result was not the recorded observation (refused by the
+policy or by input validation), and the outcome of each user turn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from coder.engine.builder import SessionOptions, open_session  # the checkout on PYTHONPATH
+from coder.models.fake_server import FakeServer
+from coder.tools.base import ToolResult
+
+
+class ReplayedTool:
+    """The session's tool with its own contract, facts and permission, whose run returns the recorded output."""
+
+    def __init__(self, tool: Any, outputs: dict[str, str], current: dict[str, str]) -> None:
+        self._tool, self._outputs, self._current = tool, outputs, current
+        self.contract = tool.contract
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tool, name)
+
+    def run(self, args: dict[str, Any], ctx: Any) -> ToolResult:
+        return ToolResult(self._outputs.get(self._current.get("id", ""), ""))
+
+    def close(self) -> None:
+        self._tool.close()
+
+
+def main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+    workspace = Path(job["workspace"])
+    workspace.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    outputs: dict[str, str] = job["observations"]
+    current: dict[str, str] = {}
+    mismatched: list[str] = []
+
+    def on_event(event: Any) -> None:
+        kind = type(event).__name__
+        if kind == "ToolCallRequested":
+            current["id"] = event.id
+        elif kind == "ToolCallFinished" and outputs.get(event.id) != event.output:
+            mismatched.append(f"{event.tool}: {str(event.output)[:120]}")
+
+    with FakeServer(job["script"], record=job["record"]) as server:
+        os.environ["ANTHROPIC_BASE_URL"] = server.base_url
+        os.environ["ANTHROPIC_API_KEY"] = "replay"
+        wanted = {"cwd": workspace, "model": job["model"], "permission_mode": "auto", "max_turns": 100_000,
+                  "max_cost": 1e9, "max_wall_time": 1e7, "checkpoints": False}
+        known = {f.name for f in dataclasses.fields(SessionOptions)}
+        opened = open_session(SessionOptions(**{k: v for k, v in wanted.items() if k in known}), on_event)
+        session = opened.session
+        for name in job["replayed_tools"]:
+            if name in session.parts.tools:
+                session.parts.tools[name] = ReplayedTool(session.parts.tools[name], outputs, current)
+        outcomes = [session.send(text).reason for text in job["user_messages"]]
+        if hasattr(opened, "finish"):
+            opened.finish("done")
+        else:  # before the app's sessions (issue 24), closing was the session's own
+            session.close("done")
+        requests = len(server.requests)
+    print(json.dumps({"requests": requests, "mismatched": mismatched, "outcomes": outcomes}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1]))
