@@ -202,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="*", type=Path, help="trajectory files or folders")
     parser.add_argument("--quick", action="store_true", help="the tuning set, and the gate")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="replay through this checkout (default: this)")
     parser.add_argument("--compare", type=Path, help="also replay through this checkout (an older commit)")
     parser.add_argument("--mcp", action="store_true", help="also replay with three real MCP servers")
     parser.add_argument("--record", action="store_true", help="record this --quick figure for the gate")
@@ -220,13 +221,13 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no trajectory with at least two model requests", file=sys.stderr)
         return 2
     context = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.context)}
-    runs: dict[str, tuple[Path, dict[str, Any] | None]] = {"this checkout": (ROOT, None)}
+    runs: dict[str, tuple[Path, dict[str, Any] | None]] = {"this checkout": (args.checkout.resolve(), None)}
     if args.compare:
         runs[f"checkout {args.compare}"] = (args.compare.resolve(), None)
     if args.mcp:
         from context_mcp import three_servers
 
-        runs["this checkout, three MCP servers"] = (ROOT, three_servers())
+        runs["this checkout, three MCP servers"] = (args.checkout.resolve(), three_servers())
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="ctxbench-") as tmp:
         for n, (label, (checkout, mcp)) in enumerate(runs.items()):

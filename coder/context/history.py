@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -70,7 +70,7 @@ def replace_results(history: list[Message], replacements: dict[str, str], start:
         if message.role == "user" and replacements and any(
                 isinstance(b, ToolResultBlock) and b.tool_use_id in replacements for b in message.content):
             blocks = [
-                ToolResultBlock(b.tool_use_id, replacements[b.tool_use_id], b.is_error)
+                replace(b, content=replacements[b.tool_use_id])
                 if isinstance(b, ToolResultBlock) and b.tool_use_id in replacements else b
                 for b in message.content
             ]

@@ -40,6 +40,7 @@ from coder.store.db import SessionStore, new_session_id
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import ToolContext
 from coder.tools.registry import builtin_tools
+from coder.tools.tool_search_tool import arrange
 from coder.trust import decisions as trust
 from coder.vcs.checkpoints import Checkpoints, default_keep, prune_sessions
 from coder.vcs.repo import VcsError, find_repo
@@ -287,7 +288,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
 
 
 def session_tools(config: dict[str, Any], workspace: Path, note: Callable[[str], None]) -> dict[str, Any]:
-    """Built-in tools, then the user's custom tools, then MCP servers' tools."""
+    """Built-in tools, then the user's custom tools, then MCP servers' tools (deferred: loaded on demand)."""
     # start-up time: coder.ext.mcp_tools brings asyncio
     from coder.ext.mcp_tools import load_mcp_tools
 
@@ -295,7 +296,7 @@ def session_tools(config: dict[str, Any], workspace: Path, note: Callable[[str],
     tools.update(load_custom_tools(workspace, set(tools), bool(config.get("_trusted")), note,
                                     config.get("_repo_files")))
     tools.update(load_mcp_tools(config, workspace, note))
-    return tools
+    return arrange(tools)
 
 
 def sandbox_status(config: dict[str, Any]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from coder.base.events import EVENT_TYPES, Event, event_from_dict
@@ -54,12 +54,12 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
             out.history.append(message)
             pending.extend(u.id for u in message.tool_uses())
         elif kind == "tool_call_finished":
-            results[event["id"]] = ToolResultBlock(event["id"], event["output"], bool(event["is_error"]))
+            results[event["id"]] = ToolResultBlock(event["id"], event["output"], bool(event["is_error"]),
+                                                  tool_references=_references(event))
             files.update(event.get("files_changed") or [])
         elif kind == "stuck" and event.get("note") and event.get("tool_id") in results:  # the nudge it read
             block = results[event["tool_id"]]
-            results[event["tool_id"]] = ToolResultBlock(block.tool_use_id, f"{block.content}\n\n{event['note']}",
-                                                        block.is_error)
+            results[event["tool_id"]] = replace(block, content=f"{block.content}\n\n{event['note']}")
         elif kind == "checkpoint":
             flush()
             out.history_at[str(event["id"])] = int(event.get("history_len", len(out.history)))
@@ -122,3 +122,9 @@ def stored_events(store: Any, session_id: str) -> list[Event]:
             except TypeError:
                 continue
     return out
+
+
+def _references(event: dict[str, Any]) -> list[str]:
+    """The deferred tools a finished call loaded (the tool search's result), as its event recorded them."""
+    data = event.get("data")
+    return [str(n) for n in data.get("tool_references", [])] if isinstance(data, dict) else []

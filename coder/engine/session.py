@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -351,7 +351,8 @@ class Session:
             self.parts.pinned.files_touched = sorted(self.stats.files_changed)
         self.emit(ev.ToolCallFinished(use.id, use.name, use.input, result.output, result.is_error,
                                        list(result.files_changed), round(duration, 4), result.data))
-        return ToolResultBlock(use.id, result.output, result.is_error)
+        return ToolResultBlock(use.id, result.output, result.is_error,  # the tools a tool search loads:
+                               tool_references=list(result.data.get("tool_references", [])))
 
     def _not_run(self, use: ToolUseBlock, why: str) -> ToolResultBlock:
         return self._finish(use, ToolResult(f"Not run: {why}.", True))
@@ -389,7 +390,7 @@ class Session:
         if verdict.note and results:
             last = results[-1]
             notes = "".join(f"\n\n{e.note}" for e in verdict.events if e.note)  # as history.rebuild adds them
-            results[-1] = ToolResultBlock(last.tool_use_id, last.content + notes, last.is_error)
+            results[-1] = replace(last, content=last.content + notes)
         for event in verdict.events:
             self.emit(event)
         self._append_results(results)

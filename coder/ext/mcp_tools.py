@@ -32,8 +32,9 @@ def contract_for(server: str, tool: Any) -> ToolContract:
     read_only = bool(getattr(annotations, "read_only_hint", None) or getattr(annotations, "readOnlyHint", None))
     schema = getattr(tool, "input_schema", None) or {"type": "object", "properties": {}}
     description = (tool.description or f"The {tool.name} tool of the {server} MCP server.").strip()
+    # deferred: a server brings dozens of tools; the tool search lists them by name and loads them on demand
     return ToolContract(tool_name(server, tool.name), f"[MCP server {server}] {description}", dict(schema),
-                        "read" if read_only else "execute")
+                        "read" if read_only else "execute", deferred=True)
 
 
 def load_mcp_tools(config: dict[str, Any], workspace: Path,

@@ -7,6 +7,7 @@ Each rule names its source. "verbatim" marks a message copied from a real API an
 issues; "closest" marks a message written from the documented wording where no real answer was found.
 
 Sources (platform.claude.com/docs unless a full URL is given): [messages] en/api/messages (the request fields);
+[tool-search] en/agents-and-tools/tool-use/tool-search-tool (`defer_loading`, `tool_reference` blocks);
 [tools] en/agents-and-tools/tool-use/implement-tool-use ("name: must match ^[a-zA-Z0-9_-]{1,64}$", "input_schema:
 a JSON Schema object"; "tool_result blocks must immediately follow their corresponding tool_use blocks ... In the
 user message containing tool results, the tool_result blocks must come FIRST"); [caching]
@@ -122,7 +123,11 @@ def _system(body: dict[str, Any], facts: ModelFacts, count_tokens: bool) -> str 
 
 def _tools(body: dict[str, Any], facts: ModelFacts, count_tokens: bool) -> str | None:
     names: set[str] = set()
-    for i, tool in enumerate(body.get("tools") or []):
+    tools = body.get("tools") or []
+    if tools and all(isinstance(t, dict) and t.get("defer_loading") is True for t in tools):
+        # [tool-search] "at least one tool must be non-deferred"; closest
+        return "tools: At least one tool must not have defer_loading set (the tool search itself is never deferred)."
+    for i, tool in enumerate(tools):
         kind = tool.get("type")
         if kind in (None, "custom"):
             problem = _custom_tool(i, tool)
@@ -140,6 +145,8 @@ def _tools(body: dict[str, Any], facts: ModelFacts, count_tokens: bool) -> str |
 
 
 def _custom_tool(i: int, tool: dict[str, Any]) -> str | None:
+    if "defer_loading" in tool and not isinstance(tool["defer_loading"], bool):
+        return f"tools.{i}.custom.defer_loading: Input should be a valid boolean"  # closest (pydantic)
     name = tool.get("name")
     if not isinstance(name, str) or not _TOOL_NAME.match(name):
         # [tools] verbatim (cyanheads/atlas-mcp-server#14)
@@ -164,6 +171,22 @@ def _server_tool(i: int, tool: dict[str, Any], kind: str, facts: ModelFacts, mod
     if facts.known and kind not in facts.server_tools:
         # [editor] "Older tool versions are not guaranteed to be backwards-compatible with newer models"; closest
         return f"tools.{i}: '{kind}' is not supported by {model}. Use the tool version made for this model."
+    return None
+
+
+def _tool_references(body: dict[str, Any], facts: ModelFacts, count_tokens: bool) -> str | None:
+    """[tool-search] a `tool_reference` (in a tool_result's content) names a tool of `tools` marked
+    `defer_loading`; the API expands it into that definition. Any other name cannot be resolved."""
+    deferred = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict) and t.get("defer_loading")}
+    for i, message in enumerate(body["messages"]):
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+            for ref in inner if isinstance(inner, list) else []:
+                if isinstance(ref, dict) and ref.get("type") == "tool_reference" and ref.get("tool_name") not in deferred:
+                    # closest: the documented `tool_reference_unresolved` error
+                    return (f"messages.{i}: tool_reference '{ref.get('tool_name')}' does not match any tool with "
+                            "defer_loading in tools")
     return None
 
 
@@ -337,5 +360,5 @@ def _caching(body: dict[str, Any], facts: ModelFacts, count_tokens: bool) -> str
 
 
 # Shape first (what the API's schema validation refuses), then the conversation's semantics.
-_RULES: tuple[Rule, ...] = (_fields, _thinking, _sampling, _system, _tools, _messages, _caching, _tool_ids, _pairing,
+_RULES: tuple[Rule, ...] = (_fields, _thinking, _sampling, _system, _tools, _messages, _tool_references, _caching, _tool_ids, _pairing,
                             _thinking_blocks)

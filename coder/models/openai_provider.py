@@ -80,10 +80,16 @@ def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
 
 
 def to_openai_tools(request: ModelRequest) -> list[dict[str, Any]]:
-    """Tools under names and schemas the API accepts (coder.models.tool_names)."""
+    """Tools under names and schemas the API accepts (coder.models.tool_names). A deferred tool is sent once a
+    tool result of the history loaded it, appended after the others in the order they were loaded (chat
+    completions has no deferred loading: each load costs one miss of the cached prefix, never a reorder)."""
     names = ToolMap.of(request.tools)
+    specs = {t.name: t for t in request.tools}
+    loaded = [n for m in request.messages for b in m.content if isinstance(b, ToolResultBlock)
+              for n in b.tool_references if n in specs and specs[n].deferred]
+    chosen = [t for t in request.tools if not t.deferred] + [specs[n] for n in dict.fromkeys(loaded)]
     return [{"type": "function", "function": {"name": names.api_name(t.name), "description": t.description,
-                                              "parameters": names.api_schema(t)}} for t in request.tools]
+                                              "parameters": names.api_schema(t)}} for t in chosen]
 
 
 class OpenAIProvider:

@@ -78,6 +78,9 @@ def block_to_api(block: Any, tools: ToolMap | None = None) -> dict[str, Any]:
                 "input": tools.api_input(block.name, block.input)}
     if isinstance(block, ToolResultBlock):
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content}
+        if block.tool_references:  # the API expands each into the tool's definition, here in the conversation
+            out["content"] = [{"type": "tool_reference", "tool_name": (tools or ToolMap()).api_name(name)}
+                              for name in block.tool_references]
         if block.is_error:
             out["is_error"] = True
         return out

@@ -54,6 +54,9 @@ class ToolResultBlock:
     content: str
     is_error: bool = False
     type: Literal["tool_result"] = "tool_result"
+    #: deferred tools this result loads (the tool-search tool's answer): the Anthropic route sends them as
+    #: `tool_reference` blocks the API expands in place; other routes append their definitions to the tool list
+    tool_references: list[str] = field(default_factory=list)
 
 
 Block = Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, RedactedThinkingBlock]
@@ -76,6 +79,8 @@ def _block_dict(block: Block) -> dict[str, Any]:
     data = asdict(block)
     if not data.get("bound", True):
         del data["bound"]  # only thinking blocks of preserved-thinking models carry one
+    if "tool_references" in data and not data["tool_references"]:
+        del data["tool_references"]  # only the tool-search tool's results load tools
     return data
 
 
@@ -111,6 +116,9 @@ class ToolSpec:
     input_schema: dict[str, Any]
     # Anthropic server-defined tool type the model was trained on (e.g. "bash_20250124"); None = plain schema.
     anthropic_type: str | None = None
+    #: loaded on demand (coder/tools/tool_search_tool.py): not in the model's context until a tool result
+    #: references it, so a session's many rarely used tools cost nothing per request (and the prefix stays cached)
+    deferred: bool = False
 
 
 @dataclass

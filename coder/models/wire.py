@@ -59,12 +59,16 @@ def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
     info = model_info(model)
     names = ToolMap.of(request.tools)
     tools: list[dict[str, Any]] = []
-    for spec in request.tools:
+    # deferred tools last, marked: the API leaves them out of the prompt until a tool_reference loads one, so
+    # neither their number nor a load changes the cached prefix (tools, then system, then messages)
+    for spec in sorted(request.tools, key=lambda s: s.deferred):
         if spec.anthropic_type and server_tool_supported(spec.anthropic_type, model, spec.name):
             tools.append({"type": spec.anthropic_type, "name": spec.name})
         else:
             tools.append({"name": names.api_name(spec.name), "description": spec.description,
                           "input_schema": names.api_schema(spec)})
+            if spec.deferred:
+                tools[-1]["defer_loading"] = True
     system: list[dict[str, Any]] = [{"type": "text", "text": request.system}] if request.system.strip() else []
     messages = shape_messages(request.messages, names, info, system, tools)
     plan = plan_thinking(info, request.thinking_budget, request.max_tokens, loop_has_thinking(messages))
@@ -81,8 +85,9 @@ def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
             if target is not None and "cache_control" not in target:
                 target["cache_control"] = dict(EPHEMERAL)
                 budget -= 1
-    if request.cache_system and tools and budget > 0:
-        tools[-1]["cache_control"] = dict(EPHEMERAL)
+    loaded = [t for t in tools if not t.get("defer_loading")]
+    if request.cache_system and loaded and budget > 0:
+        loaded[-1]["cache_control"] = dict(EPHEMERAL)
 
     body: dict[str, Any] = {"model": model, "max_tokens": plan.max_tokens, "messages": messages}
     if system:
@@ -116,8 +121,12 @@ def segments(body: dict[str, Any]) -> list[Segment]:
         text = canonical(obj)
         out.append(Segment(text, estimate_tokens(text), isinstance(obj, dict) and "cache_control" in obj))
 
+    deferred: dict[str, str] = {}  # name -> definition of each deferred tool: counted where it is loaded
     for tool in body.get("tools") or []:
-        add(tool)
+        if isinstance(tool, dict) and tool.get("defer_loading"):
+            deferred[str(tool.get("name"))] = canonical(tool)
+        else:
+            add(tool)
     system = body.get("system")
     if isinstance(system, str):
         add({"type": "text", "text": system})
@@ -131,6 +140,10 @@ def segments(body: dict[str, Any]) -> list[Segment]:
         for block in content or []:
             marked = isinstance(block, dict) and "cache_control" in block
             text = canonical({"m": index, "role": message.get("role"), "block": block})
+            inner = block.get("content") if isinstance(block, dict) else None
+            for ref in inner if isinstance(inner, list) else []:
+                if isinstance(ref, dict) and ref.get("type") == "tool_reference":
+                    text += deferred.get(str(ref.get("tool_name")), "")  # the definition, expanded in place
             out.append(Segment(text, estimate_tokens(text), marked))
     return out
 

@@ -42,6 +42,8 @@ class ToolContract:
     #: True for a tool that starts child sessions (`task`): children never get it (no grandchildren), and an
     #: agent's permission class leaves it out
     spawns_agents: bool = False
+    #: True: a rarely used tool, loaded on demand through the tool-search tool (coder/tools/tool_search_tool.py)
+    deferred: bool = False
 
     @classmethod
     def load(cls, path: Path) -> ToolContract:
@@ -55,10 +57,11 @@ class ToolContract:
             read_commands=list(data.get("read_commands", [])),
             maskable=bool(data.get("maskable", True)),
             spawns_agents=bool(data.get("spawns_agents", False)),
+            deferred=bool(data.get("deferred", False)),
         )
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.input_schema, self.anthropic_type)
+        return ToolSpec(self.name, self.description, self.input_schema, self.anthropic_type, self.deferred)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 from coder.base.errors import ConfigError
 from coder.base.resources import data_dir
 from coder.tools.base import CallFacts, Tool, ToolContract, generic_facts
+from coder.tools.tool_search_tool import arrange
 
 #: tool name -> "module:Class"; the class takes the contract as its only argument
 BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
@@ -30,6 +31,7 @@ BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
     "todo": "coder.tools.todo_tool:TodoTool",
     "exit_plan": "coder.tools.plan_tool:ExitPlanTool",
     "skill": "coder.tools.skill_tool:SkillTool",
+    "tool_search": "coder.tools.tool_search_tool:ToolSearchTool",
 }
 
 
@@ -51,7 +53,8 @@ def _import(target: str) -> Callable[[ToolContract], Tool]:
 
 
 def builtin_tools(names: list[str] | None = None, *, for_subagent: bool = False) -> dict[str, Tool]:
-    """Instantiate the built-in tools (all, or those in `names`) for one session. A subagent's session
+    """Instantiate the built-in tools (all, or those in `names`) for one session, in the order they are sent
+    (`tool_search_tool.arrange`: deferred tools last, loaded through the tool search). A subagent's session
     (`for_subagent`) never gets a tool that starts agents itself: no grandchildren."""
     contracts = load_contracts()
     tools: dict[str, Tool] = {}
@@ -63,7 +66,7 @@ def builtin_tools(names: list[str] | None = None, *, for_subagent: bool = False)
         if for_subagent and contracts[name].spawns_agents:
             continue
         tools[name] = _import(target)(contracts[name])
-    return tools
+    return arrange(tools)
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,124 @@
+"""Issue 33: rarely used tools and MCP servers' tools are loaded on demand through `tool_search`, and the cached
+prefix holds. Sessions run through `coder run`, the real SDKs and the fake server, which records every request
+and judges it by the documented rules; the MCP server is a real one (tests/ext/mcp_demo_server.py, the SDK's)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coder.models.fake_server import FakeServer
+from coder.models.wire import PrefixCache, input_tokens, segments
+from coder.tools.registry import builtin_tools
+from coder.tools.tool_search_tool import ToolSearchTool, arrange, first_line, search
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "tests" / "ext" / "mcp_demo_server.py"
+
+LOAD_AND_CALL = {"turns": [
+    {"text": "Looking around.", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
+    {"tool_calls": [{"name": "tool_search", "input": {"query": "add two numbers"}}]},
+    {"tool_calls": [{"name": "mcp__demo__add", "input": {"a": 20, "b": 22}}]},
+    {"text": "It is 42."}]}
+NO_LOAD = {"turns": [
+    {"text": "Looking around.", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
+    {"tool_calls": [{"name": "bash", "input": {"command": "cat README.md"}}]},
+    {"text": "Done."}]}
+
+
+def run_coder(repo: Path, script: dict[str, Any], model: str, mcp: bool) -> tuple[list[dict[str, Any]], str]:
+    if mcp:
+        (repo / ".mcp.json").write_text(json.dumps(
+            {"mcpServers": {"demo": {"command": sys.executable, "args": [str(DEMO)]}}}))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
+    with FakeServer(script) as server:
+        env["ANTHROPIC_BASE_URL"] = server.base_url
+        env["OPENAI_BASE_URL"] = server.base_url + "/v1"
+        result = subprocess.run([sys.executable, "-m", "coder", "run", "--trust", "--output-format", "stream-json",
+                                 "--permission-mode", "auto", "--model", model, "go"],
+                                cwd=repo, env=env, capture_output=True, text=True, timeout=180)
+        bodies = list(server.requests)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return bodies, result.stdout
+
+
+def bare(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Without the cache breakpoints, which move between requests."""
+    return [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+
+
+def finished_outputs(stdout: str) -> list[str]:
+    return [json.loads(x)["output"] for x in stdout.splitlines() if '"tool_call_finished"' in x]
+
+
+def test_anthropic_route_loads_through_tool_reference_and_keeps_the_prefix(git_repo: Path) -> None:
+    bodies, stdout = run_coder(git_repo, LOAD_AND_CALL, "anthropic:claude-sonnet-4-6", mcp=True)
+    assert finished_outputs(stdout)[-1] == "42"
+    tools = bodies[0]["tools"]
+    deferred = [t["name"] for t in tools if t.get("defer_loading")]
+    assert "mcp__demo__add" in deferred and "task" in deferred
+    first_deferred = next(i for i, t in enumerate(tools) if t.get("defer_loading"))
+    assert all(t.get("defer_loading") for t in tools[first_deferred:]), "deferred tools come last"
+    search_tool = next(t for t in tools if t["name"] == "tool_search")
+    assert "MCP server demo: mcp__demo__add" in search_tool["description"]
+    # the load is a tool_reference in the conversation; tools and system prompt never change
+    loads = [b for b in bodies[2]["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    assert loads[0]["content"] == [{"type": "tool_reference", "tool_name": "mcp__demo__add"}]
+    for body in bodies[1:]:
+        assert bare(body["tools"]) == bare(tools) and bare(body["system"]) == bare(bodies[0]["system"])
+    # each request's segments start with all of the previous one's: the whole earlier request is a cache read
+    cache = PrefixCache()
+    for before, after in zip(bodies, bodies[1:], strict=False):
+        old, new = segments(before), segments(after)
+        assert [s.text for s in new[:len(old)]] == [s.text for s in old]
+    reads = [cache.account(segments(b)).cache_read_tokens for b in bodies]
+    assert reads[3] >= input_tokens(bodies[2]) - 50, "the request after the load read everything before it"
+    # the expanded definition is paid where it was loaded, not by the requests before
+    assert input_tokens(bodies[2]) - input_tokens(bodies[1]) > len(json.dumps(tools[-1])) // 8
+
+
+def test_three_mcp_tools_cost_nothing_per_request_until_loaded(git_repo: Path, tmp_path: Path) -> None:
+    plain, _ = run_coder(git_repo, NO_LOAD, "anthropic:claude-sonnet-4-6", mcp=False)
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(git_repo), str(other)], check=True)
+    with_mcp, _ = run_coder(other, NO_LOAD, "anthropic:claude-sonnet-4-6", mcp=True)
+    for a, b in zip(plain, with_mcp, strict=True):
+        assert abs(input_tokens(b) - input_tokens(a)) <= 0.03 * input_tokens(a), (input_tokens(a), input_tokens(b))
+    assert any(t["name"].startswith("mcp__demo__") for t in with_mcp[0]["tools"])  # the control: they are there
+
+
+def test_openai_route_appends_a_loaded_tool_after_the_others(git_repo: Path) -> None:
+    bodies, stdout = run_coder(git_repo, LOAD_AND_CALL, "openai:gpt-4.1", mcp=True)
+    assert finished_outputs(stdout)[-1] == "42"
+    names = [[t["function"]["name"] for t in b["tools"]] for b in bodies]
+    assert "mcp__demo__add" not in names[0] and "task" not in names[0] and "tool_search" in names[0]
+    assert names[2] == names[0] + ["mcp__demo__add"], "appended, nothing reordered"
+    assert names[3] == names[2]
+
+
+def test_search_ranks_names_first_and_select_loads_exact_names() -> None:
+    tools = builtin_tools()
+    searcher = tools["tool_search"]
+    assert isinstance(searcher, ToolSearchTool)
+    assert set(searcher.catalog) == {n for n, t in tools.items() if t.contract.deferred} >= {"task", "bash_output"}
+    assert search(searcher.catalog, "subagent investigation")[0] == "task"
+    assert search(searcher.catalog, "background job output")[0] == "bash_output"
+    assert search(searcher.catalog, "kubernetes") == []
+    result = searcher.run({"query": "select:task"}, None)  # type: ignore[arg-type]
+    assert result.data["tool_references"] == ["task"] and "task:" in result.output
+    with pytest.raises(Exception, match="no loadable tool named nope"):
+        searcher.run({"query": "select:nope"}, None)  # type: ignore[arg-type]
+    assert first_line("[MCP server x] Read a file. Then more.") == "Read a file."
+
+
+def test_without_the_search_tool_nothing_is_deferred() -> None:
+    tools = builtin_tools(["bash", "bash_output"])
+    assert list(tools) == ["bash", "bash_output"] and not tools["bash_output"].contract.deferred
+    again = arrange(builtin_tools())
+    assert list(again)[-3:] == ["tool_search", "bash_output", "task"]
