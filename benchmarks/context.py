@@ -9,7 +9,7 @@ own system prompt, tools, context manager and Anthropic provider, through the re
 records every request) in which the model's turns are the trajectory's and each tool call returns the observation
 the trajectory recorded (a real shell output of the original run). The recorded bodies are priced with Anthropic's
 prompt caching emulated block by block (benchmarks/context_cost.py, claude-sonnet-4-5 list prices), summary
-calls included (their output too: the summary is a fixed ~1,600-token text).
+calls included (their output too: a stand-in handoff of 10% of the summarised text, at most summary_max_tokens).
 
 The yardstick, **raw**, is the trajectory as its own agent sent it: its own system prompt, a minimal bash and
 editor definition, the whole history, a cache breakpoint at its end (ideal prefix caching). It is the same for
@@ -104,9 +104,10 @@ def replay_session(checkout: Path, replay: Replay, folder: Path, mcp: dict[str, 
     pricer = Pricer()
     task_everywhere = True
     task = job["user_messages"][0]
+    sizes = iter(run["summary_tokens"])
     for body in bodies:
         summary = job["summary_marker"] in json.dumps(body["messages"][-1])
-        pricer.add(body, summary, job["summary_tokens"])
+        pricer.add(body, summary, next(sizes) if summary else 0)
         if not summary:
             task_everywhere &= task in first_text(body)
     result = pricer.priced.result()

@@ -52,7 +52,7 @@ class Priced:
 def _kinds(body: dict[str, Any], previous: list[str]) -> tuple[list[str], list[str]]:
     """The part of each segment of `body`, and the texts of its message segments (for the next request)."""
     segs = segments(body)
-    n_tools = len(body.get("tools") or [])
+    n_tools = sum(1 for t in body.get("tools") or [] if not t.get("defer_loading"))  # deferred: not in the prompt
     system = body.get("system")
     n_system = 1 if isinstance(system, str) else len(system or [])
     messages = [s.text for s in segs[n_tools + n_system:]]

@@ -13,8 +13,13 @@ replayed: each call returns the observation the trajectory recorded (a real shel
 The caller sets HOME and XDG_* to a private folder, where the job's user config (context settings, MCP servers)
 is written.
 
-Prints one JSON line: requests recorded, calls whose result was not the recorded observation (refused by the
-policy or by input validation), and the outcome of each user turn.
+A compaction's summary call goes to the fake server too (recorded and priced like every request); what the session
+keeps of its answer is cut or padded to `summary_ratio` of the summarised text, at most the configured
+`summary_max_tokens`: a stand-in for a model's handoff whose size follows what it summarises, as in
+benchmarks/context_baselines.py.
+
+Prints one JSON line: requests recorded, the output tokens of each summary, calls whose result was not the
+recorded observation (refused by the policy or by input validation), and the outcome of each user turn.
 """
 
 from __future__ import annotations
@@ -49,6 +54,27 @@ class ReplayedTool:
         self._tool.close()
 
 
+def stub_summaries(context: Any, ratio: float) -> list[int]:
+    """Wrap the context manager's summarizer (after its real call to the fake server) so the handoff it keeps is
+    `ratio` of the summarised text, at most `summary_max_tokens`; returns the list the sizes are appended to."""
+    sizes: list[int] = []
+    real = getattr(context, "summarizer", None)
+    if real is None:
+        return sizes
+    cap = int(context.config.summary_max_tokens)
+
+    def summarise(request: Any) -> tuple[str, Any]:
+        text, usage = real(request)
+        chars = sum(len(getattr(b, "text", None) or getattr(b, "content", None) or "") or 40
+                    for m in request.messages for b in m.content)
+        size = min(int(chars * ratio), cap * 4)
+        sizes.append((size + 3) // 4)
+        return (text * (size // max(1, len(text)) + 1))[:size], usage
+
+    context.summarizer = summarise
+    return sizes
+
+
 def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     workspace = Path(job["workspace"])
@@ -73,6 +99,7 @@ def main(job_path: str) -> int:
         known = {f.name for f in dataclasses.fields(SessionOptions)}
         opened = open_session(SessionOptions(**{k: v for k, v in wanted.items() if k in known}), on_event)
         session = opened.session
+        summaries = stub_summaries(session.parts.context, float(job["summary_ratio"]))
         for name in job["replayed_tools"]:
             if name in session.parts.tools:
                 session.parts.tools[name] = ReplayedTool(session.parts.tools[name], outputs, current)
@@ -82,7 +109,8 @@ def main(job_path: str) -> int:
         else:  # before the app's sessions (issue 24), closing was the session's own
             session.close("done")
         requests = len(server.requests)
-    print(json.dumps({"requests": requests, "mismatched": mismatched, "outcomes": outcomes}))
+    print(json.dumps({"requests": requests, "summary_tokens": summaries, "mismatched": mismatched,
+                      "outcomes": outcomes}))
     return 0
 
 

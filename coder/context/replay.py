@@ -178,8 +178,8 @@ def find_trajectories(paths: list[Path]) -> list[Path]:
     return found
 
 
-#: the text the fake server answers a compaction's summary request with: a fixed ~1,600-token handoff
-SUMMARY_TEXT = ("## Intent\nReplayed session.\n## Decisions\n" + "decision and why; " * 350)[:6400]
+#: the text the fake server answers a compaction's summary request with (the replay sizes it: context_session.py)
+SUMMARY_TEXT = "## Intent\nReplayed session.\n## Decisions\n" + "decision and why; " * 20
 #: what marks a summary request: the start of prompts/compact.md's instruction
 SUMMARY_MARKER = "Your context is about to be compacted"
 
@@ -218,4 +218,4 @@ def session_job(replay: Replay, workspace: Path, record: Path, model: str) -> di
     tools = sorted({c["name"] for t in turns for c in t.get("tool_calls", [])})
     return {"script": {"turns": turns}, "observations": outputs, "user_messages": users, "replayed_tools": tools,
             "workspace": str(workspace), "record": str(record), "model": f"anthropic:{model}",
-            "summary_marker": SUMMARY_MARKER, "summary_tokens": (len(SUMMARY_TEXT) + 3) // 4}
+            "summary_marker": SUMMARY_MARKER, "summary_ratio": 0.1}
