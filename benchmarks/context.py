@@ -185,11 +185,12 @@ def table(label: str, results: list[dict[str, Any]], total: dict[str, Any]) -> s
     return "\n".join(rows)
 
 
-def gate(total: dict[str, Any]) -> tuple[bool, str]:
-    """The --quick figure against the recorded one: more than GATE_SLACK above it fails."""
-    if not GATE_FILE.exists():
-        return False, f"no recorded figure in {GATE_FILE}: run with --quick --record once"
-    recorded = json.loads(GATE_FILE.read_text(encoding="utf-8"))
+def gate(total: dict[str, Any], gate_file: Path) -> tuple[bool, str]:
+    """The --quick figure against the recorded one: more than GATE_SLACK above it fails, and so does a request
+    without the task or a turn that did not end `done` (a compaction that deadlocked or overflowed)."""
+    if not gate_file.exists():
+        return False, f"no recorded figure in {gate_file}: run with --quick --record once"
+    recorded = json.loads(gate_file.read_text(encoding="utf-8"))
     limit = recorded["ours_cost_usd"] * (1 + GATE_SLACK)
     ok = total["ours_cost_usd"] <= limit and total["task_in_every_request"] and total["all_turns_done"]
     return ok, (f"gate: ${total['ours_cost_usd']:.4f} on the quick set, recorded ${recorded['ours_cost_usd']:.4f} "
@@ -207,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", type=Path, help="also replay through this checkout (an older commit)")
     parser.add_argument("--mcp", action="store_true", help="also replay with three real MCP servers")
     parser.add_argument("--record", action="store_true", help="record this --quick figure for the gate")
+    parser.add_argument("--gate-file", type=Path, default=GATE_FILE, help=f"the recorded figure (default {GATE_FILE})")
     parser.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
                         help="[context] setting for the replayed sessions (repeatable)")
     args = parser.parse_args(argv)
@@ -238,9 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         total = report["this checkout"]["total"]
         if args.record:
-            GATE_FILE.write_text(json.dumps({k: total[k] for k in ("ours_cost_usd", "cost_ratio", "peak_ratio",
+            args.gate_file.write_text(json.dumps({k: total[k] for k in ("ours_cost_usd", "cost_ratio", "peak_ratio",
                                                                      "raw_cost_usd")}, indent=1) + "\n")
-        ok, line = gate(total)
+        ok, line = gate(total, args.gate_file)
     if args.json:
         print(json.dumps(report, indent=1))
     else:

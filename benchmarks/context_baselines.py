@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""Replay real agent trajectories through the context manager and price every request.
+"""Replay real agent trajectories through the context manager alone (in process) and compare it with masking.
 
-    python benchmarks/context.py [--json] [--quick] [PATH ...]
+The trajectories' own system prompts and a two-tool stand-in, not coder's: this isolates the context manager's
+policy from what coder's requests carry (benchmarks/context.py measures the whole session) and keeps the
+plain-masking baselines. It writes no section; benchmarks/sections/context.md quotes it where it says so.
+
+    python benchmarks/context_baselines.py [--json] [--quick] [PATH ...]
 
 PATH: SWE-agent `.traj` / mini-swe-agent `.traj.json` files or folders (default: ../shared/data/trajectories
 next to the repository). Every model request of a trajectory is rebuilt three ways and priced with Anthropic's

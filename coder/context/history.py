@@ -62,6 +62,19 @@ def user_texts(messages: list[Message]) -> list[str]:
     return texts
 
 
+def loaded_tools(messages: list[Message]) -> tuple[str, list[str]]:
+    """(the name of the tool that loaded them, the deferred tools loaded) by the tool results of `messages`: what
+    a handoff must load again when it replaces them (coder/tools/tool_search_tool.py)."""
+    calls = {b.id: b.name for m in messages for b in m.content if isinstance(b, ToolUseBlock)}
+    caller, names = "", []
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, ToolResultBlock) and block.tool_references:
+                caller = calls.get(block.tool_use_id, caller)
+                names += [n for n in block.tool_references if n not in names]
+    return caller, names
+
+
 def replace_results(history: list[Message], replacements: dict[str, str], start: int = 0) -> list[Message]:
     """history[start:] with the content of the tool results named in `replacements` swapped; untouched messages
     are the same objects as in `history`."""

@@ -23,7 +23,7 @@ from coder.base.errors import CoderError, ContextOverflowError, Interrupted
 from coder.context.base import Compaction, Pinned, Prepared
 from coder.context.clipping import ClipTier, cut_user_texts
 from coder.context.config import ContextConfig
-from coder.context.history import assistant_indexes, fingerprint, repair_pairing, replace_results
+from coder.context.history import assistant_indexes, fingerprint, loaded_tools, repair_pairing, replace_results
 from coder.context.masking import MaskTier
 from coder.context.summary import (
     LLMSummarizer,
@@ -35,7 +35,16 @@ from coder.context.summary import (
     summary_request,
 )
 from coder.context.tokens import TokenEstimator
-from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, Usage
+from coder.models.types import (
+    Message,
+    ModelProvider,
+    ModelRequest,
+    TextBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+    Usage,
+)
 
 #: the assistant turn between the first message and the handoff (the roles must alternate)
 ACK = "[Earlier turns were compacted; the handoff follows.]"
@@ -212,13 +221,27 @@ class TieredContext:
         if self.summary and self._summary_applies(history):
             # the first message (the task) stays first and verbatim: with system and tools it is a prefix that
             # no compaction changes, so it stays cached across compactions (a breakpoint sits on it)
-            head = [history[0], Message("assistant", [TextBlock(ACK)]), Message("user", [TextBlock(self.summary.text)])]
-            view = head + replace_results(history, self.replacements, self.summary.covered)
+            view = self._handoff(history) + replace_results(history, self.replacements, self.summary.covered)
         else:
             view = replace_results(history, self.replacements)
         if self.hard_text_limit:
             view = cut_user_texts(view, self.state_dir, self.hard_text_limit)
         return repair_pairing(view)
+
+    def _handoff(self, history: list[Message]) -> list[Message]:
+        """The task, the acknowledgement and the handoff that stand in for history[:covered]. Tools loaded on
+        demand in the covered turns are loaded again here (a call of the tool search and its result, made up
+        deterministically), so a compaction never unloads a tool the kept turns or the next step may use."""
+        assert self.summary is not None
+        caller, names = loaded_tools(history[: self.summary.covered])
+        ack: list[Any] = [TextBlock(ACK)]
+        handoff: list[Any] = [TextBlock(self.summary.text)]
+        if caller and names:
+            call_id = f"toolu_reload_{self.summary.covered}"
+            ack.append(ToolUseBlock(call_id, caller, {"query": "select:" + ",".join(names)}))
+            handoff.insert(0, ToolResultBlock(call_id, "Loaded again after the compaction: " + ", ".join(names),
+                                              tool_references=names))
+        return [history[0], Message("assistant", ack), Message("user", handoff)]
 
     def _count(self, system: str, view: list[Message], tools: list[ToolSpec]) -> int:
         estimate = self.estimator.request(system, view, tools)

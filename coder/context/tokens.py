@@ -73,7 +73,12 @@ class TokenEstimator:
         return total
 
     def request(self, system: str, messages: list[Message], tools: list[ToolSpec]) -> int:
-        raw = self._raw_text(system) + self._raw_tools(tools) + sum(self._raw_message(m) for m in messages)
+        """A deferred tool is not in the prompt until a tool result loads it, and then it counts there."""
+        deferred = {t.name: t for t in tools if t.deferred}
+        loaded = [deferred[n] for m in messages for b in m.content if isinstance(b, ToolResultBlock)
+                  for n in b.tool_references if n in deferred]
+        raw = (self._raw_text(system) + self._raw_tools([t for t in tools if not t.deferred] + loaded)
+               + sum(self._raw_message(m) for m in messages))
         return int(raw * self.scale) + 1
 
     def calibrate(self, estimated: int, actual: int) -> None:

@@ -183,7 +183,8 @@ def _tool_references(body: dict[str, Any], facts: ModelFacts, count_tokens: bool
         for block in content if isinstance(content, list) else []:
             inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
             for ref in inner if isinstance(inner, list) else []:
-                if isinstance(ref, dict) and ref.get("type") == "tool_reference" and ref.get("tool_name") not in deferred:
+                if isinstance(ref, dict) and ref.get("type") == "tool_reference" and \
+                        ref.get("tool_name") not in deferred:
                     # closest: the documented `tool_reference_unresolved` error
                     return (f"messages.{i}: tool_reference '{ref.get('tool_name')}' does not match any tool with "
                             "defer_loading in tools")
@@ -360,5 +361,5 @@ def _caching(body: dict[str, Any], facts: ModelFacts, count_tokens: bool) -> str
 
 
 # Shape first (what the API's schema validation refuses), then the conversation's semantics.
-_RULES: tuple[Rule, ...] = (_fields, _thinking, _sampling, _system, _tools, _messages, _tool_references, _caching, _tool_ids, _pairing,
-                            _thinking_blocks)
+_RULES: tuple[Rule, ...] = (_fields, _thinking, _sampling, _system, _tools, _messages, _tool_references, _caching,
+                            _tool_ids, _pairing, _thinking_blocks)

@@ -1,4 +1,5 @@
-"""Trajectory loading (SWE-agent and mini-swe-agent formats) and the benchmark's JSON contract."""
+"""Trajectory loading (SWE-agent and mini-swe-agent formats), the replay through a real session
+(benchmarks/context.py), its gate, and the in-process baselines' JSON contract (benchmarks/context_baselines.py)."""
 
 from __future__ import annotations
 
@@ -92,8 +93,36 @@ def test_unknown_files_are_usage_errors(tmp_path: Path) -> None:
         find_trajectories([tmp_path / "missing"])
 
 
+def test_replay_through_a_session_prices_every_request_and_gates(tmp_path: Path) -> None:
+    """One trajectory through a real coder session against the fake server, compacting often: every request is
+    recorded and priced, the task is in every one, every turn ends, and the gate holds the recorded figure."""
+    traj = tmp_path / "one.traj.json"
+    traj.write_text(json.dumps(mini_tool_format(44)))
+    gate_file = tmp_path / "gate.json"
+    bench = [sys.executable, str(ROOT / "benchmarks" / "context.py"), "--context", "compact_at=2500",
+             "--gate-file", str(gate_file), str(traj)]
+    first = subprocess.run([*bench, "--quick", "--record", "--json"], capture_output=True, text=True, timeout=600,
+                           check=False)
+    assert first.returncode == 0, first.stderr[-3000:]
+    report = json.loads(first.stdout)["this checkout"]
+    total, run = report["total"], report["trajectories"][0]
+    assert run["requests"] == 45 == run["ours"]["requests"], "one request per model turn, and the final answer"
+    assert run["ours"]["summary_requests"] >= 1 and total["summaries"] == run["ours"]["summary_requests"]
+    assert total["task_in_every_request"] and total["all_turns_done"] and total["mismatched_calls"] == 0
+    assert run["ours"]["peak_tokens"] < run["raw"]["peak_tokens"], "compaction kept the context smaller"
+    parts = run["ours"]["parts"]
+    assert abs(sum(p["usd"] for p in parts.values()) + run["ours"]["summary_cost_usd"]
+               - run["ours"]["cost_usd"]) < 1e-4, "the parts add up to the cost"
+    recorded = json.loads(gate_file.read_text())
+    assert recorded["ours_cost_usd"] == total["ours_cost_usd"] and "PASS" in first.stderr
+    recorded["ours_cost_usd"] = round(total["ours_cost_usd"] / 1.05, 5)  # the cost now 5% over the record
+    gate_file.write_text(json.dumps(recorded))
+    second = subprocess.run([*bench, "--quick"], capture_output=True, text=True, timeout=600, check=False)
+    assert second.returncode == 1 and "FAIL" in second.stdout, second.stdout[-2000:]
+
+
 def test_benchmark_json_total_holds_the_ratios(traj_dir: Path) -> None:
-    bench = str(ROOT / "benchmarks" / "context.py")
+    bench = str(ROOT / "benchmarks" / "context_baselines.py")
     proc = subprocess.run(check=False, args=[sys.executable, bench, "--json", "--compact-at",
                            "1500", "--recent-turns", "2", str(traj_dir)], capture_output=True, text=True,
                           timeout=120)

@@ -15,7 +15,7 @@ from coder.context.base import Compaction, Pinned
 from coder.context.history import pairing_problems
 from coder.context.manager import TieredContext
 from coder.models.scripted import ScriptedProvider
-from coder.models.types import Message, ModelRequest, TextBlock, ToolSpec, Usage
+from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock, Usage
 
 HANDOFF = "## Intent\nMake greet polite.\n## Plan and next\n1. rerun the tests"
 SCRIPT = {"turns": [{"when": "about to be compacted", "repeat": True, "text": HANDOFF}]}
@@ -263,3 +263,29 @@ def test_switching_the_model_moves_the_budget_and_the_summariser(tmp_path: Path)
     assert cm.summarizer.provider is small  # type: ignore[attr-defined]
     assert TieredContext(small, {"permission_mode": "ask", "context": {}}, tmp_path).compact_at == int(
         0.6 * cm.budget), "a whole config is read through its [context] table; 16k default capped at 60%"
+
+
+def test_tools_loaded_on_demand_stay_loaded_across_a_compaction(tmp_path: Path) -> None:
+    """Issue 33: a deferred tool counts only once loaded, and a handoff that replaces its loading turn loads it
+    again (a made-up call of the tool search with its result first in the handoff message), pairs intact."""
+    deferred = ToolSpec("mcp__git__log", "Show the log. " * 200, {"type": "object", "properties": {}},
+                        deferred=True)
+    tools = [*TOOLS, ToolSpec("tool_search", "Load tools.", {"type": "object", "properties": {}}), deferred]
+    cm = manager(tmp_path)
+    h = HistoryBuilder(task="Find when greet changed.")
+    assert cm.estimator.request("S", h.messages, tools) == cm.estimator.request("S", h.messages, tools[:2])
+    h.messages.append(Message("assistant", [ToolUseBlock("t_load", "tool_search", {"query": "git log"})]))
+    h.messages.append(Message("user", [ToolResultBlock("t_load", "Loaded", tool_references=["mcp__git__log"])]))
+    loaded = cm.estimator.request("S", h.messages, tools)
+    assert loaded > cm.estimator.request("S", h.messages, tools[:2]) + 500, "counted where it is loaded"
+    prepared = []
+    for i in range(30):
+        grow(h, i)
+        prepared.append(cm.prepare("SYSTEM PROMPT", h.messages, tools, Pinned()))
+    assert any(c.kind == "summary" for p in prepared for c in p.compactions)
+    view = prepared[-1].request.messages
+    assert all(b.tool_use_id != "t_load" for m in view for b in m.content if isinstance(b, ToolResultBlock))
+    reload = [b for b in view[2].content if isinstance(b, ToolResultBlock)]
+    assert reload and reload[0].tool_references == ["mcp__git__log"] and view[2].content[0] is reload[0]
+    assert view[1].tool_uses()[0].name == "tool_search" and view[1].tool_uses()[0].id == reload[0].tool_use_id
+    assert pairing_problems(view) == []
