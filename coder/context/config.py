@@ -3,9 +3,9 @@
 ```toml
 [context]
 budget = 0.8            # tokens (int) or fraction of the model's window (float <= 1)
-compact_at = 16000      # when to compact: tokens (at most 60% of the budget), or a fraction of the budget
+compact_at = 10000      # when to compact: tokens (at most 60% of the budget), or a fraction of the budget
 target = 0.25           # after a compaction: fraction of compact_at to get down to (the last K turns stay)
-recent_turns = 4        # K: turns never masked and kept verbatim by a summary
+recent_turns = 1        # K: turns never masked and kept verbatim by a summary
 min_gain = 0.1          # circuit breaker: a compaction freeing less than this share is not repeated
 clip_chars = 20000      # tool outputs longer than this keep head and tail only
 summary_max_tokens = 2000
@@ -28,12 +28,13 @@ class ContextConfig:
     budget: float = 0.8
     #: Compaction is driven by cost, not only by the window: every request re-reads the whole context (cached
     #: reads still cost 10% of input), so a small working set is cheaper on every turn, and each compaction
-    #: costs one rewrite of the cache plus a summary. 16k tokens down to the handoff + the last 4 turns is the
-    #: cheapest setting on real SWE-bench trajectories (benchmarks/context.py); never more than 60% of the
-    #: budget, so small local windows still compact before they overflow. Quality first: compact_at = 0.5.
-    compact_at: float = 16_000
+    #: costs one rewrite of the cache plus a summary. 10k tokens down to the handoff + the last turn was the
+    #: cheapest setting on the trajectories tuned on (benchmarks/context.py --quick, docs/decisions/33-context-
+    #: cost.md: 16k/4 turns 0.86x raw, 12k/1 0.79x, 10k/1 0.77x, 8k/1 0.77x with more summaries); never more than
+    #: 60% of the budget, so small local windows still compact before they overflow. Quality first: compact_at = 0.5.
+    compact_at: float = 10_000
     target: float = 0.25
-    recent_turns: int = 4
+    recent_turns: int = 1
     min_gain: float = 0.1
     clip_chars: int = 20_000
     clip_head_lines: int = 100

@@ -261,8 +261,9 @@ def test_switching_the_model_moves_the_budget_and_the_summariser(tmp_path: Path)
     assert cm.budget == 32_000 - 8_192, "the window minus room for the answer, under 0.8 of it"
     assert cm.compact_at == int(0.5 * cm.budget)
     assert cm.summarizer.provider is small  # type: ignore[attr-defined]
-    assert TieredContext(small, {"permission_mode": "ask", "context": {}}, tmp_path).compact_at == int(
-        0.6 * cm.budget), "a whole config is read through its [context] table; 16k default capped at 60%"
+    tiny = ScriptedProvider(SCRIPT, context_window=16_000)
+    assert TieredContext(tiny, {"permission_mode": "ask", "context": {}}, tmp_path).compact_at == int(
+        0.6 * (16_000 - 8_192)), "a whole config is read through its [context] table; 10k default capped at 60%"
 
 
 def test_tools_loaded_on_demand_stay_loaded_across_a_compaction(tmp_path: Path) -> None:
