@@ -17,6 +17,7 @@ Which tools are deferred is fixed when the session opens, so the tool list never
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -44,7 +45,7 @@ class ToolSearchTool(Tool):
         if not query:
             raise ToolError("give keywords, or select:NAME[,NAME...]")
         if query.startswith("select:"):
-            wanted = [n.strip() for n in query[len("select:"):].split(",") if n.strip()]
+            wanted = [self._full_name(n.strip()) for n in query[len("select:"):].split(",") if n.strip()]
             unknown = [n for n in wanted if n not in self.catalog]
             if unknown:
                 raise ToolError(f"no loadable tool named {', '.join(unknown)}; loadable: {', '.join(self.catalog)}")
@@ -56,6 +57,15 @@ class ToolSearchTool(Tool):
         lines = [f"- {name}: {first_line(self.catalog[name].contract.description)}" for name in found]
         return ToolResult("Loaded (callable from your next step):\n" + "\n".join(lines),
                           data={"tool_references": found})
+
+
+    def _full_name(self, name: str) -> str:
+        """`name`, or the one loadable tool it ends (`read_file` for `mcp__fs__read_file`: the listing shows an MCP
+        server's tools without their common prefix)."""
+        if name in self.catalog:
+            return name
+        ends = [n for n in self.catalog if n.endswith("__" + name)]
+        return ends[0] if len(ends) == 1 else name
 
 
 def search(catalog: dict[str, Tool], query: str) -> list[str]:
@@ -84,8 +94,8 @@ def first_line(description: str, width: int = 100) -> str:
 
 
 def listing(catalog: dict[str, Tool]) -> str:
-    """Built-in deferred tools with one line each; an MCP server's tools by name, one line per server (a server
-    brings dozens, and this text is in every request)."""
+    """Built-in deferred tools with one line each; an MCP server's tools by name, one line per server, without
+    the prefix they share (a server brings dozens, and this text is in every request)."""
     lines: list[str] = []
     servers: dict[str, list[str]] = {}
     for name, tool in catalog.items():
@@ -94,7 +104,11 @@ def listing(catalog: dict[str, Tool]) -> str:
             servers.setdefault(server, []).append(name)
         else:
             lines.append(f"- {name}: {first_line(tool.contract.description)}")
-    lines += [f"- MCP server {server}: {', '.join(names)}" for server, names in servers.items()]
+    for server, names in servers.items():
+        prefix = os.path.commonprefix(names) if len(names) > 1 else ""
+        prefix = prefix[: prefix.rfind("__") + 2] if "__" in prefix else ""
+        shown = ", ".join(n[len(prefix):] for n in names)
+        lines.append(f"- MCP server {server} ({prefix}NAME): {shown}" if prefix else f"- MCP server {server}: {shown}")
     return "\n".join(lines)
 
 

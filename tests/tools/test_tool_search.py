@@ -66,7 +66,7 @@ def test_anthropic_route_loads_through_tool_reference_and_keeps_the_prefix(git_r
     first_deferred = next(i for i, t in enumerate(tools) if t.get("defer_loading"))
     assert all(t.get("defer_loading") for t in tools[first_deferred:]), "deferred tools come last"
     search_tool = next(t for t in tools if t["name"] == "tool_search")
-    assert "MCP server demo: mcp__demo__add" in search_tool["description"]
+    assert "MCP server demo (mcp__demo__NAME): add, " in search_tool["description"], "names without their prefix"
     # the load is a tool_reference in the conversation; tools and system prompt never change
     loads = [b for b in bodies[2]["messages"][-1]["content"] if b.get("type") == "tool_result"]
     assert loads[0]["content"] == [{"type": "tool_reference", "tool_name": "mcp__demo__add"}]
@@ -115,6 +115,8 @@ def test_search_ranks_names_first_and_select_loads_exact_names() -> None:
     with pytest.raises(Exception, match="no loadable tool named nope"):
         searcher.run({"query": "select:nope"}, None)  # type: ignore[arg-type]
     assert first_line("[MCP server x] Read a file. Then more.") == "Read a file."
+    searcher.attach({**searcher.catalog, "mcp__fs__read_file": tools["task"]})
+    assert searcher.run({"query": "select:read_file"}, None).data["tool_references"] == ["mcp__fs__read_file"]  # type: ignore[arg-type]
 
 
 def test_without_the_search_tool_nothing_is_deferred() -> None:
