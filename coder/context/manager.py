@@ -57,6 +57,21 @@ class SummaryState:
     anchor: str  # fingerprint of history[covered - 1]: a rewound history no longer matches
 
 
+def handoff(history: list[Message], summary: SummaryState) -> list[Message]:
+    """The task, the acknowledgement and the handoff that stand in for history[:covered]. Tools loaded on demand in
+    the covered turns are loaded again here (a call of the tool search and its result, made up deterministically),
+    so a compaction never unloads a tool the kept turns or the next step may use."""
+    caller, names = loaded_tools(history[: summary.covered])
+    ack: list[Any] = [TextBlock(ACK)]
+    text: list[Any] = [TextBlock(summary.text)]
+    if caller and names:
+        call_id = f"toolu_reload_{summary.covered}"
+        ack.append(ToolUseBlock(call_id, caller, {"query": "select:" + ",".join(names)}))
+        text.insert(0, ToolResultBlock(call_id, "Loaded again after the compaction: " + ", ".join(names),
+                                       tool_references=names))
+    return [history[0], Message("assistant", ack), Message("user", text)]
+
+
 @dataclass
 class ContextStats:
     """What the session spent, for the status line and the benchmark: cached share of input tokens."""
@@ -221,27 +236,12 @@ class TieredContext:
         if self.summary and self._summary_applies(history):
             # the first message (the task) stays first and verbatim: with system and tools it is a prefix that
             # no compaction changes, so it stays cached across compactions (a breakpoint sits on it)
-            view = self._handoff(history) + replace_results(history, self.replacements, self.summary.covered)
+            view = handoff(history, self.summary) + replace_results(history, self.replacements, self.summary.covered)
         else:
             view = replace_results(history, self.replacements)
         if self.hard_text_limit:
             view = cut_user_texts(view, self.state_dir, self.hard_text_limit)
         return repair_pairing(view)
-
-    def _handoff(self, history: list[Message]) -> list[Message]:
-        """The task, the acknowledgement and the handoff that stand in for history[:covered]. Tools loaded on
-        demand in the covered turns are loaded again here (a call of the tool search and its result, made up
-        deterministically), so a compaction never unloads a tool the kept turns or the next step may use."""
-        assert self.summary is not None
-        caller, names = loaded_tools(history[: self.summary.covered])
-        ack: list[Any] = [TextBlock(ACK)]
-        handoff: list[Any] = [TextBlock(self.summary.text)]
-        if caller and names:
-            call_id = f"toolu_reload_{self.summary.covered}"
-            ack.append(ToolUseBlock(call_id, caller, {"query": "select:" + ",".join(names)}))
-            handoff.insert(0, ToolResultBlock(call_id, "Loaded again after the compaction: " + ", ".join(names),
-                                              tool_references=names))
-        return [history[0], Message("assistant", ack), Message("user", handoff)]
 
     def _count(self, system: str, view: list[Message], tools: list[ToolSpec]) -> int:
         estimate = self.estimator.request(system, view, tools)

@@ -186,8 +186,9 @@ SUMMARY_MARKER = "Your context is about to be compacted"
 
 def session_job(replay: Replay, workspace: Path, record: Path, model: str) -> dict[str, Any]:
     """What benchmarks/context_session.py needs to replay `replay` through a real session: a fake-server script
-    whose turns are the trajectory's assistant turns (then "Done." after the last result, and the fixed handoff for
-    every summary request), the recorded observation of each call by its id, and the user messages in order.
+    whose turns are the trajectory's assistant turns (then "Done." after the last result, and a short answer to every
+    summary request, which the replay sizes), the recorded observation of each call by its id, and the user
+    messages in order.
     Ids are made safe for the API and unique (one SWE-agent demonstration repeats one)."""
     turns: list[dict[str, Any]] = []
     outputs: dict[str, str] = {}
