@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.mcp:
         from context_mcp import three_servers
 
-        runs["this checkout, three MCP servers"] = (args.checkout.resolve(), three_servers())
+        runs["this checkout, three MCP servers"] = (args.checkout.resolve(), three_servers(DEFAULT_DATA))
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="ctxbench-") as tmp:
         for n, (label, (checkout, mcp)) in enumerate(runs.items()):

@@ -50,8 +50,10 @@ def three_servers(root: Path | None = None) -> dict[str, Any]:
     if importlib.util.find_spec("mcp_server_git") is None:
         raise MissingServer("mcp-server-git is missing: pip install -e '.[dev]' (or pip install mcp-server-git)")
     node = shutil.which("node") or "node"
+    wait = 90  # seconds to start: on a loaded machine the default 20 s dropped a server now and then
     return {
-        "git": {"command": sys.executable, "args": ["-m", "mcp_server_git"]},
-        "filesystem": {"command": node, "args": [str(npm_entry("filesystem")), str(root or Path.home())]},
-        "everything": {"command": node, "args": [str(npm_entry("everything"))]},
+        "git": {"command": sys.executable, "args": ["-m", "mcp_server_git"], "startup_timeout": wait},
+        "filesystem": {"command": node, "args": [str(npm_entry("filesystem")), str(root or Path.home())],
+                       "startup_timeout": wait},
+        "everything": {"command": node, "args": [str(npm_entry("everything"))], "startup_timeout": wait},
     }
