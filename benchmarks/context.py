@@ -111,7 +111,8 @@ def replay_session(checkout: Path, replay: Replay, folder: Path, mcp: dict[str, 
         if not summary:
             task_everywhere &= task in first_text(body)
     result = pricer.priced.result()
-    result.update(mismatched=len(run["mismatched"]), mismatched_examples=run["mismatched"][:3], outcomes=run["outcomes"], task_in_every_request=task_everywhere,
+    result.update(mismatched=len(run["mismatched"]), mismatched_examples=run["mismatched"][:3],
+                  outcomes=run["outcomes"], task_in_every_request=task_everywhere,
                   tools=len(bodies[0].get("tools") or []) if bodies else 0)
     return result
 
