@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from typing import Any
 
 from coder.base.errors import ToolError
@@ -37,8 +38,7 @@ class ToolSearchTool(Tool):
         """The session's deferred tools: what a search looks through, and what the description lists."""
         self.catalog = dict(deferred)
         base = self.contract.description.split("\n\nLoadable tools:", 1)[0]
-        self.contract = ToolContract(**{**self.contract.__dict__,
-                                        "description": base + "\n\nLoadable tools:\n" + listing(self.catalog)})
+        self.contract = replace(self.contract, description=base + "\n\nLoadable tools:\n" + listing(self.catalog))
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         query = str(args.get("query", "")).strip()
@@ -57,7 +57,6 @@ class ToolSearchTool(Tool):
         lines = [f"- {name}: {first_line(self.catalog[name].contract.description)}" for name in found]
         return ToolResult("Loaded (callable from your next step):\n" + "\n".join(lines),
                           data={"tool_references": found})
-
 
     def _full_name(self, name: str) -> str:
         """`name`, or the one loadable tool it ends (`read_file` for `mcp__fs__read_file`: the listing shows an MCP
@@ -125,6 +124,6 @@ def arrange(tools: dict[str, Tool]) -> dict[str, Tool]:
         arranged.update(deferred)
     else:  # nothing to load, or no tool to load it with: every tool is sent whole
         for name, tool in deferred.items():
-            tool.contract = ToolContract(**{**tool.contract.__dict__, "deferred": False})
+            tool.contract = replace(tool.contract, deferred=False)
             arranged[name] = tool
     return arranged
