@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything coder needs: as root, the system packages (bubblewrap, ripgrep, tmux, git) with apt-get;
-# then coder itself, editable, with its dev and ray extras, into the current Python (use a venv if you prefer).
+# then coder itself, editable, with its dev, swebench and ray extras, into the current Python (use a venv if you prefer).
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
@@ -29,7 +29,7 @@ if [ "$managed" = 1 ]; then
   "$PYTHON" -m venv .venv
   PYTHON=.venv/bin/python
 fi
-"$PYTHON" -m pip install --quiet --disable-pip-version-check -e ".[dev,ray]"
+"$PYTHON" -m pip install --quiet --disable-pip-version-check -e ".[dev,swebench,ray]"
 if [ "$managed" = 1 ]; then
   echo "install.sh: done. Activate it with: source .venv/bin/activate   (then: coder doctor)"
 else

@@ -10,6 +10,8 @@ import pytest
 
 from coder.base.errors import PromptError
 from coder.base.resources import data_dir, parse_template, prompt, template
+from coder.batch.instance_run import INSTANCE_VARIABLES
+from coder.batch.testbed import ENV_NOTE_VARIABLES
 from coder.engine.builder import SYSTEM_PROMPT_VARIABLES, render_system_prompt
 
 #: every template of prompts/ and the variables its caller fills (the callers name the same sets)
@@ -21,6 +23,8 @@ TEMPLATES = {
     "review_checklist_user.md": {"task", "guidance", "context", "diff"},
     "review_review_user.md": {"task", "checklist", "context", "diff"},
     "review_confirm_user.md": {"task", "finding", "context", "diff"},
+    "swebench_instance.md": set(INSTANCE_VARIABLES),
+    "swebench_environment.md": set(ENV_NOTE_VARIABLES),
 }
 
 

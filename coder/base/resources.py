@@ -63,10 +63,15 @@ def parse_template(name: str, text: str, variables: Iterable[str]) -> PromptTemp
     bad = [m.group(0) for m in _BRACES.finditer(text) if not _PLACEHOLDER.fullmatch(m.group(0))]
     if bad:
         raise PromptError(f"prompt {name}: malformed placeholder {bad[0]!r} (the syntax is {{{{name}}}}).")
-    used = {m.group(1) for m in _PLACEHOLDER.finditer(text)}
+    used = placeholders(text)
     if used != declared:
         raise PromptError(_mismatch(name, "loaded for", declared, used))
     return PromptTemplate(name, text, declared)
+
+
+def placeholders(text: str) -> set[str]:
+    """The variables `text` uses (for a template whose caller accepts any subset of what it offers)."""
+    return {m.group(1) for m in _PLACEHOLDER.finditer(text)}
 
 
 def _mismatch(name: str, how: str, given: set[str] | frozenset[str], wanted: set[str] | frozenset[str]) -> str:

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import UsageError
+from coder.batch.extra import needs_extra
 
 
 def register(subparsers: Any) -> None:
     batch = subparsers.add_parser(
-        "batch", help="fix a list of issues in your repository, one workspace (and patch or branch) per issue",
+        "batch", help="fix a list of issues in your repository, one workspace (and patch or branch) per issue "
+             "(the optional swebench extra)",
         description="Run the agent headless on each issue of ISSUES (JSON / JSONL records with id and title/body, "
                     "or a .md/.txt file of sections separated by ---) in a private clone of --repo at HEAD; your "
                     "working tree is never touched. Each issue ends as RUN_DIR/patches/<id>.patch, and with "
@@ -30,11 +32,12 @@ def register(subparsers: Any) -> None:
     batch.add_argument("--cache-dir", type=Path, help="where --env environments are kept "
                                                       "(default: ~/.cache/coder/batch-envs)")
     _run_flags(batch)
-    batch.set_defaults(func=_cmd_batch)
+    batch.set_defaults(func=needs_extra("batch", _cmd_batch))
 
-    sw = subparsers.add_parser("swebench", help="SWE-bench style runs: run, eval, envs, report")
+    sw = subparsers.add_parser("swebench",
+                               help="SWE-bench style runs: run, eval, envs, report (the optional swebench extra)")
     sub = sw.add_subparsers(dest="swebench_command", metavar="{run,eval,envs,report}")
-    sw.set_defaults(func=lambda args: (sw.print_help(), 2)[1])
+    sw.set_defaults(func=needs_extra("swebench", lambda args: (sw.print_help(), 2)[1]))
 
     run = sub.add_parser("run", help="run the agent on SWE-bench instances; writes preds.json",
                          description="Each instance gets a workspace at its base commit (a shared clone of "
@@ -49,7 +52,7 @@ def register(subparsers: Any) -> None:
     _env_flags(run)
     run.add_argument("--no-env", action="store_true",
                      help="no environments: each agent gets a bare checkout (no dependencies installed)")
-    run.set_defaults(func=_cmd_run)
+    run.set_defaults(func=needs_extra("swebench run", _cmd_run))
 
     envs = sub.add_parser("envs", help="which environments build here (per repository and version), and why not",
                           description="Lists, per repository and version of the dataset (after the filters), "
@@ -63,7 +66,7 @@ def register(subparsers: Any) -> None:
     envs.add_argument("--build", action="store_true", help="build the environments that are not built yet")
     envs.add_argument("--allow-network", action="store_true", help="clone repositories missing from --repos-dir")
     envs.add_argument("--json", action="store_true", help="print the list as JSON")
-    envs.set_defaults(func=_cmd_envs)
+    envs.set_defaults(func=needs_extra("swebench envs", _cmd_envs))
 
     ev = sub.add_parser("eval", help="evaluate predictions locally (venv per repo version, no Docker)")
     ev.add_argument("predictions", type=Path, help="preds.json / preds.jsonl (or a run directory)")
@@ -78,12 +81,12 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--keep-workspaces", action="store_true")
     ev.add_argument("--official", action="store_true",
                     help="only print the official harness command for these predictions and exit")
-    ev.set_defaults(func=_cmd_eval)
+    ev.set_defaults(func=needs_extra("swebench eval", _cmd_eval))
 
     rep = sub.add_parser("report", help="Markdown + JSON + PNG report of a run")
     rep.add_argument("run_dir", type=Path)
     rep.add_argument("--eval", type=Path, help="evaluation directory or report.json (default: RUN_DIR/eval)")
-    rep.set_defaults(func=_cmd_report)
+    rep.set_defaults(func=needs_extra("swebench report", _cmd_report))
 
 
 def _dataset_flag(p: Any) -> None:
@@ -144,7 +147,8 @@ def _run_flags(p: Any) -> None:
                    help="leave test files and reproduction scripts the agent added out of the patch")
     p.add_argument("--keep-workspaces", action="store_true", help="keep each workspace after its patch is taken")
     p.add_argument("--prompt-template", type=Path,
-                   help="task template with {problem_statement} {repo} {instance_id} {base_commit} {hints}")
+                   help="task template (Markdown) using any of {{problem_statement}} {{repo}} {{instance_id}} "
+                        "{{base_commit}} {{hints}}; the default is prompts/swebench_instance.md")
     p.add_argument("--with-hints", action="store_true", help="add the instance's hints_text to the task")
     p.add_argument("--net-preset", action="append", metavar="NAME", default=[],
                    help="let the agent's sandbox reach this preset's package registries (python, node, rust, go) "
@@ -175,6 +179,14 @@ def _config(args: Any, run_dir: Path, **extra: Any):
                      progress=not args.no_progress, **extra)
 
 
+def _check_template(args: Any) -> None:
+    """A bad --prompt-template stops the run before environments are built or any instance starts."""
+    if args.prompt_template:
+        from coder.batch.instance_run import instance_template
+
+        instance_template(args.prompt_template)
+
+
 def _select(args: Any, instances: list) -> list:
     from coder.batch.instances import filter_instances
 
@@ -195,6 +207,7 @@ def _cmd_run(args: Any) -> int:
     from coder.batch.batch import default_run_dir, run_batch
     from coder.batch.instances import load_instances
 
+    _check_template(args)
     instances = _select(args, load_instances(args.dataset, args.split))
     run_dir = args.output or default_run_dir("swebench")
     testbeds: dict[str, Any] = {}
@@ -217,6 +230,7 @@ def _cmd_batch(args: Any) -> int:
     from coder.batch.instances import load_issue_list
     from coder.batch.workspace import head_commit
 
+    _check_template(args)
     repo = args.repo.resolve()
     base = head_commit(repo)
     instances = load_issue_list(args.issues, base, repo.name)

@@ -8,6 +8,7 @@ instance's status (state "crashed" when no prediction could be made, so a resume
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import time
@@ -16,7 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.base.errors import CoderError
+from coder.base.errors import CoderError, PromptError
+from coder.base.resources import PromptTemplate, parse_template, placeholders, template
 from coder.batch.ahead import WorkspacesAhead
 from coder.batch.instances import Instance
 from coder.batch.outputs import InstanceStatus, atomic_write, patch_stats
@@ -35,7 +37,10 @@ from coder.batch.workspace import (
     workspace_patch,
 )
 
-DEFAULT_TEMPLATE = Path(__file__).with_name("data") / "instance_prompt.md"
+#: the task each instance's agent gets (prompts/swebench_instance.md) and what a template may use
+INSTANCE_TEMPLATE = "swebench_instance.md"
+INSTANCE_VARIABLES = ("problem_statement", "repo", "instance_id", "base_commit", "hints")
+_OLD_SYNTAX = re.compile(r"(?<!\{)\{(" + "|".join(INSTANCE_VARIABLES) + r")\}(?!\})")
 
 
 @dataclass
@@ -91,15 +96,34 @@ def model_for(inst: Instance, model: str) -> str:
     return model
 
 
+def instance_template(path: Path | None) -> PromptTemplate:
+    """The built-in task template, or the user's `--prompt-template`: the one strict `{{name}}` syntax, any of
+    INSTANCE_VARIABLES and nothing else (PromptError, before any instance starts). A template still written in
+    the old `{name}` syntax is refused by name rather than sent to the model with its placeholders unfilled."""
+    if path is None:
+        return template(INSTANCE_TEMPLATE, INSTANCE_VARIABLES)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PromptError(f"--prompt-template {path}: cannot be read ({exc})") from None
+    old = _OLD_SYNTAX.search(text)
+    if old:
+        raise PromptError(f"--prompt-template {path}: {old.group(0)} is the old syntax; write {{{{{old.group(1)}}}}} "
+                          "(templates use {{name}}, so single braces in code stay literal).")
+    loaded = parse_template(str(path), text, placeholders(text))
+    unknown = sorted(loaded.variables - set(INSTANCE_VARIABLES))
+    if unknown:
+        takes = ", ".join("{{" + v + "}}" for v in INSTANCE_VARIABLES)
+        raise PromptError(f"--prompt-template {path}: unknown variable {unknown[0]} (it may use {takes}).")
+    return loaded
+
+
 def render_prompt(inst: Instance, template_path: Path | None, include_hints: bool = False) -> str:
-    template = (template_path or DEFAULT_TEMPLATE).read_text(encoding="utf-8")
     hints = f"\n<hints>\n{inst.hints_text.strip()}\n</hints>\n" if include_hints and inst.hints_text.strip() else ""
     values = {"problem_statement": inst.problem_statement.strip(), "repo": inst.repo or "this repository",
               "instance_id": inst.instance_id, "base_commit": inst.base_commit, "hints": hints}
-    out = template
-    for key, value in values.items():
-        out = out.replace("{" + key + "}", value)
-    return out
+    loaded = instance_template(template_path)
+    return loaded.render(**{k: v for k, v in values.items() if k in loaded.variables})
 
 
 class InstanceInterrupted(CoderError):

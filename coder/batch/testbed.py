@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.base.resources import template
 from coder.batch.envs import base_interpreter, interpreter_prefix, reinstall_command
 from coder.batch.specs import EnvSpec, EnvUnavailable
 from coder.batch.workspace import Workspace, borrowed_objects, git
@@ -189,13 +190,9 @@ def install_workspace(tb: Testbed, timeout: float = 1800) -> tuple[bool, str]:
     return code == 0, output
 
 
-ENV_NOTE = """
-<environment>
-{state}
-Run the tests the way the SWE-bench harness does: `{test_cmd}` followed by the test files to run{django}.
-There is no network in your shell: nothing more can be installed, and nothing more needs to be.
-</environment>
-"""
+#: the note appended to the instance prompt (prompts/swebench_environment.md) and the variables it takes
+ENV_NOTE = "swebench_environment.md"
+ENV_NOTE_VARIABLES = ("state", "test_cmd", "django")
 
 
 def environment_note(spec: EnvSpec | None, installed: bool, error: str = "") -> str:
@@ -213,7 +210,7 @@ def environment_note(spec: EnvSpec | None, installed: bool, error: str = "") -> 
                  "VIRTUAL_ENV set), but installing the repository itself into it failed; import it from the "
                  "working directory (PYTHONPATH=.) if needed.")
     django = " (Django: test module labels such as `admin_views.tests`)" if spec.repo == "django/django" else ""
-    return ENV_NOTE.format(state=state, test_cmd=spec.test_cmd, django=django)
+    return template(ENV_NOTE, ENV_NOTE_VARIABLES).render(state=state, test_cmd=spec.test_cmd, django=django)
 
 
 def _settle_setup(ws: Workspace) -> None:
