@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import SandboxUnavailable
-from coder.batch import grading
+from coder.batch import grading, infra
 from coder.batch.envprep import EnvState, env_key, prepare_envs, ready_env
 from coder.batch.instances import Instance
 from coder.batch.outputs import atomic_write
@@ -43,9 +43,12 @@ from coder.batch.workspace import (
 from coder.vcs import hostgit
 
 NON_TEST_EXTS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")
+#: swebench 5.0's chain (run_evaluation.GIT_APPLY_CMDS), each from a clean tree; then its check that the patch
+#: is not already applied in full (`git apply --check --reverse`)
 APPLY_METHODS = (("git apply", ["git", "apply", "--verbose"]),
                  ("git apply --3way", ["git", "apply", "--verbose", "--3way"]),
-                 ("patch --fuzz=5", ["patch", "--batch", "--fuzz=5", "-p1", "-i"]))
+                 ("git apply --reject", ["git", "apply", "--verbose", "--reject"]),
+                 ("patch --fuzz=5", ["patch", "--batch", "--forward", "--fuzz=5", "-p1", "-i"]))
 
 
 @dataclass
@@ -77,6 +80,8 @@ class InstanceEval:
     tests_status: dict[str, Any] = field(default_factory=dict)
     env: str = ""
     needs_official_harness: bool = False
+    infra_failure: bool = False  # the harness's label: the environment, not the patch, failed (advisory)
+    infra_failure_reason: str = ""  # also set for failures of the ambiguous tier
     error: str | None = None
     duration_s: float = 0.0
 
@@ -120,6 +125,8 @@ def apply_patch(ws: Path, patch: str, name: str, fallbacks: bool = True) -> str 
             if fallbacks:  # undo a partial apply before the next method
                 git(ws, "reset", "-q", "--hard", check=False)
                 git(ws, "clean", "-fdq", check=False)
+        if fallbacks and hostgit.run(ws, ["apply", "--check", "--reverse", str(path)], timeout=300).returncode == 0:
+            return "already applied"
         return None
     finally:
         path.unlink(missing_ok=True)
@@ -151,7 +158,7 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
         ws = create_workspace(mirror, inst.base_commit, ws_dir).path
         method = apply_patch(ws, patch, "model")
         if method is None:
-            result.error = "the prediction does not apply (git apply, 3-way and patch --fuzz=5 all failed)"
+            result.error = "the prediction does not apply (git apply, --3way, --reject and patch --fuzz=5 all failed)"
             return result
         result.apply_method = method
         _reset_test_files(ws, inst)
@@ -160,16 +167,21 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
             return result
         result.patch_successfully_applied = True
         log = _run_tests(inst, spec, open_testbed(spec, env_dir, ws), cfg, out_dir)
-        section = grading.test_section(log)
-        if section is None:
-            result.error = "the test run ended before its end marker (timeout or crash); see test_output.txt"
+        install_log = _read(out_dir / "install.log")
+        failed_install = INSTALL_FAILED_RE.search(log)
+        if failed_install:
+            last = (install_log.strip().splitlines() or ["no output"])[-1][:200]
+            result.error = (f"installing the package under test failed (exit {failed_install.group(1)}: {last}); "
+                            "its tests were not run against a missing package: see install.log")
+            _label(result, ("install_failed", infra.install_failure_tier(patch)))
             return result
-        parser = grading.parser_for(spec.log_parser)
-        status_map = parser(section) or parser(log)  # as the harness: results printed outside the markers count
-        report = grading.tests_report(status_map, inst.FAIL_TO_PASS, inst.PASS_TO_PASS)
-        result.tests_status = report
-        result.status = grading.resolution(report)
+        graded = grading.grade(log, grading.parser_for(spec.log_parser), inst.FAIL_TO_PASS, inst.PASS_TO_PASS)
+        result.status, result.tests_status = graded.status, graded.tests_status
         result.resolved = result.status == grading.RESOLVED
+        if graded.error:
+            result.error = f"{graded.error}; see test_output.txt"
+        if not result.resolved:
+            _label(result, infra.classify(log, install_log))
     except EnvUnavailable as exc:
         result.needs_official_harness, result.error = True, f"environment: {exc}"
     except IncompleteMirror as exc:
@@ -184,6 +196,15 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
     return result
 
 
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+def _label(result: InstanceEval, found: tuple[str, str] | None) -> None:
+    if found:
+        result.infra_failure_reason, result.infra_failure = found[0], found[1] == infra.TIER_ENVIRONMENT
+
+
 def _reset_test_files(ws: Path, inst: Instance) -> None:
     """As the harness's eval script does: the files the test patch touches go back to the base commit first, so
     an agent's edits to those tests neither block the test patch nor change what is tested."""
@@ -195,6 +216,9 @@ def _reset_test_files(ws: Path, inst: Instance) -> None:
 
 #: eval_commands lines that only set variables run; the others (locale-gen into /etc) need root in a container
 _EXPORT = re.compile(r"^export [A-Za-z_][A-Za-z0-9_]*=\S*$")
+#: written to the test log instead of running the tests when the install of the patched workspace failed
+INSTALL_FAILED = ">>>>> Install Failed"
+INSTALL_FAILED_RE = re.compile(re.escape(INSTALL_FAILED) + r": (\d+)")
 
 
 def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path) -> str:
@@ -202,11 +226,14 @@ def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path) -> st
     pre-install and install of the (patched) workspace into its layer, then the tests between the markers. The
     output goes to files in the layer (writable in the sandbox) so nothing clips or re-encodes it."""
     lines = ["set -uo pipefail", *[c for c in spec.eval_commands if _EXPORT.match(c)]]
+    output = shlex.quote(str(layer / "test_output.txt"))
     install = install_script(spec, env_dir, str(layer / "install.log"))
-    if install:
-        lines.append(install)
+    if install:  # a failed install is reported as such, never followed by a test run against a missing package
+        lines += [install, "rc=$?", f'if [ "$rc" -ne 0 ]; then echo "{INSTALL_FAILED}: $rc" > {output}; exit 0; fi']
+    # the test command's own exit status, recorded after the end marker as swebench 5.0's eval scripts do
     lines += [f"{{ echo {shlex.quote(grading.START_TEST_OUTPUT)}", eval_test_command(inst, spec),
-              f"echo {shlex.quote(grading.END_TEST_OUTPUT)}; }} > {shlex.quote(str(layer / 'test_output.txt'))} 2>&1"]
+              "rc=$?", f"echo {shlex.quote(grading.END_TEST_OUTPUT)}",
+              f'echo "{grading.TEST_EXIT_CODE}: $rc"; }} > {output} 2>&1']
     return "\n".join(lines) + "\n"
 
 
@@ -279,6 +306,10 @@ def build_report(results: list[InstanceEval], preds: dict[str, dict[str, Any]], 
         "unresolved_ids": ids[grading.NOT_RESOLVED],
         "error_ids": ids[grading.ERROR],
         "empty_patch_ids": sorted(r.instance_id for r in results if r.empty_patch),
+        # swebench 5.0's advisory labels: the environment failed (infra), or the logs cannot tell (ambiguous)
+        "infra_failure_ids": sorted(r.instance_id for r in results if r.infra_failure),
+        "ambiguous_failure_ids": sorted(r.instance_id for r in results
+                                        if r.infra_failure_reason and not r.infra_failure),
         "environments": {k: s.to_dict() for k, s in sorted((states or {}).items())},
         "instances": {r.instance_id: asdict(r) for r in results},
         "evaluator": "coder local evaluator (a venv per repository and version, tests in the bubblewrap sandbox)",

@@ -8,15 +8,26 @@ maintained, not failed); a truncated parametrised id (`test_x[log(photon`) match
 candidates agree. An instance is *resolved* when every FAIL_TO_PASS test passes and every PASS_TO_PASS test is
 maintained, *partially* resolved when some but not all FAIL_TO_PASS tests pass and the rest holds, otherwise
 *not* resolved.
+
+What swebench 5.0 tightened is followed too (`grade`): a log without both markers, or with the harness's failure
+codes, is no verdict on the patch; a run whose parser finds no test at all and shows no sign that a suite ran
+is invalid (not "all tests passed" and not "not resolved"); and the test command's own exit status is recorded
+after the end marker, so output a patch prints (a conftest hook writing `PASSED x`) cannot pass a run whose
+command failed while claiming no failure. Such runs are *errors*, and coder/batch/infra.py says whether the
+environment or the patch is the likelier cause.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 START_TEST_OUTPUT = ">>>>> Start Test Output"
 END_TEST_OUTPUT = ">>>>> End Test Output"
+TEST_EXIT_CODE = ">>>>> Test Exit Code"
+#: the harness's failure codes: a log holding one says nothing about the patch's tests
+BAD_CODES = (">>>>> Patch Apply Failed", ">>>>> Reset Failed", ">>>>> Tests Errored", ">>>>> Tests Timed Out")
 STATUSES = ("FAILED", "PASSED", "SKIPPED", "ERROR", "XFAIL")
 
 RESOLVED = "resolved"
@@ -258,3 +269,46 @@ def resolution(report: dict[str, dict[str, list[str]]]) -> str:
     if 0 < f2p < 1 and p2p == 1:
         return PARTIALLY
     return NOT_RESOLVED
+
+
+#: evidence that a test runner executed although nothing was parsed (swebench 5.0's SUITE_RAN, every count > 0)
+SUITE_RAN = re.compile(r"Executed [1-9]\d* of \d+|TOTAL: [1-9]\d* (?:SUCCESS|FAILED)|[1-9]\d* passing"
+                       r"|Tests:\s+[1-9]\d*|Test Suites:\s+(?:\d+ \w+, )*[1-9]\d* total|^# tests [1-9]\d*"
+                       r"|[1-9]\d* specs?, \d+ failures?|': ok$", re.M)
+_EXIT_CODE = re.compile(re.escape(TEST_EXIT_CODE) + r":\s*(-?\d+)")
+
+
+@dataclass
+class Graded:
+    """A verdict on one evaluation log: `status` (resolved, partially, not, or error when the log is no verdict
+    on the patch, `error` then saying why) and the per-test report."""
+
+    status: str
+    tests_status: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    error: str = ""
+
+
+def test_exit_code(log: str) -> int | None:
+    """The test command's own exit status, as the eval script records it after the end marker."""
+    match = _EXIT_CODE.search(log)
+    return int(match.group(1)) if match else None
+
+
+def grade(log: str, parser: Callable[[str], dict[str, str]], fail_to_pass: list[str],
+          pass_to_pass: list[str]) -> Graded:
+    """swebench 5.0's `get_logs_eval` + `get_eval_report`, with its invalid runs named instead of unresolved."""
+    bad = [code for code in BAD_CODES if code in log]
+    if bad:
+        return Graded(ERROR, error=f"the test run did not complete ({bad[0].removeprefix('>>>>> ')})")
+    section = test_section(log)
+    if section is None:
+        return Graded(ERROR, error="the test run ended before its end marker (timeout or crash)")
+    status_map = parser(section) or parser(log)  # results printed outside the markers count, as in the harness
+    if not status_map and not SUITE_RAN.search(log):
+        return Graded(ERROR, error="no test ran: the log shows no test result and no sign that the suite started")
+    code = test_exit_code(log)
+    if code not in (None, 0) and status_map and not any(v in ("FAILED", "ERROR") for v in status_map.values()):
+        return Graded(ERROR, error=f"the test command exited {code} while its log reports no failure: the log does "
+                                   "not describe the run (output printed by the patch cannot pass a failed run)")
+    report = tests_report(status_map, fail_to_pass, pass_to_pass)
+    return Graded(resolution(report), report)
