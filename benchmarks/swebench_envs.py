@@ -141,6 +141,10 @@ def main() -> int:
     ap.add_argument("--repos", help="comma-separated repositories (default: every fetched one)")
     ap.add_argument("--limit", type=int, default=0, help="instances per repository (0: all)")
     ap.add_argument("--instances", help="comma-separated instance ids (only these)")
+    ap.add_argument("--dataset", default=str(DATASET),
+                    help="the instances: a JSON/JSONL/parquet file or a Hugging Face name (default: Lite's test split)")
+    ap.add_argument("--sample", type=Path, metavar="JSON",
+                    help="only the instances a kept sample lists (benchmarks/data/swebench_verified_sample.json)")
     ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/swe-cache"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/swe-bench-envs"))
     ap.add_argument("--workers", type=int, default=1)
@@ -154,7 +158,10 @@ def main() -> int:
     if args.combine:
         return combine(args)
     repos_dir = mirrors_dir(args.work / "mirrors")
-    insts = [i for i in load_instances(DATASET) if find_mirror(repos_dir, i.repo)]
+    insts = [i for i in load_instances(args.dataset) if find_mirror(repos_dir, i.repo)]
+    if args.sample:
+        kept = set(json.loads(args.sample.read_text(encoding="utf-8"))["instances"])
+        insts = [i for i in insts if i.instance_id in kept]
     wanted = QUICK_REPOS if args.quick else tuple(args.repos.split(",")) if args.repos else None
     if wanted:
         insts = [i for i in insts if i.repo in wanted]
@@ -174,7 +181,7 @@ def main() -> int:
         preds = {i.instance_id: {"instance_id": i.instance_id, "model_name_or_path": label,
                                  "model_patch": patch_of(i)} for i in insts}
         cfg = EvalConfig(output=out_dir / label, repos_dir=repos_dir, cache_dir=args.cache_dir, specs=table,
-                         workers=args.workers, timeout=1800, dataset_path=str(DATASET))
+                         workers=args.workers, timeout=1800, dataset_path=str(args.dataset))
         report = evaluate(insts, preds, cfg)
         for iid, r in report["instances"].items():
             results[iid][label] = r["status"]
