@@ -103,7 +103,7 @@ def prepare_envs(instances: list[Instance], table: dict[str, Any], cache: Path, 
                        force, rebuild)
             if build and state.status == READY and installs_with_pip(spec):
                 mirror = ensure_mirror(first.repo, repos_dir, cache / "mirrors", allow_network)
-                prefetch(Path(state.env_dir), mirror, members, scratch or cache / "setup")
+                prefetch(Path(state.env_dir), mirror, members, scratch or cache / "setup", steps=spec.repo_steps)
         except (EnvUnavailable, WorkspaceError) as exc:
             state.status, state.error = UNAVAILABLE, str(exc)
         if progress is not None:

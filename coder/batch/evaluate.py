@@ -221,13 +221,13 @@ INSTALL_FAILED = ">>>>> Install Failed"
 INSTALL_FAILED_RE = re.compile(re.escape(INSTALL_FAILED) + r": (\d+)")
 
 
-def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path) -> str:
+def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path, build_wheels: Path | None = None) -> str:
     """The harness's eval script, minus its container plumbing: the exported variables of `eval_commands`, the
     pre-install and install of the (patched) workspace into its layer, then the tests between the markers. The
     output goes to files in the layer (writable in the sandbox) so nothing clips or re-encodes it."""
     lines = ["set -uo pipefail", *[c for c in spec.eval_commands if _EXPORT.match(c)]]
     output = shlex.quote(str(layer / "test_output.txt"))
-    install = install_script(spec, env_dir, str(layer / "install.log"))
+    install = install_script(spec, env_dir, str(layer / "install.log"), build_wheels)
     if install:  # a failed install is reported as such, never followed by a test run against a missing package
         lines += [install, "rc=$?", f'if [ "$rc" -ne 0 ]; then echo "{INSTALL_FAILED}: $rc" > {output}; exit 0; fi']
     # the test command's own exit status, recorded after the end marker as swebench 5.0's eval scripts do
@@ -239,7 +239,7 @@ def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path) -> st
 
 def _run_tests(inst: Instance, spec: EnvSpec, tb: Testbed, cfg: EvalConfig, out_dir: Path) -> str:
     """Install and test in the sandbox (the model's code never runs on the host); its logs copied out after."""
-    script = eval_script(inst, spec, tb.layer, tb.env_dir)
+    script = eval_script(inst, spec, tb.layer, tb.env_dir, tb.build_layer)
     atomic_write(out_dir / "eval.sh", script)
     try:
         # still sandboxed; network only for repositories whose tests need it (psf/requests: httpbin.org)

@@ -12,9 +12,19 @@ the environment's wheelhouse as files. The workspace install then resolves depen
 environment plus that wheelhouse (coder/batch/envs.py `reinstall_command`), and falls back to `--no-deps`
 when it cannot.
 
-Done markers live in `<env>/deps/<key>.json` (what was added, or why nothing could be), under a lock, so a
-second run or a concurrent evaluation resolves nothing twice. Python 3.6 environments (pip 21: no
-`--report`) are left as before, and say so in their marker.
+The base commit's *build* requirements are the other half (issue 31): the environment's wheelhouse holds what
+the setup commit's build asked for, but a workspace builds its own commit in isolation, and pylint 3.0 pins
+`setuptools~=66.1`, astropy 5.0 `cython==0.29.22`, at commits whose setup commit asked for others. So, after the
+harness's pre-install commands on the same checkout (they may pin the build, as astropy's does), what the
+commit's `pyproject.toml` `[build-system] requires`, `setup.cfg` `setup_requires` and a literal `setup_requires`
+of `setup.py` name is checked against the environment's wheelhouse offline; when it is not all there, it is
+downloaded (with what it needs) into a layer of its own, `<env>/build-wheels/<key>`, which only the workspaces of
+that key add to their install's wheels (`build_layer`). Commits the wheelhouse already serves keep exactly the
+build they had.
+
+Done markers live in `<env>/deps/<key>.json` (what was added, or why nothing could be; `build` for the build
+layer), under a lock, so a second run or a concurrent evaluation resolves nothing twice. Python 3.6
+environments (pip 21: no `--report`) are left as before, and say so in their marker.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from coder.fs.beneath import read_beneath
 #: the files whose content decides what `pip install .` resolves (their blob ids make the key)
 DEP_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "requirements.txt")
 DEPS_DIR = "deps"
+BUILD_LAYERS = "build-wheels"
 
 
 def deps_key(mirror: Path, commit: str) -> str:
@@ -64,8 +75,80 @@ def missing_requirements(env_dir: Path, checkout: Path, timeout: float = 600) ->
     return added
 
 
+def build_layer(env_dir: Path, repo: Path, commit: str = "HEAD") -> Path | None:
+    """The per-commit wheels of the build requirements for `commit` of `repo` (a workspace), if it needs any."""
+    try:
+        layer = env_dir / BUILD_LAYERS / deps_key(repo, commit)
+    except WorkspaceError:
+        return None
+    return layer if layer.is_dir() and any(layer.iterdir()) else None
+
+
+#: The commit's own build requirements (no default for a bare setup.py: the environment's wheelhouse has those),
+#: read in the sandbox with pip's TOML reader (Python 3.6-3.10 have no tomllib); a `setup_requires` of setup.py
+#: only when it is a literal list.
+COMMIT_BUILD_REQUIRES = r"""
+import ast, configparser, os
+reqs = []
+try:
+    from pip._vendor import tomli
+    if os.path.isfile("pyproject.toml"):
+        data = tomli.load(open("pyproject.toml", "rb"))
+        reqs += [r for r in (data.get("build-system") or {}).get("requires", []) if isinstance(r, str)]
+except Exception:
+    pass
+cfg = configparser.ConfigParser()
+try:
+    cfg.read("setup.cfg")
+    reqs += [r.strip() for r in cfg.get("options", "setup_requires", fallback="").replace(";", "\n").splitlines()
+             if r.strip()]
+except Exception:
+    pass
+try:
+    for node in ast.walk(ast.parse(open("setup.py").read())):
+        if isinstance(node, ast.keyword) and node.arg == "setup_requires":
+            value = ast.literal_eval(node.value)
+            reqs += [value] if isinstance(value, str) else list(value)
+except Exception:
+    pass
+if any(r.startswith("setuptools") for r in reqs) and not any(r.startswith("wheel") for r in reqs):
+    reqs.append("wheel")
+print("\n".join(dict.fromkeys(reqs)))
+"""
+
+
+def _build_requirements(env_dir: Path, checkout: Path, steps: list[str], key: str, timeout: float) -> dict:
+    """After the pre-install `steps`: the commit's build requirements, and the layer they were downloaded to
+    when the environment's wheelhouse does not serve them all offline."""
+    env = venv_env(env_dir)
+    for step in steps:
+        code, output = run_build_step(step, checkout, env, timeout)
+        if code != 0:
+            return {"error": f"pre-install step failed ({step[:120]}): {output.strip()[-300:]}"}
+    listing = ".coder-build-requires.txt"
+    code, output = run_build_step(f"python -c {shlex.quote(COMMIT_BUILD_REQUIRES)} > {listing}", checkout, env,
+                                  timeout)
+    raw = read_beneath(checkout, listing, limit=1024 * 1024) if code == 0 else None
+    reqs = [r for r in (raw or b"").decode("utf-8", "replace").splitlines() if r.strip()]
+    if code != 0 or not reqs:
+        return {"requires": reqs} if code == 0 else {"error": f"reading the build requirements: {output[-300:]}"}
+    wheels = shlex.quote(str(env_dir / WHEELHOUSE))
+    # offline against the wheelhouse alone: no user's find-links or index may stand in for it
+    served = run_build_step(f"env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL PIP_CONFIG_FILE=/dev/null "
+                            f"python -m pip download -q --no-index --find-links {wheels} --dest .coder-served "
+                            f"-r {listing}", checkout, env, timeout)[0] == 0
+    if served:
+        return {"requires": reqs, "layer": None}
+    layer = env_dir / BUILD_LAYERS / key
+    code, output = run_build_step(f"python -m pip download -q --dest {shlex.quote(str(layer))} -r {listing}",
+                                  checkout, env, timeout)
+    if code != 0:
+        return {"requires": reqs, "error": f"pip download of the build requirements: {output.strip()[-400:]}"}
+    return {"requires": reqs, "layer": str(layer)}
+
+
 def prefetch(env_dir: Path, mirror: Path, instances: Iterable[Instance], scratch: Path,
-             timeout: float = 900) -> dict[str, dict]:
+             timeout: float = 900, steps: list[str] | None = None) -> dict[str, dict]:
     """Resolve and download, once per dependency key, what the instances' base commits add. Returns the markers
     by key ({"added": [...]} or {"error": "..."}); a failure leaves that key's installs as they were."""
     markers: dict[str, dict] = {}
@@ -79,30 +162,46 @@ def prefetch(env_dir: Path, mirror: Path, instances: Iterable[Instance], scratch
     for key, inst in by_key.items():
         marker = deps_dir / f"{key}.json"
         with file_lock(deps_dir / f".{key}.lock"):
-            if marker.is_file():
-                markers[key] = json.loads(marker.read_text(encoding="utf-8"))
+            known = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() else None
+            if known is not None and "build" in known:
+                markers[key] = known
                 continue
-            markers[key] = _resolve(env_dir, mirror, inst, scratch / f"deps-{key}", timeout)
+            markers[key] = _resolve(env_dir, mirror, inst, scratch / f"deps-{key}", timeout, list(steps or []),
+                                    key, known)
             marker.write_text(json.dumps(markers[key], indent=1), encoding="utf-8")
     return markers
 
 
-def _resolve(env_dir: Path, mirror: Path, inst: Instance, checkout: Path, timeout: float) -> dict:
+def _resolve(env_dir: Path, mirror: Path, inst: Instance, checkout: Path, timeout: float, steps: list[str],
+             key: str, known: dict | None) -> dict:
+    """What the commit adds at run time (unless a marker of an earlier version already says) and its build layer."""
     info: dict = {"commit": inst.base_commit, "instance": inst.instance_id}
     if not (env_dir / "bin" / "python").exists():
-        return {**info, "error": "the environment has no interpreter"}
+        return {**info, "error": "the environment has no interpreter", "build": {}}
     try:
         create_workspace(mirror, inst.base_commit, checkout)
-        added = missing_requirements(env_dir, checkout, timeout)
-        if added:
-            names = " ".join(map(shlex.quote, added))
-            code, output = run_build_step(f"python -m pip download -q --no-deps --dest "
-                                          f"{shlex.quote(str(env_dir / WHEELHOUSE))} {names}", checkout,
-                                          venv_env(env_dir), timeout)
-            if code != 0:
-                return {**info, "added": added, "error": f"pip download {names}: {output.strip()[-400:]}"}
-        return {**info, "added": added}
+        if known is None:
+            info.update(_added(env_dir, checkout, timeout))
+        else:
+            info.update({k: v for k, v in known.items() if k not in info})
+        info["build"] = _build_requirements(env_dir, checkout, steps, key, timeout)
+        return info
     except (WorkspaceError, OSError, json.JSONDecodeError, AttributeError) as exc:
-        return {**info, "error": str(exc)[:600]}
+        return {**info, "error": str(exc)[:600], "build": {}}
     finally:
         remove_workspace(checkout)
+
+
+def _added(env_dir: Path, checkout: Path, timeout: float) -> dict:
+    try:
+        added = missing_requirements(env_dir, checkout, timeout)
+    except WorkspaceError as exc:
+        return {"error": str(exc)[:600]}
+    if added:
+        names = " ".join(map(shlex.quote, added))
+        code, output = run_build_step(f"python -m pip download -q --no-deps --dest "
+                                      f"{shlex.quote(str(env_dir / WHEELHOUSE))} {names}", checkout,
+                                      venv_env(env_dir), timeout)
+        if code != 0:
+            return {"added": added, "error": f"pip download {names}: {output.strip()[-400:]}"}
+    return {"added": added}

@@ -28,6 +28,7 @@ from typing import Any
 
 from coder.base.resources import template
 from coder.batch.envs import base_interpreter, interpreter_prefix, reinstall_command
+from coder.batch.instdeps import build_layer
 from coder.batch.specs import EnvSpec, EnvUnavailable
 from coder.batch.workspace import Workspace, borrowed_objects, git
 
@@ -45,6 +46,7 @@ class Testbed:
     layer: Path
     workspace: Path
     read_only: list[str] = field(default_factory=list)
+    build_layer: Path | None = None  # the wheels of the workspace commit's own build requirements (instdeps)
 
     def shell_env(self) -> dict[str, str]:
         """What a shell in the sandbox needs for the environment to be active (VIRTUAL_ENV, PATH first). The
@@ -164,15 +166,17 @@ def read_only_paths(env_dir: Path) -> list[str]:
 def open_testbed(spec: EnvSpec, env_dir: Path, workspace: Path) -> Testbed:
     layer = layer_path(workspace)
     make_layer(env_dir, layer, spec.system_site_packages)
-    return Testbed(spec, env_dir, layer, workspace, read_only_paths(env_dir) + borrowed_objects(workspace))
+    return Testbed(spec, env_dir, layer, workspace, read_only_paths(env_dir) + borrowed_objects(workspace),
+                   build_layer(env_dir, workspace))
 
 
-def install_script(spec: EnvSpec, env_dir: Path, log: str = "") -> str:
+def install_script(spec: EnvSpec, env_dir: Path, log: str = "", build_wheels: Path | None = None) -> str:
     """The harness's setup of the repository in a workspace (pre-install commands, then the install), offline.
 
-    `log`: a file inside the sandbox's view where the install's output goes (the test log stays the tests')."""
+    `log`: a file inside the sandbox's view where the install's output goes (the test log stays the tests');
+    `build_wheels`: the workspace commit's build layer (Testbed.build_layer)."""
     lines = list(spec.repo_steps)
-    install = reinstall_command(spec, env_dir)
+    install = reinstall_command(spec, env_dir, build_wheels)
     if install:
         lines.append(install)
     if not lines:
@@ -183,7 +187,7 @@ def install_script(spec: EnvSpec, env_dir: Path, log: str = "") -> str:
 
 def install_workspace(tb: Testbed, timeout: float = 1800) -> tuple[bool, str]:
     """Install the workspace into its layer, in the sandbox. Returns (ok, output)."""
-    script = install_script(tb.spec, tb.env_dir)
+    script = install_script(tb.spec, tb.env_dir, build_wheels=tb.build_layer)
     if not script:
         return True, ""
     code, output = tb.run("set -e\n" + script, timeout, writable_layer=True)

@@ -111,7 +111,8 @@ RAN = f"{grading.START_TEST_OUTPUT}\nPASSED t.py::test_new\nPASSED t.py::test_ol
     (RAN + f"{grading.TEST_EXIT_CODE}: 2\n", grading.ERROR, "exited 2 while its log reports no failure"),
     (RAN + ">>>>> Tests Timed Out\n", grading.ERROR, "did not complete (Tests Timed Out)"),
     (RAN.replace(grading.END_TEST_OUTPUT, ""), grading.ERROR, "ended before its end marker"),
-    (f"{grading.START_TEST_OUTPUT}\nERROR: usage\n{grading.END_TEST_OUTPUT}\n", grading.ERROR, "no test ran"),
+    (f"{grading.START_TEST_OUTPUT}\nusage: pytest [options]\n{grading.END_TEST_OUTPUT}\n", grading.ERROR,
+     "no test ran"),
     (f"{grading.START_TEST_OUTPUT}\n3 passing\n{grading.END_TEST_OUTPUT}\n", grading.NOT_RESOLVED, ""),
 ])
 def test_the_rules_one_by_one(log, status, why):

@@ -62,14 +62,14 @@ PYPROJECT = ('[build-system]\nrequires = []\nbuild-backend = "acme_backend"\nbac
              '[project]\nname = "acme-calc"\nversion = "0.1"\ndependencies = [{deps}]\n')
 
 
-def dependency_wheel(folder: Path, name: str, module: str, source: str) -> None:
-    """A wheel of `name` 1.0 holding `module.py` (what a package index would serve)."""
-    di = f"{name.replace('-', '_')}-1.0.dist-info"
-    files = {f"{module}.py": source, f"{di}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+def dependency_wheel(folder: Path, name: str, module: str, source: str, version: str = "1.0") -> None:
+    """A wheel of `name` `version` holding `module.py` (what a package index would serve)."""
+    di = f"{name.replace('-', '_')}-{version}.dist-info"
+    files = {f"{module}.py": source, f"{di}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
              f"{di}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     files[f"{di}/RECORD"] = "".join(f"{f},,\n" for f in [*files, f"{di}/RECORD"])
     folder.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(folder / f"{name.replace('-', '_')}-1.0-py3-none-any.whl", "w") as zf:
+    with zipfile.ZipFile(folder / f"{name.replace('-', '_')}-{version}-py3-none-any.whl", "w") as zf:
         for path, text in files.items():
             zf.writestr(path, text)
 
@@ -147,3 +147,63 @@ def test_a_dependency_the_base_commit_adds_is_fetched_once_and_installed_offline
     ok2, output2 = install_workspace(tb2)
     assert ok2 and "installing without them" in output2, output2
     assert list(tb2.layer.glob("lib/python*/site-packages/acme_calc.pth"))
+
+
+def test_the_base_commits_own_build_requirements_get_a_layer_of_their_own(swe, tmp_path, monkeypatch, index):
+    """Issue 31, item 1: the setup commit builds with acme-build 1.0 (into the environment's wheelhouse); the base
+    commit pins acme-build==2.0 in its [build-system] (as pylint 3.0 pins setuptools~=66.1). The isolated offline
+    build of the base commit needs 2.0: it goes into `<env>/build-wheels/<key>`, which only that commit's
+    workspaces use. A commit the wheelhouse serves gets no layer and builds exactly as before."""
+    folder, url = index
+    for version in ("1.0", "2.0"):
+        dependency_wheel(folder, "acme-build", "acme_build", f"VERSION = {version!r}\n", version)
+    for key, value in {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": url}.items():
+        monkeypatch.setenv(key, value)
+    # the backend imports the build requirement and writes its version into what it builds
+    backend = "import acme_build\n" + BACKEND.replace("    files = dict(files)\n",
+                                                      "    files = dict(files, **{'built.txt': acme_build.VERSION})\n")
+    assert "acme_build.VERSION" in backend
+    pins = ('[build-system]\nrequires = ["acme-build=={v}"]\nbuild-backend = "acme_backend"\nbackend-path = ["."]\n\n'
+            '[project]\nname = "acme-calc"\nversion = "0.1"\ndependencies = []\n')
+    setup = commit(swe.mirror, {"acme_backend.py": backend, "pyproject.toml": pins.format(v="1.0"),
+                                ".gitignore": "__pycache__/\n"}, "calc builds with acme-build 1.0")
+    old = commit(swe.mirror, {"calc.py": (swe.mirror / "calc.py").read_text() + "\n# a later change\n"},
+                 "a commit the wheelhouse serves")
+    new = commit(swe.mirror, {"pyproject.toml": pins.format(v="2.0")}, "calc builds with acme-build 2.0")
+    rows = [swe.record(iid) | {"environment_setup_commit": setup, "base_commit": commit_, "version": "2.0"}
+            for iid, commit_ in zip(swe.ids[:2], (old, new), strict=True)]
+    swe.dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = {"python": "3.11", "install": "python -m pip install -e .", "system_site_packages": True, "local": "ok",
+            "test_cmd": "python -m pytest -rA -p no:cacheprovider"}
+    swe.specs.write_text(json.dumps({"repos": {"acme/calc": {"log_parser": "pytest", "versions": {"2.0": spec}}}}))
+    table = load_spec_table(swe.specs)
+    insts = load_instances(swe.dataset)
+    states = prepare_envs(insts, table, tmp_path / "cache", build=True, repos_dir=swe.repos_dir,
+                          scratch=tmp_path / "setup")
+    (state,) = states.values()
+    assert state.status == READY, state.error
+    env_dir = Path(state.env_dir)
+    assert [p.name for p in (env_dir / "wheelhouse").glob("acme_build-*")] == ["acme_build-1.0-py3-none-any.whl"]
+    builds = {m["commit"]: m["build"] for m in map(json.loads, map(Path.read_text, (env_dir / DEPS_DIR).glob("*.json")))
+              if "commit" in m}
+    assert builds[old] == {"requires": ["acme-build==1.0"], "layer": None}
+    assert builds[new]["requires"] == ["acme-build==2.0"] and builds[new]["layer"]
+    assert [p.name for p in Path(builds[new]["layer"]).iterdir()] == ["acme_build-2.0-py3-none-any.whl"]
+
+    for key in ("PIP_FIND_LINKS", "PIP_NO_INDEX"):  # offline from here on
+        monkeypatch.delenv(key)
+    spec_obj = spec_for(insts[0], table)
+    built = "cat $VIRTUAL_ENV/lib/python3.11/site-packages/built.txt"
+    for name, commit_, version in (("old", old, "1.0"), ("new", new, "2.0")):
+        ws = create_workspace(swe.mirror, commit_, tmp_path / f"ws-{name}")
+        tb = open_testbed(spec_obj, env_dir, ws.path)
+        assert (tb.build_layer is None) == (name == "old")
+        ok, output = install_workspace(tb)
+        assert ok and "installing without them" not in output, output
+        assert tb.run(built, 60)[1].strip() == version
+    # control: without its layer the new commit cannot build offline (what issue 31 saw for pylint and astropy)
+    ws = create_workspace(swe.mirror, new, tmp_path / "ws-control")
+    tb = open_testbed(spec_obj, env_dir, ws.path)
+    tb.build_layer = None
+    ok, output = install_workspace(tb)
+    assert not ok and "acme-build==2.0" in output, output
