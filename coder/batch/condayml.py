@@ -11,6 +11,11 @@ must have the same name on PyPI, or the build fails and says so; nothing is gues
 The conda entries and `pip_packages` go to pip in one resolution, so the pins hold and the unpinned rest
 resolves to versions compatible with them (conda, run first, resolved the unpinned rest to its newest, which
 pip then downgraded under its feet; one resolution gives the same pins without the breakage).
+
+"Its newest" was the newest when the harness built its images, not today's: with `uploaded_prior_to` in the
+record, that one resolution runs with pip's `--uploaded-prior-to` (pip 26, for that step only), so aiobotocore is
+2.13 as in 2024 and not 3.x. A package no index has under its name stops the build naming it (envs.py
+`missing_distribution`), never a guess.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ class YmlRequirements:
     source: str
     lines: list[str] = field(default_factory=list)
     left_out: dict[str, str] = field(default_factory=dict)
+    uploaded_prior_to: str = ""  # the harness's era for what the file leaves unpinned (ISO 8601), or none
 
 
 def _split(dep: str) -> tuple[str, str]:
@@ -59,7 +65,7 @@ def yml_requirements(text: str, source: str, table: dict[str, Any]) -> YmlRequir
         raise EnvUnavailable(f"{source} is not valid YAML: {exc}") from None
     pypi = {k.lower(): v for k, v in (table.get("pypi") or {}).items()}
     leave_out = {k.lower(): v for k, v in (table.get("leave_out") or {}).items()}
-    out = YmlRequirements(source)
+    out = YmlRequirements(source, uploaded_prior_to=str(table.get("uploaded_prior_to") or ""))
     for dep in data.get("dependencies") or []:
         if isinstance(dep, dict):
             out.lines += [str(p) for p in dep.get("pip") or []]  # already PyPI requirements

@@ -96,7 +96,21 @@ def _run(cmd: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) ->
         fh.write(f"\n$ {cmd}\n{output}")
     if code != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-1200:]
-        raise EnvUnavailable(f"environment build step failed ({cmd[:200]}):\n{tail}")
+        missing = missing_distribution(output)
+        why = f"environment build step failed ({cmd[:200]}):\n{tail}"
+        raise EnvUnavailable(f"{missing}; {why}" if missing else why)
+
+
+_NO_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
+
+
+def missing_distribution(output: str) -> str:
+    """Which package pip could not have, said first (it is buried under the download log otherwise)."""
+    match = _NO_DISTRIBUTION.search(output)
+    if not match:
+        return ""
+    return (f"no distribution of {match.group(1)} on the index for this Python (a conda-only package, or another "
+            "name on PyPI: record it in environment_yml pypi or leave_out, coder/batch/data/swebench_local.json)")
 
 
 #: what pip needs of the host to reach an index: its own settings and the proxy and certificate variables
@@ -126,6 +140,9 @@ def venv_env(env_dir: Path) -> dict[str, str]:
 #: pip of 2024 still had. Where no pip 24 runs (Python 3.6) or the index is unreachable, the venv's own pip stays.
 PIP_UPGRADE = ('python -m pip install --upgrade "pip>=24,<25" '
                '|| echo "coder: pip upgrade not possible here; keeping the venv\'s own pip"')
+
+#: the first pip with --uploaded-prior-to (an environment file's unpinned packages as of the harness's era)
+ERA_PIP = 'python -m pip install --upgrade "pip>=26,<27"'
 
 #: What a conda `python` brings besides the interpreter (its pip depends on setuptools and wheel) and a venv
 #: lacks: `wheel` (and setuptools from Python 3.12 on). It matters: with both importable, pip 24 installs a project
@@ -213,7 +230,12 @@ def build_steps(spec: EnvSpec, setup_checkout: Path, env_dir: Path | None = None
                                                       encoding="utf-8")
             (env_dir / "left_out.json").write_text(json.dumps({yml.source: yml.left_out}, indent=1),
                                                    encoding="utf-8")
-            steps.append(f"python -m pip install -r {shlex.quote(str(env_dir / 'requirements.txt'))}")
+            requirements = f"-r {shlex.quote(str(env_dir / 'requirements.txt'))}"
+            if yml.uploaded_prior_to:  # the versions of the harness's era, by pip 26 for this one step
+                steps += [ERA_PIP, f"python -m pip install --uploaded-prior-to {shlex.quote(yml.uploaded_prior_to)} "
+                                   f"{requirements}", PIP_UPGRADE]
+            else:
+                steps.append(f"python -m pip install {requirements}")
     elif spec.packages:
         steps.append("python -m pip install " + spec.packages)
     if spec.pip_packages:

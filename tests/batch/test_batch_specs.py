@@ -4,11 +4,14 @@ grading follows the harness of the v5 rows (swebench 5.0.2) on skipped and trunc
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from coder.batch import grading
 from coder.batch.condayml import read_yml_requirements
-from coder.batch.envs import build_steps
+from coder.batch.envs import ERA_PIP, PIP_UPGRADE, build_steps, missing_distribution
 from coder.batch.instances import Instance
 from coder.batch.specs import (
     EnvSpec,
@@ -59,6 +62,7 @@ channels:
 dependencies:
   - python=3.8
   - cdms2
+  - dask-core
   - hdf5
   - matplotlib-base
   - netcdf4
@@ -79,13 +83,17 @@ def test_an_environment_yml_becomes_pypi_requirements_with_what_is_left_out_reco
     (tmp_path / "ci" / "requirements" / "environment.yml").write_text(XARRAY_YML)
     reqs = read_yml_requirements(xarray.env_yml_paths, tmp_path, xarray.environment_yml)
     # conda names become PyPI names, conda's `=V` a version prefix; python is the venv's; the pip list as it is
-    assert reqs.lines == ["matplotlib", "netCDF4", "numpy==1.17.*", "pandas>=1.0", "pint==0.16.*", "numbagg"]
+    assert reqs.lines == ["dask", "matplotlib", "netCDF4", "numpy==1.17.*", "pandas>=1.0", "pint==0.16.*", "numbagg"]
+    assert reqs.uploaded_prior_to == "2024-08-13T00:00:00Z"  # the harness's era for what the file leaves unpinned
     assert set(reqs.left_out) == {"cdms2", "hdf5", "pip"} and "conda-forge only" in reqs.left_out["cdms2"]
     (tmp_path / "env").mkdir()
     steps = build_steps(xarray, tmp_path, tmp_path / "env")
-    assert any(s.endswith("requirements.txt") for s in steps)
+    era = [i for i, s in enumerate(steps) if "--uploaded-prior-to 2024-08-13T00:00:00Z -r" in s]
+    assert len(era) == 1 and steps[era[0]].endswith("requirements.txt")
+    # pip 26 for that one resolution, the environment's own pip again after it
+    assert steps[era[0] - 1] == ERA_PIP and steps[era[0] + 1] == PIP_UPGRADE
     written = (tmp_path / "env" / "requirements.txt").read_text().split()
-    assert written[:2] == ["matplotlib", "netCDF4"] and "numpy==1.23.0" in written  # one resolution with the pins
+    assert written[:3] == ["dask", "matplotlib", "netCDF4"] and "numpy==1.23.0" in written  # one resolution, pins
     assert json.loads((tmp_path / "env" / "left_out.json").read_text())["ci/requirements/environment.yml"]["hdf5"]
     (tmp_path / "ci" / "requirements" / "environment.yml").write_text("dependencies: [numpy\n")
     try:
@@ -108,3 +116,15 @@ def test_harness_grading_of_skips_and_truncated_ids():
     assert report["PASS_TO_PASS"] == {"success": ["t.py::test_b"], "failure": ["t.py::test_d"]}
     assert grading.parser_for("parse_log_seaborn")("tests/x.py::test_y PASSED [ 50%]") == {
         "tests/x.py::test_y": "PASSED"}
+
+
+def test_a_package_no_index_has_is_named(tmp_path):
+    """Real pip, offline against an empty folder of wheels: its message is found and the package named first."""
+    (tmp_path / "wheels").mkdir()
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-index", "--find-links",
+                           str(tmp_path / "wheels"), "--dest", str(tmp_path / "out"), "dask-core"],
+                          capture_output=True, text=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull})
+    assert proc.returncode != 0
+    said = missing_distribution(proc.stdout + proc.stderr)
+    assert said.startswith("no distribution of dask-core on the index") and "environment_yml" in said
+    assert missing_distribution("Successfully installed numpy-1.23.0") == ""
