@@ -150,6 +150,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--cli", type=int, default=1, metavar="N",
                     help="per repository, N ready instances also go through `coder swebench run` + `eval` (0: none)")
+    ap.add_argument("--shell", type=int, default=-1, metavar="N",
+                    help="per repository, the shell check (c) for N ready instances only (default: all)")
     ap.add_argument("--write-section", action="store_true")
     ap.add_argument("--combine", nargs="+", type=Path, metavar="RESULTS_JSON",
                     help="only render the section from results.json files of earlier runs (one per repository)")
@@ -191,11 +193,16 @@ def main() -> int:
                 results[iid][f"{label}_error"] = r["error"][:300]
         print(f"{label}: {report['resolved_instances']} resolved of {len(insts)}", file=sys.stderr)
     cli_done: dict[str, int] = defaultdict(int)
+    shell_done: dict[str, int] = defaultdict(int)
     jobs: list[tuple[Instance, dict, bool]] = []
     for inst in insts:
         state = states[results[inst.instance_id]["env"]]
-        if state.status != READY:
+        if state.status != READY or results[inst.instance_id].get("not_here"):
             continue
+        if 0 <= args.shell <= shell_done[inst.repo]:
+            results[inst.instance_id]["shell"] = {"skipped": True}
+            continue
+        shell_done[inst.repo] += 1
         spec, env_dir = ready_env(inst, table, states)
         info = {"spec": spec.__dict__, "env_dir": str(env_dir), "mirror": str(find_mirror(repos_dir, inst.repo)),
                 "test_cmd": eval_test_command(inst, spec), "log_parser": spec.log_parser}
@@ -244,9 +251,11 @@ def combine(args: argparse.Namespace) -> int:
 
 
 def _agrees(r: dict) -> bool:
-    """With the official labels: gold resolved, no-op and empty not, F2P failing then passing in the shell."""
+    """With the official labels: gold resolved, no-op and empty not, F2P failing then passing in the shell (where
+    the shell check ran: `--shell N` runs it for N instances per repository)."""
+    shell = r.get("shell", {})
     return r.get("gold") == "resolved" and r.get("noop") != "resolved" and r.get("empty") != "resolved" and \
-        bool(r.get("shell", {}).get("ok"))
+        (bool(shell.get("ok")) or bool(shell.get("skipped")))
 
 
 def render(results: dict[str, dict], states: dict, args: argparse.Namespace, elapsed: float) -> str:
@@ -268,11 +277,12 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
         gold = sum(r.get("gold") == "resolved" for r in rows)
         neg = sum(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in rows)
         shell = sum(bool(r.get("shell", {}).get("ok")) for r in rows)
+        shell_run = sum(not r.get("shell", {}).get("skipped") for r in rows)
         waiting = sum("shell" not in r and states[r["env"]].status == READY for r in rows)
         agree = sum(_agrees(r) for r in rows)
         total, agree_total, ready_total = total + len(rows), agree_total + agree, ready_total + len(ready)
         cli = [r["cli"] for r in rows if "cli" in r]
-        lines.append(f"| {repo} | {len(rows)} | {len(ready)} | {gold} | {neg}/{len(rows)} | {shell}"
+        lines.append(f"| {repo} | {len(rows)} | {len(ready)} | {gold} | {neg}/{len(rows)} | {shell}/{shell_run}"
                      f"{f' ({waiting} not run)' if waiting else ''} | "
                      f"{agree}/{len(rows)} | {sum(bool(c.get('ok')) for c in cli)}/{len(cli)} |")
     negatives_ok = all(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in results.values())
