@@ -66,6 +66,12 @@ def register(subparsers: Any) -> None:
     envs.add_argument("--build", action="store_true", help="build the environments that are not built yet")
     envs.add_argument("--allow-network", action="store_true", help="clone repositories missing from --repos-dir")
     envs.add_argument("--json", action="store_true", help="print the list as JSON")
+    envs.add_argument("--gold", action="store_true",
+                      help="also evaluate every instance's gold patch (builds what is missing): the list then says, "
+                           "per environment, how many agree with the dataset's labels, and why each other does not")
+    envs.add_argument("--output", "-o", type=Path, help="with --gold: where the evaluation goes (default: a folder "
+                                                        "under the cache directory)")
+    envs.add_argument("--workers", type=int, default=1, help="with --gold: instances evaluated at once")
     envs.set_defaults(func=needs_extra("swebench envs", _cmd_envs))
 
     ev = sub.add_parser("eval", help="evaluate predictions locally (venv per repo version, no Docker)")
@@ -329,12 +335,31 @@ def _cmd_envs(args: Any) -> int:
     from coder.batch.instances import load_instances
 
     instances = _select(args, load_instances(args.dataset, args.split))
-    _table, states = _prepare(args, instances, build=args.build, announce=args.build)
+    table, states = _prepare(args, instances, build=args.build or args.gold, announce=args.build or args.gold)
+    gold = _gold_check(args, instances, table) if args.gold else None
     if args.json:
-        print(json.dumps({k: s.to_dict() for k, s in states.items()}, indent=1))
+        print(json.dumps({k: s.to_dict() for k, s in states.items()} | ({"gold": gold} if gold else {}), indent=1))
     else:
-        print(coverage_table(list(states.values())))
+        print(coverage_table(list(states.values()), gold))
     return 0
+
+
+def _gold_check(args: Any, instances: list, table: dict) -> dict[str, Any]:
+    """The gold patches through the evaluator: per instance, its evaluation record."""
+    import time
+
+    from coder.batch.evaluate import EvalConfig, evaluate
+    from coder.batch.instances import dataset_label
+
+    out = args.output or _cache(args) / "gold-checks" / time.strftime("%Y%m%d-%H%M%S")
+    preds = {i.instance_id: {"instance_id": i.instance_id, "model_name_or_path": "gold", "model_patch": i.patch}
+             for i in instances}
+    cfg = EvalConfig(output=out.resolve(), repos_dir=args.repos_dir.resolve() if args.repos_dir else None,
+                     cache_dir=_cache(args), allow_network=args.allow_network, specs=table, workers=args.workers,
+                     force_env=args.force_env, dataset_path=dataset_label(args.dataset), split=_hub_split(args))
+    report = evaluate(instances, preds, cfg)
+    print(f"gold evaluation: {out / 'report.json'}", file=sys.stderr)
+    return report["instances"]
 
 
 def _cmd_report(args: Any) -> int:

@@ -182,18 +182,55 @@ def describe(state: EnvState) -> str:
             f"{state.error.strip().splitlines()[0] if state.error.strip() else 'unknown'}")
 
 
-def coverage_table(states: list[EnvState]) -> str:
-    """The coverage report: per repository and version, status, Python (harness -> here), instances, reason."""
-    rows = [("repository", "version", "status", "python", "instances", "why not")]
+def coverage_table(states: list[EnvState], gold: dict[str, dict[str, Any]] | None = None) -> str:
+    """The coverage report: per repository and version, status, Python (harness -> here), instances, reason; with
+    `gold` (`coder swebench envs --gold`: the evaluation report's instances for the gold patches), how many agree
+    with the dataset's labels, then every instance that does not, and why."""
+    head = ["repository", "version", "status", "python", "instances"] + (["gold agrees"] if gold is not None else [])
+    rows = [(*head, "why not")]
     for st in sorted(states, key=lambda s: (s.repo, s.version)):
         python = (f"{st.harness_python}" + ("" if st.python == st.harness_python or not st.python
                                              else f" -> {st.python}")) or "-"
         reason = st.error.strip().splitlines()[0][:110] if st.error.strip() else st.not_here[:110]
-        rows.append((st.repo, st.version, st.status, python, str(len(st.instances)), reason))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    lines = ["  ".join(r[i].ljust(widths[i]) for i in range(5)) + "  " + r[5] for r in rows]
+        row = [st.repo, st.version, st.status, python, str(len(st.instances))]
+        if gold is not None:
+            mine = [gold[i] for i in st.instances if i in gold]
+            here = [r for r in mine if not r.get("needs_official_harness")]
+            row.append(f"{sum(bool(r.get('resolved')) for r in here)}/{len(here)}" if here else "-")
+        rows.append((*row, reason))
+    n = len(head)
+    widths = [max(len(r[i]) for r in rows) for i in range(n)]
+    lines = ["  ".join(r[i].ljust(widths[i]) for i in range(n)) + "  " + r[n] for r in rows]
     total = sum(len(s.instances) for s in states)
     ok = sum(len(s.instances) for s in states if s.status == READY)
     lines.append(f"{ok}/{total} instances have a ready environment; "
                  f"{sum(s.status == READY for s in states)}/{len(states)} environments ready")
+    if gold is not None:
+        lines += _gold_summary(gold)
     return "\n".join(lines)
+
+
+def _gold_summary(gold: dict[str, dict[str, Any]]) -> list[str]:
+    here = {i: r for i, r in gold.items() if not r.get("needs_official_harness")}
+    agree = sum(bool(r.get("resolved")) for r in here.values())
+    lines = [f"gold patches resolved: {agree}/{len(here)} of the instances evaluable here"
+             + (f"; {len(gold) - len(here)} could not be evaluated here" if len(here) < len(gold) else "")]
+    for iid, r in sorted(gold.items()):
+        if r.get("resolved"):
+            continue
+        lines.append(f"  {iid}: {miss_reason(r)}")
+    return lines
+
+
+def miss_reason(r: dict[str, Any]) -> str:
+    """Why a gold patch did not resolve its instance, in one line: could not evaluate here, the run's error (with
+    the harness's infrastructure label), or the tests that failed."""
+    if r.get("needs_official_harness"):
+        return "could not evaluate here: " + str(r.get("error") or "").splitlines()[0][:200]
+    label = f" [{r['infra_failure_reason']}]" if r.get("infra_failure_reason") else ""
+    if r.get("error"):
+        return f"{r.get('status', 'error')}{label}: " + str(r["error"]).splitlines()[0][:200]
+    tests = r.get("tests_status") or {}
+    failing = [f"{k}: {', '.join(v['failure'][:3])}{' ...' if len(v['failure']) > 3 else ''}"
+               for k, v in tests.items() if v.get("failure")]
+    return f"{r.get('status', 'not')}{label}: failing " + ("; ".join(failing) or "(no test listed)")

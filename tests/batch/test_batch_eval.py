@@ -161,3 +161,23 @@ def test_a_partial_mirror_is_could_not_evaluate_not_a_failure(swe, env_cache, tm
     r = report["instances"]["acme__calc-1"]
     assert r["status"] == "error" and r["needs_official_harness"] is True and "partial snapshot" in r["error"]
     assert report["needs_official_harness"] == ["acme__calc-1"] and "official_command" in report
+
+
+def test_envs_gold_reports_agreement_and_every_miss(swe, env_cache, tmp_path):
+    """Issue 31, item 4: `coder swebench envs --gold` evaluates the gold patches and says, per environment, how
+    many agree with the labels, then why each other does not (here a record whose gold patch breaks test_mul)."""
+    rows = [json.loads(line) for line in swe.dataset.read_text().splitlines()]
+    rows[2]["patch"] = BREAKING_PATCH
+    swe.dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = subprocess.run([sys.executable, "-m", "coder", "swebench", "envs", "--dataset", str(swe.dataset),
+                           "--repos-dir", str(swe.repos_dir), "--specs", str(swe.specs), "--cache-dir", str(env_cache),
+                           "--gold", "--output", str(tmp_path / "gold"), "--workers", "2"],
+                          capture_output=True, text=True, env={**os.environ}, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.splitlines()[:2]
+    assert "gold agrees" in header and row.split()[:6] == ["acme/calc", "1.0", "ready", "3.11", "3", "2/3"]
+    assert "gold patches resolved: 2/3 of the instances evaluable here" in proc.stdout
+    assert "  acme__calc-3: not: failing PASS_TO_PASS: tests/test_calc.py::test_mul" in proc.stdout
+    assert "acme__calc-1:" not in proc.stdout  # only the misses are listed
+    assert json.loads((tmp_path / "gold" / "report.json").read_text())["resolved_ids"] == ["acme__calc-1",
+                                                                                          "acme__calc-2"]
