@@ -187,6 +187,8 @@ def main() -> int:
         report = evaluate(insts, preds, cfg)
         for iid, r in report["instances"].items():
             results[iid][label] = r["status"]
+            if label == "gold":
+                results[iid]["timing"] = {"duration_s": r.get("duration_s"), "run_s": r.get("run_s")}
             if label == "gold" and r.get("needs_official_harness"):
                 results[iid]["not_here"] = r.get("error", "")[:300]
             if r.get("error"):

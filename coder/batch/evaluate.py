@@ -84,6 +84,7 @@ class InstanceEval:
     infra_failure_reason: str = ""  # also set for failures of the ambiguous tier
     error: str | None = None
     duration_s: float = 0.0
+    run_s: float = 0.0  # of duration_s, the sandboxed install and test run; the rest is this evaluator's overhead
 
 
 def get_test_directives(inst: Instance) -> list[str]:
@@ -166,7 +167,10 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
             result.error = "the test patch does not apply on top of the prediction"
             return result
         result.patch_successfully_applied = True
-        log = _run_tests(inst, spec, open_testbed(spec, env_dir, ws), cfg, out_dir)
+        testbed = open_testbed(spec, env_dir, ws)
+        run_started = time.monotonic()
+        log = _run_tests(inst, spec, testbed, cfg, out_dir)
+        result.run_s = round(time.monotonic() - run_started, 2)
         install_log = _read(out_dir / "install.log")
         failed_install = INSTALL_FAILED_RE.search(log)
         if failed_install:
