@@ -302,6 +302,14 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
         lines[-1] += (f" {len(results) - len(here)} instances could not be evaluated on this machine (the "
                       "evaluator says so and prints the official harness command; reasons below); of the "
                       f"others: {agree}/{len(here)} ({agree / max(len(here), 1):.0%}).")
+    timed = [r["timing"] for r in results.values() if (r.get("timing") or {}).get("run_s")]
+    if timed:
+        overhead = sorted(t["duration_s"] - t["run_s"] for t in timed)
+        runs = sorted(t["run_s"] for t in timed)
+        lines += ["", f"Per-instance overhead of the evaluator (workspace at the base commit, patches, test-file "
+                      f"reset, layer, logs; the gold runs of {len(timed)} instances): median "
+                      f"{overhead[len(overhead) // 2]:.1f} s, max {overhead[-1]:.1f} s, against a median sandboxed "
+                      f"install and test run of {runs[len(runs) // 2]:.1f} s."]
     lines += ["", "Environments (build time and disk; not available: why):", "",
               "| environment | status | Python | build s | disk MB | instances | why not |",
               "|---|---|---|---|---|---|---|"]
