@@ -101,7 +101,7 @@ def shell_check(inst: Instance, info: dict, work: Path) -> dict:
     return out
 
 
-def cli_check(inst: Instance, info: dict, repos_dir: Path, cache_dir: Path, work: Path) -> dict:
+def cli_check(inst: Instance, info: dict, repos_dir: Path, cache_dir: Path, work: Path, dataset: str) -> dict:
     """(d): what a new user does, through the CLI: `coder swebench run` with a scripted model whose first
     command runs the instance's test command in the sandboxed shell, then applies the gold patch from the shell
     (as a model's edit), and `coder swebench eval` of the predictions."""
@@ -115,7 +115,7 @@ def cli_check(inst: Instance, info: dict, repos_dir: Path, cache_dir: Path, work
              {"text": "Fix.", "tool_calls": [{"name": "bash", "input": {"command": apply}}]},
              {"text": "Done."}]
     (scripts / f"{inst.instance_id}.json").write_text(json.dumps({"turns": turns}), encoding="utf-8")
-    common = ["--dataset", str(DATASET), "--repos-dir", str(repos_dir), "--cache-dir", str(cache_dir)]
+    common = ["--dataset", dataset, "--repos-dir", str(repos_dir), "--cache-dir", str(cache_dir)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.run([sys.executable, "-m", "coder", "swebench", "run", *common, "--instances", inst.instance_id,
                           "--model", f"scripted:{scripts}", "--output", str(run_dir), "--no-progress",
@@ -152,6 +152,7 @@ def main() -> int:
                     help="per repository, N ready instances also go through `coder swebench run` + `eval` (0: none)")
     ap.add_argument("--shell", type=int, default=-1, metavar="N",
                     help="per repository, the shell check (c) for N ready instances only (default: all)")
+    ap.add_argument("--label", default="Lite test split", help="what the instances are, for the section's title")
     ap.add_argument("--write-section", action="store_true")
     ap.add_argument("--combine", nargs="+", type=Path, metavar="RESULTS_JSON",
                     help="only render the section from results.json files of earlier runs (one per repository)")
@@ -216,7 +217,8 @@ def main() -> int:
         inst, info, cli = job
         results[inst.instance_id]["shell"] = shell_check(inst, info, args.work / "shell")
         if cli:
-            results[inst.instance_id]["cli"] = cli_check(inst, info, repos_dir, args.cache_dir, args.work / "cli")
+            results[inst.instance_id]["cli"] = cli_check(inst, info, repos_dir, args.cache_dir, args.work / "cli",
+                                                       args.dataset)
         print(inst.instance_id, results[inst.instance_id], file=sys.stderr)
 
     with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
@@ -265,10 +267,10 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
     for r in results.values():
         by_repo[r["repo"]].append(r)
     cmd = "python benchmarks/swebench_envs.py " + " ".join(a for a in sys.argv[1:] if a != "--write-section")
-    lines = ["## SWE-bench environments (Lite test split, local evaluator and agent shell)", "",
+    lines = [f"## SWE-bench environments ({args.label}, local evaluator and agent shell)", "",
              f"`{cmd.strip()}`, {time.strftime('%Y-%m-%d')}, {platform.node()} ({os.cpu_count()} cores, "
              f"Python {platform.python_version()}), {elapsed / 60:.0f} min in all. Repositories: the fetched "
-             "mirrors (django, scikit-learn and matplotlib are not here: 160 of the 300 instances). "
+             "mirrors (django, scikit-learn and matplotlib are over the fetch tool's size limit). "
              "Agreement: gold resolved (the official label), no-op and empty patches not resolved, and in the "
              "agent's sandboxed shell FAIL_TO_PASS failing before the gold patch and passing after.", "",
              "| repository | instances | env ready | gold resolved | no-op/empty not resolved | shell F2P fail->pass "
