@@ -98,7 +98,7 @@ def _run(cmd: str, cwd: Path, env: dict[str, str], log: Path, timeout: float) ->
         tail = log.read_text(encoding="utf-8", errors="replace")[-1200:]
         missing = missing_distribution(output)
         why = f"environment build step failed ({cmd[:200]}):\n{tail}"
-        raise EnvUnavailable(f"{missing}; {why}" if missing else why)
+        raise EnvUnavailable(f"{missing}\n{why}" if missing else why)  # the first line is what reports show
 
 
 _NO_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+)")
