@@ -109,7 +109,8 @@ def cli_check(inst: Instance, info: dict, repos_dir: Path, cache_dir: Path, work
 
     run_dir, scripts = work / inst.instance_id, work / f"{inst.instance_id}.scripts"
     scripts.mkdir(parents=True, exist_ok=True)
-    apply = f"git apply -v <<'CODER_GOLD_EOF'\n{inst.patch.rstrip()}\nCODER_GOLD_EOF"
+    body = inst.patch if inst.patch.endswith("\n") else inst.patch + "\n"  # a blank context line ends in a space
+    apply = f"git apply -v <<'CODER_GOLD_EOF'\n{body}CODER_GOLD_EOF"
     turns = [{"text": "Run the tests.", "tool_calls": [{"name": "bash", "input": {"command": info["test_cmd"],
                                                                                  "timeout": 1800}}]},
              {"text": "Fix.", "tool_calls": [{"name": "bash", "input": {"command": apply}}]},
