@@ -186,6 +186,12 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
             result.error = f"{graded.error}; see test_output.txt"
         if not result.resolved:
             _label(result, infra.classify(log, install_log))
+            if result.infra_failure_reason == "network_unreachable" and not spec.test_network:
+                # the tests reach the internet the harness's containers have (sphinx's linkcheck): no verdict here
+                result.status, result.needs_official_harness = grading.ERROR, True
+                result.error = ("could not evaluate here: its tests reach the internet, which the harness's "
+                                "containers have and this machine's sandbox does not (name resolution failed); "
+                                "see test_output.txt")
     except EnvUnavailable as exc:
         result.needs_official_harness, result.error = True, f"environment: {exc}"
     except IncompleteMirror as exc:

@@ -124,3 +124,43 @@ def test_infra_labels_follow_the_harness():
     assert infra.classify("E   ModuleNotFoundError: No module named 'x'") == ("missing_module", infra.TIER_AMBIGUOUS)
     assert infra.classify("Temporary failure in name resolution") == ("network_unreachable", infra.TIER_ENVIRONMENT)
     assert infra.classify("1 passed") is None
+
+
+NETWORK_TEST_PATCH = """diff --git a/tests/test_calc.py b/tests/test_calc.py
+--- a/tests/test_calc.py
++++ b/tests/test_calc.py
+@@ -3,3 +3,12 @@ from calc import add, mul
+ 
+ def test_mul():
+     assert mul(3, 4) == 12
++
++
++def test_add():
++    assert add(2, 3) == 5
++
++
++def test_link():
++    import socket
++    socket.getaddrinfo("www.example.com", 80)
+"""
+
+
+def test_tests_that_need_the_internet_are_could_not_evaluate_here(swe, env_cache, tmp_path):
+    """A PASS_TO_PASS test that reaches the internet (sphinx's linkcheck tests do, and the harness's containers have
+    network) fails in the sandbox with a name-resolution error, which no patch causes: the instance is "could not
+    evaluate here", not "not resolved". The control: the same instance without that test resolves."""
+    rows = [json.loads(line) for line in swe.dataset.read_text().splitlines()]
+    rows[0]["test_patch"] = NETWORK_TEST_PATCH
+    rows[0]["PASS_TO_PASS"] = json.dumps(["tests/test_calc.py::test_mul", "tests/test_calc.py::test_link"])
+    swe.dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = _evaluate(swe, env_cache, tmp_path / "eval", GOLD_PATCH)
+    r = report["instances"]["acme__calc-1"]
+    assert r["needs_official_harness"] is True and not r["resolved"], r
+    assert r["infra_failure_reason"] == "network_unreachable" and r["infra_failure"] is True
+    assert r["error"].startswith("could not evaluate here: its tests reach the internet")
+    assert report["needs_official_harness"] == ["acme__calc-1"] and report["unresolved_ids"] == []
+    assert r["tests_status"]["PASS_TO_PASS"]["failure"] == ["tests/test_calc.py::test_link"]  # kept, to read
+    rows[0]["PASS_TO_PASS"] = json.dumps(["tests/test_calc.py::test_mul"])
+    swe.dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    control = _evaluate(swe, env_cache, tmp_path / "control", GOLD_PATCH)["instances"]["acme__calc-1"]
+    assert control["status"] == "resolved" and not control["needs_official_harness"]
