@@ -378,11 +378,13 @@ def installs_with_pip(spec: EnvSpec) -> bool:
     return spec.install.strip().startswith(("python -m pip install", "pip install"))
 
 
-def reinstall_command(spec: EnvSpec, env_dir: Path | None = None, build_layer: Path | None = None) -> str:
+def reinstall_command(spec: EnvSpec, env_dir: Path | None = None, build_layer: Path | None = None,
+                      patch_wheels: Path | None = None) -> str:
     """The spec's install command for a workspace, offline: no index; an isolated build takes its requirements
     from the environment's wheelhouse (without one: no build isolation, the environment's own setuptools), and
     from `build_layer`, the wheels of the workspace commit's own build requirements where the wheelhouse lacks
-    them (coder/batch/instdeps.py; `PIP_FIND_LINKS` too, for a `setup_requires` setuptools fetches with pip).
+    them (coder/batch/instdeps.py; `PIP_FIND_LINKS` too, for a `setup_requires` setuptools fetches with pip), and
+    from `patch_wheels`, what an evaluated patch's own dependency changes add (instdeps.patch_requirements).
     Dependencies resolve from the environment plus the wheelhouse, where coder/batch/instdeps.py put what the
     instance's own commit adds (as the harness's install at the base commit would fetch); when they cannot,
     the install goes without them, as before."""
@@ -392,8 +394,8 @@ def reinstall_command(spec: EnvSpec, env_dir: Path | None = None, build_layer: P
     if installs_with_pip(spec):
         head, _, rest = install.partition("install")
         wheels = env_dir / WHEELHOUSE if env_dir is not None else None
-        links = [w for w, files in ((wheels, "*.whl"), (build_layer, "*")) if w is not None and w.is_dir() and
-                 any(w.glob(files))]
+        links = [w for w, files in ((wheels, "*.whl"), (build_layer, "*"), (patch_wheels, "*")) if w is not None and
+                 w.is_dir() and any(w.glob(files))]
         source = " ".join(f"--find-links {shlex.quote(str(w))}" for w in links) or "--no-build-isolation"
         if build_layer in links:
             head = f"PIP_FIND_LINKS={shlex.quote(' '.join(str(w) for w in links))} {head}"

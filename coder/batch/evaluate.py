@@ -28,7 +28,9 @@ from typing import Any
 from coder.base.errors import SandboxUnavailable
 from coder.batch import grading, infra
 from coder.batch.envprep import EnvState, env_key, prepare_envs, ready_env
+from coder.batch.envs import installs_with_pip
 from coder.batch.instances import Instance
+from coder.batch.instdeps import patch_requirements
 from coder.batch.outputs import atomic_write
 from coder.batch.specs import EnvSpec, EnvUnavailable
 from coder.batch.testbed import Testbed, install_script, open_testbed
@@ -167,9 +169,12 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
             result.error = "the test patch does not apply on top of the prediction"
             return result
         result.patch_successfully_applied = True
+        patch_wheels, why = patch_requirements(env_dir, ws, patch) if installs_with_pip(spec) else (None, "")
+        if why:  # the install then goes without them, and says so in its log
+            atomic_write(out_dir / "patch_requirements.txt", why + "\n")
         testbed = open_testbed(spec, env_dir, ws)
         run_started = time.monotonic()
-        log = _run_tests(inst, spec, testbed, cfg, out_dir)
+        log = _run_tests(inst, spec, testbed, cfg, out_dir, patch_wheels)
         result.run_s = round(time.monotonic() - run_started, 2)
         install_log = _read(out_dir / "install.log")
         failed_install = INSTALL_FAILED_RE.search(log)
@@ -189,7 +194,7 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
             if result.infra_failure_reason == "network_unreachable" and not spec.test_network:
                 # the tests reach the internet the harness's containers have (sphinx's linkcheck): no verdict here
                 result.status, result.needs_official_harness = grading.ERROR, True
-                result.error = ("could not evaluate here: its tests reach the internet, which the harness's "
+                result.error = ("its tests reach the internet, which the harness's "
                                 "containers have and this machine's sandbox does not (name resolution failed); "
                                 "see test_output.txt")
     except EnvUnavailable as exc:
@@ -231,13 +236,14 @@ INSTALL_FAILED = ">>>>> Install Failed"
 INSTALL_FAILED_RE = re.compile(re.escape(INSTALL_FAILED) + r": (\d+)")
 
 
-def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path, build_wheels: Path | None = None) -> str:
+def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path, build_wheels: Path | None = None,
+                patch_wheels: Path | None = None) -> str:
     """The harness's eval script, minus its container plumbing: the exported variables of `eval_commands`, the
     pre-install and install of the (patched) workspace into its layer, then the tests between the markers. The
     output goes to files in the layer (writable in the sandbox) so nothing clips or re-encodes it."""
     lines = ["set -uo pipefail", *[c for c in spec.eval_commands if _EXPORT.match(c)]]
     output = shlex.quote(str(layer / "test_output.txt"))
-    install = install_script(spec, env_dir, str(layer / "install.log"), build_wheels)
+    install = install_script(spec, env_dir, str(layer / "install.log"), build_wheels, patch_wheels)
     if install:  # a failed install is reported as such, never followed by a test run against a missing package
         lines += [install, "rc=$?", f'if [ "$rc" -ne 0 ]; then echo "{INSTALL_FAILED}: $rc" > {output}; exit 0; fi']
     # the test command's own exit status, recorded after the end marker as swebench 5.0's eval scripts do
@@ -247,9 +253,10 @@ def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path, build
     return "\n".join(lines) + "\n"
 
 
-def _run_tests(inst: Instance, spec: EnvSpec, tb: Testbed, cfg: EvalConfig, out_dir: Path) -> str:
+def _run_tests(inst: Instance, spec: EnvSpec, tb: Testbed, cfg: EvalConfig, out_dir: Path,
+               patch_wheels: Path | None = None) -> str:
     """Install and test in the sandbox (the model's code never runs on the host); its logs copied out after."""
-    script = eval_script(inst, spec, tb.layer, tb.env_dir, tb.build_layer)
+    script = eval_script(inst, spec, tb.layer, tb.env_dir, tb.build_layer, patch_wheels)
     atomic_write(out_dir / "eval.sh", script)
     try:
         # still sandboxed; network only for repositories whose tests need it (psf/requests: httpbin.org)

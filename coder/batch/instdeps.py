@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 from collections.abc import Iterable
 from pathlib import Path
@@ -73,6 +74,33 @@ def missing_requirements(env_dir: Path, checkout: Path, timeout: float = 600) ->
             continue  # the project itself (a local directory; wheels may come from a file:// index too)
         added.append(f"{meta['name']}=={meta['version']}")
     return added
+
+
+#: where what a patch's own dependency changes add is downloaded, inside the evaluated workspace
+PATCH_WHEELS = ".coder-patch-wheels"
+_PATCHED_FILE = re.compile(r"^diff --git a/(\S+) b/", re.M)
+
+
+def patch_requirements(env_dir: Path, workspace: Path, patch: str, timeout: float = 900) -> tuple[Path | None, str]:
+    """What a patch's own dependency changes add (a gold patch that starts importing appdirs and adds it to
+    setup.cfg, as pylint-dev__pylint-4661's does): the harness's install runs with the index and fetches it; ours is
+    offline, so the patched workspace is resolved now, in the sandbox with network as every build step (the patched
+    setup code runs there, as it would in the harness's container), and what it adds is downloaded into the
+    workspace (PATCH_WHEELS) for its install. Returns (that folder or None, an error or "")."""
+    touched = {m.group(1) for m in _PATCHED_FILE.finditer(patch)}
+    if not touched & set(DEP_FILES):
+        return None, ""
+    try:
+        added = missing_requirements(env_dir, workspace, timeout)
+    except WorkspaceError as exc:
+        return None, str(exc)[:400]
+    if not added:
+        return None, ""
+    code, output = run_build_step(f"python -m pip download -q --no-deps --dest {PATCH_WHEELS} "
+                                  + " ".join(map(shlex.quote, added)), workspace, venv_env(env_dir), timeout)
+    if code != 0:
+        return None, f"pip download {' '.join(added)}: {output.strip()[-300:]}"
+    return workspace / PATCH_WHEELS, ""
 
 
 def build_layer(env_dir: Path, repo: Path, commit: str = "HEAD") -> Path | None:

@@ -170,13 +170,14 @@ def open_testbed(spec: EnvSpec, env_dir: Path, workspace: Path) -> Testbed:
                    build_layer(env_dir, workspace))
 
 
-def install_script(spec: EnvSpec, env_dir: Path, log: str = "", build_wheels: Path | None = None) -> str:
+def install_script(spec: EnvSpec, env_dir: Path, log: str = "", build_wheels: Path | None = None,
+                   patch_wheels: Path | None = None) -> str:
     """The harness's setup of the repository in a workspace (pre-install commands, then the install), offline.
 
     `log`: a file inside the sandbox's view where the install's output goes (the test log stays the tests');
     `build_wheels`: the workspace commit's build layer (Testbed.build_layer)."""
     lines = list(spec.repo_steps)
-    install = reinstall_command(spec, env_dir, build_wheels)
+    install = reinstall_command(spec, env_dir, build_wheels, patch_wheels)
     if install:
         lines.append(install)
     if not lines:

@@ -207,3 +207,46 @@ def test_the_base_commits_own_build_requirements_get_a_layer_of_their_own(swe, t
     tb.build_layer = None
     ok, output = install_workspace(tb)
     assert not ok and "acme-build==2.0" in output, output
+
+
+def test_a_dependency_the_patch_adds_is_fetched_for_its_evaluation(swe, tmp_path, monkeypatch, index):
+    """The gold patch itself adds a dependency and starts importing it (pylint-dev__pylint-4661 adds appdirs to
+    setup.cfg): the harness's install fetches it; the evaluator resolves the patched workspace in the sandbox with
+    the index and installs offline from what that brought. The control evaluates the same patch with the
+    resolution turned off: the package is missing and the instance does not resolve."""
+    from coder.batch import evaluate as evaluate_module
+    from coder.batch.evaluate import EvalConfig, evaluate
+
+    folder, url = index
+    dependency_wheel(folder, "acme-extra", "acme_extra", "def plus(a, b):\n    return a + b\n")
+    for key, value in {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": url}.items():
+        monkeypatch.setenv(key, value)
+    base = commit(swe.mirror, {"acme_backend.py": BACKEND, "pyproject.toml": PYPROJECT.format(deps=""),
+                               ".gitignore": "__pycache__/\n"}, "calc as a package")
+    gold = ("diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,5 @@\n+import acme_extra\n+\n+\n"
+            " def add(a, b):\n-    return a - b\n+    return acme_extra.plus(a, b)\n"
+            "diff --git a/pyproject.toml b/pyproject.toml\n--- a/pyproject.toml\n+++ b/pyproject.toml\n"
+            "@@ -7,1 +7,1 @@\n-dependencies = []\n+dependencies = [\"acme-extra>=1.0\"]\n")
+    row = swe.record(swe.ids[0]) | {"environment_setup_commit": base, "base_commit": base, "version": "2.0",
+                                    "patch": gold}
+    swe.dataset.write_text(json.dumps(row) + "\n")
+    spec = {"python": "3.11", "install": "python -m pip install -e .", "system_site_packages": True, "local": "ok",
+            "test_cmd": "python -m pytest -rA -p no:cacheprovider"}
+    swe.specs.write_text(json.dumps({"repos": {"acme/calc": {"log_parser": "pytest", "versions": {"2.0": spec}}}}))
+    insts = load_instances(swe.dataset)
+    preds = {insts[0].instance_id: {"instance_id": insts[0].instance_id, "model_name_or_path": "gold",
+                                    "model_patch": gold}}
+
+    def run(out: str) -> dict:
+        cfg = EvalConfig(output=tmp_path / out, repos_dir=swe.repos_dir, cache_dir=tmp_path / "cache",
+                         specs=load_spec_table(swe.specs), dataset_path=str(swe.dataset))
+        return evaluate(insts, preds, cfg)["instances"][insts[0].instance_id]
+
+    got = run("eval")
+    assert got["status"] == "resolved", got
+    install = (tmp_path / "eval" / "instances" / insts[0].instance_id / "install.log").read_text()
+    assert "acme_extra-1.0" in install or "acme-extra" in install
+    monkeypatch.setattr(evaluate_module, "patch_requirements", lambda *_a, **_k: (None, ""))
+    control = run("control")
+    assert control["status"] != "resolved" and "acme_extra" in (
+        tmp_path / "control" / "instances" / insts[0].instance_id / "test_output.txt").read_text()
