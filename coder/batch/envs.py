@@ -383,8 +383,9 @@ def reinstall_command(spec: EnvSpec, env_dir: Path | None = None, build_layer: P
     """The spec's install command for a workspace, offline: no index; an isolated build takes its requirements
     from the environment's wheelhouse (without one: no build isolation, the environment's own setuptools), and
     from `build_layer`, the wheels of the workspace commit's own build requirements where the wheelhouse lacks
-    them (coder/batch/instdeps.py; `PIP_FIND_LINKS` too, for a `setup_requires` setuptools fetches with pip), and
-    from `patch_wheels`, what an evaluated patch's own dependency changes add (instdeps.patch_requirements).
+    them (coder/batch/instdeps.py), and
+    from `patch_wheels`, what an evaluated patch's own dependency changes add (instdeps.patch_requirements). The
+    same folders go to `PIP_FIND_LINKS`, for the pip that setuptools runs to fetch a `setup_requires`.
     Dependencies resolve from the environment plus the wheelhouse, where coder/batch/instdeps.py put what the
     instance's own commit adds (as the harness's install at the base commit would fetch); when they cannot,
     the install goes without them, as before."""
@@ -397,7 +398,7 @@ def reinstall_command(spec: EnvSpec, env_dir: Path | None = None, build_layer: P
         links = [w for w, files in ((wheels, "*.whl"), (build_layer, "*"), (patch_wheels, "*")) if w is not None and
                  w.is_dir() and any(w.glob(files))]
         source = " ".join(f"--find-links {shlex.quote(str(w))}" for w in links) or "--no-build-isolation"
-        if build_layer in links:
+        if links:  # also for a pip that setuptools runs for `setup_requires` (xarray's setuptools_scm)
             head = f"PIP_FIND_LINKS={shlex.quote(' '.join(str(w) for w in links))} {head}"
         with_deps = f"{head}install --no-index {source} {rest.strip()}"
         return (f"{with_deps} || {{ echo 'coder: dependencies do not resolve offline; installing without them'; "
