@@ -164,3 +164,25 @@ def test_tests_that_need_the_internet_are_could_not_evaluate_here(swe, env_cache
     swe.dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
     control = _evaluate(swe, env_cache, tmp_path / "control", GOLD_PATCH)["instances"]["acme__calc-1"]
     assert control["status"] == "resolved" and not control["needs_official_harness"]
+
+
+def test_tests_that_need_a_left_out_package_are_could_not_evaluate_here(swe, env_cache, tmp_path):
+    """The environment left a conda-only package out (left_out.json, as xarray's cdms2); a PASS_TO_PASS test that
+    needs it skips, summarised by file and line, so it is missing from the log: "could not evaluate here", not "not
+    resolved". The control: the same run with the package not recorded as left out stays "not resolved"."""
+    rows = [json.loads(line) for line in swe.dataset.read_text().splitlines()]
+    rows[0]["test_patch"] = NETWORK_TEST_PATCH.replace(
+        '+    import socket\n+    socket.getaddrinfo("www.example.com", 80)\n',
+        '+    import pytest\n+    pytest.importorskip("acme_conda_only")\n')
+    rows[0]["PASS_TO_PASS"] = json.dumps(["tests/test_calc.py::test_mul", "tests/test_calc.py::test_link"])
+    swe.dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    first = _evaluate(swe, env_cache, tmp_path / "first", GOLD_PATCH)["instances"]["acme__calc-1"]
+    assert first["status"] == "not" and not first["needs_official_harness"]  # control: nothing recorded as left out
+    env_dir = next(env_cache.glob("envs/acme__calc-1.0-*"))
+    (env_dir / "left_out.json").write_text(json.dumps({"environment.yml": {"acme_conda_only": "conda-forge only"}}))
+    try:
+        r = _evaluate(swe, env_cache, tmp_path / "eval", GOLD_PATCH)["instances"]["acme__calc-1"]
+    finally:
+        (env_dir / "left_out.json").unlink()
+    assert r["needs_official_harness"] is True and r["status"] == "error", r
+    assert "need acme_conda_only, which this environment leaves out" in r["error"]
