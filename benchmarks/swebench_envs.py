@@ -283,7 +283,7 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
         neg = sum(r.get("noop") != "resolved" and r.get("empty") != "resolved" for r in rows)
         shell = sum(bool(r.get("shell", {}).get("ok")) for r in rows)
         shell_run = sum(not r.get("shell", {}).get("skipped") for r in rows)
-        waiting = sum("shell" not in r and states[r["env"]].status == READY for r in rows)
+        waiting = sum("shell" not in r and states[r["env"]].status == READY and not r.get("not_here") for r in rows)
         agree = sum(_agrees(r) for r in rows)
         total, agree_total, ready_total = total + len(rows), agree_total + agree, ready_total + len(ready)
         cli = [r["cli"] for r in rows if "cli" in r]
@@ -294,7 +294,8 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
     lines += ["", f"Agreement on {agree_total}/{total} instances of the available repositories "
                   f"({agree_total / max(total, 1):.0%}); {ready_total} had a ready environment. No no-op or empty "
                   f"patch resolved: {negatives_ok}."]
-    waiting_total = sum("shell" not in r and states[r["env"]].status == READY for r in results.values())
+    waiting_total = sum("shell" not in r and states[r["env"]].status == READY and not r.get("not_here")
+                        for r in results.values())
     if waiting_total:
         lines[-1] += (f" The shell check of {waiting_total} instances did not finish within this session (their "
                       f"gold, no-op and empty verdicts did); without them: "
@@ -321,7 +322,7 @@ def render(results: dict[str, dict], states: dict, args: argparse.Namespace, ela
         lines.append(f"| {key} | {st.status} | {st.python} | {st.built_s or ''} | {st.disk_mb or ''} | "
                      f"{len(st.instances)} | {why} |")
     bad = [(iid, r) for iid, r in sorted(results.items())
-           if not _agrees(r) and not ("shell" not in r and states[r["env"]].status == READY)]
+           if not _agrees(r) and not ("shell" not in r and states[r["env"]].status == READY and not r.get("not_here"))]
     if bad:
         lines += ["", "Instances not in agreement, and why:", ""]
         for iid, r in bad:
