@@ -25,7 +25,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -41,8 +40,8 @@ from coder.batch.specs import (  # noqa: F401 - re-exported: the table and the s
     load_spec_table,
     spec_for,
 )
-from coder.sandbox.env import looks_secret
-from coder.vcs.hostgit import scrubbed_host_env
+from coder.host import TimeoutExpired, looks_secret, scrubbed_env
+from coder.host import run as host_run
 
 PY_TAG = f"py{sys.version_info.major}{sys.version_info.minor}"
 
@@ -121,7 +120,7 @@ PIP_HOST_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_p
 def venv_env(env_dir: Path) -> dict[str, str]:
     """The host environment for build steps in `env_dir`: scrubbed of credentials (pip's own settings and the
     proxy variables kept, unless their names look secret), the venv first on PATH."""
-    env = {k: v for k, v in scrubbed_host_env().items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env = {k: v for k, v in scrubbed_env().items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env.update({k: v for k, v in os.environ.items()
                 if (k.startswith("PIP_") or k in PIP_HOST_VARS) and not looks_secret(k)})
     env["VIRTUAL_ENV"] = str(env_dir)
@@ -353,14 +352,16 @@ def _build(spec: EnvSpec, setup_checkout: Path, env_dir: Path, timeout: float) -
             args.append("--system-site-packages")
         if not steps:
             args.append("--without-pip")  # nothing to install: skip ensurepip (seconds per venv)
-        subprocess.run(args + [str(env_dir)], check=True, capture_output=True, timeout=300)
+        made = host_run(args + [str(env_dir)], purpose="an instance environment", timeout=300, text=True)
+        if made.returncode != 0:
+            raise EnvUnavailable(f"python -m venv failed: {made.stderr.strip()[-1000:]}")
         env = venv_env(env_dir)
         for step in steps:
             _run(step, setup_checkout, env, log, timeout)
         if spec.install:
             _run(f"python -c {shlex.quote(_UNINSTALL_PROJECT)} {shlex.quote(str(setup_checkout))}",
                  setup_checkout, env, log, 600)
-    except (EnvUnavailable, subprocess.SubprocessError, OSError) as exc:
+    except (EnvUnavailable, TimeoutExpired, OSError) as exc:
         message = str(exc)
         shutil.rmtree(env_dir / "bin", ignore_errors=True)
         shutil.rmtree(env_dir / "lib", ignore_errors=True)

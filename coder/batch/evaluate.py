@@ -17,7 +17,6 @@ import json
 import re
 import shlex
 import shutil
-import subprocess
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -42,7 +41,9 @@ from coder.batch.workspace import (
     git,
     remove_workspace,
 )
-from coder.vcs import hostgit
+from coder.host import TimeoutExpired
+from coder.host import git as hostgit
+from coder.host import run as host_run
 
 NON_TEST_EXTS = (".json", ".png", "csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml", ".toml")
 #: swebench 5.0's chain (run_evaluation.GIT_APPLY_CMDS), each from a clean tree; then its check that the patch
@@ -122,7 +123,7 @@ def apply_patch(ws: Path, patch: str, name: str, fallbacks: bool = True) -> str 
     try:
         for label, cmd in APPLY_METHODS if fallbacks else APPLY_METHODS[:1]:
             proc = (hostgit.run(ws, [*cmd[1:], str(path)], timeout=300) if cmd[0] == "git"
-                    else subprocess.run([*cmd, str(path)], cwd=ws, capture_output=True, text=True, timeout=300))
+                    else host_run([*cmd, str(path)], purpose="a patch", workdir=ws, text=True, timeout=300))
             if proc.returncode == 0:
                 return label
             if fallbacks:  # undo a partial apply before the next method
@@ -207,7 +208,7 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
         result.needs_official_harness, result.error = True, f"environment: {exc}"
     except IncompleteMirror as exc:
         result.needs_official_harness, result.error = True, f"workspace: {exc}"
-    except (WorkspaceError, SandboxUnavailable, OSError, subprocess.SubprocessError) as exc:
+    except (WorkspaceError, SandboxUnavailable, OSError, TimeoutExpired) as exc:
         result.error = str(exc)
     finally:
         result.duration_s = round(time.monotonic() - started, 2)

@@ -29,6 +29,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from coder.host import exec_replace, forkserver_context
 from coder.models.providers import preload_modules
 
 EXIT_REASONS = ("done", "max_turns", "max_cost", "wall_time", "interrupted", "error", "stuck")
@@ -53,7 +54,7 @@ PRELOAD = ("coder.cli.main", "coder.cli.run", "coder.cli.sessions", "coder.cli.d
            "coder.lsp.service", "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks",
            "coder.models.registry", "coder.policy.rules", "coder.sandbox.shell", "coder.sandbox.exec",
            "coder.vcs.repo", "coder.trust.decisions", "coder.trust.repo_config",
-           "pexpect", "yaml",  # the shell's pty, the built-in agents' front matter (imported lazily by coder)
+           "yaml",  # the built-in agents' front matter (imported lazily by coder)
            "coder.batch.agent_warm", "coder.cli.warm")
 
 _RUNNING: set[BaseProcess] = set()
@@ -133,9 +134,8 @@ def _forkserver(model: str) -> Any:
     global _CONTEXT
     with _RUNNING_LOCK:
         if _CONTEXT is None:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(preload_names(model))
-            _CONTEXT = ctx
+            # started through the door: isolated Python in a neutral folder, never the batch's working directory
+            _CONTEXT = forkserver_context(preload_names(model))
         return _CONTEXT
 
 
@@ -170,7 +170,7 @@ def _agent_main(args: list[str], cwd: str, env: dict[str, str], out_path: str, l
     sys.path[:] = [p for p in sys.path if p and not p.startswith(".")]
     if exec_cmd:
         try:
-            os.execvpe(exec_cmd[0], [*exec_cmd, *args], os.environ)
+            exec_replace([*exec_cmd, *args], os.environ)
         except OSError as exc:
             print(f"could not start {' '.join(exec_cmd)}: {exc}", file=sys.stderr, flush=True)
             os._exit(127)

@@ -21,7 +21,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -30,6 +29,8 @@ from typing import Any
 
 from coder.base.errors import CoderError, UsageError
 from coder.batch.instances import Instance
+from coder.host import TimeoutExpired
+from coder.host import run as host_run
 
 DATA = Path(__file__).with_name("data")
 SPECS_FILE = DATA / "swebench_specs.json"
@@ -91,9 +92,9 @@ class EnvSpec:
 
 def _python_version(exe: str) -> str:
     try:
-        proc = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                              capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        proc = host_run([exe, "-I", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                        purpose="a Python version check", text=True, timeout=30)
+    except (OSError, TimeoutExpired):
         return ""
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
@@ -219,9 +220,9 @@ def _apt_packages(command: str) -> list[str]:
 @lru_cache(maxsize=256)
 def _dpkg_installed(package: str) -> bool:
     try:
-        proc = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True,
-                              timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        proc = host_run(["dpkg-query", "-W", "-f=${Status}", package], purpose="a package check", text=True,
+                        timeout=30)
+    except (OSError, TimeoutExpired):
         return False
     return proc.returncode == 0 and "install ok installed" in proc.stdout
 

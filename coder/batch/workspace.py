@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coder.base.errors import CoderError, UsageError
-from coder.vcs import hostgit
+from coder.host import git as hostgit
 
 
 class WorkspaceError(CoderError):
@@ -39,7 +39,7 @@ TEST_PATTERNS = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*/tests/*
 
 def git(cwd: Path, *args: str, check: bool = True, input: str | None = None, timeout: float = 600,
         protocols: str = "") -> str:
-    """Run host git quietly and hardened (coder/vcs/hostgit.py: the agent worked in these workspaces); raise
+    """Run host git quietly and hardened (coder/host/git.py: the agent worked in these workspaces); raise
     WorkspaceError with git's own message on failure. `protocols` is for the clones ("file", "https")."""
     try:
         proc = hostgit.run(cwd, args, env=GIT_ENV, input=input, timeout=timeout, protocols=protocols)

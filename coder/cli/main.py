@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     global _prebuilt
     parser, _prebuilt = _prebuilt or build_parser(), None
     args = parser.parse_args(argv)
+    _register_workspace(getattr(args, "cwd", None))
     try:
         handler = getattr(args, "func", None)
         if handler is None:
@@ -85,6 +86,19 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `coder sessions list | head -1`: the reader is gone, which is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _register_workspace(cwd: str | None) -> None:
+    """The folder coder works in may be a workspace: before any host process starts, the door (coder/host) is told,
+    so that no program is found on a PATH entry inside it (an activated `.venv/bin`). Not a home folder: no
+    session runs there (the sandbox refuses it), and the toolchains on PATH live there."""
+    from pathlib import Path  # start-up time: after the --version answer
+
+    from coder.host import register_workspace  # start-up time: after the --version answer
+
+    folder = Path(os.path.expanduser(cwd or ".")).resolve()
+    if folder.is_dir() and folder != Path.home().resolve() and folder != Path("/"):
+        register_workspace(folder)
 
 
 def _interactive(args: argparse.Namespace) -> int:

@@ -21,9 +21,12 @@ def mcp_command(args) -> int:
     # start-up time: coder.ext.mcp_client brings asyncio
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.mcp_client import MCPManager, server_log, servers_from_config, tool_name
+    from coder.host import register_workspace
 
     cwd = Path(getattr(args, "cwd", ".")).resolve()
+    register_workspace(cwd)
     workspace = git_root(cwd) or cwd
+    register_workspace(workspace)
     trusted, request, why = decide_trust(workspace, None, None)
     config = load_config(workspace, trusted=trusted, repo_files=request.files)
     config["_repo_files"] = request.files
@@ -35,7 +38,7 @@ def mcp_command(args) -> int:
     if not servers:
         print("no MCP servers configured ([mcp.servers.NAME] in config, or .mcp.json in the repository)")
         return 0
-    manager = MCPManager(servers, workspace)
+    manager = MCPManager(servers, workspace, config.get("sandbox"))
     try:
         manager.start_all()
         rows = [{"name": name, "transport": s.config.transport, "source": s.config.source, "status": s.status,

@@ -157,7 +157,8 @@ def run_command(args) -> int:
         opened.store.set_status(session.id, "failed to start")
         raise UsageError(f"--commit: {opened.workspace} is not a git repository.")
     handler = lambda *_: _second_interrupt(session)  # noqa: E731
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, handler),
+                signal.SIGTERM: signal.signal(signal.SIGTERM, lambda *_: _terminate(session))}
     commit = None
     try:
         if plan is not None:
@@ -247,6 +248,15 @@ def _commit(opened, args):
     from coder.engine.finish import review_and_commit
 
     return review_and_commit(opened.session, branch=args.branch, override=args.override_review)
+
+
+def _terminate(session) -> None:
+    """SIGTERM: stop the turn as Ctrl+C does, and end every host process now (a linter, a hook or a git that hangs
+    would otherwise keep coder past the signal until its own timeout)."""
+    from coder.host import stop_all  # lazy: `coder --help` imports this module
+
+    stop_all()
+    _second_interrupt(session)
 
 
 def _second_interrupt(session) -> None:

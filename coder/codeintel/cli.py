@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from coder.base.errors import UsageError
+from coder.host import register_workspace
 
 
 def _safe(handler):
@@ -56,10 +57,9 @@ def _root(cwd: str):
     start = Path(cwd).resolve()
     if not start.is_dir():
         raise UsageError(f"{cwd} is not a directory")
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    return start
+    root = next((folder for folder in (start, *start.parents) if (folder / ".git").exists()), start)
+    register_workspace(root)
+    return root
 
 
 def _open(args, *, quiet: bool = False):

@@ -9,14 +9,13 @@ and are never what the model should read.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder.codeintel.languages import EXTENSIONS
 from coder.fs.beneath import EscapeError, WorkspaceFS
-from coder.vcs import hostgit
+from coder.host import DEVNULL, TimeoutExpired, available, start
+from coder.host import git as hostgit
 
 #: bigger files are not parsed (text search still sees them)
 MAX_FILE_BYTES = 1_000_000
@@ -101,7 +100,7 @@ def _git_files(root: Path) -> FileListing | None:
     try:
         proc = hostgit.run(root, ["-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others",
                                   "--exclude-standard"], text=False, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, TimeoutExpired):
         return None
     if proc.returncode != 0:
         return None
@@ -114,11 +113,11 @@ def _rg_files(root: Path) -> FileListing | None:
 
     Read as a stream and stopped at MAX_WALK_FILES, so `coder map` in a huge non-repository folder (a home
     directory) ends with a note instead of listing the whole disk."""
-    if shutil.which("rg") is None:
+    if not available("rg"):
         return None
     try:
-        proc = subprocess.Popen(["rg", "--files", "--hidden", "--no-require-git", "--no-config", "-0"], cwd=root,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc = start(["rg", "--files", "--hidden", "--no-require-git", "--no-config", "-0"], purpose="file listing",
+                     workdir=root, stderr=DEVNULL)
     except OSError:
         return None
     assert proc.stdout is not None

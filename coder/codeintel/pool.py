@@ -3,7 +3,8 @@
 A cold build of a big repository starts its workers before it lists the files (`ParsePool.start`), so their
 interpreter start and imports (~60 ms) overlap the listing instead of following it. Batches are handed out on
 demand, biggest files first, two in flight per worker, so both cores stay busy to the end. Why subprocesses
-and not multiprocessing: see coder.codeintel.worker.
+and not multiprocessing: see coder.codeintel.worker. The workers start through the door (coder/host): isolated
+Python with coder's own import path, outside the workspace, without the provider keys in their environment.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 import os
 import pickle
 import queue
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from coder.host import PIPE, Popen, python_module, start
 
 BATCH_FILES = 48
 #: ... or this many bytes, whichever comes first (a batch is the unit of work handed to a parse worker)
@@ -58,13 +59,10 @@ class ParsePool:
     """`workers` parse subprocesses of `python -m coder.codeintel.worker` for one build."""
 
     def __init__(self, root: Path, workers: int) -> None:
-        self.root = root
-        env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.root = Path(root).resolve()
         self.closed = False
-        self.procs = [subprocess.Popen([sys.executable, "-m", "coder.codeintel.worker"], stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, env=env, cwd=str(root)) for _ in range(workers)]
+        self.procs = [start(python_module("coder.codeintel.worker"), purpose="a parse worker", stdin=PIPE,
+                            stderr=None) for _ in range(workers)]
 
     def run(self, todo: list[Item], parse_batch: Callable[[str, list[Item]], list]) -> Iterator[list]:
         """Yield the results of every batch of `todo`, in the order they finish. A worker that dies hands its
@@ -83,7 +81,7 @@ class ParsePool:
             except queue.Empty:
                 return None
 
-        def pump(proc: subprocess.Popen) -> None:
+        def pump(proc: Popen) -> None:
             in_flight: list[list] = []
             try:
                 assert proc.stdin is not None and proc.stdout is not None

@@ -11,9 +11,7 @@ import base64
 import json
 import os
 import re
-import shutil
 import signal
-import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +19,7 @@ from pathlib import Path
 from coder.base.errors import UsageError
 from coder.codeintel.files import MAX_FILE_BYTES, is_vendored, list_files
 from coder.fs.beneath import EscapeError, WorkspaceFS
+from coder.host import Text, available, start
 
 MAX_LINE_CHARS = 240
 #: ripgrep is stopped after this long (a search of a big tree takes well under a second)
@@ -59,7 +58,7 @@ def search(root: Path, pattern: str, *, fixed: bool = False, ignore_case: bool =
     context = max(0, min(int(context), 10))
     max_matches = max(1, int(max_matches))
     if use_ripgrep is None:
-        use_ripgrep = shutil.which("rg") is not None
+        use_ripgrep = available("rg")
     with WorkspaceFS(root) as fs:
         base = _base(fs, path) if path else ""
         if use_ripgrep:
@@ -94,10 +93,10 @@ def _rg(root: Path, base: str, pattern: str, fixed: bool, ignore_case: bool, glo
     if context:
         cmd += ["--context", str(context)]
     if glob:
-        cmd += ["--glob", glob]
-    cmd += ["--regexp", pattern, "--", base or "."]
+        cmd += ["--glob", Text(glob)]
+    cmd += ["--regexp", Text(pattern), "--", base or "."]
     result = TextSearchResult(engine="ripgrep")
-    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = start(cmd, purpose="text search", workdir=root)  # ripgrep's job is the workspace: it runs there
     assert proc.stdout is not None
     watchdog = threading.Timer(RG_TIMEOUT, proc.kill)  # a FIFO swapped in while ripgrep walks would block it
     watchdog.start()

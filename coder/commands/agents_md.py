@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import tomllib
 from collections import Counter
 from pathlib import Path
 
 from coder.codeintel.index import CodeIndex
 from coder.fs.beneath import WorkspaceFS, read_beneath
-from coder.vcs import hostgit
+from coder.host import TimeoutExpired
+from coder.host import git as hostgit
 
 EXT_LANG = {".py": "Python", ".js": "JavaScript", ".jsx": "JavaScript", ".ts": "TypeScript", ".tsx": "TypeScript",
             ".go": "Go", ".rs": "Rust", ".java": "Java", ".c": "C", ".h": "C", ".cc": "C++", ".cpp": "C++",
@@ -29,7 +29,7 @@ def repo_files(root: Path, limit: int = 20_000) -> list[str]:
         out = hostgit.run(root, ["ls-files", "-co", "--exclude-standard"], timeout=30)
         if out.returncode == 0:
             return out.stdout.splitlines()[:limit]
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, TimeoutExpired):
         pass
     files = []
     for path in root.rglob("*"):

@@ -9,13 +9,13 @@ folders are summarised so a listing never floods the context."""
 from __future__ import annotations
 
 import fnmatch
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 from coder.edit.paths import Loc
 from coder.fs.beneath import EscapeError, WorkspaceFS
-from coder.vcs import hostgit
+from coder.host import TimeoutExpired
+from coder.host import git as hostgit
 
 MAX_PER_DIR = 60
 MAX_ENTRIES = 400
@@ -30,14 +30,14 @@ IgnoreCheck = Callable[[list[tuple[str, bool]]], set[str]]
 def _in_git(root: Path) -> bool:
     try:
         proc = hostgit.run(root, ["rev-parse", "--is-inside-work-tree"], text=False, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, TimeoutExpired):
         return False
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
 
 
 def _git_ignored(root: Path) -> IgnoreCheck:
     """`git check-ignore` run at the workspace root (never in a folder the sandbox controls), through the
-    hardened host git (coder/vcs/hostgit.py)."""
+    hardened host git (coder/host/git.py)."""
 
     def check(batch: list[tuple[str, bool]]) -> set[str]:
         if not batch:
@@ -46,7 +46,7 @@ def _git_ignored(root: Path) -> IgnoreCheck:
         try:
             proc = hostgit.run(root, ["check-ignore", "--stdin", "-z"], text=False, timeout=60,
                                input="\0".join(names).encode("utf-8", "surrogateescape") + b"\0")
-        except (OSError, subprocess.TimeoutExpired):
+        except (OSError, TimeoutExpired):
             return set()
         out = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
         return {n.rstrip("/") for n in out if n}

@@ -6,7 +6,6 @@ here, so the loop in session.py stays free of them and each can be swapped in a 
 from __future__ import annotations
 
 import datetime
-import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from coder.engine.subagents import Parent, install_subagents
 from coder.engine.work import install_work, open_work
 from coder.ext.custom_tools import load_custom_tools
 from coder.ext.hooks import hooks_from_config, parse_hooks
+from coder.host import TimeoutExpired, register_workspace
 from coder.lsp.hook import install as install_language_servers
 from coder.lsp.service import check_settings
 from coder.models.providers import key_variables
@@ -105,7 +105,7 @@ def git_root(cwd: Path) -> Path | None:
     none or it cannot be used (a planted git dir: the session then runs in `cwd` without git)."""
     try:
         return find_repo(cwd)
-    except (OSError, subprocess.TimeoutExpired, VcsError):
+    except (OSError, TimeoutExpired, VcsError):
         return None
 
 
@@ -148,8 +148,10 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     cwd = options.cwd.expanduser().resolve()
     if not cwd.is_dir():
         raise UsageError(f"--cwd {options.cwd}: not a directory.")
+    register_workspace(cwd)  # before the first host process: none may come from there (coder/host)
     root = git_root(cwd)
     workspace = root or cwd
+    register_workspace(workspace)
     flags = {"model": options.model, "permission_mode": options.permission_mode, "max_turns": options.max_turns,
              "max_cost": options.max_cost, "max_wall_time": options.max_wall_time}
     trusted, request, why = decide_trust(workspace, options.trust, ask_trust)

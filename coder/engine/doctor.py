@@ -5,7 +5,6 @@ get), so both the command line and the slash command read it without the engine 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +24,13 @@ class Check:
 
 def _version(argv: list[str]) -> str | None:
     # start-up time: `coder --help` imports this module, and only this command needs it
-    from coder.vcs import hostgit
+    from coder.host import TimeoutExpired, run
+    from coder.host import git as hostgit
 
     try:
         out = (hostgit.run(Path.cwd(), argv[1:], timeout=10) if argv[0] == "git"
-               else subprocess.run(argv, capture_output=True, text=True, timeout=10))
-    except (OSError, subprocess.TimeoutExpired):
+               else run(argv, purpose="doctor", timeout=10, text=True))
+    except (OSError, TimeoutExpired):
         return None
     return (out.stdout or out.stderr).strip().splitlines()[0] if out.returncode == 0 else None
 
@@ -45,6 +45,7 @@ def run_checks(cwd: Path) -> list[Check]:
     root = git_root(cwd)
     checks.append(Check("repository", True, str(root) if root else
                         f"{cwd} is not a git repository: checkpoints, /undo and commits are off"))
+    checks.append(_install_check(root or cwd))
     bwrap = shutil.which("bwrap")
     checks.append(Check("bubblewrap", bwrap is not None, bwrap or "not found", "apt-get install bubblewrap"))
     try:
@@ -80,6 +81,21 @@ def run_checks(cwd: Path) -> list[Check]:
     except Exception as exc:  # noqa: BLE001 - doctor reports every problem rather than stopping at one
         checks.append(Check("config valid", False, str(exc), "fix the file named above"))
     return checks
+
+
+def _install_check(workspace: Path) -> Check:
+    """coder itself (its package, its interpreter) must not lie in the workspace: the sandbox can write there, and
+    what it left would run on the host at coder's next start, before any rule of coder's applies."""
+    from coder.host.python import PACKAGE_ROOT
+
+    real = workspace.resolve()
+    inside = [str(p) for p in (Path(PACKAGE_ROOT), Path(sys.executable).resolve().parent)
+              if p.resolve() == real or real in p.resolve().parents]
+    if not inside or Path(PACKAGE_ROOT).resolve() == real:  # coder's own checkout, worked on with coder: yours
+        return Check("install", True, f"coder runs from {PACKAGE_ROOT}, with {sys.executable}")
+    return Check("install", False, f"coder runs from inside this workspace ({', '.join(inside)}): commands in the "
+                 "sandbox can change what runs on your machine at coder's next start",
+                 "install coder outside the project (pipx install, or a virtualenv elsewhere)")
 
 
 def _model_check(workspace: Path) -> Check:

@@ -4,11 +4,17 @@
     match = "bash"                 # tool-name pattern (fnmatch), tool events only; default "*"
     command = "python3 .coder/check.py"
     timeout = 30                   # seconds (default 30)
-    sandbox = true                 # default; false runs the hook on the host, as the user asked
+    sandbox = true                 # default; false runs the hook on the host, as the user asked (below)
 
 A hook receives the event as JSON on stdin. A before-hook (before_tool, before_commit) that exits 2 blocks the
 action, and what it printed goes to the model as the reason. Any other failure (another exit code, a timeout) is
 reported and the action goes on, so a broken hook cannot wedge a session; only exit 2 is a decision.
+
+A host hook (`sandbox = false`, only from the user's own config) runs through the door (coder/host): `bash -c`
+in a neutral folder, with the scrubbed environment and CODER_WORKSPACE naming the workspace. One whose command
+names a file in the workspace (`python3 scripts/check.py`) runs in the sandbox all the same, and the session says
+so once: the sandboxed shell can rewrite that file, and on the host it would run whatever the model left there
+(coder/trust/commands.py). The files it names are read-only in the sandbox (coder/trust/protected.py).
 
 `notification` hooks run when the app or the REPL notifies the user (a turn ended, a permission question waits;
 `[notifications] when` decides, see coder/tui/notify.py) with {"kind": "turn_end" | "permission", "message"}.
@@ -18,7 +24,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +31,12 @@ from typing import Any
 
 from coder.base import events as ev
 from coder.base.errors import ConfigError
+from coder.host import TimeoutExpired, safe_env, scrubbed_env
+from coder.host import run as host_run
 from coder.sandbox.exec import run_sandboxed
 from coder.tools.base import ToolResult
-from coder.vcs.hostgit import scrubbed_host_env
+from coder.trust.commands import WorkspaceUse, shell_use
+from coder.trust.protected import protect_command_files
 
 EVENTS = ("before_tool", "after_tool", "before_commit", "turn_end", "session_end", "notification")
 BLOCK_EXIT = 2
@@ -84,20 +92,49 @@ class HookRunner:
         self.config = config
         self.report = report or (lambda message: None)
         self.session_id = session_id
+        self._said: set[str] = set()
+        for hook in hooks:  # what a host hook names stays as the user wrote it: read-only to the sandbox
+            use = self.workspace_use(hook) if not hook.sandbox else None
+            if use is not None:
+                protect_command_files(workspace, use.files)
+
+    def _host_env(self) -> dict[str, str]:
+        return safe_env({**scrubbed_env(), "CODER_WORKSPACE": str(self.workspace)})
+
+    def workspace_use(self, hook: Hook) -> WorkspaceUse | None:
+        """What a host hook names in the workspace (coder/trust/commands.py); None when that cannot be known."""
+        return shell_use(hook.command, self.workspace, self._host_env())
+
+    def _on_host(self, hook: Hook) -> bool:
+        """Whether `hook` runs on the host: asked for, and naming nothing in the workspace."""
+        if hook.sandbox:
+            return False
+        use = self.workspace_use(hook)
+        if use is not None and not use.any:
+            return True
+        if hook.command not in self._said:
+            self._said.add(hook.command)
+            what = ", ".join(use.paths) if use is not None else "something only the shell can tell (a $(...), a " \
+                                                                    "variable it does not know)"
+            self.report(f"hook `{hook.command}` ({hook.event}) asks for the host but names {what} in the "
+                        "workspace, which the sandbox can rewrite: it runs in the sandbox")
+        return False
 
     def _run(self, hook: Hook, payload: dict[str, Any]) -> HookOutcome:
         data = json.dumps({"event": hook.event, "session_id": self.session_id, "workspace": str(self.workspace),
                            **payload}, ensure_ascii=False, default=str)
-        if hook.sandbox:
+        if not self._on_host(hook):
             run = run_sandboxed(hook.command, self.workspace, self.config, hook.timeout, stdin=data)
             outcome = HookOutcome(run.exit_code, run.output[-OUTPUT_CAP:], run.timed_out)
         else:
             try:
-                proc = subprocess.run(["/bin/bash", "-c", hook.command], cwd=self.workspace, input=data, text=True,
-                                      capture_output=True, timeout=hook.timeout, env=scrubbed_host_env())
+                proc = host_run(["/bin/bash", "-c", hook.command], purpose=f"the {hook.event} hook", input=data,
+                                text=True, timeout=hook.timeout, env=self._host_env())
                 outcome = HookOutcome(proc.returncode, (proc.stdout + proc.stderr)[-OUTPUT_CAP:], False)
-            except subprocess.TimeoutExpired:
+            except TimeoutExpired:
                 outcome = HookOutcome(None, "", True)
+            except OSError as exc:
+                outcome = HookOutcome(126, f"could not start: {exc}", False)
         if outcome.timed_out:
             self.report(f"hook `{hook.command}` ({hook.event}) timed out after {hook.timeout:g}s; ignored")
         elif outcome.exit_code not in (0, BLOCK_EXIT):

@@ -9,15 +9,21 @@ restarted once, on the next call; a second death is final for the session.
 
 The SDK is async and the engine is not: one event loop runs in a daemon thread, each server lives in its own task
 (its client context is entered and left in that task, as anyio requires), and calls cross over with
-`run_coroutine_threadsafe`. Stdio servers run on the host, like the user's own programs, with the SDK's minimal
-environment plus the `env` the config gives them: our API keys do not leak into them.
+`run_coroutine_threadsafe`. Stdio servers start through the door (coder/host): on the host, like the user's own
+programs, in a neutral folder with the scrubbed environment plus the `env` the config gives them (our API keys do
+not leak into them). A server whose command names a file in the workspace (`python tools/server.py`), or whose
+`cwd` lies in it, runs in the sandbox instead (coder/sandbox/confine.py: workspace read-only, the network only
+when `[sandbox] network = true`), and the files it names are read-only to the sandbox for the session: otherwise
+the model could rewrite what the next session starts on the host (coder/trust/commands.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import shutil
 import threading
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -28,7 +34,11 @@ from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.base.paths import state_dir
+from coder.host import Launch, prepare
+from coder.host.bridges import mcp_stdio
+from coder.trust.commands import workspace_use
 from coder.trust.decisions import read_repo_file, server_key
+from coder.trust.protected import protect_command_files
 
 NAME_RE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -131,8 +141,10 @@ class ServerState:
 class MCPManager:
     """All MCP servers of one session."""
 
-    def __init__(self, servers: list[ServerConfig], workspace: Path) -> None:
+    def __init__(self, servers: list[ServerConfig], workspace: Path, sandbox: dict[str, Any] | None = None) -> None:
+        """`sandbox` is the config's `[sandbox]` section: servers that run workspace files are confined by it."""
         self.workspace = workspace
+        self.sandbox = sandbox
         self.states = {s.name: ServerState(s) for s in servers}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp", daemon=True)
@@ -188,15 +200,11 @@ class MCPManager:
         """An async context manager yielding what `mcp.Client` takes for this server."""
         @asynccontextmanager
         async def stdio():
-            # start-up time: the MCP SDK loads only when this runs
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            params = StdioServerParameters(command=config.command or "", args=config.args, env=config.env or None,
-                                           cwd=config.cwd or str(self.workspace))
+            launch = self.launch(config)
             log = server_log(config.name)
             log.parent.mkdir(parents=True, exist_ok=True)
             with open(log, "a", encoding="utf-8") as errlog:  # the server's stderr, kept off the user's terminal
-                yield stdio_client(params, errlog=errlog)
+                yield mcp_stdio(launch, errlog)
 
         @asynccontextmanager
         async def http():
@@ -208,6 +216,28 @@ class MCPManager:
                 yield streamable_http_client(config.url or "", http_client=http_client)
 
         return http() if config.url else stdio()
+
+    def launch(self, config: ServerConfig) -> Launch:
+        """How a stdio server starts: on the host through the door, or in the sandbox when its command takes
+        something from the workspace (the module docstring)."""
+        from coder.sandbox.confine import confined_command
+        from coder.sandbox.env import sandbox_env
+
+        argv = [config.command or "", *config.args]
+        purpose = f"the MCP server {config.name}"
+        root = Path(os.path.realpath(self.workspace))
+        use = workspace_use(argv, root, config.cwd, config.env)
+        if not use.any:
+            workdir = Path(os.path.expanduser(config.cwd)) if config.cwd else None  # the user's, outside
+            return prepare(argv, purpose=purpose, workdir=workdir, extra_env=config.env)
+        protect_command_files(root, use.files)
+        program = argv[0] if "/" in argv[0] else (shutil.which(argv[0]) or argv[0])
+        program = os.path.join(root, program)  # a relative program is the workspace's, where these used to run
+        env = {**sandbox_env(os.environ, os.environ.get("HOME") or str(Path.home()),
+                             (self.sandbox or {}).get("env_allow") or []), **config.env}
+        command = confined_command([program, *argv[1:]], root, env, self.sandbox, network=True)
+        confined = command[0] != program
+        return prepare(command, purpose=purpose, workdir=None if confined else root, env=env)
 
     def close(self) -> None:
         if self._closed:

@@ -43,7 +43,7 @@ def load_mcp_tools(config: dict[str, Any], workspace: Path,
     servers = servers_from_config(config, workspace, report)
     if not servers:
         return {}
-    manager = MCPManager(servers, workspace)
+    manager = MCPManager(servers, workspace, config.get("sandbox"))
     manager.start_all()
     tools: dict[str, Tool] = {}
     for name, state in manager.states.items():

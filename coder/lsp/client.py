@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from coder.base.errors import CoderError
+from coder.host import prepare
+from coder.host.bridges import lsp_start_io
 from coder.lsp.servers import ServerSpec
 
 T = TypeVar("T")
@@ -136,12 +138,16 @@ class ServerProcess:
     pid: int | None = None
 
     # -- lifecycle (on the loop) ---------------------------------------------------------------------------------
-    async def start(self, command: list[str], env: dict[str, str], timeout: float) -> None:
-        """Spawn `command` (the server's, already wrapped in the sandbox by the manager), then give it `timeout`
-        seconds to answer `initialize`. The spawn itself is not cut short: a start cancelled while its process is
-        being created leaves a process nobody knows the pid of, which then outlives the session."""
+    async def start(self, command: list[str], env: dict[str, str], timeout: float,
+                    workdir: Path | None = None) -> None:
+        """Spawn `command` (the server's, already wrapped in the sandbox by the manager) through the door, in
+        `workdir` (None: a neutral folder), then give it `timeout` seconds to answer `initialize`. The spawn itself
+        is not cut short: a start cancelled while its process is being created leaves a process nobody knows the
+        pid of, which then outlives the session."""
         from lsprotocol import types as t
         from pygls.lsp._base_client import BaseLanguageClient  # what pygls.lsp.client re-exports
+
+        launch = prepare(command, purpose=f"the language server {self.spec.name}", workdir=workdir, env=env)
 
         proc = self
 
@@ -202,7 +208,7 @@ class ServerProcess:
         def on_folders(params: Any) -> list[t.WorkspaceFolder]:
             return [t.WorkspaceFolder(self.root.as_uri(), self.root.name)]
 
-        await client.start_io(command[0], *command[1:], cwd=str(self.root), env=env, start_new_session=True)
+        await lsp_start_io(client, launch)
         server = client._server
         self.pid = server.pid if server is not None else None
         if server is not None and server.stderr is not None:

@@ -7,8 +7,8 @@ not tried again this session; one that dies is started again once, then left alo
 note the caller shows, never an exception that fails a tool call.
 
 Servers read (and some build) the repository, so only for a trusted workspace (`config["_trusted"]`); they run
-in the sandbox (coder/lsp/confine.py: workspace read-only, no network) unless `[sandbox] enabled = false`, with the
-host environment scrubbed of provider keys and secrets (the one coder/vcs/hostgit.py gives host git).
+in the sandbox (coder/sandbox/confine.py: workspace read-only, no network) unless `[sandbox] enabled = false`, with the
+host environment scrubbed of provider keys and secrets (the one coder/host/git.py gives host git).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from coder.fs.beneath import WorkspaceFS
+from coder.host import safe_env
 from coder.lsp.client import LoopThread, LspError, ServerProcess
-from coder.lsp.confine import confined_command
 from coder.lsp.servers import ServerSpec, configured_servers, language_id, server_for
-from coder.vcs.hostgit import scrubbed_host_env
+from coder.sandbox.confine import confined_command
 
 #: seconds a server may take to start and answer `initialize` before it is given up for the session
 START_TIMEOUT = 30.0
@@ -65,7 +65,7 @@ class LspManager:
 
     def __init__(self, workspace: Path, section: dict[str, Any] | None = None, trusted: bool = True,
                  env: dict[str, str] | None = None, sandbox: dict[str, Any] | None = None) -> None:
-        """`sandbox` is the session's `[sandbox]` section: servers run confined by it (coder/lsp/confine.py)."""
+        """`sandbox` is the session's `[sandbox]` section: servers run confined by it (coder/sandbox/confine.py)."""
         self.workspace = Path(workspace).resolve()
         self.sandbox = dict(sandbox or {})
         self.section = dict(section or {})
@@ -93,7 +93,7 @@ class LspManager:
 
     def env(self) -> dict[str, str]:
         if self._env is None:
-            self._env = scrubbed_host_env()
+            self._env = safe_env()
         return self._env
 
     def _ensure(self, spec: ServerSpec, deadline: float) -> ServerProcess:
@@ -122,9 +122,13 @@ class LspManager:
                     raise LspError(slot.failed)
                 slot.proc = ServerProcess(spec, self.workspace)
                 command = self._confine([executable, *spec.command[1:]], self.env())
+                # confined, bwrap moves into the workspace itself; unconfined (the user's choice), the server runs
+                # there as it would in an editor
+                workdir = None if command[0] != executable else self.workspace
                 timeout = float(self.section.get("start_timeout", START_TIMEOUT))
                 # the timeout is initialize's (inside start); the outer one only bounds a spawn that never returns
-                slot.starting = self._loop.submit(slot.proc.start(command, self.env(), timeout), timeout + 30.0)
+                slot.starting = self._loop.submit(slot.proc.start(command, self.env(), timeout, workdir),
+                                                  timeout + 30.0)
             starting, proc = slot.starting, slot.proc
         assert proc is not None
         if starting is not None:

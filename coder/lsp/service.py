@@ -73,7 +73,7 @@ def check_settings(config: dict[str, Any]) -> None:
 def manager_for(services: dict[str, Any], config: dict[str, Any], workspace: Path) -> Any | None:
     """The session's LspManager (created on first call), or None when `[lsp]` is off or the workspace is not
     trusted: servers read (and, for some, build) the repository, in the sandbox unless it is off
-    (coder/lsp/confine.py)."""
+    (coder/sandbox/confine.py)."""
     if SERVICE_KEY in services:
         return services[SERVICE_KEY]
     settings = LspSettings.from_config(config)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from coder.fs.beneath import real_relpath
 from coder.sandbox.nested import read_regular
-from coder.trust.protected import protected_reason
+from coder.trust.protected import command_file_reason, protected_reason
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def protection(target: Target, workspace: Path | None) -> str | None:
     """Why writing `target` needs the user's say (coder.trust.protected's set, matched on both names, plus any git
     directory however it is named, such as the one a `.git` file points to), or None."""
     for name in target.names:
-        why = protected_reason(name)
+        why = protected_reason(name) or (command_file_reason(workspace, name) if workspace is not None else None)
         if why is not None:
             return f"{name} is a protected path: {why}"
     if workspace is not None and target.real is not None:

@@ -43,11 +43,14 @@ def register(subparsers: Any) -> None:
 
 def handler(args: argparse.Namespace) -> int:
     # start-up time: `coder --help` imports this module, and only this command needs it
+    from coder.host import register_workspace
     from coder.review.pipeline import review
     from coder.review.types import ReviewResult
     from coder.vcs.repo import EMPTY_TREE, diff, require_repo, resolve_commit, run_git
 
+    register_workspace(Path(getattr(args, "cwd", None) or "."))
     root = require_repo(Path(getattr(args, "cwd", None) or "."))
+    register_workspace(root)
     config = _config(root, args)
     review_cfg = config.setdefault("review", {})
     if args.commit:

@@ -1,13 +1,17 @@
 """The patch under review, reconstructed exactly: the base tree, the diff applied to it in a private index, and
 the files before and after. Every stage reads from here, so the review is of the diff given, whatever its source
-(work tree, index, a commit, a patch file from a batch run), and never of whatever happens to be on disk."""
+(work tree, index, a commit, a patch file from a batch run), and never of whatever happens to be on disk.
+
+Nothing here opens a workspace path that is not a regular file: file contents come from git's objects, a binary
+file is taken from the work tree only as a regular file reached without links, and the linter reads a private
+export of the files it needs (`lint_export`), never the workspace, where a FIFO planted under a config file's name
+would hang it."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -15,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from coder.fs.beneath import EscapeError, WorkspaceFS
+from coder.host import run as host_run
 from coder.vcs.patch import FilePatch, parse_diff
 from coder.vcs.repo import resolve_tree, run_git, temp_index, worktree_tree
 
@@ -136,8 +141,18 @@ class ReviewContext:
         tmp = tempfile.mkdtemp(prefix="coder-review-")
         self._tmpdirs.append(tmp)
         archive = run_git(self.root, "archive", "--format=tar", tree, text=False)
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        proc = host_run(["tar", "-x", "-C", tmp], purpose="a review export", input=archive.stdout, timeout=600)
+        if proc.returncode != 0:
+            raise OSError(f"tar could not extract the tree: {proc.stderr.decode(errors='replace').strip()}")
         return Path(tmp)
+
+    def lint_export(self, paths: list[str], config_names: tuple[str, ...]) -> Path:
+        """A private folder with what a linter reads of the patched tree (coder/review/lintexport.py)."""
+        from coder.review.lintexport import export_for_lint
+
+        tmp = tempfile.mkdtemp(prefix="coder-lint-")
+        self._tmpdirs.append(tmp)
+        return export_for_lint(self.root, self.new_tree, paths, config_names, Path(tmp))
 
     def cleanup(self) -> None:
         for tmp in self._tmpdirs:

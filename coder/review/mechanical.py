@@ -5,21 +5,22 @@ from __future__ import annotations
 
 import ast
 import json
-import shutil
-import subprocess
 import time
 from pathlib import Path
 
 from coder.codeintel.languages import parser_for
 from coder.fs.beneath import path_kind, read_beneath
+from coder.host import TimeoutExpired, which
+from coder.host import run as host_run
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult, status_from
-from coder.vcs.hostgit import scrubbed_host_env
 
 # ruff codes that mean "this code is broken", not "this code is untidy"
 RUFF_ERRORS = ("E9", "F63", "F7", "F82")
 #: rules used when the project has no ruff configuration of its own: high signal only
 RUFF_DEFAULT_SELECT = "E9,F63,F7,F82,F401,F811,F841"
+#: the files ruff reads its configuration from, in a file's folder and every folder above it
+RUFF_CONFIG_FILES = ("pyproject.toml", "ruff.toml", ".ruff.toml")
 
 
 def stage_apply(ctx: ReviewContext) -> StageResult:
@@ -103,9 +104,10 @@ def stage_parse(ctx: ReviewContext) -> StageResult:
 
 
 def _ruff_command() -> list[str] | None:
-    exe = shutil.which("ruff")
-    if exe:
-        return [exe]
+    try:
+        return [which("ruff")]  # never one found in the workspace (an activated .venv/bin there)
+    except OSError:
+        pass
     try:
         from ruff.__main__ import find_ruff_bin  # type: ignore[import-not-found]
 
@@ -115,8 +117,7 @@ def _ruff_command() -> list[str] | None:
 
 
 def _has_ruff_config(root: Path) -> bool:
-    """Whether the project configures ruff; its files are looked at beneath `root` only (no link followed, no
-    FIFO opened), as the tree under review may be a checkout a hostile patch shaped."""
+    """Whether the project configures ruff at its top (`root` is the lint export: plain files only)."""
     if any(path_kind(root, name) == "file" for name in ("ruff.toml", ".ruff.toml")):
         return True
     return b"[tool.ruff" in (read_beneath(root, "pyproject.toml") or b"")
@@ -134,17 +135,17 @@ def stage_lint(ctx: ReviewContext) -> StageResult:
     if ruff is None:
         return StageResult("lint", "skipped", time.monotonic() - start,
                            "ruff not installed (pip install ruff) for the Python files")
-    workdir = ctx.workdir
-    configured = _has_ruff_config(workdir)
-    args = [*ruff, "check", "--output-format=json", "--no-fix", "--exit-zero", "--no-cache"]
-    args += ["--force-exclude"] if configured else ["--isolated", f"--select={RUFF_DEFAULT_SELECT}"]
-    args += [f.new_path for f in py_files if f.new_path and path_kind(workdir, f.new_path) == "file"]  # no link out
     try:
-        # on the host, with the repository's ruff config: no provider key in its environment
-        proc = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=120,
-                              env=scrubbed_host_env(), stdin=subprocess.DEVNULL)
+        # on the host, with the repository's ruff config, but in an export of the patched tree: ruff never opens
+        # a workspace path (coder/review/lintexport.py)
+        workdir = ctx.lint_export([f.new_path for f in py_files if f.new_path], RUFF_CONFIG_FILES)
+        configured = _has_ruff_config(workdir)
+        args = [*ruff, "check", "--output-format=json", "--no-fix", "--exit-zero", "--no-cache"]
+        args += ["--force-exclude"] if configured else ["--isolated", f"--select={RUFF_DEFAULT_SELECT}"]
+        args += [f.new_path for f in py_files if f.new_path and path_kind(workdir, f.new_path) == "file"]
+        proc = host_run(args, purpose="the reviewer's linter", workdir=workdir, timeout=120, text=True)
         results = json.loads(proc.stdout or "[]")
-    except (subprocess.TimeoutExpired, json.JSONDecodeError, OSError) as exc:
+    except (TimeoutExpired, json.JSONDecodeError, OSError, VcsError) as exc:
         return StageResult("lint", "error", time.monotonic() - start, f"ruff failed: {exc}")
     added = {f.new_path: f.added_numbers for f in py_files}
     findings = []

@@ -7,12 +7,11 @@ on Ubuntu 24.04, a container without CAP_SYS_ADMIN, seccomp), and only trying te
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 
 from coder.base.errors import SandboxUnavailable
+from coder.host import TimeoutExpired, run, which
 from coder.sandbox.limits import Cgroups, Limits
 
 ESCAPE_HATCH = "To run without any sandbox (commands see your whole machine), pass --no-sandbox."
@@ -37,8 +36,9 @@ def _fix_for(stderr: str) -> str:
 
 @lru_cache(maxsize=1)
 def _cached_check() -> SandboxCheck:
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
+    try:
+        bwrap = which("bwrap")
+    except OSError:
         return SandboxCheck(False, "bubblewrap (bwrap) is not installed",
                             "apt-get install bubblewrap (Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)")
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net",
@@ -47,14 +47,14 @@ def _cached_check() -> SandboxCheck:
         argv += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
     argv += ["--", "/bin/sh", "-c", "echo coder-sandbox-ok"]
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=20, env={"PATH": os.defpath})
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        out = run(argv, purpose="the sandbox check", text=True, timeout=20, env={"PATH": os.defpath})
+    except (OSError, TimeoutExpired) as exc:
         return SandboxCheck(False, f"bwrap could not run: {exc}", _fix_for(str(exc)))
     if out.returncode != 0 or "coder-sandbox-ok" not in out.stdout:
         message = (out.stderr or out.stdout).strip().splitlines()
         detail = f"bwrap cannot create namespaces: {message[-1] if message else f'exit {out.returncode}'}"
         return SandboxCheck(False, detail, _fix_for(out.stderr))
-    version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
+    version = run([bwrap, "--version"], purpose="the sandbox check", text=True, timeout=20).stdout.strip()
     return SandboxCheck(True, f"{version or 'bubblewrap'} at {bwrap}: namespaces work; {_limits_detail()}")
 
 

@@ -1,4 +1,4 @@
-"""The environment a sandboxed command sees: built from an allow-list, never inherited wholesale.
+"""The environment a sandboxed command sees: built from an allow-list (coder/host/env.py), never inherited wholesale.
 
 Why an allow-list: an agent's shell is the one place where a prompt-injected instruction can print
 `env` and ship the result somewhere. Anything not named here stays outside, and anything whose *name* looks like
@@ -7,19 +7,11 @@ a secret stays outside even when a user allow-listed it by mistake (`env_allow =
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 
-#: passed through from the host when set
-BASE_ALLOW: tuple[str, ...] = (
-    "PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME",
-    "PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
-    "GOPATH", "GOROOT", "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME", "NVM_DIR", "NODE_PATH", "NODE_OPTIONS",
-    "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-    "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-)
-#: prefixes passed through (locale settings)
-ALLOW_PREFIXES: tuple[str, ...] = ("LC_",)
+from coder.host.env import BASE_ALLOW, allowed, looks_secret
+
+__all__ = ["FORCED", "looks_secret", "sandbox_env"]
 
 #: forced inside the sandbox: no pagers, no editors, no prompts, no colour, unbuffered Python
 FORCED: dict[str, str] = {
@@ -44,23 +36,6 @@ FORCED: dict[str, str] = {
     "CODER_SANDBOX": "1",
 }
 
-#: name parts that mark a secret (matched against the `_`-separated words of the name)
-_SECRET_WORDS = {
-    "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "PASS", "PASSPHRASE",
-    "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH", "COOKIE", "PRIVATE", "SESSION", "SIGNATURE", "CERT",
-}
-#: substrings that mark a secret even inside one word (GITHUBTOKEN, MYAPIKEY, DBPASSWORD)
-_SECRET_SUBSTRINGS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|APIKEY|API_KEY|ACCESS_KEY|PRIVATE_KEY")
-
-
-def looks_secret(name: str) -> bool:
-    """True when a variable's name suggests it holds a credential. Errs on the side of keeping it out."""
-    upper = name.upper()
-    if _SECRET_SUBSTRINGS.search(upper):
-        return True
-    return any(word in _SECRET_WORDS for word in re.split(r"[^A-Z0-9]+", upper) if word)
-
-
 def sandbox_env(host: Mapping[str, str], home: str, extra_allow: Iterable[str] = (),
                 overrides: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for a sandboxed process.
@@ -68,11 +43,7 @@ def sandbox_env(host: Mapping[str, str], home: str, extra_allow: Iterable[str] =
     `host` is the caller's environment, `home` the HOME inside the sandbox, `extra_allow` the config's
     `env_allow`, `overrides` values a caller sets on purpose (a hook's variables). Secret-looking names are
     dropped from all three sources."""
-    allow = set(BASE_ALLOW) | {name for name in extra_allow if name}
-    env: dict[str, str] = {}
-    for name, value in host.items():
-        if (name in allow or name.startswith(ALLOW_PREFIXES)) and not looks_secret(name):
-            env[name] = value
+    env = allowed(host, (*BASE_ALLOW, *(name for name in extra_allow if name)))
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin")
     env.setdefault("LANG", "C.UTF-8")
     env.update(FORCED)

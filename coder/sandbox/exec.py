@@ -1,20 +1,21 @@
 """One command, one fresh sandbox: for the reviewer's test runs, hooks and custom tools.
 
 Same profile, environment and limits as the persistent shell, but no state between calls, and the whole sandbox
-(its pid namespace, hence every process it started) dies when the command ends or times out."""
+(its pid namespace, hence every process it started) dies when the command ends or times out. bwrap starts
+through the door (coder/host), its limits set by the door's exec wrapper."""
 
 from __future__ import annotations
 
 import io
 import os
-import shutil
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from coder.base.errors import ConfigError
+from coder.host import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired, kill_group, start
+from coder.sandbox import aftercheck
 from coder.sandbox import limits as limits_mod
 from coder.sandbox.check import require_sandbox
 from coder.sandbox.env import sandbox_env
@@ -58,16 +59,16 @@ def run_sandboxed(command: str, workspace: Path, config: dict[str, Any], timeout
     full_env = sandbox_env(os.environ, home, cfg.env_allow, env)
     argv = ["/bin/bash", "--noprofile", "--norc", "-c", command]
     groups = None
-    preexec = None
+    limits = None
+    checks: list[str] = []
     if cfg.enabled:
         require_sandbox()
-        argv = [shutil.which("bwrap") or "bwrap", *bwrap_args(workspace, cfg, None, os.environ.get("PATH", "")),
-                "--", *argv]
-        groups, preexec = limits_mod.prepare(limits_mod.Limits(cfg.nproc, cfg.file_size_mb, cfg.memory_mb))
-    try:
-        proc = subprocess.Popen(argv, cwd=workspace, env=full_env, stdin=subprocess.PIPE if stdin is not None
-                                else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                preexec_fn=preexec, start_new_session=True)
+        checks += aftercheck.before_command(workspace)
+        argv = ["bwrap", *bwrap_args(workspace, cfg, None, os.environ.get("PATH", "")), "--", *argv]
+        groups, limits = limits_mod.prepare(limits_mod.Limits(cfg.nproc, cfg.file_size_mb, cfg.memory_mb))
+    try:  # bwrap moves into the workspace itself; unsandboxed (the user's choice) bash starts there
+        proc = start(argv, purpose="a sandboxed command", workdir=None if cfg.enabled else workspace, env=full_env,
+                     stdin=PIPE if stdin is not None else DEVNULL, stderr=STDOUT, limits=limits)
     except OSError as exc:
         if groups is not None:
             groups.close()
@@ -108,19 +109,19 @@ def run_sandboxed(command: str, workspace: Path, config: dict[str, Any], timeout
         else:
             try:
                 proc.wait(timeout)
-            except subprocess.TimeoutExpired:
+            except TimeoutExpired:
                 timed_out = True
         _kill(proc)
         try:
             proc.wait(10)
-        except subprocess.TimeoutExpired:
+        except TimeoutExpired:
             proc.wait()
     finally:
         if groups is not None:
             groups.close()
     thread.join(5)
     output = clean_output(bytes(kept))
-    notes = []
+    notes = checks + (aftercheck.after_command(workspace) if cfg.enabled else [])
     if timed_out:
         notes.append(f"[timed out after {timeout:g}s; the sandbox and every process in it were killed]")
     if dropped[0]:
@@ -130,8 +131,5 @@ def run_sandboxed(command: str, workspace: Path, config: dict[str, Any], timeout
     return SandboxRun(None if timed_out else proc.returncode, output, timed_out, dropped[0])
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, 9)
-    except OSError:
-        pass
+def _kill(proc: Popen[bytes]) -> None:
+    kill_group(proc)

@@ -26,11 +26,9 @@ class Held:
     def release(self) -> None:
         if self.child is not None:
             try:
-                # Ended and reaped first, pexpect's close() need not sleep its 0.1 s (`delayafterclose`) for the
-                # kernel to notice; --die-with-parent, the pid namespace and the cgroups take the rest along.
+                # --die-with-parent, the pid namespace and the cgroups take the rest along
                 self.child.kill(signal.SIGKILL)
                 self.child.wait()
-                self.child.ptyproc.delayafterclose = 0.0
                 self.child.close(force=True)
             except Exception:  # noqa: BLE001 - releasing must never raise
                 pass

@@ -1,24 +1,26 @@
 """Resource limits for sandboxed processes: no fork bomb, giant file or memory hog takes the machine down.
 
 Two layers, because neither works everywhere:
-- rlimits, set in the child before bwrap execs: file size, core dumps, data size, and RLIMIT_NPROC. The kernel
+- rlimits, set before bwrap runs by the door's exec wrapper (coder/host/limits.py; never `preexec_fn`, which can
+  hang a child forked from a process with threads): file size, core dumps, data size, and RLIMIT_NPROC. The kernel
   ignores RLIMIT_NPROC for uid 0, and counts it per user across the whole machine, so the limit is "what this
   user runs now + `nproc`".
 - a cgroup per sandbox (v1 `pids`/`memory` hierarchies, or a delegated v2 subtree) with `pids.max` and a
-  memory limit, when the caller may create one. That is what contains a fork bomb when coder runs as root (in
-  containers), and it lets `close()` kill every process the sandbox left behind.
+  memory limit, when the caller may create one; the same wrapper moves the process into it before bwrap runs.
+  That is what contains a fork bomb when coder runs as root (in containers), and it lets `close()` kill every
+  process the sandbox left behind.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import resource
 import signal
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from coder.host import ProcessLimits
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _counter = itertools.count()
@@ -115,19 +117,10 @@ class Cgroups:
         except OSError:
             return False
 
-    def join(self) -> None:
-        """Move the calling process into every group. Runs in the forked child before exec, so it sticks to
-        raw system calls: no imports, no Python-level locks another thread might have held at fork time."""
-        pid = str(os.getpid()).encode()
-        for path in self._procs_files:
-            try:
-                fd = os.open(path, os.O_WRONLY)
-                try:
-                    os.write(fd, pid)
-                finally:
-                    os.close(fd)
-            except OSError:
-                pass
+    @property
+    def procs_files(self) -> tuple[str, ...]:
+        """The `cgroup.procs` file of every group: a process joins by writing its pid there."""
+        return tuple(self._procs_files)
 
     def pids(self) -> set[int]:
         found: set[int] = set()
@@ -177,34 +170,21 @@ def _remove_stale(own: dict[str, str]) -> None:
                     pass
 
 
-def preexec(limits: Limits, groups: Cgroups | None, nproc_base: int | None) -> Callable[[], None]:
-    """The function the child runs before exec: join the cgroups, set the rlimits."""
-
-    def apply() -> None:
-        if groups is not None:
-            groups.join()
-        mb = 1024 * 1024
-        settings = [(resource.RLIMIT_CORE, 0)]
-        if limits.file_size_mb:
-            settings.append((resource.RLIMIT_FSIZE, limits.file_size_mb * mb))
-        if limits.memory_mb and (groups is None or not groups.memory_limited):
-            settings.append((resource.RLIMIT_DATA, limits.memory_mb * mb))
-        if nproc_base is not None and limits.nproc:
-            settings.append((resource.RLIMIT_NPROC, nproc_base + limits.nproc))
-        for which, value in settings:
-            try:
-                _, hard = resource.getrlimit(which)
-                if hard != resource.RLIM_INFINITY:
-                    value = min(value, hard)
-                resource.setrlimit(which, (value, value))
-            except (ValueError, OSError):
-                pass
-
-    return apply
+def process_limits(limits: Limits, groups: Cgroups | None, nproc_base: int | None) -> ProcessLimits:
+    """What the door's wrapper sets before bwrap runs: the groups to join and the rlimits."""
+    mb = 1024 * 1024
+    rlimits = {"core": 0}
+    if limits.file_size_mb:
+        rlimits["fsize"] = limits.file_size_mb * mb
+    if limits.memory_mb and (groups is None or not groups.memory_limited):
+        rlimits["data"] = limits.memory_mb * mb
+    if nproc_base is not None and limits.nproc:
+        rlimits["nproc"] = nproc_base + limits.nproc
+    return ProcessLimits(rlimits, groups.procs_files if groups is not None else ())
 
 
-def prepare(limits: Limits, use_cgroups: bool = True) -> tuple[Cgroups | None, Callable[[], None]]:
-    """Create the cgroups (when possible) and the preexec function for one sandbox."""
+def prepare(limits: Limits, use_cgroups: bool = True) -> tuple[Cgroups | None, ProcessLimits]:
+    """Create the cgroups (when possible) and the limits for one sandbox."""
     groups = Cgroups.create(limits) if use_cgroups else None
     nproc_base = None if os.geteuid() == 0 else _user_tasks(os.getuid())
-    return groups, preexec(limits, groups, nproc_base)
+    return groups, process_limits(limits, groups, nproc_base)

@@ -8,7 +8,10 @@ The shape (why each piece is there):
   alias or `core.fsmonitor` in git's config, a permission rule or `sandbox.enabled = false` in coder's project
   config, an MCP server) or steer the model.
 - `$HOME` an empty tmpfs at the same path, plus read-only toolchains found there (pyenv, cargo, nvm, the
-  PATH entries under HOME) but never the usual credential folders (.ssh, .aws, .gnupg, .config, ...).
+  PATH entries under HOME) but never the usual credential folders (.ssh, .aws, .gnupg, .config, ...). Binds go
+  by what a tool needs, not by parent: a `bin` on PATH brings its install prefix only when that prefix is a
+  known toolchain root (`TOOLCHAIN_ROOTS`; `~/.cargo/bin` brings `~/.cargo/bin`, never `~/.cargo` with its
+  `credentials.toml`), and a credential-named file or folder inside any bound folder is masked (`masks`).
 - A private /tmp, a minimal /dev, a fresh /proc, new pid/ipc/uts namespaces (it can neither see nor signal host
   processes), `--new-session` (no TIOCSTI into the caller's terminal), `--die-with-parent`.
 - No network (`--unshare-net`: only its own loopback) unless config or a permission grants it; with domain
@@ -20,24 +23,37 @@ The shape (why each piece is there):
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ConfigError
+from coder.host.git import gitfile_path
 from coder.netproxy.domains import check_pattern, check_presets
 from coder.sandbox.nested import nested_entries, read_regular
-from coder.trust.protected import INSTRUCTION_FILES, MCP_FILE
+from coder.trust.protected import EXTENSION_DIRS, INSTRUCTION_FILES, MCP_FILE, OTHER_INSTRUCTIONS, command_files
 
 #: mount point (inside the sandbox) of the folder where the host drops command files for the shell
 CONTROL_DIR = "/run/coder"
 
 #: toolchain folders under HOME that are bound read-only when present
 HOME_TOOLCHAINS: tuple[str, ...] = (
-    ".pyenv", ".cargo/bin", ".rustup", ".nvm", ".local/bin", ".local/lib", ".local/share/uv", "go", ".sdkman",
-    ".bun", ".deno", ".volta", ".gradle/wrapper", ".m2/repository", ".npm-global",
+    ".pyenv", ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup", ".nvm", ".local/bin", ".local/lib",
+    ".local/share/uv", "go", ".sdkman", ".bun", ".deno", ".volta", ".gradle/wrapper", ".m2/repository",
+    ".npm-global",
 )
+#: install prefixes whose whole folder a `bin`/`shims` PATH entry under HOME brings along (their layouts hold no
+#: credentials; any other prefix, `.cargo` included, gives only its PATH entry)
+TOOLCHAIN_ROOTS: frozenset[str] = frozenset({
+    ".pyenv", ".rbenv", ".nodenv", ".goenv", ".jenv", ".asdf", ".nvm", ".rustup", ".sdkman", ".volta", ".bun",
+    ".deno", ".local/share/uv", "go", ".npm-global", ".juliaup", ".elan", ".ghcup", ".pixi",
+})
+#: names of credential files and folders a toolchain keeps in its own folder (`~/.cargo/credentials.toml`, an
+#: `.npmrc` in a node prefix): masked inside every bound folder, one level down
+CREDENTIAL_NAME = re.compile(r"credential|secret|token|passw|^\.?(netrc|npmrc|pypirc|git-credentials)$|^auth\.json$"
+                             r"|^hosts\.yml$|\.pem$|\.key$|^id_(rsa|dsa|ecdsa|ed25519)", re.IGNORECASE)
 #: never bound from HOME, even when a PATH entry or config points inside them
 HOME_DENY: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".config", ".docker", ".kube", ".azure", ".gcloud", ".netrc", ".npmrc", ".pypirc",
@@ -131,7 +147,7 @@ def home_binds(home: Path, path_var: str) -> tuple[Path, ...]:
     for entry in path_var.split(":"):
         p = Path(entry)
         if entry and p.is_absolute() and home in p.parents:
-            if p.name in ("bin", "shims") and p.parent != home:
+            if p.name in ("bin", "shims") and p.parent.relative_to(home).as_posix() in TOOLCHAIN_ROOTS:
                 candidates.append(p.parent)
             candidates.append(p)
     for path in candidates:
@@ -180,7 +196,10 @@ def outside_home_binds(home: Path, path_var: str) -> tuple[Path, ...]:
             continue
         if any(p == s or s in p.parents for s in system):
             continue
-        target = p.parent if p.name in ("bin", "shims") and not _looks_like_home(p.parent) else p
+        prefix = p.name in ("bin", "shims") and not _looks_like_home(p.parent)
+        # a dot-folder prefix that is no known toolchain root (~/.cargo of another home) gives its PATH entry only
+        target = p.parent if prefix and (not p.parent.name.startswith(".") or p.parent.name in TOOLCHAIN_ROOTS) \
+            else p
         if len(target.parts) < 3 or _looks_like_home(target) or _holds_secrets(target):
             continue
         if any(target == f or f in target.parents for f in found):
@@ -189,8 +208,39 @@ def outside_home_binds(home: Path, path_var: str) -> tuple[Path, ...]:
     return tuple(sorted(found))
 
 
+def credential_path(path: Path) -> bool:
+    """Whether `path` is (or lies in) a credential folder of the home, or has a credential-named component: never
+    bound into a sandbox, whoever names it."""
+    home = _home()
+    real = Path(os.path.realpath(path))
+    for candidate in (path, real):
+        if home in candidate.parents and _denied(candidate.relative_to(home)):
+            return True
+    return any(CREDENTIAL_NAME.search(part) for part in real.parts)
+
+
+def masks(binds: tuple[Path, ...]) -> tuple[tuple[str, Path], ...]:
+    """("file" or "dir", path) of every credential-named entry (`CREDENTIAL_NAME`) directly inside a bound folder:
+    hidden in the sandbox by /dev/null or an empty tmpfs. Links are left alone (bwrap would follow them). Looked
+    up at every sandbox start (one listing per bound folder), so a `cargo login` during a session is covered."""
+    found: list[tuple[str, Path]] = []
+    for folder in binds:
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if not CREDENTIAL_NAME.search(entry.name) or entry.is_symlink():
+                        continue
+                    kind = "dir" if entry.is_dir(follow_symlinks=False) else \
+                        "file" if entry.is_file(follow_symlinks=False) else None
+                    if kind:
+                        found.append((kind, Path(entry.path)))
+        except OSError:
+            continue
+    return tuple(found)
+
+
 #: files at the workspace root that configure coder or steer the model: read-only when they exist
-ROOT_FILES: tuple[str, ...] = (MCP_FILE, *INSTRUCTION_FILES)
+ROOT_FILES: tuple[str, ...] = (MCP_FILE, *INSTRUCTION_FILES, *OTHER_INSTRUCTIONS)
 #: parts of the top-level git dir that make code run or steer another checkout: read-only when present
 TOP_GIT_RO: tuple[str, ...] = ("info", "modules", "worktrees", "commondir", "config.worktree")
 
@@ -217,14 +267,17 @@ def protected_paths(workspace: Path) -> Protected:
       so it cannot be renamed away and replaced by a fresh one with hooks (a rename of a folder that merely
       *contains* mount points succeeds); its hooks, config and the parts in TOP_GIT_RO are read-only. The rest
       stays writable: git in the sandbox must still write objects, the index and refs (`git add`, `git stash`).
-      `.git/hooks` is created when missing, so it cannot be planted through a missing folder.
+      `.git/hooks`, `info`, `modules` and `worktrees` are created when missing, so nothing can be planted through a
+      missing folder (a `commondir` or `config.worktree` planted where none was is the after-command check's:
+      coder/sandbox/aftercheck.py).
     - A `.git` *file* is read-only, or it could point git at a planted git dir.
     - Every nested repository (a `.git` folder or file below the top) is read-only as a whole, with the git dir
       a `.git` file points to when that lies in the workspace: coder's own git on the host sees submodules and
       embedded repositories, and their config can run code.
-    - `.coder/` always exists (coder creates it, empty) and is read-only: a project config could turn the
-      sandbox off for the next session. The root's `.mcp.json`, `AGENTS.md`, `CLAUDE.md`, and instruction files
-      in sub-folders, are read-only when they exist.
+    - `.coder/` and `.claude/` always exist (coder creates them, empty) and are read-only: a project config
+      could turn the sandbox off for the next session, a skill steers the model. The root's `.mcp.json`,
+      `AGENTS.md`, `CLAUDE.md`, `.github/copilot-instructions.md`, instruction files in sub-folders, and the files
+      a trusted host command of this session names (coder/trust/commands.py), are read-only when they exist.
 
     Limits: only what exists when the sandbox starts; a repository created by a command is writable until the
     next call; the walk (coder/sandbox/nested.py) skips `node_modules` and has an upper bound."""
@@ -239,9 +292,11 @@ def protected_paths(workspace: Path) -> Protected:
         target = _git_file_target(git, workspace)
         if target is not None:
             _top_git_dir(target, pinned, ro)
-    coder_dir = workspace / ".coder"
-    _make_dir(coder_dir)
-    ro += [coder_dir] + [workspace / name for name in ROOT_FILES]
+    for name in EXTENSION_DIRS:
+        _make_dir(workspace / name)
+        ro.append(workspace / name)
+    ro += [workspace / name for name in ROOT_FILES]
+    ro += [workspace / rel for rel in sorted(command_files(workspace))]
     for found in nested_entries(workspace):
         ro.append(found)
         if found.name == ".git" and not found.is_dir():
@@ -254,9 +309,15 @@ def protected_paths(workspace: Path) -> Protected:
     return Protected(tuple(kept_pinned), tuple(kept_ro))
 
 
+#: folders of the top-level git dir created (empty) when missing, so that they are always bound read-only: a
+#: `modules/x` planted through a missing `modules` would pass for a submodule host git made
+TOP_GIT_MADE: tuple[str, ...] = ("hooks", "info", "modules", "worktrees")
+
+
 def _top_git_dir(git: Path, pinned: list[Path], ro: list[Path]) -> None:
     pinned.append(git)
-    _make_dir(git / "hooks")
+    for name in TOP_GIT_MADE:
+        _make_dir(git / name)
     ro += [git / "hooks", git / "config"] + [git / name for name in TOP_GIT_RO]
 
 
@@ -271,11 +332,10 @@ def _make_dir(path: Path) -> None:
 
 def _git_file_target(dot_git: Path, workspace: Path) -> Path | None:
     """The git dir a `.git` file (`gitdir: PATH`) points to, when it is a folder inside the workspace."""
-    data = read_regular(dot_git)
-    text = data.decode("utf-8", errors="replace").strip() if data is not None else ""
-    if not text.startswith("gitdir:") or "\n" in text:
+    named = gitfile_path(read_regular(dot_git, 65536) or b"")
+    if named is None:
         return None
-    target = Path(os.path.realpath(dot_git.parent / text[len("gitdir:"):].strip()))
+    target = Path(os.path.realpath(dot_git.parent / named))
     if not target.is_dir() or (target != workspace and workspace not in target.parents):
         return None
     return target
@@ -325,8 +385,11 @@ def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = N
                 args += ["--ro-bind", run_dir, run_dir]
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--dir", "/run"]
     args += ["--tmpfs", str(home)]
-    for path in home_binds(home, env_path) + outside_home_binds(home, env_path):
+    binds = home_binds(home, env_path) + outside_home_binds(home, env_path)
+    for path in binds:
         args += ["--ro-bind", str(path), str(path)]
+    for kind, path in masks(binds):
+        args += ["--tmpfs", str(path)] if kind == "dir" else ["--ro-bind", "/dev/null", str(path)]
     for path in cfg.extra_ro:
         p = Path(path).expanduser()
         args += ["--ro-bind-try", str(p), str(p)]

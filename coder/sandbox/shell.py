@@ -1,4 +1,4 @@
-"""One persistent bash per session, inside bubblewrap, driven through a pty with pexpect.
+"""One persistent bash per session, inside bubblewrap, driven through a pty (started by the door, coder/host/pty.py).
 
 How a call works, and why (the shells of SWE-ReX and OpenHands failed in each of these ways):
 - The command text never travels through the terminal. The host writes it to a file in a folder the sandbox
@@ -23,7 +23,6 @@ import os
 import re
 import secrets
 import select
-import shutil
 import signal
 import tempfile
 import termios
@@ -36,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ShellError
+from coder.host.pty import spawn_pty
+from coder.sandbox import aftercheck, procs
 from coder.sandbox import limits as limits_mod
-from coder.sandbox import procs
 from coder.sandbox.env import sandbox_env
 from coder.sandbox.held import Held as _Resources
 from coder.sandbox.network import NetworkLink, proxy_env
@@ -123,15 +123,12 @@ class PersistentShell:
         bash = ["/bin/bash", "--noprofile", "--norc", "--noediting", "-i"]
         if not self.sandboxed:
             return bash
-        bwrap = shutil.which("bwrap") or "bwrap"
         self.protected = protected_paths(self.workspace)
         extra = self.network.bwrap_args() if self.network is not None else []
-        return [bwrap, *bwrap_args(self.workspace, self.config, self.control_dir, self.host_env.get("PATH", ""),
+        return ["bwrap", *bwrap_args(self.workspace, self.config, self.control_dir, self.host_env.get("PATH", ""),
                                    self.protected, extra), "--", *bash]
 
     def start(self) -> None:
-        import pexpect  # lazy: only sessions that run commands pay for it
-
         res = _Resources()
         # released by close(), or when the shell is garbage-collected or the process exits without close()
         self._finalizer = weakref.finalize(self, res.release)
@@ -148,13 +145,13 @@ class PersistentShell:
             if self.network is not None:
                 env.update(proxy_env())
             lim = limits_mod.Limits(self.config.nproc, self.config.file_size_mb, self.config.memory_mb)
-            self.cgroups, preexec = limits_mod.prepare(lim) if self.sandboxed else (None, None)
+            self.cgroups, limits = limits_mod.prepare(lim) if self.sandboxed else (None, None)
             res.cgroups = self.cgroups
             argv = self._argv()
-            try:
-                self.child = res.child = pexpect.spawn(argv[0], argv[1:], env=env, echo=False, preexec_fn=preexec,
-                                                       dimensions=(50, 200), cwd=str(self.workspace))
-            except pexpect.ExceptionPexpect as exc:
+            try:  # bwrap moves into the workspace itself; unsandboxed, bash starts there
+                self.child = res.child = spawn_pty(argv, purpose="the shell", env=env, dimensions=(50, 200),
+                                                   workdir=None if self.sandboxed else self.workspace, limits=limits)
+            except OSError as exc:
                 raise ShellError(f"could not start the shell: {exc}") from exc
             attrs = termios.tcgetattr(self.child.child_fd)
             attrs[1] &= ~termios.ONLCR  # keep "\n" as "\n" in output
@@ -173,11 +170,14 @@ class PersistentShell:
             self.close()
             raise
 
-    def close(self) -> None:
-        """End the shell and everything it started; remove its cgroups and command folder. Idempotent."""
+    def close(self, check: bool = True) -> None:
+        """End the shell and everything it started; remove its cgroups and command folder. Idempotent. `check`:
+        the after-command check once more (off for a restart: the next command's check follows)."""
         finalizer, self._finalizer = self._finalizer, None
         if finalizer is not None:
             finalizer()
+            if self.sandboxed and check:
+                aftercheck.at_close(self.workspace)
         self.child = None
         self.cgroups = None
         self._cmd_fd = None
@@ -204,7 +204,7 @@ class PersistentShell:
         return 128 + self.child.signalstatus if self.child.signalstatus is not None else None
 
     def restart(self) -> None:
-        self.close()
+        self.close(check=False)
         self.start()
 
     # ---- one call --------------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ class PersistentShell:
                     notes.append("the previous shell had exited; started a new one (variables and functions "
                                  "were lost, the working directory was kept)")
                     restarted = True
-                self.close()
+                self.close(check=False)
                 self.start()
             elif new := self._new_protected():
                 shown = ", ".join(new[:3]) + (f" and {len(new) - 3} more" if len(new) > 3 else "")
@@ -231,8 +231,10 @@ class PersistentShell:
                              f"({shown}: git repositories and instruction files) are read-only in the sandbox; "
                              "variables, functions and background jobs were lost, the working directory was kept")
                 restarted = True
-                self.close()
+                self.close(check=False)
                 self.start()
+            if self.sandboxed:  # what the user's own git would run later (coder/sandbox/aftercheck.py)
+                notes += aftercheck.before_command(self.workspace)
             self._write_command(command)
             raw, code, status, dropped = self._exchange(
                 f". {self._command_file()} </dev/null", timeout, idle_timeout=idle_timeout, cancel=cancel,
@@ -246,7 +248,7 @@ class PersistentShell:
                 notes.append("the shell exited (`exit`, `exec` or a killed shell); a new shell was started in "
                               f"{self.cwd}: variables, functions and background jobs were lost")
                 restarted = True
-                self.close()
+                self.close(check=False)
                 self.start()
             elif status != "done":
                 reason = {"timeout": f"timed out after {timeout:g}s",
@@ -259,6 +261,8 @@ class PersistentShell:
                 notes.append(f"the command {reason}; {how}")
                 restarted = how.startswith("the shell did not recover")
             out = clean_output(raw)
+            if self.sandboxed:
+                notes += aftercheck.after_command(self.workspace)
             return ShellResult(out, code, timed_out, dropped, notes, restarted, self.cwd,
                                time.monotonic() - began)
 
@@ -385,7 +389,7 @@ class PersistentShell:
             if status == "done":
                 return raw + raw2, code, ("it was killed (SIGKILL) with its child processes, including background "
                                           "jobs; the shell kept its state")
-        self.close()
+        self.close(check=False)
         self.start()
         return b"", None, (f"the shell did not recover and was restarted in {self.cwd}: variables, functions and "
                            "background jobs were lost")

@@ -6,6 +6,12 @@ files of `.coder/tools|agents|commands`, and the SKILL.md of each skill folder i
 trust dialog shows, and the session then uses those bytes (config loading, MCP servers), so what was trusted is
 what runs. Every file is read beneath the workspace with no symlink anywhere in its path (`coder.fs.beneath`):
 a link's target is not the repository's to define, and a fifo cannot hang coder.
+
+What trust covers is what runs: the workspace files that the repository's MCP servers name (`python
+tools/server.py`: coder/trust/commands.py) are fingerprinted too, so a change to the script asks again as a change
+to `.mcp.json` does (a link counts by where it points). The dialog lists them. (Such a server runs in the sandbox,
+but with the env and network its entry gives it. The repository's hooks and tools always run in the sandbox with
+nothing of their own, so their scripts are the repository's like any other file.)
 """
 
 from __future__ import annotations
@@ -39,9 +45,12 @@ class Wanted:
     name: str
     detail: str = ""
     key: str = ""  # MCP servers: what the approval is recorded against (server_key)
+    #: workspace files the command names (coder/trust/commands.py): fingerprinted, and run in the sandbox
+    runs: tuple[str, ...] = ()
 
     def line(self) -> str:
-        return f"{self.kind} {self.name}" + (f": {self.detail}" if self.detail else "")
+        runs = f" [runs {', '.join(self.runs)} from the workspace: in the sandbox]" if self.runs else ""
+        return f"{self.kind} {self.name}" + (f": {self.detail}" if self.detail else "") + runs
 
 
 @dataclass
@@ -85,9 +94,31 @@ def inspect(workspace: Path) -> TrustRequest:
     for rel, data in _defining_files(request.workspace, request.problems):
         request.files[rel] = data
         digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
-        request.wanted.extend(_wanted_from(rel, data))
+        request.wanted.extend(_wanted_from(rel, data, request.workspace))
+    for rel in sorted({f for w in request.wanted for f in w.runs}):
+        digest.update(b"runs\0" + rel.encode() + b"\0" + _run_file_digest(request.workspace, rel))
     request.fingerprint = digest.hexdigest()
     return request
+
+
+def _run_file_digest(root: Path, rel: str) -> bytes:
+    """What a named workspace file is, for the fingerprint: its content's hash, or where a link points."""
+    from coder.fs.beneath import EscapeError, WorkspaceFS, path_kind
+
+    kind = path_kind(root, rel)
+    if kind == "file":
+        digest = hashlib.sha256()
+        try:
+            with WorkspaceFS(root) as fs:
+                fd, _ = fs.open_regular(rel)
+            with os.fdopen(fd, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+        except (OSError, EscapeError):
+            return b"unreadable"
+        return digest.digest()
+    path = root / rel
+    return f"{kind}:{os.readlink(path) if os.path.islink(path) else os.path.realpath(path)}".encode()
 
 
 def read_repo_file(root: Path, rel: str, problems: list[str] | None = None) -> bytes | None:
@@ -161,13 +192,13 @@ def repo_skill_paths(root: Path) -> list[str]:
     return out
 
 
-def _wanted_from(rel: str, data: bytes) -> list[Wanted]:
+def _wanted_from(rel: str, data: bytes, root: Path) -> list[Wanted]:
     """Human-readable lines for one defining file; a broken file is still listed (its bytes are fingerprinted)."""
     text = data.decode("utf-8", "replace")
     if rel == ".mcp.json":
         try:
             servers = json.loads(text).get("mcpServers", {})
-            return [_server(name, entry) for name, entry in servers.items()]
+            return [_server(name, entry, root) for name, entry in servers.items()]
         except (ValueError, AttributeError):
             return [Wanted("config", rel, "not valid JSON")]
     if rel == ".coder/config.toml":
@@ -177,7 +208,7 @@ def _wanted_from(rel: str, data: bytes) -> list[Wanted]:
             return [Wanted("config", rel, "not valid TOML")]
         out = [Wanted("config", rel, "sets " + ", ".join(sorted(table)))] if table else []
         servers = (table.get("mcp") or {}).get("servers") or {}
-        out.extend(_server(name, entry) for name, entry in servers.items() if isinstance(servers, dict))
+        out.extend(_server(name, entry, root) for name, entry in servers.items() if isinstance(servers, dict))
         for event, hooks in (table.get("hooks") or {}).items():
             for hook in hooks if isinstance(hooks, list) else []:
                 command = hook.get("command", "?") if isinstance(hook, dict) else "?"
@@ -189,8 +220,20 @@ def _wanted_from(rel: str, data: bytes) -> list[Wanted]:
     return [Wanted(kind, rel.rsplit("/", 1)[-1], rel)]
 
 
-def _server(name: Any, entry: Any) -> Wanted:
-    return Wanted("mcp server", str(name), server_line(entry), server_key(entry))
+def _server(name: Any, entry: Any, root: Path) -> Wanted:
+    return Wanted("mcp server", str(name), server_line(entry), server_key(entry), _named(entry, root))
+
+
+def _named(entry: Any, root: Path) -> tuple[str, ...]:
+    """The workspace files a stdio server entry names (coder/trust/commands.py)."""
+    from coder.trust.commands import workspace_use
+
+    if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+        return ()
+    args = [str(a) for a in entry.get("args", [])] if isinstance(entry.get("args"), list) else []
+    cwd = entry.get("cwd") if isinstance(entry.get("cwd"), str) else None
+    env = {k: str(v) for k, v in entry["env"].items()} if isinstance(entry.get("env"), dict) else None
+    return tuple(workspace_use([entry["command"], *args], root, cwd, env).files)
 
 
 def server_key(entry: Any) -> str:

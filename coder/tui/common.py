@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coder.host import TimeoutExpired
 from coder.tools.base import one_line  # noqa: F401 - re-exported: the frontends' one-line text
 from coder.tools.registry import describe
 
@@ -130,13 +130,13 @@ class GitState:
 
 def git_state(workspace: Path) -> GitState:
     try:
-        from coder.vcs import hostgit
+        from coder.host import git as hostgit
 
         branch = hostgit.run(workspace, ["rev-parse", "--abbrev-ref", "HEAD"], timeout=5)
         if branch.returncode != 0:
             return GitState()
         status = hostgit.run(workspace, ["status", "--porcelain", "--untracked-files=normal"], timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, TimeoutExpired):
         return GitState()
     return GitState(branch.stdout.strip() or "HEAD", bool(status.stdout.strip()))
 

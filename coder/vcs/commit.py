@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
-import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,8 +25,10 @@ from typing import Any, Literal
 
 from coder.base.errors import CoderError, SandboxUnavailable
 from coder.fs.beneath import WorkspaceFS
+from coder.host import TimeoutExpired, safe_env
+from coder.host import git as hostgit
+from coder.host import run as host_run
 from coder.sandbox.exec import run_sandboxed
-from coder.vcs import hostgit
 from coder.vcs.message import commit_message  # re-exported: the interface names it here
 from coder.vcs.repo import (
     RepoState,
@@ -358,15 +359,13 @@ def _run_hook(
                 "or skip them explicitly."
             ) from exc
         return HookRun(name, run.exit_code, run.output, time.monotonic() - start, "sandbox", run.timed_out)
-    env = hostgit.scrubbed_host_env()  # the user asked for host hooks, not for them to see provider keys
+    env = safe_env()  # the user asked for host hooks, not for them to see provider keys
     env.update(index_env)
-    try:
-        proc = subprocess.run(
-            [str(hook), *args], cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
-            errors="replace",
-        )
+    try:  # git runs a hook at the top of the work tree, and so does coder
+        proc = host_run([str(hook), *args], purpose=f"the {name} hook", workdir=root, env=env, timeout=timeout,
+                        text=True, errors="replace")
         return HookRun(name, proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start, "host")
-    except subprocess.TimeoutExpired as exc:
+    except TimeoutExpired as exc:
         parts = [p.decode(errors="replace") if isinstance(p, bytes) else p for p in (exc.stdout, exc.stderr) if p]
         return HookRun(name, -1, "".join(parts), time.monotonic() - start, "host", timed_out=True)
     except OSError as exc:  # not executable after all, no interpreter (a bad #! line): the hook failed

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -19,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder.base.errors import CoderError
-from coder.vcs import hostgit
+from coder.host import CompletedProcess
+from coder.host import git as hostgit
 
 #: the tree every repository knows: what `git hash-object -t tree /dev/null` gives
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -59,8 +59,8 @@ def run_git(
     input: bytes | str | None = None,
     check: bool = True,
     text: bool = True,
-) -> subprocess.CompletedProcess:
-    """Run host git in `root`, hardened (coder/vcs/hostgit.py), with `env` added; raise GitCommandError on
+) -> CompletedProcess:
+    """Run host git in `root`, hardened (coder/host/git.py), with `env` added; raise GitCommandError on
     failure when `check`."""
     git_executable()
     try:

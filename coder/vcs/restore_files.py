@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from coder.fs.beneath import EscapeError, WorkspaceFS
+from coder.host.git import GITLINK_MODE
 from coder.trust.protected import protected_reason
-from coder.vcs.hostgit import GITLINK_MODE
 from coder.vcs.repo import VcsError, run_git, temp_index
 
 #: git's mode of a symlink entry (a submodule's, GITLINK_MODE, comes from hostgit)

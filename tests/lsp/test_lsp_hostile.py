@@ -6,7 +6,7 @@ the real basedpyright and harmless markers in a directory the test owns outside 
 - a link in the workspace to a file elsewhere on the host: hover read it for the model, past the sandbox.
 - a relative PATH entry found the repository's own `basedpyright-langserver`.
 
-Servers now run in the sandbox (coder/lsp/confine.py); each attack is tried confined and with `[sandbox]
+Servers now run in the sandbox (coder/sandbox/confine.py); each attack is tried confined and with `[sandbox]
 enabled = false` (the defences that do not rely on the sandbox hold alone too)."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_a_server_found_in_the_workspace_through_path_is_not_started(tmp_path: P
 
 
 def test_a_confined_server_cannot_write_the_workspace_read_outside_it_or_reach_the_network(tmp_path: Path) -> None:
-    from coder.lsp.confine import confined_command
+    from coder.sandbox.confine import confined_command
 
     outside = tmp_path / "outside"
     outside.mkdir()

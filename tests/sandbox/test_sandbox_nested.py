@@ -74,8 +74,8 @@ def test_protected_set_covers_nested_repos_git_files_and_root_files(tmp_path: Pa
     protected = protected_paths(ws)
     ro = {p.relative_to(ws).as_posix() for p in protected.read_only}
     assert [p.relative_to(ws).as_posix() for p in protected.pinned] == [".git"]
-    assert {".git/hooks", ".git/config", ".git/info", ".coder", ".mcp.json", "CLAUDE.md", "sub/.git", "mod/.git",
-            "store", "far/.git"} == ro
+    assert {".git/hooks", ".git/config", ".git/info", ".git/modules", ".git/worktrees", ".coder", ".claude",
+            ".mcp.json", "CLAUDE.md", "sub/.git", "mod/.git", "store", "far/.git"} == ro
     assert protected_paths(ws).covers(protected)
     git(ws, "init", "-q", "later")
     assert not protected.covers(protected_paths(ws))

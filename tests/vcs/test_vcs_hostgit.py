@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from coder.vcs import hostgit
+from coder.host import git as hostgit
 from coder.vcs.commit import commit_changes, find_hooks
 from coder.vcs.repo import worktree_tree
 
@@ -98,7 +98,7 @@ def test_repo_top_is_the_nearest_git_entry(tmp_path: Path) -> None:
 
 
 def test_driver_listing_is_skipped_only_for_commands_that_read_no_content() -> None:
-    from coder.vcs.hostgit import _may_run_drivers
+    from coder.host.git import _may_run_drivers
 
     assert not _may_run_drivers("check-ignore", ["check-ignore", "--stdin"])
     assert not _may_run_drivers("ls-files", ["ls-files", "--stage", "-z"])

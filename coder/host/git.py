@@ -1,4 +1,4 @@
-"""Host git that sandboxed code cannot steer: the one way coder runs `git` outside the sandbox.
+"""Host git that sandboxed code cannot steer: the one way coder runs `git` outside the sandbox, on the door.
 
 The sandbox can write almost all of the work tree: nested repositories (`sub/.git/config`, or a `.git` file
 pointing at a git dir it wrote), `.gitattributes`, and everything under the top-level `.git` but its `hooks` and
@@ -18,19 +18,19 @@ review, commits and batch workspaces. So every host git command gets:
 - a refusal to run at all when the git dir holds a symlink git would write through (refs, logs, objects, index),
   so no host git command of coder's appends a reflog line or writes an object outside the repository.
 
-This module imports nothing of coder's but the secret-name test, so every layer can use it.
+Every git process starts through the door (coder/host/spawn.py: program found outside the workspace, stdin
+closed, a timeout, its own process group), with the work tree as its working directory: git's job is that tree,
+and with GIT_DIR and GIT_WORK_TREE pinned the directory decides nothing else.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-from coder.sandbox.env import ALLOW_PREFIXES, BASE_ALLOW, looks_secret
+from coder.host.spawn import CompletedProcess, Text, safe_env, which
+from coder.host.spawn import run as door_run
 
 #: (key, value, what it stops); given to every host git command, overriding every config file
 FORCED_CONFIG: tuple[tuple[str, str, str], ...] = (
@@ -64,14 +64,6 @@ FORCED_ENV: dict[str, str] = {
     "GIT_OPTIONAL_LOCKS": "0",  # `git status` must not rewrite the user's index
 }
 
-#: host variables passed through besides the sandbox's BASE_ALLOW: what the user's own git (and a host hook)
-#: needs to find its configuration and identity
-HOST_ALLOW: tuple[str, ...] = (
-    "HOME", "TMPDIR", "SHELL", "TERM", "EMAIL", "GNUPGHOME",
-    "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
-    "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE",
-)
-
 #: config keys naming programs that attributes select (`filter=`, `diff=`, `merge=` in .gitattributes)
 DRIVER_KEYS = r"^(filter\..+\.(clean|smudge|process)|diff\..+\.(command|textconv)|merge\..+\.driver)$"
 #: config scopes the sandbox cannot write; drivers defined there are the user's own and stay
@@ -96,24 +88,11 @@ COMMAND_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 
-def scrubbed_host_env(host: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The host environment minus everything not allow-listed and everything secret-named.
-
-    Used for host git and for `sandbox = false` user hooks: both run code the user chose, but neither needs the
-    model provider's keys, and both may end up running something a repository planted."""
-    host = os.environ if host is None else host
-    allow = set(BASE_ALLOW) | set(HOST_ALLOW)
-    env = {name: value for name, value in host.items()
-           if (name in allow or name.startswith(ALLOW_PREFIXES)) and not looks_secret(name)}
-    env.setdefault("PATH", os.defpath)
-    return env
-
-
 def host_git_env(extra: Mapping[str, str] | None = None, protocols: str = "") -> dict[str, str]:
     """The environment of one host git command: scrubbed, `FORCED_ENV`, `FORCED_CONFIG` as GIT_CONFIG_*
     variables, then the caller's `extra` (e.g. a private GIT_INDEX_FILE). `protocols` ("file", "file:https")
     lets a batch workspace clone; nothing else may use a transport."""
-    env = scrubbed_host_env()
+    env = safe_env()
     env.update(FORCED_ENV)
     env["GIT_ALLOW_PROTOCOL"] = protocols
     _add_config(env, [(key, value) for key, value, _ in FORCED_CONFIG])
@@ -134,11 +113,28 @@ def _add_config(env: dict[str, str], pairs: Sequence[tuple[str, str]]) -> None:
 
 
 def git_path() -> str:
-    """The git executable (raises FileNotFoundError, an OSError, when there is none)."""
-    exe = shutil.which("git")
-    if exe is None:
-        raise FileNotFoundError("git is not installed or not on PATH (install it: apt-get install git)")
-    return exe
+    """The git executable, found outside every workspace (raises FileNotFoundError, an OSError, when there is
+    none)."""
+    try:
+        return which("git")
+    except FileNotFoundError:
+        raise FileNotFoundError("git is not installed or not on PATH (install it: apt-get install git)") from None
+
+
+#: the timeout of a host git command whose caller names none: long enough for a clone of a big repository
+DEFAULT_TIMEOUT = 900.0
+
+
+def _git(cwd: Path, args: Sequence[str], env: Mapping[str, str], timeout: float, input: bytes | str | None = None,
+         text: bool = False) -> CompletedProcess:
+    """One git process through the door. What follows `--` are pathspecs, matched against the index and the tree
+    (git lstats work-tree files and opens regular ones only), so they are text to the door's operand check."""
+    words = list(args)
+    if "--" in words:
+        at = words.index("--")
+        words[at + 1:] = [Text(w) for w in words[at + 1:]]
+    return door_run([git_path(), *words], purpose="host git", workdir=cwd, env=env, timeout=timeout, input=input,
+                    text=text, errors="surrogateescape" if text else None)
 
 
 class PlantedGitDir(OSError):
@@ -217,9 +213,8 @@ def _check_points_back(dot_git: Path, target: Path, top: Path) -> None:
     back = _read_small(target / "gitdir")
     if back is not None and os.path.realpath(back.strip() or "/nonexistent") == os.path.realpath(dot_git):
         return
-    proc = subprocess.run([git_path(), "config", "--file", str(target / "config"), "--get", "core.worktree"],
-                          capture_output=True, text=True, env=host_git_env(), stdin=subprocess.DEVNULL,
-                          timeout=30)
+    proc = _git(top, ["config", "--file", str(target / "config"), "--get", "core.worktree"], host_git_env(), 30,
+                text=True)
     worktree = proc.stdout.strip()
     if proc.returncode == 0 and worktree and os.path.realpath(target / worktree) == str(top):
         return
@@ -238,18 +233,26 @@ def _read_small(path: Path) -> str | None:
         return fh.read(4096).decode("utf-8", "surrogateescape")
 
 
+def gitfile_path(data: bytes) -> str | None:
+    """The path a `.git` file's text names, read exactly as git reads it (`read_gitfile_gently`): the text after
+    `gitdir: ` with trailing newlines and carriage returns removed, nothing else (a path with leading spaces or an
+    inner newline is that path); None when git would refuse the file."""
+    if not data.startswith(b"gitdir: "):
+        return None
+    path = data[len(b"gitdir: "):].rstrip(b"\r\n")
+    return path.decode("utf-8", "surrogateescape") if path else None
+
+
 def _gitfile_target(dot_git: Path) -> Path | None:
     """The git dir a `.git` link or `gitdir: PATH` file names (None when it names none: git then fails)."""
     if dot_git.is_symlink():
         return Path(os.path.realpath(dot_git))
     try:
         with open(dot_git, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW | os.O_NONBLOCK)) as fh:
-            first = fh.read(4096).decode("utf-8", "surrogateescape").splitlines()
+            named = gitfile_path(fh.read(65536))
     except OSError:
         return None
-    if not first or not first[0].startswith("gitdir: "):
-        return None
-    return Path(os.path.realpath(dot_git.parent / first[0][len("gitdir: "):].strip()))
+    return None if named is None else Path(os.path.realpath(dot_git.parent / named))
 
 
 def check_git_dir_links(gdir: Path) -> None:
@@ -323,10 +326,7 @@ def driver_overrides(cwd: Path, env: Mapping[str, str]) -> list[tuple[str, str]]
     An empty `filter.X.clean`/`smudge`/`process` with `required=false` stores and checks out bytes as they are;
     an empty `merge.X.driver` makes git fall back to its own merge. Tested in tests/security/test_security_git.py.
     """
-    proc = subprocess.run(
-        [git_path(), "config", "-z", "--show-scope", "--name-only", "--get-regexp", DRIVER_KEYS],
-        cwd=cwd, env=dict(env), capture_output=True, stdin=subprocess.DEVNULL, timeout=60,
-    )
+    proc = _git(cwd, ["config", "-z", "--show-scope", "--name-only", "--get-regexp", DRIVER_KEYS], env, 60)
     if proc.returncode not in (0, 1):  # 1: nothing matched
         raise OSError(f"cannot read the git configuration in {cwd}: {proc.stderr.decode(errors='replace').strip()}")
     fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
@@ -351,8 +351,7 @@ def _gitlink_paths(cwd: Path, env: Mapping[str, str]) -> list[str]:
     """Gitlinks in the index `env` names. `git add` runs `git status` inside each one it is given, and that child
     reads the submodule's own config (its drivers are not among our overrides), whatever diff.ignoreSubmodules
     says; so `add` never gets them (an existing submodule is never moved by coder's add)."""
-    proc = subprocess.run([git_path(), "ls-files", "--stage", "-z"], cwd=cwd, env=dict(env), capture_output=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+    proc = _git(cwd, ["ls-files", "--stage", "-z"], env, 120)
     return list(parse_gitlinks(proc.stdout.decode("utf-8", "surrogateescape")))
 
 
@@ -388,9 +387,10 @@ def run(
     text: bool = True,
     timeout: float | None = None,
     protocols: str = "",
-) -> subprocess.CompletedProcess:
+) -> CompletedProcess:
     """Run `git *args` in `cwd`, hardened as the module docstring says. Never raises for git's own failure (the
-    caller reads returncode); OSError when git cannot start, subprocess.TimeoutExpired after `timeout`."""
+    caller reads returncode); OSError when git cannot start, coder.host.TimeoutExpired after `timeout` (default
+    DEFAULT_TIMEOUT)."""
     cwd = Path(cwd)
     args = list(args)
     at, sub = subcommand(args)
@@ -406,8 +406,4 @@ def run(
             args += excludes if "--" in args else ["--", *excludes]
     if isinstance(input, str) and not text:
         input = input.encode()
-    extra: dict[str, Any] = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
-    return subprocess.run(  # stdin is closed unless we feed it: git must never wait on ours
-        [git_path(), *args], cwd=cwd, env=full_env, capture_output=True, text=text,
-        errors="surrogateescape" if text else None, timeout=timeout, **extra,
-    )
+    return _git(cwd, args, full_env, DEFAULT_TIMEOUT if timeout is None else timeout, input, text)

@@ -1,7 +1,8 @@
-"""Language servers run in the sandbox: the same bubblewrap profile as the model's shell, with the workspace
-read-only and no network.
+"""Long-lived helper processes in the sandbox: language servers, and MCP servers or hooks whose command names a
+workspace file (coder/trust/commands.py). The same bubblewrap profile as the model's shell, with the workspace
+read-only and no network (unless the user's `[sandbox] network = true` lets an MCP server have it).
 
-A server reads the whole repository and some of them run programs it names (pyright runs a Python interpreter
+A language server reads the whole repository and some of them run programs it names (pyright runs a Python interpreter
 to learn its search paths; others build or load the workspace's code). Pinning each known path is a list that is
 never complete, so the server gets the sandbox's view of the machine instead: system folders and the toolchains
 on PATH read-only, a private HOME and /tmp, no network, no host processes, and the workspace read-only (a server
@@ -9,27 +10,29 @@ writes nothing there; one that tried would be changing files behind the model's 
 server's own install (its command's prefix) and coder's interpreter (pinned as pyright's `pythonPath`) are bound
 read-only so it can start.
 
-With `[sandbox] enabled = false` servers run unconfined (the user's choice, as it is for the shell); without bwrap
-a server does not start, as the shell does not."""
+With `[sandbox] enabled = false` they run unconfined (the user's choice, as it is for the shell); without bwrap
+one does not start, as the shell does not."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
-from coder.sandbox.profile import SandboxConfig, bwrap_args
+from coder.sandbox.profile import SandboxConfig, bwrap_args, credential_path
 
 
 def confined_command(command: list[str], workspace: Path, env: dict[str, str],
-                     sandbox: dict[str, Any] | None) -> list[str]:
-    """`command` wrapped in bwrap for `workspace`, or `command` itself when the sandbox is off."""
-    cfg = SandboxConfig.from_dict({**(sandbox or {}), "network": False, "allowed_domains": [], "denied_domains": [],
-                                   "network_presets": []})
+                     sandbox: dict[str, Any] | None, network: bool = False) -> list[str]:
+    """`command` wrapped in bwrap for `workspace`, or `command` itself when the sandbox is off. `network` keeps
+    the host's network when the config's `[sandbox] network` is true (never a domain list: those need the
+    shell's proxy)."""
+    section = sandbox or {}
+    cfg = SandboxConfig.from_dict({**section, "network": network and section.get("network") is True,
+                                   "allowed_domains": [], "denied_domains": [], "network_presets": []})
     if not cfg.enabled:
         return command
-    bwrap = shutil.which("bwrap") or "bwrap"  # missing: the start fails and says so, never an unconfined server
+    bwrap = "bwrap"  # found by the door; missing, the start fails and says so, never an unconfined server
     workspace = workspace.resolve()
     program = Path(command[0])
     # the server's install and coder's interpreter: bound through the PATH logic (a `bin` entry brings its prefix)
@@ -38,8 +41,9 @@ def confined_command(command: list[str], workspace: Path, env: dict[str, str],
     path_var = ":".join([env.get("PATH", ""), *extra_path])
     args = bwrap_args(workspace, cfg, env_path=path_var)
     args += ["--ro-bind", str(workspace), str(workspace)]  # over the shell's read-write bind: nothing is written
-    for arg in command[1:]:  # files the user's own server command names (a script, a config)
-        if arg.startswith("/") and Path(arg).exists() and not Path(arg).resolve().is_relative_to(workspace):
+    for arg in command[1:]:  # files the server's command names (a script, a config), never a credential
+        if arg.startswith("/") and Path(arg).exists() and not Path(arg).resolve().is_relative_to(workspace) \
+                and not credential_path(Path(arg)):
             args += ["--ro-bind", arg, arg]
     home = env.get("HOME")
     if home:

@@ -1,0 +1,382 @@
+"""After a sandboxed command: did it leave something that the user's own git would run later?
+
+coder's host git cannot be steered (coder/host/git.py), but the user's can. A command in the sandbox can add a
+gitlink to the index (`git add sub` of an embedded repository, or `update-index --cacheinfo 160000,...`) and give
+that nested repository a config with `core.fsmonitor`; or move a submodule aside and plant a repository in its
+place. The user's next `git status` (or a prompt that shows the branch) recurses into it and runs that program,
+with the user's environment. So after every sandboxed command, and before the next one (a background job may have
+planted meanwhile), the session looks for:
+
+- new gitlinks in the top-level index (compared with the index before the command; only when the index file
+  changed): removed from the index (`update-index --force-remove`, no work-tree file is touched), unless the
+  submodule's `.git` is a file naming a git dir in the top repository's `.git/modules/`, which only host git (the
+  user's `git submodule add`) can make: the sandbox cannot write there;
+- nested repositories (`.git` folders, files or links below the top, coder/sandbox/nested.py) whose git dir holds
+  executable configuration (fsmonitor, hooksPath, filters, external diff and textconv, ssh and askpass commands,
+  pagers, editors, credential helpers, `!` aliases, includes: `DANGEROUS_KEYS`), active hooks, or a config that is
+  not a regular file: the nested `.git` is renamed to `.git-disabled-by-coder` (the repository's files stay; the
+  user can rename it back);
+
+- a `commondir` in the top-level `.git` folder (where git never writes one: it would send the user's git to
+  another git dir's config) or a `config.worktree` there with executable keys: renamed aside;
+
+and says what it found and did. The index stays writable in the sandbox (docs/decisions/29-host-safety.md says
+why): the model's `git add`, `commit`, `stash` and `checkout` keep working.
+
+Cost when nothing changed: one stat of the index and the nested walk the shell runs anyway (cached); a git dir's
+config is read again only when its stat changed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coder.fs.beneath import EscapeError, WorkspaceFS
+from coder.host import TimeoutExpired
+from coder.host import git as hostgit
+from coder.host import run as host_run
+from coder.sandbox.nested import nested_entries, read_regular
+
+#: config keys (lower-case, as `git config --list` prints them) that make git run a program or read another config
+#: file (`core.worktree` only moves the work tree, and every absorbed submodule sets it)
+DANGEROUS_KEYS = re.compile(
+    r"^(core\.(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy|alternaterefscommand)"
+    r"|diff\.external|sequence\.editor|credential(\..+)?\.helper|gpg(\..+)?\.program"
+    r"|(diff|merge|filter)\..+\.(command|textconv|driver|clean|smudge|process)"
+    r"|(diff|merge)tool\..+\.(cmd|path)|pager\..+|browser\..+\.(cmd|path)|man\..+\.(cmd|path)|sendemail\..+"
+    r"|remote\..+\.(uploadpack|receivepack|vcs)|uploadpack\.packobjectshook|include\.path|includeif\..+\.path"
+    r"|submodule\..+\.update)$")
+#: values of `core.fsmonitor` that are git's own (the builtin daemon), not a program
+HARMLESS_VALUES = {"core.fsmonitor": {"true", "false", "0", "1", "yes", "no", "on", "off", ""}}
+#: the name a neutralised nested `.git` gets
+DISABLED = ".git-disabled-by-coder"
+CONFIG_LIMIT = 1 << 20
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str  # workspace-relative
+    what: str
+    done: str
+
+    def line(self) -> str:
+        return f"{self.path}: {self.what}; {self.done}"
+
+
+def _value_dangerous(key: str, value: str) -> bool:
+    if key in HARMLESS_VALUES:
+        return value.strip().lower() not in HARMLESS_VALUES[key]
+    if key.startswith("alias.") or key.startswith("submodule."):
+        return value.lstrip().startswith("!")
+    return True
+
+
+def dangerous_config(data: bytes) -> list[str]:
+    """The keys of a git config text that run a program (as git itself parses it: `git config --file -`). A text
+    git cannot parse counts as dangerous: the user's git would refuse it or read it differently."""
+    try:
+        proc = host_run([hostgit.git_path(), "config", "--no-includes", "--file", "-", "--list", "-z"],
+                        purpose="a nested git config", input=data, timeout=30, env=hostgit.host_git_env())
+    except (OSError, TimeoutExpired) as exc:
+        return [f"unreadable ({exc})"]
+    if proc.returncode != 0:
+        return ["a config git cannot parse"]
+    keys = []
+    for record in filter(None, proc.stdout.decode("utf-8", "surrogateescape").split("\0")):
+        key, _, value = record.partition("\n")
+        key = key.lower()
+        if (DANGEROUS_KEYS.match(key) or key.startswith("alias.")) and _value_dangerous(key, value):
+            keys.append(key)
+    return sorted(set(keys))
+
+
+def _git_dir_of(entry: Path, workspace: Path) -> Path | None:
+    """The git dir a nested `.git` entry stands for, when it lies in the workspace (one outside, the sandbox
+    cannot write)."""
+    if entry.is_symlink() or entry.is_file():
+        if entry.is_symlink():
+            target = Path(os.path.realpath(entry))
+        else:
+            named = hostgit.gitfile_path(read_regular(entry, 65536) or b"")
+            if named is None:
+                return None
+            target = Path(os.path.realpath(entry.parent / named))
+        inside = target == workspace or workspace in target.parents
+        return target if inside and target.is_dir() else None
+    return entry if entry.is_dir() else None
+
+
+def _stat_key(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+def _active_hooks(hooks: Path) -> list[str]:
+    try:
+        with os.scandir(hooks) as it:
+            return sorted(e.name for e in it if not e.name.endswith(".sample") and not e.is_dir(follow_symlinks=False)
+                          and (e.is_symlink() or e.stat(follow_symlinks=False).st_mode & 0o111))
+    except OSError:
+        return []
+
+
+def _git_dirs(gitdir: Path, workspace: Path) -> list[Path]:
+    """`gitdir`, and the common dir its `commondir` names (read as git reads it: trailing newlines off, nothing
+    else) when that lies in the workspace: git takes config and hooks from there too."""
+    dirs = [gitdir]
+    common = read_regular(gitdir / "commondir", 65536)
+    if common is not None and common.rstrip(b"\r\n"):
+        target = Path(os.path.realpath(gitdir / common.rstrip(b"\r\n").decode("utf-8", "surrogateescape")))
+        if target == workspace or workspace in target.parents:
+            dirs.append(target)
+    return dirs
+
+
+def _watched(entry: Path, dirs: list[Path]) -> tuple:
+    """The stats of everything `_git_dir_problems` reads (a hook made executable changes no folder's stat, so each
+    hook counts), to skip a git dir seen clean until one of them changes."""
+    keys: list = [_stat_key(entry)]
+    for folder in dirs:
+        keys += [_stat_key(folder / name) for name in ("config", "config.worktree", "commondir", "hooks")]
+        try:
+            with os.scandir(folder / "hooks") as it:
+                keys += sorted((e.name, _stat_key(Path(e.path))) for e in it)
+        except OSError:
+            pass
+    return tuple(keys)
+
+
+def _git_dir_problems(dirs: list[Path]) -> list[str]:
+    """What in one nested repository's git dirs (`_git_dirs`) the user's git would run (empty: nothing)."""
+    problems: list[str] = []
+    for folder in dirs:
+        for name in ("config", "config.worktree"):
+            path = folder / name
+            if not os.path.lexists(path):
+                continue
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode):
+                problems.append(f"{name} is not a regular file")
+                continue
+            if st.st_size > CONFIG_LIMIT:
+                problems.append(f"{name} is larger than {CONFIG_LIMIT >> 20} MiB")
+                continue
+            keys = dangerous_config(read_regular(path, CONFIG_LIMIT) or b"")
+            problems += [f"{name} sets {key}" for key in keys]
+        hooks = _active_hooks(folder / "hooks")
+        if hooks:
+            problems.append("active hooks " + ", ".join(hooks))
+    return problems
+
+
+@dataclass
+class AfterCheck:
+    """One workspace's checks, remembering what was seen clean."""
+
+    workspace: Path
+    index_key: tuple[int, ...] | None = None
+    gitlinks: dict[str, str] | None = None
+    clean: dict[str, tuple] = field(default_factory=dict)  # nested .git entry -> the stat keys seen clean
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _index(self) -> Path:
+        return self.workspace / ".git" / "index"
+
+    def _read_gitlinks(self) -> dict[str, str]:
+        try:
+            proc = hostgit.run(self.workspace, ["ls-files", "--stage", "-z"], text=False, timeout=120)
+        except (OSError, TimeoutExpired):
+            return dict(self.gitlinks or {})
+        if proc.returncode != 0:
+            return {}
+        return hostgit.parse_gitlinks(proc.stdout.decode("utf-8", "surrogateescape"))
+
+    def _committed_gitlinks(self) -> dict[str, str]:
+        """The gitlinks of HEAD: the repository's own submodules."""
+        try:
+            proc = hostgit.run(self.workspace, ["ls-tree", "-r", "-z", "HEAD"], text=False, timeout=120)
+        except (OSError, TimeoutExpired):
+            return {}
+        links = {}
+        for record in filter(None, proc.stdout.decode("utf-8", "surrogateescape").split("\0")):
+            meta, _, path = record.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[0] == hostgit.GITLINK_MODE:
+                links[path] = parts[2]
+        return links
+
+    def before(self) -> list[Finding]:
+        """Before a command: what a background job left since the last check. The first time, the baseline is
+        HEAD's gitlinks (and submodules host git made): a gitlink staged by a session that was killed before its
+        last check, or by anything else in the sandbox, is new."""
+        with self.lock:
+            if self.gitlinks is None:
+                self.index_key = _stat_key(self._index())
+                staged = self._read_gitlinks() if self.index_key is not None else {}
+                # HEAD is read only when the index holds gitlinks at all (most repositories hold none)
+                self.gitlinks = self._committed_gitlinks() if staged else {}
+                if set(staged) - set(self.gitlinks):
+                    self.index_key = None  # so that the check below takes the rest out
+        return self.after()
+
+    def after(self) -> list[Finding]:
+        """After a command: new gitlinks and dangerous nested repositories, neutralised."""
+        with self.lock:
+            return self._top_found() + self._gitlinks_found() + self._nested_found()
+
+    def _gitlinks_found(self) -> list[Finding]:
+        key = _stat_key(self._index())
+        if self.gitlinks is None or key == self.index_key:
+            return []
+        now = self._read_gitlinks() if key is not None else {}
+        new = [path for path in sorted(set(now) - set(self.gitlinks)) if not self._host_made(path)]
+        if not new:
+            self.gitlinks, self.index_key = now, key
+            return []
+        proc = hostgit.run(self.workspace, ["update-index", "--force-remove", "--", *new], timeout=120)
+        if proc.returncode == 0:
+            for path in new:
+                now.pop(path)
+            done = "removed from the index (the folder's files are untouched)"
+        else:
+            done = f"could not be removed from the index: {proc.stderr.strip()[:200]}"
+        found = [Finding(path, "a new gitlink in the index (your git would run git inside it)", done)
+                 for path in new]
+        self.gitlinks = now
+        self.index_key = _stat_key(self._index())
+        return found
+
+    def _host_made(self, path: str) -> bool:
+        """Whether the submodule at `path` has its git dir in the top `.git/modules/` (made by host git)."""
+        dot_git = self.workspace / path / ".git"
+        if dot_git.is_symlink() or not dot_git.is_file():
+            return False
+        named = hostgit.gitfile_path(read_regular(dot_git, 65536) or b"")
+        if named is None:
+            return False
+        modules = Path(os.path.realpath(self.workspace / ".git" / "modules"))
+        return modules in Path(os.path.realpath(dot_git.parent / named)).parents
+
+    def _top_found(self) -> list[Finding]:
+        """A `commondir` in the top-level `.git` folder sends the user's git to another git dir's config (git
+        writes that file only in `.git/worktrees/<name>/`), and a `config.worktree` is read when the config turns
+        worktree config on; the sandbox can create either where none was. Renamed aside."""
+        git = self.workspace / ".git"
+        if git.is_symlink() or not git.is_dir():
+            return []
+        found = []
+        for name in ("commondir", "config.worktree"):
+            path = git / name
+            if not os.path.lexists(path):
+                continue
+            if name == "config.worktree":
+                st = os.lstat(path)
+                keys = dangerous_config(read_regular(path, CONFIG_LIMIT) or b"") if stat.S_ISREG(st.st_mode) \
+                    and st.st_size <= CONFIG_LIMIT else ["not a regular file of at most 1 MiB"]
+                if not keys:
+                    continue
+                what = f"the top-level config.worktree sets {', '.join(keys[:4])}"
+            else:
+                what = "a commondir in the top-level git dir (it sends your git to another git dir's config)"
+            found.append(Finding(f".git/{name}", what, self._disable(f".git/{name}", f"{name}-disabled-by-coder")))
+        return found
+
+    def _nested_found(self) -> list[Finding]:
+        found = []
+        own = [Path(os.path.realpath(self.workspace / ".git" / name)) for name in ("modules", "worktrees")]
+        for entry in nested_entries(self.workspace):
+            if entry.name != ".git":
+                continue
+            gitdir = _git_dir_of(entry, self.workspace)
+            if gitdir is None or any(folder in gitdir.parents for folder in own):
+                continue  # a submodule's or worktree's git dir made by host git: read-only to the sandbox
+            dirs = _git_dirs(gitdir, self.workspace)
+            keys = _watched(entry, dirs)
+            if self.clean.get(str(entry)) == keys:
+                continue
+            problems = _git_dir_problems(dirs)
+            if not problems:
+                self.clean[str(entry)] = keys
+                continue
+            self.clean.pop(str(entry), None)
+            rel = entry.relative_to(self.workspace).as_posix()
+            found.append(Finding(rel, "a nested repository whose git dir your git would run code from ("
+                                 + "; ".join(problems[:4]) + ")", self._disable(rel)))
+        return found
+
+    def _disable(self, rel: str, new_name: str = DISABLED) -> str:
+        parent = rel.rsplit("/", 1)[0]
+        try:
+            with WorkspaceFS(self.workspace) as fs:
+                names = {name for name, _ in fs.listdir(parent)}
+                target = next(f"{parent}/{new_name}{'' if n == 0 else f'-{n}'}" for n in range(1000)
+                              if f"{new_name}{'' if n == 0 else f'-{n}'}" not in names)
+                try:
+                    fs.rename(rel, target)
+                except PermissionError:  # the command took the write bit off the folder (same user: put it back)
+                    fd = fs.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+                    try:
+                        os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) | stat.S_IRWXU)
+                    finally:
+                        os.close(fd)
+                    fs.rename(rel, target)
+        except (OSError, EscapeError, StopIteration) as exc:
+            return f"coder could not disable it ({exc}): do not run git in {parent} before checking it"
+        return f"renamed to {target} (rename it back once you have checked it)"
+
+
+_CHECKS: dict[str, AfterCheck] = {}
+_CHECKS_LOCK = threading.Lock()
+
+
+def checker(workspace: Path) -> AfterCheck:
+    """The workspace's AfterCheck, kept for the process."""
+    key = os.path.realpath(workspace)
+    with _CHECKS_LOCK:
+        check = _CHECKS.get(key)
+        if check is None:
+            if len(_CHECKS) >= 64:
+                _CHECKS.pop(next(iter(_CHECKS)))
+            check = _CHECKS[key] = AfterCheck(Path(key))
+        return check
+
+
+def report(found: list[Finding]) -> str:
+    """One note for the model and the user."""
+    return ("coder found what your own git would run later, and neutralised it: "
+            + "; ".join(f.line() for f in found))
+
+
+def _notes(workspace: Path, when: str) -> list[str]:
+    check = checker(workspace)
+    try:
+        found = check.before() if when == "before" else check.after()
+    except Exception as exc:  # noqa: BLE001 - a check that fails must say so, never take the command down
+        return [f"coder could not check the repository for what your git would run later ({exc})"]
+    return [report(found)] if found else []
+
+
+def before_command(workspace: Path) -> list[str]:
+    """Notes for the model and the user before a sandboxed command (what a background job left)."""
+    return _notes(workspace, "before")
+
+
+def after_command(workspace: Path) -> list[str]:
+    """Notes after a sandboxed command."""
+    return _notes(workspace, "after")
+
+
+def at_close(workspace: Path) -> None:
+    """When a shell ends (its background jobs with it): the check once more; findings go to the log."""
+    import logging
+
+    for note in _notes(workspace, "after"):
+        logging.getLogger("coder").warning("%s: %s", workspace, note)
