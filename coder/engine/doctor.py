@@ -86,7 +86,7 @@ def run_checks(cwd: Path) -> list[Check]:
 def _install_check(workspace: Path) -> Check:
     """coder itself (its package, its interpreter) must not lie in the workspace: the sandbox can write there, and
     what it left would run on the host at coder's next start, before any rule of coder's applies."""
-    from coder.host.python import PACKAGE_ROOT
+    from coder.host.python import PACKAGE_ROOT  # start-up time: `coder --help` imports this module
 
     real = workspace.resolve()
     inside = [str(p) for p in (Path(PACKAGE_ROOT), Path(sys.executable).resolve().parent)

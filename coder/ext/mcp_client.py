@@ -36,6 +36,8 @@ from coder.base.errors import ConfigError
 from coder.base.paths import state_dir
 from coder.host import Launch, prepare
 from coder.host.bridges import mcp_stdio
+from coder.sandbox.confine import confined_command
+from coder.sandbox.env import sandbox_env
 from coder.trust.commands import workspace_use
 from coder.trust.decisions import read_repo_file, server_key
 from coder.trust.protected import protect_command_files
@@ -220,9 +222,6 @@ class MCPManager:
     def launch(self, config: ServerConfig) -> Launch:
         """How a stdio server starts: on the host through the door, or in the sandbox when its command takes
         something from the workspace (the module docstring)."""
-        from coder.sandbox.confine import confined_command
-        from coder.sandbox.env import sandbox_env
-
         argv = [config.command or "", *config.args]
         purpose = f"the MCP server {config.name}"
         root = Path(os.path.realpath(self.workspace))

@@ -16,7 +16,7 @@ from coder.host.spawn import Launch
 def mcp_stdio(launch: Launch, errlog: TextIO) -> Any:
     """The MCP SDK's stdio transport for `launch` (an async context manager). The SDK adds its minimal default
     environment (HOME, PATH, SHELL, TERM, USER, LOGNAME) under ours, and starts a new session itself."""
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters, stdio_client  # start-up time: the SDK loads for a server
 
     params = StdioServerParameters(command=launch.argv[0], args=list(launch.argv[1:]), env=launch.env,
                                    cwd=launch.cwd)

@@ -77,7 +77,7 @@ def isolated_launcher() -> str:
 def forkserver_context(preload: list[str]) -> Any:
     """multiprocessing's "forkserver" context with `preload`, its server (and resource tracker) started through
     `isolated_launcher`. The executable is process-wide in multiprocessing: this process starts no other kind."""
-    import multiprocessing
+    import multiprocessing  # start-up time: only the batch's fork server needs it
 
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_executable(isolated_launcher())

@@ -20,6 +20,7 @@ from typing import Any
 
 from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.host import run as host_run
+from coder.review.lintexport import export_for_lint
 from coder.vcs.patch import FilePatch, parse_diff
 from coder.vcs.repo import resolve_tree, run_git, temp_index, worktree_tree
 
@@ -148,8 +149,6 @@ class ReviewContext:
 
     def lint_export(self, paths: list[str], config_names: tuple[str, ...]) -> Path:
         """A private folder with what a linter reads of the patched tree (coder/review/lintexport.py)."""
-        from coder.review.lintexport import export_for_lint
-
         tmp = tempfile.mkdtemp(prefix="coder-lint-")
         self._tmpdirs.append(tmp)
         return export_for_lint(self.root, self.new_tree, paths, config_names, Path(tmp))

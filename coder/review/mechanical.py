@@ -14,6 +14,7 @@ from coder.host import TimeoutExpired, which
 from coder.host import run as host_run
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult, status_from
+from coder.vcs.repo import VcsError
 
 # ruff codes that mean "this code is broken", not "this code is untidy"
 RUFF_ERRORS = ("E9", "F63", "F7", "F82")

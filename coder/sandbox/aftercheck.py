@@ -29,6 +29,7 @@ config is read again only when its stat changed.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -376,7 +377,5 @@ def after_command(workspace: Path) -> list[str]:
 
 def at_close(workspace: Path) -> None:
     """When a shell ends (its background jobs with it): the check once more; findings go to the log."""
-    import logging
-
     for note in _notes(workspace, "after"):
         logging.getLogger("coder").warning("%s: %s", workspace, note)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.fs.beneath import EscapeError, WorkspaceFS, path_kind, read_beneath
+from coder.trust.commands import workspace_use
 
 #: folders under `.coder/` whose files define something that runs or steers (permissions.json is not one)
 DEFINING_DIRS = ("tools", "agents", "commands")
@@ -103,8 +104,6 @@ def inspect(workspace: Path) -> TrustRequest:
 
 def _run_file_digest(root: Path, rel: str) -> bytes:
     """What a named workspace file is, for the fingerprint: its content's hash, or where a link points."""
-    from coder.fs.beneath import EscapeError, WorkspaceFS, path_kind
-
     kind = path_kind(root, rel)
     if kind == "file":
         digest = hashlib.sha256()
@@ -226,8 +225,6 @@ def _server(name: Any, entry: Any, root: Path) -> Wanted:
 
 def _named(entry: Any, root: Path) -> tuple[str, ...]:
     """The workspace files a stdio server entry names (coder/trust/commands.py)."""
-    from coder.trust.commands import workspace_use
-
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return ()
     args = [str(a) for a in entry.get("args", [])] if isinstance(entry.get("args"), list) else []

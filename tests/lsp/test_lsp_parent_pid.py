@@ -18,8 +18,8 @@ from pathlib import Path
 from lsp_support import make_repo, need, server_env
 
 from coder.lsp.client import initialize_params
-from coder.lsp.confine import confined_command
 from coder.lsp.servers import ServerSpec
+from coder.sandbox.confine import confined_command
 
 
 def _start(repo: Path, home: Path, process_id: int | None) -> subprocess.Popen[bytes]:
