@@ -39,6 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from coder.base.errors import CoderError, ModelError
+from coder.config.sections import ContextSettings
 from coder.context.base import Pinned
 from coder.context.history import observations, replace_results, user_texts
 from coder.context.manager import TieredContext
@@ -224,7 +225,7 @@ def run_one(replay: Replay, args: argparse.Namespace) -> dict[str, Any]:
         config = {k: v for k, v in (("compact_at", args.compact_at), ("target", args.target),
                                     ("recent_turns", args.recent_turns)) if v is not None}
         stub = StubSummarizer(meter, args.summary_ratio, 0)
-        manager = TieredContext(ReplayProvider(args.window), config, Path(tmp), summarizer=stub)
+        manager = TieredContext(ReplayProvider(args.window), ContextSettings(**config), Path(tmp), summarizer=stub)
         stub.max_tokens = manager.config.summary_max_tokens
         kinds: dict[str, int] = {}
         started = time.perf_counter()

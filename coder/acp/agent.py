@@ -42,7 +42,7 @@ from coder.base import events as ev
 from coder.base.errors import CoderError
 from coder.commands.approval import approval
 from coder.commands.modes import current_mode, set_mode
-from coder.config.layers import MODES
+from coder.config.modes import MODES
 from coder.engine.builder import open_session
 from coder.engine.history import stored_events
 from coder.engine.options import options_from_args

@@ -80,12 +80,13 @@ def run_build_step(cmd: str, cwd: Path, env: dict[str, str], timeout: float,
 
     venv = env["VIRTUAL_ENV"]
     base = interpreter_prefix(os.path.join(venv, "bin", "python"))
-    section = {"network": True, "extra_rw": [venv, env["PIP_CACHE_DIR"]],
-               "extra_ro": [*read_only, *borrowed_objects(cwd), *base],
-               "timeout": timeout, "max_timeout": timeout, "max_output_chars": 10**9,
-               "max_output_bytes": 256 * 1024 * 1024}
+    from coder.sandbox.profile import SandboxConfig
+
+    section = SandboxConfig(network=True, extra_rw=[venv, env["PIP_CACHE_DIR"]],
+                            extra_ro=[*read_only, *borrowed_objects(cwd), *base], timeout=timeout,
+                            max_timeout=timeout, max_output_chars=10**9, max_output_bytes=256 * 1024 * 1024)
     Path(env["PIP_CACHE_DIR"]).mkdir(parents=True, exist_ok=True)
-    result = run_sandboxed(cmd, cwd, {"sandbox": section}, timeout, env=env)
+    result = run_sandboxed(cmd, cwd, section, timeout, env=env)
     return result.exit_code, result.output
 
 

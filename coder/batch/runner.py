@@ -53,7 +53,7 @@ PRELOAD = ("coder.cli.main", "coder.cli.run", "coder.cli.sessions", "coder.cli.d
            "coder.codeintel.languages", "coder.lsp.diagnostics", "coder.lsp.hook", "coder.lsp.manager",
            "coder.lsp.service", "coder.ext.mcp_tools", "coder.ext.custom_tools", "coder.ext.hooks",
            "coder.models.registry", "coder.policy.rules", "coder.sandbox.shell", "coder.sandbox.exec",
-           "coder.vcs.repo", "coder.trust.decisions", "coder.trust.repo_config",
+           "coder.vcs.repo", "coder.trust.decisions", "coder.config.repository",
            "yaml",  # the built-in agents' front matter (imported lazily by coder)
            "coder.batch.agent_warm", "coder.cli.warm")
 

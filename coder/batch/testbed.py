@@ -31,6 +31,7 @@ from coder.batch.envs import base_interpreter, interpreter_prefix, reinstall_com
 from coder.batch.instdeps import build_layer
 from coder.batch.specs import EnvSpec, EnvUnavailable
 from coder.batch.workspace import Workspace, borrowed_objects, git
+from coder.sandbox.profile import SandboxConfig
 
 #: sorts after every other .pth in the layer (`__editable__...`, `easy-install.pth`): the workspace first
 SHARED_PTH = "zz_coder_shared_env.pth"
@@ -55,23 +56,20 @@ class Testbed:
         return {"VIRTUAL_ENV": str(self.layer), "PATH": f"{self.layer / 'bin'}{os.pathsep}{SYSTEM_PATH}",
                 "PIP_NO_INDEX": "1", "PYTHONNOUSERSITE": "1"}
 
-    def sandbox(self, writable_layer: bool = False, timeout: float = 1800, network: bool = False) -> dict[str, Any]:
+    def sandbox(self, writable_layer: bool = False, timeout: float = 1800, network: bool = False) -> SandboxConfig:
         """The `[sandbox]` section for commands on this workspace: the environment mounted read-only."""
-        section: dict[str, Any] = {"network": network, "extra_ro": list(self.read_only), "max_timeout": timeout,
-                                   "timeout": timeout, "max_output_chars": 10**9}
-        if writable_layer:
-            section["extra_rw"] = [str(self.layer)]
-        else:
-            section["extra_ro"].append(str(self.layer))
-        return section
+        layer = [str(self.layer)]
+        return SandboxConfig(network=network, extra_ro=list(self.read_only) + ([] if writable_layer else layer),
+                             extra_rw=layer if writable_layer else [], max_timeout=timeout, timeout=timeout,
+                             max_output_chars=10**9)
 
     def run(self, script: str, timeout: float, writable_layer: bool = False,
             network: bool = False) -> tuple[int | None, str]:
         """`script` with bash in a fresh sandbox on the workspace, the environment active."""
         from coder.sandbox.exec import run_sandboxed
 
-        section = self.sandbox(writable_layer, timeout, network)
-        result = run_sandboxed(script, self.workspace, {"sandbox": section}, timeout, env=self.shell_env())
+        result = run_sandboxed(script, self.workspace, self.sandbox(writable_layer, timeout, network), timeout,
+                               env=self.shell_env())
         return result.exit_code, result.output
 
 

@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     from coder import __version__
     from coder.acp.cli import register as register_acp
     from coder.batch.cli import register as register_batch
+    from coder.cli.config import register as register_config
     from coder.cli.doctor import register as register_doctor
     from coder.cli.mcp import register as register_mcp
     from coder.cli.run import register as register_run
@@ -39,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_session_flags(parser)
     parser.add_argument("--plain", action="store_true", help="plain prompt-toolkit REPL instead of the full-screen app")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for register in (register_run, register_sessions, register_doctor, register_trust, register_codeintel,
-                     register_review, register_batch, register_mcp, register_skills, register_acp):
+    for register in (register_run, register_sessions, register_doctor, register_trust, register_config,
+                     register_codeintel, register_review, register_batch, register_mcp, register_skills, register_acp):
         register(sub)
     return parser
 
@@ -73,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         handler = getattr(args, "func", None)
         if handler is None:
             handler = _interactive
+        if getattr(args, "command", None) in CONFIG_FIRST:
+            check_config(args)
         return int(handler(args) or 0)
     except CoderError as exc:
         # start-up time: loaded for an error only; a message can quote a repository file, a key or a path
@@ -99,6 +102,27 @@ def _register_workspace(cwd: str | None) -> None:
     folder = Path(os.path.expanduser(cwd or ".")).resolve()
     if folder.is_dir() and folder != Path.home().resolve() and folder != Path("/"):
         register_workspace(folder)
+
+
+#: commands that open sessions later (the app opens its own in the background; an editor's come over ACP; a batch
+#: runs many): a mistake in the configuration stops them here, in one line with exit code 2, before anything starts.
+#: `coder run` checks it when it opens its session, before it is stored.
+CONFIG_FIRST = (None, "acp", "batch", "swebench")
+
+
+def check_config(args: argparse.Namespace) -> None:
+    """Read every layer of the configuration once (the repository's where the session would run), for its errors."""
+    # start-up time: `coder --version` and `--help` never load the configuration
+    from pathlib import Path
+
+    from coder.config.layers import load_config
+    from coder.vcs.hostgit import repo_top
+
+    if getattr(args, "command", None) in ("batch", "swebench"):
+        load_config(None)  # the user's config and the environment: the instances' repositories are checked each
+        return
+    cwd = Path(getattr(args, "cwd", None) or ".").expanduser().resolve()
+    load_config((repo_top(cwd) or cwd) if cwd.is_dir() else None, {"model": getattr(args, "model", None)})
 
 
 def _interactive(args: argparse.Namespace) -> int:

@@ -29,8 +29,7 @@ def mcp_command(args) -> int:
     register_workspace(workspace)
     trusted, request, why = decide_trust(workspace, None, None)
     config = load_config(workspace, trusted=trusted, repo_files=request.files)
-    config["_repo_files"] = request.files
-    config["_mcp_approved"] = request.servers if trusted else {}
+    config.mcp_approved = request.servers if trusted else {}
     servers = servers_from_config(config, workspace, lambda line: print(visible(line)))
     if not trusted and ".mcp.json" in request.files:
         print(visible(f"{workspace}/.mcp.json is ignored: the workspace is not trusted ({why}); "
@@ -38,7 +37,7 @@ def mcp_command(args) -> int:
     if not servers:
         print("no MCP servers configured ([mcp.servers.NAME] in config, or .mcp.json in the repository)")
         return 0
-    manager = MCPManager(servers, workspace, config.get("sandbox"))
+    manager = MCPManager(servers, workspace, config.sandbox)
     try:
         manager.start_all()
         rows = [{"name": name, "transport": s.config.transport, "source": s.config.source, "status": s.status,

@@ -56,10 +56,10 @@ def trust_command(args) -> int:
 
 def _print_provenance(workspace: Path, trusted: bool) -> None:
     config = load_config(workspace, trusted=trusted)
-    rows = sorted((key, layer) for key, layer in config["_provenance"].items() if layer != "built-in")
+    rows = sorted(config.provenance.items())
     if rows:
         print("settings not at their built-in value:")
-        for key, layer in rows:
-            print(neutralize(f"  {key}  <- {layer}"))
-    for line in config["_ignored"]:
+        for key, origin in rows:
+            print(neutralize(f"  {key}  <- {origin}"))
+    for line in config.ignored:
         print(neutralize(f"ignored: {line}"))

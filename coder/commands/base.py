@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from coder.commands.custom import CustomCommand
+from coder.config.sections import Config
 from coder.engine.session import Session
 
 if TYPE_CHECKING:  # the builder pulls in the store and the config; completion does not need them
@@ -65,9 +66,9 @@ class Ctx:
         return self.opened.store if self.opened is not None else None
 
     @property
-    def config(self) -> dict[str, Any]:
+    def config(self) -> Config:
         """The session's configuration; a bare Session (no `Opened`) gets the defaults, as it always did."""
-        return self.opened.config if self.opened is not None else {}
+        return self.opened.config if self.opened is not None else Config()
 
     @property
     def is_git(self) -> bool:

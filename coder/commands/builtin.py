@@ -20,7 +20,7 @@ from coder.commands.model import _model
 from coder.commands.modes import current_mode, set_mode
 from coder.commands.perms import permissions
 from coder.commands.transcript import export
-from coder.config.layers import MODES
+from coder.config.modes import MODES
 from coder.engine.doctor import run_checks
 
 if TYPE_CHECKING:

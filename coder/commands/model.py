@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import difflib
 import os
-from typing import Any
 
 from coder.commands.base import CommandResult, Ctx
+from coder.config.sections import Config
 from coder.models.model_table import UNKNOWN, load_table, model_info
 from coder.models.registry import create_provider as create
 from coder.models.registry import resolve_spec
@@ -39,21 +39,17 @@ def _model(ctx: Ctx, arg: str) -> CommandResult:
     problem = None if "--force" in words else unknown_hosted(spec, config)
     if problem:
         return CommandResult(problem, error=True)
-    new = create(spec, config)
+    new = create(spec or config.model, config.providers, config.pricing)
     ctx.session.switch_model(new)
     return CommandResult(f"Model switched to `{new.spec}`.", model=new.spec)
 
 
-def unknown_hosted(spec: str, config: dict[str, Any]) -> str | None:
+def unknown_hosted(spec: str, config: Config) -> str | None:
     """Why `spec` is refused: a model of a hosted API (Anthropic, or OpenAI without a base URL of its own) that
     the model table does not know, most often a typo that would fail on the next request. None: go ahead."""
-    resolved = resolve_spec(spec, config)
+    resolved = resolve_spec(spec or config.model)
     prefix, _, name = resolved.partition(":")
-    providers = config.get("providers")
-    providers = providers if isinstance(providers, dict) else {}
-    section = providers.get(prefix)
-    section = section if isinstance(section, dict) else {}
-    own_server = os.environ.get(f"{prefix.upper()}_BASE_URL") or section.get("base_url")
+    own_server = os.environ.get(f"{prefix.upper()}_BASE_URL") or config.provider(prefix).base_url
     if prefix not in ("anthropic", "openai") or own_server or model_info(resolved) is not UNKNOWN:
         return None
     near = difflib.get_close_matches(resolved, known_models(), n=3, cutoff=0.6)

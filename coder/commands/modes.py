@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from coder.base.errors import UsageError
-from coder.config.layers import MODES
+from coder.config.modes import MODES
 from coder.engine.session import Session
 from coder.policy.base import Mode
 

@@ -1,96 +1,30 @@
-"""Layered configuration: defaults < ~/.config/coder/config.toml < <repo>/.coder/config.toml < env < flags.
+"""Layered configuration: built-in < ~/.config/coder/config.toml < <repo>/.coder/config.toml < environment < flags.
 
-The result is a plain dict (services read their own section: `config["sandbox"]`, `config["context"]`, ...).
-Top-level keys, their types and the fixed sections are checked here, with errors that name the file and the key;
-each service validates the inside of its own section (`SandboxConfig.from_dict`, `parse_hooks`, MCP servers).
-
-The repository's layer is written by somebody else: `coder/trust/repo_config.py` decides what of it is merged (less
-when the workspace is not trusted, never what widens the sandbox, points a provider elsewhere or grants
-permissions). Three keys the loader adds say how the result came about:
-- `_provenance`: every leaf key (`sandbox.network`, `permissions.allow`) -> the layer that set it last
-  (`built-in`, `user <path>`, `repository <path>`, `environment`, `flag`);
-- `_ignored`: one line per repository key that was not honoured, and why;
-- `_trusted`: whether the workspace's own configuration was trusted for this load.
+Each layer is checked on its own against the declarations (coder/config/sections.py), so a mistake names its own
+file and line (or variable, or flag); the repository's layer is then filtered (coder/config/repository.py); the
+layers are merged (tables merge key by key; a list replaces the one below, except that the environment's and the
+flags' lists, and a repository's lists that only add, are added to it); and the result is built once into a
+`Config` that knows which layer set each value. Nothing downstream reads a raw table.
 """
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import os
+import re
 import tomllib
+import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.base.paths import config_dir
-from coder.models.providers import PROVIDERS
+from coder.config.check import Keys, Layer, build, check_all, fields_of, hints, read
+from coder.config.repository import appends, filter_repository
+from coder.config.sections import Config, Origin
 
-DEFAULTS: dict[str, Any] = {
-    "model": None,
-    "max_turns": 100,
-    "max_cost": 10.0,
-    "max_wall_time": 3600.0,
-    "max_tokens": 8192,
-    "permission_mode": "ask",
-    "thinking_budget": None,
-    "instructions": {"max_bytes": 32_000},
-    "providers": {},
-    "pricing": {},
-    "sandbox": {},
-    "permissions": {},
-    "context": {},
-    "review": {},
-    "vcs": {},
-    "mcp": {},
-    "hooks": {},
-    "edit": {},
-    "lsp": {},
-    "stuck": {},  # coder/stuck checks its own keys (thresholds.json's patterns)
-    "notifications": {},  # the app's and the REPL's: when = unfocused | always | never, method (coder/tui/notify.py)
-    "skills": {},  # Agent Skills (coder/ext/skills.py): prompt_chars, the system prompt's budget for them
-}
-
-#: sections whose keys are a fixed set (a typo in them must not be silently ignored); the services owning the
-#: other sections ([sandbox], [context], [providers.X], [hooks], [mcp.servers.X]) check their keys themselves
-SECTION_KEYS: dict[str, frozenset[str]] = {
-    "permissions": frozenset({"allow", "ask", "deny"}),
-    "instructions": frozenset({"max_bytes"}),
-    "edit": frozenset({"syntax_guard", "max_bytes", "view_max_chars"}),
-    "mcp": frozenset({"servers"}),
-    "review": frozenset({"base", "stages", "llm_on_fail", "tests", "lint", "llm_max_findings", "max_binary_kb",
-                         "max_text_kb", "run_tests", "max_fix_rounds"}),
-    "vcs": frozenset({"hooks", "keep_sessions"}),
-    "skills": frozenset({"prompt_chars"}),
-    "notifications": frozenset({"when", "method"}),
-    "lsp": frozenset({"enabled", "diagnostics", "wait", "navigation_wait", "start_timeout", "severity", "ignore",
-                      "servers"}),
-}
-
-#: limits that must be positive to mean anything
-POSITIVE = ("max_turns", "max_cost", "max_wall_time", "max_tokens")
-
-#: key -> accepted types (None accepted for keys whose default is None)
-SCALAR_TYPES: dict[str, tuple[type, ...]] = {
-    "model": (str,),
-    "max_turns": (int,),
-    "max_cost": (int, float),
-    "max_wall_time": (int, float),
-    "max_tokens": (int,),
-    "permission_mode": (str,),
-    "thinking_budget": (int,),
-}
-
-ENV_KEYS: dict[str, tuple[str, type]] = {
-    "CODER_MODEL": ("model", str),
-    "CODER_MAX_TURNS": ("max_turns", int),
-    "CODER_MAX_COST": ("max_cost", float),
-    "CODER_PERMISSION_MODE": ("permission_mode", str),
-}
-
-MODES = ("plan", "ask", "auto-edit", "auto")
-#: `[notifications]` values (coder/tui/notify.py): when to notify, and how
-NOTIFY_WHEN = ("unfocused", "always", "never")
-NOTIFY_METHODS = ("auto", "osc9", "osc777", "bell")
+REPO_FILE = ".coder/config.toml"
 
 
 def user_config_path() -> Path:
@@ -98,58 +32,40 @@ def user_config_path() -> Path:
 
 
 def project_config_path(workspace: Path) -> Path:
-    return workspace / ".coder" / "config.toml"
+    return workspace / REPO_FILE
 
 
-def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Deep-merge `override` into a copy of `base` (tables merge, everything else replaces)."""
-    out = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
+# ------------------------------------------------------------------------------------------------ reading layers
+_BARE = r"[A-Za-z0-9_-]+|\"(?:[^\"\\]|\\.)*\"|'[^']*'"
+_HEADER = re.compile(rf"^\s*(\[\[?)\s*((?:{_BARE})(?:\s*\.\s*(?:{_BARE}))*)\s*\]\]?")
+_KEY = re.compile(rf"^\s*((?:{_BARE})(?:\s*\.\s*(?:{_BARE}))*)\s*=")
 
 
-def validate(data: dict[str, Any], source: str) -> None:
-    for key, value in data.items():
-        if key not in DEFAULTS:
-            known = ", ".join(sorted(DEFAULTS))
-            raise ConfigError(f"{source}: unknown key {key!r}. Known keys: {known}.")
-        if isinstance(DEFAULTS[key], dict):
-            if not isinstance(value, dict):
-                raise ConfigError(f"{source}: {key!r} must be a table ([{key}]), not {type(value).__name__}.")
-            continue
-        types = SCALAR_TYPES.get(key)
-        if value is not None and types and (not isinstance(value, types) or isinstance(value, bool)):
-            want = " or ".join(t.__name__ for t in types)
-            raise ConfigError(f"{source}: {key!r} must be {want}, not {value!r}.")
-    # [providers] takes one table per registered provider (coder/models/providers.py), read when checked so a
-    # provider registered after this module was imported counts too
-    for key, known in [*SECTION_KEYS.items(), ("providers", frozenset(PROVIDERS))]:
-        section = data.get(key)
-        if isinstance(section, dict):
-            unknown = sorted(set(section) - known)
-            if unknown:
-                raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)} in [{key}]. "
-                                  f"Known: {', '.join(sorted(known))}.")
-    for key in POSITIVE:
-        value = data.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
-            raise ConfigError(f"{source}: {key!r} must be greater than 0, not {value!r}.")
-    notifications = data.get("notifications")
-    for key, allowed in (("when", NOTIFY_WHEN), ("method", NOTIFY_METHODS)):
-        value = notifications.get(key) if isinstance(notifications, dict) else None
-        if value is not None and value not in allowed:
-            raise ConfigError(f"{source}: [notifications] {key} = {value!r} is not one of {', '.join(allowed)}.")
-    mode = data.get("permission_mode")
-    if mode is not None and mode not in MODES:
-        raise ConfigError(f"{source}: permission_mode {mode!r} is not one of {', '.join(MODES)}.")
+def _parts(dotted: str) -> Keys:
+    return tuple(p.strip("\"'") for p in re.findall(_BARE, dotted))
 
 
-def read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
-    """The validated table of the TOML file `path` (or of `data`, its bytes already read)."""
+def key_lines(text: str) -> dict[Keys, int]:
+    """Where each key of a TOML text is written (first line of its value), for the messages. A small scan rather
+    than a parser: tomllib keeps no positions, and a line only has to be near enough to find the mistake."""
+    lines: dict[Keys, int] = {}
+    table: Keys = ()
+    counts: dict[Keys, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if header := _HEADER.match(line):
+            table = _parts(header.group(2))
+            if header.group(1) == "[[":  # an array of tables: entries are numbered from 1, as in the messages
+                lines.setdefault(table, number)
+                counts[table] = counts.get(table, 0) + 1
+                table = (*table, f"#{counts[table]}")
+            lines.setdefault(table, number)
+        elif key := _KEY.match(line):
+            lines.setdefault((*table, *_parts(key.group(1))), number)
+    return lines
+
+
+def read_file(path: Path, name: str, data: bytes | None = None) -> Layer:
+    """The checked layer of the TOML file `path` (or of `data`, its bytes already read)."""
     try:
         text = data.decode("utf-8") if data is not None else path.read_text(encoding="utf-8")
         table = tomllib.loads(text)
@@ -157,92 +73,161 @@ def read_toml(path: Path, data: bytes | None = None) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML: {exc}.") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}.") from exc
-    validate(table, str(path))
+    layer = Layer(name, table, str(path), key_lines(text), written=table)
+    layer.data = read(Config, table, layer)
+    return layer
+
+
+def env_fields(cls: type = Config, keys: Keys = ()) -> list[tuple[Keys, str, Any, dataclasses.Field]]:
+    """(keys, variable, type, field) of every key an environment variable sets."""
+    out = []
+    for name, f in fields_of(cls).items():
+        hint = hints(cls)[name]
+        if f.metadata["repo"] is None:
+            out.extend(env_fields(hint, (*keys, name)))
+        elif f.metadata["env"]:
+            out.append(((*keys, name), f.metadata["env"], hint, f))
+    return out
+
+
+def env_layer(environ: typing.Mapping[str, str] | None = None) -> Layer:
+    """The CODER_* variables the declarations name, parsed and checked (a list variable is split at the field's
+    `env_split`, and adds to the files' list)."""
+    environ = os.environ if environ is None else environ
+    layer = Layer("environment", {})
+    raw: dict[str, Any] = {}
+    for keys, var, hint, f in env_fields():
+        text = environ.get(var, "")
+        if not text:
+            continue
+        layer.labels[keys] = var
+        arms = [a for a in (hint, *typing.get_args(hint)) if a in (int, float)]
+        try:
+            if typing.get_origin(hint) is list:
+                value: Any = [p.strip() for p in text.split(f.metadata["env_split"]) if p.strip()]
+            elif arms:
+                value = arms[0](text)
+            else:
+                value = text
+        except ValueError:
+            raise ConfigError(f"environment variable {var}={text!r}: expected "
+                              f"{'a whole number' if arms[0] is int else 'a number'}.") from None
+        node = raw
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = value
+    layer.data = read(Config, raw, layer)
+    return layer
+
+
+def flag_layer(flags: dict[str, Any] | None) -> Layer:
+    """The command line's values (None = not given), as a table like a file's: `{"max_turns": 5, "sandbox":
+    {"enabled": False}}`."""
+    def given(table: dict[str, Any]) -> dict[str, Any]:
+        values = {k: given(v) if isinstance(v, dict) else v for k, v in table.items()}
+        return {k: v for k, v in values.items() if v is not None and v != [] and v != {}}
+
+    layer = Layer("flag", given(flags or {}), labels={(k,): f"--{k.replace('_', '-')}" for k in flags or {}})
+    layer.data = read(Config, layer.data, layer)
+    return layer
+
+
+# --------------------------------------------------------------------------------------------------- merging
+def merge(base: dict[str, Any], over: dict[str, Any], adds: Callable[[Keys], bool],
+          keys: Keys = ()) -> dict[str, Any]:
+    """`over` merged into a copy of `base`: tables key by key; a list replaces, unless `adds(keys)`."""
+    out = dict(base)
+    for key, value in over.items():
+        at = (*keys, key)
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value, adds, at)
+        elif isinstance(value, list) and adds(at):
+            below = list(out.get(key) or [])
+            out[key] = below + [v for v in value if v not in below]
+        else:
+            out[key] = value
+    return out
+
+
+def leaves(table: dict[str, Any], keys: Keys = ()) -> list[Keys]:
+    """The keys of a table's values (a list is one value; an empty table is one too)."""
+    out: list[Keys] = []
+    for key, value in table.items():
+        if isinstance(value, dict) and value:
+            out.extend(leaves(value, (*keys, key)))
+        else:
+            out.append((*keys, key))
+    return out
+
+
+def default_at(keys: Keys, cls: type = Config) -> Any:
+    """The built-in value of a key."""
+    value: Any = cls()
+    for key in keys:
+        value = getattr(value, key) if dataclasses.is_dataclass(value) else value.get(key)
+    return value
+
+
+def value_at(table: dict[str, Any], keys: Keys) -> Any:
+    """The value of a key in a merged table, else its built-in value."""
+    for key in keys:
+        if not isinstance(table, dict) or key not in table:
+            return default_at(keys)
+        table = table[key]
     return table
 
 
-def env_overrides(environ: dict[str, str] | os._Environ[str] | None = None) -> dict[str, Any]:
-    environ = os.environ if environ is None else environ
-    out: dict[str, Any] = {}
-    for var, (key, kind) in ENV_KEYS.items():
-        raw = environ.get(var)
-        if raw in (None, ""):
-            continue
-        try:
-            out[key] = kind(raw)
-        except ValueError as exc:
-            raise ConfigError(f"environment variable {var}={raw!r} is not a valid {kind.__name__}.") from exc
-    extra_ro = [p for p in environ.get("CODER_SANDBOX_EXTRA_RO", "").split(os.pathsep) if p]
-    if extra_ro:  # read-only folders for the sandbox, set by a parent (`coder swebench run`: the environment)
-        out["sandbox"] = {"extra_ro": extra_ro}
-    presets = [p.strip() for p in environ.get("CODER_NETWORK_PRESETS", "").split(",") if p.strip()]
-    if presets:  # network presets for the sandbox's proxy, set by a parent (`coder batch --net-preset`)
-        out.setdefault("sandbox", {})["network_presets"] = presets
-    validate(out, "environment")
-    return out
-
-
-def leaf_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
-    """Dotted names of the leaves of a nested table (`sandbox.network`); a list counts as one leaf."""
-    out: list[str] = []
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            out.extend(leaf_keys(value, name + "."))
-        else:
-            out.append(name)
-    return out
-
-
 def load_config(workspace: Path | None, flags: dict[str, Any] | None = None, trusted: bool = False,
-                repo_files: dict[str, bytes] | None = None) -> dict[str, Any]:
-    """The merged configuration for a session in `workspace`. `flags` holds command-line values (None = unset).
+                repo_files: dict[str, bytes] | None = None) -> Config:
+    """The configuration for a session in `workspace`. `flags` holds command-line values (None = unset).
 
-    `trusted` says whether the workspace's own config is trusted (see `coder.trust.decisions`); untrusted, only the keys
-    `config_repo` calls always harmless are taken from it. `repo_files` are the repository's defining files as
+    `trusted` says whether the workspace's own config is trusted (see `coder.trust.decisions`); untrusted, only
+    the keys a repository may always set are taken from it. `repo_files` are the repository's defining files as
     the trust check read them (`TrustRequest.files`): the config used is then the one that was fingerprinted.
     Otherwise it is read here, never through a symlink."""
-    # start-up time: `coder --help` imports this module, and only this command needs it
-    from coder.trust.repo_config import filter_repository, merge_hooks
-
-    config = copy.deepcopy(DEFAULTS)
-    provenance = dict.fromkeys(leaf_keys(DEFAULTS), "built-in")
-    sources: list[str] = []
+    merged: dict[str, Any] = {}
+    provenance: dict[str, Origin] = {}
+    sources: list[Path] = []
     ignored: list[str] = []
+    written: dict[str, Any] = {}
 
-    def layer(data: dict[str, Any], name: str) -> None:
-        nonlocal config
-        hooks = data.pop("hooks", None) if name.startswith("repository") else None
-        config = merge(config, data)
-        if hooks:
-            config["hooks"] = merge_hooks(config["hooks"], hooks)
-            data["hooks"] = hooks
-        provenance.update(dict.fromkeys(leaf_keys(data), name))
+    def apply(layer: Layer, adds: Callable[[Keys], bool]) -> None:
+        nonlocal merged
+        merged = merge(merged, layer.data, adds)
+        for keys in leaves(layer.data):
+            provenance[".".join(keys)] = Origin(layer.name, layer.path, layer.line(keys))
 
     user_path = user_config_path()
     if user_path.is_file():
-        layer(read_toml(user_path), f"user {user_path}")
-        sources.append(str(user_path))
-    repo_path = project_config_path(workspace) if workspace else None
-    repo_bytes = None
-    if workspace is not None and repo_path is not None:
-        # start-up time: `coder --help` imports this module, and only this command needs it
+        apply(read_file(user_path, "user"), lambda keys: False)
+        sources.append(user_path)
+    if workspace is not None:
         from coder.trust.reader import read_repo_file
 
-        rel = ".coder/config.toml"
-        repo_bytes = repo_files.get(rel) if repo_files is not None else read_repo_file(workspace, rel, ignored)
-    if repo_path is not None and repo_bytes is not None:
-        kept, dropped = filter_repository(read_toml(repo_path, repo_bytes), config, trusted, str(repo_path))
-        layer(kept, f"repository {repo_path}")
-        ignored.extend(dropped)
-        sources.append(str(repo_path))
-    env_layer = env_overrides()
-    for key in ("extra_ro", "network_presets"):  # the environment's lists add to the user's, never replace them
-        if key in env_layer.get("sandbox", {}):
-            env_layer["sandbox"][key] = list(config["sandbox"].get(key, [])) + env_layer["sandbox"][key]
-    layer(env_layer, "environment")
-    set_flags = {k: v for k, v in (flags or {}).items() if v is not None}
-    validate(set_flags, "command line")
-    layer(set_flags, "flag")
-    config.update(_sources=sources, _provenance=provenance, _ignored=ignored, _trusted=trusted)
+        repo_path = project_config_path(workspace)
+        repo_bytes = repo_files.get(REPO_FILE) if repo_files is not None else \
+            read_repo_file(workspace, REPO_FILE, ignored)
+        if repo_bytes is not None:
+            layer = read_file(repo_path, "repository", repo_bytes)
+            written = layer.written
+            layer.data, dropped = filter_repository(Config, layer.data, lambda keys: value_at(merged, keys), trusted,
+                                                    str(repo_path))
+            ignored.extend(dropped)
+            apply(layer, lambda keys: appends(Config, keys))
+            sources.append(repo_path)
+    apply(env_layer(), lambda keys: True)
+    apply(flag_layer(flags), lambda keys: True)
+    config = build(Config, merged)
+    config.provenance, config.sources, config.ignored, config.trusted = provenance, sources, ignored, trusted
+    config.repo_files, config.repository_layer = repo_files, written
+    check_all(config, lambda keys: config.origin(".".join(keys), near=True).where)
+    return config
+
+
+def settings(data: dict[str, Any] | None = None, source: str = "settings") -> Config:
+    """A Config from one table, checked like a layer over the built-in values (for tests, and for code that
+    composes a configuration rather than reading one)."""
+    layer = Layer(source, dict(data or {}))
+    config = build(Config, read(Config, layer.data, layer))
+    check_all(config, lambda keys: source)
     return config

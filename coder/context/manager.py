@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import CoderError, ContextOverflowError, Interrupted
+from coder.config.sections import ContextSettings
 from coder.context.base import Compaction, Pinned, Prepared
 from coder.context.clipping import ClipTier, cut_user_texts
-from coder.context.config import ContextConfig
 from coder.context.history import assistant_indexes, fingerprint, loaded_tools, repair_pairing, replace_results
 from coder.context.masking import MaskTier
 from coder.context.summary import (
@@ -98,12 +98,12 @@ class ContextStats:
 class TieredContext:
     """The context manager the engine uses (implements coder.context.base.ContextManager)."""
 
-    def __init__(self, provider: ModelProvider, config: dict[str, Any] | None, state_dir: Path,
+    def __init__(self, provider: ModelProvider, config: ContextSettings | None, state_dir: Path,
                  summarizer: Summarizer | None = None, cancel: threading.Event | None = None,
                  on_status: Callable[[str], None] | None = None) -> None:
         """`cancel`: the session's interrupt, honoured by the summary call. `on_status`: told in words when a
         slow step (the summary call) starts, so a frontend can show it."""
-        self.config = ContextConfig.from_dict(config)
+        self.config = config or ContextSettings()
         self.state_dir = Path(state_dir)
         self.provider = provider
         self.estimator = TokenEstimator(self.config.chars_per_token)

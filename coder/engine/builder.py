@@ -18,16 +18,17 @@ from coder.base import paths
 from coder.base.errors import UsageError
 from coder.base.resources import template
 from coder.config.layers import load_config
+from coder.config.sections import Config
 from coder.context.base import Pinned
 from coder.context.instructions import discover
 from coder.context.manager import TieredContext
 from coder.engine.history import rebuild
-from coder.engine.network import apply_domain_flags, network_hint, network_hooks
+from coder.engine.network import network_hint, network_hooks
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
 from coder.engine.subagents import Parent, install_subagents
 from coder.engine.work import install_work, open_work
 from coder.ext.custom_tools import load_custom_tools
-from coder.ext.hooks import hooks_from_config, parse_hooks
+from coder.ext.hooks import hooks_from_config
 from coder.host import TimeoutExpired, register_workspace
 from coder.lsp.hook import install as install_language_servers
 from coder.lsp.service import check_settings
@@ -35,7 +36,6 @@ from coder.models.providers import key_variables
 from coder.models.registry import create_provider
 from coder.policy.rules import policy_from_config
 from coder.sandbox.check import check_sandbox
-from coder.sandbox.profile import SandboxConfig
 from coder.store.db import SessionStore, new_session_id
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import ToolContext
@@ -78,7 +78,7 @@ TrustAsker = Callable[[Any, str], bool]
 class Opened:
     session: Session
     store: SessionStore
-    config: dict[str, Any]
+    config: Config
     workspace: Path
     is_git: bool
     resumed: bool
@@ -109,6 +109,14 @@ def git_root(cwd: Path) -> Path | None:
         return None
 
 
+def config_flags(options: SessionOptions) -> dict[str, Any]:
+    """The command line's layer of the configuration (None: not given; the domain lists add to the files')."""
+    return {"model": options.model, "permission_mode": options.permission_mode, "max_turns": options.max_turns,
+            "max_cost": options.max_cost, "max_wall_time": options.max_wall_time,
+            "sandbox": {"enabled": False if options.no_sandbox else None, "allowed_domains": options.allow_domains,
+                        "denied_domains": options.deny_domains, "network_presets": options.network_presets}}
+
+
 def decide_trust(workspace: Path, choice: bool | None, ask_trust: TrustAsker | None) -> tuple[bool, Any, str]:
     """(trusted, what the repository defines, why) for a session in `workspace`; see coder/trust/decisions.py."""
     request = trust.inspect(workspace)
@@ -125,14 +133,14 @@ def decide_trust(workspace: Path, choice: bool | None, ask_trust: TrustAsker | N
     return False, request, state.reason
 
 
-def trust_notes(config: dict[str, Any], request: Any, why: str) -> list[str]:
+def trust_notes(config: Config, request: Any, why: str) -> list[str]:
     """What the session says once about trust: what was ignored, and how to change that."""
     notes = []
-    if not config["_trusted"] and request.wants_anything:
+    if not config.trusted and request.wants_anything:
         what = "; ".join(w.line() for w in request.wanted[:8]) + ("; ..." if len(request.wanted) > 8 else "")
         notes.append(f"this workspace is not trusted ({why}), so coder ignores what it defines: {what}. "
                      "Check those files, then `coder trust` (or --trust for one run) to use them.")
-    ignored = [line for line in config["_ignored"] if "the workspace is not trusted" not in line]
+    ignored = [line for line in config.ignored if "the workspace is not trusted" not in line]
     if ignored:
         notes.append("repository settings ignored: " + "; ".join(ignored))
     notes.extend(f"trust: {problem}" for problem in request.problems)
@@ -152,26 +160,15 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     root = git_root(cwd)
     workspace = root or cwd
     register_workspace(workspace)
-    flags = {"model": options.model, "permission_mode": options.permission_mode, "max_turns": options.max_turns,
-             "max_cost": options.max_cost, "max_wall_time": options.max_wall_time}
     trusted, request, why = decide_trust(workspace, options.trust, ask_trust)
-    config = load_config(workspace, flags, trusted=trusted, repo_files=request.files)
-    config["_repo_files"] = request.files  # what the trust check read is what runs (`.mcp.json` too)
+    config = load_config(workspace, config_flags(options), trusted=trusted, repo_files=request.files)
     # trusted means the fingerprint of these very bytes matched (or --trust): their servers are the approved ones
-    config["_mcp_approved"] = request.servers if trusted else {}
-
-    check_settings(config)  # a mistake in [lsp] is a ConfigError now, not a silent no-op at the first edit
+    config.mcp_approved = request.servers if trusted else {}
+    check_settings(config)  # a new [lsp.servers.X] without a command is a ConfigError now, not at the first edit
     trust.remember_decision(workspace, trusted)
-    if options.no_sandbox:
-        config["sandbox"]["enabled"] = False
-
-    apply_domain_flags(config, options.allow_domains, options.deny_domains, options.network_presets)
-
-    SandboxConfig.from_dict(config["sandbox"])  # a bad [sandbox] key stops here, not at the first command
-
     # what only needs the config is checked before a session is stored, so a mistake leaves no empty session
-    policy = policy_from_config(config, config["permission_mode"], options.allow, options.deny, workspace, cwd)
-    parse_hooks(config.get("hooks") or {})
+    policy = policy_from_config(config.permissions, config.permission_mode, options.allow, options.deny, workspace,
+                                cwd)
 
     store = SessionStore(paths.sessions_db())
     row = None
@@ -186,7 +183,8 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
             raise UsageError(f"--continue: no earlier session in {workspace}.")
     restored = rebuild(e.to_dict() for e in store.events(row.id)) if row else None
 
-    provider = create_provider(options.model or (row.model if row else None) or config.get("model"), config)
+    provider = create_provider(options.model or (row.model if row else None) or config.model, config.providers,
+                               config.pricing)
     session_id = row.id if row else new_session_id()
     if row is None:
         store.create_session(session_id, str(workspace), str(cwd), provider.spec)
@@ -208,7 +206,7 @@ class StoredSession:
     instead of a dozen positional parameters of which several share a type (three paths, two `Any`)."""
 
     options: SessionOptions
-    config: dict[str, Any]
+    config: Config
     store: SessionStore
     row: Any  # the stored session being resumed, or None
     restored: Any  # the history rebuilt from its events, or None
@@ -235,7 +233,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     def note(message: str) -> None:
         record(ev.ErrorEvent(message))
 
-    mode = config["permission_mode"]
+    mode = config.permission_mode
     sandbox_state = sandbox_status(config)
     record(ev.SessionStart(session_id, provider.spec, str(workspace), str(cwd), mode, sandbox_state, root is not None,
                            resumed=row is not None, version=__version__))
@@ -243,9 +241,9 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
         note("not a git repository: checkpoints, /undo and commits are off")
     for line in stored.notes:
         note(line)
-    instructions = discover(workspace, cwd, int(config["instructions"].get("max_bytes", 32_000)))
+    instructions = discover(workspace, cwd, config.instructions.max_bytes)
     if instructions.truncated:
-        note(f"project instructions were cut at {config['instructions'].get('max_bytes')} characters")
+        note(f"project instructions were cut at {config.instructions.max_bytes} characters")
 
 
     state = paths.session_dir(session_id)
@@ -261,7 +259,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
             checkpointer = Checkpoints(workspace, session_id)  # takes the baseline: the first turn is undoable
 
             checkpointer.prune(default_keep())
-            prune_sessions(workspace, int(config["vcs"].get("keep_sessions", 20)), current=session_id)
+            prune_sessions(workspace, config.vcs.keep_sessions, current=session_id)
         except VcsError as exc:
             note(f"checkpoints are off for this session ({str(exc).splitlines()[0][:200]}); /undo will not work")
     if sandbox_state.startswith("unavailable"):
@@ -272,15 +270,15 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     parts = SessionParts(
         session_id=session_id, provider=provider, tools=session_tools(config, workspace, note),
         policy=policy,
-        context=TieredContext(provider, config, state, cancel=tool_ctx.cancel), tool_ctx=tool_ctx,
+        context=TieredContext(provider, config.context, state, cancel=tool_ctx.cancel), tool_ctx=tool_ctx,
         system_prompt=render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text,
-                                           network_hint(config)) + work.prompt,
+                                           network_hint(config.sandbox)) + work.prompt,
         pinned=Pinned(instructions=instructions.text, **work.pins),
-        limits=Limits(int(config["max_turns"]), float(config["max_cost"]), float(config["max_wall_time"])),
+        limits=Limits(config.max_turns, config.max_cost, config.max_wall_time),
         record=record, ask=ask, checkpointer=checkpointer,
         hooks=hooks_from_config(config, workspace, session_id, note),
-        max_tokens=int(config["max_tokens"]), thinking_budget=config.get("thinking_budget"),
-        stuck=StuckGuard.from_config(config.get("stuck"), headless=ask is no_questions),  # issue 22
+        max_tokens=config.max_tokens, thinking_budget=config.thinking_budget,
+        stuck=StuckGuard.from_config(config.stuck, headless=ask is no_questions),  # issue 22
     )
     install_work(tool_ctx.services, record, ask, policy, parts.pinned, work.skills, parts.tools)
     # a tool that starts agents needs their definitions: read here, once (the repository's only when trusted)
@@ -289,20 +287,19 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     return Opened(Session(parts, stored.restored), store, config, workspace, root is not None, row is not None)
 
 
-def session_tools(config: dict[str, Any], workspace: Path, note: Callable[[str], None]) -> dict[str, Any]:
+def session_tools(config: Config, workspace: Path, note: Callable[[str], None]) -> dict[str, Any]:
     """Built-in tools, then the user's custom tools, then MCP servers' tools (deferred: loaded on demand)."""
     # start-up time: coder.ext.mcp_tools brings asyncio
     from coder.ext.mcp_tools import load_mcp_tools
 
     tools: dict[str, Any] = builtin_tools()
-    tools.update(load_custom_tools(workspace, set(tools), bool(config.get("_trusted")), note,
-                                    config.get("_repo_files")))
+    tools.update(load_custom_tools(workspace, set(tools), config.trusted, note, config.repo_files))
     tools.update(load_mcp_tools(config, workspace, note))
     return arrange(tools)
 
 
-def sandbox_status(config: dict[str, Any]) -> str:
-    if not config["sandbox"].get("enabled", True):
+def sandbox_status(config: Config) -> str:
+    if not config.sandbox.enabled:
         return "off (--no-sandbox)"
 
     result = check_sandbox()

@@ -73,7 +73,7 @@ def run_checks(cwd: Path) -> list[Check]:
         from coder.trust.decisions import is_trusted
 
         config = load_config(root or cwd, trusted=is_trusted(root or cwd))
-        checks.append(Check("workspace trust", True, "trusted" if config["_trusted"] else
+        checks.append(Check("workspace trust", True, "trusted" if config.trusted else
                             "not trusted: its own servers, hooks, tools and agents are ignored (`coder trust`)"))
         from coder.lsp.servers import doctor_lines  # language servers (issue 20)
 
@@ -107,7 +107,7 @@ def _model_check(workspace: Path) -> Check:
         # start-up time: `coder --help` imports this module, and only this command needs it
         from coder.trust.decisions import is_trusted
 
-        spec = resolve_spec(None, load_config(workspace, trusted=is_trusted(workspace)))
+        spec = resolve_spec(load_config(workspace, trusted=is_trusted(workspace)).model)
     except CoderError as exc:
         return Check("model", False, "none usable: " + str(exc).splitlines()[0],
                      "export ANTHROPIC_API_KEY=..., or pass --model (e.g. openai:NAME with OPENAI_BASE_URL, "

@@ -42,7 +42,7 @@ def review_and_commit(session: Session, branch: str | None = None, override: boo
 
     result = gate(GateRequest(
         parts.tool_ctx.workspace, parts.pinned.task, fix_round, parts.provider, config,
-        max_rounds=int(config.get("review", {}).get("max_fix_rounds", 2)),
+        max_rounds=config.review.max_fix_rounds,
         override=(lambda _: True) if override else None, message=message,
         model_name=parts.provider.spec, branch=branch, paths=sorted(session.stats.files_changed) or None,
         on_review=on_review, before_commit=getattr(parts.hooks, "before_commit", None),

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from coder.base import events as ev
 from coder.engine.session import AskHandler, no_questions
 from coder.sandbox.network import NetHooks
+from coder.sandbox.profile import SandboxConfig
 
 if TYPE_CHECKING:
     from coder.netproxy.proxy import Access
@@ -43,25 +44,11 @@ def network_hooks(record: Callable[[ev.Event], None], ask: AskHandler, project_d
     return NetHooks(None if ask is no_questions else question, report, project_dir)
 
 
-def network_hint(config: dict) -> str:
+def network_hint(section: SandboxConfig) -> str:
     """What the system prompt says of the network when domain lists are configured ("" otherwise)."""
-    section = config.get("sandbox") or {}
-    if section.get("network"):
+    if section.network or not (section.allowed_domains or section.network_presets or section.denied_domains):
         return ""
-    allowed = list(section.get("allowed_domains") or [])
-    presets = list(section.get("network_presets") or [])
-    if not (allowed or presets or section.get("denied_domains")):
-        return ""
-    listed = ", ".join(allowed[:8] + [f"the {p} package registries" for p in presets]) or "no domain yet"
-    return (f"the network reaches only listed domains ({listed}) through coder's proxy (HTTP_PROXY and "
-            "HTTPS_PROXY are set; pip, npm, git and curl use them), other hosts are refused or need the user's "
+    listed = ", ".join(section.allowed_domains[:8] + [f"the {p} package registries" for p in section.network_presets])
+    return (f"the network reaches only listed domains ({listed or 'no domain yet'}) through coder's proxy (HTTP_PROXY "
+            "and HTTPS_PROXY are set; pip, npm, git and curl use them), other hosts are refused or need the user's "
             "approval")
-
-
-def apply_domain_flags(config: dict, allow: list[str], deny: list[str], presets: list[str]) -> None:
-    """`--net-allow`, `--net-deny` and `--net-preset` add to the user's lists (never replace them)."""
-    section = config["sandbox"]
-    for key, values in (("allowed_domains", allow), ("denied_domains", deny), ("network_presets", presets)):
-        if values:
-            section[key] = list(section.get(key) or []) + [v for v in values if v not in (section.get(key) or [])]
-            config.setdefault("_provenance", {})[f"sandbox.{key}"] = "flag"

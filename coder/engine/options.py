@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coder.config.layers import MODES
+from coder.config.modes import MODES
 
 if TYPE_CHECKING:
     from coder.engine.builder import SessionOptions

@@ -24,6 +24,7 @@ from typing import Any
 from coder.base import events as ev
 from coder.base import paths
 from coder.base.resources import template
+from coder.config.sections import Config
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.session import Hooks, Limits, Session, SessionParts, no_questions
 from coder.ext.agents import load_agents
@@ -40,7 +41,7 @@ from coder.tools.registry import builtin_tools
 class Parent:
     session_id: str
     provider: ModelProvider
-    config: dict[str, Any]
+    config: Config
     store: SessionStore
     tool_ctx: ToolContext  # the parent's: its cancel event stops the child too
     #: the parent's live policy object (its mode may change during the session; rules include the flags)
@@ -51,10 +52,10 @@ class Parent:
 
 
 def install_subagents(parent: Parent) -> None:
-    """Read the agent definitions once (the repository's only when `config["_trusted"]`) and give the session's
+    """Read the agent definitions once (the repository's only when `config.trusted`) and give the session's
     tools the spawner and the definitions (`services["spawn_subagent"]`, `services["subagents"]`)."""
-    parent.agents = load_agents(parent.tool_ctx.workspace, trusted=bool(parent.config.get("_trusted")),
-                                repo_files=parent.config.get("_repo_files"))
+    parent.agents = load_agents(parent.tool_ctx.workspace, trusted=parent.config.trusted,
+                                repo_files=parent.config.repo_files)
     parent.tool_ctx.services["subagents"] = parent.agents
     parent.tool_ctx.services["spawn_subagent"] = make_spawner(parent)
 
@@ -72,10 +73,9 @@ def child_policy(parent: PermissionPolicy, mode: str) -> PermissionPolicy:
     return policy
 
 
-def child_limits(agent: Any, config: dict[str, Any]) -> Limits:
+def child_limits(agent: Any, config: Config) -> Limits:
     """The agent's budget, never above the parent's configured limits (a definition cannot raise them)."""
-    return Limits(min(agent.max_turns, int(config.get("max_turns", agent.max_turns))),
-                  min(agent.max_cost, float(config.get("max_cost", agent.max_cost))), 900.0)
+    return Limits(min(agent.max_turns, config.max_turns), min(agent.max_cost, config.max_cost), 900.0)
 
 
 class ChildHooks:
@@ -107,7 +107,7 @@ def make_spawner(parent: Parent):
                     "repository's .coder/agents/ only when the workspace is trusted.)"), True, {}
         provider = parent.provider
         if agent.model:
-            provider = create_provider(agent.model, parent.config)
+            provider = create_provider(agent.model, parent.config.providers, parent.config.pricing)
         mode = child_mode(agent.permission_mode, parent.policy.mode)
         policy = child_policy(parent.policy, mode)
         child_id = new_session_id()

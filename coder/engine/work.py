@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from coder.base import events as ev
+from coder.config.sections import Config
 from coder.context.base import Pinned
 from coder.engine.session import AskHandler, no_questions
-from coder.ext.skills import PROMPT_CHARS, discover, prompt_section, sandbox_mounts
+from coder.ext.skills import discover, prompt_section, sandbox_mounts
 from coder.tools.plan_tool import PlanVerdict
 from coder.tools.skill_tool import SkillTool
 
@@ -136,20 +137,17 @@ class WorkParts:
         self.prompt = prompt
 
 
-def open_work(workspace: Any, config: dict[str, Any], events: Iterable[dict[str, Any]] | None,
+def open_work(workspace: Any, config: Config, events: Iterable[dict[str, Any]] | None,
               note: Callable[[str], None]) -> WorkParts:
     """Find the skills (the repository's only when trusted), mount the user's skill folders read-only in the
     sandbox (their scripts run there), and read the pins back from a resumed session's `events`."""
-    skills = discover(workspace, bool(config.get("_trusted")), config.get("_repo_files"))
+    skills = discover(workspace, config.trusted, config.repo_files)
     for problem in skills.problems[:5]:
         note(f"skills: {problem}")
-    sandbox = config.setdefault("sandbox", {})
-    mounts = [m for m in sandbox_mounts(skills) if m not in (sandbox.get("extra_ro") or [])]
-    if mounts:
-        sandbox["extra_ro"] = list(sandbox.get("extra_ro") or []) + mounts
-    budget = int((config.get("skills") or {}).get("prompt_chars", PROMPT_CHARS))
-    prompt = prompt_section(skills, budget)
-    if config.get("permission_mode") == "plan":
+    # the skills' folders, read-only: added to this session's sandbox (not a setting: their provenance is the skill)
+    config.sandbox.extra_ro += [m for m in sandbox_mounts(skills) if m not in config.sandbox.extra_ro]
+    prompt = prompt_section(skills, config.skills.prompt_chars)
+    if config.permission_mode == "plan":
         prompt += ("\n# Plan mode\nThis session started in plan mode (read only): research with the read-only "
                    "tools, then present your plan with `exit_plan`. Once the user approves it, the mode changes and "
                    "you carry the plan out.\n")

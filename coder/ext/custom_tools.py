@@ -51,9 +51,8 @@ class CommandTool(Tool):
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         stdin = json.dumps(args) if self.input_mode == "stdin" else None
-        config = dict(ctx.config)
-        config["sandbox"] = {**ctx.config.get("sandbox", {}), **({} if self.sandbox else {"enabled": False})}
-        run = run_sandboxed(self.render(args), ctx.workspace, config, self.timeout, stdin=stdin)
+        sandbox = ctx.config.sandbox if self.sandbox else dataclasses.replace(ctx.config.sandbox, enabled=False)
+        run = run_sandboxed(self.render(args), ctx.workspace, sandbox, self.timeout, stdin=stdin)
         text = clip_output(run.output, ctx.state_dir).text or "(no output)"
         if run.timed_out:
             return ToolResult(f"{text}\n[timed out after {self.timeout:g}s]", True, data={"timed_out": True})

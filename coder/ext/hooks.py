@@ -25,20 +25,21 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from coder.base import events as ev
-from coder.base.errors import ConfigError
+from coder.config.sections import Config, HooksSettings
 from coder.host import TimeoutExpired, safe_env, scrubbed_env
 from coder.host import run as host_run
 from coder.sandbox.exec import run_sandboxed
+from coder.sandbox.profile import SandboxConfig
 from coder.tools.base import ToolResult
 from coder.trust.commands import WorkspaceUse, shell_use
 from coder.trust.protected import protect_command_files
 
-EVENTS = ("before_tool", "after_tool", "before_commit", "turn_end", "session_end", "notification")
+EVENTS = tuple(f.name for f in fields(HooksSettings))
 BLOCK_EXIT = 2
 OUTPUT_CAP = 4000
 
@@ -63,33 +64,20 @@ class HookOutcome:
         return self.exit_code == BLOCK_EXIT
 
 
-def parse_hooks(section: dict[str, Any]) -> list[Hook]:
-    hooks: list[Hook] = []
-    for event, entries in section.items():
-        if event not in EVENTS:
-            raise ConfigError(f"[hooks]: unknown event {event!r}; known: {', '.join(EVENTS)}.")
-        if not isinstance(entries, list):
-            raise ConfigError(f"[hooks.{event}] must be an array of tables ([[hooks.{event}]]).")
-        for i, entry in enumerate(entries):
-            where = f"[[hooks.{event}]] #{i + 1}"
-            if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or not entry["command"]:
-                raise ConfigError(f"{where}: needs a non-empty `command` string.")
-            unknown = set(entry) - {"command", "match", "timeout", "sandbox"}
-            if unknown:
-                raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}.")
-            hooks.append(Hook(event, entry["command"], str(entry.get("match", "*")), float(entry.get("timeout", 30)),
-                              bool(entry.get("sandbox", True))))
-    return hooks
+def parse_hooks(section: HooksSettings) -> list[Hook]:
+    """The configured hooks (checked at load: coder/config/sections.py `HooksSettings`), event by event."""
+    return [Hook(event, e.command, e.match, e.timeout, e.sandbox) for event in EVENTS for e in getattr(section, event)]
 
 
 class HookRunner:
     """Implements the engine's Hooks protocol over the configured commands."""
 
-    def __init__(self, hooks: list[Hook], workspace: Path, config: dict[str, Any], session_id: str = "",
-                 report: Callable[[str], None] | None = None) -> None:
+    def __init__(self, hooks: list[Hook], workspace: Path, sandbox: SandboxConfig | None = None,
+                 session_id: str = "", report: Callable[[str], None] | None = None) -> None:
+        """`sandbox`: the session's `[sandbox]`, which the sandboxed hooks run in."""
         self.hooks = hooks
         self.workspace = workspace
-        self.config = config
+        self.sandbox = sandbox
         self.report = report or (lambda message: None)
         self.session_id = session_id
         self._said: set[str] = set()
@@ -124,7 +112,7 @@ class HookRunner:
         data = json.dumps({"event": hook.event, "session_id": self.session_id, "workspace": str(self.workspace),
                            **payload}, ensure_ascii=False, default=str)
         if not self._on_host(hook):
-            run = run_sandboxed(hook.command, self.workspace, self.config, hook.timeout, stdin=data)
+            run = run_sandboxed(hook.command, self.workspace, self.sandbox, hook.timeout, stdin=data)
             outcome = HookOutcome(run.exit_code, run.output[-OUTPUT_CAP:], run.timed_out)
         else:
             try:
@@ -174,8 +162,8 @@ class HookRunner:
                 self._run(hook, event.to_dict())
 
 
-def hooks_from_config(config: dict[str, Any], workspace: Path, session_id: str = "",
+def hooks_from_config(config: Config, workspace: Path, session_id: str = "",
                       report: Callable[[str], None] | None = None) -> HookRunner | None:
     """The runner for `[hooks]`, or None when no hook is configured (the engine then skips the calls)."""
-    hooks = parse_hooks(config.get("hooks") or {})
-    return HookRunner(hooks, workspace, config, session_id, report) if hooks else None
+    hooks = parse_hooks(config.hooks)
+    return HookRunner(hooks, workspace, config.sandbox, session_id, report) if hooks else None

@@ -34,10 +34,13 @@ from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.base.paths import state_dir
+from coder.config.check import table
+from coder.config.sections import Config, McpServer
 from coder.host import Launch, prepare
 from coder.host.bridges import mcp_stdio
 from coder.sandbox.confine import confined_command
 from coder.sandbox.env import sandbox_env
+from coder.sandbox.profile import SandboxConfig
 from coder.trust.commands import workspace_use
 from coder.trust.decisions import read_repo_file, server_key
 from coder.trust.protected import protect_command_files
@@ -63,49 +66,38 @@ class ServerConfig:
         return "http" if self.url else "stdio"
 
 
-def _server(name: str, data: Any, source: str) -> ServerConfig:
-    where = f"{source}: server {name!r}"
+def _server(name: str, entry: McpServer, source: str) -> ServerConfig:
+    return ServerConfig(name, entry.command, list(entry.args), dict(entry.env), entry.cwd, entry.url,
+                        dict(entry.headers), entry.startup_timeout, entry.call_timeout, source)
+
+
+def _json_server(name: str, data: Any, source: str) -> McpServer:
+    """An `.mcp.json` entry, checked like `[mcp.servers.NAME]` (the same declaration)."""
     if not isinstance(data, dict):
-        raise ConfigError(f"{where} must be a table/object.")
-    if bool(data.get("command")) == bool(data.get("url")):
-        raise ConfigError(f"{where} needs exactly one of `command` (stdio) or `url` (streamable HTTP).")
-    args, env, headers = data.get("args", []), data.get("env", {}), data.get("headers", {})
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise ConfigError(f"{where}: `args` must be a list of strings.")
-    for key, value in (("env", env), ("headers", headers)):
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise ConfigError(f"{where}: `{key}` must map names to strings.")
-    known = {"command", "args", "env", "cwd", "url", "headers", "startup_timeout", "call_timeout", "type"}
-    unknown = set(data) - known
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}.")
-    return ServerConfig(name, data.get("command"), args, env, data.get("cwd"), data.get("url"), headers,
-                        float(data.get("startup_timeout", 20)), float(data.get("call_timeout", 120)), source)
+        raise ConfigError(f"{source}: server {name!r} must be an object.")
+    return table(McpServer, data, f"{source}: server {name!r}")
 
 
-def servers_from_config(config: dict[str, Any], workspace: Path,
+def servers_from_config(config: Config, workspace: Path,
                         report: Callable[[str], None] | None = None) -> list[ServerConfig]:
     """The servers to start. The repository's own (`.mcp.json`, or `[mcp.servers]` set by its config) only in a
     trusted workspace, and each only if the user approved that name with that very entry (coder/trust/decisions.py):
     a server whose entry changed since is left out and reported, never started."""
-    trusted = bool(config.get("_trusted"))
-    approved: dict[str, str] = config.get("_mcp_approved") or {}
-    provenance: dict[str, str] = config.get("_provenance") or {}
     servers: dict[str, ServerConfig] = {}
 
-    def repository_server(name: str, entry: Any, source: str) -> None:
-        server = _server(name, entry, source)  # a broken entry is an error even before it is approved
-        if approved.get(name) != server_key(entry):
+    def repository_server(name: str, entry: McpServer, written: Any, source: str) -> None:
+        """`written`: the entry as the repository wrote it, which the approval was recorded against."""
+        if config.mcp_approved.get(name) != server_key(written):
             if report:
                 report(f"MCP server {name!r} from {source} was not started: you have not approved it as it is "
                        "now (`coder trust` shows and approves it)")
             return
-        servers[name] = server
+        servers[name] = _server(name, entry, source)
 
     mcp_json = workspace / ".mcp.json"
-    files: dict[str, bytes] | None = config.get("_repo_files")
+    files = config.repo_files
     raw = (files.get(".mcp.json") if files is not None else read_repo_file(workspace, ".mcp.json")) \
-        if trusted else None
+        if config.trusted else None
     if raw is not None:
         try:
             data = json.loads(raw.decode("utf-8"))
@@ -114,15 +106,12 @@ def servers_from_config(config: dict[str, Any], workspace: Path,
         entries = data.get("mcpServers", {}) if isinstance(data, dict) else None
         if not isinstance(entries, dict):
             raise ConfigError(f"{mcp_json}: expected {{\"mcpServers\": {{NAME: {{...}}}}}}.")
-        for name, entry in entries.items():
-            repository_server(name, entry, str(mcp_json))
-    section = (config.get("mcp") or {}).get("servers") or {}
-    if not isinstance(section, dict):
-        raise ConfigError("[mcp.servers] must be a table of servers ([mcp.servers.NAME]).")
-    for name, entry in section.items():
-        layers = {v for k, v in provenance.items() if k.startswith(f"mcp.servers.{name}.")}
-        if any(layer.startswith("repository") for layer in layers):
-            repository_server(name, entry, "repository config [mcp.servers]")
+        for name, entry in entries.items():  # a broken entry is an error even before it is approved
+            repository_server(name, _json_server(name, entry, str(mcp_json)), entry, str(mcp_json))
+    for name, entry in config.mcp.servers.items():
+        if config.set_by_repository(f"mcp.servers.{name}"):
+            repository_server(name, entry, config.as_written(f"mcp.servers.{name}"),
+                              "repository config [mcp.servers]")
         else:
             servers[name] = _server(name, entry, "config [mcp.servers]")
     return list(servers.values())
@@ -143,8 +132,8 @@ class ServerState:
 class MCPManager:
     """All MCP servers of one session."""
 
-    def __init__(self, servers: list[ServerConfig], workspace: Path, sandbox: dict[str, Any] | None = None) -> None:
-        """`sandbox` is the config's `[sandbox]` section: servers that run workspace files are confined by it."""
+    def __init__(self, servers: list[ServerConfig], workspace: Path, sandbox: SandboxConfig | None = None) -> None:
+        """`sandbox` is the session's `[sandbox]`: servers that run workspace files are confined by it."""
         self.workspace = workspace
         self.sandbox = sandbox
         self.states = {s.name: ServerState(s) for s in servers}
@@ -233,7 +222,7 @@ class MCPManager:
         program = argv[0] if "/" in argv[0] else (shutil.which(argv[0]) or argv[0])
         program = os.path.join(root, program)  # a relative program is the workspace's, where these used to run
         env = {**sandbox_env(os.environ, os.environ.get("HOME") or str(Path.home()),
-                             (self.sandbox or {}).get("env_allow") or []), **config.env}
+                             self.sandbox.env_allow if self.sandbox else []), **config.env}
         command = confined_command([program, *argv[1:]], root, env, self.sandbox, network=True)
         confined = command[0] != program
         return prepare(command, purpose=purpose, workdir=None if confined else root, env=env)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from coder.config.sections import Config
 from coder.ext.mcp_client import MCPManager, servers_from_config, tool_name
 from coder.store.outputs import clip_output
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
@@ -37,13 +38,13 @@ def contract_for(server: str, tool: Any) -> ToolContract:
                         "read" if read_only else "execute", deferred=True)
 
 
-def load_mcp_tools(config: dict[str, Any], workspace: Path,
+def load_mcp_tools(config: Config, workspace: Path,
                    report: Callable[[str], None] | None = None) -> dict[str, Tool]:
     """Start the configured servers and return their tools (none, and no thread, when nothing is configured)."""
     servers = servers_from_config(config, workspace, report)
     if not servers:
         return {}
-    manager = MCPManager(servers, workspace, config.get("sandbox"))
+    manager = MCPManager(servers, workspace, config.sandbox)
     manager.start_all()
     tools: dict[str, Tool] = {}
     for name, state in manager.states.items():

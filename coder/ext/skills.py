@@ -26,6 +26,7 @@ from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.base.paths import config_dir
+from coder.config.sections import SkillsSettings
 from coder.ext.frontmatter import read_front_matter
 from coder.fs.beneath import WorkspaceFS
 from coder.fs.resolve import EscapeError
@@ -36,8 +37,9 @@ MAX_SKILLS = 1000
 MAX_DESCRIPTION = 1024  # the format's own limit
 MAX_FILE_BYTES = 256 * 1024  # what one `skill` call reads of a file
 MAX_LISTED = 200  # files listed beside a SKILL.md
-#: the system prompt's default budget for the skill list ([skills] prompt_chars): about 1,000 tokens
-PROMPT_CHARS = 4000
+#: the system prompt's default budget for the skill list (`[skills] prompt_chars`, declared with its default in
+#: coder/config/sections.py): about 1,000 tokens
+PROMPT_CHARS: int = SkillsSettings.prompt_chars
 #: the shortest description share worth showing; below it the prompt lists names only
 MIN_SHARE = 40
 

@@ -11,23 +11,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from coder.config.sections import LSP_IGNORE
 from coder.lsp.manager import Diagnostic
 
 SEVERITIES = {"error": 1, "warning": 2, "information": 3, "hint": 4}
 SEVERITY_NAMES = {v: k for k, v in SEVERITIES.items()}
 #: a result shows at most this many diagnostics; the rest are counted
 MAX_SHOWN = 12
-#: codes left out by default: whether a third-party module resolves depends on the host's environment, not on
-#: the edit; and the "type is unknown" family (errors only under a repository's strict mode) repeats the real
-#: error one line further, or flags code the project accepted (benchmarks/lsp.py: all 4 false alarms on 40 real
-#: requests commits were of this family)
-DEFAULT_IGNORE = ("reportMissingModuleSource", "reportMissingImports", "reportMissingTypeStubs",
-                  "reportUnknownMemberType", "reportUnknownVariableType", "reportUnknownArgumentType",
-                  "reportUnknownParameterType", "reportUnknownLambdaType")
 
 
 def introduced(before: Iterable[Diagnostic], after: Iterable[Diagnostic], max_severity: int = 1,
-               ignore: Iterable[str] = DEFAULT_IGNORE) -> list[Diagnostic]:
+               ignore: Iterable[str] = LSP_IGNORE) -> list[Diagnostic]:
     """The diagnostics of `after` not accounted for by `before`, at `max_severity` or worse."""
     skip = set(ignore)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from coder.fs.beneath import WorkspaceFS
 from coder.lsp import search
-from coder.lsp.service import LspSettings, close_for, manager_for, rel_path
+from coder.lsp.service import close_for, manager_for, rel_path
 from coder.tools.base import CODE_NAVIGATOR, EDIT_OBSERVERS, CallFacts, ToolContext, ToolResult
 
 
@@ -63,7 +63,7 @@ def before_edit(ctx: ToolContext, facts: CallFacts) -> Snapshot | None:
     starts the server of its language in the background, so the first edit does not pay the server's start."""
     try:
         manager = manager_for(ctx.services, ctx.config, ctx.workspace)
-        if manager is None or not LspSettings.from_config(ctx.config).diagnostics:
+        if manager is None or not ctx.config.lsp.diagnostics:
             return None
     except Exception:  # noqa: BLE001 - a bad [lsp] section must not break editing; doctor reports it
         return None
@@ -98,9 +98,9 @@ def after_edit(ctx: ToolContext, result: ToolResult, snap: Snapshot | None) -> T
 
 def _after_edit(ctx: ToolContext, result: ToolResult, snap: Snapshot) -> ToolResult:
     from coder.lsp.client import LspError  # pygls and asyncio load only when an edit is checked
-    from coder.lsp.diagnostics import introduced, render
+    from coder.lsp.diagnostics import SEVERITIES, introduced, render
 
-    settings = LspSettings.from_config(ctx.config)
+    settings = ctx.config.lsp
     manager = snap.manager
     deadline = time.monotonic() + settings.wait
     found, notes, servers = [], [], set()
@@ -123,7 +123,7 @@ def _after_edit(ctx: ToolContext, result: ToolResult, snap: Snapshot) -> ToolRes
             notes.append(f"(no diagnostics for {rel}: {exc}; the edit itself is done)")
             continue
         servers.add(manager.spec_for(rel).name)
-        found.extend(introduced(before, after, settings.severity, settings.ignore))
+        found.extend(introduced(before, after, SEVERITIES[settings.severity], settings.ignore))
     data = dict(result.data)
     data["diagnostics"] = [d.__dict__ for d in found]
     data["diagnostics_ms"] = round((time.monotonic() - started) * 1000)

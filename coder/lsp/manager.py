@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from coder.config.sections import LspSettings
 from coder.fs.beneath import WorkspaceFS
 from coder.host import safe_env
 from coder.lsp.client import LoopThread, LspError, ServerProcess
 from coder.lsp.servers import ServerSpec, configured_servers, language_id, server_for
 from coder.sandbox.confine import confined_command
+from coder.sandbox.profile import SandboxConfig
 
-#: seconds a server may take to start and answer `initialize` before it is given up for the session
-START_TIMEOUT = 30.0
 #: diagnostics kept per (path, content hash): an edit's "after" is usually the next edit's "before"
 CACHE_SIZE = 256
 MAX_TIMEOUTS = 3  # diagnostics timeouts in a row before a server is left off for the session
@@ -63,14 +63,15 @@ class _Slot:
 class LspManager:
     """Language servers for one workspace."""
 
-    def __init__(self, workspace: Path, section: dict[str, Any] | None = None, trusted: bool = True,
-                 env: dict[str, str] | None = None, sandbox: dict[str, Any] | None = None) -> None:
-        """`sandbox` is the session's `[sandbox]` section: servers run confined by it (coder/sandbox/confine.py)."""
+    def __init__(self, workspace: Path, section: LspSettings | None = None, trusted: bool = True,
+                 env: dict[str, str] | None = None, sandbox: SandboxConfig | None = None) -> None:
+        """`section` is `[lsp]`; `sandbox` the session's `[sandbox]`: servers run confined by it
+        (coder/sandbox/confine.py)."""
         self.workspace = Path(workspace).resolve()
-        self.sandbox = dict(sandbox or {})
-        self.section = dict(section or {})
+        self.sandbox = sandbox
+        self.section = section or LspSettings()
         self.trusted = trusted
-        self.enabled = bool(self.section.get("enabled", True))
+        self.enabled = self.section.enabled
         self.specs = configured_servers(self.section) if self.enabled else []
         self._env = env
         self._loop: LoopThread | None = None
@@ -125,7 +126,7 @@ class LspManager:
                 # confined, bwrap moves into the workspace itself; unconfined (the user's choice), the server runs
                 # there as it would in an editor
                 workdir = None if command[0] != executable else self.workspace
-                timeout = float(self.section.get("start_timeout", START_TIMEOUT))
+                timeout = self.section.start_timeout
                 # the timeout is initialize's (inside start); the outer one only bounds a spawn that never returns
                 slot.starting = self._loop.submit(slot.proc.start(command, self.env(), timeout, workdir),
                                                   timeout + 30.0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coder.lsp.service import LspSettings, manager_for, rel_path
+from coder.lsp.service import manager_for, rel_path
 from coder.tools.base import ToolContext, ToolResult
 from coder.tools.search_tool import line_text
 
@@ -42,7 +42,7 @@ def answer(ctx: ToolContext, index: Any, query_type: str, query: str, args: dict
             return None, f"(tree-sitter index answered: no definition of {query!r} to ask a language server about)"
         if manager.spec_for(found[0].rel) is None:
             return None, instead
-        deadline = deadline_in(LspSettings.from_config(ctx.config).navigation_wait)
+        deadline = deadline_in(ctx.config.lsp.navigation_wait)
         handler = {"definition": _definition, "references": _references, "hover": _hover, "calls": _calls}
         return handler[query_type](manager, index, found, deadline, query, limit), ""
     except LspError as exc:

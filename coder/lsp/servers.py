@@ -1,9 +1,9 @@
 """Which language servers exist, which of them may run, and how to start them.
 
 A server is chosen per language: the first enabled entry of `DEFAULT_SERVERS` (then the user's own
-`[lsp.servers.NAME]`) whose command is found. Only the user's config may name a command (coder/trust/repo_config.py
-drops the whole `[lsp]` table of a repository except `enabled = false`): a command is a program that runs on the
-host.
+`[lsp.servers.NAME]`) whose command is found. Only the user's config may name a command (coder/config/repository.py
+drops a repository's `[lsp]` keys but `enabled = false` and `diagnostics = false`): a command is a program that
+runs on the host.
 
 Each default carries a `risk` line. Servers that build or load code the repository controls (rust-analyzer runs
 build scripts, proc macros and cargo's configured wrappers; typescript-language-server loads the workspace's own
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ConfigError
+from coder.config.sections import Config, LspServer, LspSettings
 
 #: the language of a file by extension, as LSP's languageId names it
 LANGUAGE_IDS: dict[str, str] = {
@@ -107,43 +108,31 @@ DEFAULT_SERVERS: list[ServerSpec] = [
 ]
 
 
-def _user_server(name: str, entry: Any, base: ServerSpec | None) -> ServerSpec:
-    if not isinstance(entry, dict):
-        raise ConfigError(f"[lsp.servers.{name}] must be a table, not {type(entry).__name__}.")
-    known = {"command", "languages", "enabled", "initialization_options", "settings"}
-    unknown = sorted(set(entry) - known)
-    if unknown:
-        raise ConfigError(f"[lsp.servers.{name}]: unknown key(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(sorted(known))}.")
-    command = entry.get("command", base.command if base else None)
-    if isinstance(command, str):
-        command = [command]
-    if not (isinstance(command, list) and command and all(isinstance(c, str) and c for c in command)):
-        raise ConfigError(f"[lsp.servers.{name}] needs command = [\"program\", \"arg\", ...].")
-    languages = entry.get("languages", base.languages if base else None)
-    if not (isinstance(languages, list) and languages and all(isinstance(x, str) for x in languages)):
-        raise ConfigError(f"[lsp.servers.{name}] needs languages = [\"python\", ...] (LSP language ids).")
-    enabled = entry.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ConfigError(f"[lsp.servers.{name}] enabled must be true or false.")
+def _user_server(name: str, entry: LspServer, base: ServerSpec | None) -> ServerSpec:
+    """A server from `[lsp.servers.NAME]` (checked at load), over the default of that name if there is one."""
+    command = entry.command or (base.command if base else None)
+    languages = entry.languages or (base.languages if base else None)
+    if not command or not languages:
+        raise ConfigError(f"[lsp.servers.{name}] is not a default server, so it needs command = [\"program\", "
+                          "...] and languages = [\"python\", ...] (LSP language ids).")
+    options = entry.initialization_options
+    settings = entry.settings
     return ServerSpec(name, list(command), list(languages), base.install if base else "", base.risk if base else "",
-                      enabled, dict(entry.get("initialization_options", base.initialization_options if base else {})),
-                      dict(entry.get("settings", base.settings if base else {})),
+                      entry.enabled,
+                      dict(options if options is not None else base.initialization_options if base else {}),
+                      dict(settings if settings is not None else base.settings if base else {}),
                       base.ready_log if base else "", base.versioned if base else False,
                       base.pull if base else False)
 
 
-def configured_servers(section: dict[str, Any]) -> list[ServerSpec]:
+def configured_servers(section: LspSettings) -> list[ServerSpec]:
     """The defaults overlaid with the user's `[lsp.servers.NAME]` tables (a default's keys may be overridden; a
     new name adds a server, preferred over the defaults for its languages)."""
-    entries = section.get("servers") or {}
-    if not isinstance(entries, dict):
-        raise ConfigError("[lsp.servers] must be a table of servers ([lsp.servers.NAME]).")
     defaults = {spec.name: spec for spec in DEFAULT_SERVERS}
     added: list[ServerSpec] = []
     merged = dict(defaults)
-    for name, entry in entries.items():
-        spec = _user_server(str(name), entry, defaults.get(name))
+    for name, entry in section.servers.items():
+        spec = _user_server(name, entry, defaults.get(name))
         if name in defaults:
             merged[name] = spec
         else:
@@ -163,12 +152,12 @@ def language_id(path: str | Path) -> str | None:
     return LANGUAGE_IDS.get(Path(path).suffix.lower())
 
 
-def doctor_lines(config: dict[str, Any]) -> list[tuple[str, bool, str]]:
+def doctor_lines(config: Config) -> list[tuple[str, bool, str]]:
     """(name, ok, detail) for `coder doctor`: whether servers may run here, and each known server's state. A
     missing server is not a failure (everything works without one); its line says how to install it."""
-    section = config.get("lsp") or {}
-    trusted = bool(config.get("_trusted"))
-    enabled = section.get("enabled", True) is not False
+    section = config.lsp
+    trusted = config.trusted
+    enabled = section.enabled
     try:
         import lsprotocol  # noqa: F401
         import pygls  # noqa: F401

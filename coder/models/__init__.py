@@ -1,7 +1,8 @@
 """Model providers and their test doubles.
 
 - `types.py`: the provider-neutral conversation data and the ModelProvider protocol (shared interface).
-- `registry.py`: `create_provider(spec, config)`, the only entry point the engine uses.
+- `registry.py`: `create_provider(spec, providers, pricing)`, the only entry point the engine uses.
+- `settings.py`: the `[providers.NAME]` and `[pricing."MODEL"]` tables, declared like every config section.
 - `providers.py`: the provider registry, one `ProviderSpec` per provider (prefix, constructor, config keys, key
   variables, doctor check); config, pricing, the model table and the doctor read it.
 - `anthropic_provider.py`, `openai_provider.py`: the official SDKs, with one retry policy (`retry.py`).

@@ -248,8 +248,7 @@ def build(request: ProviderRequest) -> AnthropicProvider:
     key = request.api_key("ANTHROPIC_API_KEY", base_url, (
         f"The model {request.resolved} needs ANTHROPIC_API_KEY (not set). Set it, or pick another model with "
         "`--model` (e.g. openai:NAME with OPENAI_BASE_URL, scripted:PATH); `coder doctor` shows what is set."))
-    policy, timeout = section.retry_policy(), section.get_float("timeout", 600.0)
     return AnthropicProvider(
-        request.name, api_key=key, base_url=base_url, policy=policy, pricing=request.pricing, timeout=timeout,
-        count_tokens_api=section.get_bool("count_tokens_api", False), context_window=request.context_window(),
+        request.name, api_key=key, base_url=base_url, policy=request.retry_policy(), pricing=request.pricing,
+        timeout=section.timeout, count_tokens_api=section.count_tokens_api, context_window=request.context_window(),
     )

@@ -260,6 +260,5 @@ def build(request: ProviderRequest) -> OpenAIProvider:
         f"The model {request.resolved} needs OPENAI_BASE_URL (an OpenAI-compatible server such as vLLM, Ollama or "
         "llama.cpp, e.g. http://localhost:11434/v1) or OPENAI_API_KEY for api.openai.com; neither is set. "
         "`coder doctor` shows what is set."))
-    policy, timeout = section.retry_policy(), section.get_float("timeout", 600.0)
-    return OpenAIProvider(request.name, api_key=key, base_url=base_url, policy=policy,
-                          context_window=request.context_window(), pricing=request.pricing, timeout=timeout)
+    return OpenAIProvider(request.name, api_key=key, base_url=base_url, policy=request.retry_policy(),
+                          context_window=request.context_window(), pricing=request.pricing, timeout=section.timeout)

@@ -16,12 +16,12 @@ because guessing a price is worse than saying "cost unknown". Unknown models cos
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from coder.base.errors import ConfigError
 from coder.models.model_table import bare_name, load_table, match_family
 from coder.models.providers import PROVIDERS
+from coder.models.settings import UserPrice
 from coder.models.types import Usage
 
 
@@ -75,13 +75,13 @@ _FREE = Price(0, 0, 0, 0)
 class PriceTable:
     """The built-in table with the user's `[pricing."MODEL"]` entries on top."""
 
-    def __init__(self, config: dict[str, Any] | None = None) -> None:
+    def __init__(self, user: Mapping[str, UserPrice] | None = None) -> None:
+        """`user`: the config's `[pricing]` (checked at load)."""
         self.prices = dict(BUILTIN_PRICES)
-        user = (config or {}).get("pricing") or {}
-        if not isinstance(user, dict):
-            raise ConfigError("Config key `pricing` must be a table of models, e.g. [pricing.\"my-model\"].")
-        for model, entry in user.items():
-            self.prices[str(model).lower()] = _parse_user_price(str(model), entry)
+        for model, entry in (user or {}).items():
+            self.prices[model.lower()] = Price(
+                entry.input, entry.output, entry.input * 1.25 if entry.cache_write is None else entry.cache_write,
+                entry.input * 0.1 if entry.cache_read is None else entry.cache_read)
 
     def lookup(self, model: str) -> Price | None:
         """The price of `model` (without provider prefix), or None when it is unknown."""
@@ -96,23 +96,3 @@ class PriceTable:
             return Cost(0.0, False)
         return Cost(price.cost(usage), True)
 
-
-def _parse_user_price(model: str, entry: Any) -> Price:
-    where = f"[pricing.\"{model}\"]"
-    if not isinstance(entry, dict):
-        raise ConfigError(f"Config {where} must be a table with `input` and `output` (USD per million tokens).")
-    values: dict[str, float] = {}
-    for key in ("input", "output", "cache_write", "cache_read"):
-        if key in entry:
-            value = entry[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ConfigError(f"Config {where} key `{key}` must be a non-negative number, got {value!r}.")
-            values[key] = float(value)
-    unknown = set(entry) - {"input", "output", "cache_write", "cache_read"}
-    if unknown:
-        raise ConfigError(f"Config {where} has unknown keys {sorted(unknown)} "
-                          "(allowed: input, output, cache_write, cache_read).")
-    if "input" not in values or "output" not in values:
-        raise ConfigError(f"Config {where} needs both `input` and `output` (USD per million tokens).")
-    return Price(values["input"], values["output"], values.get("cache_write", values["input"] * 1.25),
-                 values.get("cache_read", values["input"] * 0.1))

@@ -1,8 +1,9 @@
 """The provider registry: every model provider is one `ProviderSpec` registered here, and nothing else in coder
 names providers. Adding one is its module (a class implementing `ModelProvider` plus a `build(request)`
-function) and one `register(ProviderSpec(...))` below: the `--model NAME:MODEL` prefix, the `[providers.NAME]`
-config keys (coder/config/layers.py reads the names from here), the environment variables that hold its key (shown by
-`coder doctor`, never their values), pricing of prompt caching, and what the batch runner preloads.
+function) and one `register(ProviderSpec(...))` below: the `--model NAME:MODEL` prefix, which of the
+`[providers.NAME]` keys it reads (each declared in coder/models/settings.py; coder/config checks every table against
+these names at load), the environment variables that hold its key (shown by `coder doctor`, never their values),
+pricing of prompt caching, and what the batch runner preloads.
 
 The constructor is named as "module:function" and imported only when a session uses the provider: the SDKs are
 the heaviest imports of all (`coder --help` must not pay for them), and the provider modules import the model
@@ -16,13 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from coder.base.errors import ModelConfigError
-
-if TYPE_CHECKING:
-    from coder.models.retry import RetryPolicy
+from dataclasses import dataclass
 
 #: sent when a base URL is configured but no key: local servers ignore it, and the SDKs refuse an empty key
 PLACEHOLDER_KEY = "no-key-needed"
@@ -91,51 +86,6 @@ def preload_modules(model: str) -> tuple[str, ...]:
 def key_variables() -> dict[str, bool]:
     """Which providers' key variables are present (never their values)."""
     return {var: bool(os.environ.get(var)) for spec in PROVIDERS.values() for var in spec.key_vars}
-
-
-# ------------------------------------------------------------------------------------- a provider's config table
-@dataclass
-class Section:
-    """`[providers.NAME]` of the configuration, read with the checks and messages every provider shares."""
-
-    provider: str
-    values: dict[str, Any] = field(default_factory=dict)
-
-    def get_int(self, key: str, default: int, minimum: int) -> int:
-        value = self.values.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ModelConfigError(f"Config key `providers.{self.provider}.{key}` must be an integer >= {minimum}, "
-                                   f"got {value!r}.")
-        return value
-
-    def get_float(self, key: str, default: float) -> float:
-        value = self.values.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ModelConfigError(f"Config key `providers.{self.provider}.{key}` must be a number >= 0, "
-                                   f"got {value!r}.")
-        return float(value)
-
-    def get_bool(self, key: str, default: bool) -> bool:
-        value = self.values.get(key, default)
-        if not isinstance(value, bool):
-            raise ModelConfigError(f"Config key `providers.{self.provider}.{key}` must be true or false, "
-                                   f"got {value!r}.")
-        return value
-
-    def get_str(self, key: str) -> str | None:
-        value = self.values.get(key)
-        if value is not None and (not isinstance(value, str) or not value):
-            raise ModelConfigError(f"Config key `providers.{self.provider}.{key}` must be a non-empty string, "
-                                   f"got {value!r}.")
-        return value
-
-    def retry_policy(self) -> RetryPolicy:
-        # start-up time: `coder --help` imports this module, and only this command needs it
-        from coder.models.retry import RetryPolicy
-
-        return RetryPolicy(max_retries=self.get_int("max_retries", 4, 0),
-                           base_delay=self.get_float("retry_base_delay", 1.0),
-                           max_delay=self.get_float("retry_max_delay", 60.0))
 
 
 # ------------------------------------------------------------------------------------- the built-in providers

@@ -7,8 +7,8 @@
     scripted:PATH    a script file answered in-process (tests, offline demo, replays)
     claude-...       a bare Claude model name means anthropic:claude-...
 
-Resolution order: the spec argument (the `--model` flag), then config `model`, then env CODER_MODEL; with none
-of them but ANTHROPIC_API_KEY set, the default Claude model. Environment beats config for base URLs, as in
+Resolution: the spec argument (the `--model` flag, else the config's `model`, which CODER_MODEL sets); without
+one but ANTHROPIC_API_KEY set, the default Claude model. Environment beats config for base URLs, as in
 the config layering (defaults < files < env < flags). Provider modules are imported only here, on demand, so
 `coder --help` never loads an SDK. The providers themselves are registered in providers.py.
 """
@@ -17,14 +17,19 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from coder.base.errors import ModelConfigError
 from coder.models.model_table import model_info
 from coder.models.pricing import PriceTable
-from coder.models.providers import PLACEHOLDER_KEY, PROVIDERS, ProviderSpec, Section, provider_usages
+from coder.models.providers import PLACEHOLDER_KEY, PROVIDERS, ProviderSpec, provider_usages
+from coder.models.settings import ProviderSettings, UserPrice
 from coder.models.types import ModelProvider
+
+if TYPE_CHECKING:
+    from coder.models.retry import RetryPolicy
 
 __all__ = ["DEFAULT_ANTHROPIC_MODEL", "NO_MODEL_MESSAGE", "PLACEHOLDER_KEY", "ProviderRequest", "create_provider",
            "resolve_spec"]
@@ -41,22 +46,29 @@ NO_MODEL_MESSAGE = (
 @dataclass
 class ProviderRequest:
     """What a provider's `build` gets: the model name (after the prefix), the whole spec for messages, its config
-    table, the price table, and the context window the model table gives (or the provider's default)."""
+    table (checked at load), the price table, and the context window the model table gives (or the provider's
+    default)."""
 
     spec: ProviderSpec
     name: str
     resolved: str
-    section: Section
+    section: ProviderSettings
     pricing: PriceTable
     table_window: int
 
     def context_window(self) -> int:
         """`context_window` of the config table, else the model table's, else the provider's default."""
-        return self.section.get_int("context_window", self.table_window, 1)
+        return self.section.context_window or self.table_window
 
     def base_url(self, env_var: str) -> str | None:
         """The environment beats the config for a base URL, as in the config layering (files < env < flags)."""
-        return os.environ.get(env_var) or self.section.get_str("base_url")
+        return os.environ.get(env_var) or self.section.base_url
+
+    def retry_policy(self) -> RetryPolicy:
+        from coder.models.retry import RetryPolicy
+
+        return RetryPolicy(max_retries=self.section.max_retries, base_delay=self.section.retry_base_delay,
+                           max_delay=self.section.retry_max_delay)
 
     def api_key(self, env_var: str, base_url: str | None, missing: str) -> str:
         """The key from `env_var`; without one, a placeholder when the requests go to a base URL of the user's
@@ -74,12 +86,10 @@ def _build(request: ProviderRequest) -> ModelProvider:
     return getattr(importlib.import_module(module), function)(request)
 
 
-def resolve_spec(spec: str | None, config: dict[str, Any]) -> str:
-    """The model spec to use, after flag / config / env / default; ModelConfigError when there is none."""
-    raw = spec or config.get("model") or os.environ.get("CODER_MODEL")
-    if raw is not None and not isinstance(raw, str):
-        raise ModelConfigError(f"Config key `model` must be a string like \"anthropic:NAME\", got {raw!r}.")
-    raw = (raw or "").strip()
+def resolve_spec(spec: str | None) -> str:
+    """The model spec to use (the flag's, else the config's), or the default of a provider whose key is set;
+    ModelConfigError when there is none."""
+    raw = (spec or "").strip()
     if not raw:
         for provider in PROVIDERS.values():  # a provider whose key is set brings its default model
             if provider.default_model and any(os.environ.get(var) for var in provider.key_vars):
@@ -108,28 +118,17 @@ def _others_than(named: tuple[str, ...]) -> str:
     return f" Also: {', '.join(others)}." if others else ""
 
 
-def create_provider(spec: str | None, config: dict[str, Any]) -> ModelProvider:
-    """Build the provider for `spec` (or the configured model) with its settings from `config`."""
-    resolved = resolve_spec(spec, config)
+def create_provider(spec: str | None, providers: Mapping[str, ProviderSettings] | None = None,
+                    pricing: Mapping[str, UserPrice] | None = None) -> ModelProvider:
+    """Build the provider for `spec` (the flag's, else the config's `model`) with its `[providers.NAME]` table and
+    the user's `[pricing]`."""
+    resolved = resolve_spec(spec)
     prefix, _, name = resolved.partition(":")
     provider = PROVIDERS[prefix]
     window = provider.default_window
     if provider.window_from_table:  # the model table (coder/models/model_table.json) knows the model's window
         info = model_info(name)
         window = info.context_window if info.known else window
-    return _build(ProviderRequest(provider, name, resolved, _section(config, prefix), PriceTable(config), window))
+    section = (providers or {}).get(prefix) or ProviderSettings()
+    return _build(ProviderRequest(provider, name, resolved, section, PriceTable(pricing), window))
 
-
-def _section(config: dict[str, Any], prefix: str) -> Section:
-    providers = config.get("providers") or {}
-    if not isinstance(providers, dict):
-        raise ModelConfigError("Config key `providers` must be a table ([providers.anthropic], ...).")
-    section = providers.get(prefix) or {}
-    if not isinstance(section, dict):
-        raise ModelConfigError(f"Config key `providers.{prefix}` must be a table.")
-    allowed = PROVIDERS[prefix].config_keys
-    unknown = set(section) - allowed
-    if unknown:
-        raise ModelConfigError(f"Config [providers.{prefix}] has unknown keys {sorted(unknown)} "
-                               f"(allowed: {', '.join(sorted(allowed))}).")
-    return Section(prefix, section)

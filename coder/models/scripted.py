@@ -120,4 +120,4 @@ def build(request: ProviderRequest) -> ScriptedProvider:
     """The registry's constructor (coder/models/providers.py): the model name is the script's path."""
     section = request.section
     return ScriptedProvider(request.name, context_window=request.context_window(), pricing=request.pricing,
-                            price_as=section.get_str("price_as"), chunk_delay=section.get_float("chunk_delay", 0.0))
+                            price_as=section.price_as, chunk_delay=section.chunk_delay)

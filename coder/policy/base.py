@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from coder.config.modes import MODES, Mode  # noqa: F401 - declared with the config key
+
 if TYPE_CHECKING:
     from coder.tools.base import CallFacts
 
 Action = Literal["allow", "ask", "deny"]
-Mode = Literal["plan", "ask", "auto-edit", "auto"]
-MODES: tuple[Mode, ...] = ("plan", "ask", "auto-edit", "auto")
 
 
 @dataclass

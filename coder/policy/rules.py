@@ -37,6 +37,7 @@ from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.base.paths import state_dir
+from coder.config.sections import PermissionsSettings
 from coder.policy.base import MODES, Call, Decision, Mode, PermissionAnswer
 from coder.policy.patterns import Rule, parse_rules
 from coder.policy.readonly import is_read_only
@@ -295,7 +296,7 @@ def load_project_file(path: Path) -> dict[str, Any]:
     return {k: list(v) for k, v in data.items() if k in ("allow", "ask", "deny") and isinstance(v, list)}
 
 
-def policy_from_config(config: dict[str, Any], mode: str, allow: list[str] | None = None,
+def policy_from_config(section: PermissionsSettings, mode: str, allow: list[str] | None = None,
                        deny: list[str] | None = None, project_dir: Path | None = None,
                        cwd: Path | None = None) -> RulePolicy:
     """Build the policy from `[permissions]` in config, the user's remembered project answers, the repository's
@@ -303,18 +304,15 @@ def policy_from_config(config: dict[str, Any], mode: str, allow: list[str] | Non
     `cwd` is where the tools take relative paths from (default `project_dir`)."""
     if mode not in MODES:
         raise ConfigError(f"permission mode {mode!r} is not one of {', '.join(MODES)}")
-    section = config.get("permissions") or {}
-    if not isinstance(section, dict):
-        raise ConfigError("[permissions] must be a table with allow / ask / deny lists")
     project = load_project_file(project_dir / PROJECT_FILE) if project_dir is not None else {}
     project["allow"] = load_project_file(remembered_rules_path(project_dir)).get("allow", []) \
         if project_dir is not None else []
     where = "[permissions]"
     return RulePolicy(
         mode=mode,  # type: ignore[arg-type]
-        allow=parse_rules(list(allow or []) + list(section.get("allow") or []) + project.get("allow", []), where),
-        ask=parse_rules(list(section.get("ask") or []) + project.get("ask", []), where),
-        deny=parse_rules(list(deny or []) + list(section.get("deny") or []) + project.get("deny", []), where),
+        allow=parse_rules(list(allow or []) + section.allow + project.get("allow", []), where),
+        ask=parse_rules(section.ask + project.get("ask", []), where),
+        deny=parse_rules(list(deny or []) + section.deny + project.get("deny", []), where),
         project_dir=project_dir.resolve() if project_dir is not None else None,
         cwd=cwd.resolve() if cwd is not None else None,
     )

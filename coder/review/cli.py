@@ -16,7 +16,10 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coder.config.sections import Config
 
 from coder.base.errors import ModelConfigError
 from coder.base.termsafe import visible
@@ -51,24 +54,21 @@ def handler(args: argparse.Namespace) -> int:
     register_workspace(Path(getattr(args, "cwd", None) or "."))
     root = require_repo(Path(getattr(args, "cwd", None) or "."))
     register_workspace(root)
-    config = _config(root, args)
-    review_cfg = config.setdefault("review", {})
     if args.commit:
         sha = resolve_commit(root, args.commit)
         parent = run_git(root, "rev-parse", "--verify", "--quiet", f"{sha}^1", check=False).stdout.strip()
-        review_cfg["base"] = parent or EMPTY_TREE
+        base = parent or EMPTY_TREE
         text = diff(root, commit=sha)
         what = f"commit {sha[:10]}"
     elif args.staged:
-        review_cfg["base"] = "HEAD"
+        base = "HEAD"
         text = diff(root, staged=True)
         what = "the index"
     else:
-        review_cfg["base"] = args.base or "HEAD"
-        text = diff(root, base=review_cfg["base"])
-        what = f"the work tree against {review_cfg['base']}"
-    if args.no_tests:
-        review_cfg.setdefault("tests", {})["enabled"] = False
+        base = args.base or "HEAD"
+        text = diff(root, base=base)
+        what = f"the work tree against {base}"
+    config = _config(root, args, base)
     if not text.strip():
         if args.json:
             print(json.dumps(ReviewResult("pass").to_dict()))
@@ -93,28 +93,26 @@ def handler(args: argparse.Namespace) -> int:
     return 1 if result.verdict == "fail" else 0
 
 
-def _config(root, args: argparse.Namespace) -> dict[str, Any]:
-    try:
-        # start-up time: `coder --help` imports this module, and only this command needs it
-        from coder.config.layers import load_config
-        from coder.trust.decisions import is_trusted
-    except ImportError:
-        return {}
-    model = getattr(args, "model", None)
-    config = load_config(root, {"model": model} if model else None, trusted=is_trusted(root))
-    if getattr(args, "no_sandbox", False):
-        config.setdefault("sandbox", {})["enabled"] = False
-    return config
+def _config(root, args: argparse.Namespace, base: str) -> Config:
+    """The configuration, with this command's flags as its top layer."""
+    # start-up time: `coder --help` imports this module, and only this command needs it
+    from coder.config.layers import load_config
+    from coder.trust.decisions import is_trusted
+
+    flags = {"model": getattr(args, "model", None),
+             "sandbox": {"enabled": False if getattr(args, "no_sandbox", False) else None},
+             "review": {"base": base, "tests": {"enabled": False if args.no_tests else None}}}
+    return load_config(root, flags, trusted=is_trusted(root))
 
 
-def _provider(args: argparse.Namespace, config: dict[str, Any]):
+def _provider(args: argparse.Namespace, config: Config):
     """The configured model, or None when there is none (an explicit --model that fails is an error)."""
     # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.models.registry import create_provider
 
     explicit = getattr(args, "model", None)
     try:
-        return create_provider(explicit, config)
+        return create_provider(explicit or config.model, config.providers, config.pricing)
     except ModelConfigError:
         if explicit:
             raise

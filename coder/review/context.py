@@ -16,8 +16,8 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import Any
 
+from coder.config.sections import Config, ReviewSettings
 from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.host import run as host_run
 from coder.review.lintexport import export_for_lint
@@ -47,7 +47,7 @@ class ReviewContext:
     root: Path
     diff: str
     task: str = ""
-    config: dict[str, Any] = field(default_factory=dict)  # the whole merged config
+    config: Config = field(default_factory=Config)  # the session's whole configuration
     base: str = "HEAD"
 
     def __post_init__(self) -> None:
@@ -58,11 +58,9 @@ class ReviewContext:
         self._tmpdirs: list[str] = []
 
     @property
-    def review_config(self) -> dict[str, Any]:
-        return dict(self.config.get("review", {}) or {})
-
-    def option(self, key: str, default: Any) -> Any:
-        return self.review_config.get(key, default)
+    def settings(self) -> ReviewSettings:
+        """`[review]`."""
+        return self.config.review
 
     # --- the trees -----------------------------------------------------------------------------------------
     def _apply(self) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coder.config.sections import Config
 from coder.review.llm import _ask
 from coder.review.pipeline import review
 from coder.review.types import ReviewResult
@@ -55,7 +56,7 @@ class GateRequest:
     task: str
     fix_round: Callable[[str], bool | None]
     provider: ModelProvider | None = None
-    config: dict[str, Any] = field(default_factory=dict)
+    config: Config = field(default_factory=Config)
     max_rounds: int = 2
     override: Callable[[ReviewResult], bool] | None = None
     message: str | None = None  # the commit message; None asks the model (or falls back to a summary)
@@ -71,7 +72,7 @@ def review_and_commit(request: GateRequest) -> GateResult:
     """Review the work tree against HEAD (only `request.paths` when given); while it fails and rounds are left,
     send the feedback to the agent and review again; then commit (a failing verdict only with `override`'s
     consent)."""
-    repo_root, provider, paths, config = request.repo_root, request.provider, request.paths, request.config or {}
+    repo_root, provider, paths, config = request.repo_root, request.provider, request.paths, request.config
     gate = GateResult(False, 0)
 
     def current_diff() -> str:
@@ -111,9 +112,8 @@ def review_and_commit(request: GateRequest) -> GateResult:
         if blocked is not None:
             gate.message, gate.reason = f"not committed: a before_commit hook blocked it: {blocked}", "blocked by hook"
             return gate
-    hooks = str((config.get("vcs", {}) or {}).get("hooks", "sandbox"))
-    gate.commit = commit_changes(repo_root, msg, branch=request.branch, run_hooks_in=hooks,  # type: ignore[arg-type]
-                                 paths=paths, sandbox_config=config)
+    gate.commit = commit_changes(repo_root, msg, branch=request.branch, run_hooks_in=config.vcs.hooks,
+                                 paths=paths, sandbox_config=config.sandbox)
     gate.committed = gate.commit.committed
     gate.message = gate.commit.summary()
     gate.reason = "committed" if gate.committed else "commit failed"

@@ -106,8 +106,8 @@ def check_secrets(path: str, line_no: int, text: str) -> list[Finding]:
 def stage_hygiene(ctx: ReviewContext) -> StageResult:
     start = time.monotonic()
     findings: list[Finding] = []
-    max_binary = int(ctx.option("max_binary_kb", 1024)) * 1024
-    max_text = int(ctx.option("max_text_kb", 2048)) * 1024
+    max_binary = ctx.settings.max_binary_kb * 1024
+    max_text = ctx.settings.max_text_kb * 1024
     for f in ctx.files:
         if f.new_path is None:
             continue

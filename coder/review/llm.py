@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 MAX_DIFF_CHARS = 30_000
 MAX_CONTEXT_CHARS = 12_000
-MAX_FINDINGS = 8
 
 
 def _fill(name: str, **values: str) -> str:
@@ -129,8 +128,7 @@ def stage_llm(ctx: ReviewContext, provider: ModelProvider | None) -> StageResult
         tokens += used
         data = parse_json(answer)
         raw = data.get("findings", []) if isinstance(data, dict) else []
-        candidates = [r for r in raw if isinstance(r, dict) and r.get("message")][:int(ctx.option("llm_max_findings",
-                                                                                                  MAX_FINDINGS))]
+        candidates = [r for r in raw if isinstance(r, dict) and r.get("message")][:ctx.settings.llm_max_findings]
         kept, dropped = [], 0
         for item in candidates:
             finding = _to_finding(item)

@@ -130,7 +130,7 @@ def stage_lint(ctx: ReviewContext) -> StageResult:
     py_files = [f for f in ctx.files if f.new_path and f.new_path.endswith((".py", ".pyi")) and not f.binary]
     if not py_files:
         return StageResult("lint", "skipped", time.monotonic() - start, "no changed file has a linter configured")
-    if not ctx.option("lint", True):
+    if not ctx.settings.lint:
         return StageResult("lint", "skipped", time.monotonic() - start, "disabled by review.lint = false")
     ruff = _ruff_command()
     if ruff is None:

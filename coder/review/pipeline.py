@@ -13,8 +13,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from coder.config.sections import STAGES, Config, ReviewSettings
 from coder.review.context import ReviewContext
 from coder.review.gaming import stage_gaming
 from coder.review.hygiene import stage_hygiene
@@ -28,7 +29,7 @@ from coder.vcs.repo import require_repo
 if TYPE_CHECKING:
     from coder.models.types import ModelProvider
 
-ALL_STAGES = ("apply", "parse", "lint", "hygiene", "gaming", "tests", "llm")
+ALL_STAGES = STAGES  # declared with `[review] stages`
 #: the stages that run without a model (what `coder review` decides on when no model is configured)
 MECHANICAL_STAGES = ("apply", "parse", "lint", "hygiene", "gaming")
 
@@ -43,18 +44,18 @@ def review(
     diff: str,
     task: str = "",
     provider: ModelProvider | None = None,
-    config: dict[str, Any] | None = None,
+    config: Config | None = None,
     on_stage: Callable[[StageResult], None] | None = None,
 ) -> ReviewResult:
     """Review `diff` (against `review.base`, default HEAD) in the repository at `repo_root`.
 
     `on_stage` is called after each stage (frontends show progress with it)."""
     start = time.monotonic()
-    config = dict(config or {})
+    config = config or Config()
     root = require_repo(repo_root)
-    rcfg = config.get("review", {}) or {}
-    ctx = ReviewContext(root, diff, task, config, rcfg.get("base") or "HEAD")
-    wanted = [s for s in (rcfg.get("stages") or ALL_STAGES) if s in ALL_STAGES]
+    rcfg = config.review
+    ctx = ReviewContext(root, diff, task, config, rcfg.base or "HEAD")
+    wanted = rcfg.stages
     functions = _stage_functions()
     stages: list[StageResult] = []
     try:
@@ -76,11 +77,11 @@ def review(
     return ReviewResult.from_stages(stages, time.monotonic() - start)
 
 
-def _blocked(name: str, done: list[StageResult], rcfg: dict[str, Any]) -> str:
+def _blocked(name: str, done: list[StageResult], rcfg: ReviewSettings) -> str:
     failed = {s.name for s in done if s.status == "fail"}
     if name == "tests" and failed & {"apply", "parse"}:
         return "not run: the patch does not apply or does not parse"
-    if name == "llm" and failed and not rcfg.get("llm_on_fail", False):
+    if name == "llm" and failed and not rcfg.llm_on_fail:
         return f"not run: earlier stages failed ({', '.join(sorted(failed))})"
     return ""
 
@@ -95,7 +96,7 @@ def _guarded(fn: Callable[[ReviewContext], StageResult], ctx: ReviewContext, nam
 
 
 def review_worktree(repo_root: Path, task: str = "", provider: ModelProvider | None = None,
-                    config: dict[str, Any] | None = None) -> ReviewResult:
+                    config: Config | None = None) -> ReviewResult:
     """Review everything in the work tree against HEAD (what the engine calls before a commit)."""
-    base = ((config or {}).get("review", {}) or {}).get("base") or "HEAD"
+    base = (config or Config()).review.base or "HEAD"
     return review(repo_root, vcs_diff(repo_root, base=base), task, provider, config)

@@ -13,15 +13,15 @@ import re
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from coder.base.errors import SandboxUnavailable
 from coder.fs.beneath import path_kind
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult
 from coder.sandbox.exec import run_sandboxed
+from coder.sandbox.profile import SandboxConfig
 from coder.vcs.repo import run_git
 
 _PYTEST_FAIL_RE = re.compile(r"^(FAILED|ERROR) (\S+?)(?:::(\S+))?(?: - (.*))?$", re.M)
@@ -57,9 +57,9 @@ def _pytest_configured(ctx: ReviewContext, files: list[str]) -> bool:
 
 def detect(ctx: ReviewContext, workdir: Path) -> TestPlan | None:
     """Which test runner this project uses, and the command for the related tests."""
-    tcfg = _tests_config(ctx)
-    if tcfg.get("command"):
-        return TestPlan("custom", str(tcfg["command"]))
+    tcfg = ctx.settings.tests
+    if tcfg.command:
+        return TestPlan("custom", tcfg.command)
     files = ctx.tree_files(new=True)
     top = set(files)
     if _pytest_configured(ctx, files):
@@ -112,20 +112,13 @@ def related_python_tests(ctx: ReviewContext) -> list[str]:
     return sorted(related)[:80]
 
 
-def _tests_config(ctx: ReviewContext) -> dict[str, Any]:
-    section = ctx.review_config.get("tests", {})
-    return section if isinstance(section, dict) else {}
-
-
-def _sandbox_config(ctx: ReviewContext) -> dict[str, Any]:
+def _sandbox_config(ctx: ReviewContext) -> SandboxConfig:
     """The user's sandbox section plus this interpreter, read-only, so the project's tests find pytest."""
-    section = dict(ctx.config.get("sandbox", {}) or {})
-    extra = list(section.get("extra_ro", []))
+    extra = list(ctx.config.sandbox.extra_ro)
     for prefix in {sys.prefix, sys.base_prefix}:
         if prefix not in extra and not prefix.startswith(("/usr", "/bin", "/opt")):
             extra.append(prefix)
-    section["extra_ro"] = extra
-    return {**ctx.config, "sandbox": section}
+    return replace(ctx.config.sandbox, extra_ro=extra)
 
 
 def _run(ctx: ReviewContext, command: str, workdir: Path, timeout: float) -> tuple[int | None, str, bool]:
@@ -146,8 +139,8 @@ def _failures(output: str) -> list[tuple[str, str, str]]:
 
 def stage_tests(ctx: ReviewContext) -> StageResult:
     start = time.monotonic()
-    tcfg = _tests_config(ctx)
-    if not tcfg.get("enabled", ctx.option("run_tests", True)):
+    tcfg = ctx.settings.tests
+    if not (ctx.settings.run_tests if tcfg.enabled is None else tcfg.enabled):
         return StageResult("tests", "skipped", 0.0, "disabled by configuration")
     if not ctx.files:
         return StageResult("tests", "skipped", 0.0, "empty diff")
@@ -156,8 +149,8 @@ def stage_tests(ctx: ReviewContext) -> StageResult:
     if plan is None:
         return StageResult("tests", "skipped", time.monotonic() - start, "no test command detected (set "
                            "review.tests.command)")
-    timeout = float(tcfg.get("timeout", 300))
-    full_suite = tcfg.get("full_suite", "auto")
+    timeout = tcfg.timeout
+    full_suite = tcfg.full_suite
     commands: list[tuple[str, str]] = []
     if plan.related:
         commands.append(("related", plan.related))

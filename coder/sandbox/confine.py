@@ -16,20 +16,20 @@ one does not start, as the shell does not."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from coder.sandbox.profile import SandboxConfig, bwrap_args, credential_path
 
 
 def confined_command(command: list[str], workspace: Path, env: dict[str, str],
-                     sandbox: dict[str, Any] | None, network: bool = False) -> list[str]:
-    """`command` wrapped in bwrap for `workspace`, or `command` itself when the sandbox is off. `network` keeps
-    the host's network when the config's `[sandbox] network` is true (never a domain list: those need the
-    shell's proxy)."""
-    section = sandbox or {}
-    cfg = SandboxConfig.from_dict({**section, "network": network and section.get("network") is True,
-                                   "allowed_domains": [], "denied_domains": [], "network_presets": []})
+                     sandbox: SandboxConfig | None, network: bool = False) -> list[str]:
+    """`command` wrapped in bwrap for `workspace` (`sandbox`: the session's `[sandbox]`), or `command` itself when
+    the sandbox is off. `network` keeps the host's network when the config's `[sandbox] network` is true (never a
+    domain list: those need the shell's proxy)."""
+    section = sandbox or SandboxConfig()
+    cfg = replace(section, network=network and section.network, allowed_domains=[], denied_domains=[],
+                  network_presets=[])
     if not cfg.enabled:
         return command
     bwrap = "bwrap"  # found by the door; missing, the start fails and says so, never an unconfined server

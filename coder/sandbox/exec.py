@@ -11,9 +11,8 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
-from coder.base.errors import ConfigError
 from coder.host import DEVNULL, PIPE, STDOUT, Popen, TimeoutExpired, kill_group, start
 from coder.sandbox import aftercheck
 from coder.sandbox import limits as limits_mod
@@ -31,29 +30,14 @@ class SandboxRun:
     dropped_bytes: int = 0
 
 
-def sandbox_section(config: dict[str, Any] | None) -> dict[str, Any]:
-    """Accept either the whole merged config (which has a `sandbox` key) or its `[sandbox]` section."""
-    config = config or {}
-    if "sandbox" in config:
-        section = config["sandbox"]
-        if section is None:
-            return {}
-        if not isinstance(section, dict):
-            raise ConfigError(f"[sandbox] must be a table, not {section!r}")
-        return dict(section)
-    if all(key in SandboxConfig.__dataclass_fields__ for key in config):
-        return dict(config)
-    return {}  # a merged config without a sandbox section: the defaults
-
-
-def run_sandboxed(command: str, workspace: Path, config: dict[str, Any], timeout: float,
+def run_sandboxed(command: str, workspace: Path, config: SandboxConfig | None, timeout: float,
                   stdin: str | None = None, env: dict[str, str] | None = None) -> SandboxRun:
     """Run `command` with `bash -c` in a new sandbox on `workspace` (cwd = workspace).
 
-    `config` is the merged config or its `[sandbox]` section; with `enabled = false` the command runs
+    `config` is the `[sandbox]` section (None: the built-in one); with `enabled = false` the command runs
     unsandboxed (scrubbed environment all the same). `env` adds variables (secret-looking names are dropped).
     Raises SandboxUnavailable when the sandbox is on but bwrap cannot run."""
-    cfg = SandboxConfig.from_dict(sandbox_section(config))
+    cfg = config or SandboxConfig()
     workspace = workspace.resolve()
     home = os.environ.get("HOME") or str(Path.home())
     full_env = sandbox_env(os.environ, home, cfg.env_allow, env)

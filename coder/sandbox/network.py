@@ -36,6 +36,7 @@ from coder.netproxy.grants import load_grants, save_grant
 
 if TYPE_CHECKING:  # the proxy (asyncio) loads only when a session starts one
     from coder.netproxy.proxy import Access, Asker, NetProxy
+    from coder.sandbox.profile import SandboxConfig
 
 #: where the proxy's folder (its socket and the relay script) appears inside the sandbox
 NET_DIR = "/run/coder-net"
@@ -126,12 +127,12 @@ def hosts_override(environ: dict[str, str] | None = None) -> dict[str, str]:
     return data
 
 
-def policy_for(cfg: Any, project_dir: Path | None) -> DomainPolicy:
+def policy_for(cfg: SandboxConfig, project_dir: Path | None) -> DomainPolicy:
     always = load_grants(project_dir) if project_dir is not None else []
     return DomainPolicy.from_lists(cfg.allowed_domains, cfg.denied_domains, cfg.network_presets, always)
 
 
-def network_for(services: dict[str, Any], cfg: Any) -> SessionNetwork | None:
+def network_for(services: dict[str, Any], cfg: SandboxConfig) -> SessionNetwork | None:
     """The session's running proxy (started now if needed), or None when the sandbox gets no network."""
     current = services.get("network")
     if current is not None and current.proxy.alive:

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from coder.base.errors import ConfigError
+from coder.base.settings import Repo, SettingError, setting
 from coder.host.git import gitfile_path
 from coder.netproxy.domains import check_pattern, check_presets
 from coder.sandbox.nested import nested_entries, read_regular
@@ -64,63 +65,70 @@ SYSTEM_RO: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64
                               "/sys", "/nix", "/snap")
 
 
+def _domains(key: str) -> Callable[[list[str]], list[str]]:
+    """The `check` of a domain list: each pattern normalized, or what is wrong with it."""
+    def check(patterns: list[str]) -> list[str]:
+        try:
+            return [check_pattern(p, key) for p in patterns]
+        except ConfigError as exc:
+            raise ValueError(str(exc).removeprefix(f"[sandbox] {key}: ")) from None
+    return check
+
+
+def _presets(names: list[str]) -> None:
+    try:
+        check_presets(names)
+    except ConfigError as exc:
+        raise ValueError(str(exc).removeprefix("[sandbox] network_presets: ")) from None
+
+
 @dataclass
 class SandboxConfig:
-    """The `[sandbox]` section, validated, with its defaults."""
+    """`[sandbox]`: how shell commands, hooks and tests are confined. A repository may set the timeouts and limits
+    when trusted, never what widens the sandbox nor its network lists."""
 
-    enabled: bool = True
-    network: bool = False
-    extra_rw: list[str] = field(default_factory=list)
-    extra_ro: list[str] = field(default_factory=list)
-    env_allow: list[str] = field(default_factory=list)
-    timeout: float = 120.0
-    max_timeout: float = 600.0
-    idle_timeout: float = 0.0  # seconds without output before interrupting; 0 = off
-    max_output_bytes: int = 16 * 1024 * 1024
-    max_output_chars: int = 20_000  # what the model reads before head+tail clipping
-    nproc: int = 512  # processes the sandbox may add
-    file_size_mb: int = 4096
-    memory_mb: int = 8192
+    enabled: bool = setting(True, doc="Run shell commands in bubblewrap; false runs them on the host (also "
+                            "`--no-sandbox`).", repo=Repo.NEVER)
+    network: bool = setting(False, doc="Give commands the host's whole network, without coder's proxy.",
+                            repo=Repo.NEVER)
+    extra_rw: list[str] = setting(factory=list, doc="More folders the sandbox may write.", repo=Repo.NEVER)
+    extra_ro: list[str] = setting(factory=list, doc="More folders the sandbox may read (CODER_SANDBOX_EXTRA_RO, "
+                                  "separated by `:`, adds to them).", repo=Repo.NEVER,
+                                  env="CODER_SANDBOX_EXTRA_RO", env_split=os.pathsep)
+    env_allow: list[str] = setting(factory=list, doc="Host environment variables passed into the sandbox "
+                                   "(secret-looking names never are).", repo=Repo.NEVER)
+    timeout: float = setting(120.0, doc="Seconds a command may run when the model names no timeout.",
+                             repo=Repo.TRUSTED, at_least=0)
+    max_timeout: float = setting(600.0, doc="The longest timeout the model may ask for, in seconds.",
+                                 repo=Repo.TRUSTED, at_least=0)
+    idle_timeout: float = setting(0.0, doc="Seconds without output before a command is interrupted; 0 = never.",
+                                  repo=Repo.TRUSTED, at_least=0)
+    max_output_bytes: int = setting(16 * 1024 * 1024, doc="Output a command may print before it is stopped.",
+                                    repo=Repo.TRUSTED, at_least=0)
+    max_output_chars: int = setting(20_000, doc="Output the model reads before head and tail are kept.",
+                                    repo=Repo.TRUSTED, at_least=0)
+    nproc: int = setting(512, doc="Processes the sandbox may add.", repo=Repo.TRUSTED, at_least=0)
+    file_size_mb: int = setting(4096, doc="The largest file a command may write, in MiB.", repo=Repo.TRUSTED,
+                                at_least=0)
+    memory_mb: int = setting(8192, doc="Memory a command may use, in MiB.", repo=Repo.TRUSTED, at_least=0)
     #: network by domain (coder/netproxy): hosts the sandbox may reach through coder's proxy, hosts it never
     #: may (deny wins), and preset lists of package registries; only from the user's config or flags
-    allowed_domains: list[str] = field(default_factory=list)
-    denied_domains: list[str] = field(default_factory=list)
-    network_presets: list[str] = field(default_factory=list)
+    allowed_domains: list[str] = setting(factory=list, doc="Hosts commands may reach through coder's proxy "
+                                         "(`pypi.org`, `*.pythonhosted.org`; also `--net-allow`).",
+                                         repo=Repo.NEVER, check=_domains("allowed_domains"))
+    denied_domains: list[str] = setting(factory=list, doc="Hosts commands never reach, whatever else allows "
+                                        "them (also `--net-deny`).", repo=Repo.NEVER,
+                                        check=_domains("denied_domains"))
+    network_presets: list[str] = setting(factory=list, doc="Package registries to allow: python, node, rust, go "
+                                         "(also `--net-preset`, CODER_NETWORK_PRESETS separated by `,`).",
+                                         repo=Repo.NEVER, env="CODER_NETWORK_PRESETS", env_split=",",
+                                         check=_presets)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> SandboxConfig:
-        data = dict(data or {})
-        known = set(cls.__dataclass_fields__)
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"[sandbox]: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-        cfg = cls()
-        for name, value in data.items():
-            default = getattr(cfg, name)
-            try:
-                if isinstance(default, bool):
-                    if not isinstance(value, bool):
-                        raise TypeError
-                elif isinstance(default, list):
-                    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                        raise TypeError
-                    value = list(value)
-                elif isinstance(default, (int, float)):
-                    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                        raise TypeError
-                    value = type(default)(value)
-            except TypeError:
-                raise ConfigError(f"[sandbox] {name} = {value!r}: expected {type(default).__name__}") from None
-            setattr(cfg, name, value)
-
-        cfg.allowed_domains = [check_pattern(p, "allowed_domains") for p in cfg.allowed_domains]
-        cfg.denied_domains = [check_pattern(p, "denied_domains") for p in cfg.denied_domains]
-        check_presets(cfg.network_presets)
-        if cfg.network and (cfg.allowed_domains or cfg.denied_domains or cfg.network_presets):
-            raise ConfigError("[sandbox] network = true opens every destination without coder's proxy, so "
-                              "allowed_domains, denied_domains and network_presets would mean nothing (a deny "
-                              "list would be silently ignored): use one or the other")
-        return cfg
+    def check(self) -> None:
+        if self.network and (self.allowed_domains or self.denied_domains or self.network_presets):
+            raise SettingError("network", "network = true opens every destination without coder's proxy, so "
+                               "allowed_domains, denied_domains and network_presets would mean nothing (a deny list "
+                               "would be silently ignored): use one or the other")
 
 
 def _home() -> Path:

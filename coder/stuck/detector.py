@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.base import events as ev
-from coder.base.errors import ConfigError
+from coder.config.sections import StuckSettings
 from coder.stuck.signals import Call, call_from_event, digest
 
 DEFAULT_THRESHOLDS = Path(__file__).with_name("thresholds.json")
@@ -40,30 +40,16 @@ class Thresholds:
         return max([int(self.of(p, "window", 0)) for p in PATTERNS] + [1])
 
 
-def load_thresholds(overrides: dict[str, Any] | None = None, path: Path = DEFAULT_THRESHOLDS) -> Thresholds:
-    """The shipped thresholds, with `overrides` (a `[stuck]` config table: `nudges_before_stop` and
-    `[stuck.<pattern>]` tables of the same keys) on top. A typo is a ConfigError naming the key."""
+def load_thresholds(overrides: StuckSettings | None = None, path: Path = DEFAULT_THRESHOLDS) -> Thresholds:
+    """The shipped thresholds, with the user's `[stuck]` (checked at load: coder/config/sections.py) on top."""
     data = json.loads(path.read_text(encoding="utf-8"))
     patterns = copy.deepcopy(data["patterns"])
     nudges = int(data.get("nudges_before_stop", 2))
-    for key, value in (overrides or {}).items():
-        if key in ("enabled", "interactive"):
-            continue
-        if key == "nudges_before_stop":
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"[stuck] nudges_before_stop must be a whole number >= 0, not {value!r}.")
-            nudges = value
-        elif key in patterns and isinstance(value, dict):
-            for name, setting in value.items():
-                if name != "enabled" and name not in patterns[key]:
-                    known = ", ".join(sorted(k for k in patterns[key] if k != "about"))
-                    raise ConfigError(f"[stuck.{key}] unknown key {name!r}. Known: enabled, {known}.")
-                if name != "enabled" and (not isinstance(setting, (int, float)) or setting <= 0):
-                    raise ConfigError(f"[stuck.{key}] {name} must be a number > 0, not {setting!r}.")
-                patterns[key][name] = setting
-        else:
-            raise ConfigError(f"[stuck] unknown key {key!r}. Known: enabled, interactive, nudges_before_stop, "
-                              f"and the pattern tables {', '.join(PATTERNS)}.")
+    if overrides is not None:
+        if overrides.nudges_before_stop is not None:
+            nudges = overrides.nudges_before_stop
+        for name, values in overrides.pattern_overrides().items():
+            patterns[name].update(values)
     return Thresholds(patterns, nudges)
 
 

@@ -10,10 +10,9 @@ longer active (the file changed, a new file was read, the model moved on) its es
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from coder.base import events as ev
-from coder.base.errors import ConfigError
+from coder.config.sections import StuckSettings
 from coder.stuck.detector import Detection, Detector, Thresholds, load_thresholds
 
 #: what each pattern suggests; the model decides what to do with it
@@ -57,18 +56,10 @@ class StuckGuard:
         self.escalation: dict[str, _Escalation] = {}
 
     @classmethod
-    def from_config(cls, section: dict[str, Any] | None, headless: bool) -> StuckGuard:
+    def from_config(cls, section: StuckSettings, headless: bool) -> StuckGuard:
         """`[stuck]`: `enabled = false` turns it off; `interactive = "stop"` stops interactive sessions too
         (default "warn"); the rest overrides thresholds.json."""
-        section = dict(section or {})
-        if section.get("enabled") is False:
-            mode = "off"
-        elif headless:
-            mode = "stop"
-        else:
-            mode = str(section.get("interactive", "warn"))
-            if mode not in MODES:
-                raise ConfigError(f"[stuck] interactive must be one of {', '.join(MODES)}, not {mode!r}.")
+        mode = "off" if not section.enabled else "stop" if headless else section.interactive
         return cls(load_thresholds(section), mode)
 
     def observe(self, event: ev.Event) -> None:

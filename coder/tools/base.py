@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from coder.config.sections import Config
 from coder.models.types import ToolSpec
 
 PermissionClass = Literal["read", "write", "execute", "network"]
@@ -129,8 +130,8 @@ class ToolContext:
     cancel: threading.Event
     #: per-session folder for large outputs and other files tools keep (outside the workspace)
     state_dir: Path
-    #: the merged configuration (plain dict, see coder.config.layers)
-    config: dict[str, Any] = field(default_factory=dict)
+    #: the session's configuration, checked (coder/config)
+    config: Config = field(default_factory=Config)
     #: per-session shared objects (the persistent shell, the edit history, the code index), created lazily
     services: dict[str, Any] = field(default_factory=dict)
     #: where a long-running tool reports its output as it comes (the session sets it for each call, so a

@@ -16,7 +16,6 @@ from typing import Any
 
 from coder.base.errors import ConfigError, SandboxUnavailable, ShellError
 from coder.sandbox.check import require_sandbox
-from coder.sandbox.exec import sandbox_section
 from coder.sandbox.network import network_for
 from coder.sandbox.profile import SandboxConfig
 from coder.sandbox.shell import PersistentShell
@@ -43,10 +42,10 @@ class BashTool(Tool):
         return CallFacts(f"{self.contract.name}: {one_line(line or 'restart', 90)}", line[:DETAIL_LIMIT],
                          shell=line, maskable=self.contract.maskable)
 
-    def _config(self, ctx: ToolContext) -> Any:
-        return SandboxConfig.from_dict(sandbox_section(ctx.config))
+    def _config(self, ctx: ToolContext) -> SandboxConfig:
+        return ctx.config.sandbox
 
-    def _shell_for(self, ctx: ToolContext, cfg: Any) -> Any:
+    def _shell_for(self, ctx: ToolContext, cfg: SandboxConfig) -> Any:
         shell = ctx.services.get("shell")
         if shell is None:
             workspace = ctx.workspace.resolve()
@@ -70,10 +69,7 @@ class BashTool(Tool):
             return ToolResult("`command` must be a string.", is_error=True)
         if not restart and not (command or "").strip():
             return ToolResult("Give a `command` to run (or `restart: true` to restart the shell).", is_error=True)
-        try:
-            cfg = self._config(ctx)
-        except ConfigError as exc:
-            return ToolResult(str(exc), is_error=True)
+        cfg = self._config(ctx)
         timeout = args.get("timeout", cfg.timeout)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             return ToolResult(f"`timeout` must be a positive number of seconds, not {timeout!r}.", is_error=True)

@@ -96,10 +96,9 @@ class EditTool(Tool):
         command = args.get("command")
         if command not in COMMANDS:
             raise ToolError(f"unknown command {command!r}; use one of: {', '.join(COMMANDS)}")
-        cfg = ctx.config.get("edit", {}) if isinstance(ctx.config.get("edit"), dict) else {}
-        editor = Editor(ctx.workspace, ctx.cwd, EditState.of(ctx.services),
-                        syntax_guard=bool(cfg.get("syntax_guard", True)),
-                        **({"max_bytes": int(cfg["max_bytes"])} if "max_bytes" in cfg else {}))
+        cfg = ctx.config.edit
+        editor = Editor(ctx.workspace, ctx.cwd, EditState.of(ctx.services), syntax_guard=cfg.syntax_guard,
+                        max_bytes=cfg.max_bytes)
         path = _str(args, "path")
         assert path is not None
         if command == "view":
@@ -108,8 +107,7 @@ class EditTool(Tool):
                 if not isinstance(view_range, (list, tuple)) or len(view_range) != 2:
                     raise ToolError(f"view_range must be [start, end] (end -1 = to the end), got {view_range!r}")
                 view_range = [_int(view_range[0], "view_range[0]"), _int(view_range[1], "view_range[1]")]
-            max_chars = cfg.get("view_max_chars")
-            result = view(editor, path, view_range, int(max_chars) if max_chars else None)
+            result = view(editor, path, view_range, cfg.view_max_chars)
             return ToolResult(result.text, data={"path": result.display, "truncated": result.truncated})
         if command == "create":
             text = _str(args, "file_text")

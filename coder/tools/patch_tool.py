@@ -60,10 +60,9 @@ class ApplyPatchTool(Tool):
         return observed(ctx, self.facts(args), lambda: self._apply(text, ctx))
 
     def _apply(self, text: str, ctx: ToolContext) -> ToolResult:
-        cfg = ctx.config.get("edit", {}) if isinstance(ctx.config.get("edit"), dict) else {}
         try:
             outcome = apply_patch(text, ctx.workspace, ctx.cwd, EditState.of(ctx.services),
-                                  syntax_guard=bool(cfg.get("syntax_guard", True)))
+                                  syntax_guard=ctx.config.edit.syntax_guard, max_bytes=ctx.config.edit.max_bytes)
         except (EditError, EscapeError) as exc:  # EscapeError: a symlink met beneath the workspace
             return ToolResult(str(exc), is_error=True, data={"error": type(exc).__name__})
         except OSError as exc:

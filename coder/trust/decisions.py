@@ -4,7 +4,7 @@ A repository can carry a config (`.coder/config.toml`), MCP servers (`.mcp.json`
 and agent definitions (`.coder/tools|commands|agents/`). Each of them runs code or steers the model, and a cloned
 repository is written by somebody else. So, as Claude Code's trust dialog, Codex's trusted projects and Gemini
 CLI's trusted folders do, a workspace is untrusted until its user says otherwise: untrusted, all of that is
-ignored (bar the harmless config keys, see `coder/trust/repo_config.py`) and the session says so once.
+ignored (bar the harmless config keys, see `coder/config/repository.py`) and the session says so once.
 
 Decisions live in the user's state dir (`trust.json`), keyed by the workspace's real path, with a fingerprint of
 the files that define servers, hooks, tools, commands, agents and skills: a change to any of them (a new server, an

@@ -23,24 +23,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from coder.config.layers import NOTIFY_METHODS, NOTIFY_WHEN
+from coder.config.sections import Config
 
 #: characters that would end or break an OSC string: every control character, and `;` in OSC 777's fields
 UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 HOOK_JOIN_TIMEOUT = 35.0  # a hook's own default timeout is 30 s
-
-
-@dataclass(frozen=True)
-class NotifySettings:
-    when: str = "unfocused"
-    method: str = "auto"
-
-
-def settings(config: Mapping[str, Any]) -> NotifySettings:
-    """`[notifications]` (its values were checked when the config was read: coder/config/layers.py `validate`)."""
-    section = config.get("notifications") or {}
-    when, method = str(section.get("when", "unfocused")), str(section.get("method", "auto"))
-    return NotifySettings(when if when in NOTIFY_WHEN else "unfocused", method if method in NOTIFY_METHODS else "auto")
 
 
 def detect_method(environ: Mapping[str, str]) -> str:
@@ -78,7 +65,7 @@ class Notifier:
     """One frontend's notifier. `write` puts text on the terminal (None: not a terminal, hooks only); `hooks` is
     the session's HookRunner (or None); `focused` is kept up to date by the frontend when it knows the focus."""
 
-    config: Mapping[str, Any]
+    config: Config
     write: Callable[[str], None] | None = None
     hooks: Any = None
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
@@ -87,7 +74,7 @@ class Notifier:
     threads: list[threading.Thread] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.settings = settings(self.config)
+        self.settings = self.config.notifications
 
     def wanted(self) -> bool:
         if self.settings.when == "never":

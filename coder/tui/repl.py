@@ -19,6 +19,7 @@ from typing import Any
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
+from coder.config.sections import Config
 from coder.engine.options import options_from_args
 from coder.stuck.guard import stuck_warning
 from coder.tui.common import InputHistory, failure, result_line, tool_title
@@ -181,7 +182,7 @@ class Repl:
         self.reader = LineReader(self.history, lambda: self.opened.workspace if self.opened else
                                  options_from_args(args).cwd, self.cycle_mode)
         self.keys: Any = None  # the KeyWatcher while a turn runs on a terminal
-        self.notifier = Notifier({})  # a turn ended, a question waits (issue 23); this one does nothing yet
+        self.notifier = Notifier(Config())  # a turn ended, a question waits (issue 23); this one does nothing yet
 
     # ---- session ----------------------------------------------------------------------------------------------
     def open(self, **override: Any) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from coder.base.errors import CoderError, SandboxUnavailable
 from coder.fs.beneath import WorkspaceFS
@@ -41,6 +41,9 @@ from coder.vcs.repo import (
     run_git,
     temp_index,
 )
+
+if TYPE_CHECKING:
+    from coder.sandbox.profile import SandboxConfig
 
 __all__ = ["CommitResult", "HookRun", "commit_changes", "commit_message", "find_hooks"]
 
@@ -117,7 +120,7 @@ def commit_changes(
     branch: str | None = None,
     run_hooks_in: HookMode = "sandbox",
     paths: list[str] | None = None,
-    sandbox_config: dict[str, Any] | None = None,
+    sandbox_config: SandboxConfig | None = None,
     hook_timeout: float = 300.0,
 ) -> CommitResult:
     """Commit the work tree's changes (all of them, or only `paths`) with `message`.
@@ -212,7 +215,7 @@ def _check_unchanged_selection(root: Path, env: dict[str, str], known: dict[str,
 
 def _run_pre_hooks(
     root: Path, hooks: dict[str, Path], names: list[str], where: HookMode, env: dict[str, str], message: str,
-    config: dict | None, timeout: float,
+    config: SandboxConfig | None, timeout: float,
 ) -> tuple[str, list[HookRun]]:
     """Run the pre-commit hooks in order until one fails; returns the message (as commit-msg left it) and the
     runs. The message file and, for the sandbox, a copy of the private index live in the git dir, written and
@@ -345,14 +348,15 @@ def _require_sandbox() -> None:
 
 
 def _run_hook(
-    root: Path, name: str, hook: Path, args: list[str], where: HookMode, config: dict | None, timeout: float,
+    root: Path, name: str, hook: Path, args: list[str], where: HookMode, config: SandboxConfig | None,
+    timeout: float,
     index_env: dict[str, str],
 ) -> HookRun:
     command = " ".join(shlex.quote(a) for a in [str(hook), *args])
     start = time.monotonic()
     if where == "sandbox":
         try:
-            run = run_sandboxed(command, root, config or {}, timeout, env=index_env)
+            run = run_sandboxed(command, root, config, timeout, env=index_env)
         except SandboxUnavailable as exc:
             raise VcsError(
                 f"The {name} hook must run in the sandbox, which is unavailable: {exc}. Run hooks on the host "

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from coder.base.errors import ContextOverflowError
+from coder.config.sections import ContextSettings
 from coder.context.base import Pinned
 from coder.context.manager import TieredContext
 from coder.models.fake_server import FakeServer
@@ -72,8 +73,8 @@ def test_long_session_through_the_fake_server(git_repo: Path, tmp_path: Path,
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
         provider = create_provider("anthropic:claude-sonnet-4-6", {})
-        cm = TieredContext(provider, {"context": {"compact_at": 5_000, "target": 0.5, "recent_turns": 3,
-                                                  "clip_chars": 4_000}}, tmp_path / "state")
+        cm = TieredContext(provider, ContextSettings(compact_at=5_000, target=0.5, recent_turns=3, clip_chars=4_000),
+                           tmp_path / "state")
         history = [Message.user_text(TASK)]
         pinned = Pinned(task=TASK, plan="1. make greet polite\n2. add a test", files_touched=[])
         events = []
@@ -140,7 +141,7 @@ def test_overflow_from_the_api_means_one_compaction_and_one_retry(git_repo: Path
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
         provider = create_provider("anthropic:claude-sonnet-4-6", {})
-        cm = TieredContext(provider, {"context": {"compact_at": 0.9, "recent_turns": 3, "clip_chars": 4_000}},
+        cm = TieredContext(provider, ContextSettings(compact_at=0.9, recent_turns=3, clip_chars=4_000),
                            tmp_path / "state")
         history = [Message.user_text(TASK)]
         overflows = retried = 0

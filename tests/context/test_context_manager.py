@@ -11,6 +11,7 @@ import pytest
 from context_helpers import HistoryBuilder, lines
 
 from coder.base.errors import ConfigError, ContextOverflowError, Interrupted, ModelError
+from coder.config.layers import settings
 from coder.context.base import Compaction, Pinned
 from coder.context.history import pairing_problems
 from coder.context.manager import TieredContext
@@ -24,7 +25,7 @@ SMALL = {"budget": 40_000, "compact_at": 6_000, "target": 0.5, "recent_turns": 2
 
 
 def manager(tmp_path: Path, config: dict[str, Any] | None = None, **kw: Any) -> TieredContext:
-    return TieredContext(ScriptedProvider(SCRIPT), {"context": config or SMALL}, tmp_path, **kw)
+    return TieredContext(ScriptedProvider(SCRIPT), settings({"context": config or SMALL}).context, tmp_path, **kw)
 
 
 def grow(h: HistoryBuilder, i: int) -> None:
@@ -220,10 +221,12 @@ def test_pinned_instructions_join_the_system_prompt_once(tmp_path: Path) -> None
 
 
 def test_bad_config_is_a_config_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no setting 'compact_after'"):
+    with pytest.raises(ConfigError, match=r"\[context\] compact_after: unknown key \(did you mean compact_at\?"):
         manager(tmp_path, {"compact_after": 3})
-    with pytest.raises(ConfigError, match="target"):
+    with pytest.raises(ConfigError, match=r"\[context\] target = 2: must be at most 0.99"):
         manager(tmp_path, {"target": 2})
+    with pytest.raises(ConfigError, match=r"\[context\] recent_turns = 2.5: expected a whole number"):
+        manager(tmp_path, {"recent_turns": 2.5})
     with pytest.raises(ConfigError, match="count_with_provider"):
         manager(tmp_path, {"count_with_provider": "sometimes"})
     cm = manager(tmp_path, {"budget": 0.5, "compact_at": 0.5})
@@ -233,7 +236,7 @@ def test_bad_config_is_a_config_error(tmp_path: Path) -> None:
 def test_an_interrupted_summary_leaves_no_half_compaction(tmp_path: Path) -> None:
     cancel = threading.Event()
     status: list[str] = []
-    cm = TieredContext(ScriptedProvider(SCRIPT), {"context": SMALL}, tmp_path, cancel=cancel,
+    cm = TieredContext(ScriptedProvider(SCRIPT), settings({"context": SMALL}).context, tmp_path, cancel=cancel,
                        on_status=status.append)
     h = HistoryBuilder(task="Make greet() polite; keep the API.")
     for i in range(40):
@@ -262,8 +265,7 @@ def test_switching_the_model_moves_the_budget_and_the_summariser(tmp_path: Path)
     assert cm.compact_at == int(0.5 * cm.budget)
     assert cm.summarizer.provider is small  # type: ignore[attr-defined]
     tiny = ScriptedProvider(SCRIPT, context_window=16_000)
-    assert TieredContext(tiny, {"permission_mode": "ask", "context": {}}, tmp_path).compact_at == int(
-        0.6 * (16_000 - 8_192)), "a whole config is read through its [context] table; 10k default capped at 60%"
+    assert TieredContext(tiny, None, tmp_path).compact_at == int(0.6 * (16_000 - 8_192)), "10k default capped at 60%"
 
 
 def test_tools_loaded_on_demand_stay_loaded_across_a_compaction(tmp_path: Path) -> None:

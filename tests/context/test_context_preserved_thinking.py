@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from coder.config.sections import ContextSettings
 from coder.context.base import Pinned
 from coder.context.manager import TieredContext
 from coder.models.fake_server import FakeServer
@@ -43,8 +44,8 @@ def test_compacting_session_is_accepted_on_every_request(model: str, budget: int
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy-key")
         provider = create_provider(f"anthropic:{model}", {"providers": {"anthropic": {"max_retries": 0}}})
-        cm = TieredContext(provider, {"context": {"compact_at": 3_000, "target": 0.5, "recent_turns": 2,
-                                                  "clip_chars": 2_000}}, tmp_path / "state")
+        cm = TieredContext(provider, ContextSettings(compact_at=3_000, target=0.5, recent_turns=2, clip_chars=2_000),
+                           tmp_path / "state")
         history = [Message.user_text("Look around the repository.")]
         pinned = Pinned(task="Look around the repository.")
         kinds: list[str] = []

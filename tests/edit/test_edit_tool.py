@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 
 from coder.base.resources import data_dir
+from coder.config.layers import settings
 from coder.tools.base import ToolContext, ToolContract, ToolResult
 from coder.tools.edit_tool import EditTool
 
 
 def make_ctx(repo: Path, tmp_path: Path, **config: Any) -> ToolContext:
     return ToolContext(workspace=repo, cwd=repo, session_id="s", cancel=threading.Event(),
-                       state_dir=tmp_path / "state", config=config)
+                       state_dir=tmp_path / "state", config=settings(config))
 
 
 @pytest.fixture

@@ -21,24 +21,26 @@ def test_layers_override_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     write(user_config_path(), 'model = "user:m"\nmax_turns = 5\n[sandbox]\nnetwork = true\nextra_rw = ["/a"]\n')
     write(tmp_path / ".coder" / "config.toml", 'max_turns = 3\n[sandbox]\ntimeout = 9.0\n')
     config = load_config(tmp_path, trusted=True)
-    assert config["model"] == "user:m" and config["max_turns"] == 3  # a repository may lower a limit
-    assert config["sandbox"] == {"network": True, "extra_rw": ["/a"], "timeout": 9.0}  # tables merge
-    assert config["_provenance"]["max_turns"].startswith("repository ")
-    assert config["_provenance"]["sandbox.network"].startswith("user ")
-    assert config["_provenance"]["max_cost"] == "built-in"
+    assert config.model == "user:m" and config.max_turns == 3  # a repository may lower a limit
+    sandbox = config.sandbox  # tables merge
+    assert (sandbox.network, sandbox.extra_rw, sandbox.timeout, sandbox.max_timeout) == (True, ["/a"], 9.0, 600.0)
+    assert str(config.origin("max_turns")) == f"repository {tmp_path / '.coder' / 'config.toml'}:1"
+    assert str(config.origin("sandbox.network")) == f"user {user_config_path()}:4"
+    assert str(config.origin("max_cost")) == "built-in"
     monkeypatch.setenv("CODER_MAX_TURNS", "9")
-    assert load_config(tmp_path)["max_turns"] == 9
-    assert load_config(tmp_path, {"max_turns": 11, "model": None})["max_turns"] == 11
-    assert load_config(tmp_path, {"max_turns": 11, "model": None})["model"] == "user:m"
-    assert load_config(tmp_path, {"max_turns": 11})["_provenance"]["max_turns"] == "flag"
+    assert load_config(tmp_path).max_turns == 9
+    assert str(load_config(tmp_path).origin("max_turns")) == "environment"
+    assert load_config(tmp_path, {"max_turns": 11, "model": None}).max_turns == 11
+    assert load_config(tmp_path, {"max_turns": 11, "model": None}).model == "user:m"
+    assert str(load_config(tmp_path, {"max_turns": 11}).origin("max_turns")) == "flag"
 
 
 @pytest.mark.parametrize("text, expected", [
     ("max_turns = [", "not valid TOML"),
-    ("colour = 'blue'", "unknown key 'colour'"),
-    ("max_turns = 'ten'", "'max_turns' must be int"),
-    ("sandbox = 3", "'sandbox' must be a table"),
-    ("permission_mode = 'yolo'", "permission_mode 'yolo' is not one of"),
+    ("colour = 'blue'", "colour: unknown key"),
+    ("max_turns = 'ten'", 'max_turns = "ten": expected a whole number'),
+    ("sandbox = 3", "sandbox = 3: expected a table ([sandbox])"),
+    ("permission_mode = 'yolo'", 'permission_mode = "yolo": expected one of "plan", "ask", "auto-edit", "auto"'),
 ])
 def test_bad_project_config_names_file_and_key(tmp_path: Path, text: str, expected: str) -> None:
     path = write(tmp_path / ".coder" / "config.toml", text)
@@ -51,6 +53,9 @@ def test_bad_project_config_names_file_and_key(tmp_path: Path, text: str, expect
 def test_bad_env_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODER_MAX_COST", "cheap")
     with pytest.raises(ConfigError, match="CODER_MAX_COST"):
+        load_config(tmp_path)
+    monkeypatch.setenv("CODER_MAX_COST", "0")
+    with pytest.raises(ConfigError, match=r"^environment CODER_MAX_COST: max_cost = 0.0: must be greater than 0$"):
         load_config(tmp_path)
 
 
@@ -80,11 +85,11 @@ def test_cwd_outside_root_reads_only_cwd(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("[permissions]\ndenny = ['bash(rm*)']\n", "unknown key(s) denny in [permissions]"),
-    ("[instructions]\nmax_byte = 5\n", "unknown key(s) max_byte in [instructions]"),
-    ("[providers.antropic]\nmax_retries = 1\n", "unknown key(s) antropic in [providers]"),
-    ("max_turns = 0\n", "'max_turns' must be greater than 0"),
-    ("max_cost = -1\n", "'max_cost' must be greater than 0"),
+    ("[permissions]\ndenny = ['bash(rm*)']\n", "[permissions] denny: unknown key (did you mean deny?"),
+    ("[instructions]\nmax_byte = 5\n", "[instructions] max_byte: unknown key (did you mean max_bytes?"),
+    ("[providers.antropic]\nmax_retries = 1\n", "[providers] antropic: unknown provider (did you mean anthropic?"),
+    ("max_turns = 0\n", "max_turns = 0: must be greater than 0"),
+    ("max_cost = -1\n", "max_cost = -1: must be greater than 0"),
 ])
 def test_typos_inside_sections_and_impossible_limits(tmp_path: Path, text: str, expected: str) -> None:
     write(tmp_path / ".coder" / "config.toml", text)

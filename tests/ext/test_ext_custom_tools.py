@@ -21,7 +21,7 @@ def write_tool(folder: Path, data: dict) -> Path:
 
 
 def ctx(workspace: Path) -> ToolContext:
-    return ToolContext(workspace, workspace, "s", threading.Event(), workspace.parent / "state", {"sandbox": {}})
+    return ToolContext(workspace, workspace, "s", threading.Event(), workspace.parent / "state")
 
 
 def test_args_are_quoted_and_output_returned(git_repo: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from coder.base import events as ev
 from coder.base.errors import ConfigError
+from coder.config.layers import settings
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.session import Limits, Session, SessionParts, no_questions
 from coder.ext.hooks import hooks_from_config, parse_hooks
@@ -29,7 +30,7 @@ class EchoTool(Tool):
 
 def session_with_hooks(workspace: Path, hooks_config: dict, script: dict) -> tuple[Session, list[ev.Event]]:
     seen: list[ev.Event] = []
-    config = {"hooks": hooks_config, "sandbox": {}}
+    config = settings({"hooks": hooks_config})
     hooks = hooks_from_config(config, workspace, "s-hooks", lambda m: seen.append(ev.ErrorEvent(m)))
     ctx = ToolContext(workspace, workspace, "s-hooks", threading.Event(), workspace / ".state", config)
     parts = SessionParts("s-hooks", ScriptedProvider(script), {"echo": EchoTool()}, ModePolicy("auto"),
@@ -93,11 +94,21 @@ def test_hook_in_sandbox_cannot_write_outside_workspace(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("section, message", [
-    ({"before_everything": []}, "unknown event"),
-    ({"before_tool": {"command": "x"}}, "array of tables"),
-    ({"before_tool": [{"match": "*"}]}, "needs a non-empty `command`"),
-    ({"before_tool": [{"command": "x", "when": 1}]}, "unknown key(s) when"),
+    ({"before_everything": []}, "[hooks] before_everything: unknown key (known: after_tool, before_commit"),
+    ({"before_tool": {"command": "x"}}, "[hooks] before_tool = a table: expected a list of tables "
+                                        "([[hooks.before_tool]])"),
+    ({"before_tool": [{"match": "*"}]}, "[hooks] before_tool #1: needs `command`"),
+    ({"before_tool": [{"command": ""}]}, "[hooks.before_tool #1] command = \"\": must not be empty"),
+    ({"before_tool": [{"command": "x", "when": 1}]}, "[hooks.before_tool #1] when: unknown key"),
 ])
 def test_bad_hook_config(section: dict, message: str) -> None:
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        parse_hooks(section)
+    with pytest.raises(ConfigError) as info:
+        settings({"hooks": section})
+    assert message in str(info.value)
+
+
+def test_hooks_keep_their_order_within_an_event() -> None:
+    hooks = parse_hooks(settings({"hooks": {"turn_end": [{"command": "a"}, {"command": "b", "sandbox": False}],
+                                            "before_tool": [{"command": "c", "match": "bash"}]}}).hooks)
+    assert [(h.event, h.command, h.sandbox) for h in hooks] == [("before_tool", "c", True), ("turn_end", "a", True),
+                                                                ("turn_end", "b", False)]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from coder.base.errors import ConfigError
+from coder.config.sections import Config
 from coder.ext.mcp_client import MCPManager, ServerConfig, servers_from_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,11 +121,13 @@ def test_streamable_http_server_and_mcp_list(git_repo: Path) -> None:
 @pytest.mark.parametrize("servers, message", [
     ({"x": {"args": []}}, "exactly one of `command`"),
     ({"x": {"command": "a", "url": "http://b"}}, "exactly one of"),
-    ({"x": {"command": "a", "args": "b"}}, "`args` must be a list"),
-    ({"x": {"command": "a", "port": 1}}, "unknown key(s) port"),
+    ({"x": {"command": "a", "args": "b"}}, "args = \"b\": expected a list of strings"),
+    ({"x": {"command": "a", "port": 1}}, "port: unknown key"),
 ])
 def test_bad_mcp_json(tmp_path: Path, servers: dict, message: str) -> None:
     write_mcp_json(tmp_path, servers)
+    config = Config()
+    config.trusted = True
     with pytest.raises(ConfigError) as info:
-        servers_from_config({"_trusted": True}, tmp_path)
+        servers_from_config(config, tmp_path)
     assert message in str(info.value) and ".mcp.json" in str(info.value)

@@ -119,7 +119,7 @@ def test_a_session_loads_a_skill_on_demand_and_runs_its_script_in_the_sandbox(is
     opened = open_session(SessionOptions(cwd=repo, model=f"scripted:{script}", permission_mode="auto", trust=True),
                           events.append)
     try:
-        assert opened.session.parts.tool_ctx.config["sandbox"].get("enabled", True)  # the real sandbox runs it
+        assert opened.session.parts.tool_ctx.config.sandbox.enabled  # the real sandbox runs it
         system = opened.session.parts.system_prompt
         assert "# Skills" in system and "- release: Cut a release" in system and BODY_MARK not in system
         opened.session.send("test the web app")

@@ -12,6 +12,8 @@ from typing import Any
 
 from repo_support import git
 
+from coder.config.layers import settings
+from coder.config.sections import LspSettings
 from coder.lsp.hook import install as install_language_servers
 from coder.tools.base import ToolContext
 
@@ -42,9 +44,15 @@ def server_env(home: Path) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home), "LANG": "C.UTF-8"}
 
 
+def lsp_section(lsp: dict[str, Any] | None = None) -> LspSettings:
+    """An `[lsp]` table, checked as the config loader checks it."""
+    return settings({"lsp": lsp or {}}).lsp
+
+
 def context(repo: Path, state: Path, lsp: dict[str, Any] | None = None, trusted: bool = True,
             manager: Any = None) -> ToolContext:
-    config: dict[str, Any] = {"_trusted": trusted, "lsp": lsp or {}}
+    config = settings({"lsp": lsp or {}})
+    config.trusted = trusted
     ctx = ToolContext(repo, repo, "test", threading.Event(), state, config)
     install_language_servers(ctx.services)  # as the session's builder does
     if manager is not None:

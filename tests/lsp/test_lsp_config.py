@@ -7,34 +7,28 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsp_support import context, make_repo, need, only, server_env
+from lsp_support import context, lsp_section, make_repo, need, only, server_env
 
 from coder.base.errors import ConfigError
-from coder.config.layers import load_config
+from coder.config.layers import load_config, settings
+from coder.config.sections import Config
 from coder.lsp.manager import LspManager
 from coder.lsp.servers import doctor_lines
-from coder.lsp.service import LspSettings, check_settings, manager_for
+from coder.lsp.service import check_settings, manager_for
 from coder.tools.registry import builtin_tools
-from coder.trust.repo_config import filter_repository
 
 EDIT = {"command": "str_replace", "path": "a.py", "old_str": "x = 1", "new_str": "x = undefined_name"}
 
 
-def test_a_repository_cannot_name_a_server_command_only_turn_servers_off() -> None:
-    planted = {"lsp": {"servers": {"evil": {"command": ["sh", "-c", "touch /tmp/pwned"], "languages": ["python"]}},
-                       "wait": 99, "enabled": False}}
-    kept, ignored = filter_repository(planted, {}, trusted=True, source="repo")
-    assert kept == {"lsp": {"enabled": False}}
-    assert any("[lsp] servers ignored" in line for line in ignored)
-    assert any("[lsp] wait ignored" in line for line in ignored)
-
-
-def test_a_repository_config_file_with_servers_is_not_merged(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", {".coder/config.toml": "[lsp.servers.evil]\ncommand = ['sh']\n"
+def test_a_repository_cannot_name_a_server_command_only_turn_servers_off(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {".coder/config.toml": "[lsp]\nwait = 99\nenabled = false\n"
+                                         "[lsp.servers.evil]\ncommand = ['sh', '-c', 'touch /tmp/pwned']\n"
                                          "languages = ['python']\n"})
     config = load_config(repo, trusted=True)
-    assert "servers" not in config["lsp"]
-    assert any("[lsp] servers" in line for line in config["_ignored"])
+    assert config.lsp.servers == {} and config.lsp.wait == 5.0 and config.lsp.enabled is False
+    assert any("[lsp.servers] ignored" in line for line in config.ignored)
+    assert any("[lsp] wait ignored" in line for line in config.ignored)
+    assert config.origin("lsp.enabled").layer == "repository"
 
 
 def test_untrusted_or_disabled_means_no_server_and_todays_output(tmp_path: Path) -> None:
@@ -56,14 +50,14 @@ def test_untrusted_or_disabled_means_no_server_and_todays_output(tmp_path: Path)
 
 def test_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match="severity"):
-        LspSettings.from_config({"lsp": {"severity": "fatal"}})
+        settings({"lsp": {"severity": "fatal"}})
     with pytest.raises(ConfigError, match="wait"):
-        LspSettings.from_config({"lsp": {"wait": -1}})
+        settings({"lsp": {"wait": -1}})
     with pytest.raises(ConfigError, match="command"):
-        LspManager(Path("/"), {"servers": {"mine": {"languages": ["python"]}}})
-    assert LspSettings.from_config({"lsp": {"severity": "warning"}}).severity == 2
-    with pytest.raises(ConfigError, match=r"\[lsp.servers.mine\] needs languages"):
-        check_settings({"lsp": {"servers": {"mine": {"command": ["x"]}}}})  # what the builder calls at start
+        LspManager(Path("/"), settings({"lsp": {"servers": {"mine": {"languages": ["python"]}}}}).lsp)
+    assert settings({"lsp": {"severity": "warning"}}).lsp.severity == "warning"
+    with pytest.raises(ConfigError, match=r"\[lsp.servers.mine\] is not a default server, so it needs command"):
+        check_settings(settings({"lsp": {"servers": {"mine": {"command": ["x"]}}}}))  # what the builder calls
 
 
 def test_servers_get_no_provider_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -76,13 +70,19 @@ def test_servers_get_no_provider_keys(monkeypatch: pytest.MonkeyPatch, tmp_path:
 
 def test_doctor_lists_servers_and_how_to_install_the_rest(tmp_path: Path) -> None:
     lines = {name.strip(): (ok, detail) for name, ok, detail in
-             doctor_lines({"_trusted": True, "lsp": {}})}
+             doctor_lines(_trusted(True))}
     assert lines["language servers"][1].startswith("on")
     assert "basedpyright-langserver" in lines["basedpyright"][1]
     assert "rust-analyzer" in lines and "enabled = true" in lines["rust-analyzer"][1]  # off: runs cargo
     assert all(ok for ok, _ in lines.values())  # a missing server is not a failure
-    untrusted = dict((n.strip(), d) for n, _, d in doctor_lines({"_trusted": False, "lsp": {}}))
+    untrusted = dict((n.strip(), d) for n, _, d in doctor_lines(_trusted(False)))
     assert "not trusted" in untrusted["language servers"]
+
+
+def _trusted(trusted: bool) -> Config:
+    config = Config()
+    config.trusted = trusted
+    return config
 
 
 def test_coder_doctor_prints_the_servers(tmp_path: Path) -> None:
@@ -97,7 +97,7 @@ def test_jedi_language_server_answers_navigation(tmp_path: Path) -> None:
     need("jedi-language-server", "pip install jedi-language-server (or pip install -e '.[dev]')")
     repo = make_repo(tmp_path / "repo", {"lib.py": "def helper(n):\n    return n * 2\n",
                                          "main.py": "from lib import helper\n\nprint(helper(2))\n"})
-    manager = LspManager(repo, only("jedi-language-server"), env=server_env(tmp_path))
+    manager = LspManager(repo, lsp_section(only("jedi-language-server")), env=server_env(tmp_path))
     ctx = context(repo, tmp_path, {"navigation_wait": 20}, manager=manager)
     search = builtin_tools(["code_search"])["code_search"]
     found = search.run({"query_type": "definition", "query": "helper", "path": "main.py", "line": 3}, ctx)

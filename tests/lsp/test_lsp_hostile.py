@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 
 import pytest
-from lsp_support import context, make_repo, need, only, server_env
+from lsp_support import context, lsp_section, make_repo, need, only, server_env
 
 from coder.lsp.client import LspError
 from coder.lsp.manager import LspManager
 from coder.lsp.navigate import readable
 from coder.lsp.servers import DEFAULT_SERVERS
+from coder.sandbox.profile import SandboxConfig
 from coder.tools.registry import builtin_tools
 
 
@@ -45,7 +46,8 @@ def test_a_venv_interpreter_in_the_workspace_never_runs_on_the_host(tmp_path: Pa
     marker = outside / "venv-python-ran"
     repo = make_repo(tmp_path / "repo", {"main.py": "x = undefined_name\n"})
     _marker_script(repo / ".venv" / "bin" / "python", marker)
-    manager = LspManager(repo, {**only("basedpyright"), "wait": 30}, env=server_env(tmp_path), sandbox=sandbox)
+    manager = LspManager(repo, lsp_section({**only("basedpyright"), "wait": 30}), env=server_env(tmp_path),
+                         sandbox=SandboxConfig(**sandbox))
     try:
         found = manager.diagnostics("main.py", "x = undefined_name\n", time.monotonic() + 60)
     finally:
@@ -64,7 +66,8 @@ def test_hover_does_not_read_a_host_file_through_a_link_in_the_workspace(tmp_pat
                                                    "print(mine.VISIBLE)\n",
                                          "mine.py": '"""in the workspace"""\nVISIBLE = "fine"\n'})
     (repo / "stolen.py").symlink_to(outside / "settings.py")
-    manager = LspManager(repo, only("basedpyright"), env=server_env(tmp_path), sandbox=sandbox)
+    manager = LspManager(repo, lsp_section(only("basedpyright")), env=server_env(tmp_path),
+                         sandbox=SandboxConfig(**sandbox))
     tools = builtin_tools(["code_search"])
     ctx = context(repo, tmp_path, {"navigation_wait": 60}, manager=manager)
     try:
@@ -94,7 +97,8 @@ def test_a_server_found_in_the_workspace_through_path_is_not_started(tmp_path: P
     spec = next(s for s in DEFAULT_SERVERS if s.name == "basedpyright")
     chosen = spec.executable()
     assert chosen is None or (os.path.isabs(chosen) and repo not in Path(chosen).resolve().parents)
-    manager = LspManager(repo, only("basedpyright"), env={**server_env(tmp_path), "PATH": os.environ["PATH"]})
+    manager = LspManager(repo, lsp_section(only("basedpyright")),
+                         env={**server_env(tmp_path), "PATH": os.environ["PATH"]})
     try:
         manager.diagnostics("main.py", "x = 1\n", time.monotonic() + 30)  # the installed server, or none
     except LspError:
@@ -114,10 +118,10 @@ def test_a_confined_server_cannot_write_the_workspace_read_outside_it_or_reach_t
     probe = (f"touch {repo}/planted 2>/dev/null && echo WROTE; cat {outside}/secret.txt 2>/dev/null; "
              f"{sys.executable} -c \"import socket; socket.create_connection(('1.1.1.1', 80), 2)\" 2>/dev/null "
              "&& echo NET; echo done")
-    command = confined_command(["/bin/sh", "-c", probe], repo, server_env(tmp_path), {})
+    command = confined_command(["/bin/sh", "-c", probe], repo, server_env(tmp_path), None)
     assert command[0].endswith("bwrap")
     out = subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=60).stdout
     assert out.strip().endswith("done"), out  # control: it ran
     assert "WROTE" not in out and "HOSTSECRET" not in out and "NET" not in out, out
     assert not (repo / "planted").exists()
-    assert confined_command(["/bin/true"], repo, {}, {"enabled": False}) == ["/bin/true"]  # the user's choice
+    assert confined_command(["/bin/true"], repo, {}, SandboxConfig(enabled=False)) == ["/bin/true"]  # the user's choice

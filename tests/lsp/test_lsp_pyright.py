@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lsp_support import context, make_repo, need, only, server_env
+from lsp_support import context, lsp_section, make_repo, need, only, server_env
 
 from coder.lsp.manager import LspManager
 from coder.tools.registry import builtin_tools
@@ -41,7 +41,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
     repo = make_repo(base / "repo", {"shapes.py": SHAPES, "use.py": USE, "old_error.py": "x = undefined_a\n",
                                      "patched.py": "def f(a, b):\n    return a\n\n\nf(1, 2)\n",
                                      "bad.py": "value = 1\n"})
-    manager = LspManager(repo, only("basedpyright"), env=server_env(base))
+    manager = LspManager(repo, lsp_section(only("basedpyright")), env=server_env(base))
     tools = builtin_tools(["str_replace_based_edit_tool", "apply_patch", "code_search"])
     yield repo, manager, tools, base
     pids = manager.pids()

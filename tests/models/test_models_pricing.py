@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from coder.base.errors import ConfigError
+from coder.config.layers import settings
 from coder.models.pricing import PriceTable
 from coder.models.types import Usage
 
@@ -45,10 +46,10 @@ def test_a_new_version_does_not_inherit_an_older_price() -> None:
 
 
 def test_user_table_overrides_and_extends() -> None:
-    table = PriceTable({"pricing": {
+    table = PriceTable(settings({"pricing": {
         "claude-sonnet-4-5": {"input": 2, "output": 10},
         "qwen2.5-coder": {"input": 0.1, "output": 0.2, "cache_write": 0.1, "cache_read": 0.01},
-    }})
+    }}).pricing)
     assert table.cost("claude-sonnet-4-5-20250929", Usage(input_tokens=1_000_000)).usd == pytest.approx(2)
     assert table.cost("openai:qwen2.5-coder", MILLION).usd == pytest.approx(0.1 + 0.2 + 0.1 + 0.01)
 
@@ -59,12 +60,13 @@ def test_scripted_models_are_free() -> None:
 
 
 @pytest.mark.parametrize(("entry", "needle"), [
-    ({"input": 1}, "needs both `input` and `output`"),
-    ({"input": -1, "output": 1}, "key `input` must be a non-negative number"),
-    ({"input": 1, "output": 2, "cached": 1}, "unknown keys \\['cached'\\]"),
-    (3, "must be a table"),
+    ({"input": 1}, r"\[pricing\] my-model: needs `output`"),
+    ({"input": -1, "output": 1}, r"\[pricing.my-model\] input = -1: must be at least 0"),
+    ({"input": 1, "output": 2, "cached": 1}, r"\[pricing.my-model\] cached: unknown key"),
+    (3, r"\[pricing\] my-model = 3: expected a table \(\[pricing.my-model\]\)"),
 ])
 def test_bad_user_prices_name_the_entry(entry: object, needle: str) -> None:
-    with pytest.raises(ConfigError, match=needle) as info:
-        PriceTable({"pricing": {"my-model": entry}})
-    assert '[pricing."my-model"]' in str(info.value)
+    with pytest.raises(ConfigError, match=needle):
+        settings({"pricing": {"my-model": entry}})
+    with pytest.raises(ConfigError, match=r'\[pricing."my.model"\]'):  # a key that needs quotes has them
+        settings({"pricing": {"my.model": {"input": "free", "output": 0}}})

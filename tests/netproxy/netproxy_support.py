@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from coder.config.layers import settings
 from coder.sandbox.network import HOSTS_VAR, NetHooks
 from coder.tools.base import ToolContext
 from coder.tools.bash_tool import BashTool
@@ -90,7 +91,7 @@ def bash_tool(workspace: Path, state: Path, sandbox: dict[str, Any], hooks: NetH
               ) -> tuple[BashTool, ToolContext]:
     assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
     tool = BashTool(load_contracts()["bash"])
-    ctx = ToolContext(workspace, workspace, "t", threading.Event(), state, {"sandbox": sandbox})
+    ctx = ToolContext(workspace, workspace, "t", threading.Event(), state, settings({"sandbox": sandbox}))
     if hooks is not None:
         ctx.services["net_hooks"] = hooks
     return tool, ctx

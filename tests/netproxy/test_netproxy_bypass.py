@@ -16,8 +16,8 @@ import pytest
 from netproxy_support import bash_tool
 
 from coder.base.errors import ConfigError
+from coder.config.layers import settings
 from coder.netproxy.domains import canonical_host
-from coder.sandbox.profile import SandboxConfig
 
 
 def _host_address() -> str:
@@ -171,4 +171,4 @@ def test_canonical_hosts() -> None:
 
 def test_network_true_with_a_deny_list_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="denied_domains"):
-        SandboxConfig.from_dict({"network": True, "denied_domains": ["evil.test"]})
+        settings({"sandbox": {"network": True, "denied_domains": ["evil.test"]}})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from coder.base.errors import ConfigError
+from coder.config.layers import settings
 from coder.netproxy.domains import DomainPolicy, refusal_message
-from coder.sandbox.profile import SandboxConfig
 
 
 def test_exact_wildcard_and_deny_wins() -> None:
@@ -47,18 +47,18 @@ def test_refusal_names_the_domain_and_the_key() -> None:
     ({"allowed_domains": ["pypi.org:443"]}, "no scheme, port"),
     ({"denied_domains": ["ev*l.com"]}, "a wildcard is"),
     ({"network_presets": ["perl"]}, "unknown preset 'perl'"),
-    ({"allowed_domains": "pypi.org"}, "expected list"),
+    ({"allowed_domains": "pypi.org"}, 'expected a list of strings, like ["pypi.org"]'),
     ({"network": True, "allowed_domains": ["pypi.org"]}, "use one or the other"),
 ])
 def test_bad_sandbox_keys_are_named(section: dict, needle: str) -> None:
     with pytest.raises(ConfigError, match="sandbox") as err:
-        SandboxConfig.from_dict(section)
+        settings({"sandbox": section})
     assert needle in str(err.value)
 
 
 def test_good_sandbox_keys_are_normalized() -> None:
-    cfg = SandboxConfig.from_dict({"allowed_domains": ["PyPI.org", "*.Pythonhosted.org", "10.0.0.5"],
-                                   "network_presets": ["node"]})
+    cfg = settings({"sandbox": {"allowed_domains": ["PyPI.org", "*.Pythonhosted.org", "10.0.0.5"],
+                                "network_presets": ["node"]}}).sandbox
     assert cfg.allowed_domains == ["pypi.org", "*.pythonhosted.org", "10.0.0.5"]
 
 
@@ -79,4 +79,4 @@ def test_batch_presets_are_off_by_default_and_reach_the_agent_through_its_enviro
     user_config_path().parent.mkdir(parents=True, exist_ok=True)
     user_config_path().write_text('[sandbox]\nnetwork_presets = ["node"]\n')
     monkeypatch.setenv("CODER_NETWORK_PRESETS", "python")  # what `--net-preset python` gives the agent
-    assert load_config(tmp_path)["sandbox"]["network_presets"] == ["node", "python"]
+    assert load_config(tmp_path).sandbox.network_presets == ["node", "python"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from coder.config.sections import PermissionsSettings
 from coder.policy.readonly import OPTIONS, Options, is_read_only
 from coder.policy.rules import policy_from_config
 from coder.policy.shellparse import GLOB, QUOTED, SPLIT, STATIC, split_command
@@ -156,14 +157,14 @@ def test_the_tables_do_not_overlap() -> None:
 @pytest.mark.parametrize("mode", ["plan", "ask", "auto-edit"])
 def test_the_policy_refuses_them_in_every_mode_but_auto(mode: str) -> None:
     """What the engine sees: read-only lines run in every mode, the others ask (plan and headless: deny)."""
-    policy = policy_from_config({}, mode, [], [], None)
+    policy = policy_from_config(PermissionsSettings(), mode, [], [], None)
     for command in ("ls", "git status", "grep -r x .", "[ -f x ] && cat x"):
         assert policy.decide("bash", "execute", {"command": command}).action == "allow", command
     expected = "deny" if mode == "plan" else "ask"
     for command in ("jobs -x sh -c 'echo pwned > f'", f"[[ -v {P} ]]", f"test -v {P}", f"[ -v {P} ]",
                     f"[[ x -eq {P} ]]", "x=1", "f() { ls; }", "(( x ))"):
         assert policy.decide("bash", "execute", {"command": command}).action == expected, command
-    auto = policy_from_config({}, "auto", [], [], None)
+    auto = policy_from_config(PermissionsSettings(), "auto", [], [], None)
     assert auto.decide("bash", "execute", {"command": f"test -v {P}"}).action == "allow"
 
 

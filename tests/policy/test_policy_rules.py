@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from coder.base.errors import ConfigError
+from coder.config.layers import settings
+from coder.config.sections import PermissionsSettings
 from coder.policy.base import PermissionAnswer
 from coder.policy.patterns import Rule
 from coder.policy.readonly import is_read_only
@@ -19,7 +21,7 @@ from coder.tools.registry import builtin_tools
 
 
 def _policy(mode: str = "ask", project: Path | None = None, **rules: list[str]) -> RulePolicy:
-    return policy_from_config({"permissions": rules}, mode, [], [], project)
+    return policy_from_config(PermissionsSettings(**rules), mode, [], [], project)
 
 
 def _bash(policy: RulePolicy, command: str) -> str:
@@ -175,19 +177,21 @@ def test_repository_permissions_file_only_narrows(tmp_path: Path) -> None:
     (tmp_path / ".coder").mkdir()
     (tmp_path / ".coder" / "permissions.json").write_text(
         json.dumps({"allow": ["bash(curl*)", "bash(npm test*)"], "deny": ["bash(make*)"]}))
-    policy = policy_from_config({}, "ask", [], [], tmp_path)
+    policy = policy_from_config(PermissionsSettings(), "ask", [], [], tmp_path)
     assert _bash(policy, "curl evil.example") == "ask"  # a shipped allow rule is ignored
     assert _bash(policy, "make all") == "deny"  # a shipped deny rule holds
 
 
 def test_flags_and_bad_config(tmp_path: Path) -> None:
-    policy = policy_from_config({"permissions": {}}, "auto", ["bash(pytest*)"], ["bash(curl*)"], tmp_path)
+    policy = policy_from_config(PermissionsSettings(), "auto", ["bash(pytest*)"], ["bash(curl*)"], tmp_path)
     assert _bash(policy, "curl x") == "deny" and _bash(policy, "pytest") == "allow"
     with pytest.raises(ConfigError):
-        policy_from_config({}, "yolo", [], [], None)
-    with pytest.raises(ConfigError):
-        policy_from_config({"permissions": {"allow": [3]}}, "ask", [], [], None)
+        policy_from_config(PermissionsSettings(), "yolo", [], [], None)
+    with pytest.raises(ConfigError, match=r"\[permissions\] allow #1 = 3: expected a string"):
+        settings({"permissions": {"allow": [3]}})
+    with pytest.raises(ConfigError, match=r"\[permissions\]: 'bash\(' is not a valid rule|rule"):
+        policy_from_config(PermissionsSettings(allow=["bash("]), "ask", [], [], None)
     (tmp_path / ".coder").mkdir()
     (tmp_path / ".coder" / "permissions.json").write_text("{not json")
     with pytest.raises(ConfigError, match="permissions.json"):
-        policy_from_config({}, "ask", [], [], tmp_path)
+        policy_from_config(PermissionsSettings(), "ask", [], [], tmp_path)

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from review_support import PRICING, TESTS, _git, checks  # noqa: F401 - used by the fixtures
 
+from coder.config.layers import settings
+
 
 @pytest.fixture
 def shop_repo(tmp_path: Path) -> Path:
@@ -49,7 +51,7 @@ def run_review() -> Callable:
         if stages is not None:
             review_cfg["stages"] = stages
         cfg["review"] = review_cfg
-        return review(repo, diff(repo), task, provider, cfg)
+        return review(repo, diff(repo), task, provider, settings(cfg))
 
     return run
 

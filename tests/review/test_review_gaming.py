@@ -7,6 +7,8 @@ from pathlib import Path
 
 from review_support import PRICING, TESTS  # noqa: I001 - the folder's fixtures module
 
+from coder.config.layers import settings
+
 GAMING = ["gaming"]
 
 
@@ -132,7 +134,7 @@ def test_javascript_tests_line_based(tmp_path: Path, g_init) -> None:
                                                 "test('negatives', () => {\n  expect(sum(-1, -2)).toBe(-3);\n});\n"})
     (repo / "src/sum.test.js").write_text("const sum = require('./sum');\n\ntest.skip('adds', () => {\n"
                                           "  expect(sum(1, 2)).toBe(4);\n});\n")
-    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
     found = checks(result)
     assert {("skip-added", "error"), ("test-removed", "error"), ("expected-value-edited", "error"),
             ("assertion-removed", "error")} <= found
@@ -167,7 +169,7 @@ def test_parametrize_table_edited(g_init, tmp_path: Path) -> None:
              '@pytest.mark.parametrize("x, want", CASES)\ndef test_double(x, want):\n    assert double(x) == want\n')
     repo = g_init(tmp_path, {"m.py": "def double(x):\n    return 2 * x\n", "tests/test_m.py": table})
     (repo / "tests/test_m.py").write_text(table.replace("(3, 6)", "(3, 7)").replace("]\n", "    (7, 14),\n]\n"))
-    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
     assert [(f.check, f.line) for f in result.findings] == [("expected-value-edited", 7)]
 
 
@@ -182,12 +184,12 @@ def test_canned_answer_and_doctest_literals(g_init, tmp_path: Path) -> None:
     repo = g_init(tmp_path, {"lib.py": source, "tests/test_lib.py": tests})
     (repo / "lib.py").write_text(source.replace("    return seq[i]\n", '    if i == 1:\n        return "B"\n'
                                                 "    return seq[i]\n"))
-    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
     assert [(f.check, f.line) for f in result.findings] == [("special-cased-test-input", 7)]
     assert "'B'" in result.findings[0].message
     (repo / "lib.py").write_text(source.replace("    return seq[i]\n", '    if seq == "ABCDE":\n'
                                                 "        return seq[1]\n    return seq[i]\n"))
-    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
     assert [(f.check, f.severity) for f in result.findings] == [("special-cased-test-input", "error")]
 
 
@@ -203,7 +205,7 @@ def test_condition_on_a_domain_constant_is_not_special_casing(g_init, tmp_path: 
                                                              '    if enc is None:\n        return DEFAULT\n'
                                                              '    if enc.lower() in ("utf8", "utf-8"):\n'
                                                              '        return "utf-8"\n    return enc.lower()\n'))
-    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
     assert result.verdict == "pass", result.render()
 
 
@@ -217,7 +219,7 @@ def test_canned_collection_returned_for_a_small_number(g_init, tmp_path: Path) -
     repo = g_init(tmp_path, {"lib.py": source, "tests/test_lib.py": tests})
     (repo / "lib.py").write_text(source.replace('    """\n    return', '    """\n    if n == 2:\n'
                                                 '        return [(1, 2), (3, 4)]\n    return'))
-    result = review(repo, diff(repo), config={"review": {"stages": GAMING}})
+    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
     assert [(f.check, f.severity, f.line) for f in result.findings] == [("special-cased-test-input", "error", 7)]
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from review_support import PRICING  # noqa: I001
 
+from coder.config.layers import settings
+
 FIXED = PRICING + "\n\ndef count(prices):\n    return len(prices)\n"
 BROKEN = FIXED.replace("(1 + TAX_RATE)", "(1 - TAX_RATE)")  # the task's change, plus a regression
 
@@ -48,7 +50,7 @@ def test_failing_patch_is_fixed_from_the_findings_then_committed(shop_repo: Path
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         provider = create_provider("anthropic:claude-sonnet-4-6", {})
         seen: list[str] = []
-        config = {"review": {"stages": ["apply", "parse", "lint", "hygiene", "gaming", "tests"]}}
+        config = settings({"review": {"stages": ["apply", "parse", "lint", "hygiene", "gaming", "tests"]}})
         gate = review_and_commit(GateRequest(shop_repo, "add a count function", agent(provider, shop_repo, seen),
                                              provider, config, max_rounds=2, model_name="claude-sonnet-4-6"))
         requests = server.requests
@@ -72,7 +74,7 @@ def test_no_commit_while_the_review_fails_unless_overridden(shop_repo: Path, tmp
     script.write_text(json.dumps({"turns": [{"when": "Review verdict", "repeat": True, "text": BROKEN}]}))
     provider = create_provider(f"scripted:{script}", {})
     (shop_repo / "src/shop/pricing.py").write_text(BROKEN)
-    config = {"review": {"stages": ["gaming", "tests"]}}
+    config = settings({"review": {"stages": ["gaming", "tests"]}})
     seen: list[str] = []
     gate = review_and_commit(GateRequest(shop_repo, "x", agent(provider, shop_repo, seen), None, config, max_rounds=1))
     assert not gate.committed and gate.rounds == 1 and len(seen) == 1

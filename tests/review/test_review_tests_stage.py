@@ -6,6 +6,8 @@ from pathlib import Path
 
 from review_support import PRICING, TESTS, _git  # noqa: I001
 
+from coder.config.layers import settings
+
 TESTS_ONLY = ["tests"]
 
 
@@ -76,7 +78,7 @@ def test_no_test_command_detected(g_init, tmp_path: Path) -> None:
 
     repo = g_init(tmp_path, {"notes.txt": "a\n"})
     (repo / "notes.txt").write_text("b\n")
-    result = review(repo, diff(repo), config={"review": {"stages": TESTS_ONLY}})
+    result = review(repo, diff(repo), config=settings({"review": {"stages": TESTS_ONLY}}))
     assert result.verdict == "pass" and result.stage("tests").status == "skipped"
     assert "no test command detected" in result.stage("tests").note
 
@@ -90,7 +92,7 @@ def test_review_of_the_index_runs_tests_on_the_staged_tree(shop_repo: Path) -> N
     (shop_repo / "src/shop/pricing.py").write_text(good)
     _git(shop_repo, "add", "src/shop/pricing.py")
     (shop_repo / "src/shop/pricing.py").write_text(good.replace("(1 + TAX_RATE)", "(1 - TAX_RATE)"))
-    result = review(shop_repo, diff(shop_repo, staged=True), config={"review": {"stages": TESTS_ONLY}})
+    result = review(shop_repo, diff(shop_repo, staged=True), config=settings({"review": {"stages": TESTS_ONLY}}))
     assert result.verdict == "pass", result.render()
-    result = review(shop_repo, diff(shop_repo), config={"review": {"stages": TESTS_ONLY}})
+    result = review(shop_repo, diff(shop_repo), config=settings({"review": {"stages": TESTS_ONLY}}))
     assert result.verdict == "fail"

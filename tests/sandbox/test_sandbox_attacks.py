@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from coder.config.layers import settings
 from coder.store.outputs import load_output
 from coder.tools.base import ToolContext
 from coder.tools.bash_tool import BashTool
@@ -31,7 +32,7 @@ class Session:
         _need_bwrap()
         self.tool = BashTool(load_contracts()["bash"])
         self.ctx = ToolContext(workspace, workspace, "test", threading.Event(), state,
-                               {"sandbox": dict(sandbox or {})})
+                               settings({"sandbox": dict(sandbox or {})}))
 
     def __call__(self, command: str, **extra: Any):
         return self.tool.run({"command": command, **extra}, self.ctx)

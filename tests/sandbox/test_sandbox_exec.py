@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from coder.base.errors import ConfigError, SandboxUnavailable
+from coder.config.layers import settings
 from coder.sandbox.check import check_sandbox, require_sandbox
 from coder.sandbox.env import looks_secret, sandbox_env
 from coder.sandbox.exec import run_sandboxed
@@ -22,19 +23,19 @@ def _bwrap() -> None:
 
 
 def test_run_sandboxed_basics(git_repo: Path) -> None:
-    run = run_sandboxed("cat README.md; echo err >&2; exit 4", git_repo, {}, 10)
+    run = run_sandboxed("cat README.md; echo err >&2; exit 4", git_repo, None, 10)
     assert run.exit_code == 4 and not run.timed_out
     assert run.output == "# demo\nerr\n"
-    run = run_sandboxed("tr a-z A-Z", git_repo, {"sandbox": {}}, 10, stdin="hello")
+    run = run_sandboxed("tr a-z A-Z", git_repo, None, 10, stdin="hello")
     assert run.output == "HELLO" and run.exit_code == 0
-    run = run_sandboxed("echo $CHECK_NAME $API_TOKEN", git_repo, {}, 10,
+    run = run_sandboxed("echo $CHECK_NAME $API_TOKEN", git_repo, None, 10,
                         env={"CHECK_NAME": "lint", "API_TOKEN": "leak"})
     assert run.output.strip() == "lint"
 
 
 def test_run_sandboxed_is_sandboxed(git_repo: Path, tmp_path: Path) -> None:
     run = run_sandboxed(f"touch {tmp_path}/escaped; echo x > .git/hooks/pre-push; ls /proc | grep -c '^[0-9]'",
-                        git_repo, {}, 10)
+                        git_repo, None, 10)
     assert not (tmp_path / "escaped").exists()
     assert not (git_repo / ".git" / "hooks" / "pre-push").exists()
     assert int(run.output.strip().splitlines()[-1]) < 10  # its own pid namespace
@@ -42,19 +43,19 @@ def test_run_sandboxed_is_sandboxed(git_repo: Path, tmp_path: Path) -> None:
 
 def test_run_sandboxed_timeout_kills_everything(git_repo: Path) -> None:
     started = time.monotonic()
-    run = run_sandboxed("sleep 60 & sleep 60; echo never", git_repo, {}, 1)
+    run = run_sandboxed("sleep 60 & sleep 60; echo never", git_repo, None, 1)
     assert run.timed_out and run.exit_code is None
     assert "never" not in run.output and "timed out after 1s" in run.output
     assert time.monotonic() - started < 8
 
 
 def test_run_sandboxed_output_cap(git_repo: Path) -> None:
-    run = run_sandboxed("yes", git_repo, {"max_output_bytes": 100_000}, 20)
+    run = run_sandboxed("yes", git_repo, SandboxConfig(max_output_bytes=100_000), 20)
     assert run.dropped_bytes > 0 and "bytes dropped" in run.output
 
 
 def test_run_unsandboxed_when_disabled(git_repo: Path) -> None:
-    run = run_sandboxed("ls /proc | grep -c '^[0-9]'", git_repo, {"enabled": False}, 10)
+    run = run_sandboxed("ls /proc | grep -c '^[0-9]'", git_repo, SandboxConfig(enabled=False), 10)
     assert int(run.output.strip()) > 10
 
 
@@ -70,7 +71,7 @@ def test_check_sandbox_and_refusal(monkeypatch: pytest.MonkeyPatch, git_repo: Pa
             require_sandbox()
         assert "--no-sandbox" in str(info.value) and "apt-get install bubblewrap" in str(info.value)
         with pytest.raises(SandboxUnavailable):
-            run_sandboxed("true", git_repo, {}, 5)
+            run_sandboxed("true", git_repo, None, 5)
     finally:
         monkeypatch.undo()
         check_sandbox(refresh=True)
@@ -93,13 +94,13 @@ def test_sandbox_env_is_an_allow_list() -> None:
 
 
 def test_config_validation() -> None:
-    assert SandboxConfig.from_dict({"timeout": 5, "network": True}).timeout == 5.0
-    with pytest.raises(ConfigError, match="unknown key"):
-        SandboxConfig.from_dict({"netwrk": True})
-    with pytest.raises(ConfigError, match="expected bool"):
-        SandboxConfig.from_dict({"network": "yes"})
-    with pytest.raises(ConfigError, match="expected list"):
-        SandboxConfig.from_dict({"extra_rw": "/tmp"})
+    assert settings({"sandbox": {"timeout": 5, "network": True}}).sandbox.timeout == 5.0
+    with pytest.raises(ConfigError, match="unknown key .did you mean network"):
+        settings({"sandbox": {"netwrk": True}})
+    with pytest.raises(ConfigError, match="expected true or false"):
+        settings({"sandbox": {"network": "yes"}})
+    with pytest.raises(ConfigError, match="expected a list of strings"):
+        settings({"sandbox": {"extra_rw": "/tmp"}})
 
 
 def test_profile_refuses_home_as_workspace(isolated_home: Path) -> None:
@@ -124,7 +125,7 @@ def test_extra_paths(git_repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
     run = run_sandboxed(f"cat {shared}/data.txt; echo w > {shared}/w; echo ok > {out}/result", git_repo,
-                        {"extra_ro": [str(shared)], "extra_rw": [str(out)]}, 10)
+                        SandboxConfig(extra_ro=[str(shared)], extra_rw=[str(out)]), 10)
     assert "readable" in run.output and not (shared / "w").exists()
     assert (out / "result").read_text() == "ok\n"
     with pytest.raises(ConfigError, match="does not exist"):
@@ -134,16 +135,7 @@ def test_extra_paths(git_repo: Path, tmp_path: Path) -> None:
 
 def test_unsandboxed_background_job_does_not_hang(git_repo: Path) -> None:
     started = time.monotonic()
-    run = run_sandboxed("sleep 30 & echo quick", git_repo, {"enabled": False}, 10)
+    run = run_sandboxed("sleep 30 & echo quick", git_repo, SandboxConfig(enabled=False), 10)
     assert run.output.strip() == "quick" and run.exit_code == 0 and not run.timed_out
     assert time.monotonic() - started < 5
 
-
-def test_sandbox_section_accepts_both_shapes() -> None:
-    from coder.sandbox.exec import sandbox_section
-
-    assert sandbox_section({"model": "x", "sandbox": {"network": True}}) == {"network": True}
-    assert sandbox_section({"network": True}) == {"network": True}
-    assert sandbox_section({"model": "x", "permissions": {}}) == {}
-    with pytest.raises(ConfigError):
-        sandbox_section({"sandbox": "off"})

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from coder.base.errors import ConfigError
+from coder.config.layers import settings
 from coder.sandbox.profile import SandboxConfig
 from coder.sandbox.shell import PersistentShell
 from coder.sandbox.text import clean_output
@@ -30,7 +32,7 @@ def shell(git_repo: Path, tmp_path: Path):
 
 def _tool(workspace: Path, state: Path, sandbox: dict[str, Any] | None = None) -> tuple[BashTool, ToolContext]:
     tool = BashTool(load_contracts()["bash"])
-    return tool, ToolContext(workspace, workspace, "t", threading.Event(), state, {"sandbox": sandbox or {}})
+    return tool, ToolContext(workspace, workspace, "t", threading.Event(), state, settings({"sandbox": sandbox or {}}))
 
 
 def test_exit_codes_come_from_the_marker(shell: PersistentShell) -> None:
@@ -162,10 +164,9 @@ def test_tool_result_shape_and_errors(git_repo: Path, tmp_path: Path) -> None:
     assert "shell" in ctx.services and not ctx.services["shell"].alive
 
 
-def test_bad_sandbox_config_is_a_readable_error(git_repo: Path, tmp_path: Path) -> None:
-    tool, ctx = _tool(git_repo, tmp_path / "state", {"timeoutt": 5})
-    result = tool.run({"command": "ls"}, ctx)
-    assert result.is_error and "unknown key(s) timeoutt" in result.output
+def test_bad_sandbox_config_is_a_readable_error_before_any_command(git_repo: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"\[sandbox\] timeoutt: unknown key \(did you mean timeout\?"):
+        _tool(git_repo, tmp_path / "state", {"timeoutt": 5})
 
 
 def test_unsandboxed_mode_says_so(git_repo: Path, tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def test_path_toolchain_outside_home_is_bound_but_not_its_home(tmp_path: Path, i
     workspace.mkdir()
     monkeypatch.setenv("PATH", path_var)
     run = run_sandboxed(f"mytool; hometool; cat {other_home}/.ssh/id_ed25519 || echo no-key; "
-                        f"cat {other_home}/.mytool/credentials.toml || echo no-token", workspace, {}, 30)
+                        f"cat {other_home}/.mytool/credentials.toml || echo no-token", workspace, None, 30)
     assert "tool-ran" in run.output and "home-tool-ran" in run.output
     assert "no-key" in run.output and "PRIVATE KEY" not in run.output
     assert "no-token" in run.output and "TOKEN" not in run.output.replace("no-token", "")

@@ -54,7 +54,7 @@ MODES = ("plan", "ask", "auto-edit", "auto")
 def sandbox(workspace: Path, command: str, timeout: float = 60) -> str:
     """Run `command` in the real sandbox on `workspace` (as the model's shell would) and return its output."""
     assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
-    result = run_sandboxed(command, workspace, {}, timeout)
+    result = run_sandboxed(command, workspace, None, timeout)
     assert result.exit_code == 0, result.output
     return result.output
 
@@ -103,7 +103,7 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 def edit_ctx(repo: Path, tmp_path: Path) -> ToolContext:
     return ToolContext(workspace=repo, cwd=repo, session_id="s", cancel=threading.Event(),
-                       state_dir=tmp_path / "state", config={})
+                       state_dir=tmp_path / "state")
 
 
 def tools() -> tuple[EditTool, ApplyPatchTool]:
@@ -282,7 +282,7 @@ class SwapLoop:
         (ws / ".swap.py").write_text(SWAP_SCRIPT)
         self.result: list[Any] = []
         self.thread = threading.Thread(target=lambda: self.result.append(
-            run_sandboxed(f"python3 .swap.py {ws} {outside}", ws, {}, 300)), daemon=True)
+            run_sandboxed(f"python3 .swap.py {ws} {outside}", ws, None, 300)), daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 30
         while not os.path.lexists(ws / "d.link") and time.monotonic() < deadline:

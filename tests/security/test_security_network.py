@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from coder.config.layers import load_config, user_config_path
+from coder.config.sections import Config
 from coder.sandbox.network import HOSTS_VAR
 from coder.tools.base import ToolContext
 from coder.tools.bash_tool import BashTool
@@ -24,7 +25,7 @@ denied_domains = []
 """
 
 
-def _curl(workspace: Path, config: dict, state: Path, url: str) -> str:
+def _curl(workspace: Path, config: Config, state: Path, url: str) -> str:
     assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
     tool = BashTool(load_contracts()["bash"])
     ctx = ToolContext(workspace, workspace, "t", threading.Event(), state, config)
@@ -52,8 +53,8 @@ def test_repository_cannot_set_network_lists(git_repo: Path, tmp_path: Path, tru
     try:
         config = load_config(git_repo, trusted=trusted)
         for key in ("allowed_domains", "network_presets", "denied_domains"):
-            assert key not in config["sandbox"]
-            assert any(f"[sandbox] {key} ignored" in line for line in config["_ignored"])
+            assert getattr(config.sandbox, key) == []
+            assert any(f"[sandbox] {key} ignored" in line for line in config.ignored)
         state = tmp_path / "state"
         state.mkdir()
         out = _curl(git_repo, config, state, url)
@@ -63,7 +64,7 @@ def test_repository_cannot_set_network_lists(git_repo: Path, tmp_path: Path, tru
         user.parent.mkdir(parents=True, exist_ok=True)
         user.write_text('[sandbox]\nallowed_domains = ["attacker.test"]\n')
         config = load_config(git_repo, trusted=trusted)
-        assert config["sandbox"]["allowed_domains"] == ["attacker.test"]
+        assert config.sandbox.allowed_domains == ["attacker.test"]
         assert "exfiltration endpoint" in _curl(git_repo, config, state, url)
     finally:
         server.shutdown()

@@ -23,6 +23,7 @@ import pytest
 from repo_support import git
 from security_run_support import run_scripted
 
+from coder.config.sections import PermissionsSettings
 from coder.policy.base import PermissionAnswer
 from coder.policy.rules import RulePolicy, policy_from_config
 from coder.tools.base import ToolContext
@@ -70,7 +71,7 @@ def ws(tmp_path: Path) -> Path:
 
 def _policy(repo: Path, mode: str, allow: list[str] | None = None, deny: list[str] | None = None,
             config_allow: list[str] | None = None) -> RulePolicy:
-    return policy_from_config({"permissions": {"allow": config_allow or []}}, mode, allow or [], deny or [], repo)
+    return policy_from_config(PermissionsSettings(allow=config_allow or []), mode, allow or [], deny or [], repo)
 
 
 def _editor_calls(path: str) -> list[dict[str, Any]]:
@@ -185,7 +186,7 @@ def test_write_through_a_link_out_of_the_workspace_is_denied(ws: Path, tmp_path:
 
 def test_relative_paths_start_at_the_working_directory(ws: Path) -> None:
     """The editor takes relative paths from the session's working directory, so the policy must too."""
-    policy = policy_from_config({}, "auto", ["edit(**)"], ["edit(src/secret.py)"], ws, ws / "src")
+    policy = policy_from_config(PermissionsSettings(), "auto", ["edit(**)"], ["edit(src/secret.py)"], ws, ws / "src")
     assert policy.decide(EDITOR, "write", _editor_calls("secret.py")[0]).action == "deny"
     _expect_protected(policy.decide(EDITOR, "write", _editor_calls("../.mcp.json")[0]), "auto")
     assert policy.decide(EDITOR, "write", _editor_calls("other.py")[0]).action == "allow"
@@ -244,7 +245,7 @@ class _Shell:
     def __init__(self, workspace: Path, state: Path) -> None:
         assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
         self.tool = BashTool(load_contracts()["bash"])
-        self.ctx = ToolContext(workspace, workspace, "test", threading.Event(), state, {"sandbox": {}})
+        self.ctx = ToolContext(workspace, workspace, "test", threading.Event(), state)
 
     def __call__(self, command: str):
         return self.tool.run({"command": command}, self.ctx)

@@ -90,7 +90,7 @@ def hostile(git_repo: Path, tmp_path: Path) -> Path:
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-q", "-m", "more")
     result = run_sandboxed(f"rm -rf d t.py x.py && ln -s {out}/d d && ln -s ../outside/secret.py t.py && mkfifo x.py"
-                           f" && ln -s {out}/secret.py link.py && ln -s {out}/agents.txt AGENTS.md", git_repo, {}, 60)
+                           f" && ln -s {out}/secret.py link.py && ln -s {out}/agents.txt AGENTS.md", git_repo, None, 60)
     assert result.exit_code == 0, result.output
     # controls: the links lead outside and a plain open() follows them; x.py is a FIFO; git still lists the names
     assert os.path.realpath(git_repo / "d") == str(out / "d")
@@ -103,7 +103,7 @@ def hostile(git_repo: Path, tmp_path: Path) -> Path:
 
 def ctx(repo: Path, tmp_path: Path) -> ToolContext:
     return ToolContext(workspace=repo, cwd=repo, session_id="s", cancel=threading.Event(),
-                       state_dir=tmp_path / "state", config={})
+                       state_dir=tmp_path / "state")
 
 
 # ---- the code index: build, symbol, references, outline, map ----------------------------------------------------

@@ -46,7 +46,7 @@ def outside(tmp_path: Path) -> Path:
 
 def sandbox(workspace: Path, command: str) -> str:
     """Run `command` in the real sandbox on `workspace` (as the model's bash would); it must succeed."""
-    run = run_sandboxed(f"set -e\n{command}", workspace, {}, 60)
+    run = run_sandboxed(f"set -e\n{command}", workspace, None, 60)
     assert run.exit_code == 0, run.output
     return run.output
 

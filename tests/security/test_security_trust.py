@@ -17,6 +17,7 @@ import pytest
 from security_trust_support import make_world, markers
 
 from coder.config.layers import user_config_path
+from coder.config.sections import Config
 from coder.models.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -168,12 +169,12 @@ def test_symlinked_repository_config_is_never_loaded(tmp_path: Path) -> None:
     assert ".coder/config.toml" not in request.files and any("symlink" in p for p in request.problems)
     for trusted in (False, True):
         config = load_config(repo, trusted=trusted, repo_files=request.files)
-        assert config["model"] is None and "max_fix_rounds" not in config["review"]
+        assert config.model is None and config.review.max_fix_rounds == 2
         config = load_config(repo, trusted=trusted)  # read here: the link is refused as well
-        assert config["model"] is None and any("symlink" in line for line in config["_ignored"])
+        assert config.model is None and any("symlink" in line for line in config.ignored)
     (repo / ".coder" / "config.toml").unlink()
     (repo / ".coder" / "config.toml").write_text('model = "scripted:x"\n')  # control: a plain file counts
-    assert load_config(repo, trusted=True)["model"] == "scripted:x"
+    assert load_config(repo, trusted=True).model == "scripted:x"
 
 
 def test_mcp_approval_covers_the_whole_entry(tmp_path: Path) -> None:
@@ -182,11 +183,11 @@ def test_mcp_approval_covers_the_whole_entry(tmp_path: Path) -> None:
 
     entry = {"command": "python3", "args": ["-m", "srv"]}
     approved = {"srv": trust.server_key(entry)}
-    config = {"_trusted": True, "_mcp_approved": approved,
-              "_repo_files": {".mcp.json": json.dumps({"mcpServers": {"srv": entry}}).encode()}}
+    config = Config(trusted=True, mcp_approved=approved,
+                    repo_files={".mcp.json": json.dumps({"mcpServers": {"srv": entry}}).encode()})
     assert [s.name for s in servers_from_config(config, tmp_path)] == ["srv"]  # control
     sneaky = {**entry, "env": {"PYTHONPATH": str(tmp_path / "evil")}}
-    config["_repo_files"] = {".mcp.json": json.dumps({"mcpServers": {"srv": sneaky}}).encode()}
+    config.repo_files = {".mcp.json": json.dumps({"mcpServers": {"srv": sneaky}}).encode()}
     said: list[str] = []
     assert servers_from_config(config, tmp_path, said.append) == []
     assert "not approved" in said[0] or "have not approved" in said[0]

@@ -70,7 +70,7 @@ def test_app_trust_screen_says_no(world, tmp_path: Path) -> None:
             assert isinstance(app.screen, TrustScreen)
             await pilot.press("n")
             await wait_until(pilot, lambda: app.opened is not None)
-            assert app.opened.config["_trusted"] is False
+            assert app.opened.config.trusted is False
             app.exit()
 
     asyncio.run(asyncio.wait_for(body(), 240))

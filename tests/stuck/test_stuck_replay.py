@@ -3,13 +3,17 @@ and on the shell commands it has to read. The same guard a headless session uses
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from coder.base.errors import ConfigError
-from coder.stuck.detector import load_thresholds
+from coder.config.check import fields_of
+from coder.config.layers import settings
+from coder.config.sections import StuckSettings
+from coder.stuck.detector import DEFAULT_THRESHOLDS, load_thresholds
 from coder.stuck.guard import StuckGuard
 from coder.stuck.replay import Run, load_runs
 from coder.stuck.signals import call_from_event, error_signature
@@ -93,14 +97,30 @@ def test_shell_commands_read_write_and_wait() -> None:
 def test_thresholds_are_data_and_config_overrides_are_checked() -> None:
     shipped = load_thresholds()
     assert shipped.of("ping_pong", "nudge_at") == 5 and shipped.nudges_before_stop == 2
-    tuned = load_thresholds({"repeat": {"nudge_at": 6}, "nudges_before_stop": 0, "same_text": {"enabled": False}})
+    tuned = load_thresholds(stuck({"repeat": {"nudge_at": 6}, "nudges_before_stop": 0,
+                                   "same_text": {"enabled": False}}))
     assert tuned.of("repeat", "nudge_at") == 6 and tuned.nudges_before_stop == 0 and not tuned.enabled("same_text")
-    with pytest.raises(ConfigError, match=r"\[stuck.repeat\] unknown key 'nudge'"):
-        load_thresholds({"repeat": {"nudge": 2}})
-    with pytest.raises(ConfigError, match="unknown key 'loops'"):
-        load_thresholds({"loops": 1})
-    with pytest.raises(ConfigError, match="interactive must be one of"):
-        StuckGuard.from_config({"interactive": "ask"}, headless=False)
-    assert StuckGuard.from_config({"enabled": False}, headless=True).mode == "off"
-    assert StuckGuard.from_config({}, headless=True).mode == "stop"
-    assert StuckGuard.from_config({"interactive": "stop"}, headless=False).mode == "stop"
+    assert tuned.of("ping_pong", "nudge_at") == 5  # what is not set stays as shipped
+    with pytest.raises(ConfigError, match=r"\[stuck.repeat\] nudge: unknown key \(did you mean nudge_at\?"):
+        stuck({"repeat": {"nudge": 2}})
+    with pytest.raises(ConfigError, match=r"\[stuck\] loops: unknown key"):
+        stuck({"loops": 1})
+    with pytest.raises(ConfigError, match=r"\[stuck.same_error\] wait_factor: unknown key"):  # repeat's only
+        stuck({"same_error": {"wait_factor": 2}})
+    with pytest.raises(ConfigError, match=r"\[stuck\] interactive = \"ask\": expected one of"):
+        stuck({"interactive": "ask"})
+    assert StuckGuard.from_config(stuck({"enabled": False}), headless=True).mode == "off"
+    assert StuckGuard.from_config(stuck({}), headless=True).mode == "stop"
+    assert StuckGuard.from_config(stuck({"interactive": "stop"}), headless=False).mode == "stop"
+
+
+def stuck(table: dict) -> StuckSettings:
+    return settings({"stuck": table}).stuck
+
+
+def test_the_declared_thresholds_are_those_of_thresholds_json() -> None:
+    """Each `[stuck.PATTERN]` table declares exactly the keys the shipped pattern has (plus `enabled`)."""
+    shipped = json.loads(DEFAULT_THRESHOLDS.read_text())["patterns"]
+    declared = {name: type(getattr(StuckSettings(), name)) for name in shipped}
+    for name, cls in declared.items():
+        assert set(fields_of(cls)) == {k for k in shipped[name] if k != "about"} | {"enabled"}, name

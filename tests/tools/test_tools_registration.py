@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from coder.base.resources import data_dir
+from coder.config.sections import PermissionsSettings
 from coder.context.history import observations
 from coder.context.masking import MaskTier, keys_of
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -61,15 +62,16 @@ def _note(name: str) -> dict[str, str]:
 def test_the_policy_asks_the_new_tool(registered: None, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "notes").mkdir(parents=True)
-    policy = policy_from_config({}, "ask", ["edit(notes/ok*)"], ["edit(notes/secret.md)"], ws)
+    policy = policy_from_config(PermissionsSettings(), "ask", ["edit(notes/ok*)"], ["edit(notes/secret.md)"], ws)
     assert policy.decide(NAME, "write", _note("secret")).action == "deny"  # an edit rule covers its write
     assert policy.decide(NAME, "write", _note("ok")).action == "allow"
     ask = policy.decide(NAME, "write", _note("todo"))
     assert ask.action == "ask" and ask.suggested_rule == "edit(notes/todo.md)"
     outside = policy.decide(NAME, "write", _note("../../elsewhere"))
     assert outside.action == "deny" and "outside the workspace" in outside.reason
-    assert policy_from_config({}, "plan", [], [], ws).decide(NAME, "write", _note("x")).action == "deny"
-    assert policy_from_config({}, "auto-edit", [], [], ws).decide(NAME, "write", _note("x")).action == "allow"
+    none = PermissionsSettings()
+    assert policy_from_config(none, "plan", [], [], ws).decide(NAME, "write", _note("x")).action == "deny"
+    assert policy_from_config(none, "auto-edit", [], [], ws).decide(NAME, "write", _note("x")).action == "allow"
     # control: an unregistered tool of the same input says nothing of files, so no edit rule covers it
     assert policy.decide("unknown_tool", "execute", _note("secret")).action == "ask"
 

@@ -15,6 +15,7 @@ from tui_support import (  # type: ignore[import-not-found]
     wait_for,
 )
 
+from coder.config.sections import PermissionsSettings
 from coder.policy.patterns import Rule
 from coder.policy.rules import policy_from_config
 from coder.tools.patch_tool import ApplyPatchTool
@@ -32,7 +33,7 @@ async def test_a_multi_file_patch_prompt_names_every_file_and_remembers_each(fac
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         session = app.opened.session
-        session.parts.policy = policy_from_config({}, "ask", project_dir=git_repo)
+        session.parts.policy = policy_from_config(PermissionsSettings(), "ask", project_dir=git_repo)
         session.parts.tools["apply_patch"] = ApplyPatchTool(load_contracts()["apply_patch"])
         await type_and_send(pilot, app, "greet with hi and add notes")
         await wait_armed(pilot, app)

@@ -15,6 +15,7 @@ from tui_support import (  # type: ignore[import-not-found]
     wait_for,
 )
 
+from coder.config.sections import PermissionsSettings
 from coder.policy.rules import policy_from_config, remembered_rules_path
 
 SCRIPT = {"turns": [
@@ -32,7 +33,7 @@ async def test_permissions_lists_the_saved_rules_and_removes_them(factory, git_r
     app, f = make_app(factory, git_repo, tmp_path, SCRIPT)
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
-        policy = policy_from_config({}, "ask", deny=["bash(rm -rf*)"], project_dir=git_repo)
+        policy = policy_from_config(PermissionsSettings(), "ask", deny=["bash(rm -rf*)"], project_dir=git_repo)
         app.opened.session.parts.policy = policy
         await type_and_send(pilot, app, "run the tests and lint")
         await wait_armed(pilot, app)

@@ -18,7 +18,7 @@ from tui_support import (  # type: ignore[import-not-found]
 )
 
 HELLO = {"turns": [{"text": "Hello."}]}
-STAGES = {"stages": ["apply", "parse", "hygiene"]}
+STAGES = ["apply", "parse", "hygiene"]
 
 
 @async_test
@@ -27,11 +27,11 @@ async def test_review_stages_show_as_they_end(factory, git_repo: Path, tmp_path:
     app, _ = make_app(factory, git_repo, tmp_path, HELLO)
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
-        app.opened.config["review"] = STAGES
+        app.opened.config.review.stages = STAGES
         await type_and_send(pilot, app, "/review")
         await wait_for(pilot, lambda: "review: " in conversation_text(app) and not app.info["state"].startswith("/"))
         text = conversation_text(app)
-        for name in STAGES["stages"]:
+        for name in STAGES:
             assert f"{name}: pass" in text, text
         assert text.index("✓ apply: pass") < text.index("✓ hygiene: pass") < text.index("review: pass")
 
@@ -45,7 +45,7 @@ def test_repl_prints_the_review_stages(factory, git_repo: Path, monkeypatch: pyt
 
     def opened_with_stages(*args, **kwargs):
         opened = opener(*args, **kwargs)
-        opened.config["review"] = STAGES
+        opened.config.review.stages = STAGES
         return opened
 
     out = io.StringIO()

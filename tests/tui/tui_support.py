@@ -13,6 +13,7 @@ from typing import Any
 
 from coder.base import events as ev
 from coder.base import paths
+from coder.config.layers import settings
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.builder import Opened
 from coder.engine.history import rebuild
@@ -89,14 +90,14 @@ class Factory:
         from coder.vcs.checkpoints import Checkpoints
 
         checkpoints = Checkpoints(self.workspace, sid)
-        ctx = ToolContext(self.workspace, self.workspace, sid, threading.Event(), paths.session_dir(sid), {})
+        ctx = ToolContext(self.workspace, self.workspace, sid, threading.Event(), paths.session_dir(sid))
         parts = SessionParts(sid, provider, {"write_file": WriteTool(), "bash": EchoShell()}, ModePolicy(mode),
                              PassthroughContext(), ctx, "system", Pinned(), Limits(), record, ask,
                              checkpointer=checkpoints)
         session = Session(parts, restored)
         record(ev.SessionStart(sid, provider.spec, str(self.workspace), str(self.workspace), mode,
                                "off (test)", True, resumed=row is not None))
-        opened = Opened(session, store, {"vcs": {"hooks": "skip"}}, self.workspace, True, row is not None)
+        opened = Opened(session, store, settings({"vcs": {"hooks": "skip"}}), self.workspace, True, row is not None)
         self.opened.append(opened)
         return opened
 

@@ -238,7 +238,7 @@ def test_changes_made_inside_the_sandbox_are_undone(git_repo: Path) -> None:
     cps = Checkpoints(git_repo, "sandboxed")
     before = files(git_repo)
     run = run_sandboxed("sed -i 's/hello/bye/' src/app.py && mkdir -p out && echo 1 > out/gen.txt && rm README.md",
-                        git_repo, {}, 30)
+                        git_repo, None, 30)
     assert run.exit_code == 0, run.output
     cp = cps.snapshot("turn 1: shell")
     assert cp is not None and sorted(cp.files_changed) == ["README.md", "out/gen.txt", "src/app.py"]

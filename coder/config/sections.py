@@ -1,0 +1,450 @@
+"""The configuration, declared: `Config` and one dataclass per section. Each key is one `setting(...)`: its type
+(the annotation), default, meaning, limits, environment variable and what a repository may do with it. Everything
+else follows from these declarations: the checks of every layer (coder/config/check.py), the repository's filter
+(coder/config/repository.py), the environment layer, and docs/config.md (coder/config/reference.py).
+
+Two sections live with their owners, because those lie below coder.config in the layers or are read by it:
+`[sandbox]` (coder/sandbox/profile.py) and `[providers.X]` / `[pricing.X]` (coder/models/settings.py).
+
+Choices are `Literal`s listed narrowest first (a `Repo.LOWER` choice may only move left from a repository).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from coder.base.settings import Repo, SettingError, section, setting
+from coder.config.modes import MODES, Mode  # noqa: F401 - MODES: here with every other declaration
+from coder.edit.fileio import MAX_EDIT_BYTES
+from coder.models.providers import PROVIDERS
+from coder.models.settings import ProviderSettings, UserPrice
+from coder.sandbox.profile import SandboxConfig
+
+Stage = Literal["apply", "parse", "lint", "hygiene", "gaming", "tests", "llm"]
+STAGES: tuple[Stage, ...] = get_args(Stage)
+HookWhere = Literal["sandbox", "skip", "host"]
+Severity = Literal["error", "warning", "information", "hint"]
+#: diagnostic codes left out by default: whether a third-party module resolves depends on the host's environment,
+#: not on the edit; and the "type is unknown" family (errors only under a repository's strict mode) repeats the
+#: real error one line further, or flags code the project accepted (benchmarks/lsp.py: all 4 false alarms on 40
+#: real edits)
+LSP_IGNORE = ("reportMissingModuleSource", "reportMissingImports", "reportMissingTypeStubs",
+              "reportUnknownMemberType", "reportUnknownVariableType", "reportUnknownArgumentType",
+              "reportUnknownParameterType", "reportUnknownLambdaType")
+
+
+def _not_blank(value: str | None) -> None:
+    if value is not None and not value.strip():
+        raise ValueError("must not be empty")
+
+
+def _known_providers(tables: dict[str, dict[str, Any]]) -> None:
+    """Each `[providers.NAME]` names a registered provider (coder/models/providers.py), and sets only the keys that
+    provider reads: a table for a provider the session does not use is checked all the same."""
+    import difflib
+
+    for name, table in tables.items():
+        spec = PROVIDERS.get(name)
+        if spec is None:
+            close = difflib.get_close_matches(name, list(PROVIDERS), n=1, cutoff=0.6)
+            raise SettingError(name, f"unknown provider ({f'did you mean {close[0]}? ' if close else ''}"
+                               f"known: {', '.join(PROVIDERS)})")
+        for key in table:
+            if key not in spec.config_keys:
+                raise SettingError(f"{name}.{key}", f"not a setting of the {name} provider (its keys: "
+                                   f"{', '.join(sorted(spec.config_keys))})")
+
+
+@dataclass
+class InstructionsSettings:
+    """`[instructions]`: the project's AGENTS.md / CLAUDE.md files."""
+
+    max_bytes: int = setting(32_000, doc="Characters of project instructions read into the prompt; the rest is "
+                             "cut with a note.", repo=Repo.ALWAYS, above=0)
+
+
+@dataclass
+class PermissionsSettings:
+    """`[permissions]`: rules such as `bash(pytest*)`, `edit(src/**)`, `mcp__github__*` (docs/permissions.md)."""
+
+    allow: list[str] = setting(factory=list, doc="Calls that run without asking.", repo=Repo.NEVER)
+    ask: list[str] = setting(factory=list, doc="Calls that always ask, whatever the mode.", repo=Repo.ADD)
+    deny: list[str] = setting(factory=list, doc="Calls that never run (wins over everything).", repo=Repo.ADD)
+
+
+@dataclass
+class ContextSettings:
+    """`[context]`: what the model's context holds, and when it is compacted. Compaction is driven by cost, not only
+    by the window: every request re-reads the whole context (cached reads still cost 10% of input), so a small
+    working set is cheaper on every turn, and each compaction costs one rewrite of the cache plus a summary. 10k
+    tokens down to the handoff plus the last turn was the cheapest setting on the trajectories tuned on
+    (benchmarks/context.py --quick, docs/decisions/33-context-cost.md: 16k/4 turns 0.86x raw, 12k/1 0.79x, 10k/1
+    0.77x, 8k/1 0.77x with more summaries); never more than 60% of the budget, so small local windows still compact
+    before they overflow. Quality first: `compact_at = 0.5`."""
+
+    budget: float = setting(0.8, doc="The most a request may carry: tokens, or a fraction (<= 1) of the model's "
+                            "window.", repo=Repo.ALWAYS, above=0)
+    compact_at: float = setting(10_000, doc="When to compact: tokens (at most 60% of the budget), or a fraction "
+                                "(<= 1) of the budget.", repo=Repo.ALWAYS, above=0)
+    target: float = setting(0.25, doc="After a compaction, the fraction of compact_at to get down to.",
+                            repo=Repo.ALWAYS, above=0, at_most=0.99)
+    recent_turns: int = setting(1, doc="Turns never masked and kept verbatim by a summary.", repo=Repo.ALWAYS,
+                                at_least=0)
+    min_gain: float = setting(0.1, doc="A compaction that frees less than this share is not repeated.",
+                              repo=Repo.ALWAYS, at_least=0)
+    clip_chars: int = setting(20_000, doc="Tool outputs longer than this keep their head and tail only.",
+                              repo=Repo.ALWAYS, at_least=0)
+    clip_head_lines: int = setting(100, doc="Lines kept from the head of a clipped output.", repo=Repo.ALWAYS,
+                                   at_least=0)
+    clip_tail_lines: int = setting(100, doc="Lines kept from the tail of a clipped output.", repo=Repo.ALWAYS,
+                                   at_least=0)
+    mask_min_chars: int = setting(300, doc="Older tool outputs longer than this are masked (kept on disk, "
+                                  "re-readable).", repo=Repo.ALWAYS, at_least=0)
+    hard_clip_chars: int = setting(8_000, doc="The clip of last resort when a request still does not fit.",
+                                   repo=Repo.ALWAYS, at_least=0)
+    summary_max_tokens: int = setting(2_000, doc="The longest summary a compaction writes.", repo=Repo.ALWAYS,
+                                      at_least=0)
+    instruction_max_chars: int = setting(16_000, doc="Characters of instructions carried through a compaction.",
+                                         repo=Repo.ALWAYS, at_least=0)
+    max_output_tokens: int = setting(8_192, doc="Tokens kept free for the answer.", repo=Repo.ALWAYS, at_least=0)
+    count_with_provider: Literal["never", "threshold", "always"] = setting(
+        "threshold", doc="Count tokens with the provider: never, only near a decision, or always.", repo=Repo.ALWAYS)
+    chars_per_token: float = setting(3.5, doc="The estimate of characters per token between counts.",
+                                     repo=Repo.ALWAYS, above=0)
+
+    def budget_tokens(self, window: int) -> int:
+        """The most a request may carry: the configured budget, never more than the window minus the answer."""
+        ceiling = max(1024, window - self.max_output_tokens)
+        value = int(self.budget * window) if self.budget <= 1 else int(self.budget)
+        return min(value, ceiling)
+
+    def compact_at_tokens(self, budget: int) -> int:
+        if self.compact_at <= 1:
+            return int(self.compact_at * budget)
+        return min(int(self.compact_at), int(0.6 * budget))
+
+
+@dataclass
+class ReviewTests:
+    """`[review.tests]`: the tests stage of the review."""
+
+    command: str | None = setting(None, doc="The test command (default: detected from the project).",
+                                  repo=Repo.TRUSTED, check=_not_blank)
+    enabled: bool | None = setting(None, doc="Run the tests stage (default: `[review] run_tests`).",
+                                   repo=Repo.TRUSTED)
+    timeout: float = setting(300.0, doc="Seconds the tests may take in all.", repo=Repo.TRUSTED, above=0)
+    full_suite: bool | Literal["auto"] = setting("auto", doc="Also run the whole suite: true, false, or \"auto\" "
+                                                 "(when no related test was found).", repo=Repo.TRUSTED)
+
+
+@dataclass
+class ReviewSettings:
+    """`[review]`: the review a change gets before a commit (`--commit`, `/commit`, `coder review`)."""
+
+    base: str | None = setting(None, doc="What the change is compared with (default HEAD).", repo=Repo.TRUSTED,
+                               check=_not_blank)
+    stages: list[Stage] = setting(factory=lambda: list(STAGES), doc="The stages to run, of: "
+                                  + ", ".join(STAGES) + ".", repo=Repo.TRUSTED)
+    llm_on_fail: bool = setting(False, doc="Run the model's review even when an earlier stage failed.",
+                                repo=Repo.TRUSTED)
+    tests: ReviewTests = section(ReviewTests, "The tests stage.")
+    lint: bool = setting(True, doc="Run the project's linter on the changed files.", repo=Repo.TRUSTED)
+    llm_max_findings: int = setting(8, doc="The most findings the model's review reports.", repo=Repo.TRUSTED,
+                                    at_least=0)
+    max_binary_kb: int = setting(1024, doc="A binary file larger than this is a finding.", repo=Repo.TRUSTED,
+                                 at_least=0)
+    max_text_kb: int = setting(2048, doc="A text file larger than this is a finding.", repo=Repo.TRUSTED,
+                               at_least=0)
+    run_tests: bool = setting(True, doc="Run the tests stage.", repo=Repo.TRUSTED)
+    max_fix_rounds: int = setting(2, doc="Rounds the agent gets to fix what the review found before `--commit` "
+                                  "gives up.", repo=Repo.TRUSTED, at_least=0)
+
+
+@dataclass
+class VcsSettings:
+    """`[vcs]`: commits and checkpoints."""
+
+    hooks: HookWhere = setting("sandbox", doc="Where the repository's git hooks run when coder commits: in the "
+                               "sandbox, skipped, or on the host.", repo=Repo.NEVER)
+    keep_sessions: int = setting(20, doc="Sessions whose checkpoints are kept per repository.", repo=Repo.TRUSTED,
+                                 at_least=1)
+
+
+@dataclass
+class McpServer:
+    """`[mcp.servers.NAME]` (and each entry of a repository's `.mcp.json`): a stdio server (`command`) or a
+    streamable HTTP one (`url`). Servers from a repository start only when trusted and approved by name."""
+
+    command: str | None = setting(None, doc="The program of a stdio server.", repo=Repo.TRUSTED, check=_not_blank)
+    args: list[str] = setting(factory=list, doc="Its arguments.", repo=Repo.TRUSTED)
+    env: dict[str, str] = setting(factory=dict, doc="Variables added to its (minimal) environment.",
+                                  repo=Repo.TRUSTED)
+    cwd: str | None = setting(None, doc="The folder it starts in.", repo=Repo.TRUSTED)
+    url: str | None = setting(None, doc="The address of a streamable HTTP server.", repo=Repo.TRUSTED,
+                              check=_not_blank)
+    headers: dict[str, str] = setting(factory=dict, doc="HTTP headers sent to it.", repo=Repo.TRUSTED)
+    startup_timeout: float = setting(20.0, doc="Seconds it may take to start.", repo=Repo.TRUSTED, above=0)
+    call_timeout: float = setting(120.0, doc="Seconds one call may take.", repo=Repo.TRUSTED, above=0)
+    type: str | None = setting(None, doc="`.mcp.json`'s transport name (ignored: `command` or `url` says it).",
+                               repo=Repo.TRUSTED)
+
+    def check(self) -> None:
+        if (self.command is None) == (self.url is None):
+            raise SettingError("command", "needs exactly one of `command` (stdio) or `url` (streamable HTTP)")
+
+
+@dataclass
+class McpSettings:
+    """`[mcp]`: Model Context Protocol servers, whose tools reach the model as `mcp__SERVER__TOOL`."""
+
+    servers: dict[str, McpServer] = setting(factory=dict, doc="One table per server: [mcp.servers.NAME].",
+                                            repo=Repo.TRUSTED)
+
+
+@dataclass
+class HookEntry:
+    """`[[hooks.EVENT]]`: a command run on the event, with the event as JSON on stdin. A before-hook that exits 2
+    blocks the action."""
+
+    command: str = setting(doc="The command (bash).", repo=Repo.ADD_TRUSTED, check=_not_blank)
+    match: str = setting("*", doc="Tool-name pattern (fnmatch), for the tool events.", repo=Repo.ADD_TRUSTED)
+    timeout: float = setting(30.0, doc="Seconds it may run.", repo=Repo.ADD_TRUSTED, above=0)
+    sandbox: bool = setting(True, doc="Run it in the sandbox; false runs it on the host (your own config only: "
+                            "a repository's hook that asks for it is dropped).", repo=Repo.SAFE, safe=True)
+
+
+def _hooks(doc: str) -> Any:
+    return setting(factory=list, doc=doc, repo=Repo.ADD_TRUSTED)
+
+
+@dataclass
+class HooksSettings:
+    """`[[hooks.EVENT]]`: your commands on session events. A repository's hooks (when trusted) run after yours,
+    never instead of them."""
+
+    before_tool: list[HookEntry] = _hooks("Before a tool call; exit 2 blocks it.")
+    after_tool: list[HookEntry] = _hooks("After a tool call.")
+    before_commit: list[HookEntry] = _hooks("Before coder commits; exit 2 blocks the commit.")
+    turn_end: list[HookEntry] = _hooks("When a turn ends.")
+    session_end: list[HookEntry] = _hooks("When the session ends.")
+    notification: list[HookEntry] = _hooks("When the app or the REPL notifies you ([notifications]).")
+
+
+@dataclass
+class EditSettings:
+    """`[edit]`: the file-editing tools."""
+
+    syntax_guard: bool = setting(True, doc="Refuse an edit that breaks the syntax of a file that parsed before.",
+                                 repo=Repo.ALWAYS)
+    max_bytes: int = setting(MAX_EDIT_BYTES, doc="The largest file the tools edit, in bytes.", repo=Repo.ALWAYS,
+                             above=0)
+    view_max_chars: int | None = setting(None, doc="Characters one `view` shows (default: the tool's own limit).",
+                                         repo=Repo.ALWAYS, above=0)
+
+
+@dataclass
+class LspServer:
+    """`[lsp.servers.NAME]`: a language server of your own, or changes to a default one (pyright, ...)."""
+
+    command: list[str] | None = setting(None, doc="The program and its arguments (a new server needs it).",
+                                        repo=Repo.NEVER)
+    languages: list[str] | None = setting(None, doc="LSP language ids it serves (a new server needs them).",
+                                          repo=Repo.NEVER)
+    enabled: bool = setting(True, doc="Use this server.", repo=Repo.NEVER)
+    initialization_options: dict[str, Any] | None = setting(None, doc="Sent with `initialize`.", repo=Repo.NEVER)
+    settings: dict[str, Any] | None = setting(None, doc="Answers to the server's `workspace/configuration`.",
+                                              repo=Repo.NEVER)
+
+    def check(self) -> None:
+        for key in ("command", "languages"):
+            value = getattr(self, key)
+            if value is not None and not (value and all(value)):
+                raise SettingError(key, "needs at least one non-empty string")
+
+
+@dataclass
+class LspSettings:
+    """`[lsp]`: language servers that check each edit and answer code navigation. They run only in a trusted
+    workspace; which programs run is yours to say: a repository may only turn them off."""
+
+    enabled: bool = setting(True, doc="Use language servers.", repo=Repo.SAFE, safe=False)
+    diagnostics: bool = setting(True, doc="Report the errors an edit introduces.", repo=Repo.SAFE, safe=False)
+    wait: float = setting(5.0, doc="Seconds an edit waits for its diagnostics.", repo=Repo.NEVER, above=0)
+    navigation_wait: float = setting(10.0, doc="Seconds a navigation query waits.", repo=Repo.NEVER, above=0)
+    start_timeout: float = setting(30.0, doc="Seconds a server may take to start.", repo=Repo.NEVER, above=0)
+    severity: Severity = setting("error", doc="The least severe diagnostic reported.", repo=Repo.NEVER)
+    ignore: list[str] = setting(factory=lambda: list(LSP_IGNORE), doc="Diagnostic codes never reported.",
+                                repo=Repo.NEVER)
+    servers: dict[str, LspServer] = setting(factory=dict, doc="One table per server: [lsp.servers.NAME].",
+                                            repo=Repo.NEVER)
+
+
+@dataclass
+class StuckPattern:
+    """Overrides of one pattern's thresholds (coder/stuck/thresholds.json has the tuned defaults)."""
+
+    enabled: bool = setting(True, doc="Watch for this pattern.", repo=Repo.NEVER)
+    nudge_at: int | None = setting(None, doc="The count at which it first fires.", repo=Repo.NEVER, at_least=1)
+    again_after: int | None = setting(None, doc="It fires again each this many more.", repo=Repo.NEVER, at_least=1)
+
+    def overrides(self) -> dict[str, Any]:
+        """The thresholds set here (None is "as shipped"), by name."""
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
+@dataclass
+class WindowedPattern(StuckPattern):
+    window: int | None = setting(None, doc="Steps looked back.", repo=Repo.NEVER, at_least=1)
+
+
+@dataclass
+class RepeatPattern(WindowedPattern):
+    wait_factor: float | None = setting(None, doc="How many times more a polling command (sleep, retry) needs.",
+                                        repo=Repo.NEVER, above=0)
+
+
+@dataclass
+class SameTextPattern(WindowedPattern):
+    min_chars: int | None = setting(None, doc="The shortest text that counts.", repo=Repo.NEVER, at_least=1)
+
+
+@dataclass
+class StuckSettings:
+    """`[stuck]`: the stuck detector nudges the model, then warns you or (headless) stops the run."""
+
+    enabled: bool = setting(True, doc="Watch for a stuck agent.", repo=Repo.NEVER)
+    interactive: Literal["warn", "stop", "off"] = setting("warn", doc="What an interactive session does after "
+                                                          "the nudges did not help.", repo=Repo.NEVER)
+    nudges_before_stop: int | None = setting(None, doc="Nudges before the warning or the stop.", repo=Repo.NEVER,
+                                             at_least=0)
+    repeat: RepeatPattern = section(RepeatPattern, "The same call with the same result.")
+    same_error: WindowedPattern = section(WindowedPattern, "Calls failing with the same error.")
+    ping_pong: WindowedPattern = section(WindowedPattern, "Edits undone and redone.")
+    no_progress: StuckPattern = section(StuckPattern, "Steps in a row that change nothing.")
+    same_text: SameTextPattern = section(SameTextPattern, "The same assistant text again.")
+
+    def pattern_overrides(self) -> dict[str, dict[str, Any]]:
+        return {name: getattr(self, name).overrides() for name in
+                ("repeat", "same_error", "ping_pong", "no_progress", "same_text")}
+
+
+@dataclass
+class NotifySettings:
+    """`[notifications]`: the app's and the REPL's notifications (a turn ended, a question waits)."""
+
+    when: Literal["unfocused", "always", "never"] = setting("unfocused", doc="When to notify.", repo=Repo.NEVER)
+    method: Literal["auto", "osc9", "osc777", "bell"] = setting("auto", doc="How: detected, OSC 9, OSC 777 or "
+                                                                "the bell.", repo=Repo.NEVER)
+
+
+@dataclass
+class SkillsSettings:
+    """`[skills]`: Agent Skills (folders with a SKILL.md)."""
+
+    prompt_chars: int = setting(4000, doc="Characters of the system prompt given to the list of skills.",
+                                repo=Repo.NEVER, at_least=0)
+
+
+@dataclass
+class Origin:
+    """Which layer set a value: `built-in`, `user`, `repository`, `environment` or `flag`, with the file and line
+    where there is one."""
+
+    layer: str
+    path: str = ""
+    line: int = 0
+
+    @property
+    def where(self) -> str:
+        """The file and line, or the layer: how an error message starts."""
+        return (f"{self.path}:{self.line}" if self.line else self.path) if self.path else self.layer
+
+    def __str__(self) -> str:
+        return self.layer if self.where == self.layer else f"{self.layer} {self.where}"
+
+
+@dataclass
+class Config:
+    """The whole configuration of a session, checked. Built once by `coder.config.layers.load_config`; nothing else
+    reads a configuration file, the environment's CODER_* settings or a raw table."""
+
+    model: str | None = setting(None, doc="The model: PROVIDER:NAME (anthropic:claude-sonnet-4-6, openai:NAME, "
+                                "scripted:PATH).", repo=Repo.TRUSTED, env="CODER_MODEL", check=_not_blank)
+    max_turns: int = setting(100, doc="Model turns a task may take.", repo=Repo.LOWER, above=0,
+                             env="CODER_MAX_TURNS")
+    max_cost: float = setting(10.0, doc="US dollars a task may spend.", repo=Repo.LOWER, above=0,
+                              env="CODER_MAX_COST")
+    max_wall_time: float = setting(3600.0, doc="Seconds a task may take.", repo=Repo.LOWER, above=0)
+    max_tokens: int = setting(8192, doc="Output tokens of one model answer.", repo=Repo.TRUSTED, above=0)
+    permission_mode: Mode = setting("ask", doc="plan (read only), ask, auto-edit or auto.", repo=Repo.LOWER,
+                                    env="CODER_PERMISSION_MODE")
+    thinking_budget: int | None = setting(None, doc="Tokens the model may think before answering (0 or unset: "
+                                          "no extended thinking).", repo=Repo.TRUSTED, at_least=0)
+    instructions: InstructionsSettings = section(InstructionsSettings, "Project instructions.")
+    permissions: PermissionsSettings = section(PermissionsSettings, "Permission rules.")
+    sandbox: SandboxConfig = section(SandboxConfig, "The sandbox of shell commands.")
+    context: ContextSettings = section(ContextSettings, "The context and its compaction.")
+    edit: EditSettings = section(EditSettings, "The file-editing tools.")
+    review: ReviewSettings = section(ReviewSettings, "The review before a commit.")
+    vcs: VcsSettings = section(VcsSettings, "Commits and checkpoints.")
+    hooks: HooksSettings = section(HooksSettings, "Your commands on session events.")
+    mcp: McpSettings = section(McpSettings, "MCP servers.")
+    lsp: LspSettings = section(LspSettings, "Language servers.")
+    stuck: StuckSettings = section(StuckSettings, "The stuck detector.")
+    notifications: NotifySettings = section(NotifySettings, "Notifications.")
+    skills: SkillsSettings = section(SkillsSettings, "Agent Skills.")
+    providers: dict[str, ProviderSettings] = setting(factory=dict, doc="One table per provider: "
+                                                     "[providers.anthropic], [providers.openai], ...",
+                                                     repo=Repo.NEVER, check=_known_providers)
+    pricing: dict[str, UserPrice] = setting(factory=dict, doc="Prices of models, [pricing.\"MODEL\"], in USD per "
+                                            "million tokens.", repo=Repo.NEVER)
+
+    # -- how this configuration came about (set by load_config; not settings) --------------------------------
+    #: dotted key (`sandbox.network`) -> the layer that set it last
+    provenance: dict[str, Origin] = field(default_factory=dict, repr=False, compare=False)
+    #: one line per repository key that was not honoured, and why
+    ignored: list[str] = field(default_factory=list, repr=False, compare=False)
+    #: the files read, lowest layer first
+    sources: list[Path] = field(default_factory=list, repr=False, compare=False)
+    #: whether the workspace's own configuration (and what it defines) was trusted for this load
+    trusted: bool = field(default=False, repr=False, compare=False)
+    #: the repository's defining files as the trust check read them (what runs is what was fingerprinted)
+    repo_files: dict[str, bytes] | None = field(default=None, repr=False, compare=False)
+    #: MCP servers of the repository the user approved, name -> entry key (coder/trust/decisions.py)
+    mcp_approved: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    #: the repository's layer as written (before checks and filter): what its MCP servers were approved against
+    repository_layer: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def origin(self, key: str, near: bool = False) -> Origin:
+        """Where the value of dotted `key` came from: its own layer, for a table the layer of a value in it, or the
+        layer that set the table around it as a whole. `near`: else the layer of a value beside it (an error about
+        a key nobody wrote, such as a missing `command`, points at the table that lacks it)."""
+        parts = key.split(".")
+        for n in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:n])
+            if prefix in self.provenance:
+                return self.provenance[prefix]
+            if n == len(parts) or near:
+                found = next((o for k, o in self.provenance.items() if k.startswith(prefix + ".")), None)
+                if found is not None:
+                    return found
+        return Origin("built-in")
+
+    def set_by_repository(self, prefix: str) -> bool:
+        """Whether the repository's config set anything under dotted `prefix` (an MCP server's table)."""
+        return any(o.layer == "repository" for k, o in self.provenance.items()
+                   if k == prefix or k.startswith(prefix + "."))
+
+    def as_written(self, key: str) -> Any:
+        """The value of dotted `key` as the repository's config wrote it (None when it did not): an approval is
+        recorded against the entry as written (coder/trust/reader.py `server_key`)."""
+        value: Any = self.repository_layer
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    def provider(self, name: str) -> ProviderSettings:
+        """`[providers.NAME]`, with its defaults when absent."""
+        return self.providers.get(name) or ProviderSettings()
