@@ -8,6 +8,8 @@ for the question "why is this set?". A mistake in any layer is the same one-line
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 
@@ -24,9 +26,7 @@ def register(sub: Any) -> None:
 
 
 def config_command(args: Any) -> int:
-    import json
-    from pathlib import Path
-
+    # start-up time: `coder --help` imports this module, and only this command needs the config loader
     from coder.base.errors import UsageError
     from coder.base.termsafe import inert_json, visible
     from coder.config.layers import load_config

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from coder.base.termsafe import inert_json, visible
-from coder.config.layers import load_config
 
 
 def register(sub) -> None:
@@ -18,7 +17,8 @@ def register(sub) -> None:
 
 
 def mcp_command(args) -> int:
-    # start-up time: coder.ext.mcp_client brings asyncio
+    # start-up time: coder.ext.mcp_client brings asyncio; `coder --help` imports this module, not the config loader
+    from coder.config.layers import load_config
     from coder.engine.builder import decide_trust, git_root
     from coder.ext.mcp_client import MCPManager, server_log, servers_from_config, tool_name
     from coder.host import register_workspace

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from coder.base.errors import UsageError
 from coder.base.termsafe import visible as neutralize
-from coder.config.layers import load_config
 
 
 def register(sub) -> None:
@@ -55,6 +54,9 @@ def trust_command(args) -> int:
 
 
 def _print_provenance(workspace: Path, trusted: bool) -> None:
+    # start-up time: `coder --help` imports this module, and only this command needs the config loader
+    from coder.config.layers import load_config
+
     config = load_config(workspace, trusted=trusted)
     rows = sorted(config.provenance.items())
     if rows:

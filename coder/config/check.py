@@ -112,7 +112,8 @@ def describe(hint: Any) -> str:
     if hint is str:
         return "a string"
     if origin is Literal:
-        return "one of " + ", ".join(shown(a) for a in args) if len(args) > 1 else shown(args[0])
+        values = [shown(a) for a in args]
+        return "one of " + ", ".join(values) if len(values) > 1 else values[0]
     if origin in (Union, types.UnionType):
         arms = [describe(a) for a in args if a is not type(None)]
         return " or ".join(arms)

@@ -23,6 +23,7 @@ from coder.base.paths import config_dir
 from coder.config.check import Keys, Layer, build, check_all, fields_of, hints, read
 from coder.config.repository import appends, filter_repository
 from coder.config.sections import Config, Origin
+from coder.trust.reader import read_repo_file
 
 REPO_FILE = ".coder/config.toml"
 
@@ -202,8 +203,6 @@ def load_config(workspace: Path | None, flags: dict[str, Any] | None = None, tru
         apply(read_file(user_path, "user"), lambda keys: False)
         sources.append(user_path)
     if workspace is not None:
-        from coder.trust.reader import read_repo_file
-
         repo_path = project_config_path(workspace)
         repo_bytes = repo_files.get(REPO_FILE) if repo_files is not None else \
             read_repo_file(workspace, REPO_FILE, ignored)

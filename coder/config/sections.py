@@ -11,6 +11,7 @@ Choices are `Literal`s listed narrowest first (a `Repo.LOWER` choice may only mo
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -43,8 +44,6 @@ def _not_blank(value: str | None) -> None:
 def _known_providers(tables: dict[str, dict[str, Any]]) -> None:
     """Each `[providers.NAME]` names a registered provider (coder/models/providers.py), and sets only the keys that
     provider reads: a table for a provider the session does not use is checked all the same."""
-    import difflib
-
     for name, table in tables.items():
         spec = PROVIDERS.get(name)
         if spec is None:

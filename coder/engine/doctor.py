@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coder.base.errors import CoderError
-from coder.config.layers import load_config, project_config_path, user_config_path
 from coder.models.providers import PROVIDERS
 
 
@@ -37,6 +36,7 @@ def _version(argv: list[str]) -> str | None:
 
 def run_checks(cwd: Path) -> list[Check]:
     # start-up time: `coder --help` imports this module, and only this command needs it
+    from coder.config.layers import load_config, project_config_path, user_config_path
     from coder.engine.builder import git_root
 
     checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0], "install Python 3.11 or newer")]
@@ -69,7 +69,6 @@ def run_checks(cwd: Path) -> list[Check]:
         checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))
     try:
         # start-up time: `coder --help` imports this module, and only this command needs it
-        from coder.config.layers import load_config
         from coder.trust.decisions import is_trusted
 
         config = load_config(root or cwd, trusted=is_trusted(root or cwd))
@@ -100,7 +99,8 @@ def _install_check(workspace: Path) -> Check:
 
 def _model_check(workspace: Path) -> Check:
     """Which model a session here would use, without sending anything."""
-    # start-up time: `coder --help` imports this module, and only this command needs it
+    # start-up time: `coder --help` imports this module, and only this command needs them
+    from coder.config.layers import load_config
     from coder.models.registry import resolve_spec
 
     try:

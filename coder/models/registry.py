@@ -19,17 +19,14 @@ import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from coder.base.errors import ModelConfigError
 from coder.models.model_table import model_info
 from coder.models.pricing import PriceTable
 from coder.models.providers import PLACEHOLDER_KEY, PROVIDERS, ProviderSpec, provider_usages
+from coder.models.retry import RetryPolicy
 from coder.models.settings import ProviderSettings, UserPrice
 from coder.models.types import ModelProvider
-
-if TYPE_CHECKING:
-    from coder.models.retry import RetryPolicy
 
 __all__ = ["DEFAULT_ANTHROPIC_MODEL", "NO_MODEL_MESSAGE", "PLACEHOLDER_KEY", "ProviderRequest", "create_provider",
            "resolve_spec"]
@@ -65,8 +62,6 @@ class ProviderRequest:
         return os.environ.get(env_var) or self.section.base_url
 
     def retry_policy(self) -> RetryPolicy:
-        from coder.models.retry import RetryPolicy
-
         return RetryPolicy(max_retries=self.section.max_retries, base_delay=self.section.retry_base_delay,
                            max_delay=self.section.retry_max_delay)
 
