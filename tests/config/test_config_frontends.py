@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_config_values import ISSUE  # the issue's 18 wrong values, with what each line must say
 
 from coder.config.layers import user_config_path
 
@@ -45,22 +46,15 @@ def assert_stopped(result, path: Path, says: str) -> None:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith(f"coder: {path}:") and says in lines[0], lines[0]
+    assert lines[0][len(f"coder: {path}:"):].split(":", 1)[0].isdigit(), lines[0]  # then the line of the key
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    ('[vcs]\nkeep_sessions = "many"\n', "[vcs] keep_sessions"),
-    ('[skills]\nprompt_chars = "lots"\n', "[skills] prompt_chars"),
-    ('[instructions]\nmax_bytes = "32k"\n', "[instructions] max_bytes"),
-    ('[review]\nmax_fix_rounds = "two"\n', "[review] max_fix_rounds"),
-    ('[edit]\nmax_bytes = "big"\n', "[edit] max_bytes"),
-    ('[edit]\nsyntax_guard = "false"\n', "[edit] syntax_guard"),
-    ("[review]\nstages = 5\n", "[review] stages"),
-    ("[providers.anthropic]\nmax_retries = -1\n", "[providers.anthropic] max_retries"),
-    ('[permissions]\ndeny = "bash"\n', '[permissions] deny = "bash"'),
-], ids=lambda v: v.split("\n")[1] if "\n" in v else v)
+@pytest.mark.parametrize(("text", "says"), ISSUE, ids=[text.replace("\n", " ") for text, _ in ISSUE])
 def test_the_issues_values_stop_coder_run_before_the_agent_works(git_repo: Path, tmp_path: Path, text: str,
                                                                  says: str) -> None:
-    path = user_config(text)
+    """The issue's 18 wrong values, each in the user's config of a real `coder run --commit`: exit 2, one line
+    naming the file, the line, the section and the key, before the agent works and before a session is stored."""
+    path = user_config(text + "\n")
     script = write_script(tmp_path / "s.json", EDIT)
     result = coder("run", "--model", f"scripted:{script}", "--permission-mode", "auto", "--commit", "write it",
                    cwd=git_repo)
@@ -68,10 +62,18 @@ def test_the_issues_values_stop_coder_run_before_the_agent_works(git_repo: Path,
     assert not (git_repo / "done.txt").exists()  # before the agent's work, not after it (`--commit` used to)
     listed = coder("sessions", "list", cwd=git_repo)  # works with a broken config: it reads none
     assert listed.returncode == 0 and "no sessions" in listed.stdout, listed.stdout  # none was stored
-    user_config("")  # the control: the same run with the config fixed does the work
-    assert coder("run", "--model", f"scripted:{script}", "--permission-mode", "auto", "write it",
-                 cwd=git_repo).returncode == 0
+
+
+def test_the_same_run_with_a_good_config_does_the_work(git_repo: Path, tmp_path: Path) -> None:
+    """The control for the test above: the same command, with the same keys written right, works and commits."""
+    user_config('[vcs]\nkeep_sessions = 5\n[edit]\nsyntax_guard = false\n[permissions]\ndeny = ["bash"]\n')
+    script = write_script(tmp_path / "s.json", EDIT)
+    result = coder("run", "--model", f"scripted:{script}", "--permission-mode", "auto", "--commit", "write it",
+                   cwd=git_repo)
+    assert result.returncode == 0, (result.stdout, result.stderr)
     assert (git_repo / "done.txt").read_text() == "the agent worked\n"
+    assert "done.txt" in subprocess.run(["git", "show", "--name-only", "HEAD"], cwd=git_repo, capture_output=True,
+                                        text=True, check=True).stdout
 
 
 @pytest.mark.parametrize("argv", [
