@@ -116,7 +116,7 @@ def check_config(args: argparse.Namespace) -> None:
     from pathlib import Path
 
     from coder.config.layers import load_config
-    from coder.vcs.hostgit import repo_top
+    from coder.host.git import repo_top
 
     if getattr(args, "command", None) in ("batch", "swebench"):
         load_config(None)  # the user's config and the environment: the instances' repositories are checked each

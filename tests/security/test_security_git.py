@@ -295,7 +295,7 @@ def test_host_git_and_host_hooks_get_no_provider_key(git_repo: Path, outside: Pa
     monkeypatch.setenv("MY_SERVICE_TOKEN", "t0ken")
     monkeypatch.setenv("GIT_DIR", str(outside))  # a caller's git variables never steer host git either
     dump = outside / "env.txt"
-    runner = HookRunner([Hook("turn_end", f"env > {dump}", sandbox=False)], git_repo, {})
+    runner = HookRunner([Hook("turn_end", f"env > {dump}", sandbox=False)], git_repo, None)
     outcome = runner._run(runner.hooks[0], {})
     assert outcome.exit_code == 0
     seen = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)

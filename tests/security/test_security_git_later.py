@@ -157,7 +157,7 @@ def test_a_gitlink_left_by_a_session_that_never_checked_is_caught_by_the_next(re
         fh.write(f'[core]\n\tfsmonitor = "{evil} fsmonitor"\n')
     _users_git(repo)
     assert "fsmonitor" in _fired(outside)  # control: the plant is live for the user's git
-    run = run_sandboxed("echo first", repo, {}, 60)
+    run = run_sandboxed("echo first", repo, None, 60)
     assert "left: a new gitlink" in run.output and "left/.git" in run.output, run.output
     _users_git(repo, "left")
     assert _fired(outside) == []
@@ -192,7 +192,7 @@ def test_plants_that_try_to_slip_past_the_check(repo: Path, outside: Path, plant
     evil = outside / "evil.sh"
     command = EVASIONS[plant].format(fsmonitor=f"{evil} fsmonitor", evil=evil)
     link = "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),x"
-    run = run_sandboxed(f"set -e; {command}; {link}; echo PLANTED-OK", repo, {}, 60)
+    run = run_sandboxed(f"set -e; {command}; {link}; echo PLANTED-OK", repo, None, 60)
     assert "PLANTED-OK" in run.output, run.output
     assert "x/.git" in run.output and "neutralised" in run.output, run.output
     _users_git(repo, "x")
@@ -220,7 +220,7 @@ def test_the_top_git_dir_cannot_be_redirected_for_the_users_git(tmp_path: Path, 
     plant = (f"cp -r .git evilcommon && git --git-dir=evilcommon config core.fsmonitor '{evil} fsmonitor' && "
              "echo ../evilcommon > .git/commondir && echo PLANTED-OK; "
              "mkdir -p .git/modules/x 2>&1 || echo MODULES-READ-ONLY")
-    run = run_sandboxed(plant, repo, {}, 60)
+    run = run_sandboxed(plant, repo, None, 60)
     assert "PLANTED-OK" in run.output and "MODULES-READ-ONLY" in run.output, run.output
     assert ".git/commondir" in run.output and "neutralised" in run.output, run.output
     _users_git(repo)
@@ -238,10 +238,10 @@ def test_a_common_dir_seen_clean_then_armed_is_caught(repo: Path, outside: Path)
     evil = outside / "evil.sh"
     first = ("git init -q --bare common && git --git-dir=common config core.bare false && git init -q x && "
              "echo ../../common > x/.git/commondir && echo FIRST-OK")
-    clean = run_sandboxed(f"set -e; {first}", repo, {}, 60)
+    clean = run_sandboxed(f"set -e; {first}", repo, None, 60)
     assert "FIRST-OK" in clean.output and "neutralised" not in clean.output, clean.output
     armed = run_sandboxed(f"git --git-dir=common config core.fsmonitor '{evil} fsmonitor' && echo SECOND-OK", repo,
-                          {}, 60)
+                          None, 60)
     assert "SECOND-OK" in armed.output and "x/.git" in armed.output and "neutralised" in armed.output, armed.output
     _users_git(repo, "x")
     assert _fired(outside) == []

@@ -213,14 +213,14 @@ def test_host_hook_naming_a_workspace_script_runs_in_the_sandbox(git_repo: Path,
     (outside / "own.sh").chmod(0o755)
     said: list[str] = []
     runner = HookRunner([Hook("turn_end", "python3 scripts/hook.py", sandbox=False),
-                         Hook("turn_end", f"{outside / 'own.sh'}", sandbox=False)], git_repo, {}, report=said.append)
+                         Hook("turn_end", f"{outside / 'own.sh'}", sandbox=False)], git_repo, None, report=said.append)
     first = runner._run(runner.hooks[0], {})
     assert "no-host" in first.output and any("runs in the sandbox" in line for line in said)
     assert runner._run(runner.hooks[1], {}).exit_code == 0
     assert _fired(marker) == ["own-hook"]  # control: a host hook naming nothing in the workspace runs on the host
     subprocess.run([sys.executable, "scripts/hook.py"], cwd=git_repo, capture_output=True, timeout=60)
     assert _fired(marker) == ["own-hook", "workspace-hook-on-host"]  # control: the script itself is live
-    shell = run_sandboxed("echo x >> scripts/hook.py; echo rc=$?", git_repo, {}, 30)
+    shell = run_sandboxed("echo x >> scripts/hook.py; echo rc=$?", git_repo, None, 30)
     assert "Read-only file system" in shell.output  # the script it names is read-only to the sandbox
 
 
@@ -238,7 +238,7 @@ def test_toolchain_folders_lend_no_credential_file(git_repo: Path, isolated_home
     (isolated_home / ".pypirc").write_text("password = PYPI-SECRET\n")
     monkeypatch.setenv("PATH", f"{cargo_bin}:{npm_bin}:{os.environ['PATH']}")
     out = run_sandboxed("cargo-x; npm-x; cat ~/.cargo/credentials.toml ~/.npm-global/.npmrc ~/.pypirc; "
-                        "ls -a ~/.cargo; echo end", git_repo, {}, 60).output
+                        "ls -a ~/.cargo; echo end", git_repo, None, 60).output
     assert "cargo-x-ran" in out and "npm-x-ran" in out and "end" in out  # control: the toolchains are there
     assert "SECRET" not in out, out
     # control: the secrets are real files on the host
@@ -322,7 +322,7 @@ def test_what_an_mcp_server_names(git_repo: Path, argv: list[str], env: dict[str
     (git_repo / "server.js").write_text("1\n")
     (git_repo / "node_modules" / ".bin").mkdir(parents=True, exist_ok=True)
     (git_repo / "node_modules" / ".bin" / "server").write_text("#!/bin/sh\n")
-    manager = MCPManager([], git_repo, {})
+    manager = MCPManager([], git_repo, None)
     try:
         launch = manager.launch(ServerConfig("x", argv[0], argv[1:], env, cwd))
     except OSError:  # a program this machine lacks (npx, uv): the door found no such program on the host
