@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from coder.models.providers import split_provider
 
@@ -44,7 +45,7 @@ class ModelInfo:
     sampling: bool = True  # takes a non-default temperature
     preserved_thinking: bool = False  # thinking blocks are bound to their model and conversation prefix
     server_tools: frozenset[str] = frozenset()
-    price: dict[str, float] | None = None
+    price: dict[str, Any] | None = None  # USD per million tokens (and an optional "long_prompt" tier)
     token_param: str = "max_tokens"  # OpenAI route: the name of the output limit field
     source: dict[str, str] = field(default_factory=dict)
     known: bool = True

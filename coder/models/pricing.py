@@ -9,6 +9,10 @@ its source); the user's config overrides or extends them:
     cache_write = 0.0   # optional, default 1.25 x input
     cache_read = 0.0    # optional, default 0.1 x input
 
+A table entry may price long prompts apart (`long_prompt`: the rates of a request whose prompt, input plus cache
+reads and writes, is above `above` tokens; Claude Haiku 5.5 bills every token of such a request, output included,
+at its higher rates). Costs are counted per request, so each request is priced by its own prompt.
+
 A model name matches a table entry exactly or as a dated / aliased variant of it (`claude-sonnet-4-5-20250929`,
 `claude-3-5-haiku-latest`, `anthropic/claude-opus-4-1`); `claude-opus-4-9` does NOT match `claude-opus-4`,
 because guessing a price is worse than saying "cost unknown". Unknown models cost 0 with `known=False`.
@@ -17,7 +21,8 @@ because guessing a price is worse than saying "cost unknown". Unknown models cos
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from coder.models.model_table import bare_name, load_table, match_family
 from coder.models.providers import PROVIDERS
@@ -27,18 +32,23 @@ from coder.models.types import Usage
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens."""
+    """USD per million tokens; `long` prices a request whose prompt is above `long_above` tokens."""
 
     input: float
     output: float
     cache_write: float
     cache_read: float
+    long: Price | None = None
+    long_above: int = 0
 
     @classmethod
     def anthropic(cls, input: float, output: float) -> Price:
         return cls(input, output, round(input * 1.25, 6), round(input * 0.1, 6))
 
     def cost(self, usage: Usage) -> float:
+        prompt = usage.input_tokens + usage.cache_write_tokens + usage.cache_read_tokens
+        if self.long is not None and prompt > self.long_above:
+            return self.long.cost(usage)
         return (usage.input_tokens * self.input + usage.output_tokens * self.output
                 + usage.cache_write_tokens * self.cache_write + usage.cache_read_tokens * self.cache_read) / 1e6
 
@@ -57,14 +67,21 @@ def _builtin_prices() -> dict[str, Price]:
         if not p:
             continue  # documented as unknown: "cost unknown" beats a guess
         provider = PROVIDERS.get(info.provider)
-        if provider and provider.cache_write_factor is not None and "cache_write" not in p:
-            # the provider prices cache writes and reads as factors of the input price (Anthropic: 1.25 and 0.1)
-            write, read = provider.cache_write_factor, provider.cache_read_factor or 0.0
-            out[info.family] = Price(p["input"], p["output"], round(p["input"] * write, 6), round(p["input"] * read, 6))
-        else:
-            out[info.family] = Price(p["input"], p["output"], p.get("cache_write", p["input"]),
-                                     p.get("cache_read", p["input"]))
+        price = _table_price(p, provider.cache_write_factor if provider else None,
+                             provider.cache_read_factor if provider else None)
+        if "long_prompt" in p:
+            long = p["long_prompt"]
+            price = replace(price, long=_table_price(long, None, None), long_above=int(long["above"]))
+        out[info.family] = price
     return out
+
+
+def _table_price(p: dict[str, Any], write: float | None, read: float | None) -> Price:
+    """A price of the table: cache prices as given, else as factors of the input price when the provider prices them
+    so (Anthropic: 1.25 and 0.1), else as input."""
+    if write is not None and "cache_write" not in p:
+        return Price(p["input"], p["output"], round(p["input"] * write, 6), round(p["input"] * (read or 0.0), 6))
+    return Price(p["input"], p["output"], p.get("cache_write", p["input"]), p.get("cache_read", p["input"]))
 
 
 BUILTIN_PRICES: dict[str, Price] = _builtin_prices()

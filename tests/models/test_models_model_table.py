@@ -56,7 +56,7 @@ def test_prices_come_from_the_table() -> None:
             assert price is not None and price.input == info.price["input"]
     opus = table.cost("claude-opus-5-5", Usage(1_000_000, 1_000_000))
     assert opus.known and opus.usd == pytest.approx(24.0)
-    assert not table.cost("claude-haiku-5-5", Usage(10, 10)).known  # tiered price: unknown, not guessed
+    assert not table.cost("claude-mythos-5-2", Usage(10, 10)).known  # undocumented price: unknown, not guessed
 
 
 @pytest.mark.parametrize("name", ["bash", "mcp__server__tool", "a" * 64, "a" * 65, "srv.tool/with spaces",

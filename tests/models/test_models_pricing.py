@@ -38,6 +38,32 @@ def test_cost_prices_cache_reads_and_writes_separately() -> None:
     assert cost.known and cost.usd == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(("model", "price"), [
+    # https://platform.claude.com/docs/en/about-claude/pricing: input, output, 5-minute writes, cache hits
+    ("claude-fable-5", (10, 50, 12.5, 1)),
+    ("claude-mythos-5", (10, 50, 12.5, 1)),
+    ("claude-fable-5-1", (10, 50, 12.5, 0.25)),  # cache reads at 0.025x input
+    ("claude-mythos-5-1", (10, 50, 12.5, 0.25)),
+    ("claude-fable-5-2", (8, 40, 10, 0.2)),
+    ("claude-opus-5-5", (4, 20, 5, 0.2)),  # cache reads at 0.05x input
+    ("claude-opus-4-7", (5, 25, 6.25, 0.5)),
+])
+def test_the_5x_models_have_their_documented_prices(model: str, price: tuple[float, ...]) -> None:
+    found = PriceTable().lookup(model)
+    assert found is not None
+    assert (found.input, found.output, found.cache_write, found.cache_read) == pytest.approx(price)
+
+
+def test_a_long_prompt_is_priced_at_its_tier() -> None:
+    """Claude Haiku 5.5 bills a request whose prompt (input + cache reads + writes) is above 100,000 tokens at its
+    higher rates, every token of it, output included."""
+    table = PriceTable()
+    short = Usage(input_tokens=40_000, output_tokens=1000, cache_read_tokens=60_000)
+    long = Usage(input_tokens=40_001, output_tokens=1000, cache_read_tokens=60_000)
+    assert table.cost("claude-haiku-5-5", short).usd == pytest.approx((40_000 * 0.1 + 1000 * 0.5 + 60_000 * 0.01) / 1e6)
+    assert table.cost("claude-haiku-5-5", long).usd == pytest.approx((40_001 * 0.5 + 1000 * 2.5 + 60_000 * 0.05) / 1e6)
+
+
 def test_a_new_version_does_not_inherit_an_older_price() -> None:
     table = PriceTable()
     assert table.lookup("claude-opus-4-9") is None
