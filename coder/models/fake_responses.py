@@ -1,11 +1,11 @@
 """What the fake model server says: Anthropic and OpenAI response bodies and stream events built from one
-scripted answer. The request checks live in fake_rules_anthropic / fake_rules_openai (written from the APIs'
-documentation, sharing no code with the client); usage arithmetic is shared with the scripted provider on purpose
+scripted answer. The request checks live in coder.models.fake_rules (written from the APIs' documentation,
+sharing no code with the client); usage arithmetic is shared with the scripted provider on purpose
 (coder.models.wire), so the same script gives the same numbers in-process and over HTTP.
 
-Thinking follows the model (fake_model_facts): when the request turns it on, or the model thinks by default or
-always, the answer starts with a thinking block (the scripted `thinking`, else THINKING_PLACEHOLDER) whose
-signature the rules module issues, bound to the conversation on models with preserved thinking."""
+Thinking follows the model (coder.models.fake_rules.facts): when the request turns it on, or the model thinks by
+default or always, the answer starts with a thinking block (the scripted `thinking`, else THINKING_PLACEHOLDER) whose
+signature coder.models.fake_rules issues, bound to the conversation on models with preserved thinking."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from coder.models import fake_rules_thinking
-from coder.models.fake_model_facts import facts_for
+from coder.models.fake_rules import facts_for, sign, thinking_active
 from coder.models.script import Answer
 from coder.models.wire import (
     PrefixCache,
@@ -51,10 +50,10 @@ def anthropic_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) ->
     blocks: list[dict[str, Any]] = []
     facts = facts_for(str(body.get("model", "")))
     thinking = ""
-    if fake_rules_thinking.thinking_active(body, facts):
+    if thinking_active(body):
         thinking = turn.thinking or THINKING_PLACEHOLDER
         blocks.append({"type": "thinking", "thinking": thinking,
-                       "signature": fake_rules_thinking.sign(body, facts, thinking)})
+                       "signature": sign(body, facts, thinking)})
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
     calls = []
@@ -112,8 +111,26 @@ def anthropic_events(reply: Reply, model: str, number: int) -> list[tuple[str, d
     return events
 
 
-def anthropic_error(kind: str, message: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": kind, "message": message}}
+_STATUS_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                  404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
+                  529: "overloaded_error"}
+
+
+def error_body(status: int, message: str, openai: bool, request_id: str, kind: str | None = None,
+               param: str | None = None, code: str | None = None) -> dict[str, Any]:
+    """An error answer: OpenAI's `{"error": {message, type, param, code}}` or the Messages API's."""
+    kind = kind or _STATUS_ERRORS.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    if openai:
+        return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return anthropic_error(kind, message, request_id)
+
+
+def anthropic_error(kind: str, message: str, request_id: str | None = None) -> dict[str, Any]:
+    """The Messages API's error body ([errors] "Error shapes": the request id rides along)."""
+    body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+    if request_id:
+        body["request_id"] = request_id
+    return body
 
 
 # -------------------------------------------------------------------------------------------- openai

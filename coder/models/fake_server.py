@@ -5,12 +5,13 @@ caching emulated; POST /v1/messages/count_tokens) and OpenAI chat completions (P
 and SSE, tool_calls) from the same script, so tests drive the real SDKs end to end and the agent's requests can
 be recorded and measured.
 
-It is as strict as the real APIs: every request is checked by fake_rules_anthropic / fake_rules_openai (written
-from the documentation, one rule per documented constraint, sharing no code with the client) and a violation is
-answered with HTTP 400 and the real error body (`{"type": "error", "error": {"type": "invalid_request_error",
-"message": ...}}`, or OpenAI's `{"error": {"message", "type", "param", "code"}}`), which the SDKs raise as
-BadRequestError. There is no lenient mode: a request the real API refuses must fail here too. The model id picks
-the documented facts (fake_model_facts): output limit, context window (unless `context_window` is given),
+It is as strict as the real APIs: every request is checked against the rule table of coder.models.fake_rules
+(written from the documentation, one rule per documented constraint, each with its source, sharing no code with
+the client) and a violation is answered with HTTP 400 and the real error body (`{"type": "error", "error": {"type":
+"invalid_request_error", "message": ...}, "request_id": ...}`, or OpenAI's `{"error": {"message", "type", "param",
+"code"}}`), which the SDKs raise as BadRequestError; a body over the documented 32 MB gets 413 request_too_large.
+There is no lenient mode: a request the real API refuses must fail here too. The model id picks the documented
+facts (coder.models.fake_rules.facts): output limit, context window (unless `context_window` is given),
 thinking kind; models that think by default or always answer with a thinking block even when not asked. Tool-use
 ids are the script's deterministic ones (the same as the scripted provider's) unless one of them is already in the
 request's history (a session resumed against a restarted server): then they get a random per-server part, so they
@@ -71,9 +72,8 @@ from typing import Any, Self
 
 from coder.base.errors import CoderError
 from coder.models import fake_responses as fr
-from coder.models import fake_rules_anthropic, fake_rules_openai
 from coder.models.fake_faults import Fault, parse_fault
-from coder.models.fake_model_facts import facts_for
+from coder.models.fake_rules import Refusal, check_chat, check_messages, facts_for
 from coder.models.script import (
     Answer,
     Script,
@@ -84,12 +84,13 @@ from coder.models.script import (
 )
 from coder.models.wire import PrefixCache, input_tokens
 
-_STATUS_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                  404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
-                  529: "overloaded_error"}
 _STATUS_TEXT = {429: "Rate limit exceeded (injected fault).", 529: "Overloaded (injected fault).",
                 500: "Internal server error (injected fault)."}
 _SECRET_HEADERS = {"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"}
+#: https://platform.claude.com/docs/en/api/errors "Request size limits": 32 MB for Messages and token counting
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+
+
 class FakeServer:
     """The server in a background thread; a context manager."""
 
@@ -212,6 +213,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0].rstrip("/")
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if length > MAX_REQUEST_BYTES and path in ("/v1/messages", "/v1/messages/count_tokens"):
+            return self._error(413, "Request exceeds the maximum allowed number of bytes.", False)
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
@@ -231,9 +234,9 @@ class _Handler(BaseHTTPRequestHandler):
                 message = _STATUS_TEXT.get(fault.status, f"Injected HTTP {fault.status}.")
                 return self._error(fault.status, message, openai, fault.retry_after)
         if path == "/v1/messages/count_tokens":
-            problem = fake_rules_anthropic.check_request(body, count_tokens=True)
-            if problem:
-                return self._error(400, problem, False)
+            refusal = check_messages(body, count_tokens=True, headers=dict(self.headers.items()))
+            if refusal:
+                return self._refuse(refusal, openai=False)
             return self._json(200, {"input_tokens": input_tokens(body)})
         broken = next((f.kind for f in faults if f.kind in ("cut", "overload")), None)
         if broken == "overload" and not body.get("stream"):
@@ -247,9 +250,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _messages(self, body: dict[str, Any], number: int, broken: str | None, stall: float) -> None:
         fake = self.server.fake
-        problem = fake_rules_anthropic.check_request(body)
-        if problem:
-            return self._error(400, problem, False)
+        refusal = check_messages(body, headers=dict(self.headers.items()))
+        if refusal:
+            return self._refuse(refusal, openai=False)
         facts = facts_for(body["model"])
         window = fake.context_window or (facts.context_window if facts.known else None)
         total = input_tokens(body)
@@ -273,11 +276,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat_completions(self, body: dict[str, Any], number: int, broken: str | None, stall: float) -> None:
         fake = self.server.fake
-        problem = fake_rules_openai.check_request(body)
-        if problem:
-            message, param, code = problem
-            return self._json(400, {"error": {"message": message, "type": "invalid_request_error", "param": param,
-                                              "code": code}})
+        refusal = check_chat(body)
+        if refusal:
+            return self._refuse(refusal, openai=True)
         if fake.context_window is not None:
             total = sum(seg.tokens for seg in fr.openai_segments(body))
             if total > fake.context_window:
@@ -307,18 +308,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", f"req_fake_{self.server.fake._count:06d}")
+        self.send_header("request-id", self._request_id())
         for key, value in (extra or {}).items():
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
 
+    def _refuse(self, refusal: Refusal, openai: bool) -> None:
+        """The real API's error body for a broken request rule."""
+        self._json(refusal.status, fr.error_body(refusal.status, refusal.message, openai, self._request_id(),
+                                                 refusal.error_type, refusal.param, refusal.code))
+
+    def _request_id(self) -> str:
+        return f"req_fake_{self.server.fake._count:06d}"
+
     def _error(self, status: int, message: str, openai: bool, retry_after: float | None = None) -> None:
-        kind = _STATUS_ERRORS.get(status, "api_error" if status >= 500 else "invalid_request_error")
-        if openai:
-            payload: dict[str, Any] = {"error": {"message": message, "type": kind, "param": None, "code": None}}
-        else:
-            payload = fr.anthropic_error(kind, message)
+        payload = fr.error_body(status, message, openai, self._request_id())
         extra = {}
         if retry_after is not None:
             extra["retry-after"] = f"{retry_after:g}"
@@ -331,7 +336,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", f"req_fake_{self.server.fake._count:06d}")
+        self.send_header("request-id", self._request_id())
         self.end_headers()
         half = max(1, len(payloads) // 2)
         try:
