@@ -62,9 +62,7 @@ def _post_all(url: str) -> dict[str, object]:
         if outcome != "refused":
             let_through.append(f"{case.rule} ({outcome})")
     for chat in fake_cases_chat.CASES:
-        body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]} | chat.patch
-        outcome = _outcome(openai, gpt.post, "/chat/completions", cast_to=object,
-                           body={k: v for k, v in body.items() if v is not None})
+        outcome = _outcome(openai, gpt.post, "/chat/completions", cast_to=object, body=chat.request())
         counts["chat"][outcome] += 1
         if outcome != "refused":
             let_through.append(f"{chat.rule} ({outcome})")

@@ -18,6 +18,11 @@ def function(**changes: object) -> dict:
 _RANGE = "Invalid '{0}': decimal {1} value. Expected a value {2}, but got {3} instead."
 
 CASES: list[ChatCase] = [
+    ChatCase("chat.body-object", {}, raw=["not", "an", "object"], message=
+             "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP "
+             "library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you "
+             "have trouble figuring out how to fix this, please contact us through our help center at "
+             "help.openai.com.)"),
     ChatCase("chat.unknown-field", {"frobnicate": 1}, "Unrecognized request argument supplied: frobnicate"),
     ChatCase("chat.model", {"model": None}, "you must provide a model parameter"),
     ChatCase("chat.messages-required", {"messages": None}, "Missing required parameter: 'messages'.", "messages",

@@ -26,6 +26,7 @@ def _without(request: dict, key: str) -> dict:
 
 CASES: list[Case] = [
     # ------------------------------------------------------------------------------------------- fields
+    Case("body.object", [body()], "Input should be a valid dictionary or object to extract fields from"),
     Case("body.extra-field", body(frobnicate=1), "frobnicate: Extra inputs are not permitted"),
     Case("body.model", _without(body(), "model"), "model: Field required"),
     Case("body.messages", _without(body(), "messages"), "messages: Field required"),

@@ -36,7 +36,7 @@ class Case:
     """One broken body: the rule it breaks and the message the real API answers with."""
 
     rule: str
-    body: dict[str, Any]
+    body: Any  # a JSON object (but for the rule that the body must be one)
     message: str
     headers: dict[str, str] = field(default_factory=dict)
     count_tokens: bool = False
@@ -51,6 +51,14 @@ class ChatCase:
     message: str
     param: str | None = None
     code: str | None = None
+    raw: Any = None  # a whole body to send instead (one that is not an object)
+
+    def request(self) -> Any:
+        """The body to send: the patch over a valid request, fields patched to None left out."""
+        if self.raw is not None:
+            return self.raw
+        merged = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]} | self.patch
+        return {k: v for k, v in merged.items() if v is not None}
 
 
 @pytest.fixture(scope="module")

@@ -44,8 +44,7 @@ def test_each_messages_case_breaks_its_own_rule_first(case: fake_cases_messages.
 
 @pytest.mark.parametrize("case", fake_cases_chat.CASES, ids=[c.rule for c in fake_cases_chat.CASES])
 def test_each_chat_case_breaks_its_own_rule_first(case: fake_cases_chat.ChatCase) -> None:
-    request = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]} | case.patch
-    refusal = check_chat({k: v for k, v in request.items() if v is not None})
+    refusal = check_chat(case.request())
     assert refusal is not None and refusal.rule.id == case.rule
 
 

@@ -39,14 +39,14 @@ MESSAGES_RULES: Rules[MessagesCall] = (messages_fields.RULES + messages_content.
 CHAT_RULES: Rules[ChatCall] = chat.RULES + chat_messages.RULES
 
 
-def check_messages(body: dict[str, Any], *, count_tokens: bool = False,
+def check_messages(body: Any, *, count_tokens: bool = False,
                    headers: dict[str, str] | None = None) -> Refusal | None:
     """The first rule of the Messages API (or of count_tokens) `body` breaks, or None."""
     lowered = {k.lower(): v for k, v in (headers or {}).items()}
     return MESSAGES_RULES.first(MessagesCall(body, count_tokens, lowered))
 
 
-def check_chat(body: dict[str, Any]) -> Refusal | None:
+def check_chat(body: Any) -> Refusal | None:
     """The first rule of Chat Completions `body` breaks, or None."""
     return CHAT_RULES.first(ChatCall(body))
 
@@ -71,7 +71,7 @@ def rule_table() -> str:
         lines += [f"## {title}", "", "| rule | checks | message | wording | source |", "|---|---|---|---|---|"]
         for rule in rules:
             wording = f"[seen]({rule.seen})" if rule.seen else rule.wording
-            message = rule.message.replace("|", "\\|")
+            message = rule.message.replace("{{", "{").replace("}}", "}").replace("|", "\\|")
             lines.append(f"| `{rule.id}` | {rule.checks.replace('|', '/')} | `{message}` | {wording} | "
                          f"[{rule.source.split('//', 1)[1]}]({rule.source}) |")
         lines.append("")

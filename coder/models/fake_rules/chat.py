@@ -61,6 +61,14 @@ def _number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+@RULES.rule("chat.body-object", "the body is a JSON object", "We could not parse the JSON body of your request. "
+            "(HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON "
+            "payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please "
+            "contact us through our help center at help.openai.com.)", CHAT_API, "closest")
+def _object(call: ChatCall) -> Found:
+    return None if isinstance(call.body, dict) else {}
+
+
 @RULES.rule("chat.unknown-field", "every field is one the endpoint defines",
             "Unrecognized request argument supplied: {key}", OPENAI_SDK, "closest")
 def _unknown(call: ChatCall) -> Found:

@@ -35,6 +35,12 @@ def _is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+@RULES.rule("body.object", "the body is a JSON object",
+            "Input should be a valid dictionary or object to extract fields from", MESSAGES_API, "schema")
+def _object(call: MessagesCall) -> Found:
+    return None if isinstance(call.body, dict) else {}
+
+
 @RULES.rule("body.extra-field", "every top-level field is one the endpoint defines",
             "{key}: Extra inputs are not permitted", ANTHROPIC_SDK, "schema")
 def _extra_field(call: MessagesCall) -> Found:

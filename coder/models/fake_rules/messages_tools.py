@@ -86,7 +86,7 @@ def _tool_type(call: MessagesCall) -> Found:
                  if t.get("type") not in SERVER_TOOLS else None)
 
 
-@RULES.rule("tools.custom-name", "a custom tool's name matches ^[a-zA-Z0-9_-]{{1,64}}$",
+@RULES.rule("tools.custom-name", "a custom tool's name matches ^[a-zA-Z0-9_-]{1,64}$",
             "tools.{index}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'", TOOLS, "seen",
             seen="https://github.com/cyanheads/atlas-mcp-server/issues/14")
 def _custom_name(call: MessagesCall) -> Found:
