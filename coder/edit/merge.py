@@ -13,7 +13,8 @@ line: it is written as the file has it. Between two anchors (and before the firs
 *segment*; each is placed on its own:
 
 - old_str and new_str are the same there: the file's lines stay as they are (left-out lines, whitespace,
-  everything).
+  everything). A whitespace-only line is the same only with the same whitespace: new_str writing a blank line
+  other than old_str shows it is a change (issue 30: the model, and the commit, meant those spaces).
 - otherwise every old_str line there is replaced: the file lines they are paired with go, new_str's lines
   come in once, verbatim apart from the indentation shift of the match (whitespace-only lines as written;
   trailing whitespace dropped only when every line old_str copied carries trailing whitespace the file
@@ -22,13 +23,20 @@ line: it is written as the file has it. Between two anchors (and before the firs
   and so are left-out lines among the replaced ones unless they are simply deleted with them (a deletion,
   not a move: lines new_str has elsewhere).
 - each gap of the result is counted, never summed: with o, n, f the blank lines old_str, new_str and the file
-  have there, the result has f when o = n (the model did not touch the gap), n when o = f (old_str saw the
-  gap right), f when n = f (new_str already has the file's blank lines, which old_str left out); anything
-  else is not certain and refused. At the two ends of the match, blank lines old_str does not reach are the
-  file's and stay; new_str's blank lines there stand for them, up to their number. New lines in a gap old_str
-  shows short (o < f) split it in two: placed only when they sit against one side and new_str's blank lines,
-  all on the other side, count n = f or o = n (that side gets the file's); blank lines on both sides or on
+  have there, the result has f when o = n (the model did not touch the gap; when the three counts agree, line by
+  line: a blank line new_str writes with other whitespace than old_str's is written as new_str has it), n when
+  o = f (old_str saw the gap right), f when n = f (new_str already has the file's blank lines, which old_str left
+  out); anything else is not certain and refused. At the two ends of the match, blank lines old_str does not
+  reach are the file's and stay; new_str's blank lines there stand for them, up to their number. New lines in a
+  gap old_str shows short (o < f) split it in two: placed only when they sit against one side and new_str's blank
+  lines, all on the other side, count n = f or o = n (that side gets the file's); blank lines on both sides or on
   neither cannot say which side has the file's, and are refused.
+
+The rule behind all of it: a line of new_str is written as the model sent it unless one of these says otherwise,
+(1) line-number prefixes are not text (coder.edit.lineprefix), (2) the indentation shift of the match applies to
+new_str's non-blank lines, (3) trailing whitespace the copy adds to every line it copied is the copy's habit,
+(4) where old_str and new_str show the same line, or the same blank lines, the file's stand (the model copied
+them; its copy may have lost whitespace the file has).
 
 A change that could sit one line up or down among lines that differ only in trailing whitespace is merged
 twice (lines compared without and with trailing whitespace) and refused when the two files differ.
@@ -70,6 +78,9 @@ class _Unsure(Exception):
 
 def _gap(o: list[str], n: list[str], f: list[str]) -> list[str]:
     """The result's blank lines where old_str has `o`, new_str `n` and the file `f` (the counting rule)."""
+    if len(o) == len(n) == len(f):
+        # line by line: the file's where the model copied the line unchanged, new_str's where it wrote another
+        return [fl if ol == nl else nl for ol, nl, fl in zip(o, n, f, strict=True)]
     if len(o) == len(n) or len(n) == len(f):
         return f
     if len(o) == len(f):
@@ -186,6 +197,12 @@ def _describes(old: list[str], region: list[str], amap: dict[int, int]) -> bool:
     return all(len(o.gap(t)) == len(r.gap(t)) for t in range(1, len(o.sk)))
 
 
+def _same_key(line: str) -> str:
+    """What makes two lines the same for "nothing changes here": trailing whitespace aside, but a whitespace-only
+    line is itself (new_str writing other whitespace there is a change)."""
+    return line.rstrip() if line.strip() else line
+
+
 def _spare(o: _Parts, n: _Parts, head: bool) -> int:
     """How many of new_str's blank lines at the top (head) or bottom end of a segment may stand for the
     file's blank lines old_str does not reach there: its blank lines before its first line (after its last),
@@ -199,7 +216,7 @@ def _segment(o_lines: list[str], n_lines: list[str], r_lines: list[str], amap: d
              place: Callable[[str], str], top: bool, bottom: bool, elsewhere: set[str]) -> list[str]:
     """The result for one segment; `elsewhere` is new_str's non-blank lines (stripped of trailing
     whitespace), to tell a deletion from a move."""
-    if [x.rstrip() for x in o_lines] == [x.rstrip() for x in n_lines]:
+    if [_same_key(x) for x in o_lines] == [_same_key(x) for x in n_lines]:
         return r_lines  # nothing changes here: the file's lines as they are
     head: list[str] = []
     tail: list[str] = []
