@@ -42,6 +42,9 @@ def test_count_tokens_is_checked_with_its_own_fields(server: FakeServer) -> None
     error = refusal(lambda: c.messages.count_tokens(model=MODEL, messages=user(), extra_body={"max_tokens": 5}))
     assert error["message"] == "max_tokens: Extra inputs are not permitted"
     assert c.messages.count_tokens(model=MODEL, messages=user()).input_tokens > 0  # control
+    # counting a history that ends with the model's answer continues nothing: no prefill refusal there
+    answered = user() + [{"role": "assistant", "content": "Hello."}]
+    assert c.messages.count_tokens(model=MODEL, messages=answered).input_tokens > 0
 
 
 def test_a_body_over_32_mb_is_refused_before_it_is_read_as_json(server: FakeServer) -> None:

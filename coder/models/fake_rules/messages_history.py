@@ -17,12 +17,12 @@ THINKING_BLOCKS = ("thinking", "redacted_thinking")
 _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
 
-@RULES.rule("history.prefill", "the conversation ends with a user turn on models without prefill (Claude 4.6 and "
-            "later, Mythos Preview)", "This model does not support assistant message prefill. The conversation must "
-            "end with a user message.", ERRORS, "documented")
+@RULES.rule("history.prefill", "a request for an answer ends with a user turn on models without prefill (Claude 4.6 "
+            "and later, Mythos Preview; counting tokens continues nothing)", "This model does not support assistant "
+            "message prefill. The conversation must end with a user message.", ERRORS, "documented")
 def _prefill(call: MessagesCall) -> Found:
     last = call.messages[-1]
-    return {} if last["role"] == "assistant" and not call.facts.prefill else None
+    return {} if last["role"] == "assistant" and not call.facts.prefill and not call.count_tokens else None
 
 
 @RULES.rule("history.tool-use-id", "tool_use ids match ^[a-zA-Z0-9_-]+$",
