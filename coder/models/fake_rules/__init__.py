@@ -3,9 +3,10 @@ a request can be checked against, as a table (one `Rule` each: what it checks, t
 that documents it, where the wording comes from) in the order the API validates.
 
 Written from the documentation, the SDKs' request types and real error bodies quoted in public, and sharing no
-code with the client (coder/models/wire.py, the providers, the client's model table): a misunderstanding in the
-client must not be copied into its judge. `python -m coder.models.fake_rules` prints the table (docs/fake-server-
-rules.md is that output)."""
+code with the client (coder/models/wire.py, the providers, the client's model facts): a misunderstanding in the
+client must not be copied into its judge. One exception: the server tools' fixed names, the API's vocabulary,
+are read from the one list of them in the model table's data (issue 34). `python -m coder.models.fake_rules`
+prints the table (docs/fake-server-rules.md is that output)."""
 
 from __future__ import annotations
 
