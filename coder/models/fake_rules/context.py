@@ -95,8 +95,8 @@ class MessagesCall:
 
     @property
     def effort(self) -> Any:
-        config = self.body.get("output_config")
-        return config.get("effort") if isinstance(config, dict) else None
+        output_config = self.body.get("output_config")
+        return output_config.get("effort") if isinstance(output_config, dict) else None
 
     @property
     def thinking_active(self) -> bool:
