@@ -95,8 +95,8 @@ class MessagesCall:
 
     @property
     def effort(self) -> Any:
-        output_config = self.body.get("output_config")
-        return output_config.get("effort") if isinstance(output_config, dict) else None
+        output = self.body.get("output_config")
+        return output.get("effort") if isinstance(output, dict) else None
 
     @property
     def thinking_active(self) -> bool:
