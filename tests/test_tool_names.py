@@ -29,6 +29,8 @@ NOT_TOOL_NAMES: dict[tuple[str, str], tuple[int, str]] = {
     ("coder/batch/agent_warm.py", "bash"): (1, "the tree-sitter grammar of shell scripts"),
     ("coder/policy/rules.py", "bash"): (2, "a program a shell line runs; the permission language's bash(...) rule"),
     ("coder/policy/patterns.py", "bash"): (1, "the permission language's bash(...) rule (it covers any shell line)"),
+    ("coder/policy/claude_rules.py", "bash"): (1, "the permission language's bash rule, which Claude Code's Bash "
+                                                  "rules become"),
     ("coder/store/export.py", "bash"): (1, "the Agent Data Protocol's word for a shell command's language"),
     ("coder/base/events.py", "todo"): (1, "the type of the TodoUpdated event (stored sessions keep it)"),
     ("coder/commands/builtin.py", "todo"): (1, "the /todo slash command"),

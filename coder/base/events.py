@@ -287,6 +287,16 @@ class BackgroundEnded(Event):
 
 
 @dataclass
+class HookContext(Event):
+    """Text a hook added for the model (a Claude Code hook's `additionalContext` or plain output, a Stop hook's
+    reason to go on): sent with the current user message, or as the next one (coder/engine/history.py)."""
+
+    type: ClassVar[str] = "hook_context"
+    event: str
+    text: str
+
+
+@dataclass
 class TurnEnd(Event):
     type: ClassVar[str] = "turn_end"
     turns: int
@@ -307,7 +317,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
     for cls in (SessionStart, UserMessage, TextDelta, AssistantMessage, ToolCallRequested, PermissionRequest,
                 ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionEvent, CheckpointEvent,
                 ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess, StuckEvent,
-                PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput, ReviewStage, BackgroundEnded)
+                PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput, ReviewStage, BackgroundEnded,
+                HookContext)
 }
 
 

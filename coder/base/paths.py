@@ -31,3 +31,8 @@ def sessions_db() -> Path:
 
 def session_dir(session_id: str) -> Path:
     return state_dir() / "sessions" / session_id
+
+
+def data_dir() -> Path:
+    """What coder installs for the user (plugins)."""
+    return _xdg("XDG_DATA_HOME", ".local/share") / "coder"

@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     from coder.cli.config import register as register_config
     from coder.cli.doctor import register as register_doctor
     from coder.cli.mcp import register as register_mcp
+    from coder.cli.plugin import register as register_plugin
     from coder.cli.run import register as register_run
     from coder.cli.sessions import register as register_sessions
     from coder.cli.skills import register as register_skills
@@ -41,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plain", action="store_true", help="plain prompt-toolkit REPL instead of the full-screen app")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for register in (register_run, register_sessions, register_doctor, register_trust, register_config,
-                     register_codeintel, register_review, register_batch, register_mcp, register_skills, register_acp):
+                     register_codeintel, register_review, register_batch, register_mcp, register_skills,
+                     register_plugin, register_acp):
         register(sub)
     return parser
 

@@ -52,6 +52,7 @@ def _mode(ctx: Ctx, arg: str) -> CommandResult:
 
 def _compact(ctx: Ctx, arg: str) -> CommandResult:
     parts = ctx.session.parts
+    ctx.session.compacting(arg.strip())
     compaction = parts.context.compact_now(ctx.session.history, parts.pinned, arg.strip())
     if compaction is None:
         t = usage_totals(ctx)

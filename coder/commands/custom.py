@@ -9,7 +9,15 @@ repository (the project's file wins on a name clash; a file cannot shadow a buil
     Find and fix this bug: $ARGUMENTS. Run the tests.
 
 The body becomes the user's message with `$ARGUMENTS` replaced by what follows the command (appended when the
-body has no placeholder). `allowed-tools` become "always allow" rules for the session when the command runs.
+body has no placeholder; `$1` ... `$9` are its words, as in Claude Code). `allowed-tools` become "always allow"
+rules for the session when the command runs.
+
+Claude Code's commands count too, in its format (https://docs.claude.com/en/docs/claude-code/slash-commands):
+`~/.claude/commands/` (the user's), `.claude/commands/` of a trusted repository (subfolders organise them: the
+name is the file's, the folder shows in the description), and each enabled plugin's `commands/` (named
+`/plugin:command`, and `/command` too when no other command has that name). Their `allowed-tools` are Claude
+Code rules (`Bash(git add:*)`), translated (coder/policy/claude_rules.py). A `!` line (run a command first) is
+not run: the model reads it as written.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from typing import Any
 from coder.base.errors import CoderError, ConfigError
 from coder.base.paths import config_dir
 from coder.fs.beneath import read_beneath
+from coder.policy.claude_rules import translate_rule
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?", re.DOTALL)
 
@@ -38,9 +47,14 @@ class CustomCommand:
     def expand(self, arg: str) -> str:
         assert self.body is not None
         arg = arg.strip()
-        if "$ARGUMENTS" in self.body:
-            return self.body.replace("$ARGUMENTS", arg)
-        return f"{self.body}\n\n{arg}" if arg else self.body
+        words = arg.split()
+        body = re.sub(r"\$([1-9])", lambda m: words[int(m.group(1)) - 1] if int(m.group(1)) <= len(words) else "",
+                      self.body)
+        if "$ARGUMENTS" in body:
+            return body.replace("$ARGUMENTS", arg)
+        if body != self.body:
+            return body
+        return f"{body}\n\n{arg}" if arg else body
 
 
 def load_custom(path: Path, workspace: Path | None = None) -> CustomCommand:
@@ -65,7 +79,9 @@ def load_custom(path: Path, workspace: Path | None = None) -> CustomCommand:
         try:
             loaded = yaml.safe_load(match.group(1)) or {}
         except yaml.YAMLError as exc:
-            raise ConfigError(f"custom command {path}: the front matter is not valid YAML ({exc}).") from exc
+            loaded = _plain_front_matter(match.group(1))
+            if loaded is None:
+                raise ConfigError(f"custom command {path}: the front matter is not valid YAML ({exc}).") from exc
         if not isinstance(loaded, dict):
             raise ConfigError(f"custom command {path}: the front matter must be a mapping.")
         meta, text = loaded, text[match.end():]
@@ -80,29 +96,85 @@ def load_custom(path: Path, workspace: Path | None = None) -> CustomCommand:
     return CustomCommand(path.stem.lower(), summary, usage, body, [str(t) for t in tools], str(path))
 
 
-def custom_dirs(workspace: Path, trusted: bool = False) -> list[Path]:
-    """The user's folder, then the repository's (later wins) when the workspace is trusted."""
-    return [config_dir() / "commands"] + ([workspace / ".coder" / "commands"] if trusted else [])
+@dataclass(frozen=True)
+class CommandFolder:
+    """One place custom commands come from."""
+
+    path: Path
+    #: the repository's: read beneath the workspace, and its `allowed-tools` never count
+    repository: bool = False
+    #: Claude Code's format: `allowed-tools` are Claude Code rules, subfolders hold commands too
+    claude: bool = False
+    #: a plugin's: its commands are `/plugin:name`
+    plugin: str = ""
 
 
-def discover(workspace: Path, reserved: set[str], trusted: bool = False) -> dict[str, CustomCommand]:
+def _plain_front_matter(text: str) -> dict[str, Any] | None:
+    """`key: value` lines taken as they are, as Claude Code reads a command's front matter (its docs write
+    `argument-hint: [message]`, which YAML reads as the start of a list); None when a line is not of that form."""
+    out: dict[str, Any] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if not line.strip():
+            continue
+        if not sep or not re.fullmatch(r"[A-Za-z][\w-]*", key.strip()):
+            return None
+        out[key.strip()] = value.strip()
+    return out
+
+
+def custom_dirs(workspace: Path, trusted: bool = False,
+                plugin_dirs: list[tuple[str, Path]] | None = None) -> list[CommandFolder]:
+    """Where commands come from, later winning a name: plugins', the user's (Claude Code's, then coder's), then
+    the repository's (Claude Code's, then coder's) when the workspace is trusted."""
+    folders = [CommandFolder(path, claude=True, plugin=name) for name, path in plugin_dirs or []]
+    folders += [CommandFolder(Path.home() / ".claude" / "commands", claude=True),
+                CommandFolder(config_dir() / "commands")]
+    if trusted:
+        folders += [CommandFolder(workspace / ".claude" / "commands", repository=True, claude=True),
+                    CommandFolder(workspace / ".coder" / "commands", repository=True)]
+    return folders
+
+
+def discover(workspace: Path, reserved: set[str], trusted: bool = False,
+             plugin_dirs: list[tuple[str, Path]] | None = None) -> dict[str, CustomCommand]:
     """Every custom command by name; broken files are listed (with why) instead of failing the whole list.
 
     A repository's command never pre-allows tools (`allowed-tools`): an allow rule is the user's to give, so
-    only commands from the user's own folder carry one."""
+    only commands from the user's own folders and plugins carry one."""
     found: dict[str, CustomCommand] = {}
-    user_dir = config_dir() / "commands"
-    for folder in custom_dirs(workspace, trusted):
-        if not folder.is_dir():
+    for folder in custom_dirs(workspace, trusted, plugin_dirs):
+        if folder.path.is_symlink() or not (folder.path.is_dir() or (folder.plugin and folder.path.is_file())):
             continue
-        for path in sorted(folder.glob("*.md")):
+        paths = [folder.path] if folder.path.is_file() else \
+            folder.path.rglob("*.md") if folder.claude else folder.path.glob("*.md")
+        for path in sorted(paths):
             name = path.stem.lower()
             if name in reserved:
                 continue
             try:
-                found[name] = load_custom(path, None if folder == user_dir else workspace)
+                command = load_custom(path, workspace if folder.repository else None)
             except CoderError as exc:
-                found[name] = CustomCommand(name, f"(broken: {exc})", source=str(path))
-            if folder != user_dir:
-                found[name].allowed_tools = []
+                command = CustomCommand(name, f"(broken: {exc})", source=str(path))
+            if folder.claude:
+                _claude_format(command, folder, path)
+            if folder.repository:
+                command.allowed_tools = []
+            if folder.plugin:
+                found.setdefault(name, command)  # `/name` too, unless another command has it
+                name = f"{folder.plugin}:{name}"
+                command.name = name
+            found[name] = command
     return found
+
+
+def _claude_format(command: CustomCommand, folder: CommandFolder, path: Path) -> None:
+    """A Claude Code command: its rules translated (those coder cannot match dropped), its subfolder shown."""
+    rules: list[str] = []
+    for text in command.allowed_tools:
+        rules += translate_rule(text, project_file=folder.repository)[0]
+    command.allowed_tools = rules
+    sub = path.parent.relative_to(folder.path).as_posix() if folder.path.is_dir() else "."
+    where = "project" if folder.repository else (f"plugin {folder.plugin}" if folder.plugin else "user")
+    if sub != "." or folder.plugin:
+        command.summary += f" ({where}{':' + sub if sub != '.' else ''})"

@@ -22,6 +22,7 @@ from coder.commands.custom import discover
 from coder.commands.model import _models_text, known_models
 from coder.engine.doctor import run_checks
 from coder.engine.session import Session
+from coder.ext.claude_settings import load_claude_settings, repo_settings_files
 from coder.policy.base import PermissionAnswer
 from coder.trust.decisions import decided
 
@@ -36,7 +37,13 @@ SAFE_WHILE_BUSY = {"todo", "skills", "help", "cost", "context", "diff", "session
 def all_commands(workspace: Path) -> dict[str, Command]:
     """Built-ins first; custom commands (custom.py) add names, never shadow one."""
     commands = dict(BUILTINS)
-    for name, custom in discover(workspace, set(BUILTINS) | set(ALIASES), decided(workspace)).items():
+    trusted = decided(workspace)
+    try:  # enabled plugins' commands (coder/ext/plugins.py), as a session here would have them
+        settings = load_claude_settings(workspace, trusted, repo_settings_files(workspace) if trusted else {})
+        plugin_dirs = [(p.name, folder) for p in settings.plugins for folder in p.folders("commands")]
+    except CoderError:  # a broken settings file stops the session with its message; the list goes without
+        plugin_dirs = []
+    for name, custom in discover(workspace, set(BUILTINS) | set(ALIASES), trusted, plugin_dirs).items():
         commands[name] = Command(name, custom.summary, custom.usage, None, custom, custom.allowed_tools,
                                  custom.source)
     return commands
@@ -64,7 +71,7 @@ def parse(line: str) -> tuple[str, str]:
 
 def is_command(line: str) -> bool:
     """A line is a command when it starts with '/' followed by a name (a path like /etc/x is not)."""
-    return bool(re.match(r"^/[A-Za-z?][\w-]*(\s|$)", line.strip()))
+    return bool(re.match(r"^/[A-Za-z?][\w:-]*(\s|$)", line.strip()))
 
 
 def completions(workspace: Path, prefix: str) -> list[tuple[str, str]]:

@@ -106,6 +106,8 @@ def env_layer(environ: typing.Mapping[str, str] | None = None) -> Layer:
         try:
             if typing.get_origin(hint) is list:
                 value: Any = [p.strip() for p in text.split(f.metadata["env_split"]) if p.strip()]
+            elif hint is bool:  # the way such variables are written (CODER_ENABLE_TELEMETRY=1)
+                value = env_bool(var, text)
             elif arms:
                 value = arms[0](text)
             else:
@@ -119,6 +121,15 @@ def env_layer(environ: typing.Mapping[str, str] | None = None) -> Layer:
         node[keys[-1]] = value
     layer.data = read(Config, raw, layer)
     return layer
+
+
+def env_bool(var: str, text: str) -> bool:
+    word = text.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"environment variable {var}={text!r}: expected 1 or 0 (true or false).")
 
 
 def flag_layer(flags: dict[str, Any] | None) -> Layer:

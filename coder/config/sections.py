@@ -347,6 +347,20 @@ class SkillsSettings:
 
 
 @dataclass
+class TelemetrySettings:
+    """`[telemetry]`: OpenTelemetry export of traces and metrics (coder/telemetry), off unless the user turns it on;
+    where it goes is the SDK's own `OTEL_*` variables. Never from a repository: where a session's data goes is the
+    user's choice."""
+
+    enabled: bool = setting(False, doc="Export the session's spans and metrics over OTLP.", repo=Repo.NEVER,
+                            env="CODER_ENABLE_TELEMETRY")
+    log_prompts: bool = setting(False, doc="Add the prompt's text to the turn's span (Claude Code's variable "
+                                "turns it on too).", repo=Repo.NEVER, env="OTEL_LOG_USER_PROMPTS")
+    log_tool_details: bool = setting(False, doc="Add each tool call's input (commands, paths; clipped) to its "
+                                     "span.", repo=Repo.NEVER)
+
+
+@dataclass
 class Origin:
     """Which layer set a value: `built-in`, `user`, `repository`, `environment` or `flag`, with the file and line
     where there is one."""
@@ -394,6 +408,7 @@ class Config:
     stuck: StuckSettings = section(StuckSettings, "The stuck detector.")
     notifications: NotifySettings = section(NotifySettings, "Notifications.")
     skills: SkillsSettings = section(SkillsSettings, "Agent Skills.")
+    telemetry: TelemetrySettings = section(TelemetrySettings, "OpenTelemetry export.")
     providers: dict[str, ProviderSettings] = setting(factory=dict, doc="One table per provider: "
                                                      "[providers.anthropic], [providers.openai], ...",
                                                      repo=Repo.NEVER, check=_known_providers)
@@ -413,6 +428,8 @@ class Config:
     repo_files: dict[str, bytes] | None = field(default=None, repr=False, compare=False)
     #: MCP servers of the repository the user approved, name -> entry key (coder/trust/decisions.py)
     mcp_approved: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    #: the enabled Claude Code plugins' folders by component ("skills", "agents"): coder/ext/claude_settings.py
+    plugin_dirs: dict[str, list[Path]] = field(default_factory=dict, repr=False, compare=False)
     #: the repository's layer as written (before checks and filter): what its MCP servers were approved against
     repository_layer: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 

@@ -27,8 +27,10 @@ from coder.engine.network import network_hint, network_hooks
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
 from coder.engine.subagents import Parent, install_subagents
 from coder.engine.work import install_work, open_work
+from coder.ext.claude_hooks import ClaudeHookRunner
+from coder.ext.claude_settings import ClaudeSettings, load_claude_settings
 from coder.ext.custom_tools import load_custom_tools
-from coder.ext.hooks import hooks_from_config
+from coder.ext.session_hooks import hooks_from_config
 from coder.host import TimeoutExpired, register_workspace
 from coder.lsp.hook import install as install_language_servers
 from coder.lsp.service import check_settings
@@ -38,6 +40,7 @@ from coder.policy.rules import policy_from_config
 from coder.sandbox.check import check_sandbox
 from coder.store.db import SessionStore, new_session_id
 from coder.stuck.guard import StuckGuard
+from coder.telemetry.start import start_telemetry
 from coder.tools.base import ToolContext
 from coder.tools.registry import builtin_tools
 from coder.tools.tool_search_tool import arrange
@@ -167,8 +170,12 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     check_settings(config)  # a new [lsp.servers.X] without a command is a ConfigError now, not at the first edit
     trust.remember_decision(workspace, trusted)
     # what only needs the config is checked before a session is stored, so a mistake leaves no empty session
+    claude = load_claude_settings(workspace, trusted, request.files)  # Claude Code's settings (issue 37)
     policy = policy_from_config(config.permissions, config.permission_mode, options.allow, options.deny, workspace,
-                                cwd)
+                                cwd, claude=claude.permissions())
+    for name, server in claude.plugin_servers().items():  # enabled plugins' MCP servers, the user's names first
+        config.mcp.servers.setdefault(name, server)
+    config.plugin_dirs = {kind: claude.plugin_folders(kind) for kind in ("skills", "agents")}
 
     store = SessionStore(paths.sessions_db())
     row = None
@@ -192,7 +199,7 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
         store.set_status(session_id, "running")
     try:
         stored = StoredSession(options, config, store, row, restored, provider, session_id, workspace, cwd, root,
-                               policy, trust_notes(config, request, why))
+                               policy, trust_notes(config, request, why) + claude.notes, claude)
         return _assemble(stored, on_event, ask)
     except BaseException:
         store.set_status(session_id, "failed to start")
@@ -217,6 +224,7 @@ class StoredSession:
     root: Path | None  # the git root, None outside a repository
     policy: Any
     notes: list[str] = field(default_factory=list)  # said once as the session opens (trust)
+    claude: ClaudeSettings = field(default_factory=ClaudeSettings)  # Claude Code's settings: hooks and rules
 
 
 def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: AskHandler) -> Opened:
@@ -225,10 +233,14 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     session_id, workspace, cwd, root, policy = (stored.session_id, stored.workspace, stored.cwd, stored.root,
                                                 stored.policy)
 
+    telemetry = start_telemetry(config.telemetry)  # None unless the user turned OpenTelemetry export on
+
     def record(event: ev.Event) -> None:
         if event.persist:
             store.append(session_id, event.type, event.to_dict())
         on_event(event)
+        if telemetry is not None:
+            telemetry.observe(event)
 
     def note(message: str) -> None:
         record(ev.ErrorEvent(message))
@@ -267,8 +279,11 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
              "it; --no-sandbox runs them unsandboxed.")
 
     work = open_work(workspace, config, (e.to_dict() for e in store.events(session_id)) if row else None, note)
+    tools = session_tools(config, workspace, note)
+    claude_hooks = ClaudeHookRunner(stored.claude.hooks, workspace, cwd, config.sandbox, session_id, tools,
+                                    lambda: policy.mode, note)
     parts = SessionParts(
-        session_id=session_id, provider=provider, tools=session_tools(config, workspace, note),
+        session_id=session_id, provider=provider, tools=tools,
         policy=policy,
         context=TieredContext(provider, config.context, state, cancel=tool_ctx.cancel), tool_ctx=tool_ctx,
         system_prompt=render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text,
@@ -276,7 +291,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
         pinned=Pinned(instructions=instructions.text, **work.pins),
         limits=Limits(config.max_turns, config.max_cost, config.max_wall_time),
         record=record, ask=ask, checkpointer=checkpointer,
-        hooks=hooks_from_config(config, workspace, session_id, note),
+        hooks=hooks_from_config(config, workspace, session_id, note, claude_hooks, provider.spec),
         max_tokens=config.max_tokens, thinking_budget=config.thinking_budget,
         stuck=StuckGuard.from_config(config.stuck, headless=ask is no_questions),  # issue 22
     )
@@ -284,7 +299,9 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     # a tool that starts agents needs their definitions: read here, once (the repository's only when trusted)
     if any(tool.contract.spawns_agents for tool in parts.tools.values()):
         install_subagents(Parent(session_id, provider, config, store, tool_ctx, policy, parts.hooks))
-    return Opened(Session(parts, stored.restored), store, config, workspace, root is not None, row is not None)
+    session = Session(parts, stored.restored)
+    session.started("resume" if row is not None else "startup")
+    return Opened(session, store, config, workspace, root is not None, row is not None)
 
 
 def session_tools(config: Config, workspace: Path, note: Callable[[str], None]) -> dict[str, Any]:

@@ -15,6 +15,15 @@ from coder.models.types import Message, TextBlock, ToolResultBlock
 INTERRUPTED = "Not run: the session stopped before this tool call finished."
 
 
+def add_hook_context(history: list[Message], event: str, text: str) -> None:
+    """A hook's text for the model: with the last user message, or as a new one after the model's."""
+    block = TextBlock(f"[{event} hook]\n{text}")
+    if history and history[-1].role == "user":
+        history[-1].content.append(block)
+    else:
+        history.append(Message("user", [block]))
+
+
 @dataclass
 class Restored:
     history: list[Message] = field(default_factory=list)
@@ -60,6 +69,9 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
         elif kind == "stuck" and event.get("note") and event.get("tool_id") in results:  # the nudge it read
             block = results[event["tool_id"]]
             results[event["tool_id"]] = replace(block, content=f"{block.content}\n\n{event['note']}")
+        elif kind == "hook_context":
+            flush()
+            add_hook_context(out.history, event["event"], event["text"])
         elif kind == "checkpoint":
             flush()
             out.history_at[str(event["id"])] = int(event.get("history_len", len(out.history)))

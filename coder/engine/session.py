@@ -11,14 +11,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from coder.base import events as ev
 from coder.base.errors import ContextOverflowError, ModelError, ToolError
 from coder.context.base import ContextManager, Pinned
-from coder.engine.history import Restored, validate_input
+from coder.engine.history import Restored, add_hook_context, validate_input
+from coder.engine.hook_steps import Hooks, hook_permission, with_feedback
 from coder.engine.mentions import as_dicts, blocks, find
 from coder.engine.turns import forget_after
+from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.models.retry import retry_listener
 from coder.models.types import (
     Block,
@@ -37,16 +39,6 @@ if TYPE_CHECKING:
     from coder.vcs.checkpoints import Checkpoint, RestoreResult
 
 AskHandler = Callable[[ev.PermissionRequest], PermissionAnswer]
-
-
-class Hooks(Protocol):
-    """User hooks (coder/ext). `before_tool` returns a reason to block the call, or None."""
-
-    def before_tool(self, tool: str, args: dict[str, Any]) -> str | None: ...
-
-    def after_tool(self, tool: str, args: dict[str, Any], result: ToolResult) -> None: ...
-
-    def on_event(self, event: ev.Event) -> None: ...
 
 
 class Checkpointer(Protocol):
@@ -80,7 +72,7 @@ class Limits:
 
 @dataclass
 class TurnOutcome:
-    reason: str  # done | max_turns | max_cost | wall_time | interrupted | error | stuck
+    reason: str  # done | max_turns | max_cost | wall_time | interrupted | error | stuck | hook
     final_text: str = ""
     error: str | None = None
     exit_code: int = 1  # for reason "error": 2 when the API refused the configuration (key, model)
@@ -130,6 +122,10 @@ class Session:
         #: checkpoint id -> messages in the history when it was taken ("0", the baseline, is the empty start)
         self.history_at: dict[str, int] = {"0": 0}
         self.stuck = parts.stuck if parts.stuck is not None else StuckGuard()
+        #: a hook's `continue: false` this turn: the loop ends after the current step, and this says why
+        self._hook_stop: str | None = None
+        #: context a SessionStart hook gave, sent with the next user message
+        self._start_context: list[str] = []
         if restored is not None:
             self.history = restored.history
             self.stats.turns = restored.turns
@@ -142,9 +138,30 @@ class Session:
                 parts.pinned.task = restored.task
 
     # ---- public API used by frontends -------------------------------------------------------------------------
+    def started(self, source: str) -> None:
+        """The session is open (`startup`) or resumed (`resume`): SessionStart hooks may give the model context."""
+        if self.parts.hooks is not None:
+            verdict = self._heard(self.parts.hooks.started(source))
+            self._start_context += verdict.context
+
+    def compacting(self, instructions: str) -> None:
+        """`/compact` is about to summarise the conversation: the PreCompact hooks run first."""
+        if self.parts.hooks is not None:
+            self.parts.hooks.compacting(instructions)
+
     def send(self, text: str | None) -> TurnOutcome:
         """Run one user turn to its end. `text` None continues a session whose last message awaits the model."""
         self.cancel.clear()
+        self._hook_stop = None
+        context: list[str] = []
+        if text is not None and self.parts.hooks is not None:
+            verdict = self._heard(self.parts.hooks.prompt(text))
+            why = verdict.block or verdict.stop
+            if why is not None:  # the prompt never reaches the model
+                self.emit(ev.ErrorEvent(f"prompt blocked by a hook: {why}"))
+                self.emit(ev.TurnEnd(self.stats.turns, "hook"))
+                return TurnOutcome("hook", self.last_text, why)
+            context = verdict.context
         # the user may have edited files since the last turn: record that state so /undo stops there
         self._checkpoint(f"before turn {self.stats.turns + 1}", ours=False)
         if text is not None:
@@ -152,6 +169,9 @@ class Session:
             attached = as_dicts(find(text, Path(ctx.workspace), Path(ctx.cwd)))  # `@path` attaches the file
             self.emit(ev.UserMessage(text, attached))
             self.history.append(Message("user", [TextBlock(text), *(TextBlock(b) for b in blocks(attached))]))
+            self._add_context("SessionStart", self._start_context)
+            self._add_context("UserPromptSubmit", context)
+            self._start_context = []
             if not self.parts.pinned.task:
                 self.parts.pinned.task = text
         self.stats.turn_started = time.monotonic()
@@ -192,6 +212,7 @@ class Session:
 
     # ---- the loop ---------------------------------------------------------------------------------------------
     def _loop(self) -> TurnOutcome:
+        stop_hook_active = False
         while True:
             if (limit := self._limit_reached()) is not None:
                 return TurnOutcome(limit, self.last_text)
@@ -209,7 +230,11 @@ class Session:
                     self._append_results([self._not_run(u, "interrupted by the user") for u in uses])
                 return TurnOutcome("interrupted", self.last_text)
             if not uses:
-                return TurnOutcome("done", self.last_text)
+                ended = self._turn_ends(stop_hook_active)
+                if ended is not None:
+                    return ended
+                stop_hook_active = True  # a Stop hook kept the turn going
+                continue
             results: list[ToolResultBlock] = []
             for use in uses:
                 if self.cancel.is_set():
@@ -218,6 +243,9 @@ class Session:
                     results.append(self._call_tool(use))
             if self._stuck_after_step(results):
                 return TurnOutcome("stuck", self.last_text, self.stuck_reason)
+            if self._hook_stop is not None:
+                self.emit(ev.ErrorEvent(f"a hook stopped the turn: {self._hook_stop}"))
+                return TurnOutcome("hook", self.last_text, self._hook_stop)
 
     def _limit_reached(self) -> str | None:
         limits = self.parts.limits
@@ -297,7 +325,16 @@ class Session:
         problem = validate_input(tool.contract.input_schema, use.input)
         if problem:
             return self._finish(use, ToolResult(f"Invalid input for {use.name}: {problem}", True))
-        blocked = self._permission(use, tool)
+        gate = self._heard(parts.hooks.pre_tool(use.id, use.name, use.input)) if parts.hooks else NO_VERDICT
+        if gate.stop is not None:
+            self._hook_stop = gate.stop
+            return self._not_run(use, f"a hook stopped the turn ({gate.stop})")
+        if gate.updated_input is not None:  # the hook rewrote the call: what runs is checked like the original
+            problem = validate_input(tool.contract.input_schema, gate.updated_input)
+            if problem:
+                return self._finish(use, ToolResult(f"A hook rewrote this call's input wrongly: {problem}", True))
+            use = replace(use, input=gate.updated_input)
+        blocked = self._permission(use, tool, gate)
         if blocked is not None:
             return blocked
         if parts.hooks is not None:
@@ -317,14 +354,21 @@ class Session:
         finally:
             parts.tool_ctx.progress = None
         if parts.hooks is not None:
-            parts.hooks.after_tool(use.name, use.input, result)
+            feedback = self._heard(parts.hooks.after_tool(use.id, use.name, use.input, result))
+            result = with_feedback(result, feedback)
+            self._hook_stop = self._hook_stop or feedback.stop
         return self._finish(use, result, time.monotonic() - started)
 
-    def _permission(self, use: ToolUseBlock, tool: Tool) -> ToolResultBlock | None:
-        """None when the call may run; otherwise the denial result."""
+    def _permission(self, use: ToolUseBlock, tool: Tool, gate: HookVerdict = NO_VERDICT) -> ToolResultBlock | None:
+        """None when the call may run; otherwise the denial result. `gate` is what the PreToolUse hooks said."""
         parts = self.parts
         permission = tool.permission_for(use.input, parts.tool_ctx)
-        decision = parts.policy.decide(use.name, permission, use.input, tool.facts(use.input))
+        decision = hook_permission(parts.policy.decide(use.name, permission, use.input, tool.facts(use.input)),
+                                   gate)
+        if decision.action == "ask" and parts.hooks is not None:  # a PermissionRequest hook may answer first
+            asked = self._heard(parts.hooks.permission_request(use.name, use.input))
+            if asked.permission in ("allow", "deny"):
+                decision = hook_permission(decision, asked, answers_question=True)
         if decision.action == "ask":
             request = ev.PermissionRequest(use.id, use.name, use.input, decision.reason, decision.suggested_rule)
             self.emit(request)
@@ -337,11 +381,14 @@ class Session:
             reason = answer.message or "the user denied this call"
             self.emit(ev.ToolCallDenied(use.id, use.name, reason, "user"))
             return self._finish(use, ToolResult(f"Permission denied: {reason}.", True))
+        if decision.action == "deny" and decision.rule == "hook":
+            self.emit(ev.ToolCallDenied(use.id, use.name, decision.reason, "hook"))
+            return self._finish(use, ToolResult(f"Blocked by a hook: {decision.reason}", True))
         if decision.action == "deny":
             self.emit(ev.ToolCallDenied(use.id, use.name, decision.reason, "policy"))
             return self._finish(use, ToolResult(f"Permission denied by policy ({decision.rule}): {decision.reason}",
                                                 True))
-        self.emit(ev.ToolCallApproved(use.id, use.name, decision.rule, "policy"))
+        self.emit(ev.ToolCallApproved(use.id, use.name, decision.rule, "hook" if decision.rule == "hook" else "policy"))
         return None
 
     def _finish(self, use: ToolUseBlock, result: ToolResult, duration: float = 0.0) -> ToolResultBlock:
@@ -353,6 +400,40 @@ class Session:
                                        list(result.files_changed), round(duration, 4), result.data))
         return ToolResultBlock(use.id, result.output, result.is_error,  # the tools a tool search loads:
                                tool_references=list(result.data.get("tool_references", [])))
+
+    def _heard(self, verdict: HookVerdict) -> HookVerdict:
+        """A hook's verdict, once what it tells the user is said."""
+        for note in verdict.notes:
+            self.emit(ev.ErrorEvent(f"hook: {note}"))
+        return verdict
+
+    def _add_context(self, event: str, texts: list[str]) -> None:
+        for text in texts:
+            self.emit(ev.HookContext(event, text))
+            add_hook_context(self.history, event, text)
+
+    def _turn_ends(self, active: bool) -> TurnOutcome | None:
+        """The model ended its turn: the outcome, or None when a Stop hook blocks the stop (its reason goes to the
+        model and the turn goes on; `active` tells the hook it already did so, as Claude Code's
+        `stop_hook_active`). A blocked stop is a step the stuck detector counts like any other: a hook that never
+        lets go while the model says the same thing is a loop it nudges, then stops (headless)."""
+        done = TurnOutcome("hook" if self._hook_stop else "done", self.last_text, self._hook_stop)
+        if self.parts.hooks is None or self._hook_stop is not None or self.cancel.is_set():
+            return done
+        verdict = self._heard(self.parts.hooks.stopping(active, self.last_text))
+        if verdict.stop is not None:
+            self._hook_stop = verdict.stop
+            return TurnOutcome("hook", self.last_text, verdict.stop)
+        if verdict.block is None:
+            return done
+        stuck = self.stuck.after_step()
+        for event in stuck.events:
+            self.emit(event)
+        self._add_context("Stop", [verdict.block + (f"\n\n{stuck.note}" if stuck.note else "")])
+        if stuck.stop:
+            self.stuck_reason = stuck.reason
+            return TurnOutcome("stuck", self.last_text, stuck.reason)
+        return None
 
     def _not_run(self, use: ToolUseBlock, why: str) -> ToolResultBlock:
         return self._finish(use, ToolResult(f"Not run: {why}.", True))

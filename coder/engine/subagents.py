@@ -26,8 +26,10 @@ from coder.base import paths
 from coder.base.resources import template
 from coder.config.sections import Config
 from coder.context.base import PassthroughContext, Pinned
-from coder.engine.session import Hooks, Limits, Session, SessionParts, no_questions
+from coder.engine.hook_steps import Hooks
+from coder.engine.session import Limits, Session, SessionParts, no_questions
 from coder.ext.agents import load_agents
+from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.lsp.hook import install as install_language_servers
 from coder.models.registry import create_provider
 from coder.models.types import ModelProvider
@@ -55,7 +57,8 @@ def install_subagents(parent: Parent) -> None:
     """Read the agent definitions once (the repository's only when `config.trusted`) and give the session's
     tools the spawner and the definitions (`services["spawn_subagent"]`, `services["subagents"]`)."""
     parent.agents = load_agents(parent.tool_ctx.workspace, trusted=parent.config.trusted,
-                                repo_files=parent.config.repo_files)
+                                repo_files=parent.config.repo_files,
+                                plugin_dirs=parent.config.plugin_dirs.get("agents", []))
     parent.tool_ctx.services["subagents"] = parent.agents
     parent.tool_ctx.services["spawn_subagent"] = make_spawner(parent)
 
@@ -79,17 +82,36 @@ def child_limits(agent: Any, config: Config) -> Limits:
 
 
 class ChildHooks:
-    """The parent's hooks around the child's tool calls. The child's own turn and session ends are not the
-    user's, so they do not fire the parent's turn_end / session_end hooks."""
+    """The parent's hooks around the child's tool calls, and its SubagentStop hooks when the child would stop.
+    The child's own start, prompt, turn and session ends are not the user's, so they fire none of the parent's
+    (SessionStart, UserPromptSubmit, turn_end, session_end)."""
 
     def __init__(self, hooks: Hooks) -> None:
         self.hooks = hooks
 
+    def started(self, source: str) -> HookVerdict:
+        return NO_VERDICT
+
+    def prompt(self, text: str) -> HookVerdict:
+        return NO_VERDICT
+
+    def pre_tool(self, use_id: str, tool: str, args: dict[str, Any]) -> HookVerdict:
+        return self.hooks.pre_tool(use_id, tool, args)
+
+    def permission_request(self, tool: str, args: dict[str, Any]) -> HookVerdict:
+        return self.hooks.permission_request(tool, args)
+
     def before_tool(self, tool: str, args: dict[str, Any]) -> str | None:
         return self.hooks.before_tool(tool, args)
 
-    def after_tool(self, tool: str, args: dict[str, Any], result: ToolResult) -> None:
-        self.hooks.after_tool(tool, args, result)
+    def after_tool(self, use_id: str, tool: str, args: dict[str, Any], result: ToolResult) -> HookVerdict:
+        return self.hooks.after_tool(use_id, tool, args, result)
+
+    def stopping(self, active: bool, last_text: str, subagent: bool = True) -> HookVerdict:
+        return self.hooks.stopping(active, last_text, subagent=True)
+
+    def compacting(self, instructions: str) -> None:
+        return None  # a child has no /compact
 
     def on_event(self, event: ev.Event) -> None:
         return None

@@ -141,7 +141,7 @@ def open_work(workspace: Any, config: Config, events: Iterable[dict[str, Any]] |
               note: Callable[[str], None]) -> WorkParts:
     """Find the skills (the repository's only when trusted), mount the user's skill folders read-only in the
     sandbox (their scripts run there), and read the pins back from a resumed session's `events`."""
-    skills = discover(workspace, config.trusted, config.repo_files)
+    skills = discover(workspace, config.trusted, config.repo_files, config.plugin_dirs.get("skills", []))
     for problem in skills.problems[:5]:
         note(f"skills: {problem}")
     # the skills' folders, read-only: added to this session's sandbox (not a setting: their provenance is the skill)

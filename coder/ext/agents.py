@@ -4,7 +4,17 @@ max_turns, max_cost, permission_mode; body: its prompt). A definition without `t
 
 A definition says what a child session may do, so it is read once, when the session opens (see
 coder/engine/subagents.py): an agent file the model or a sandboxed command writes during the session is never
-picked up by that session, and a cloned repository's definitions count only once the user trusts it."""
+picked up by that session, and a cloned repository's definitions count only once the user trusts it.
+
+Claude Code's subagents count too, in its format (https://docs.claude.com/en/docs/claude-code/sub-agents):
+`~/.claude/agents/*.md`, `.claude/agents/*.md` of a trusted repository, each enabled plugin's `agents/`. Their
+`tools` are Claude Code's names (`Read, Grep, Glob, Bash`), mapped to the tools that do that job (each tool's
+`claude_code` names; one coder has no tool for is left out); without `tools` an agent gets every tool, as in
+Claude Code. Their mode is not written down: an agent whose tools only read (Read, Grep, Glob, LS, ...) runs in
+plan mode, any other in auto, and a child never runs above its parent's mode (coder/engine/subagents.py).
+`model: inherit` and the aliases `sonnet`, `opus`, `haiku` mean the parent's model.
+The order, later winning a name: built-in, plugins', the user's (Claude Code's, then coder's), the
+repository's (Claude Code's, then coder's)."""
 
 from __future__ import annotations
 
@@ -17,7 +27,7 @@ from coder.base.errors import ConfigError
 from coder.base.paths import config_dir
 from coder.base.resources import data_dir
 from coder.ext.frontmatter import read_front_matter
-from coder.tools.registry import BUILTIN_IMPLEMENTATIONS, load_contracts
+from coder.tools.registry import BUILTIN_IMPLEMENTATIONS, load_contracts, tools_for_claude_name
 from coder.trust.decisions import inspect
 
 #: the built-in agent whose tools a definition without `tools` gets
@@ -48,6 +58,33 @@ def builtin_agents() -> dict[str, AgentDefinition]:
     return {agent.name: agent for agent in (load_agent(path) for path in sorted(folder.glob("*.md")))}
 
 
+#: Claude Code's tools that only read: an agent limited to them runs in plan mode
+CLAUDE_READ_ONLY = frozenset({"Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "TodoWrite"})
+#: Claude Code's model aliases, which mean "the parent's model" here
+CLAUDE_MODEL_ALIASES = frozenset({"inherit", "sonnet", "opus", "haiku"})
+
+
+def load_claude_agent(path: Path, raw: bytes | None = None) -> AgentDefinition:
+    """A Claude Code subagent file (name, description, tools, model; the body is its prompt)."""
+    meta, body = read_front_matter(path, raw)
+    named = meta.get("tools")
+    if isinstance(named, str):
+        named = [t.strip() for t in named.split(",") if t.strip()]
+    if named is not None and (not isinstance(named, list) or not all(isinstance(t, str) for t in named)):
+        raise ConfigError(f"{path}: `tools` must be a comma-separated list of Claude Code tool names.")
+    contracts = load_contracts()
+    runnable = [n for n in BUILTIN_IMPLEMENTATIONS if not contracts[n].spawns_agents]
+    tools = runnable if named is None else \
+        list(dict.fromkeys(t for n in named for t in tools_for_claude_name(n, contracts) if t in runnable))
+    read_only = named is not None and set(named) <= CLAUDE_READ_ONLY
+    model = meta.get("model")
+    if not body.strip():
+        raise ConfigError(f"{path}: the agent needs a prompt (the Markdown body).")
+    return AgentDefinition(str(meta.get("name") or path.stem), str(meta.get("description", "")), body.strip(),
+                           tools, None if model in CLAUDE_MODEL_ALIASES or model is None else str(model),
+                           permission_mode="plan" if read_only else "auto")
+
+
 def load_agent(path: Path, raw: bytes | None = None) -> AgentDefinition:
     meta, body = read_front_matter(path, raw)
     name = str(meta.get("name") or path.stem)
@@ -72,25 +109,29 @@ def load_agent(path: Path, raw: bytes | None = None) -> AgentDefinition:
         raise ConfigError(f"{path}: {exc}.") from exc
 
 
-def load_agents(workspace: Path, *, trusted: bool = False,
-                repo_files: dict[str, bytes] | None = None) -> dict[str, AgentDefinition]:
-    """Built-in agents, then the user's (config dir), then the workspace's when it is `trusted` (later wins).
+def load_agents(workspace: Path, *, trusted: bool = False, repo_files: dict[str, bytes] | None = None,
+                plugin_dirs: list[Path] | None = None) -> dict[str, AgentDefinition]:
+    """Built-in agents, then plugins', then the user's (Claude Code's, then the config dir's), then the
+    workspace's when it is `trusted` (later wins).
 
-    Untrusted, `.coder/agents/` is not read at all. Trusted, the repository's definitions come from the bytes the
-    trust check read and fingerprinted (`repo_files`, else read now the same way: never through a symlink, never
-    from a fifo), so what was trusted is what runs."""
+    Untrusted, `.coder/agents/` and `.claude/agents/` are not read at all. Trusted, the repository's definitions
+    come from the bytes the trust check read and fingerprinted (`repo_files`, else read now the same way: never
+    through a symlink, never from a fifo), so what was trusted is what runs."""
     agents = dict(builtin_agents())
-    user_dir = config_dir() / "agents"
-    for path in sorted(user_dir.glob("*.md")) if user_dir.is_dir() else []:
-        agent = load_agent(path)
-        agents[agent.name] = agent
+    user_dirs = [(d, load_claude_agent) for d in plugin_dirs or []]
+    user_dirs += [(Path.home() / ".claude" / "agents", load_claude_agent), (config_dir() / "agents", load_agent)]
+    for folder, loader in user_dirs:
+        for path in [folder] if folder.is_file() else sorted(folder.glob("*.md")) if folder.is_dir() else []:
+            agent = loader(path)
+            agents[agent.name] = agent
     if trusted:
         if repo_files is None:
             repo_files = inspect(workspace).files
-        for rel, raw in sorted(repo_files.items()):
-            if rel.startswith(".coder/agents/") and rel.endswith(".md"):
-                agent = load_agent(workspace / rel, raw)
-                agents[agent.name] = agent
+        for prefix, loader in ((".claude/agents/", load_claude_agent), (".coder/agents/", load_agent)):
+            for rel, raw in sorted(repo_files.items()):
+                if rel.startswith(prefix) and rel.endswith(".md") and "/" not in rel[len(prefix):]:
+                    agent = loader(workspace / rel, raw)
+                    agents[agent.name] = agent
     return agents
 
 

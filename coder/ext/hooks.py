@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from coder.base import events as ev
-from coder.config.sections import Config, HooksSettings
+from coder.config.sections import HooksSettings
 from coder.host import TimeoutExpired, safe_env, scrubbed_env
 from coder.host import run as host_run
 from coder.sandbox.exec import run_sandboxed
@@ -56,12 +57,56 @@ class Hook:
 @dataclass
 class HookOutcome:
     exit_code: int | None
-    output: str
+    output: str  # stdout and stderr as they came
     timed_out: bool
+    stdout: str = ""
+    stderr: str = ""
 
     @property
     def blocks(self) -> bool:
         return self.exit_code == BLOCK_EXIT
+
+
+def run_hook_command(command: str, workspace: Path, sandbox: SandboxConfig | None, timeout: float, stdin: str,
+                     on_host: bool, env: dict[str, str] | None = None, purpose: str = "a hook") -> HookOutcome:
+    """Run one hook command with `stdin`, in the sandbox or (`on_host`, see `host_or_sandbox`) through the door,
+    keeping its stdout and stderr apart (a Claude Code hook answers in JSON on stdout, its reasons on stderr).
+
+    In the sandbox, the one-shot runner merges the two streams, so the command runs under a wrapper that sends
+    its stderr to a file of the sandbox's private /tmp and appends it after a marker nobody can guess."""
+    if not on_host:
+        mark = secrets.token_hex(16)
+        wrapper = ('f=$(mktemp) || exit 125; /bin/bash -c "$CODER_HOOK_COMMAND" 2>"$f"; rc=$?; '
+                   f'printf "\\n{mark}\\n"; cat "$f"; exit $rc')
+        run = run_sandboxed(wrapper, workspace, sandbox, timeout, stdin=stdin,
+                            env={**(env or {}), "CODER_HOOK_COMMAND": command})
+        out, found, err = run.output.partition(f"\n{mark}\n")
+        if not found:
+            out, err = run.output, ""
+        return HookOutcome(run.exit_code, (out + err)[-OUTPUT_CAP:], run.timed_out, out, err)
+    try:
+        proc = host_run(["/bin/bash", "-c", command], purpose=purpose, input=stdin, text=True, timeout=timeout,
+                        env=host_env(workspace, env))
+    except TimeoutExpired:
+        return HookOutcome(None, "", True)
+    except OSError as exc:
+        return HookOutcome(126, f"could not start: {exc}", False, "", f"could not start: {exc}")
+    return HookOutcome(proc.returncode, (proc.stdout + proc.stderr)[-OUTPUT_CAP:], False, proc.stdout, proc.stderr)
+
+
+def host_env(workspace: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A host hook's environment: the scrubbed one, CODER_WORKSPACE and what the hook's kind adds."""
+    return safe_env({**scrubbed_env(), "CODER_WORKSPACE": str(workspace), **(extra or {})})
+
+
+def host_or_sandbox(command: str, workspace: Path, env: dict[str, str]) -> str:
+    """Where a hook that asks for the host runs: "" on the host; otherwise what it names in the workspace, which
+    the sandboxed shell can rewrite, so it runs in the sandbox (coder/trust/commands.py)."""
+    use = shell_use(command, workspace, env)
+    if use is not None and not use.any:
+        return ""
+    return ", ".join(use.paths) if use is not None else \
+        "something only the shell can tell (a $(...), a variable it does not know)"
 
 
 def parse_hooks(section: HooksSettings) -> list[Hook]:
@@ -86,43 +131,26 @@ class HookRunner:
             if use is not None:
                 protect_command_files(workspace, use.files)
 
-    def _host_env(self) -> dict[str, str]:
-        return safe_env({**scrubbed_env(), "CODER_WORKSPACE": str(self.workspace)})
-
     def workspace_use(self, hook: Hook) -> WorkspaceUse | None:
         """What a host hook names in the workspace (coder/trust/commands.py); None when that cannot be known."""
-        return shell_use(hook.command, self.workspace, self._host_env())
+        return shell_use(hook.command, self.workspace, host_env(self.workspace))
 
     def _on_host(self, hook: Hook) -> bool:
         """Whether `hook` runs on the host: asked for, and naming nothing in the workspace."""
         if hook.sandbox:
             return False
-        use = self.workspace_use(hook)
-        if use is not None and not use.any:
-            return True
-        if hook.command not in self._said:
+        what = host_or_sandbox(hook.command, self.workspace, host_env(self.workspace))
+        if what and hook.command not in self._said:
             self._said.add(hook.command)
-            what = ", ".join(use.paths) if use is not None else "something only the shell can tell (a $(...), a " \
-                                                                    "variable it does not know)"
             self.report(f"hook `{hook.command}` ({hook.event}) asks for the host but names {what} in the "
                         "workspace, which the sandbox can rewrite: it runs in the sandbox")
-        return False
+        return not what
 
     def _run(self, hook: Hook, payload: dict[str, Any]) -> HookOutcome:
         data = json.dumps({"event": hook.event, "session_id": self.session_id, "workspace": str(self.workspace),
                            **payload}, ensure_ascii=False, default=str)
-        if not self._on_host(hook):
-            run = run_sandboxed(hook.command, self.workspace, self.sandbox, hook.timeout, stdin=data)
-            outcome = HookOutcome(run.exit_code, run.output[-OUTPUT_CAP:], run.timed_out)
-        else:
-            try:
-                proc = host_run(["/bin/bash", "-c", hook.command], purpose=f"the {hook.event} hook", input=data,
-                                text=True, timeout=hook.timeout, env=self._host_env())
-                outcome = HookOutcome(proc.returncode, (proc.stdout + proc.stderr)[-OUTPUT_CAP:], False)
-            except TimeoutExpired:
-                outcome = HookOutcome(None, "", True)
-            except OSError as exc:
-                outcome = HookOutcome(126, f"could not start: {exc}", False)
+        outcome = run_hook_command(hook.command, self.workspace, self.sandbox, hook.timeout, data,
+                                   self._on_host(hook), purpose=f"the {hook.event} hook")
         if outcome.timed_out:
             self.report(f"hook `{hook.command}` ({hook.event}) timed out after {hook.timeout:g}s; ignored")
         elif outcome.exit_code not in (0, BLOCK_EXIT):
@@ -160,10 +188,3 @@ class HookRunner:
         if isinstance(event, (ev.TurnEnd, ev.SessionEnd)):
             for hook in self._matching(event.type):
                 self._run(hook, event.to_dict())
-
-
-def hooks_from_config(config: Config, workspace: Path, session_id: str = "",
-                      report: Callable[[str], None] | None = None) -> HookRunner | None:
-    """The runner for `[hooks]`, or None when no hook is configured (the engine then skips the calls)."""
-    hooks = parse_hooks(config.hooks)
-    return HookRunner(hooks, workspace, config.sandbox, session_id, report) if hooks else None

@@ -136,10 +136,12 @@ def parse_skill(raw: bytes, where: str, folder_name: str) -> tuple[str, str]:
     return name, description[:MAX_DESCRIPTION]
 
 
-def discover(workspace: Path, trusted: bool, repo_files: dict[str, bytes] | None = None) -> SkillCatalog:
-    """Every skill this session may use (see the module docstring for where and in which order)."""
+def discover(workspace: Path, trusted: bool, repo_files: dict[str, bytes] | None = None,
+             plugin_dirs: list[Path] | None = None) -> SkillCatalog:
+    """Every skill this session may use (see the module docstring for where and in which order; enabled plugins'
+    skill folders, coder/ext/plugins.py, come right after the user's own)."""
     catalog = SkillCatalog()
-    for folder in user_skill_dirs():
+    for folder in [*user_skill_dirs(), *(plugin_dirs or [])]:
         _add_user_dir(catalog, folder)
     repo = _repo_skill_files(workspace, repo_files) if trusted else {}
     if not trusted:

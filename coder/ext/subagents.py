@@ -8,10 +8,11 @@ opened (`ctx.services["subagents"]`): the same ones classify a call here and sta
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from coder.ext.agents import AgentDefinition, agent_permission
-from coder.tools.base import PermissionClass, Tool, ToolContext, ToolResult
+from coder.tools.base import ClaudeCall, PermissionClass, Tool, ToolContext, ToolResult
 
 #: spawn(agent_name, prompt, description) -> (report, is_error, data)
 Spawner = Callable[[str, str, str], tuple[str, bool, dict[str, Any]]]
@@ -33,6 +34,17 @@ class TaskTool(Tool):
         agents: dict[str, AgentDefinition] = ctx.services.get("subagents") or {}
         agent = agents.get(agent_name(args))
         return "read" if agent is None else agent_permission(agent)
+
+    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+        """Claude Code's `Task`: the agent is its `subagent_type`."""
+        return ClaudeCall("Task", {"description": args.get("description", ""), "prompt": args.get("prompt", ""),
+                                   "subagent_type": agent_name(args)})
+
+    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
+        out = {**args, **{k: updated[k] for k in ("description", "prompt") if k in updated}}
+        if "subagent_type" in updated:
+            out["agent"] = updated["subagent_type"]
+        return out
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         spawn: Spawner | None = ctx.services.get("spawn_subagent")

@@ -298,21 +298,24 @@ def load_project_file(path: Path) -> dict[str, Any]:
 
 def policy_from_config(section: PermissionsSettings, mode: str, allow: list[str] | None = None,
                        deny: list[str] | None = None, project_dir: Path | None = None,
-                       cwd: Path | None = None) -> RulePolicy:
+                       cwd: Path | None = None, claude: dict[str, list[str]] | None = None) -> RulePolicy:
     """Build the policy from `[permissions]` in config, the user's remembered project answers, the repository's
-    `.coder/permissions.json` (ask and deny only), and the --allow/--deny flags.
-    `cwd` is where the tools take relative paths from (default `project_dir`)."""
+    `.coder/permissions.json` (ask and deny only), the --allow/--deny flags, and `claude`: Claude Code's rules
+    already in coder's language (coder/ext/claude_settings.py: the user's allow, ask and deny, the repository's
+    ask and deny). `cwd` is where the tools take relative paths from (default `project_dir`)."""
     if mode not in MODES:
         raise ConfigError(f"permission mode {mode!r} is not one of {', '.join(MODES)}")
     project = load_project_file(project_dir / PROJECT_FILE) if project_dir is not None else {}
     project["allow"] = load_project_file(remembered_rules_path(project_dir)).get("allow", []) \
         if project_dir is not None else []
     where = "[permissions]"
+    claude = claude or {}
     return RulePolicy(
         mode=mode,  # type: ignore[arg-type]
-        allow=parse_rules(list(allow or []) + section.allow + project.get("allow", []), where),
-        ask=parse_rules(section.ask + project.get("ask", []), where),
-        deny=parse_rules(list(deny or []) + section.deny + project.get("deny", []), where),
+        allow=parse_rules(list(allow or []) + section.allow + project.get("allow", []) + claude.get("allow", []),
+                          where),
+        ask=parse_rules(section.ask + project.get("ask", []) + claude.get("ask", []), where),
+        deny=parse_rules(list(deny or []) + section.deny + project.get("deny", []) + claude.get("deny", []), where),
         project_dir=project_dir.resolve() if project_dir is not None else None,
         cwd=cwd.resolve() if cwd is not None else None,
     )

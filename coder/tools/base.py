@@ -45,6 +45,9 @@ class ToolContract:
     spawns_agents: bool = False
     #: True: a rarely used tool, loaded on demand through the tool-search tool (coder/tools/tool_search_tool.py)
     deferred: bool = False
+    #: the names Claude Code gives what this tool does (`Bash`; the editor: `Read`, `Write`, `Edit`, ...): what a
+    #: Claude Code permission rule or an agent's `tools:` list names (docs/claude-code.md); empty: its own name
+    claude_code: list[str] = field(default_factory=list)
 
     @classmethod
     def load(cls, path: Path) -> ToolContract:
@@ -59,6 +62,7 @@ class ToolContract:
             maskable=bool(data.get("maskable", True)),
             spawns_agents=bool(data.get("spawns_agents", False)),
             deferred=bool(data.get("deferred", False)),
+            claude_code=list(data.get("claude_code", [])),
         )
 
     def spec(self) -> ToolSpec:
@@ -86,6 +90,16 @@ class CallFacts:
     #: True when the call keeps the session's plan or task list (`todo`, `exit_plan`): a frontend shows it as
     #: planning, and the stuck detector counts it as progress
     plans: bool = False
+
+
+@dataclass(frozen=True)
+class ClaudeCall:
+    """One call as Claude Code would name it: the `tool_name` and `tool_input` a Claude Code hook reads (file paths
+    absolute, as Claude Code gives them). Each tool maps its own calls both ways (`Tool.claude_call`,
+    `Tool.from_claude`), so the hooks never hold a table of tool names."""
+
+    name: str
+    input: dict[str, Any]
 
 
 #: how much of an input an approval prompt shows
@@ -219,6 +233,17 @@ class Tool(ABC):
         """What this call is, for the policy, the frontends and the context manager (see `CallFacts`). The
         default knows only the contract; a tool that runs commands or touches files overrides it."""
         return generic_facts(self.contract.name, args, self.contract.maskable)
+
+    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+        """This call as Claude Code would name it (relative paths start at `cwd`). Default: the first of the
+        contract's `claude_code` names, else the tool's own (an MCP tool is `mcp__server__tool` in both), with the
+        input as it is."""
+        return ClaudeCall((self.contract.claude_code or [self.contract.name])[0], dict(args))
+
+    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
+        """The input of this tool for a call a Claude Code hook rewrote (`updatedInput`, in the shape
+        `claude_call` gave it) from `args`. Default: the hook's input as it is."""
+        return dict(updated)
 
     def close(self) -> None:  # noqa: B027 - optional: most tools hold nothing
         """Release what the tool holds (processes, files) at session end."""

@@ -20,7 +20,16 @@ from coder.sandbox.network import network_for
 from coder.sandbox.profile import SandboxConfig
 from coder.sandbox.shell import PersistentShell
 from coder.store.outputs import clip_output
-from coder.tools.base import DETAIL_LIMIT, CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
+from coder.tools.base import (
+    DETAIL_LIMIT,
+    CallFacts,
+    ClaudeCall,
+    Tool,
+    ToolContext,
+    ToolContract,
+    ToolResult,
+    one_line,
+)
 from coder.tools.bash_jobs import Jobs
 
 UNSANDBOXED_NOTE = "[unsandboxed: --no-sandbox is on, this command ran with your full user rights]"
@@ -41,6 +50,23 @@ class BashTool(Tool):
         line = command if isinstance(command, str) else ""
         return CallFacts(f"{self.contract.name}: {one_line(line or 'restart', 90)}", line[:DETAIL_LIMIT],
                          shell=line, maskable=self.contract.maskable)
+
+    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+        """Claude Code's `Bash`: the command, and the timeout in milliseconds."""
+        call: dict[str, Any] = {"command": args.get("command") or "", "description": ""}
+        if isinstance(args.get("timeout"), (int, float)):
+            call["timeout"] = int(args["timeout"] * 1000)
+        return ClaudeCall("Bash", call)
+
+    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
+        out = {k: v for k, v in args.items() if k != "timeout"}
+        out["command"] = updated.get("command", args.get("command"))
+        timeout = updated.get("timeout")
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+            out["timeout"] = timeout / 1000
+        elif "timeout" in args:
+            out["timeout"] = args["timeout"]
+        return out
 
     def _config(self, ctx: ToolContext) -> SandboxConfig:
         return ctx.config.sandbox

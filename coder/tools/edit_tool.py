@@ -8,6 +8,8 @@ reviewer use the very same behaviour."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ToolError
@@ -19,6 +21,7 @@ from coder.fs.beneath import EscapeError
 from coder.tools.base import (
     DETAIL_LIMIT,
     CallFacts,
+    ClaudeCall,
     Tool,
     ToolContext,
     ToolContract,
@@ -75,6 +78,50 @@ class EditTool(Tool):
                 detail.append(f"{key}: {str(args[key])[:DETAIL_LIMIT // 2]}")
         return CallFacts(title, "\n".join(detail), paths=(path,), writes=not view, reads=view,
                          maskable=self.contract.maskable)
+
+    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+        """A view is Claude Code's `Read`, a create its `Write`, several edits its `MultiEdit`, every other
+        command its `Edit` (an insert as new text at a line, an undo with nothing else)."""
+        path = args.get("path")
+        target = {"file_path": os.path.join(cwd, path) if isinstance(path, str) else ""}
+        command = args.get("command")
+        if command in self.contract.read_commands:
+            rng = args.get("view_range")
+            if isinstance(rng, list) and len(rng) == 2 and all(isinstance(n, int) for n in rng):
+                target.update(offset=rng[0], **({"limit": rng[1] - rng[0] + 1} if rng[1] >= rng[0] else {}))
+            return ClaudeCall("Read", target)
+        if command == "create":
+            return ClaudeCall("Write", {**target, "content": args.get("file_text", "")})
+        if isinstance(args.get("edits"), list):
+            edits = [{"old_string": e.get("old_str", ""), "new_string": e.get("new_str", "")}
+                     for e in args["edits"] if isinstance(e, dict)]
+            return ClaudeCall("MultiEdit", {**target, "edits": edits})
+        if command == "insert":
+            return ClaudeCall("Edit", {**target, "old_string": "", "new_string": args.get("insert_text", ""),
+                                       "insert_line": args.get("insert_line")})
+        if command == "str_replace":
+            return ClaudeCall("Edit", {**target, "old_string": args.get("old_str", ""),
+                                       "new_string": args.get("new_str", ""),
+                                       "replace_all": bool(args.get("replace_all", False))})
+        return ClaudeCall("Edit", {**target, "command": command})
+
+    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
+        """The fields `claude_call` gave, taken back into this call's input (the command stays the call's)."""
+        out = dict(args)
+        path = updated.get("file_path")
+        if isinstance(path, str) and path:
+            out["path"] = os.path.relpath(path, cwd) if os.path.isabs(path) else path
+        fields = {"content": "file_text", "old_string": "old_str", "new_string": "new_str",
+                  "replace_all": "replace_all", "insert_line": "insert_line"}
+        if out.get("command") == "insert":
+            fields["new_string"] = "insert_text"
+        for theirs, ours in fields.items():
+            if theirs in updated and (ours in args or theirs in ("content", "old_string", "new_string")):
+                out[ours] = updated[theirs]
+        if isinstance(updated.get("edits"), list) and "edits" in args:
+            out["edits"] = [{"old_str": e.get("old_string", ""), "new_str": e.get("new_string", "")}
+                            for e in updated["edits"] if isinstance(e, dict)]
+        return out
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         self._services = ctx.services

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from coder.edit.errors import EditError, PatchError
@@ -13,6 +15,7 @@ from coder.fs.beneath import EscapeError
 from coder.tools.base import (
     DETAIL_LIMIT,
     CallFacts,
+    ClaudeCall,
     Tool,
     ToolContext,
     ToolContract,
@@ -50,6 +53,18 @@ class ApplyPatchTool(Tool):
         title = "patch " + (", ".join(paths[:3]) + (" …" if len(paths) > 3 else "") if paths else "(files)")
         return CallFacts(title, text[:DETAIL_LIMIT], paths=paths, writes=True,
                          maskable=self.contract.maskable)
+
+    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+        """Claude Code has no patch tool: a patch is its `Edit` of the first file it names (what `Edit|Write`
+        hooks, formatters for one, read), with every file in `file_paths` and the text in `patch`."""
+        text = args.get("patch") or args.get("input")
+        text = text if isinstance(text, str) else ""
+        paths = [os.path.join(cwd, p) for p in patch_paths(text)]
+        return ClaudeCall("Edit", {"file_path": paths[0] if paths else "", "file_paths": paths, "patch": text})
+
+    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
+        patch = updated.get("patch")
+        return {"patch": patch} if isinstance(patch, str) else dict(args)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         text = args.get("patch", args.get("input"))

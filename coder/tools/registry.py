@@ -91,3 +91,15 @@ def builtin_by_protocol(prefix: str) -> str:
         if (contract.anthropic_type or "").startswith(prefix) and contract.name in BUILTIN_IMPLEMENTATIONS:
             return contract.name
     raise ConfigError(f"no built-in tool speaks the {prefix!r} protocol (anthropic_type in {data_dir('tools')})")
+
+
+def claude_code_names(contract: ToolContract) -> list[str]:
+    """The names Claude Code gives what `contract`'s tool does (its `claude_code` list), or its own name."""
+    return list(contract.claude_code) or [contract.name]
+
+
+def tools_for_claude_name(name: str, contracts: Mapping[str, ToolContract] | None = None) -> list[str]:
+    """The built-in tools that do what Claude Code calls `name` (`Read` -> the editor; `Grep` -> code search), a
+    tool's own name included; empty when no tool does (a Claude Code tool coder does not have)."""
+    contracts = contracts if contracts is not None else load_contracts()
+    return [c.name for c in contracts.values() if name in claude_code_names(c) or name == c.name]

@@ -20,6 +20,7 @@ from coder.codeintel.textsearch import search
 from coder.tools.base import (
     CODE_NAVIGATOR,
     CallFacts,
+    ClaudeCall,
     Tool,
     ToolContext,
     ToolResult,
@@ -62,6 +63,32 @@ class CodeSearchTool(Tool):
         if not isinstance(query, str):
             return facts
         return dataclasses.replace(facts, title=f"{self.contract.name}: {one_line(query, 90)}")
+
+    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+        """A text search is Claude Code's `Grep` (pattern, path, glob, -i); the symbol queries have no Claude Code
+        tool and keep this tool's name and input."""
+        if str(args.get("query_type") or "").lower() not in ("text", "grep"):
+            return ClaudeCall(self.contract.name, dict(args))
+        path = args.get("path")
+        call: dict[str, Any] = {"pattern": args.get("query", ""),
+                                "path": os.path.join(cwd, path) if isinstance(path, str) and path else str(cwd)}
+        if args.get("glob"):
+            call["glob"] = args["glob"]
+        if args.get("case_insensitive"):
+            call["-i"] = True
+        return ClaudeCall("Grep", call)
+
+    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
+        if "pattern" not in updated:
+            return dict(updated)
+        out = {**args, "query": updated["pattern"]}
+        for theirs, ours in (("glob", "glob"), ("-i", "case_insensitive")):
+            if theirs in updated:
+                out[ours] = updated[theirs]
+        path = updated.get("path")
+        if isinstance(path, str) and path:
+            out["path"] = os.path.relpath(path, cwd) if os.path.isabs(path) else path
+        return out
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         query_type = str(args.get("query_type") or "").strip().lower()

@@ -1,17 +1,18 @@
 """What a repository defines that coder would run or honour, read without running anything or following links.
 
-`inspect` is the single reader of a repository's defining files (`.mcp.json`, `.coder/config.toml` and the
-files of `.coder/tools|agents|commands`, and the SKILL.md of each skill folder in `.coder/skills` and
-`.claude/skills`): it returns their exact bytes with the fingerprint and the lines the
-trust dialog shows, and the session then uses those bytes (config loading, MCP servers), so what was trusted is
-what runs. Every file is read beneath the workspace with no symlink anywhere in its path (`coder.fs.beneath`):
-a link's target is not the repository's to define, and a fifo cannot hang coder.
+`inspect` is the single reader of a repository's defining files (`.mcp.json`, `.coder/config.toml` and the files of
+`.coder/tools|agents|commands`, the SKILL.md of each skill folder in `.coder/skills` and `.claude/skills`, and
+Claude Code's settings, agents and commands: coder/trust/claude.py): it returns their exact bytes with the
+fingerprint and the lines the trust dialog shows, and the session then uses those bytes (config loading, MCP
+servers), so what was trusted is what runs. Every file is read beneath the workspace with no symlink anywhere in
+its path (`coder.fs.beneath`): a link's target is not the repository's to define, and a fifo cannot hang coder.
 
-What trust covers is what runs: the workspace files that the repository's MCP servers name (`python
-tools/server.py`: coder/trust/commands.py) are fingerprinted too, so a change to the script asks again as a change
-to `.mcp.json` does (a link counts by where it points). The dialog lists them. (Such a server runs in the sandbox,
-but with the env and network its entry gives it. The repository's hooks and tools always run in the sandbox with
-nothing of their own, so their scripts are the repository's like any other file.)
+What trust covers is what runs: the workspace files that the repository's MCP servers and Claude Code hooks name
+(`python tools/server.py`, `"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh`: coder/trust/commands.py) are
+fingerprinted too, so a change to the script asks again as a change to `.mcp.json` does (a link counts by where
+it points). The dialog lists them. (Such a server runs in the sandbox, but with the env and network its entry
+gives it. The repository's hooks and tools always run in the sandbox with nothing of their own, so their scripts
+are the repository's like any other file.)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.fs.beneath import EscapeError, WorkspaceFS, path_kind, read_beneath
+from coder.trust import claude
 from coder.trust.commands import workspace_use
 
 #: folders under `.coder/` whose files define something that runs or steers (permissions.json is not one)
@@ -136,7 +138,7 @@ def read_repo_file(root: Path, rel: str, problems: list[str] | None = None) -> b
 
 def _defining_files(root: Path, problems: list[str]) -> list[tuple[str, bytes]]:
     files: list[tuple[str, bytes]] = []
-    for rel in (".mcp.json", ".coder/config.toml"):
+    for rel in (".mcp.json", ".coder/config.toml", *claude.SETTINGS):
         data = read_repo_file(root, rel, problems)
         if data is not None:
             files.append((rel, data))
@@ -157,6 +159,12 @@ def _defining_files(root: Path, problems: list[str]) -> list[tuple[str, bytes]]:
             if data is not None:
                 files.append((f"{folder}/{name}", data))
     files.extend(_skill_files(root, problems))
+    claude_files, too_many = claude.folder_files(root, MAX_FILES)
+    problems.extend(f"{p}: the repository {UNTRUSTABLE} as it is" for p in too_many)
+    for rel in claude_files:
+        data = read_repo_file(root, rel, problems)
+        if data is not None:
+            files.append((rel, data))
     return files
 
 
@@ -213,6 +221,9 @@ def _wanted_from(rel: str, data: bytes, root: Path) -> list[Wanted]:
                 command = hook.get("command", "?") if isinstance(hook, dict) else "?"
                 out.append(Wanted("hook", str(event), str(command)))
         return out
+    if rel.startswith(".claude/") and not rel.endswith("/SKILL.md"):
+        return [Wanted(kind, name, detail, runs=claude.named_files(root, command) if command else ())
+                for kind, name, detail, command in claude.wanted(rel, data)]
     if rel.endswith("/SKILL.md"):
         return [Wanted("skill", rel.split("/")[-2], rel)]
     kind = {"tools": "custom tool", "agents": "agent", "commands": "command"}[rel.split("/")[1]]

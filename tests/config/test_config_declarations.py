@@ -58,7 +58,8 @@ def test_every_default_passes_its_own_checks() -> None:
 
 def test_each_environment_variable_sets_one_key() -> None:
     names = [var for _, var, _, _ in env_fields()]
-    assert len(names) == len(set(names)) and all(n.startswith("CODER_") for n in names)
+    # OTEL_LOG_USER_PROMPTS: the OpenTelemetry variable Claude Code reads, honoured as it is ([telemetry] log_prompts)
+    assert len(names) == len(set(names)) and all(n.startswith("CODER_") or n == "OTEL_LOG_USER_PROMPTS" for n in names)
     assert {"CODER_MODEL", "CODER_MAX_TURNS", "CODER_MAX_COST", "CODER_PERMISSION_MODE", "CODER_SANDBOX_EXTRA_RO",
             "CODER_NETWORK_PRESETS"} <= set(names)
 

@@ -1,0 +1,96 @@
+"""Where `coder plugin install SOURCE` gets a plugin from: a folder, an archive (a file or a URL), or a git
+repository (a URL), brought into a temporary folder the caller owns.
+
+- a folder: used as it is (copied by the installer);
+- `*.tar.gz`, `*.tgz`, `*.tar`, `*.zip`, local or `http(s)://`: downloaded (at most `MAX_BYTES`) and unpacked
+  with no entry allowed outside the folder (tarfile's `data` filter: no absolute paths, `..`, links out or
+  devices; zip members checked the same way);
+- any other URL (`https://host/repo`, `ssh://`, `git@host:repo`, `file://`): `git clone --depth 1` through host
+  git (coder/host/git.py: scrubbed, no hooks, no submodules), protocols https, ssh, git and file only.
+
+The plugin is the folder holding `.claude-plugin/plugin.json`: the top, or the one folder below it that does.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import urllib.request
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from coder.base.errors import ConfigError
+from coder.ext.plugins import MANIFEST
+from coder.host import git as hostgit
+
+MAX_BYTES = 100 * 1024 * 1024
+ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
+CLONE_TIMEOUT = 300.0
+
+
+def fetch(source: str, work: Path) -> Path:
+    """The folder of the plugin `source` names, inside `work` unless it is a local folder."""
+    local = Path(source).expanduser()
+    if "://" not in source and not source.startswith("git@"):
+        if local.is_dir():
+            return find_root(local)
+        if local.is_file() and source.endswith(ARCHIVES):
+            return find_root(unpack(local, work / "unpacked"))
+        raise ConfigError(f"{source}: no such folder or archive (give a plugin folder, a .tar.gz/.zip, or a URL)")
+    if source.endswith(ARCHIVES) and source.split("://", 1)[0] in ("http", "https", "file"):
+        archive = work / ("plugin" + next(s for s in ARCHIVES if source.endswith(s)))
+        download(source, archive)
+        return find_root(unpack(archive, work / "unpacked"))
+    return find_root(clone(source, work / "clone"))
+
+
+def download(url: str, into: Path) -> None:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, into.open("wb") as out:  # noqa: S310 - the user's URL
+            total = 0
+            while chunk := response.read(1 << 16):
+                total += len(chunk)
+                if total > MAX_BYTES:
+                    raise ConfigError(f"{url}: larger than {MAX_BYTES // (1024 * 1024)} MB; not installed")
+                out.write(chunk)
+    except OSError as exc:
+        raise ConfigError(f"{url}: could not be downloaded ({exc})") from exc
+
+
+def unpack(archive: Path, into: Path) -> Path:
+    into.mkdir(parents=True)
+    try:
+        if archive.name.endswith(".zip"):
+            with zipfile.ZipFile(archive) as zf:
+                for member in zf.namelist():
+                    parts = PurePosixPath(member).parts
+                    if member.startswith("/") or ".." in parts:
+                        raise ConfigError(f"{archive.name}: the entry {member!r} would land outside the folder")
+                zf.extractall(into)
+        else:
+            with tarfile.open(archive) as tf:
+                tf.extractall(into, filter="data")
+    except (tarfile.TarError, zipfile.BadZipFile, OSError) as exc:
+        raise ConfigError(f"{archive.name}: not an archive coder can unpack ({exc})") from exc
+    return into
+
+
+def clone(url: str, into: Path) -> Path:
+    try:
+        done = hostgit.run(into.parent, ["clone", "--depth", "1", "--no-recurse-submodules", "--", url, str(into)],
+                           timeout=CLONE_TIMEOUT, protocols="https:ssh:git:file")
+    except Exception as exc:  # noqa: BLE001 - git could not start (OSError), or the clone timed out
+        raise ConfigError(f"{url}: git clone could not run ({exc})") from exc
+    if done.returncode != 0:
+        raise ConfigError(f"{url}: git clone failed: {done.stderr.strip()[-400:]}")
+    shutil.rmtree(into / ".git", ignore_errors=True)
+    return into
+
+
+def find_root(folder: Path) -> Path:
+    if (folder / MANIFEST).is_file():
+        return folder
+    below = [d for d in sorted(folder.iterdir()) if d.is_dir() and (d / MANIFEST).is_file()]
+    if len(below) == 1:
+        return below[0]
+    raise ConfigError(f"{folder}: no plugin here (no {MANIFEST} at the top or in one folder below it)")
