@@ -64,6 +64,24 @@ def test_a_trusted_repository_hook_runs_in_the_sandbox(git_repo: Path, tmp_path:
     assert (outside / "escaped-user").exists() and (Path.home() / "escaped-user").exists()
 
 
+def test_a_user_hook_that_runs_a_workspace_script_runs_in_the_sandbox(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 29's rule for every host hook: the user's hook that runs a script of the workspace (which the
+    sandboxed model can rewrite) runs in the sandbox, and says so; the same script named outside the workspace
+    (the control) runs on the host."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    body = f'touch {outside}/escaped-$1\n'
+    (git_repo / "check.sh").write_text(body)
+    (tmp_path / "check.sh").write_text(body)
+    write_json(Path.home() / ".claude" / "settings.json", {"hooks": {"SessionStart": [
+        hook('sh "$CLAUDE_PROJECT_DIR"/check.sh workspace'), hook(f"sh {tmp_path}/check.sh home")]}})
+    opened, seen = open_on(git_repo, write_script(tmp_path / "s.json", [{"text": "ok"}]))
+    opened.finish("done")
+    assert (outside / "escaped-home").exists() and not (outside / "escaped-workspace").exists()
+    assert any("check.sh" in e.message and "runs in the sandbox" in e.message
+               for e in seen if isinstance(e, ev.ErrorEvent))
+
+
 NEVER_LET_GO = """import json, sys
 call = json.load(sys.stdin)
 with open(sys.argv[1], "a") as log:
