@@ -57,9 +57,10 @@ class CustomCommand:
         return f"{body}\n\n{arg}" if arg else body
 
 
-def load_custom(path: Path, workspace: Path | None = None) -> CustomCommand:
+def load_custom(path: Path, workspace: Path | None = None, lenient: bool = False) -> CustomCommand:
     """One `.md` command file; ConfigError names the file and the problem. With `workspace`, the file is the
-    repository's and is read beneath it: not through a symlink that leaves, and only a regular file."""
+    repository's and is read beneath it: not through a symlink that leaves, and only a regular file. `lenient`:
+    Claude Code's format, whose front matter may be plain `key: value` lines that YAML refuses."""
     try:
         if workspace is not None:
             data = read_beneath(workspace, path.relative_to(workspace).as_posix())
@@ -79,7 +80,7 @@ def load_custom(path: Path, workspace: Path | None = None) -> CustomCommand:
         try:
             loaded = yaml.safe_load(match.group(1)) or {}
         except yaml.YAMLError as exc:
-            loaded = _plain_front_matter(match.group(1))
+            loaded = _plain_front_matter(match.group(1)) if lenient else None
             if loaded is None:
                 raise ConfigError(f"custom command {path}: the front matter is not valid YAML ({exc}).") from exc
         if not isinstance(loaded, dict):
@@ -153,7 +154,7 @@ def discover(workspace: Path, reserved: set[str], trusted: bool = False,
             if name in reserved:
                 continue
             try:
-                command = load_custom(path, workspace if folder.repository else None)
+                command = load_custom(path, workspace if folder.repository else None, lenient=folder.claude)
             except CoderError as exc:
                 command = CustomCommand(name, f"(broken: {exc})", source=str(path))
             if folder.claude:
