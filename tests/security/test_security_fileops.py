@@ -8,10 +8,12 @@ repositories, the real editor and apply_patch through their tools, real checkpoi
 - (b) the editor's create / str_replace / insert / view through `link -> outside`, as the final component and as
   a parent: refused, the outside untouched and nothing of it read;
 - (c) a race: a process in the sandbox flips a workspace folder and a link to an outside folder (atomically,
-  renameat2 RENAME_EXCHANGE, as fast as it can) while the editor creates, views and lists ~300 times (through the
-  tool, and through a headless `coder run` in every permission mode): no write or read lands outside; a naive
-  check-then-open by name in the same race does land outside (the control). (Against the editor before this
-  change, the same loop put 10-15 of 200 creates and 30-70 of 200 views outside.)
+  renameat2 RENAME_EXCHANGE, as fast as it can) while the editor creates, views and lists 450 times (through the
+  tool, and through a headless `coder run` in every permission mode): no write or read lands outside, and each
+  call either works inside or is refused for the link it met, whichever way the race goes (nothing needs either
+  side to win it). The control: the loop's swap, put between a naive check-then-open by name and its open, lands
+  the write outside. (Against the editor before this change, the same loop put 10-15 of 200 creates and 30-70 of
+  200 views outside.)
 - (d) apply_patch Add / Delete / Move through symlinked folders;
 - (e) the protected backstop: `src/x -> ../.git/config`, `notes -> .coder`.
 Each attack has a control showing the planted link really leads outside (so the test cannot pass vacuously).
@@ -20,7 +22,9 @@ The foundation (coder/fs/beneath.py) is tested with both of its resolvers: opena
 
 from __future__ import annotations
 
+import ctypes
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -294,55 +298,60 @@ class SwapLoop:
         assert self.result and self.result[0].exit_code == 0 and "swaps" in self.result[0].output, self.result
 
 
-def naive_hits(ws: Path, outside: Path, stop: threading.Event, hits: list[str]) -> None:
-    """The control: check-then-open by name, as the editor did before. It does land outside in this race."""
-    i = 0
-    while not stop.is_set():
-        i += 1
-        target = ws / "d" / f"naive-{i}.txt"
-        try:
-            if os.path.realpath(ws / "d") == str(ws / "d"):  # the old check: "resolves inside"
-                target.write_text("naive\n")
-        except OSError:
-            continue
-        if (outside / target.name).exists():
-            hits.append(target.name)
-        time.sleep(0.002)
+#: how a refusal that saw the swapped link reads (the editor's own check, the policy's, a change mid-operation)
+SAW_THE_LINK = re.compile(r"outside the workspace|outside-workspace|is a symbolic link")
+
+
+def exchange(ws: Path) -> None:
+    """One swap of d and d.link from the host, the same renameat2(RENAME_EXCHANGE) the loop makes."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.renameat2(-100, bytes(ws / "d"), -100, bytes(ws / "d.link"), 2) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2 RENAME_EXCHANGE")
+
+
+def naive_write_lands_outside(ws: Path, outside: Path) -> bool:
+    """The control, made deterministic: the old check-then-open by name, with the swap put between the check
+    and the open (where the loop puts it by chance). It lands outside."""
+    target = ws / "d" / "naive.txt"
+    assert os.path.realpath(ws / "d") == str(ws / "d")  # the old check, "resolves inside", passes
+    exchange(ws)
+    try:
+        target.write_text("naive\n")
+    finally:
+        exchange(ws)
+    landed = (outside / "naive.txt").exists()
+    (outside / "naive.txt").unlink(missing_ok=True)
+    return landed
 
 
 def test_swap_race_never_moves_an_edit_or_a_view_outside(git_repo: Path, outside: Path, tmp_path: Path) -> None:
+    """Every call either works inside the workspace or is refused because it met the link; which of the two
+    happens is the race's business, so nothing here needs the editor (or the attacker) to win it."""
     editor_tool, _ = tools()
     ctx = edit_ctx(git_repo, tmp_path)
     before = snapshot(outside)
     loop = SwapLoop(git_repo, outside)
-    stop, hits = threading.Event(), []
-    control = threading.Thread(target=naive_hits, args=(git_repo, outside, stop, hits), daemon=True)
-    control.start()
-    created = viewed = 0
     try:
-        for i in range(400):  # at least 100 rounds, and on until the editor got through at least once each way
-            if i >= 100 and created and viewed:
-                break
+        for i in range(150):
             made = editor_tool.run({"command": "create", "path": f"d/edit-{i}.txt", "file_text": "edit\n"}, ctx)
-            created += not made.is_error
+            assert not made.is_error or SAW_THE_LINK.search(made.output), made.output
             seen = editor_tool.run({"command": "view", "path": "d/secret.txt"}, ctx)
             assert MARKER not in seen.output, seen.output
-            viewed += not seen.is_error
+            assert "inside" in seen.output if not seen.is_error else SAW_THE_LINK.search(seen.output), seen.output
             listing = editor_tool.run({"command": "view", "path": "d"}, ctx)
             shown = {line.strip() for line in listing.output.splitlines()}
             assert not shown & {"f.txt", "sub/", "sub/g.txt"}, listing.output
     finally:
-        deadline = time.monotonic() + 60  # a loaded machine may need longer for the control to land once
-        while not hits and time.monotonic() < deadline and control.is_alive():
-            time.sleep(0.05)
-        stop.set()
-        control.join(10)
         loop.stop()
-    after = {k: v for k, v in snapshot(outside).items() if not k.startswith("naive-")}
-    assert after == before, "the editor wrote or deleted outside the workspace"
-    assert not [p for p in outside.iterdir() if p.name.startswith("edit-")]
-    assert hits, "control: a check-then-open by name never landed outside, so the race was not exercised"
-    assert created > 0 and viewed > 0, (created, viewed)  # the editor did work during the race
+    assert snapshot(outside) == before, "the editor wrote or deleted outside the workspace"
+    # controls, with the race over (d is the folder again, d.link the link): the plant is live, a naive
+    # check-then-open is defeated by the loop's swap, and the editor does its work in d
+    assert os.path.realpath(git_repo / "d.link") == str(outside)
+    assert naive_write_lands_outside(git_repo, outside)
+    made = editor_tool.run({"command": "create", "path": "d/after.txt", "file_text": "edit\n"}, ctx)
+    assert not made.is_error and (git_repo / "d" / "after.txt").read_text() == "edit\n", made.output
+    seen = editor_tool.run({"command": "view", "path": "d/secret.txt"}, ctx)
+    assert not seen.is_error and "inside" in seen.output, seen.output
 
 
 def _run_coder(repo: Path, script: list[dict[str, Any]], *flags: str) -> list[dict[str, Any]]:
@@ -351,7 +360,10 @@ def _run_coder(repo: Path, script: list[dict[str, Any]], *flags: str) -> list[di
 
 @pytest.mark.parametrize("mode", MODES)
 def test_swap_race_in_a_headless_run_in_every_mode(git_repo: Path, outside: Path, mode: str) -> None:
-    calls = []
+    """As above through `coder run`: each call in d works inside or is refused for the link it met (never
+    refused for another reason, such as the mode), and the run's controls, a create and a view outside d, work."""
+    calls = [{"name": "str_replace_based_edit_tool",
+              "input": {"command": "create", "path": "plain/control.txt", "file_text": "control\n"}}]
     for i in range(30):
         calls.append({"name": "str_replace_based_edit_tool",
                       "input": {"command": "create", "path": f"d/edit-{i}.txt", "file_text": "edit\n"}})
@@ -368,8 +380,10 @@ def test_swap_race_in_a_headless_run_in_every_mode(git_repo: Path, outside: Path
     assert len(events) == len(calls), events[-1]
     assert all(MARKER not in e["output"] for e in events)
     assert snapshot(outside) == before
+    for event in events[1:-1]:
+        assert not event["is_error"] or SAW_THE_LINK.search(event["output"]), event["output"]
+    assert not events[0]["is_error"] and (git_repo / "plain" / "control.txt").exists(), events[0]["output"]
     assert not events[-1]["is_error"] and "# demo" in events[-1]["output"]  # control: the run really worked
-    assert any(not e["is_error"] for e in events[:-1])  # ... and edited or viewed in d during the race
 
 
 # ---- (d) apply_patch through symlinked folders ---------------------------------------------------------------
