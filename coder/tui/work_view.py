@@ -111,6 +111,8 @@ class PlanScreen(ModalScreen[PlanVerdict | None]):
         self.set_interval(0.1, self._check)
 
     def _check(self) -> None:
+        if not self.is_current:  # a tick that comes after the screen was dismissed (a loaded machine) does nothing
+            return
         asking = self.asking()
         self.seen_wait = self.seen_wait or asking
         if (self.seen_wait and not asking) or not self.working():  # interrupted (Esc, Ctrl+C), or the turn ended
