@@ -3,19 +3,55 @@ user's real home, git config or keys."""
 
 from __future__ import annotations
 
+import compileall
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from repo_support import git
+from suite_tiers import (  # noqa: F401 - the tiers' hooks, registered by being names in this conftest
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_runtest_call,
+    pytest_runtest_logreport,
+    pytest_runtest_setup,
+    pytest_terminal_summary,
+)
+
+#: PYTHONDONTWRITEBYTECODE, as the user set it (restored once the tests are collected)
+DONT_WRITE_BYTECODE = sys.dont_write_bytecode
+# pytest keeps its assert-rewritten test modules only where Python may write bytecode: with PYTHONDONTWRITEBYTECODE
+# set, every xdist worker of every run parsed, rewrote and compiled all ~280 test modules again (5 s of CPU each,
+# 40% of its collection). They are cached, in the gitignored __pycache__ folders, while the tests are collected.
+sys.dont_write_bytecode = False
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    sys.dont_write_bytecode = DONT_WRITE_BYTECODE
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Byte-compile coder once, before the workers start: hundreds of tests run `python -m coder`, and where
+    PYTHONDONTWRITEBYTECODE is set (CI images, some shells; the tmux tests set it) each of them would compile
+    every module it imports again (a quarter of the CPU a `coder run` spends)."""
+    if not hasattr(session.config, "workerinput"):  # the xdist controller, or a run without xdist
+        compileall.compile_dir(Path(__file__).resolve().parents[1] / "coder", quiet=1)
+
 
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODER_MODEL")
+
+
+GITCONFIG = "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"
 
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("home")
     gitconfig = home / ".gitconfig"
-    gitconfig.write_text("[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n")
+    gitconfig.write_text(GITCONFIG)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
@@ -28,15 +64,30 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     return home
 
 
-@pytest.fixture
-def git_repo(tmp_path: Path) -> Path:
-    """A real git repository with one commit (README.md and src/app.py)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
+@pytest.fixture(scope="session")
+def git_repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """git_repo's repository, made once per worker (session fixtures come before isolated_home: its own
+    HOME and git config here)."""
+    home = tmp_path_factory.mktemp("template-home")
+    (home / ".gitconfig").write_text(GITCONFIG)
+    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(home),
+           "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
+    repo = tmp_path_factory.mktemp("git-repo-template") / "repo"
+    (repo / "src").mkdir(parents=True)
     (repo / "README.md").write_text("# demo\n")
-    (repo / "src").mkdir()
     (repo / "src" / "app.py").write_text("def greet(name):\n    return 'hello ' + name\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "initial")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL,
+                       timeout=120)
+    return repo
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path, git_repo_template: Path) -> Path:
+    """A real git repository with one commit (README.md and src/app.py): a copy of one made once per worker,
+    its index refreshed (a copy's files have new inodes and ctimes, and the first `git status` would rewrite
+    the index, which tests of the user's index would take for coder's doing). One git process, not three."""
+    repo = tmp_path / "repo"
+    shutil.copytree(git_repo_template, repo, symlinks=True)
+    git(repo, "update-index", "-q", "--refresh")
     return repo

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from batch_fixtures import GOLD_PATCH, git
 
 from coder.batch.envs import (
@@ -126,6 +127,7 @@ def test_constraints_reach_pip_through_the_environment(tmp_path):
     assert "PIP_CONSTRAINT" not in venv_env(tmp_path / "none")
 
 
+@pytest.mark.slow  # builds a venv twice
 def test_a_changed_spec_entry_rebuilds_its_venv(swe, tmp_path):
     # pvlib's venvs built before `constraints: numpy<2` was added kept numpy 2 and failed every gold patch; a venv
     # records what it was built from, and a changed entry (here: a new constraint) rebuilds it.
@@ -144,6 +146,7 @@ def test_a_changed_spec_entry_rebuilds_its_venv(swe, tmp_path):
     assert (ready.parent / "constraints.txt").read_text() == "numpy<2\n"
 
 
+@pytest.mark.slow  # builds a venv
 def test_a_pip_upgrade_that_cannot_happen_does_not_fail_the_build(swe, tmp_path, monkeypatch):
     # Python 3.6 (pydicom 1.3): no pip 24 exists for it, and the upgrade step failed the whole build. Here the
     # upgrade cannot reach any index (pip config ignored, no index): the build goes on with the venv's own pip.

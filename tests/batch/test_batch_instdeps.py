@@ -97,6 +97,7 @@ def commit(mirror: Path, files: dict[str, str], message: str) -> str:
     return git(mirror, "rev-parse", "HEAD").strip()
 
 
+@pytest.mark.slow  # builds venvs and a wheel index
 def test_a_dependency_the_base_commit_adds_is_fetched_once_and_installed_offline(swe, tmp_path, monkeypatch, index):
     folder, url = index
     dependency_wheel(folder, "acme-extra", "acme_extra", "VALUE = 42\n")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from batch_fixtures import GOLD_PATCH
 from testbed_fixtures import OFFLINE, SPEC, VERSION, make_package_instances, write_env_scripts
 
@@ -27,6 +28,7 @@ def _pred(iid: str, patch: str) -> dict:
     return {"instance_id": iid, "model_name_or_path": "test", "model_patch": patch}
 
 
+@pytest.mark.slow  # builds a venv for the instance
 def test_agent_shell_runs_the_tests_in_the_environment_then_eval_resolves(swe, env_cache, tmp_path):
     base = make_package_instances(swe)
     scripts = write_env_scripts(tmp_path / "scripts", ["acme__calc-1"])
@@ -96,6 +98,7 @@ def test_evaluation_runs_the_patch_in_the_sandbox(swe, env_cache, tmp_path, monk
     assert env_dir.is_dir()
 
 
+@pytest.mark.slow  # builds (and fails) an environment
 def test_a_failed_environment_build_is_reported_once_for_all_its_instances(swe, tmp_path):
     make_package_instances(swe, SPEC | {"pip_packages": ["no-such-package-anywhere==0.0.1"]})
     preds = tmp_path / "preds.json"
@@ -122,6 +125,7 @@ def test_a_failed_environment_build_is_reported_once_for_all_its_instances(swe, 
     assert next(cache.glob("envs/acme__calc-*/build.log")).read_text() == log
 
 
+@pytest.mark.slow  # builds a venv for the instance
 def test_batch_in_own_repo_with_an_environment(swe, tmp_path):
     # `coder batch --env SPEC`: the user's repository gets an environment like a SWE-bench version, and the
     # agent's first command imports the workspace through it. The build runs the repository's own setup code:

@@ -10,9 +10,11 @@ import venv
 import zipfile
 from pathlib import Path
 
+import pytest
 from cli_support import REPO, write_script
 
 
+@pytest.mark.slow  # builds the wheel and a fresh venv
 def test_wheel_in_fresh_venv(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(REPO)],

@@ -165,6 +165,7 @@ def test_each_mistake_alone_lands_exactly_or_is_refused(kind: str) -> None:
     assert "applied" in outcomes  # the kind is tolerated at all, not only refused
 
 
+@pytest.mark.slow  # 300 generated edits
 def test_mistakes_combined_land_exactly_or_are_refused() -> None:
     outcomes: list[str] = []
 

@@ -324,6 +324,7 @@ def naive_write_lands_outside(ws: Path, outside: Path) -> bool:
     return landed
 
 
+@pytest.mark.slow  # a race: 450 calls against the swap loop
 def test_swap_race_never_moves_an_edit_or_a_view_outside(git_repo: Path, outside: Path, tmp_path: Path) -> None:
     """Every call either works inside the workspace or is refused because it met the link; which of the two
     happens is the race's business, so nothing here needs the editor (or the attacker) to win it."""
@@ -358,6 +359,7 @@ def _run_coder(repo: Path, script: list[dict[str, Any]], *flags: str) -> list[di
     return [e for e in run_scripted(repo, script, *flags) if e["type"] == "tool_call_finished"]
 
 
+@pytest.mark.slow  # a race, through coder run
 @pytest.mark.parametrize("mode", MODES)
 def test_swap_race_in_a_headless_run_in_every_mode(git_repo: Path, outside: Path, mode: str) -> None:
     """As above through `coder run`: each call in d works inside or is refused for the link it met (never

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tui_support import async_test, conversation_text, make_app, screen_text, type_and_send, wait_armed, wait_for  # type: ignore[import-not-found]
 
 from coder.base import events as ev
@@ -107,6 +108,7 @@ async def test_completion_history_and_mode_keys(factory, git_repo: Path, tmp_pat
         await wait_for(pilot, lambda: "mode auto-edit" in str(app.query_one("#status").render()))
 
 
+@pytest.mark.slow  # benchmark-like: 2,400 tool calls through the app
 @async_test
 async def test_thousands_of_events_stay_bounded(factory, git_repo: Path, tmp_path: Path) -> None:
     app, f = make_app(factory, git_repo, tmp_path, EDIT)

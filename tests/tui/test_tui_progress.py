@@ -56,6 +56,7 @@ def test_repl_prints_the_review_stages(factory, git_repo: Path, monkeypatch: pyt
     assert "review apply: pass" in text and "review hygiene: pass" in text
 
 
+@pytest.mark.slow  # benchmark-like: a 320-call session
 @async_test
 async def test_a_resumed_long_session_counts_every_token_as_cost_does(factory, git_repo: Path,
                                                                      tmp_path: Path) -> None:
@@ -84,6 +85,7 @@ async def test_a_resumed_long_session_counts_every_token_as_cost_does(factory, g
         assert total > 0 and app.info["tokens"] == total
 
 
+@pytest.mark.slow  # benchmark-like: a 320-call session in the app
 @async_test
 async def test_ctrl_t_shows_the_whole_session_folded_blocks_included(factory, git_repo: Path,
                                                                     tmp_path: Path) -> None:
