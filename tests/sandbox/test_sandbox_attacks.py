@@ -99,55 +99,77 @@ def test_secrets_from_environment_and_proc_1_environ(git_repo: Path, tmp_path: P
         session.close()
 
 
-def _listener() -> tuple[socket.socket, list[str]]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(5)
-    server.settimeout(0.2)
-    hits: list[str] = []
+class Listener:
+    """A loopback listener that records who connected. `settled()` is exact, with no wait: a connection the
+    sandbox made is established in the kernel before its command returns, so once the accepting thread has
+    stopped, it is either counted or still in the backlog."""
 
-    def accept() -> None:
-        while server.fileno() != -1:
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.05)
+        self.port = self.server.getsockname()[1]
+        self.hits: list[str] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
             try:
-                conn, _ = server.accept()
-            except (TimeoutError, OSError):
+                conn, _ = self.server.accept()
+            except OSError:  # TimeoutError included
                 continue
-            hits.append("connected")
+            self.hits.append("connected")
             conn.close()
 
-    threading.Thread(target=accept, daemon=True).start()
-    return server, hits
+    def settled(self) -> list[str]:
+        self.stop.set()
+        self.thread.join()
+        self.server.setblocking(False)
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except BlockingIOError:
+                return self.hits
+            self.hits.append("connected")
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.close()
+
+
+def _alive(pid: int) -> bool:
+    """A process that runs (a zombie is dead, only not yet reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def test_network_is_off(sh: Session) -> None:
-    server, hits = _listener()
-    port = server.getsockname()[1]
+    listener = Listener()
     try:
-        result = sh(f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\"; "
-                    f"(echo hi > /dev/tcp/127.0.0.1/{port}) && echo CONNECTED")
+        result = sh(f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {listener.port}), 3)\"; "
+                    f"(echo hi > /dev/tcp/127.0.0.1/{listener.port}) && echo CONNECTED")
         assert "Connection refused" in result.output or "Network is unreachable" in result.output
         assert "CONNECTED" not in result.output
-        time.sleep(0.3)
-        assert hits == []
+        assert listener.settled() == []
         sh.still_works()
     finally:
-        server.close()
+        listener.close()
 
 
 def test_network_on_when_config_allows(git_repo: Path, tmp_path: Path) -> None:
     """The positive control: the same probe connects when the config grants the network."""
-    server, hits = _listener()
-    port = server.getsockname()[1]
+    listener = Listener()
     session = Session(git_repo, tmp_path / "state", {"network": True})
     try:
-        result = session(f"(echo hi > /dev/tcp/127.0.0.1/{port}) && echo CONNECTED")
+        result = session(f"(echo hi > /dev/tcp/127.0.0.1/{listener.port}) && echo CONNECTED")
         assert "CONNECTED" in result.output
-        deadline = time.time() + 3
-        while not hits and time.time() < deadline:
-            time.sleep(0.05)
-        assert hits
+        assert listener.settled() == ["connected"]
     finally:
-        server.close()
+        listener.close()
         session.close()
 
 
@@ -304,11 +326,15 @@ def test_background_server_does_not_block_and_dies_with_session(git_repo: Path, 
     shell = session.ctx.services["shell"]
     bwrap_pid = shell.child.pid
     session.still_works()
-    session.close()
-    time.sleep(0.2)
     from coder.sandbox.procs import descendants
 
-    assert descendants(bwrap_pid) == []
+    started = descendants(bwrap_pid)
+    assert len(started) >= 3  # the sandbox's init, the shell and its background sleep
+    session.close()
+    deadline = time.monotonic() + 30  # killed by close(), gone once reaped: no fixed wait
+    while (alive := [pid for pid in [bwrap_pid, *started] if _alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert alive == [] and descendants(bwrap_pid) == []
     with pytest.raises(ProcessLookupError):
         os.kill(bwrap_pid, 0)
 
