@@ -178,10 +178,10 @@ def test_wall_time_stops_a_running_tool_and_leaves_no_process(git_repo: Path, tm
         {"tool_calls": [{"name": "bash", "input": {"command": marker, "timeout": 600}}]}, {"text": "late"}])
     started = time.monotonic()
     result = coder("run", "--output-format", "json", "--permission-mode", "auto", "--max-wall-time", "3",
-                   "--model", f"scripted:{script}", "sleep", cwd=git_repo, timeout=60)
+                   "--model", f"scripted:{script}", "sleep", cwd=git_repo, timeout=300)
     assert result.returncode == 1, result.stderr
     assert json.loads(result.stdout)["exit_reason"] == "wall_time"
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 120  # the command's own timeout is 600 s
     deadline = time.monotonic() + 30  # killed when coder ended; gone once the kernel has reaped it
     while (leftovers := subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.strip()):
         assert time.monotonic() < deadline, f"processes left behind: {leftovers}"

@@ -127,10 +127,10 @@ def test_cancel_during_a_stalled_stream_returns_interrupted(script_file: Path) -
     import threading
     import time
 
-    with FakeServer(script_file, faults=["stall=5@1"]) as server:
+    with FakeServer(script_file, faults=["stall=60@1"]) as server:  # a cancel that did not work would wait 60 s
         cancel = threading.Event()
         threading.Timer(0.3, cancel.set).start()
         started = time.monotonic()
         response = provider(server).complete(request(), cancel=cancel)
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 30
     assert response.stop_reason == "interrupted" and response.message.tool_uses() == []

@@ -256,7 +256,7 @@ def test_yes_without_end_is_cut(sh: Session) -> None:
 def test_sleep_1000_times_out(sh: Session) -> None:
     started = time.monotonic()
     result = sh("sleep 1000", timeout=1)
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 60
     assert result.data["timed_out"] is True
     assert "timed out after 1s" in result.output
     sh.still_works()
