@@ -62,7 +62,7 @@ class ScriptedProvider:
         self._pricing = pricing or PriceTable()
         #: price the usage as this model would cost (for "what would this run cost" measurements)
         self._price_as = price_as
-        #: pause between streamed chunks (demo pacing; lets tests interrupt mid-stream)
+        #: pause between streamed chunks (demo pacing; lets tests interrupt mid-stream); a cancel ends it at once
         self._chunk_delay = chunk_delay
         self._resume_checked = False
 
@@ -84,7 +84,12 @@ class ScriptedProvider:
             blocks.append(ThinkingBlock(thinking, signature_for(thinking)))
         if turn.text:
             shown = ""
-            for piece in chunk_text(turn.text):
+            for number, piece in enumerate(chunk_text(turn.text)):
+                if number and self._chunk_delay:
+                    if cancel is None:
+                        time.sleep(self._chunk_delay)
+                    else:
+                        cancel.wait(self._chunk_delay)
                 if cancel is not None and cancel.is_set():
                     if shown:
                         blocks.append(TextBlock(shown))
@@ -92,8 +97,6 @@ class ScriptedProvider:
                 shown += piece
                 if on_text is not None:
                     on_text(piece)
-                if self._chunk_delay:
-                    time.sleep(self._chunk_delay)
             blocks.append(TextBlock(turn.text))
         if cancel is not None and cancel.is_set():
             return self._interrupted(blocks)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from models_support import script_file  # noqa: F401 (fixtures; see models_support.py)
@@ -78,6 +79,25 @@ def test_cancel_mid_stream_returns_interrupted_without_tool_calls(script_file: P
     assert r.stop_reason == "interrupted"
     assert len(deltas) == 1 and r.message.text() == deltas[0]
     assert r.message.tool_uses() == []
+
+
+def test_a_cancel_ends_the_pause_between_chunks_at_once(script_file: Path) -> None:
+    """The pause comes between chunks (none after the last) and a cancel from another thread ends it: a test that
+    interrupts mid-stream needs no race with the pacing."""
+    p = ScriptedProvider(script_file, chunk_delay=600)
+    cancel = threading.Event()
+    deltas: list[str] = []
+    timer = threading.Timer(0.2, cancel.set)
+    started = time.monotonic()
+    timer.start()
+    r = p.complete(request(), on_text=deltas.append, cancel=cancel)
+    assert time.monotonic() - started < 60  # not the 600 s pause
+    assert r.stop_reason == "interrupted" and len(deltas) == 1 and r.message.text() == deltas[0]
+    whole = ScriptedProvider(script_file, chunk_delay=0.2)
+    started = time.monotonic()
+    chunks: list[str] = []
+    whole.complete(request(), on_text=chunks.append)
+    assert time.monotonic() - started >= 0.2 * (len(chunks) - 1) and len(chunks) >= 2  # paced between chunks
 
 
 def test_cancel_before_start(script_file: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -97,6 +98,22 @@ def spawn(*args: str, cwd: Path, rows: int = 40, cols: int = 160) -> tuple[pexpe
                           dimensions=(rows, cols))
     child.logfile_read = log
     return child, log
+
+
+def type_at_prompt(child: pexpect.spawn, text: str) -> None:
+    """`text` and Enter at `--plain`'s prompt: keys typed before prompt-toolkit reads the terminal are lost (on a
+    loaded machine it starts reading late), so the text is typed again, after Ctrl+U, until it is echoed."""
+    echoed = r"(?:\x1b\[[0-9;?]*[A-Za-z])*".join(re.escape(ch) for ch in text).encode()
+    for _ in range(10):
+        child.send(text)
+        try:
+            child.expect(echoed, timeout=3)
+            break
+        except pexpect.TIMEOUT:
+            child.send("\x15")
+    else:
+        raise AssertionError(f"the prompt never took {text!r}")
+    child.send("\r")
 
 
 def stored_events(session_id: str | None = None) -> list[dict]:
@@ -258,8 +275,7 @@ def test_plain_repl_on_a_pty(hostile: tuple[Path, Path], mode: str) -> None:
     child, log = spawn("--plain", "--model", f"scripted:{script}", "--permission-mode", mode, cwd=repo)
     try:
         child.expect(f"{mode}>")
-        time.sleep(0.5)  # prompt-toolkit drops keys typed before it reads the terminal
-        child.send("go\r")
+        type_at_prompt(child, "go")
         if mode == "ask":
             child.expect("deny and stop")
             time.sleep(1.0)  # a question takes keys once the keyboard was quiet for 0.5 s (issue 24)
@@ -267,8 +283,7 @@ def test_plain_repl_on_a_pty(hostile: tuple[Path, Path], mode: str) -> None:
         child.expect("END-MARK")
         child.expect("ctx ")
         child.expect(f"{mode}>")
-        time.sleep(0.5)
-        child.send("/quit\r")
+        type_at_prompt(child, "/quit")
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
@@ -311,7 +326,7 @@ def test_textual_app_on_a_pty(hostile: tuple[Path, Path], mode: str) -> None:
         child.expect("idle")
         time.sleep(0.5)
         child.send("\x03")
-        time.sleep(0.3)
+        child.expect("again to quit")
         child.send("\x03")
         child.expect(pexpect.EOF)
     finally:
