@@ -7,7 +7,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["startup", "models", "shell", "edits", "edits_commits", "codeintel", "lsp", "context", "review", "tui",
-         "batch"]
+         "batch", "suite", "suite_under_load"]
 HEADER = """# Benchmark results
 
 Each section says the command that gives its figures, the date and the machine. All were measured on this
