@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -131,16 +132,17 @@ def test_resume_after_killing_the_run(swe, tmp_path):
 
 
 def test_sigterm_stops_agents_cleanly(swe, tmp_path):
-    scripts = swe.write_scripts(tmp_path / "scripts", ids=["acme__calc-1"], sleep={"acme__calc-1": 60})
+    # this test's own sleep (other runs share the machine): six decimals, the last not 0, so no other's is a prefix
+    seconds = float(f"600.{secrets.randbelow(90000) * 10 + 100001}")
+    scripts = swe.write_scripts(tmp_path / "scripts", ids=["acme__calc-1"], sleep={"acme__calc-1": seconds})
     run_dir = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "coder", *run_args(swe, run_dir, f"scripted:{scripts}",
                                                                     "--instances", "acme__calc-1")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    log = run_dir / "instances" / "acme__calc-1" / "state"
-    deadline = time.monotonic() + 60
-    while not log.exists() and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120  # the agent reaches its sleep: the signal comes mid-tool, every time
+    while subprocess.run(["pgrep", "-f", f"sleep {seconds}"], capture_output=True).returncode != 0:
+        assert proc.poll() is None and time.monotonic() < deadline, "the agent never reached its sleep"
         time.sleep(0.05)
-    time.sleep(1.5)  # let the agent reach its `sleep 60`
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=40)
     assert proc.returncode == 130, err
