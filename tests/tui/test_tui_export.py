@@ -24,7 +24,7 @@ async def test_export_writes_the_transcript_as_markdown(factory, git_repo: Path,
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write out.txt please")
-        await wait_for(pilot, lambda: not app.busy and app.session.stats.turns >= 3, timeout=8)
+        await wait_for(pilot, lambda: not app.busy and app.session.stats.turns >= 3)
         await type_and_send(pilot, app, "/export")
         sid = app.opened.session.id
         await wait_for(pilot, lambda: "Transcript written to" in conversation_text(app))

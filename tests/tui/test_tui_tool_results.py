@@ -37,7 +37,7 @@ async def test_a_result_that_arrives_while_the_block_composes_is_shown(factory, 
         await app.conversation.mount(block)
         await pilot.pause(0.2)
         assert block.finished and not block.collapsed  # a short diff opens by itself
-        await wait_for(pilot, lambda: len(block.query(DiffView)) == 1, timeout=3)
+        await wait_for(pilot, lambda: len(block.query(DiffView)) == 1)
 
 
 @async_test

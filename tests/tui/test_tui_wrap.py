@@ -55,7 +55,7 @@ async def test_long_lines_wrap_or_scroll_by_choice(factory, git_repo: Path, tmp_
 
         await type_and_send(pilot, app, "/clear")  # the choice holds for the app's life
         await pilot.pause(0.3)
-        await wait_for(pilot, lambda: app.opened is not None, timeout=5)
+        await wait_for(pilot, lambda: app.opened is not None)
         assert app.has_class("nowrap")
         await type_and_send(pilot, app, "/wrap")  # the command switches back
         await pilot.pause(0.3)

@@ -121,7 +121,8 @@ def async_test(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 15.0) -> None:
+async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Pause the app until `predicate()` holds; the deadline is for a hang (a loaded machine is slow, not stuck)."""
     import asyncio
 
     loop = asyncio.get_running_loop()
