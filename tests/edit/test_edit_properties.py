@@ -18,9 +18,10 @@ WORDS = st.sampled_from(["x", "y = 1", "return x", "if a:", "call(b)", "# note",
 LINE = st.tuples(st.integers(0, 3), WORDS).map(lambda t: "    " * t[0] + t[1])
 TEXT = st.lists(LINE, min_size=1, max_size=40).map(lambda lines: "\n".join(lines) + "\n")
 SETTINGS = settings(max_examples=150, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
+@pytest.mark.slow  # 150 generated edits
 @SETTINGS
 @given(content=TEXT, data=st.data(), new=st.text(alphabet="abc \n=()", max_size=30))
 def test_unique_exact_match_is_applied_exactly(content: str, data: st.DataObject, new: str) -> None:
@@ -33,6 +34,7 @@ def test_unique_exact_match_is_applied_exactly(content: str, data: st.DataObject
     assert rep.apply(content) == content[:start] + new + content[end:]
 
 
+@pytest.mark.slow  # 150 generated edits
 @SETTINGS
 @given(lines=st.lists(LINE, min_size=6, max_size=30, unique=True), data=st.data(),
        shift=st.sampled_from(["", "  ", "    ", "\t"]))
@@ -62,6 +64,7 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
+@pytest.mark.slow  # 150 generated edits
 @SETTINGS
 @given(content=TEXT, old=st.text(alphabet="xyz =1\n", min_size=0, max_size=12),
        new=st.text(alphabet="xyz( \n", max_size=12), crlf=st.booleans())

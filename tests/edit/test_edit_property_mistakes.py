@@ -152,6 +152,7 @@ def check(case: Edit | None, kinds: list[str], draw: st.DrawFn, crlf: bool, bom:
     return "applied"
 
 
+@pytest.mark.slow  # 40 generated edits for each of the 11 kinds
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_mistake_alone_lands_exactly_or_is_refused(kind: str) -> None:
     outcomes: list[str] = []
