@@ -120,16 +120,31 @@ def _wait_for(proc: subprocess.Popen[str], kind: str, tool: str | None = None) -
     raise AssertionError(f"no {kind} event; saw {[e['type'] for e in seen]}")
 
 
+def _own_sleep(seconds: int = 60) -> str:
+    """A `sleep` command line no other process on the machine has (other runs of the suite share it): six
+    decimals, the last not 0, so no other's is a prefix of it."""
+    return f"sleep {seconds}.{secrets.randbelow(90000) * 10 + 100001}"
+
+
+def _wait_until_running(proc: subprocess.Popen[str], command: str) -> None:
+    """Until `command` runs (in the sandbox: its pid namespace is still visible from here)."""
+    deadline = time.monotonic() + 60
+    while subprocess.run(["pgrep", "-f", command], capture_output=True).returncode != 0:
+        assert proc.poll() is None and time.monotonic() < deadline, f"{command!r} never started"
+        time.sleep(0.05)
+
+
 def test_resume_after_sigkill(git_repo: Path, tmp_path: Path) -> None:
+    sleep = _own_sleep()
     script = write_script(tmp_path / "s.json", [
         {"text": "First a note.", "tool_calls": [{"name": "bash", "input": {"command": "echo one > one.txt"}}]},
-        {"text": "Now a long job.", "tool_calls": [{"name": "bash", "input": {"command": "sleep 60", "timeout": 90}}]},
+        {"text": "Now a long job.", "tool_calls": [{"name": "bash", "input": {"command": sleep, "timeout": 90}}]},
         {"text": "never reached in the first process"}])
     proc = _popen(["run", "--output-format", "stream-json", "--permission-mode", "auto", "--model",
                    f"scripted:{script}", "do the two steps"], git_repo)
     seen = _wait_for(proc, "tool_call_approved", "bash")
-    seen += _wait_for(proc, "tool_call_approved", "bash")  # the sleep is running now
-    time.sleep(0.5)
+    seen += _wait_for(proc, "tool_call_approved", "bash")
+    _wait_until_running(proc, sleep)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     session_id = seen[0]["session_id"]
@@ -154,12 +169,13 @@ def test_resume_after_sigkill(git_repo: Path, tmp_path: Path) -> None:
 
 
 def test_sigint_exits_130_and_session_is_resumable(git_repo: Path, tmp_path: Path) -> None:
+    sleep = _own_sleep()
     script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "bash", "input": {"command": "sleep 60", "timeout": 90}}]}, {"text": "later"}])
+        {"tool_calls": [{"name": "bash", "input": {"command": sleep, "timeout": 90}}]}, {"text": "later"}])
     proc = _popen(["run", "--output-format", "stream-json", "--permission-mode", "auto", "--model",
                    f"scripted:{script}", "sleep"], git_repo)
     seen = _wait_for(proc, "tool_call_approved", "bash")
-    time.sleep(0.5)
+    _wait_until_running(proc, sleep)
     started = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=30)
@@ -173,7 +189,7 @@ def test_sigint_exits_130_and_session_is_resumable(git_repo: Path, tmp_path: Pat
 
 
 def test_wall_time_stops_a_running_tool_and_leaves_no_process(git_repo: Path, tmp_path: Path) -> None:
-    marker = f"sleep 4242.{secrets.randbelow(10**6)}"  # this test's own: other runs of the suite share the machine
+    marker = _own_sleep(4242)
     script = write_script(tmp_path / "s.json", [
         {"tool_calls": [{"name": "bash", "input": {"command": marker, "timeout": 600}}]}, {"text": "late"}])
     started = time.monotonic()
