@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from tui_support import type_at_prompt  # type: ignore[import-not-found]
 
 from coder.base.errors import ConfigError
 from coder.config.layers import settings
@@ -136,6 +137,9 @@ class RawPane:
     def keys(self, *keys: str, literal: bool = False) -> None:
         self.run("send-keys", "-t", "t", *(["-l"] if literal else []), *keys)
 
+    def type_at_prompt(self, text: str) -> None:
+        type_at_prompt(lambda t: self.keys(t, literal=True), self.screen, lambda: self.keys("C-u"), text)
+
     def close(self) -> None:
         self.run("kill-server")
 
@@ -152,7 +156,7 @@ def test_repl_in_tmux_writes_osc_777(git_repo: Path, tmp_path: Path) -> None:
     pane = RawPane(tmp_path, coder_line(script, "--plain"), git_repo)
     try:
         pane.wait_screen("ask>")
-        pane.keys("write notes", literal=True)
+        pane.type_at_prompt("write notes")
         pane.keys("Enter")
         # inside tmux the OSC goes through tmux's passthrough (its ESC doubled) to the outer terminal
         pane.wait_raw("\x1bPtmux;\x1b\x1b]777;notify;coder;asks to allow edit notes.txt (create)\x07\x1b\\")

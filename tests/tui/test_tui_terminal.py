@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from tui_support import type_at_prompt  # type: ignore[import-not-found]
 
 SCRIPT = {"turns": [
     {"text": "Creating the notes file.", "tool_calls": [{"name": "str_replace_based_edit_tool", "input": {
@@ -60,20 +61,8 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"{needles!r} never appeared; the screen was:\n{screen}")
 
-    def type_at_prompt(self, text: str, timeout: float = 30.0) -> None:
-        """Type `text` at `--plain`'s prompt: keys typed before prompt-toolkit reads the terminal are lost (on a
-        loaded machine it starts reading late), so it is typed again, after Ctrl+U, until the prompt shows it."""
-        end = time.monotonic() + timeout
-        while True:
-            self.type(text)
-            shown_by = time.monotonic() + 3
-            while time.monotonic() < shown_by:
-                lines = [line.rstrip() for line in self.screen().splitlines() if line.strip()]
-                if any(line.endswith(f"> {text}") for line in lines[-8:]):  # a completion menu may follow it
-                    return
-                time.sleep(0.1)
-            assert time.monotonic() < end, f"the prompt never took {text!r}; the screen was:\n{self.screen()}"
-            self.send("C-u")
+    def type_at_prompt(self, text: str) -> None:
+        type_at_prompt(self.type, self.screen, lambda: self.send("C-u"), text)
 
     def quit_app(self) -> str:
         """Ctrl+C twice on the idle app (the second once the first was seen), then its exit."""

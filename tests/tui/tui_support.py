@@ -5,6 +5,7 @@ built-in tool set being complete."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,6 +132,24 @@ async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 6
         if loop.time() > end:
             raise AssertionError("timed out waiting for the app")
         await pilot.pause(0.05)
+
+
+def type_at_prompt(type_text: Callable[[str], None], screen: Callable[[], str], clear: Callable[[], None],
+                   text: str, timeout: float = 30.0) -> None:
+    """Type `text` at `--plain`'s prompt in a real terminal: keys typed before prompt-toolkit reads the terminal
+    are lost (on a loaded machine it starts reading late), so it is typed again, after `clear` (Ctrl+U), until the
+    prompt shows it."""
+    end = time.monotonic() + timeout
+    while True:
+        type_text(text)
+        shown_by = time.monotonic() + 3
+        while time.monotonic() < shown_by:
+            lines = [line.rstrip() for line in screen().splitlines() if line.strip()]
+            if any(line.endswith(f"> {text}") for line in lines[-8:]):  # a completion menu may follow it
+                return
+            time.sleep(0.1)
+        assert time.monotonic() < end, f"the prompt never took {text!r}; the screen was:\n{screen()}"
+        clear()
 
 
 def screen_text(app: Any) -> str:
