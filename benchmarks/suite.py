@@ -12,6 +12,11 @@ while it ran, and every failure by name. The proof the issue asks for is
 and the time is `python benchmarks/suite.py --quick` (one run, no burners; `--best-of 3` repeats it and keeps the
 fastest, the nearest a shared machine gets to a quiet one), which writes benchmarks/sections/suite.md. Then
 `python benchmarks/assemble_results.py`. Exit status: 0 when every run passed.
+
+A selection after `--` (pytest's own arguments: paths, -k, -m) tries the script on part of the suite; its
+figures are printed, never written to a section, which is for the whole suite only:
+
+    python benchmarks/suite.py --runs 2 --burners 1 -- tests/test_suite_tiers.py -k tier
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ class Run:
     cpu: float
     exit_code: int
     summary: str
+    #: the suite's own line: each tier's tests and test time, summed over the workers (tests/suite_tiers.py)
+    tiers: str = ""
     load: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
@@ -84,8 +91,9 @@ def run_suite(number: int, pytest_args: list[str], log_dir: Path) -> Run:
     text = log.read_text(errors="replace")
     finals = [line.strip("= ") for line in text.splitlines() if re.search(r"\d+ (passed|failed)", line)]
     failures = re.findall(r"^(?:FAILED|ERROR) (\S+)", text, re.M)
+    tiers = re.findall(r"^tiers: (.*?) \(test time", text, re.M)
     return Run(number, wall, children_cpu() - cpu_before, proc.returncode, finals[-1] if finals else "(no summary)",
-               load, failures)
+               tiers[-1] if tiers else "", load, failures)
 
 
 def start_burners(count: int) -> list[subprocess.Popen[bytes]]:
@@ -118,6 +126,8 @@ def section(runs: list[Run], burners: int, command: str, best_of: int) -> str:
     for r in runs:
         lines.append(f"| {r.number} | {'green' if r.green else 'FAILED'} | {r.wall / 60:.1f} min | "
                      f"{r.cpu / 60:.1f} min | {r.mean_load:.1f}, {max(r.load, default=0):.1f} | {r.summary} |")
+    if runs[-1].tiers:
+        lines += ["", f"Tiers (run {runs[-1].number}; test time summed over the two workers): {runs[-1].tiers}."]
     failed = [(r.number, f) for r in runs for f in r.failures]
     if failed:
         lines += ["", "Failures:"] + [f"- run {n}: `{f}`" for n, f in failed]
@@ -130,8 +140,9 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1, help="runs in a row (default 1)")
     parser.add_argument("--burners", type=int, default=0, help="CPU burners beside the suite (default 0)")
     parser.add_argument("--best-of", type=int, default=1, help="without burners: repeat, keep the fastest")
-    parser.add_argument("--no-section", action="store_true", help="print only; do not write the section")
-    parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments, after --")
+    parser.add_argument("--no-section", action="store_true",
+                        help="print only; do not write the section (a selection never does)")
+    parser.add_argument("pytest_args", nargs="*", help="pytest arguments after --: a selection (paths, -k, -m)")
     args = parser.parse_args()
     runs_wanted = args.runs if args.burners else max(args.runs, args.best_of)
     command = ("nice " if os.nice(0) > 0 else "") + "python benchmarks/suite.py " + " ".join(
@@ -155,7 +166,7 @@ def main() -> int:
     text = section(runs, args.burners, command, runs_wanted)
     print(text)
     print(f"logs: {log_dir}")
-    if not args.no_section:
+    if not args.no_section and not args.pytest_args:
         name = "suite_under_load" if args.burners else "suite"
         (SECTIONS / f"{name}.md").write_text(text, encoding="utf-8")
     return 0 if all(r.green for r in runs) else 1
