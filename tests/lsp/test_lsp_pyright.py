@@ -49,7 +49,7 @@ def served(tmp_path_factory: pytest.TempPathFactory):
         tool.close()  # every tool closes the shared manager; twice is harmless
     assert manager.closed
     for pid in pids:  # shut down: the process group is gone
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30
         while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]

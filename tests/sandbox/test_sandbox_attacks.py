@@ -234,13 +234,13 @@ def test_fork_bomb_is_contained(git_repo: Path, tmp_path: Path) -> None:
             assert int((pids_dir / "pids.current").read_text()) <= 64
         else:  # without a pids cgroup only RLIMIT_NPROC contains it, and the kernel ignores that for root
             assert os.geteuid() != 0, "running as root without a writable pids cgroup: a fork bomb is not contained"
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # generous: the machine may be loaded many times over
         while True:  # the bomb dies out against the limit; the shell answers again
-            probe = session("echo still-alive-$((6*7))", timeout=5)
+            probe = session("echo still-alive-$((6*7))", timeout=30)
             if "still-alive-42" in probe.output or time.monotonic() > deadline:
                 break
         assert "still-alive-42" in probe.output
-        assert time.monotonic() - started < 30
+        assert time.monotonic() - started < 120  # an uncontained bomb would not end at all
     finally:
         session.close()
 
