@@ -141,5 +141,6 @@ def test_the_coder_modules_that_start_processes() -> None:
     """The module rule on coder itself: the packages that run processes, and what imports them, are found; a
     package that runs none is not."""
     spawning = process_modules()
-    assert {"coder.vcs.hostgit", "coder.sandbox.shell", "coder.sandbox.exec", "coder.engine.builder"} <= spawning
+    assert {"coder.host.spawn", "coder.host.pty", "coder.vcs.repo", "coder.sandbox.shell", "coder.sandbox.exec",
+            "coder.engine.builder"} <= spawning
     assert "coder.base.errors" not in spawning and "coder.edit.matcher" not in spawning
