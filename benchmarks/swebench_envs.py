@@ -76,6 +76,7 @@ def shell_check(inst: Instance, info: dict, work: Path) -> dict:
         if apply_patch(ws.path, inst.test_patch, "test", fallbacks=False) is None:
             return {"error": "test patch does not apply"}
         cfg = SandboxConfig.from_dict({"extra_ro": env["CODER_SANDBOX_EXTRA_RO"].split(os.pathsep),
+                                       "private_cgroups": env.get("CODER_SANDBOX_PRIVATE_CGROUPS") == "1",
                                        "max_output_chars": 10**8, "max_timeout": 1800})
         shell = PersistentShell(ws.path, cfg, host_env={**os.environ, "CODER_SANDBOX_ENV": env["CODER_SANDBOX_ENV"]})
         shell.start()

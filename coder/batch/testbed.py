@@ -61,7 +61,7 @@ class Testbed:
         layer = [str(self.layer)]
         return SandboxConfig(network=network, extra_ro=list(self.read_only) + ([] if writable_layer else layer),
                              extra_rw=layer if writable_layer else [], max_timeout=timeout, timeout=timeout,
-                             max_output_chars=10**9)
+                             max_output_chars=10**9, private_cgroups=True)
 
     def run(self, script: str, timeout: float, writable_layer: bool = False,
             network: bool = False) -> tuple[int | None, str]:
@@ -250,7 +250,8 @@ def enter_testbed(info: dict[str, Any] | None, ws: Workspace, prompt_file: Path,
     _settle_setup(ws)
     _append(prompt_file, environment_note(spec, ok))
     return {"CODER_SANDBOX_ENV": json.dumps(tb.shell_env()),
-            "CODER_SANDBOX_EXTRA_RO": os.pathsep.join([*tb.read_only, str(tb.layer)])}
+            "CODER_SANDBOX_EXTRA_RO": os.pathsep.join([*tb.read_only, str(tb.layer)]),
+            "CODER_SANDBOX_PRIVATE_CGROUPS": "1"}
 
 
 def _append(path: Path, text: str) -> None:

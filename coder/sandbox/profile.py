@@ -123,6 +123,13 @@ class SandboxConfig:
                                          "(also `--net-preset`, CODER_NETWORK_PRESETS separated by `,`).",
                                          repo=Repo.NEVER, env="CODER_NETWORK_PRESETS", env_split=",",
                                          check=_presets)
+    #: an empty, read-only /sys/fs/cgroup instead of the host's: what a container on a cgroup v2 host shows.
+    #: For SWE-bench testbeds (coder/batch), whose tests were labelled in such containers: on a cgroup v1 host
+    #: the host's tree says `cpu.shares = 1024`, which code that counts CPUs the Docker way (pylint's
+    #: `_cpu_count`, bpo-36054's recipe) reads as one CPU, so tests that need two cores skip
+    private_cgroups: bool = setting(False, doc="Show commands an empty /sys/fs/cgroup, as a container does "
+                                    "(SWE-bench testbeds; CODER_SANDBOX_PRIVATE_CGROUPS=1).", repo=Repo.NEVER,
+                                    env="CODER_SANDBOX_PRIVATE_CGROUPS")
 
     def check(self) -> None:
         if self.network and (self.allowed_domains or self.denied_domains or self.network_presets):
@@ -387,6 +394,8 @@ def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = N
             args += ["--symlink", os.readlink(p), path]
         elif p.is_dir():
             args += ["--ro-bind", path, path]
+    if cfg.private_cgroups and Path("/sys/fs/cgroup").is_dir():
+        args += ["--tmpfs", "/sys/fs/cgroup", "--remount-ro", "/sys/fs/cgroup"]
     if cfg.network:  # resolv.conf is often a symlink into /run
         for run_dir in ("/run/systemd/resolve", "/run/resolvconf"):
             if Path(run_dir).is_dir():

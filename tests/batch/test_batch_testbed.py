@@ -49,6 +49,8 @@ def test_agent_shell_runs_the_tests_in_the_environment_then_eval_resolves(swe, e
     # the harness-style setup commit on top of the base commit
     head = outputs[0].split("HEAD ", 1)[1].split()[0]
     assert len(head) == 40 and head != base
+    # no host cgroup tree, as the evaluator's sandbox (a cgroup v1 host's cpu.shares would read as one CPU)
+    assert "CGROUPS 0" in outputs[0], outputs[0]
     # the instance's tests ran with pytest from the environment: test_mul passes, the bug shows in test output
     assert "PASSED tests/test_calc.py::test_mul" in outputs[1]
     assert "SUM 5" in outputs[3]  # the agent's edit is what Python imports (editable install)
@@ -80,7 +82,8 @@ def test_evaluation_runs_the_patch_in_the_sandbox(swe, env_cache, tmp_path, monk
     outside.mkdir()
     env_dir = env_cache / "envs" / f"acme__calc-{VERSION}-py311"
     targets = (outside / "marker", Path.home() / "marker", env_dir / "marker")
-    payload = _writer(*targets)
+    # and what it sees of the host's cgroup tree: nothing, as in the harness's containers on a cgroup v2 host
+    payload = _writer(*targets) + "open('cgroups.txt', 'w').write(str(len(__import__('os').listdir('/sys/fs/cgroup'))))\n"
     attack = GOLD_PATCH.replace(" def add(a, b):\n", "".join(f"+{line}\n" for line in payload.splitlines()) +
                                 " def add(a, b):\n")
     attack = attack.replace("@@ -1,5 +1,5 @@", f"@@ -1,5 +1,{5 + len(payload.splitlines())} @@")
@@ -90,10 +93,11 @@ def test_evaluation_runs_the_patch_in_the_sandbox(swe, env_cache, tmp_path, monk
     subprocess.run([sys.executable, "-c", _writer(control / "marker")], check=True)
     assert (control / "marker").exists()
     cfg = EvalConfig(output=tmp_path / "eval", repos_dir=swe.repos_dir, cache_dir=env_cache,
-                     specs=load_spec_table(swe.specs), dataset_path=str(swe.dataset))
+                     specs=load_spec_table(swe.specs), dataset_path=str(swe.dataset), keep_workspaces=True)
     report = evaluate(load_instances(swe.dataset)[:1], {"acme__calc-1": _pred("acme__calc-1", attack)}, cfg)
     r = report["instances"]["acme__calc-1"]
     assert r["status"] == "resolved", r  # the tests did run, and imported the patched code
+    assert (tmp_path / "eval" / "workspaces" / "acme__calc-1" / "cgroups.txt").read_text() == "0"
     assert not any(t.exists() for t in targets), [t for t in targets if t.exists()]
     assert env_dir.is_dir()
 

@@ -39,7 +39,7 @@ def make_package_instances(swe, spec: dict | None = None) -> str:
 
 PROBE = ("(cd / && python -c 'import calc, os, sys; print(\"IMPORTED\", calc.__file__); "
          "print(\"PREFIX\", sys.prefix); print(\"VENV\", os.environ.get(\"VIRTUAL_ENV\"))'); "
-         "echo HEAD $(git rev-parse HEAD)")
+         "echo HEAD $(git rev-parse HEAD); echo CGROUPS $(ls /sys/fs/cgroup | wc -l)")
 
 
 def write_env_scripts(directory: Path, ids: list[str]) -> Path:

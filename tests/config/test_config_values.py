@@ -161,6 +161,12 @@ def test_the_same_checks_hold_for_a_repository_and_the_environment(tmp_path: Pat
     monkeypatch.setenv("CODER_NETWORK_PRESETS", "python,perl")
     with pytest.raises(ConfigError, match=r"^environment CODER_NETWORK_PRESETS: \[sandbox\] network_presets"):
         load_config(tmp_path)
+    monkeypatch.delenv("CODER_NETWORK_PRESETS")
+    monkeypatch.setenv("CODER_SANDBOX_PRIVATE_CGROUPS", "maybe")  # a yes/no variable takes 1/0, true/false
+    with pytest.raises(ConfigError, match=r"CODER_SANDBOX_PRIVATE_CGROUPS='maybe': expected 1 or 0"):
+        load_config(tmp_path)
+    monkeypatch.setenv("CODER_SANDBOX_PRIVATE_CGROUPS", "1")
+    assert load_config(tmp_path).sandbox.private_cgroups is True
 
 
 def test_a_flag_is_checked_like_a_file(tmp_path: Path) -> None:

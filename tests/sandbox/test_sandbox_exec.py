@@ -41,6 +41,17 @@ def test_run_sandboxed_is_sandboxed(git_repo: Path, tmp_path: Path) -> None:
     assert int(run.output.strip().splitlines()[-1]) < 10  # its own pid namespace
 
 
+def test_private_cgroups_hide_the_hosts_cgroup_tree(git_repo: Path) -> None:
+    """SWE-bench testbeds see no host cgroup tree, as a container on a cgroup v2 host: on a cgroup v1 host its
+    `cpu.shares = 1024` reads as one CPU to code that counts CPUs the Docker way (pylint's _cpu_count)."""
+    listing = "ls /sys/fs/cgroup | wc -l; touch /sys/fs/cgroup/planted 2>/dev/null && echo WRITABLE"
+    host = run_sandboxed(listing, git_repo, None, 10)
+    assert int(host.output.split()[0]) > 0, "control: the host's cgroup tree is visible by default"
+    private = run_sandboxed(listing, git_repo, SandboxConfig(private_cgroups=True), 10)
+    assert private.exit_code != 0 and private.output.split()[0] == "0", private.output
+    assert "WRITABLE" not in private.output
+
+
 def test_run_sandboxed_timeout_kills_everything(git_repo: Path) -> None:
     started = time.monotonic()
     run = run_sandboxed("sleep 600 & sleep 600; echo never", git_repo, None, 1)
