@@ -83,7 +83,8 @@ def test_evaluation_runs_the_patch_in_the_sandbox(swe, env_cache, tmp_path, monk
     env_dir = env_cache / "envs" / f"acme__calc-{VERSION}-py311"
     targets = (outside / "marker", Path.home() / "marker", env_dir / "marker")
     # and what it sees of the host's cgroup tree: nothing, as in the harness's containers on a cgroup v2 host
-    payload = _writer(*targets) + "open('cgroups.txt', 'w').write(str(len(__import__('os').listdir('/sys/fs/cgroup'))))\n"
+    payload = _writer(*targets) + ("open('cgroups.txt', 'w')"
+                                   ".write(str(len(__import__('os').listdir('/sys/fs/cgroup'))))\n")
     attack = GOLD_PATCH.replace(" def add(a, b):\n", "".join(f"+{line}\n" for line in payload.splitlines()) +
                                 " def add(a, b):\n")
     attack = attack.replace("@@ -1,5 +1,5 @@", f"@@ -1,5 +1,{5 + len(payload.splitlines())} @@")
