@@ -19,6 +19,7 @@ from coder.sandbox import limits as limits_mod
 from coder.sandbox.check import require_sandbox
 from coder.sandbox.env import sandbox_env
 from coder.sandbox.profile import SandboxConfig, bwrap_args
+from coder.sandbox.tarpit import tarpit_argv
 from coder.sandbox.text import clean_output
 
 
@@ -48,7 +49,8 @@ def run_sandboxed(command: str, workspace: Path, config: SandboxConfig | None, t
     if cfg.enabled:
         require_sandbox()
         checks += aftercheck.before_command(workspace)
-        argv = ["bwrap", *bwrap_args(workspace, cfg, None, os.environ.get("PATH", "")), "--", *argv]
+        argv = ["bwrap", *bwrap_args(workspace, cfg, None, os.environ.get("PATH", "")), "--",
+                *tarpit_argv(cfg.tarpits, argv)]
         groups, limits = limits_mod.prepare(limits_mod.Limits(cfg.nproc, cfg.file_size_mb, cfg.memory_mb))
     try:  # bwrap moves into the workspace itself; unsandboxed (the user's choice) bash starts there
         proc = start(argv, purpose="a sandboxed command", workdir=None if cfg.enabled else workspace, env=full_env,

@@ -34,6 +34,7 @@ from coder.base.settings import Repo, SettingError, setting
 from coder.host.git import gitfile_path
 from coder.netproxy.domains import check_pattern, check_presets
 from coder.sandbox.nested import nested_entries, read_regular
+from coder.sandbox.tarpit import TARPIT_CAPS, check_tarpits
 from coder.trust.protected import EXTENSION_DIRS, INSTRUCTION_FILES, MCP_FILE, OTHER_INSTRUCTIONS, command_files
 
 #: mount point (inside the sandbox) of the folder where the host drops command files for the shell
@@ -80,6 +81,13 @@ def _presets(names: list[str]) -> None:
         check_presets(names)
     except ConfigError as exc:
         raise ValueError(str(exc).removeprefix("[sandbox] network_presets: ")) from None
+
+
+def _tarpits(values: list[str]) -> list[str]:
+    try:
+        return check_tarpits(values, network=False)
+    except ConfigError as exc:
+        raise ValueError(str(exc).removeprefix("[sandbox] tarpits: ")) from None
 
 
 @dataclass
@@ -130,12 +138,20 @@ class SandboxConfig:
     private_cgroups: bool = setting(False, doc="Show commands an empty /sys/fs/cgroup, as a container does "
                                     "(SWE-bench testbeds; CODER_SANDBOX_PRIVATE_CGROUPS=1).", repo=Repo.NEVER,
                                     env="CODER_SANDBOX_PRIVATE_CGROUPS")
+    #: addresses whose connections hang until the client's timeout, as a non-routable address does on the
+    #: internet (coder/sandbox/tarpit.py); only without network, and for one-shot runs (run_sandboxed)
+    tarpits: list[str] = setting(factory=list, doc="IPv4 addresses whose connect hangs until the client's "
+                                 "timeout, routed into the sandbox's own loopback (SWE-bench testbeds).",
+                                 repo=Repo.NEVER, check=_tarpits)
 
     def check(self) -> None:
         if self.network and (self.allowed_domains or self.denied_domains or self.network_presets):
             raise SettingError("network", "network = true opens every destination without coder's proxy, so "
                                "allowed_domains, denied_domains and network_presets would mean nothing (a deny list "
                                "would be silently ignored): use one or the other")
+        if self.network and self.tarpits:
+            raise SettingError("tarpits", "tarpits are for a sandbox without network (with network = true their "
+                               "packets would leave the machine)")
 
 
 def _home() -> Path:
@@ -388,6 +404,8 @@ def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = N
         # Root keeps every capability inside its user namespace unless told otherwise; with CAP_SYS_ADMIN
         # there, the read-only binds below could be remounted read-write.
         args += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+    for cap in TARPIT_CAPS if cfg.tarpits else ():  # for the tarpit prelude only, which drops them all
+        args += ["--cap-add", cap]
     for path in SYSTEM_RO:
         p = Path(path)
         if p.is_symlink():
