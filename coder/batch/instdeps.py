@@ -113,10 +113,12 @@ def build_layer(env_dir: Path, repo: Path, commit: str = "HEAD") -> Path | None:
 
 
 #: The commit's own build requirements (no default for a bare setup.py: the environment's wheelhouse has those),
-#: read in the sandbox with pip's TOML reader (Python 3.6-3.10 have no tomllib); a `setup_requires` of setup.py
-#: only when it is a literal list.
+#: read in the sandbox with pip's TOML reader (Python 3.6-3.10 have no tomllib): `[build-system] requires`,
+#: `setup.cfg` `setup_requires`, a literal `setup_requires` of setup.py, and what setup.py computes: astropy 3.x
+#: (astropy_helpers) extends its `setup_requires` with cython and jinja2 in code, which no static reading sees.
+#: Both write to the file named by their first argument (setup.py may print).
 COMMIT_BUILD_REQUIRES = r"""
-import ast, configparser, os
+import ast, configparser, os, sys
 reqs = []
 try:
     from pip._vendor import tomli
@@ -141,8 +143,32 @@ except Exception:
     pass
 if any(r.startswith("setuptools") for r in reqs) and not any(r.startswith("wheel") for r in reqs):
     reqs.append("wheel")
-print("\n".join(dict.fromkeys(reqs)))
+open(sys.argv[1], "w").write("".join(r + "\n" for r in dict.fromkeys(reqs)))
 """
+#: ... and, in an interpreter of its own (setuptools' distutils shim must load before anything imports the
+#: standard library's distutils, as pip does), what setup.py computes, appended to the same file: setup.py runs
+#: as for `develop` (the install the harness's `pip install -e` runs; astropy_helpers asks for nothing on
+#: `egg_info`), with setuptools' fetching of `setup_requires` replaced by a recorder and no command run.
+SETUP_PY_REQUIRES = r"""
+import contextlib, os, sys
+out, found = sys.argv[1], []
+def record(self, requires):
+    for item in [requires] if isinstance(requires, str) else list(requires or []):
+        found.extend(line.strip() for line in str(item).splitlines() if line.strip())
+    return []
+try:
+    with contextlib.redirect_stdout(sys.stderr):
+        import setuptools.dist
+        setuptools.dist.Distribution.fetch_build_eggs = record
+        setuptools.dist.Distribution.run_commands = lambda self: None
+        sys.argv, sys.path[:0] = ["setup.py", "develop"], [os.getcwd()]
+        exec(compile(open("setup.py").read(), "setup.py", "exec"), {"__name__": "__main__", "__file__": "setup.py"})
+except BaseException as exc:
+    print("coder: setup.py did not finish:", repr(exc)[:300], file=sys.stderr)
+open(out, "a").write("".join(r + "\n" for r in found))
+"""
+#: the reader's revision, in each marker: the build part of a marker an older reader wrote is resolved again
+BUILD_READER = 2
 
 
 def _build_requirements(env_dir: Path, checkout: Path, steps: list[str], key: str, timeout: float) -> dict:
@@ -154,10 +180,11 @@ def _build_requirements(env_dir: Path, checkout: Path, steps: list[str], key: st
         if code != 0:
             return {"error": f"pre-install step failed ({step[:120]}): {output.strip()[-300:]}"}
     listing = ".coder-build-requires.txt"
-    code, output = run_build_step(f"python -c {shlex.quote(COMMIT_BUILD_REQUIRES)} > {listing}", checkout, env,
-                                  timeout)
+    code, output = run_build_step(f"python -c {shlex.quote(COMMIT_BUILD_REQUIRES)} {listing} && "
+                                  f"{{ [ ! -f setup.py ] || python -c {shlex.quote(SETUP_PY_REQUIRES)} {listing}; }}",
+                                  checkout, env, timeout)
     raw = read_beneath(checkout, listing, limit=1024 * 1024) if code == 0 else None
-    reqs = [r for r in (raw or b"").decode("utf-8", "replace").splitlines() if r.strip()]
+    reqs = list(dict.fromkeys(r.strip() for r in (raw or b"").decode("utf-8", "replace").splitlines() if r.strip()))
     if code != 0 or not reqs:
         return {"requires": reqs} if code == 0 else {"error": f"reading the build requirements: {output[-300:]}"}
     wheels = shlex.quote(str(env_dir / WHEELHOUSE))
@@ -191,7 +218,7 @@ def prefetch(env_dir: Path, mirror: Path, instances: Iterable[Instance], scratch
         marker = deps_dir / f"{key}.json"
         with file_lock(deps_dir / f".{key}.lock"):
             known = json.loads(marker.read_text(encoding="utf-8")) if marker.is_file() else None
-            if known is not None and "build" in known:
+            if known is not None and "build" in known and known.get("build_reader") == BUILD_READER:
                 markers[key] = known
                 continue
             markers[key] = _resolve(env_dir, mirror, inst, scratch / f"deps-{key}", timeout, list(steps or []),
@@ -203,7 +230,7 @@ def prefetch(env_dir: Path, mirror: Path, instances: Iterable[Instance], scratch
 def _resolve(env_dir: Path, mirror: Path, inst: Instance, checkout: Path, timeout: float, steps: list[str],
              key: str, known: dict | None) -> dict:
     """What the commit adds at run time (unless a marker of an earlier version already says) and its build layer."""
-    info: dict = {"commit": inst.base_commit, "instance": inst.instance_id}
+    info: dict = {"commit": inst.base_commit, "instance": inst.instance_id, "build_reader": BUILD_READER}
     if not (env_dir / "bin" / "python").exists():
         return {**info, "error": "the environment has no interpreter", "build": {}}
     try:

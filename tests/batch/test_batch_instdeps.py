@@ -210,6 +210,46 @@ def test_the_base_commits_own_build_requirements_get_a_layer_of_their_own(swe, t
     assert not ok and "acme-build==2.0" in output, output
 
 
+SETUP_PY_COMPUTED = """from setuptools import setup
+
+# what the build needs, computed (astropy_helpers extends setup.cfg's list in code): no literal list to read
+needs = ["acme-" + "build==2.0"]
+setup(name="acme-calc", version="0.1", setup_requires=needs)
+"""
+
+
+def test_a_setup_requires_computed_by_setup_py_gets_its_layer(swe, tmp_path, monkeypatch, index):
+    """astropy 3.1's setup.py extends its setup_requires with cython in code, and setuptools fetches it during the
+    install: the build layer must hold it. The base commit's setup.py computes `acme-build==2.0`; setup.py runs in
+    the sandbox with setuptools' fetching replaced by a recorder, and the layer gets the wheel, as for the same
+    requirement written out as a literal list (which the static reading already saw)."""
+    folder, url = index
+    dependency_wheel(folder, "acme-build", "acme_build", "VERSION = '2.0'\n", "2.0")
+    for key, value in {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": url}.items():
+        monkeypatch.setenv(key, value)
+    setup = commit(swe.mirror, {"acme_backend.py": BACKEND, "pyproject.toml": PYPROJECT.format(deps=""),
+                                ".gitignore": "__pycache__/\n"}, "calc as a package")
+    computed = commit(swe.mirror, {"setup.py": SETUP_PY_COMPUTED}, "setup.py computes its setup_requires")
+    literal = commit(swe.mirror, {"setup.py": SETUP_PY_COMPUTED.replace('["acme-" + "build==2.0"]',
+                                                                        '["acme-build==2.0"]')}, "written out")
+    rows = [swe.record(iid) | {"environment_setup_commit": setup, "base_commit": commit_, "version": "2.0"}
+            for iid, commit_ in zip(swe.ids[:2], (computed, literal), strict=True)]
+    swe.dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = {"python": "3.11", "install": "python -m pip install -e .", "system_site_packages": True, "local": "ok",
+            "test_cmd": "python -m pytest -rA -p no:cacheprovider"}
+    swe.specs.write_text(json.dumps({"repos": {"acme/calc": {"log_parser": "pytest", "versions": {"2.0": spec}}}}))
+    states = prepare_envs(load_instances(swe.dataset), load_spec_table(swe.specs), tmp_path / "cache", build=True,
+                          repos_dir=swe.repos_dir, scratch=tmp_path / "setup")
+    (state,) = states.values()
+    assert state.status == READY, state.error
+    markers = {m["commit"]: m for m in map(json.loads, map(Path.read_text,
+                                                            (Path(state.env_dir) / DEPS_DIR).glob("*.json")))}
+    for commit_ in (computed, literal):
+        build = markers[commit_]["build"]
+        assert "acme-build==2.0" in build["requires"] and build["layer"], build
+        assert [p.name for p in Path(build["layer"]).glob("acme_build-*")] == ["acme_build-2.0-py3-none-any.whl"]
+
+
 def test_a_dependency_the_patch_adds_is_fetched_for_its_evaluation(swe, tmp_path, monkeypatch, index):
     """The gold patch itself adds a dependency and starts importing it (pylint-dev__pylint-4661 adds appdirs to
     setup.cfg): the harness's install fetches it; the evaluator resolves the patched workspace in the sandbox with
