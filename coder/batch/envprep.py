@@ -21,6 +21,7 @@ from coder.batch.envs import cached_failure, ensure_env, env_is_ready, file_lock
 from coder.batch.instances import Instance
 from coder.batch.instdeps import prefetch
 from coder.batch.netprobe import network_differs
+from coder.batch.services import ensure_service
 from coder.batch.specs import EnvUnavailable, check_buildable, spec_for
 from coder.batch.workspace import WorkspaceError, create_workspace, ensure_mirror, find_mirror, remove_workspace
 
@@ -104,6 +105,8 @@ def prepare_envs(instances: list[Instance], table: dict[str, Any], cache: Path, 
             if build and state.status == READY and installs_with_pip(spec):
                 mirror = ensure_mirror(first.repo, repos_dir, cache / "mirrors", allow_network)
                 prefetch(Path(state.env_dir), mirror, members, scratch or cache / "setup", steps=spec.repo_steps)
+            if build and state.status == READY:
+                ensure_service(spec, Path(state.env_dir))
         except (EnvUnavailable, WorkspaceError) as exc:
             state.status, state.error = UNAVAILABLE, str(exc)
         if progress is not None:

@@ -31,6 +31,7 @@ from coder.batch.envs import installs_with_pip
 from coder.batch.instances import Instance
 from coder.batch.instdeps import patch_requirements
 from coder.batch.outputs import atomic_write
+from coder.batch.services import start_lines, unserved
 from coder.batch.specs import EnvSpec, EnvUnavailable
 from coder.batch.testbed import Testbed, install_script, open_testbed
 from coder.batch.workspace import (
@@ -198,12 +199,14 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
                 result.error = (f"its PASS_TO_PASS tests need {', '.join(left_out)}, which this environment leaves "
                                 "out (no PyPI equivalent; the harness's conda environment has it): they skip here, "
                                 "by file and line, and so are missing from the log; see test_output.txt")
-            elif result.infra_failure_reason == "network_unreachable" and not spec.test_network:
+            elif not spec.test_network and infra.failed_on_network(log, _failing(graded.tests_status),
+                                                                   unserved(spec)):
                 # the tests reach the internet the harness's containers have (sphinx's linkcheck): no verdict here
                 result.status, result.needs_official_harness = grading.ERROR, True
-                result.error = ("its tests reach the internet, which the harness's "
-                                "containers have and this machine's sandbox does not (name resolution failed); "
-                                "see test_output.txt")
+                result.error = ("its tests reach the internet, which the harness's containers have and this "
+                                "machine's sandbox does not: every failing test of its lists failed on name "
+                                "resolution" + (" or on https to the local stand-in" if spec.test_service else "")
+                                + "; see test_output.txt")
     except EnvUnavailable as exc:
         result.needs_official_harness, result.error = True, f"environment: {exc}"
     except IncompleteMirror as exc:
@@ -216,6 +219,10 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
             remove_workspace(ws_dir)
         atomic_write(out_dir / "report.json", json.dumps(asdict(result), indent=1))
     return result
+
+
+def _failing(report: dict[str, Any]) -> list[str]:
+    return [t for part in ("FAIL_TO_PASS", "PASS_TO_PASS") for t in (report.get(part) or {}).get("failure", [])]
 
 
 _COULD_NOT_IMPORT = re.compile(r"could not import '([A-Za-z0-9_]+)")
@@ -279,8 +286,10 @@ def eval_script(inst: Instance, spec: EnvSpec, layer: Path, env_dir: Path, build
     install = install_script(spec, env_dir, str(layer / "install.log"), build_wheels, patch_wheels)
     if install:  # a failed install is reported as such, never followed by a test run against a missing package
         lines += [install, "rc=$?", f'if [ "$rc" -ne 0 ]; then echo "{INSTALL_FAILED}: $rc" > {output}; exit 0; fi']
-    # the test command's own exit status, recorded after the end marker as swebench 5.0's eval scripts do
-    lines += [f"{{ echo {shlex.quote(grading.START_TEST_OUTPUT)}", eval_test_command(inst, spec),
+    # a local stand-in for a server the tests would reach on the internet (coder/batch/services.py), then the
+    # test command's own exit status, recorded after the end marker as swebench 5.0's eval scripts do
+    service = start_lines(spec, env_dir, str(layer / "service.log"))
+    lines += ["{", *service, f"echo {shlex.quote(grading.START_TEST_OUTPUT)}", eval_test_command(inst, spec),
               "rc=$?", f"echo {shlex.quote(grading.END_TEST_OUTPUT)}",
               f'echo "{grading.TEST_EXIT_CODE}: $rc"; }} > {output} 2>&1']
     return "\n".join(lines) + "\n"
@@ -295,7 +304,7 @@ def _run_tests(inst: Instance, spec: EnvSpec, tb: Testbed, cfg: EvalConfig, out_
         # still sandboxed; network only for repositories whose tests need it (psf/requests: httpbin.org)
         code, output = tb.run(script, cfg.timeout, writable_layer=True, network=spec.test_network)
         log_path = out_dir / "test_output.txt"
-        for name in ("install.log", "test_output.txt"):
+        for name in ("install.log", "test_output.txt", "service.log"):
             if (tb.layer / name).is_file():
                 shutil.copyfile(tb.layer / name, out_dir / name)
         text = log_path.read_text(encoding="utf-8", errors="replace") if log_path.is_file() else ""

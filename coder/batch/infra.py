@@ -45,3 +45,43 @@ def install_failure_tier(patch: str) -> str:
     """A failed install of the package under test: the environment's failure unless the patch changed how the
     package builds."""
     return TIER_AMBIGUOUS if BUILD_FILES.search(patch) else TIER_ENVIRONMENT
+
+
+#: a failed name resolution: the test reached for the internet (the harness's containers have it, the sandbox not)
+NAME_RESOLUTION = re.compile(r"Could not resolve host|Temporary failure in name resolution")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_BLOCK = re.compile(r"^=+ (.+?) =+$")
+_HEADING = re.compile(r"^_{3,} (?:ERROR at (?:setup|teardown) of )?(.+?) _{3,}$")
+
+
+def failure_reports(log: str) -> dict[str, str]:
+    """pytest's report of each failed test (the FAILURES and ERRORS blocks), by its heading: the test id without
+    its file, `Class.test_name[param]`."""
+    reports: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    inside = False
+    for line in _ANSI.sub("", log).splitlines():
+        block = _BLOCK.match(line)
+        if block:
+            inside, current = block.group(1) in ("FAILURES", "ERRORS"), None
+            continue
+        heading = _HEADING.match(line) if inside else None
+        if heading:
+            current = reports.setdefault(heading.group(1), [])
+        elif current is not None:
+            current.append(line)
+    return {name: "\n".join(lines) for name, lines in reports.items()}
+
+
+def failed_on_network(log: str, failing: list[str], also: re.Pattern[str] | None = None) -> bool:
+    """Every test of `failing` (test ids) failed on the network: its own report names a failed name resolution
+    (or matches `also`). A test without a report, or with another failure, says something about the patch."""
+    if not failing:
+        return False
+    reports = failure_reports(log)
+    for test in failing:
+        report = reports.get(".".join(test.split("::")[1:]) or test)
+        if report is None or not (NAME_RESOLUTION.search(report) or (also is not None and also.search(report))):
+            return False
+    return True
+

@@ -64,6 +64,12 @@ class EnvSpec:
     test_network: bool = False  # the tests reach the internet, as they can in the harness's containers
     #: what the tests expect of that internet (coder/batch/netprobe.py): {"reaches": [...], "times_out": [...]}
     test_network_probe: dict[str, list[str]] = field(default_factory=dict)
+    #: addresses the tests expect to time out (a non-routable one): routed into the sandbox's own loopback
+    #: (coder/sandbox/tarpit.py) for the evaluation
+    tarpits: list[str] = field(default_factory=list)
+    #: a local stand-in for a server the tests reach on the internet (coder/batch/services.py): packages, args,
+    #: address, env
+    test_service: dict[str, Any] = field(default_factory=dict)
     constraints: list[str] = field(default_factory=list)
     python: str = ""  # the interpreter the venv is made with; "" = the Python running coder
 
@@ -201,6 +207,8 @@ def spec_for(inst: Instance, table: dict[str, Any]) -> EnvSpec:
         system_site_packages=bool(ver.get("system_site_packages", False)),
         test_network=bool(ver.get("test_network", repo_entry.get("test_network", False))),
         test_network_probe=dict(ver.get("test_network_probe", repo_entry.get("test_network_probe")) or {}),
+        tarpits=list(ver.get("tarpits", repo_entry.get("tarpits")) or []),
+        test_service=dict(ver.get("test_service", repo_entry.get("test_service")) or {}),
         constraints=list(repo_entry.get("constraints") or []) + list(ver.get("constraints") or []) +
         list(default.get("constraints") or []),
         python=python,

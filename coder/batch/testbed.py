@@ -59,9 +59,11 @@ class Testbed:
     def sandbox(self, writable_layer: bool = False, timeout: float = 1800, network: bool = False) -> SandboxConfig:
         """The `[sandbox]` section for commands on this workspace: the environment mounted read-only."""
         layer = [str(self.layer)]
+        # tarpits: what the tests expect to time out, as on the internet (only a sandbox without network has them)
         return SandboxConfig(network=network, extra_ro=list(self.read_only) + ([] if writable_layer else layer),
                              extra_rw=layer if writable_layer else [], max_timeout=timeout, timeout=timeout,
-                             max_output_chars=10**9, private_cgroups=True)
+                             max_output_chars=10**9, private_cgroups=True,
+                             tarpits=[] if network else list(self.spec.tarpits))
 
     def run(self, script: str, timeout: float, writable_layer: bool = False,
             network: bool = False) -> tuple[int | None, str]:

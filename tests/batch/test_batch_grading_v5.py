@@ -126,6 +126,14 @@ def test_infra_labels_follow_the_harness():
     assert infra.classify("1 passed") is None
 
 
+NOOP_PATCH = """diff --git a/notes.txt b/notes.txt
+new file mode 100644
+--- /dev/null
++++ b/notes.txt
+@@ -0,0 +1 @@
++nothing
+"""
+
 NETWORK_TEST_PATCH = """diff --git a/tests/test_calc.py b/tests/test_calc.py
 --- a/tests/test_calc.py
 +++ b/tests/test_calc.py
@@ -148,7 +156,8 @@ NETWORK_TEST_PATCH = """diff --git a/tests/test_calc.py b/tests/test_calc.py
 def test_tests_that_need_the_internet_are_could_not_evaluate_here(swe, env_cache, tmp_path):
     """A PASS_TO_PASS test that reaches the internet (sphinx's linkcheck tests do, and the harness's containers have
     network) fails in the sandbox with a name-resolution error, which no patch causes: the instance is "could not
-    evaluate here", not "not resolved". The control: the same instance without that test resolves."""
+    evaluate here", not "not resolved", when that is how every failing test of its lists failed. The controls: the
+    same instance without that test resolves; a patch that leaves the bug is "not resolved"."""
     rows = [json.loads(line) for line in swe.dataset.read_text().splitlines()]
     rows[0]["test_patch"] = NETWORK_TEST_PATCH
     rows[0]["PASS_TO_PASS"] = json.dumps(["tests/test_calc.py::test_mul", "tests/test_calc.py::test_link"])
@@ -160,6 +169,10 @@ def test_tests_that_need_the_internet_are_could_not_evaluate_here(swe, env_cache
     assert r["error"].startswith("its tests reach the internet")
     assert report["needs_official_harness"] == ["acme__calc-1"] and report["unresolved_ids"] == []
     assert r["tests_status"]["PASS_TO_PASS"]["failure"] == ["tests/test_calc.py::test_link"]  # kept, to read
+    # a patch that leaves the bug: FAIL_TO_PASS fails on its assertion beside the network test, "not resolved"
+    # (each failing test's own report decides, not the log as a whole)
+    noop = _evaluate(swe, env_cache, tmp_path / "noop", NOOP_PATCH)["instances"]["acme__calc-1"]
+    assert noop["status"] == "not" and not noop["needs_official_harness"], noop["error"]
     rows[0]["PASS_TO_PASS"] = json.dumps(["tests/test_calc.py::test_mul"])
     swe.dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
     control = _evaluate(swe, env_cache, tmp_path / "control", GOLD_PATCH)["instances"]["acme__calc-1"]
