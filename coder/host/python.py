@@ -66,9 +66,17 @@ def isolated_launcher() -> str:
         folder = tempfile.mkdtemp(prefix="coder-python-")
         atexit.register(shutil.rmtree, folder, True)
         path = os.path.join(folder, "python")
+        # multiprocessing runs `<executable> [interpreter flags such as -B] -c CODE ...`, and the fork server imports
+        # its preload before it takes the parent's sys.path: CODE gets this process's import path first, or an
+        # installed coder (another checkout's) would be the one preloaded
+        head = f"import sys; sys.path[:0] = {import_path()!r}; "
+        exe = shlex.quote(sys.executable)
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(f"#!/bin/sh\ncd {shlex.quote(NEUTRAL_CWD)} || exit 126\n"
-                     f"exec {shlex.quote(sys.executable)} -I \"$@\"\n")
+            fh.write(f"#!/bin/sh\nset -f\ncd {shlex.quote(NEUTRAL_CWD)} || exit 126\nflags=\n"
+                     'while [ $# -gt 0 ] && [ "$1" != -c ]; do flags="$flags $1"; shift; done\n'
+                     f'if [ $# -gt 1 ]; then code="$2"; shift 2; '
+                     f'exec {exe} -I $flags -c {shlex.quote(head)}"$code" "$@"; fi\n'
+                     f'exec {exe} -I $flags "$@"\n')
         os.chmod(path, 0o700)
         _LAUNCHER = path
     return _LAUNCHER
