@@ -29,6 +29,7 @@ from coder.host import (
 )
 from coder.host import spawn as door
 from coder.host.pty import spawn_pty
+from coder.host.python import isolated_launcher
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -149,6 +150,19 @@ def test_our_python_never_imports_from_the_working_directory(tmp_path: Path) -> 
     out = run(argv, purpose="test", timeout=60, workdir=repo, text=True)
     assert out.returncode == 0, out.stderr
     assert not marker.exists()
+
+
+def test_the_fork_servers_launcher_puts_our_import_path_first() -> None:
+    """multiprocessing starts its fork server as `<launcher> -B -c CODE` and the server imports its preload before
+    it takes the parent's sys.path: with `-I` alone an installed coder (another checkout's) was preloaded. The
+    launcher gives CODE this process's import path first, past the interpreter flags (control: -m is untouched)."""
+    launcher = isolated_launcher()
+    probe = "import sys, coder; print(sys.flags.isolated, sys.flags.dont_write_bytecode, coder.__file__)"
+    out = run([launcher, "-B", "-c", probe, "arg"], purpose="test", timeout=60, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1", "1", str(REPO / "coder" / "__init__.py")]
+    control = run([launcher, "-m", "json.tool", "--help"], purpose="test", timeout=60, text=True)
+    assert control.returncode == 0 and "json.tool" in control.stdout
 
 
 def test_limits_are_set_by_the_wrapper_not_in_python(tmp_path: Path) -> None:
