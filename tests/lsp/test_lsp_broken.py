@@ -31,7 +31,9 @@ def test_a_server_that_never_answers_costs_the_wait_and_is_stopped(tmp_path: Pat
     assert ("(no diagnostics for a.py: broken could not start: did not answer `initialize` in time" in result.output
             or "(no diagnostics for a.py: broken is still starting" in result.output), result.output
     assert "the edit itself is done)" in result.output
-    assert took < 3.0
+    # bounded: an edit that waited on the mute server would hang to the test's timeout; 30 s leaves a loaded
+    # machine room for the sandboxed start and its teardown (the wait itself is 1.5 s)
+    assert took < 30.0
     manager = ctx.services["lsp"]
     pids = manager.pids()
     slot = manager._slots["broken"]
@@ -44,7 +46,8 @@ def test_a_server_that_never_answers_costs_the_wait_and_is_stopped(tmp_path: Pat
     # neither start it again nor wait
     tool.run({"command": "str_replace", "path": "a.py", "old_str": "undefined_name", "new_str": "2"}, ctx)
     again = tool.run({"command": "str_replace", "path": "a.py", "old_str": "x = 2", "new_str": "x = 3"}, ctx)
-    assert "could not start" in again.output and again.data["diagnostics_ms"] < 100  # not tried again
+    # not tried again: a second start would wait its start_timeout (500 ms) at least
+    assert "could not start" in again.output and again.data["diagnostics_ms"] < 400
     tool.close()
     assert all(not Path(f"/proc/{pid}/cmdline").exists() or not Path(f"/proc/{pid}/cmdline").read_bytes()
                for pid in pids)  # killed (gone, or a zombie with an empty command line)
