@@ -91,6 +91,13 @@ class ContextSettings:
                             repo=Repo.ALWAYS, above=0, at_most=0.99)
     recent_turns: int = setting(1, doc="Turns never masked and kept verbatim by a summary.", repo=Repo.ALWAYS,
                                 at_least=0)
+    # issue 33, round 2: masking before summaries (a summary's output is the dearest token of a session; a mask
+    # costs nothing to write and only the masked span is written to the cache again); docs/decisions/33-context-cost.md
+    mask: Literal["old", "stale"] = setting(
+        "old", doc="At a compaction, mask every tool output older than the last turns (old) or only superseded ones "
+        "(stale); the last failure, the last test run and the task list stay whole.", repo=Repo.ALWAYS)
+    mask_target: float = setting(0.7, doc="No summary when masking alone gets the request to this fraction of "
+                                 "compact_at or below.", repo=Repo.ALWAYS, above=0, at_most=0.99)
     min_gain: float = setting(0.1, doc="A compaction that frees less than this share is not repeated.",
                               repo=Repo.ALWAYS, at_least=0)
     clip_chars: int = setting(20_000, doc="Tool outputs longer than this keep their head and tail only.",

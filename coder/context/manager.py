@@ -111,7 +111,8 @@ class TieredContext:
         self.on_status = on_status
         self.clipper = ClipTier(self.state_dir, self.config.clip_chars, self.config.clip_head_lines,
                                 self.config.clip_tail_lines)
-        self.masker = MaskTier(self.state_dir, self.config.recent_turns, self.config.mask_min_chars)
+        self.masker = MaskTier(self.state_dir, self.config.recent_turns, self.config.mask_min_chars,
+                               mode=self.config.mask)
         self.stats = ContextStats()
         self._reset_state()
         self._last_system = ""
@@ -139,7 +140,7 @@ class TieredContext:
         self.hard_text_limit: int | None = None
         self._breaker_until = 0
         self._forced = False
-        self._prev_view_len = 0  # length of the last view sent, while its prefix is unchanged
+        self._prev_view: list[Message] = []  # the last view sent: what the cache holds
 
     # ----------------------------------------------------------------- the protocol
     def prepare(self, system: str, history: list[Message], tools: list[ToolSpec], pinned: Pinned) -> Prepared:
@@ -160,11 +161,9 @@ class TieredContext:
             compactions += self._compact(system, history, view, tools, pinned, tokens, forced)
             view = self._view(history)
             tokens = self._count(system, view, tools)
-            self._prev_view_len = 0
         if tokens > self.budget:
             view, tokens, cut = self._hard_cut(system, view, tools, tokens)
             compactions.append(cut)
-            self._prev_view_len = 0
             if tokens > self.budget:
                 raise ContextOverflowError(
                     f"the request needs about {tokens} tokens even after compaction and cutting every long "
@@ -173,7 +172,7 @@ class TieredContext:
         self.stats.compactions += sum(1 for c in compactions if c.kind != "breaker")
         request = ModelRequest(system, view, list(tools), self.config.max_output_tokens, True,
                                self._breakpoints(view))
-        self._prev_view_len = len(view)
+        self._prev_view = view
         self._last_estimate = tokens
         return Prepared(request, compactions, tokens)
 
@@ -201,7 +200,6 @@ class TieredContext:
                                keep_turns=min(2, self.config.recent_turns), tokens_before=before)
         if comp is not None:
             self.stats.compactions += 1
-            self._prev_view_len = 0
         return comp
 
     def force_compaction(self) -> None:
@@ -258,15 +256,25 @@ class TieredContext:
         return estimate
 
     def _breakpoints(self, view: list[Message]) -> list[int]:
-        """Cache breakpoints where they pay (the provider adds one after system + tools): the first message
-        (system + tools + task never change, so every request, the first after a compaction included, reads
-        them; marking them also keeps that entry warm), the end of the previous request while the prefix is
-        unchanged (a guaranteed hit even when many blocks were added since), and the end of this request (the
-        next one reads it)."""
-        points = {0, len(view) - 1}
-        if 0 < self._prev_view_len <= len(view) - 1:
-            points.add(self._prev_view_len - 1)
-        return sorted(p for p in points if p >= 0)[-3:]
+        """Cache breakpoints where they pay (the provider adds one after system + tools), at most three: the end
+        of what this view shares with the previous request (after a masking, all before its first newly masked
+        output); the end of the part before the last turn (where the next masking starts; between compactions the
+        same point); this request's end; and while there is room the first message (system, tools and task never
+        change, so every request reads them)."""
+        stable = 0
+        for old, new in zip(self._prev_view, view, strict=False):
+            if old is not new and old != new:
+                break
+            stable += 1
+        turns = [i for i, m in enumerate(view) if m.role == "assistant"]
+        points = {len(view) - 1}
+        if 0 < stable <= len(view) - 1:
+            points.add(stable - 1)
+        if turns and turns[-1] > 0:
+            points.add(turns[-1] - 1)
+        if len(points) < 3:
+            points.add(0)
+        return sorted(p for p in points if p >= 0)
 
     # ----------------------------------------------------------------- compaction
     def _worth_compacting(self, view: list[Message], tokens: int) -> bool:
@@ -302,7 +310,8 @@ class TieredContext:
             out.append(Compaction("mask", tokens_before, tokens, {"replacements": masks}))
         # forced: the provider refused the request, so our count was wrong; halve what we send at least
         target = min(self.target, tokens_before // 2) if forced else self.target
-        if tokens > target:
+        masked_enough = bool(masks) and not forced and tokens <= self.config.mask_target * self.compact_at
+        if tokens > target and not masked_enough:
             comp = self._summarize(system, history, view, tools, pinned, target, "", self.config.recent_turns,
                                    tokens)
             if comp is not None:
@@ -345,8 +354,12 @@ class TieredContext:
                 break
         if self.on_status is not None:
             self.on_status(f"compacting the context: summarising {cut - 1} earlier messages")
-        request = summary_request(system, tools, view, instruction(len(turns) - turns.index(cut), focus),
-                                  self.config.summary_max_tokens, self._breakpoints(view))
+        # the summary reads what it replaces: the view up to the first kept turn, which is what the previous request
+        # sent (all of it in the cache); the kept turns stay verbatim after the handoff and need no summary
+        kept_at = next((i for i, m in enumerate(view) if m is history[cut]), len(view))
+        seen = view[:kept_at] if kept_at > 1 else view
+        request = summary_request(system, tools, seen, instruction(len(turns) - turns.index(cut), focus),
+                                  self.config.summary_max_tokens, self._breakpoints(seen))
         fallback = ""
         usage: Usage | None = None
         try:

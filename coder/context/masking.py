@@ -1,10 +1,15 @@
-"""Tier 2: superseded observations older than the last K turns shrink to a one-line stub.
+"""Tier 2: observations older than the last K turns shrink to a one-line stub.
 
-An observation is superseded when a later call makes it stale: the same file viewed again or edited since, the
-same command (a test run, a reproduction script) run again. The stub keeps the command and its exit status, and
-the full text stays readable behind an output:// handle, so masking forgets nothing for good. Masking changes
-old messages, which invalidates the cached prefix from the first masked one on; the manager therefore masks
-only at a compaction, in one large step, never a little every turn.
+Two modes (`[context] mask`). "stale" masks only superseded observations: a later call made them stale (the same
+file viewed again or edited since, the same command, a test run or a reproduction script, run again). "old" masks
+every old observation, superseded or not (observation masking as in Lindenbauer et al. 2025, "The Complexity
+Trap": as good as an LLM summary for solve rate, at a fraction of its cost), except what the handoff guarantees:
+the last failure and the last test run stay whole, and tools whose contract says `maskable: false` (the task
+list, the plan) are never touched. The model's own calls stay verbatim, so what it ran and which files it edited
+stay in view; the full output stays readable behind an output:// handle, so masking forgets nothing for good.
+Masking changes old messages, which invalidates the cached prefix from the first newly masked one on; the manager
+therefore masks only at a compaction, in one large step, never a little every turn, and each step masks only
+what came after the previous one, so the prefix before it stays cached.
 
 What a call reads and writes is what its tool says (`CallFacts`: the shell line, the files a view shows or an
 edit writes, whether its result may be masked at all); this module knows no tool by name.
@@ -38,6 +43,9 @@ EXIT_PATTERNS = [
     re.compile(r"\[exit (-?\d+)\]"),
 ]
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1([^\n]*)\n.*?^\s*\2\s*$", re.DOTALL | re.MULTILINE)
+#: a shell line that runs a test suite: its last result stays unmasked (the handoff's "last test result")
+TEST_RUN = re.compile(r"\b(pytest|py\.test|unittest|tox|nox|runtests?\.py"
+                      r"|(go|cargo|npm|yarn|pnpm|mvn|gradle) (run )?test|make (test|check))\b")
 ERROR_HINT = re.compile(r"Traceback \(most recent call last\)|\b\w*(Error|Exception)\b:|\bFAILED\b|\berror:",
                         re.IGNORECASE)
 
@@ -165,6 +173,16 @@ def stub(obs: Observation, handle: str, facts: CallFacts | None = None) -> str:
             f"{len(obs.content)} chars at {handle}]")
 
 
+def old_stub(obs: Observation, handle: str) -> str:
+    """The stub of an old, not superseded output: the call stands just before it, so only its status and where the
+    whole text is (a few tokens: every request after the compaction carries it)."""
+    return f"[old output masked ({exit_status(obs)}); {len(obs.content)} chars: read_output {handle}]"
+
+
+def is_test_run(facts: CallFacts) -> bool:
+    return facts.shell is not None and bool(TEST_RUN.search(facts.shell))
+
+
 @dataclass
 class MaskTier:
     state_dir: Path
@@ -173,10 +191,12 @@ class MaskTier:
     min_chars: int = 300
     #: what a call does, as its tool says (the built-in tools by default)
     describe: Describe = field(default=describe)
+    #: "stale": only superseded observations; "old": every old one (see the module's docstring)
+    mode: str = "stale"
 
     def run(self, history: list[Message], replacements: dict[str, str]) -> dict[str, str]:
-        """Stubs for the superseded observations outside the last `recent_turns` turns. The last failure is
-        never masked: it is what the agent is working on."""
+        """Stubs for the observations outside the last `recent_turns` turns that the mode masks. The last failure
+        is never masked (it is what the agent is working on), nor in "old" mode the last test run."""
         turns = assistant_indexes(history)
         if len(turns) <= self.recent_turns:
             return {}
@@ -185,13 +205,20 @@ class MaskTier:
         stale = superseded(obs_list, self.describe)
         failures = [o for o in obs_list if is_failure(o)]
         keep = {failures[-1].tool_use_id} if failures else set()
+        facts_of = {o.tool_use_id: self.describe(o.name, o.input) for o in obs_list}
+        tests = [o for o in obs_list if is_test_run(facts_of[o.tool_use_id])]
+        if self.mode == "old" and tests:
+            keep.add(tests[-1].tool_use_id)
         new: dict[str, str] = {}
         for obs in obs_list:
-            if (obs.use_index >= boundary or obs.tool_use_id not in stale or obs.tool_use_id in keep
-                    or obs.tool_use_id in replacements and replacements[obs.tool_use_id].startswith("[stale")):
+            masked = replacements.get(obs.tool_use_id, "").startswith(("[stale", "[old output"))
+            if (obs.use_index >= boundary or obs.tool_use_id in keep or masked
+                    or obs.tool_use_id not in stale and self.mode != "old"):
                 continue
-            facts = self.describe(obs.name, obs.input)
+            facts = facts_of[obs.tool_use_id]
             if len(obs.content) < self.min_chars or not facts.maskable:
                 continue
-            new[obs.tool_use_id] = stub(obs, save_output(self.state_dir, obs.content), facts)
+            handle = save_output(self.state_dir, obs.content)
+            new[obs.tool_use_id] = (stub(obs, handle, facts) if obs.tool_use_id in stale
+                                    else old_stub(obs, handle))
         return new

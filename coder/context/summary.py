@@ -119,8 +119,10 @@ def summary_request(system: str, tools: list[ToolSpec], view: list[Message], pro
         messages[-1] = Message("user", list(messages[-1].content) + [TextBlock(prompt)])
     else:
         messages.append(Message("user", [TextBlock(prompt)]))
-    points = [i for i in breakpoints if i < len(messages) - 1]
-    return ModelRequest(system, messages, list(tools), max_tokens, True, points[-2:])
+    # a breakpoint on the last message too: its lookback finds the previous request's end just before the
+    # instruction, so everything before the instruction is read from the cache
+    points = sorted({i for i in breakpoints if i < len(messages) - 1} | {len(messages) - 1})
+    return ModelRequest(system, messages, list(tools), max_tokens, True, points[-3:])
 
 
 class Summarizer(Protocol):

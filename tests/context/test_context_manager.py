@@ -21,7 +21,10 @@ from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock
 HANDOFF = "## Intent\nMake greet polite.\n## Plan and next\n1. rerun the tests"
 SCRIPT = {"turns": [{"when": "about to be compacted", "repeat": True, "text": HANDOFF}]}
 TOOLS = [ToolSpec("bash", "Run a command.", {"type": "object", "properties": {"command": {"type": "string"}}})]
-SMALL = {"budget": 40_000, "compact_at": 6_000, "target": 0.5, "recent_turns": 2}
+#: the summary tier's tests: only superseded outputs are masked and masking alone is never enough, so every
+#: compaction writes a summary (the masking-first path has its own tests in test_context_masking_first.py)
+SUMMARY_FIRST = {"mask": "stale", "mask_target": 0.01}
+SMALL = {"budget": 40_000, "compact_at": 6_000, "target": 0.5, "recent_turns": 2, **SUMMARY_FIRST}
 
 
 def manager(tmp_path: Path, config: dict[str, Any] | None = None, **kw: Any) -> TieredContext:

@@ -68,7 +68,8 @@ def test_summary_request_reuses_the_view_and_appends_the_instruction() -> None:
     assert req.messages[:-1] == h.messages[:-1], "same prefix as the last request: cache hit"
     assert req.messages[-1].content[:-1] == h.messages[-1].content
     assert isinstance(req.messages[-1].content[-1], TextBlock) and "handoff" in req.messages[-1].content[-1].text
-    assert req.cache_breakpoints == [3] and req.max_tokens == 2000
+    # the last message carries one too: its lookback reads everything the last request wrote
+    assert req.cache_breakpoints == [3, len(req.messages) - 1] and req.max_tokens == 2000
     assert pairing_problems(req.messages) == []
     dangling = h.messages + [Message("assistant", [ToolUseBlock("toolu_x", "bash", {"command": "ls"})])]
     req2 = summary_request("SYS", [], dangling, text, 2000, [])
