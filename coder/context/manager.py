@@ -1,9 +1,10 @@
 """TieredContext: fit every request into a token budget, cheapest tier first, and keep the cache warm.
 
 Per request the engine calls `prepare`. Long new tool outputs are clipped at first sight (tier 1), before any
-request carries them. When the request passes `compact_at` tokens, one compaction runs: superseded observations
-older than the last K turns are masked (tier 2) and, if that is not enough to get down to `target`, a structured
-handoff replaces the oldest turns (tier 3). Between compactions the view is the previous view plus the new
+request carries them. When the request passes `compact_at` tokens, one compaction runs: observations older than
+the last K turns are masked (tier 2: every old one, or only superseded ones, `[context] mask`) and, if that leaves
+the request above `mask_target` of compact_at and above `target`, a structured handoff replaces the oldest turns
+(tier 3). Between compactions the view is the previous view plus the new
 messages, byte for byte, so the provider's cache serves the whole prefix; a compaction is one large step that
 buys many cheap requests after it.
 

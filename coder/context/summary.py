@@ -5,9 +5,10 @@ files touched, the plan, the last test result and the last error) are copied by 
 the pinned state, so no model can drop them. The model writes only the judgement half (intent, decisions and why,
 file state, errors and fixes, plan and next), prompted by `prompts/compact.md`.
 
-The summarising request is the current view plus the instruction appended at its end, with the same system
-prompt and tools: its whole prefix is already in the provider's cache, so the summary costs cache reads, not a
-fresh pass over the history.
+The summarising request is what it replaces, the previous request's messages (the view up to the first kept
+turn), plus the instruction appended at its end, with the same system prompt and tools: its whole prefix is
+already in the provider's cache, so the summary costs cache reads, not a fresh pass over the history, and the
+kept turns, which follow the handoff verbatim, are not summarised.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from context_helpers import EDITOR, HistoryBuilder, lines, result_of
+from context_helpers import HistoryBuilder, lines, result_of
 
 from coder.base.errors import ConfigError
 from coder.config.layers import settings
@@ -16,7 +16,7 @@ from coder.context.base import Pinned
 from coder.context.manager import TieredContext
 from coder.context.masking import MaskTier
 from coder.models.scripted import ScriptedProvider
-from coder.models.types import Message, ModelRequest, TextBlock, ToolSpec, Usage
+from coder.models.types import ModelRequest, TextBlock, ToolSpec, Usage
 from coder.models.wire import PrefixCache, build_anthropic_body, segments
 from coder.store.outputs import load_output
 
@@ -169,4 +169,3 @@ def test_bad_masking_settings_are_clear_errors(setting: dict[str, Any], message:
 def test_the_defaults_mask_old_outputs_first() -> None:
     config = ContextSettings()
     assert (config.mask, config.mask_target) == ("old", 0.7)
-    assert EDITOR and Message  # the helpers' editor name and the message type stay importable
