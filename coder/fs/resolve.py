@@ -128,9 +128,13 @@ class Beneath:
             if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
                 raise
             here = "/".join(parts[: i + 1])
-            if stat.S_ISLNK(os.stat(parts[i], dir_fd=fd, follow_symlinks=False).st_mode):
-                raise SymlinkInPath(f"{here} is a symbolic link; coder does not read, write or delete "
-                                    "through symlinked folders here", here) from None
+            mode = os.stat(parts[i], dir_fd=fd, follow_symlinks=False).st_mode
+            if stat.S_ISLNK(mode) or stat.S_ISDIR(mode):
+                # a folder now, but the open just met something else: it was swapped (for a link, the attack)
+                # between the open and this look, so it is refused as the link it was, never "missing"
+                raise SymlinkInPath(f"{here} is a symbolic link (or was swapped for one while coder opened it); "
+                                    "coder does not read, write or delete through symlinked folders here",
+                                    here) from None
             raise NotADirectoryError(errno.ENOTDIR, "Not a directory", here) from None
 
     def _parent(self, rel: str, create: bool = False) -> tuple[int, str]:
