@@ -134,7 +134,7 @@ def _interactive(args: argparse.Namespace) -> int:
     plain = args.plain or not sys.stdout.isatty() or os.environ.get("TERM", "") in ("", "dumb")
     try:  # imported here for start-up time: Textual and prompt-toolkit load only for the frontend that runs
         if plain:
-            from coder.tui.repl import run_repl as run  # start-up time: prompt-toolkit loads only here
+            from coder.repl.repl import run_repl as run  # start-up time: prompt-toolkit loads only here
         else:
             from coder.tui.app import run_app as run  # start-up time: Textual loads only here
     except ImportError as exc:

@@ -17,7 +17,7 @@ so once: the sandboxed shell can rewrite that file, and on the host it would run
 (coder/trust/commands.py). The files it names are read-only in the sandbox (coder/trust/protected.py).
 
 `notification` hooks run when the app or the REPL notifies the user (a turn ended, a permission question waits;
-`[notifications] when` decides, see coder/tui/notify.py) with {"kind": "turn_end" | "permission", "message"}.
+`[notifications] when` decides, see coder/frontend/notify.py) with {"kind": "turn_end" | "permission", "message"}.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Keys of CoderApp that keep input from being lost or misread (issue 24). A mixin (see coder/tui/app.py).
+"""Keys of the app that keep input from being lost or misread (issue 24). A part of the app (coder/tui/app.py).
 
 - Esc always brings the focus back to the input. From another widget (a tool block reached with Tab, a clicked
   block, a permission prompt the person Tabbed away from) that is all it does; in the input it closes an open
@@ -18,86 +18,117 @@ import time
 from typing import Any
 
 from textual import events
+from textual.app import App
+from textual.screen import Screen
 
-from coder.tui.widgets import CompletionList, PromptInput, ToolBlock
+from coder.tui.blocks import ToolBlock
+from coder.tui.control import SessionControl
+from coder.tui.inputs import InputAssist
+from coder.tui.questions import Questions
+from coder.tui.screens import HistorySearch, Picker, TranscriptScreen
+from coder.tui.state import AppState
+from coder.tui.transcript import Transcript
+from coder.tui.widgets import PromptInput
+from coder.tui.work_view import PlanScreen
 
 QUIT_WINDOW = 2.0
+#: modal screens the app's priority keys (Esc, Ctrl+C, Ctrl+R) are handed to
+MODALS = (HistorySearch, Picker, PlanScreen, TranscriptScreen)
 
 
 class KeyActions:
+    def __init__(self, app: App[Any], state: AppState, control: SessionControl, questions: Questions,
+                 transcript: Transcript, inputs: InputAssist) -> None:
+        self.app = app
+        self.state = state
+        self.control = control
+        self.questions = questions
+        self.transcript = transcript
+        self.inputs = inputs
+        self.last_ctrl_c = 0.0
+
+    @property
+    def box(self) -> PromptInput:
+        return self.app.query_one(PromptInput)
+
+    def modal(self) -> Screen[Any] | None:
+        """The history search, a picker, the plan or the transcript when open: the app's keys are priority
+        bindings, so they reach the app even over a modal screen and must hand Esc / Ctrl+R / Ctrl+C to it (or the
+        modal stays up and the next prompt typed goes into its filter instead of the input)."""
+        screen = self.app.screen
+        return screen if isinstance(screen, MODALS) else None
+
     # ---- Ctrl+C -----------------------------------------------------------------------------------------------
-    def action_ctrl_c(self) -> None:
-        modal = self._modal()
-        if modal is not None:
+    def ctrl_c(self) -> None:
+        modal = self.modal()
+        if isinstance(modal, MODALS):
             modal.action_dismiss_none()
             return
         if self.copy_selection():
             return
-        if self.busy or self.prompt_widget is not None:
-            self.interrupt()
+        if self.state.busy or self.questions.waiting:
+            self.control.interrupt()
             return
-        box = self.query_one(PromptInput)
+        box = self.box
         if box.text:
             box.set_text("")
             return
         now = time.monotonic()
         if now - self.last_ctrl_c < QUIT_WINDOW:
-            self.exit()
+            self.app.exit()
             return
         self.last_ctrl_c = now
-        self.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW)
+        self.app.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW)
 
     def copy_selection(self) -> bool:
         """Copy what is selected (the screen's mouse selection first, then the input's); True when something
         was. The terminal gets it by OSC 52 (most terminals, tmux with set-clipboard on)."""
-        box = self.query_one(PromptInput)
-        text = self.screen.get_selected_text() or box.selected_text
+        box = self.box
+        screen = self.app.screen
+        text = screen.get_selected_text() or box.selected_text
         if not text:
             return False
-        self.copy_to_clipboard(text)
-        self.screen.clear_selection()
+        self.app.copy_to_clipboard(text)
+        screen.clear_selection()
         if box.selected_text:
             box.move_cursor(box.cursor_location)  # the input's selection is let go too: the next Ctrl+C clears
-        self.notify(f"Copied {len(text):,} character{'s' if len(text) != 1 else ''}", timeout=1.5)
+        self.app.notify(f"Copied {len(text):,} character{'s' if len(text) != 1 else ''}", timeout=1.5)
         return True
 
     # ---- Esc --------------------------------------------------------------------------------------------------
-    def action_escape(self) -> None:
-        modal = self._modal()
-        if modal is not None:
+    def escape(self) -> None:
+        modal = self.modal()
+        if isinstance(modal, MODALS):
             modal.action_dismiss_none()
             return
-        box = self.query_one(PromptInput)
-        completion = self.query_one(CompletionList)
-        if completion.is_open:
-            completion.close()
-            box.completion_open = False
+        box = self.box
+        if self.inputs.completion.is_open:
+            self.inputs.close_completion()
             return
-        prompt = self.prompt_widget
+        prompt = self.questions.prompt
         on_prompt = prompt is not None and prompt.has_focus
-        if self.focused is not box and not on_prompt:
+        if self.app.focused is not box and not on_prompt:
             box.focus()  # back to the input, and nothing else: a reader pressing Esc keeps the turn running
             return
-        if self.reason_for is not None and not on_prompt:
-            self.reason_for = None  # Esc while typing a denial reason: deny and stop, as on the prompt
-        if prompt is not None or self.busy:
-            self.interrupt()
+        if self.questions.reason_for is not None and not on_prompt:
+            self.questions.reason_for = None  # Esc while typing a denial reason: deny and stop, as on the prompt
+        if not self.questions.escape() and self.state.busy:
+            self.control.interrupt()
         box.focus()
 
     # ---- keys that reach the app unhandled --------------------------------------------------------------------
-    async def on_key(self, event: events.Key) -> None:
-        """A printable key nobody took (the focus is on a tool block's title or the conversation): it was
-        typing, so it goes into the input."""
-        if self._modal() is not None or not event.is_printable or not event.character:
+    def unhandled(self, event: events.Key) -> None:
+        """A printable key nobody took (the focus is on a tool block or the conversation): it was typing, so it
+        goes into the input."""
+        if self.modal() is not None or not event.is_printable or not event.character:
             return
-        box = self.query_one(PromptInput)
-        if self.focused is box:
+        if self.app.focused is self.box:
             return
         event.stop()
         self.type_into_input(event.character)
 
     def type_into_input(self, character: str | None, key: str = "") -> None:
-        box = self.query_one(PromptInput)
+        box = self.box
         box.focus()
         if character and (len(character) > 1 or character.isprintable()):
             box.insert(character)
@@ -106,8 +137,8 @@ class KeyActions:
         box.last_edit_at = time.monotonic()
 
     # ---- scrolling and expanding from the input ---------------------------------------------------------------
-    def scroll_key(self, key: str) -> None:
-        conversation = self.conversation
+    def scroll(self, key: str) -> None:
+        conversation = self.transcript.conversation
         if key == "pageup":
             conversation.scroll_page_up(animate=False)
         elif key == "pagedown":
@@ -117,54 +148,61 @@ class KeyActions:
         elif key == "ctrl+end":
             conversation.follow(force=True)
 
-    def action_expand_last(self) -> None:
+    def tab(self) -> None:
+        """Tab from the input (no completion open): to a waiting question, else the next widget."""
+        if not self.questions.focus_prompt():
+            self.app.screen.focus_next()
+
+    def expand_last(self) -> None:
         """Ctrl+O: expand the newest tool block (or fold it again), without leaving the input."""
-        blocks = list(self.query(ToolBlock))
+        blocks = list(self.app.query(ToolBlock))
         if not blocks:
             return
         block = blocks[-1]
-        block.collapsed = not block.collapsed
+        block.set_collapsed(not block.collapsed)
         if not block.collapsed:
-            self.call_after_refresh(lambda: self.conversation.scroll_to_widget(block, animate=False, top=True))
+            self.app.call_after_refresh(
+                lambda: self.transcript.conversation.scroll_to_widget(block, animate=False, top=True))
 
-    def action_background(self) -> None:
+    def background(self) -> None:
         """Ctrl+B (as in Claude Code): the running shell command goes on in the background and the model gets
         its call back at once (coder/tools/bash_jobs.py); a finished job shows as a note."""
-        running = [b for blocks in self.tool_blocks.values() for b in blocks if not b.finished]
-        if self.session is None or not self.busy or not running:
-            self.notify("Ctrl+B sends a running command to the background; none is running", timeout=2.0)
+        running = self.transcript.unfinished()
+        session = self.state.session
+        if session is None or not self.state.busy or not running:
+            self.app.notify("Ctrl+B sends a running command to the background; none is running", timeout=2.0)
             return
-        self.session.background()
+        session.background()
         running[-1].note("sending it to the background…")
 
-    def action_toggle_wrap(self) -> None:
+    def toggle_wrap(self) -> None:
         """Alt+Z (as in VS Code), or /wrap: long lines of code blocks and tool output wrap, or keep their shape
         and scroll sideways. The choice holds for the app's life, across /clear and /resume."""
-        self.set_wrap(self.has_class("nowrap"))
+        self.set_wrap(self.app.has_class("nowrap"))
 
     def set_wrap(self, wrap: bool) -> None:
-        self.set_class(not wrap, "nowrap")
-        self.notify("Long lines wrap" if wrap else "Long lines scroll sideways (Shift+wheel or the scroll bar)",
-                    timeout=2.0)
+        self.app.set_class(not wrap, "nowrap")
+        self.app.notify("Long lines wrap" if wrap else "Long lines scroll sideways (Shift+wheel or the scroll bar)",
+                        timeout=2.0)
 
-    def action_transcript(self) -> None:
-        """Ctrl+T: the whole session, the folded blocks included, read from the store (coder/tui/screens.py)."""
-        from coder.commands.transcript import transcript_markdown
-        from coder.tui.screens import TranscriptScreen
-
-        if self.opened is None or self._modal() is not None:
+    def history_search(self) -> None:
+        modal = self.modal()
+        if modal is not None:
+            if isinstance(modal, (HistorySearch, Picker)):  # a list moves to its next match; others ignore Ctrl+R
+                modal.action_next()
             return
-        store, sid = self.opened.store, self.opened.session.id
+        self.inputs.history_search()
+
+    def transcript_view(self) -> None:
+        """Ctrl+T: the whole session, the folded blocks included, read from the store (coder/tui/screens.py)."""
+        from coder.commands.transcript import transcript_markdown  # lazy: read when first asked for
+
+        opened = self.state.opened
+        if opened is None or self.modal() is not None:
+            return
+        store, sid = opened.store, opened.session.id
         text = transcript_markdown(store.session(sid), [e.to_dict() for e in store.events(sid)])
-        self.push_screen(TranscriptScreen(text), lambda _: self.query_one(PromptInput).focus())
+        def closed(_: None) -> None:
+            self.box.focus()
 
-    def focus_prompt_or_next(self) -> None:
-        prompt = self.prompt_widget
-        if prompt is not None and not prompt.answered:
-            prompt.focus()
-        else:
-            self.screen.focus_next()
-
-    # ---- the permission prompt's hand-offs --------------------------------------------------------------------
-    def on_permission_prompt_typed(self, message: Any) -> None:
-        self.type_into_input(message.character if message.key != "enter" else None, message.key)
+        self.app.push_screen(TranscriptScreen(text), closed)

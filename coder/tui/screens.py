@@ -12,7 +12,8 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from coder.base.termsafe import visible
-from coder.tui.common import InputHistory, one_line
+from coder.frontend.calls import one_line
+from coder.frontend.history import InputHistory
 
 
 class Picker(ModalScreen[str | None]):

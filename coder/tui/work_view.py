@@ -1,5 +1,5 @@
 """The app's side of plans and the task list (issue 19): the plan approval screen, the task list panel that stays
-visible under the conversation, and the mixin that turns their events into them.
+visible under the conversation, and the part of the app (coder/tui/app.py) that turns their events into them.
 
 The plan question arrives like a permission request (coder/engine/work.py): the engine thread waits on the app's
 ask future, and the screen answers it with a `PlanVerdict`. Esc and Ctrl+C stay the app's (priority bindings):
@@ -9,10 +9,10 @@ they interrupt the turn, which answers the future, and the screen closes itself 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -20,8 +20,14 @@ from textual.widgets import Button, Input, Static
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
-from coder.engine.work import PlanVerdict
-from coder.tui.widgets import NoteBlock
+from coder.frontend.work import plan_line
+from coder.tui.blocks import markdown_block
+from coder.tui.questions import Questions
+from coder.tui.state import AppState
+from coder.tui.transcript import Transcript
+
+if TYPE_CHECKING:  # the engine loads in a worker after the first paint (PlanVerdict is made when a plan is answered)
+    from coder.engine.work import PlanVerdict
 
 #: how a status reads in the panel
 _MARKS = {"done": ("✓ ", "green"), "in_progress": ("▶ ", "bold yellow"), "pending": ("○ ", "")}
@@ -67,7 +73,7 @@ def render_todos(items: list[dict[str, Any]], rows: int = PANEL_ROWS) -> Text:
     return text
 
 
-class PlanScreen(ModalScreen[PlanVerdict | None]):
+class PlanScreen(ModalScreen["PlanVerdict | None"]):
     """The plan and three answers: approve and go on in auto-edit (1), approve and go on in ask (2), or keep
     planning with the feedback typed in the box (3, or Enter in the box)."""
 
@@ -83,18 +89,19 @@ class PlanScreen(ModalScreen[PlanVerdict | None]):
                 Binding("2", "answer('ask')", "approve, ask"),
                 Binding("3", "answer('revise')", "keep planning")]
 
-    def __init__(self, plan: str, asking: Callable[[], bool], working: Callable[[], bool]) -> None:
+    def __init__(self, plan: str, asking: Callable[[], bool], working: Callable[[], bool],
+                 stop: Callable[[], None]) -> None:
         """`asking`: the engine waits for an answer now; `working`: the turn still runs (the event may be drawn a
-        moment before the engine starts to wait, so the screen goes away only once the wait it saw is over)."""
+        moment before the engine starts to wait, so the screen goes away only once the wait it saw is over);
+        `stop` interrupts the turn."""
         super().__init__()
         self.plan = plan
         self.asking = asking
         self.working = working
+        self.stop_turn = stop
         self.seen_wait = False
 
     def compose(self) -> ComposeResult:
-        from coder.tui.view import markdown_block
-
         with Vertical():
             yield Static(Text("The plan is ready. Approve it to leave plan mode, or keep planning.", style="bold"))
             with VerticalScroll():
@@ -121,11 +128,7 @@ class PlanScreen(ModalScreen[PlanVerdict | None]):
     def action_dismiss_none(self) -> None:
         """Esc or Ctrl+C (the app's keys hand them to the open modal): stop the turn, as on a permission prompt;
         the interrupt answers the engine's question, and `_check` then closes the screen."""
-        interrupt = getattr(self.app, "interrupt", None)
-        if interrupt is not None:
-            interrupt()
-        else:
-            self.dismiss(None)
+        self.stop_turn()
 
     def action_next(self) -> None:
         """Ctrl+R (the history search's key, handed to the open modal): nothing to search here."""
@@ -139,6 +142,8 @@ class PlanScreen(ModalScreen[PlanVerdict | None]):
         self.action_answer("revise")
 
     def action_answer(self, choice: str) -> None:
+        from coder.engine.work import PlanVerdict  # lazy: see the TYPE_CHECKING import above
+
         feedback = self.query_one("#feedback", Input).value.strip()
         if choice == "revise":
             if not feedback and not self.query_one("#feedback", Input).has_focus:
@@ -150,51 +155,41 @@ class PlanScreen(ModalScreen[PlanVerdict | None]):
 
 
 class WorkView:
-    """Mixin of CoderApp: plan and task-list events (the view hands them over in `handle`)."""
+    """Plan and task-list events (the feed hands them over). The plan question waits like a permission request:
+    on the Questions' future, answered with a PlanVerdict."""
 
-    def work_event(self, item: Any, replay: bool) -> None:
+    def __init__(self, app: App[Any], state: AppState, transcript: Transcript, questions: Questions) -> None:
+        self.app = app
+        self.state = state
+        self.transcript = transcript
+        self.questions = questions
+        #: Esc or Ctrl+C on the plan: stop the turn (SessionControl.interrupt; the app wires it)
+        self.interrupt: Callable[[], None] = lambda: None
+
+    def event(self, item: Any, replay: bool) -> None:
         if isinstance(item, ev.PlanProposed):
-            from coder.tui.view import markdown_block
-
             if replay:
-                self.add_block(markdown_block("**Plan proposed**\n\n" + item.plan, "command"))
+                self.transcript.add_block(markdown_block("**Plan proposed**\n\n" + item.plan, "command"))
                 return
 
             def answered(verdict: PlanVerdict | None) -> None:
                 if verdict is None:
                     return
-                if self.ask_future is None and self.busy:  # answered before the engine began to wait: soon
-                    self.set_timer(0.05, lambda: answered(verdict))
+                if not self.questions.waiting and self.state.busy:  # answered before the engine began to wait
+                    self.app.set_timer(0.05, lambda: answered(verdict))
                     return
-                self._resolve_ask(verdict)
+                self.questions.resolve(verdict)
 
-            def asking() -> bool:
-                return self.ask_future is not None and not self.ask_future.done()
-
-            self.push_screen(PlanScreen(item.plan, asking, lambda: bool(self.busy)), answered)
+            self.app.push_screen(PlanScreen(item.plan, lambda: self.questions.waiting, lambda: self.state.busy,
+                                            self.interrupt), answered)
         elif isinstance(item, ev.PlanDecision):
-            self.add_block(NoteBlock(plan_line(item), "ok" if item.outcome == "approved" else ""))
+            self.transcript.note(plan_line(item), "ok" if item.outcome == "approved" else "")
             if item.outcome == "approved" and item.source == "user" and not replay:
-                from coder.tui.view import markdown_block
-
-                self.add_block(markdown_block("**Approved plan**\n\n" + item.plan, "command"))
+                self.transcript.add_block(markdown_block("**Approved plan**\n\n" + item.plan, "command"))
         elif isinstance(item, ev.TodoUpdated):
-            for panel in self.query(TodoPanel):
-                panel.show(item.items)
+            self.show_todos(item.items)
         elif isinstance(item, ev.SessionStart) and not item.resumed:  # /clear, or a replayed session's start
-            for panel in self.query(TodoPanel):
-                panel.show([])
+            self.show_todos([])
 
-
-def plan_line(item: ev.PlanDecision) -> str:
-    """One line for a decision, in the conversation and the REPL."""
-    if item.outcome == "approved":
-        how = "from the plan file" if item.source == "file" else "by the user"
-        return f"plan approved {how}; mode {item.mode}"
-    if item.outcome == "revise":
-        return "keep planning" + (f": {item.feedback}" if item.feedback else "")
-    if item.outcome == "headless":
-        return "plan recorded as the result (headless)"
-    if item.outcome == "not_planning":
-        return f"exit_plan outside plan mode (mode {item.mode}): nothing to approve"
-    return "plan not approved" + (f": {item.feedback}" if item.feedback else "")
+    def show_todos(self, items: list[dict[str, Any]]) -> None:
+        self.app.query_one(TodoPanel).show(items)

@@ -112,8 +112,8 @@ def trust_app(repo: Path, script: Path, tmp_path: Path):
     """The real Textual app on `repo` (the real `open_session`, so the real trust question)."""
     from types import SimpleNamespace
 
+    from coder.frontend.history import InputHistory
     from coder.tui.app import CoderApp
-    from coder.tui.common import InputHistory
 
     args = SimpleNamespace(cwd=str(repo), model=f"scripted:{script}", permission_mode="ask", resume=None,
                            continue_last=False, allow=[], deny=[], no_sandbox=True, plain=False, trust=None)

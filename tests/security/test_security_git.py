@@ -29,8 +29,8 @@ from coder.codeintel.files import list_files
 from coder.commands.agents_md import repo_files
 from coder.engine.builder import git_root
 from coder.ext.hooks import Hook, HookRunner
+from coder.frontend.workspace import git_state
 from coder.host import git as hostgit
-from coder.tui.common import git_state
 from coder.vcs.checkpoints import Checkpoints
 from coder.vcs.commit import commit_changes
 from coder.vcs.repo import VcsError, diff, gitlinks

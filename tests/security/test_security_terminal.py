@@ -279,7 +279,7 @@ def test_plain_repl_on_a_pty(hostile: tuple[Path, Path], mode: str) -> None:
         if mode == "ask":
             child.expect("deny and stop")
             time.sleep(1.0)  # a question takes keys once the keyboard was quiet for 0.5 s (issue 24)
-            child.send("y")
+            child.send("1")
         child.expect("END-MARK")
         child.expect("ctx ")
         child.expect(f"{mode}>")
@@ -321,7 +321,7 @@ def test_textual_app_on_a_pty(hostile: tuple[Path, Path], mode: str) -> None:
         if mode == "ask":
             child.expect("Allow")
             time.sleep(1.5)  # the prompt takes the focus after a quiet input, and its keys 0.5 s later (issue 24)
-            child.send("y")
+            child.send("1")
         child.expect("END-MARK")
         child.expect("idle")
         time.sleep(0.5)
@@ -353,7 +353,8 @@ def test_textual_app_widgets_show_the_payload(hostile: tuple[Path, Path]) -> Non
     from textual.widgets import Static
 
     from coder.tui.app import CoderApp
-    from coder.tui.widgets import PermissionPrompt, ToolBlock
+    from coder.tui.blocks import ToolBlock
+    from coder.tui.prompts import PermissionPrompt
 
     repo, script = hostile
     markup = "echo [/x] [@click=app.quit]q[/]"
@@ -371,12 +372,12 @@ def test_textual_app_widgets_show_the_payload(hostile: tuple[Path, Path]) -> Non
         app = CoderApp(app_args(repo, script, "ask"))
         async with app.run_test(size=(160, 50)) as pilot:
             await wait(pilot, lambda: app.opened is not None)
-            app.submit("go")
-            await wait(pilot, lambda: app.prompt_widget is not None and app.prompt_widget.armed)  # keys answer
+            app.control.submit("go")
+            await wait(pilot, lambda: app.questions.prompt is not None and app.questions.prompt.armed)  # keys answer
             prompt = app.query_one(PermissionPrompt)
             asked = "\n".join(str(w.render()) for w in prompt.query(Static))
             assert "touch made.txt # ␛]52;c;aGk=␇" in asked and "\x1b" not in asked and "\x9b" not in asked
-            await pilot.press("y")
+            await pilot.press("1")  # yes, this once
             await wait(pilot, lambda: not app.busy)
             assert (repo / "made.txt").exists()
             blocks = list(app.query(ToolBlock))
@@ -385,9 +386,9 @@ def test_textual_app_widgets_show_the_payload(hostile: tuple[Path, Path]) -> Non
             assert any("first ␛]52;c;aGk=␇" in t for t in titles), titles  # the viewed first line
             assert any(markup in t for t in titles), titles  # literally, brackets and all
             for block in blocks:
-                block.collapsed = False
+                block.set_collapsed(False)
             await pilot.pause(0.5)
-            bodies = "\n".join(str(w.render()) for b in blocks for w in b.query(Static))
+            bodies = "\n".join(str(w.render()) for b in blocks if b.body for w in b.body.query(Static))
             assert "first ␛]52;c;aGk=␇" in bodies and "\x1b" not in bodies and "\x9b" not in bodies
             screen = app.export_screenshot()  # what the compositor draws, as text
             assert "␛]52;c;aGk=␇" in screen and "⟨U+202E⟩" in screen

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pexpect
@@ -30,7 +31,7 @@ def spawn_repl(repo: Path, script: Path) -> pexpect.spawn:
                          cwd=str(repo), env=env, timeout=60, encoding="utf-8", dimensions=(40, 160))
 
 
-@pytest.mark.parametrize("answer, trusted", [("n", False), ("t", True)])
+@pytest.mark.parametrize("answer, trusted", [("1", False), ("2\r", True)])
 def test_repl_asks_before_anything_of_the_repository_runs(world, answer: str, trusted: bool) -> None:
     from coder.trust import decisions as trust
 
@@ -38,12 +39,16 @@ def test_repl_asks_before_anything_of_the_repository_runs(world, answer: str, tr
     child = spawn_repl(repo, script)
     try:
         child.expect("not trusted")
-        child.expect(r"\[t\] trust this repository")
+        child.expect(r"2\. Yes, trust this repository")
         assert "touch" in child.before and "mcp server evil" in child.before  # shows what would run
+        child.expect("Esc: not now > ")
         assert markers(outside) == []  # nothing ran while the question was up
-        child.send(answer)
-        child.sendline("")
-        child.expect("ask>", timeout=60)
+        child.send("tx")  # typing, not an answer: it is the next message's type-ahead
+        time.sleep(0.8)  # the question takes keys once the keyboard was quiet for a moment
+        child.send(answer)  # 1: not now at once; 2 only shows the lasting grant, Enter confirms it
+        child.expect("saved: this repository is trusted" if trusted else "not trusted: coder ignores")
+        child.expect("ask> tx", timeout=60)  # the type-ahead starts the next message
+        child.sendcontrol("u")
         child.sendcontrol("d")  # the end of input leaves the REPL
         child.expect(pexpect.EOF, timeout=60)
     finally:
@@ -53,42 +58,55 @@ def test_repl_asks_before_anything_of_the_repository_runs(world, answer: str, tr
     assert trust.is_trusted(repo) is trusted
 
 
-def test_app_trust_screen_says_no(world, tmp_path: Path) -> None:
-    import asyncio
-
-    from coder.tui.trust_screen import TrustScreen
-
-    repo, outside, script = world
-
-    async def body() -> None:
-        app = trust_app(repo, script, tmp_path)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen))
-            shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
-            assert "mcp server evil" in shown and "touch" in shown
-            await pilot.press("x", "y")  # type-ahead does not answer it
-            assert isinstance(app.screen, TrustScreen)
-            await pilot.press("n")
-            await wait_until(pilot, lambda: app.opened is not None)
-            assert app.opened.config.trusted is False
-            app.exit()
-
-    asyncio.run(asyncio.wait_for(body(), 240))
-    assert markers(outside) == []
-
-
-def test_app_quit_while_the_trust_screen_is_up_trusts_nothing(world, tmp_path: Path) -> None:
+@pytest.mark.parametrize("keys, trusted", [(("1",), False), (("2", "enter"), True)])
+def test_app_trust_question_takes_no_typing(world, tmp_path: Path, keys: tuple[str, ...], trusted: bool) -> None:
+    """Issue 32: the `t` of a word typed as the question appeared trusted the repository and landed in the input
+    too. Typing now goes to the input only; 1 says not now, 2 then Enter trusts (and says so)."""
     import asyncio
 
     from coder.trust import decisions as trust
-    from coder.tui.trust_screen import TrustScreen
+    from coder.tui.prompts import TrustPrompt
+    from coder.tui.widgets import PromptInput
 
     repo, outside, script = world
 
     async def body() -> None:
         app = trust_app(repo, script, tmp_path)
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda: isinstance(app.screen, TrustScreen))
+            await wait_until(pilot, lambda: isinstance(app.questions.prompt, TrustPrompt))
+            prompt = app.questions.prompt
+            shown = " ".join(str(w.render()) for w in prompt.query("Static"))
+            assert "mcp server evil" in shown and "touch" in shown
+            await pilot.press("t", "2", "y")  # type-ahead does not answer it: it goes to the input
+            box = app.query_one(PromptInput)
+            assert box.text == "t2y" and not prompt.answered
+            box.set_text("")
+            await wait_until(pilot, lambda: prompt.armed)
+            await pilot.press(*keys)
+            await wait_until(pilot, lambda: app.opened is not None)
+            assert app.opened.config.trusted is trusted and box.text == ""
+            said = " ".join(str(w.render()) for w in app.query("#conversation > *"))
+            assert ("saved: this repository is trusted" in said) is trusted
+            assert ("not trusted: coder ignores" in said) is not trusted
+            app.exit()
+
+    asyncio.run(asyncio.wait_for(body(), 240))
+    assert ("mcp-json" in markers(outside)) is trusted
+    assert trust.is_trusted(repo) is trusted
+
+
+def test_app_quit_while_the_trust_question_is_up_trusts_nothing(world, tmp_path: Path) -> None:
+    import asyncio
+
+    from coder.trust import decisions as trust
+    from coder.tui.prompts import TrustPrompt
+
+    repo, outside, script = world
+
+    async def body() -> None:
+        app = trust_app(repo, script, tmp_path)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.questions.prompt, TrustPrompt))
             app.exit()  # the opening worker waits on the answer: leaving must release it, not hang
 
     asyncio.run(asyncio.wait_for(body(), 120))

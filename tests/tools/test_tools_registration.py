@@ -15,11 +15,11 @@ from coder.base.resources import data_dir
 from coder.config.sections import PermissionsSettings
 from coder.context.history import observations
 from coder.context.masking import MaskTier, keys_of
+from coder.frontend.calls import input_summary, tool_title
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from coder.policy.rules import policy_from_config
 from coder.tools import registry
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult
-from coder.tui.common import input_summary, tool_title
 
 NAME = "write_note"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tui_support import app_args, async_test, type_and_send, wait_for  # type: ignore[import-not-found]
 
-from coder.tui.widgets import NoteBlock, ToolBlock
+from coder.tui.blocks import NoteBlock, ToolBlock
 
 SCRIPT = {"turns": [
     {"text": "Building.", "tool_calls": [{"name": "bash", "input": {
@@ -21,8 +21,8 @@ SCRIPT = {"turns": [
 
 @async_test
 async def test_ctrl_b_sends_the_running_command_to_the_background(git_repo: Path, tmp_path: Path) -> None:
+    from coder.frontend.history import InputHistory
     from coder.tui.app import CoderApp
-    from coder.tui.common import InputHistory
 
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))

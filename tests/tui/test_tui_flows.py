@@ -5,11 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tui_support import async_test, conversation_text, make_app, screen_text, type_and_send, wait_armed, wait_for  # type: ignore[import-not-found]
+from tui_support import (  # type: ignore[import-not-found]
+    answer,
+    async_test,
+    conversation_text,
+    make_app,
+    screen_text,
+    type_and_send,
+    wait_for,
+)
 
 from coder.base import events as ev
 from coder.tui import app as app_module
-from coder.tui.widgets import CompletionList, DiffView, PromptInput, ToolBlock
+from coder.tui.blocks import DiffView, ToolBlock
+from coder.tui.widgets import CompletionList, PromptInput
 
 EDIT = {"turns": [
     {"text": "Changing the greeting.", "tool_calls": [{"name": "write_file", "input": {
@@ -50,8 +59,7 @@ async def test_resume_shows_the_earlier_conversation_and_goes_on(factory, git_re
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "greet with hi")
-        await wait_armed(pilot, app)
-        await pilot.press("y")
+        await answer(pilot, app, "once")
         await wait_for(pilot, lambda: not app.busy and "Changed." in conversation_text(app))
         first_id = app.session.id
         await type_and_send(pilot, app, "/clear")
@@ -62,7 +70,7 @@ async def test_resume_shows_the_earlier_conversation_and_goes_on(factory, git_re
         await wait_for(pilot, lambda: "resumed: earlier conversation above" in conversation_text(app))
         text = conversation_text(app)
         assert "greet with hi" in text and "Changed." in text and "write_file: src/app.py" in text
-        assert app.prompt_widget is None  # a stored permission request is history, not a question
+        assert app.questions.prompt is None  # a stored permission request is history, not a question
         await type_and_send(pilot, app, "and now?")
         await wait_for(pilot, lambda: "Second answer." in conversation_text(app))
         assert [m.role for m in app.session.history][:4] == ["user", "assistant", "user", "assistant"]
@@ -123,11 +131,11 @@ async def test_thousands_of_events_stay_bounded(factory, git_repo: Path, tmp_pat
         await pilot.pause(0.1)
         children = app.conversation.children
         assert len(children) <= app_module.MAX_BLOCKS
-        assert app.hidden_blocks >= 1000 - app_module.MAX_BLOCKS
-        assert len(app.tool_blocks) == 0
+        assert app.state.folded >= 1000 - app_module.MAX_BLOCKS
+        assert len(app.transcript.tool_blocks) == 0
         last = [c for c in children if isinstance(c, ToolBlock)][-1]
         assert "echo 999" in str(last.title)
-        assert f"{app.hidden_blocks} folded" in str(app.query_one("#status").render())  # short at 100 columns
+        assert f"{app.state.folded} folded" in str(app.query_one("#status").render())  # short at 100 columns
         assert "echo 999" in screen_text(app)  # still following the newest block after a big burst
         import gc
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tui_support import (  # type: ignore[import-not-found]
+    answer,
     async_test,
     conversation_text,
     make_app,
@@ -17,7 +18,8 @@ from tui_support import (  # type: ignore[import-not-found]
     wait_for,
 )
 
-from coder.tui.widgets import PromptInput, ToolBlock
+from coder.tui.blocks import ToolBlock
+from coder.tui.widgets import PromptInput
 
 WRITE = {"turns": [
     {"text": "Writing it.", "tool_calls": [{"name": "write_file", "input": {"path": "out.txt", "content": "one\n"}}]},
@@ -39,18 +41,18 @@ async def test_typing_while_a_prompt_appears_goes_to_the_input(factory, git_repo
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write it")
         await press_text(pilot, "x")  # typing has begun when the prompt comes
-        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await wait_for(pilot, lambda: app.questions.prompt is not None)
         await press_text(pilot, "also run lint")  # `a` would have been "always", `n` "deny"
         await pilot.pause(1.2)  # longer than the prompt's arming delay: the typist still owns the keys
         await press_text(pilot, "  now")
         box = app.query_one(PromptInput)
         assert box.text == "xalso run lint  now" and box.has_focus
-        assert app.prompt_widget is not None and not app.prompt_widget.answered
-        assert "Tab answers this prompt" in screen_text(app)
+        assert app.questions.prompt is not None and not app.questions.prompt.answered
+        assert "Tab answers this question" in screen_text(app)
         assert not (git_repo / "out.txt").exists()
         await pilot.press("tab")  # deliberately to the prompt: armed a moment later
         prompt = await wait_armed(pilot, app)
-        await pilot.press("enter")  # the marked default: allow once
+        await pilot.press("enter")  # the highlighted default: yes, this once
         await wait_for(pilot, lambda: (git_repo / "out.txt").exists())
         assert prompt.answered and box.text == "xalso run lint  now"  # the draft is still there
         policy = f.opened[0].session.parts.policy
@@ -64,9 +66,9 @@ async def test_a_key_right_after_the_prompt_took_the_focus_is_typing(factory, gi
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write it")
-        await wait_for(pilot, lambda: app.prompt_widget is not None and app.prompt_widget.has_focus)
-        await pilot.press("n")  # before the arming delay: not an answer, it goes to the input
-        assert not app.prompt_widget.answered and app.query_one(PromptInput).text == "n"
+        await wait_for(pilot, lambda: app.questions.prompt is not None and app.questions.prompt.has_focus)
+        await pilot.press("2")  # before the arming delay: not an answer, it goes to the input
+        assert not app.questions.prompt.answered and app.query_one(PromptInput).text == "2"
         assert app.query_one(PromptInput).has_focus
 
 
@@ -76,8 +78,7 @@ async def test_deny_with_a_reason_tells_the_model(factory, git_repo: Path, tmp_p
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write it")
-        await wait_armed(pilot, app)
-        await pilot.press("d")
+        await answer(pilot, app, "reason")
         await wait_for(pilot, lambda: app.query_one(PromptInput).has_focus)
         await type_and_send(pilot, app, "use notes.md instead")
         await wait_for(pilot, lambda: not app.busy)
@@ -93,9 +94,9 @@ async def test_escape_keeps_the_queued_message_in_the_input(factory, git_repo: P
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "talk")
-        await wait_for(pilot, lambda: app.stream is not None)
+        await wait_for(pilot, lambda: app.transcript.stream is not None)
         await type_and_send(pilot, app, "next question")
-        assert app.queued == ["next question"]
+        assert app.state.queued == ["next question"]
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.busy)
         box = app.query_one(PromptInput)
@@ -114,12 +115,12 @@ async def test_escape_returns_focus_and_keys_typed_on_a_block_reach_the_input(fa
         await type_and_send(pilot, app, "write it")
         await wait_for(pilot, lambda: not app.busy and app.query(ToolBlock))
         block = app.query_one(ToolBlock)
-        block.query_one("CollapsibleTitle").focus()
+        block.focus()
         await pilot.pause()
         await press_text(pilot, "hi")
         box = app.query_one(PromptInput)
         assert box.has_focus and box.text == "hi"
-        block.query_one("CollapsibleTitle").focus()
+        block.focus()
         await pilot.pause()
         await pilot.press("escape")
         assert box.has_focus and not app.busy
@@ -178,7 +179,7 @@ async def test_collapsed_lines_keep_their_duration_and_the_status_fits_80(factor
         app.queue.append(ev.ToolCallFinished("c1", "bash", {"command": long}, "collected 12 items " * 8, False,
                                              duration_s=3.25))
         await pilot.pause(0.4)
-        app.refresh_status()
+        app.status.refresh()
         await pilot.pause(0.1)
         lines = screen_text(app).splitlines()
         tool = next(line for line in lines if "pytest -q" in line)
@@ -202,12 +203,12 @@ async def test_broken_config_doctor_and_model_answer(factory, git_repo: Path, tm
 
     from tui_support import app_args  # type: ignore[import-not-found]
 
+    from coder.frontend.history import InputHistory
     from coder.tui.app import CoderApp
-    from coder.tui.common import InputHistory
 
     app = CoderApp(app_args(git_repo), opener=broken, history=InputHistory(tmp_path / "h.jsonl"))
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.info["state"] == "no session")
+        await wait_for(pilot, lambda: app.state.info.state == "no session")
         assert "/doctor" in conversation_text(app)
         await type_and_send(pilot, app, "/model")  # a picker of the model table's models
         from coder.tui.screens import Picker
@@ -231,7 +232,7 @@ async def test_compact_says_it_once_and_updates_the_context_figure(factory, git_
     app, f = make_app(factory, git_repo, tmp_path, WRITE)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
-        app.info.update(ctx=90_000, window=100_000)
+        app.state.info.ctx, app.state.info.window = 90_000, 100_000
         app.queue.append(ev.CompactionEvent("summary", 90_000, 10_000, {}))
         await pilot.pause(0.3)
         assert "ctx 10%" in str(app.query_one("#status").render())

@@ -18,7 +18,7 @@ from tui_support import type_at_prompt  # type: ignore[import-not-found]
 
 from coder.base.errors import ConfigError
 from coder.config.layers import settings
-from coder.tui.notify import Notifier, detect_method, sequence
+from coder.frontend.notify import Notifier, detect_method, sequence
 
 REPO = Path(__file__).resolve().parents[2]
 EDIT_SCRIPT = {"turns": [
@@ -161,7 +161,7 @@ def test_repl_in_tmux_writes_osc_777(git_repo: Path, tmp_path: Path) -> None:
         # inside tmux the OSC goes through tmux's passthrough (its ESC doubled) to the outer terminal
         pane.wait_raw("\x1bPtmux;\x1b\x1b]777;notify;coder;asks to allow edit notes.txt (create)\x07\x1b\\")
         time.sleep(0.7)  # the question takes keys once the keyboard was quiet for a moment
-        pane.keys("y", literal=True)
+        pane.keys("1", literal=True)  # yes, this once
         pane.wait_raw("]777;notify;coder;the turn is done\x07")
         assert (git_repo / "notes.txt").read_text() == "hello\n"
     finally:

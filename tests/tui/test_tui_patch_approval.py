@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tui_support import (  # type: ignore[import-not-found]
+    answer,
     async_test,
+    conversation_text,
     make_app,
     screen_text,
     type_and_send,
@@ -42,8 +44,9 @@ async def test_a_multi_file_patch_prompt_names_every_file_and_remembers_each(fac
         assert "+    return 'hi ' + name" in screen and "+# Notes" in screen  # the patch as lines, not JSON
         assert "\\n" not in screen and '"patch"' not in screen
         assert "edit(src/app.py), edit(docs/notes.md)" in screen
-        await pilot.press("a")
+        await answer(pilot, app, "always")
         await wait_for(pilot, lambda: not app.busy)
+        assert "saved: allow edit(src/app.py), edit(docs/notes.md) for this session" in conversation_text(app)
         assert "'hi '" in (git_repo / "src" / "app.py").read_text() and (git_repo / "docs" / "notes.md").exists()
         assert {Rule.parse("edit(src/app.py)"), Rule.parse("edit(docs/notes.md)")} <= set(
             session.parts.policy.session_allow)

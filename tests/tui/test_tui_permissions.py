@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 from tui_support import (  # type: ignore[import-not-found]
+    answer,
     async_test,
     conversation_text,
     make_app,
     type_and_send,
-    wait_armed,
     wait_for,
 )
 
@@ -36,12 +36,10 @@ async def test_permissions_lists_the_saved_rules_and_removes_them(factory, git_r
         policy = policy_from_config(PermissionsSettings(), "ask", deny=["bash(rm -rf*)"], project_dir=git_repo)
         app.opened.session.parts.policy = policy
         await type_and_send(pilot, app, "run the tests and lint")
-        await wait_armed(pilot, app)
-        await pilot.press("p")  # always, in this project
-        await wait_for(pilot, lambda: app.prompt_widget is not None and
-                       app.prompt_widget.args.get("command") == "make lint")
-        await wait_armed(pilot, app)
-        await pilot.press("a")  # always, in this session
+        await answer(pilot, app, "project")  # always, in this project
+        await wait_for(pilot, lambda: app.questions.prompt is not None and
+                       app.questions.prompt.args.get("command") == "make lint")
+        await answer(pilot, app, "always")  # always, in this session
         await wait_for(pilot, lambda: not app.busy)
         saved = json.loads(remembered_rules_path(git_repo).read_text())["allow"]
         assert saved == ["bash(npm test*)"]
@@ -66,8 +64,7 @@ async def test_permissions_lists_the_saved_rules_and_removes_them(factory, git_r
 
         assert asked() == ["npm test -- --watch=false", "make lint"]
         await type_and_send(pilot, app, "again")
-        await wait_armed(pilot, app)  # npm test asks again; make lint (still saved for the session) will not
-        assert app.prompt_widget.args["command"] == "npm test -- --ci"
-        await pilot.press("y")
+        assert app.questions.prompt.args["command"] == "npm test -- --ci"
+        await answer(pilot, app, "once")  # npm test asks again; make lint (still saved for the session) will not
         await wait_for(pilot, lambda: not app.busy and "ran again" in conversation_text(app))
         assert asked()[2:] == ["npm test -- --ci"]  # make lint did not ask: its session rule stays

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_support import async_test, type_and_send, wait_armed, wait_for  # type: ignore[import-not-found]
+from tui_support import answer, async_test, type_and_send, wait_for  # type: ignore[import-not-found]
 from tui_support import conversation_text as texts  # type: ignore[import-not-found]
 from tui_support import make_app as _make_app  # type: ignore[import-not-found]
 
-from coder.tui.common import InputHistory
-from coder.tui.widgets import PermissionPrompt, ToolBlock, UserBlock
+from coder.frontend.history import InputHistory
+from coder.tui.blocks import ToolBlock, UserBlock
+from coder.tui.prompts import PermissionPrompt
 
 WRITE_SCRIPT = {"turns": [
     {"text": "I will **write** the file.", "tool_calls": [{"name": "write_file",
@@ -28,9 +29,8 @@ async def test_send_stream_approve_and_see_diff(factory, git_repo: Path, tmp_pat
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write hello")
-        await wait_armed(pilot, app)
         assert app.busy and app.query(UserBlock)
-        await pilot.press("y")
+        await answer(pilot, app, "once")
         await wait_for(pilot, lambda: not app.busy)
         assert (git_repo / "hello.txt").read_text() == "hi\n"
         block = app.query_one(ToolBlock)
@@ -51,8 +51,7 @@ async def test_deny_keeps_the_file_away_and_tells_the_model(factory, git_repo: P
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write hello")
-        await wait_armed(pilot, app)
-        await pilot.press("n")
+        await answer(pilot, app, "deny")
         await wait_for(pilot, lambda: not app.busy)
         assert not (git_repo / "hello.txt").exists()
         block = app.query_one(ToolBlock)
@@ -72,8 +71,7 @@ async def test_always_allow_remembers_the_rule(factory, git_repo: Path, tmp_path
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write two")
-        await wait_armed(pilot, app)
-        await pilot.press("a")
+        await answer(pilot, app, "always")
         await wait_for(pilot, lambda: not app.busy)
         assert (git_repo / "a.txt").exists() and (git_repo / "b.txt").exists()
         assert len(app.query(PermissionPrompt)) == 0  # asked once only
@@ -86,7 +84,7 @@ async def test_interrupt_mid_stream_with_escape(factory, git_repo: Path, tmp_pat
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "talk")
-        await wait_for(pilot, lambda: app.stream is not None)
+        await wait_for(pilot, lambda: app.transcript.stream is not None)
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.busy)
         assert "turn stopped: interrupted" in texts(app)
@@ -121,16 +119,16 @@ async def test_ctrl_c_during_a_permission_prompt_interrupts_and_queued_message_w
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write a")
-        await wait_for(pilot, lambda: app.prompt_widget is not None)
+        await wait_for(pilot, lambda: app.questions.prompt is not None)
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: not app.busy)
-        assert not (git_repo / "a.txt").exists() and app.prompt_widget is None
+        assert not (git_repo / "a.txt").exists() and app.questions.prompt is None
         assert "turn stopped: interrupted" in texts(app)
         assert app.is_running  # an interrupt is not a quit
-        app.busy = True  # a turn is running: what is typed now waits for it
+        app.state.busy = True  # a turn is running: what is typed now waits for it
         await type_and_send(pilot, app, "next question")
-        assert app.queued == ["next question"] and "queued" in texts(app)
-        app.turn_ended("done")
+        assert app.state.queued == ["next question"] and "queued" in texts(app)
+        app.control.turn_ended("done")
         await wait_for(pilot, lambda: "answer to the queued message" in texts(app))
 
 
@@ -160,9 +158,9 @@ async def test_typing_before_the_session_is_open_is_sent_once_it_is(factory, git
     import threading
 
     app, f = make_app(factory, git_repo, tmp_path, script={"turns": [{"text": "answered after opening"}]})
-    fast = app.opener
+    fast = app.control.opener
     typed = threading.Event()  # the session opens only once the message is typed (no race with a slow machine)
-    app.opener = lambda on_event, ask, override: (typed.wait(30), fast(on_event, ask, override))[1]
+    app.control.opener = lambda on_event, ask, override: (typed.wait(30), fast(on_event, ask, override))[1]
     async with app.run_test(size=(100, 30)) as pilot:
         await type_and_send(pilot, app, "early question")
         assert app.opened is None and "queued (sent when the session is open)" in texts(app)

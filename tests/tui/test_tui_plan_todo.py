@@ -35,8 +35,8 @@ def write_script(tmp_path: Path, *, revise: bool = False) -> Path:
 
 
 def make(git_repo: Path, tmp_path: Path, script: Path) -> Any:
+    from coder.frontend.history import InputHistory
     from coder.tui.app import CoderApp
-    from coder.tui.common import InputHistory
 
     args = app_args(git_repo, model=f"scripted:{script}", permission_mode="plan", trust=None)
     return CoderApp(args, history=InputHistory(tmp_path / "hist.jsonl"))

@@ -29,7 +29,7 @@ async def test_review_stages_show_as_they_end(factory, git_repo: Path, tmp_path:
         await wait_for(pilot, lambda: app.opened is not None)
         app.opened.config.review.stages = STAGES
         await type_and_send(pilot, app, "/review")
-        await wait_for(pilot, lambda: "review: " in conversation_text(app) and not app.info["state"].startswith("/"))
+        await wait_for(pilot, lambda: "review: " in conversation_text(app) and not app.state.info.state.startswith("/"))
         text = conversation_text(app)
         for name in STAGES:
             assert f"{name}: pass" in text, text
@@ -37,7 +37,7 @@ async def test_review_stages_show_as_they_end(factory, git_repo: Path, tmp_path:
 
 
 def test_repl_prints_the_review_stages(factory, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from coder.tui.repl import Repl
+    from coder.repl.repl import Repl
 
     (git_repo / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
     f = factory(HELLO)
@@ -82,7 +82,7 @@ async def test_a_resumed_long_session_counts_every_token_as_cost_does(factory, g
         await pilot.pause(0.5)
         cost = run_slash(app.opened, "/cost").text
         total = int(cost.rsplit("|", 2)[-2].strip().replace(",", ""))
-        assert total > 0 and app.info["tokens"] == total
+        assert total > 0 and app.state.info.tokens == total
 
 
 @pytest.mark.slow  # benchmark-like: a 320-call session in the app
@@ -103,7 +103,7 @@ async def test_ctrl_t_shows_the_whole_session_folded_blocks_included(factory, gi
         for part in range(4):
             await type_and_send(pilot, app, f"part {part}")
             await wait_for(pilot, lambda: not app.busy, timeout=60)
-        assert app.hidden_blocks > 0 and "echo call0-0" not in conversation_text(app)  # folded
+        assert app.state.folded > 0 and "echo call0-0" not in conversation_text(app)  # folded
         await pilot.press("ctrl+t")
         await wait_for(pilot, lambda: isinstance(app.screen, TranscriptScreen))
         text = app.screen.text

@@ -23,7 +23,8 @@ from tui_support import (  # type: ignore[import-not-found]
 
 from coder.base import events as ev
 from coder.commands.slash import run_slash
-from coder.tui.widgets import CompletionList, PromptInput, ToolBlock
+from coder.tui.blocks import ToolBlock
+from coder.tui.widgets import CompletionList, PromptInput
 
 WRITE = {"turns": [
     {"text": "Writing it.", "tool_calls": [{"name": "write_file", "input": {"path": "out.txt", "content": "one\n"}}]},
@@ -61,7 +62,7 @@ async def test_clear_keeps_the_model_and_the_mode(factory, git_repo: Path, tmp_p
 
 def test_repl_clear_keeps_the_model_and_the_mode(factory, git_repo: Path, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from coder.tui.repl import Repl
+    from coder.repl.repl import Repl
 
     spec = other_model(tmp_path)
     f = factory(HELLO)
@@ -200,10 +201,10 @@ async def test_escape_on_a_permission_prompt_denies_and_stops_the_turn(factory, 
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write it")
-        await wait_for(pilot, lambda: app.prompt_widget is not None)
-        await wait_for(pilot, lambda: "Stop [Esc]" in screen_text(app))  # the key hint
+        await wait_for(pilot, lambda: app.questions.prompt is not None)
+        await wait_for(pilot, lambda: "Esc: deny and stop the turn" in screen_text(app))  # the key hint
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.busy)
-        assert not (git_repo / "out.txt").exists() and app.prompt_widget is None
+        assert not (git_repo / "out.txt").exists() and app.questions.prompt is None
         assert "turn stopped: interrupted" in conversation_text(app)
         assert "Written." not in conversation_text(app)  # the model was not asked to go on

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tui_support import app_args  # type: ignore[import-not-found]
 
-from coder.tui.repl import Repl
+from coder.repl.repl import Repl
 
 SCRIPT = {"turns": [
     {"text": "Writing it.", "tool_calls": [{"name": "write_file", "input": {"path": "out.txt", "content": "one\n"}}]},
@@ -34,7 +34,7 @@ def run_repl(factory, git_repo: Path, lines: list[str], monkeypatch: pytest.Monk
 def test_repl_send_approve_command_and_quit(factory, git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text, f = run_repl(factory, git_repo, ["write it", "y", "/diff", "/undo", "/undo yes", "/quit"], monkeypatch)
     assert "ask> write it" in text
-    assert "Allow write_file: out.txt?" in text and "deny and stop > y" in text
+    assert "Allow write_file: out.txt?" in text and "end of input: deny and stop the turn > y" in text
     assert "✓ wrote out.txt" in text and "+one" in text and "Written." in text
     assert "checkpoint 1" in text and "/undo yes" in text and "Undone your last" in text and "Bye." in text
     assert not (git_repo / "out.txt").exists()  # /undo removed it

@@ -60,7 +60,7 @@ async def test_an_app_closed_without_a_word_leaves_no_session(factory, git_repo:
         assert unused in listing and "this one" in listing  # listed while it is open
         await pilot.press("ctrl+c", "ctrl+c")
         await wait_for(pilot, lambda: not app.is_running)
-    assert app.last_session_id is None  # no "is saved; coder --resume" for it
+    assert app.control.last_session_id is None  # no "is saved; coder --resume" for it
     store = SessionStore(paths.sessions_db())
     assert [r.id for r in store.sessions(10)] == []
     assert not any(True for _ in store.events(unused))
@@ -73,5 +73,5 @@ async def test_an_app_closed_without_a_word_leaves_no_session(factory, git_repo:
         used = app.opened.session.id
         await pilot.press("ctrl+c", "ctrl+c")
         await wait_for(pilot, lambda: not app.is_running)
-    assert app.last_session_id == used
+    assert app.control.last_session_id == used
     assert [(r.id, r.status) for r in SessionStore(paths.sessions_db()).sessions(10)] == [(used, "done")]

@@ -82,7 +82,7 @@ async def test_snapshot_permission_prompt(demo_factory, demo_repo: Path, tmp_pat
         await wait_armed(pilot, app)
         await pilot.pause(0.3)
         check("permission", app, demo_repo)
-        await pilot.press("n")
+        await pilot.press("4")  # no
         await wait_for(pilot, lambda: not app.busy)
 
 
@@ -108,7 +108,7 @@ async def test_snapshot_permission_prompt_at_80x24(demo_factory, demo_repo: Path
         await pilot.pause(0.3)
         text = screen_text(app)
         assert all(len(line) <= 80 for line in text.splitlines())
-        assert "Allow once [Enter]" in text and "Stop [Esc]" in text and "ask" in text.splitlines()[-1]
+        assert "1. Yes, this once" in text and "Esc: deny and stop the turn" in text and "ask" in text.splitlines()[-1]
         check("permission_80x24", app, demo_repo)
-        await pilot.press("n")
+        await pilot.press("4")  # no
         await wait_for(pilot, lambda: not app.busy)

@@ -76,7 +76,7 @@ class Tmux:
 
 
 REPO = Path(__file__).resolve().parents[2]
-ARMED = "Enter or y allows once"  # the prompt's hint once it has the focus and its keys answer
+ARMED = "or ↑↓ and Enter answer"  # the question's hint once it has the focus and its keys answer
 
 
 def coder_command(script: Path, *extra: str) -> str:
@@ -99,11 +99,11 @@ def test_textual_app_in_tmux_approve_and_quit(git_repo: Path, script_file: Path,
         tmux.type("please write notes")
         tmux.send("Enter")
         screen = tmux.wait(ARMED)  # the prompt took the focus and its keys answer now
-        assert "edit notes.txt (create)" in screen and "Deny" in screen
-        tmux.send("y")
+        assert "edit notes.txt (create)" in screen and "4. No" in screen
+        tmux.send("1")  # yes, this once
         screen = tmux.wait("Allow bash: wc -c notes.txt")  # a shell command, run in the sandbox once approved
         tmux.wait(ARMED)
-        tmux.send("y")
+        tmux.send("Enter")  # the highlighted choice: yes, this once
         screen = tmux.wait("Created notes.txt for you.")
         assert "+hello" in screen  # the edit's diff, shown open
         assert "✓ 12 notes.txt" in screen  # the command's one-line result
@@ -130,11 +130,11 @@ def test_plain_repl_in_tmux_approve_and_quit(git_repo: Path, script_file: Path, 
         tmux.wait("ask>")  # capture-pane drops the trailing space
         tmux.type("please write notes")
         tmux.send("Enter")
-        screen = tmux.wait("Esc: deny and stop >")
+        screen = tmux.wait("Esc: deny and stop the turn >")
         assert "Allow edit notes.txt (create)?" in screen and "+hello" in screen  # the change, as a diff
         assert "Creating the notes file." in screen
         time.sleep(0.7)  # the question takes keys once the keyboard was quiet for a moment
-        tmux.type("y")  # one key, no Enter
+        tmux.type("1")  # one key, no Enter
         tmux.wait("Allow bash: wc -c notes.txt")
         time.sleep(0.7)
         tmux.send("Enter")  # Enter: the marked default, allow once
@@ -190,7 +190,7 @@ def test_plain_repl_escape_on_a_permission_prompt_denies_and_stops(git_repo: Pat
         tmux.wait("ask>")
         tmux.type("please write notes")
         tmux.send("Enter")
-        tmux.wait("Esc: deny and stop >")
+        tmux.wait("Esc: deny and stop the turn >")
         time.sleep(0.7)
         tmux.send("Escape")
         screen = tmux.wait("turn stopped: interrupted", timeout=10)
@@ -212,7 +212,7 @@ def test_textual_app_in_tmux_typing_while_a_prompt_appears_is_never_an_answer(gi
         for ch in "also run lint and now more":  # typed on through the moment the prompt appears
             tmux.type(ch)
             time.sleep(0.06)
-        tmux.wait("Allow", "also run lint and now more", "Tab answers this prompt")  # in the input, whole
+        tmux.wait("Allow", "also run lint and now more", "Tab answers this question")  # in the input, whole
         assert not (git_repo / "notes.txt").exists()
         tmux.send("Tab")
         tmux.wait(ARMED)

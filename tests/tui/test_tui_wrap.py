@@ -11,7 +11,7 @@ from textual.widgets._markdown import MarkdownFence
 from tui_support import async_test, make_app, type_and_send, wait_for  # type: ignore[import-not-found]
 
 from coder.base import events as ev
-from coder.tui.widgets import OutputView, ToolBlock
+from coder.tui.blocks import OutputView, ToolBlock
 
 LONG = "x = [" + ", ".join(f"'item{i}'" for i in range(40)) + "]  # END"  # about 330 columns
 SCRIPT = {"turns": [{"text": f"Here it is:\n\n```python\n{LONG}\n```\n"}]}
@@ -38,10 +38,11 @@ async def test_long_lines_wrap_or_scroll_by_choice(factory, git_repo: Path, tmp_
         app.queue.append(ev.ToolCallFinished("c1", "bash", {}, f"{LONG}\nsecond line", False, [], 0.2))
         await pilot.pause(0.3)
         block = list(app.query(ToolBlock))[-1]
-        block.collapsed = False
-        await wait_for(pilot, lambda: len(block.query(OutputView)) == 1)
+        block.set_collapsed(False)
+        await wait_for(pilot, lambda: block.body is not None and len(block.body.query(OutputView)) == 1)
         await pilot.pause(0.1)
-        view = block.query_one(OutputView)
+        assert block.body is not None
+        view = block.body.query_one(OutputView)
         assert view.query_one(Static).outer_size.height >= 4 and view.max_scroll_x == 0  # wrapped too
 
         await pilot.press("alt+z")  # scroll instead: one line each, a scroll bar, nothing cut for good

@@ -167,7 +167,7 @@ def screen_text(app: Any) -> str:
 
 def conversation_text(app: Any) -> str:
     """Every block of the conversation as text: Markdown sources, tool titles, note texts."""
-    from coder.tui.widgets import ToolBlock
+    from coder.tui.blocks import ToolBlock
 
     out = []
     for widget in app.query("#conversation > *"):
@@ -181,8 +181,8 @@ def conversation_text(app: Any) -> str:
 
 
 def make_app(factory: Any, workspace: Path, tmp_path: Path, script: dict[str, Any], **kw: Any) -> tuple[Any, Any]:
+    from coder.frontend.history import InputHistory
     from coder.tui.app import CoderApp
-    from coder.tui.common import InputHistory
 
     f = factory(script, **kw)
     app = CoderApp(app_args(workspace), opener=f, history=InputHistory(tmp_path / "hist.jsonl"))
@@ -199,6 +199,19 @@ async def type_and_send(pilot: Any, app: Any, text: str) -> None:
 
 
 async def wait_armed(pilot: Any, app: Any) -> Any:
-    """Wait until a permission prompt is up, has the focus and is armed (its keys answer only then)."""
-    await wait_for(pilot, lambda: app.prompt_widget is not None and app.prompt_widget.armed)
-    return app.prompt_widget
+    """Wait until a question is up, has the focus and is armed (its keys answer only then)."""
+    await wait_for(pilot, lambda: app.questions.prompt is not None and app.questions.prompt.armed)
+    return app.questions.prompt
+
+
+async def answer(pilot: Any, app: Any, which: str) -> Any:
+    """Answer the waiting question with the choice `which` (once, always, project, deny, reason; trust, not_now)
+    as a person does: its number once the question is armed, then Enter for a choice that grants something
+    lasting (coder/frontend/choices.py)."""
+    prompt = await wait_armed(pilot, app)
+    choices = prompt.question.choices
+    number = next(i for i, choice in enumerate(choices, 1) if choice.answer == which)
+    await pilot.press(str(number))
+    if choices[number - 1].lasting:
+        await pilot.press("enter")
+    return prompt

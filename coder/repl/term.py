@@ -20,10 +20,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from coder.base.termsafe import visible
-from coder.tui.common import InputHistory, match_paths
+from coder.frontend.choices import ARM_DELAY, Question
+from coder.frontend.history import InputHistory
+from coder.frontend.workspace import match_paths, project_files, word_at_end
 
 ESC = b"\x1b"
-ARM_DELAY = 0.5  # a permission question takes keys only after the keyboard was quiet this long (s)
+#: the keys a question takes besides digits, as a terminal sends them
+_KEYS = {b"\r": "enter", b"\n": "enter", ESC: "escape", b"\x1b[A": "up", b"\x1bOA": "up", b"\x1b[B": "down",
+         b"\x1bOB": "down"}
 SEQUENCE_GAP = 0.03  # bytes of one escape sequence arrive together; a lone Esc has nothing after it
 
 
@@ -147,6 +151,23 @@ class KeyWatcher:
         return text
 
 
+def _split_keys(data: bytes) -> list[bytes]:
+    """One read's bytes as keys: an escape sequence whole (an arrow key), every other character alone."""
+    keys: list[bytes] = []
+    i = 0
+    while i < len(data):
+        if data[i:i + 1] == ESC and i + 1 < len(data):
+            end = i + 3 if data[i + 1:i + 2] in (b"[", b"O") else i + 2
+            keys.append(data[i:end])
+            i = end
+            continue
+        text = data[i:].decode("utf-8", "ignore")[:1]
+        size = max(len(text.encode("utf-8")), 1)
+        keys.append(data[i:i + size])
+        i += size
+    return keys
+
+
 class StreamWrap:
     """Streamed text, wrapped at word boundaries to `width` columns: the terminal itself would cut a word at the
     last column. A word is held until the space (or newline) after it shows whether it still fits the line, so a
@@ -230,7 +251,6 @@ class LineReader:
         class CoderCompleter(Completer):
             def get_completions(self, document, complete_event):
                 from coder.commands.slash import completions
-                from coder.tui.common import project_files, word_at_end
 
                 text = document.text_before_cursor
                 if text.startswith("/") and " " not in text:
@@ -275,25 +295,22 @@ class LineReader:
         self.history.add(text)
         return text
 
-    def ask_key(self, question: str, answers: str, keep: Callable[[str], None]) -> str:
-        """One key answering `question` on a terminal, without Enter (Enter itself answers "enter"; Esc answers
-        "escape"; Ctrl+C stays SIGINT). The keyboard must first be quiet for ARM_DELAY: a key typed while the
-        question appeared, or right after, is type-ahead (handed to `keep`), never an answer. Other keys are
-        ignored. Not a terminal: the first letter of a line (a bare line is "enter")."""
-        question = visible(question)
-        sys.stdout.write(question)
-        sys.stdout.flush()
+    def ask_choice(self, question: Question, keep: Callable[[str], None]) -> str:
+        """The answer to a question with numbered choices (coder/frontend/choices.py has the rules), on a terminal
+        without Enter for most keys: a digit answers its choice, or for a lasting grant shows it and Enter confirms;
+        Enter answers the highlighted choice; Up/Down move it; Esc gives the question's escape answer; Ctrl+C stays
+        SIGINT. The keyboard must first be quiet for ARM_DELAY: a key typed while the question appeared, or before
+        it armed, and any letter at all, is type-ahead of the next message (handed to `keep`), never an answer.
+
+        Not a terminal (a pipe: a script answers, deliberately): a line, empty for the highlighted choice, a
+        number, or the choice's word (y, a, p, n, d; t for trust)."""
         if not self.interactive:
-            line = sys.stdin.readline()
-            if not line:
-                raise EOFError
-            if not sys.stdin.isatty():
-                sys.stdout.write(line.strip() + "\n")
-            word = line.strip().lower()
-            return "enter" if not word else word
+            return self._line_choice(question)
         import termios
         import time
 
+        sys.stdout.write(visible(question.hint()) + " > ")
+        sys.stdout.flush()
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
         mode = termios.tcgetattr(fd)
@@ -312,24 +329,45 @@ class LineReader:
                     more, _, _ = select.select([fd], [], [], SEQUENCE_GAP)
                     if more:
                         data += os.read(fd, 64)
-                if not armed:  # typed while the question appeared: it belongs to the next message
-                    text = data.decode("utf-8", "ignore")
-                    keep("".join(ch for ch in text if ch.isprintable()))
-                    quiet_since = time.monotonic()
-                    continue
-                if data == ESC:
-                    sys.stdout.write("Esc\n")
-                    return "escape"
-                if data in (b"\r", b"\n"):
-                    sys.stdout.write("Enter\n")
-                    return "enter"
-                key = data.decode("utf-8", "ignore").lower()
-                if len(key) == 1 and key in answers:
-                    sys.stdout.write(key + "\n")
-                    return key
+                for one in _split_keys(data):
+                    key = _KEYS.get(one) or one.decode("utf-8", "ignore")
+                    answer = question.press(key) if armed and (key in _KEYS.values() or key.isdigit()) else None
+                    if answer is None:  # typed while the question appeared, or not one of its keys: the next message
+                        keep("".join(ch for ch in one.decode("utf-8", "ignore") if ch.isprintable()))
+                        quiet_since, armed = time.monotonic(), False
+                        continue
+                    if answer:
+                        sys.stdout.write(f"{question.current.label if answer != question.escape else 'Esc'}\n")
+                        return answer
+                    sys.stdout.write(f"\n❯ {question.highlight + 1}. {visible(question.current.label)}\n"
+                                     f"{visible(question.hint())} > ")  # the highlight moved: say where
+                    sys.stdout.flush()
         finally:
             termios.tcsetattr(fd, termios.TCSANOW, saved)
             sys.stdout.flush()
+
+    def _line_choice(self, question: Question) -> str:
+        words = {"y": "once", "yes": "once", "once": "once", "a": "always", "always": "always", "p": "project",
+                 "project": "project", "n": "deny", "no": "deny", "deny": "deny", "d": "reason", "why": "reason",
+                 "t": "trust", "trust": "trust"}
+        answers = {c.answer for c in question.choices}
+        while True:
+            sys.stdout.write(visible(question.hint().replace("Esc:", "end of input:")) + " > ")
+            sys.stdout.flush()
+            line = sys.stdin.readline()
+            if not line:
+                raise EOFError
+            if not sys.stdin.isatty():
+                sys.stdout.write(line.strip() + "\n")
+            word = line.strip().lower()
+            if not word:
+                return question.current.answer
+            if word.isdigit() and 1 <= int(word) <= len(question.choices):
+                return question.choices[int(word) - 1].answer
+            if words.get(word) in answers:
+                return words[word]
+            if word in ("n", "no") and "not_now" in answers:
+                return "not_now"
 
     def ask(self, question: str) -> str:
         """One answer to a question printed as the prompt; the question can quote a rule made from the model's

@@ -15,7 +15,7 @@ PLAN_CHOICES = "[1] approve, auto-edit · [2] approve, ask · [3] keep planning 
 
 def print_work(printer: Any, event: ev.Event, replay: bool) -> None:
     """Plan and task-list events as the REPL prints them."""
-    from coder.tui.work_view import plan_line
+    from coder.frontend.work import plan_line
 
     if isinstance(event, ev.PlanProposed):
         printer.line("Plan proposed:", "bold")

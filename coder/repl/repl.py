@@ -20,13 +20,16 @@ from typing import Any
 from coder.base import events as ev
 from coder.base.termsafe import visible
 from coder.config.sections import Config
-from coder.engine.options import options_from_args
+from coder.commands.approval import approval
+from coder.frontend.calls import failure, result_line, tool_title
+from coder.frontend.choices import Question, permission_answer, permission_question, saved_note, trust_question
+from coder.frontend.history import InputHistory
+from coder.frontend.notify import Notifier, for_session
+from coder.frontend.sessions import options_from_args, replay_rows
+from coder.repl.live import LiveOutput
+from coder.repl.markdown import MarkdownStream
+from coder.repl.term import LineReader
 from coder.stuck.guard import stuck_warning
-from coder.tui.common import InputHistory, failure, result_line, tool_title
-from coder.tui.notify import Notifier, for_session
-from coder.tui.repl_live import LiveOutput
-from coder.tui.repl_md import MarkdownStream
-from coder.tui.repl_term import LineReader
 
 QUIT_WINDOW = 2.0
 
@@ -90,9 +93,9 @@ class Printer:
     def event(self, event: ev.Event, replay: bool = False) -> None:
         if isinstance(event, ev.TextDelta):
             if self.stream is None:
-                from coder.tui.repl_term import StreamWrap
+                from coder.repl.term import StreamWrap
 
-                # a terminal gets rendered Markdown, block by block (coder/tui/repl_md.py); a pipe the raw text
+                # a terminal gets rendered Markdown, block by block (coder/repl/markdown.py); a pipe the raw text
                 self.stream = MarkdownStream(self.console) if self.wrap else StreamWrap(self.out.write, 0)
             self.stream.feed(visible(event.text))  # per character: a sequence split across deltas is no escape
             self.out.flush()
@@ -102,7 +105,7 @@ class Printer:
                 self.line(f"session {event.session_id} · {event.model} · mode {event.mode} · sandbox "
                           f"{event.sandbox}" + (" · resumed" if event.resumed else ""), "dim")
         elif isinstance(event, (ev.ReviewStage, ev.RetryWait, ev.UserMessage)) and not replay:
-            from coder.tui.repl_work import progress_line  # a review stage, a retry wait, `@path` attachments
+            from coder.repl.work import progress_line  # a review stage, a retry wait, `@path` attachments
 
             if line := progress_line(event):
                 self.line("  " + line, "dim")
@@ -118,7 +121,7 @@ class Printer:
                         self.line("\n\n".join(texts))
             self._end_stream()
         elif isinstance(event, (ev.PlanProposed, ev.PlanDecision, ev.TodoUpdated)):
-            from coder.tui.repl_work import print_work  # issue 19: plans and the task list
+            from coder.repl.work import print_work  # issue 19: plans and the task list
 
             print_work(self, event, replay)
         elif isinstance(event, ev.ToolCallRequested):
@@ -186,7 +189,6 @@ class Repl:
 
     # ---- session ----------------------------------------------------------------------------------------------
     def open(self, **override: Any) -> None:
-        from coder.engine.history import stored_events
 
         buffered: list[ev.Event] = []
         sink: list[Callable[[ev.Event], None]] = [buffered.append]
@@ -230,22 +232,26 @@ class Repl:
         return cycle_mode(self.opened.session)
 
     def ask_trust(self, request: Any, reason: str) -> bool:
-        """The first-open question: what the repository would run, then trust (remembered) or not now."""
-        from coder.base.termsafe import visible
-
+        """The first-open question: what the repository would run, then not now (the default) or trust, which is
+        remembered; typing cannot answer it (coder/frontend/choices.py)."""
         self.printer.line(f"This repository is not trusted ({reason}).", "bold yellow")
-        self.printer.line(visible(request.describe()))
+        self.printer.line(request.describe())
         self.printer.line("Untrusted, coder ignores all of that (it still works on the code). Trust it only if you "
                           "know what those commands do.", "dim")
-        while True:
-            try:
-                reply = self.reader.ask("[t] trust this repository · [n] not now > ").strip().lower()
-            except (KeyboardInterrupt, EOFError):
-                return False
-            if reply in ("t", "trust", "y", "yes"):
-                return True
-            if reply in ("n", "no", ""):
-                return False
+        question = trust_question()
+        self.print_choices(question)
+        try:
+            answer = self.reader.ask_choice(question, self._keep)
+        except (KeyboardInterrupt, EOFError):
+            answer = "not_now"
+        self.printer.line(saved_note(answer, []) or "not trusted: coder ignores what this repository defines",
+                          "green" if answer == "trust" else "dim")
+        return answer == "trust"
+
+    def print_choices(self, question: Question) -> None:
+        for number, choice in enumerate(question.choices, 1):
+            current = number - 1 == question.highlight
+            self.printer.line(f"{'❯' if current else ' '} {number}. {choice.label}", "bold" if current else "")
 
     # ---- permission prompt (engine thread = main thread) -------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
@@ -255,15 +261,11 @@ class Repl:
             return self._ask(request)
 
     def _ask(self, request: ev.PermissionRequest) -> Any:
-        from coder.policy.base import PermissionAnswer
-
         self.notifier.question(tool_title(request.tool, request.input))
         if isinstance(request, ev.PlanProposed):  # issue 19: approve the plan, or keep planning
-            from coder.tui.repl_work import ask_plan
+            from coder.repl.work import ask_plan
 
             return ask_plan(self.printer, self.reader, self.opened.session)
-
-        from coder.commands.approval import approval
 
         view = approval(request.tool, request.input, request.suggested_rule)
         self.printer.line(f"Allow {view.title}?", "bold yellow")
@@ -275,40 +277,25 @@ class Repl:
             self.printer.line(view.detail)
         if request.reason:
             self.printer.line(request.reason, "dim")
-        rules = view.rules
-        if rules:
-            self.printer.line(f"a / p remember: {view.rules_label()} (this session / this project)", "dim")
-        choices = "Enter or y: allow once · " + ("a: always · p: in this project · " if rules else "") + \
-            "n: deny · d: deny and say why · Esc: deny and stop"
-        if not self.reader.interactive:
-            choices = choices.replace("Esc: deny and stop", "end of input: deny and stop")
-        keys = "yapnd" if rules else "ynd"
-        while True:
+        question = permission_question(view.rules)
+        self.print_choices(question)
+        try:
+            answer = self.reader.ask_choice(question, self._keep)
+        except (KeyboardInterrupt, EOFError):  # Ctrl+C or the end of input: deny and stop the turn
+            answer = "stop"
+        if answer == "stop":
+            self.opened.session.interrupt()
+        why = ""
+        if answer == "reason":
             try:
-                reply = self.reader.ask_key(f"{choices} > ", keys, self._keep)
-            except (KeyboardInterrupt, EOFError):  # Ctrl+C or the end of input: deny and stop the turn
-                reply = "escape"
-            if reply == "escape":
-                self.opened.session.interrupt()
-                return PermissionAnswer(False, message="interrupted by the user")
-            if reply in ("y", "yes", "o", "once", "enter"):
-                return PermissionAnswer(True)
-            if rules and reply in ("a", "always", "p", "project"):
-                scope = "session" if reply.startswith("a") else "project"
-                remember = getattr(self.opened.session.parts.policy, "remember", None)
-                for rule in rules[1:]:  # every file of a multi-file write; the answer carries the first
-                    if remember is not None:
-                        remember(PermissionAnswer(True, scope, rule))  # type: ignore[arg-type]
-                return PermissionAnswer(True, scope, rules[0])  # type: ignore[arg-type]
-            if reply in ("n", "no", "deny"):
-                return PermissionAnswer(False, message="the user denied this call")
-            if reply in ("d", "why"):
-                try:
-                    why = self.reader.ask("Why? (the model hears it) > ").strip()
-                except (KeyboardInterrupt, EOFError):
-                    why = ""
-                return PermissionAnswer(False, message="the user denied this call" +
-                                        (f" and said: {why}" if why else ""))
+                why = self.reader.ask("Why? (the model hears it) > ").strip()
+            except (KeyboardInterrupt, EOFError):
+                why = ""
+        note = saved_note(answer, view.rules)
+        if note:
+            self.printer.line(note, "green")
+        remember = getattr(self.opened.session.parts.policy, "remember", None)
+        return permission_answer(answer, view.rules, remember, why)
 
     def _keep(self, text: str) -> None:
         """Keys typed while a question appeared: type-ahead of the next message, shown as typed."""
@@ -333,7 +320,7 @@ class Repl:
         previous = signal.signal(signal.SIGINT, on_sigint)
         try:
             if self.reader.interactive:
-                from coder.tui.repl_term import KeyWatcher
+                from coder.repl.term import KeyWatcher
 
                 with KeyWatcher(session.interrupt, echo=self._echo, on_background=session.background) as self.keys:
                     outcome = session.send(text)

@@ -1,0 +1,51 @@
+"""How a tool call and its result read for a person, in one line: the call as its tool names it, the result's
+first line with a mark, and why a call failed. The app, the REPL, the transcript and the stuck warnings all use
+these, so a call reads the same everywhere."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coder.tools.base import one_line
+from coder.tools.registry import describe
+
+__all__ = ["failure", "input_summary", "one_line", "result_line", "tool_title"]
+
+
+def tool_title(tool: str, args: dict[str, Any]) -> str:
+    """`bash: pytest -q`, `edit src/app.py (str_replace)`: the call as a person would name it (its tool says)."""
+    return describe(tool, args).title
+
+
+def input_summary(tool: str, args: dict[str, Any]) -> str:
+    """What a permission prompt shows: the command itself, or the edit's path and a preview (its tool says)."""
+    return describe(tool, args).detail
+
+
+def failure(is_error: bool, data: dict[str, Any] | None = None, output: str = "") -> str | None:
+    """Why a call failed, in a word or two (None when it did not): a shell command that exits non-zero or is
+    interrupted is a successful *tool call* (is_error False) but a failed command, and must not read as ✓."""
+    data = data or {}
+    code = data.get("exit_code")
+    if data.get("interrupted") or "was interrupted by the user" in output[-2000:]:
+        return "interrupted"
+    if data.get("timed_out"):
+        return "timed out"
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return f"exit {code}"
+    return "failed" if is_error else None
+
+
+def result_line(output: str, is_error: bool, duration: float = 0.0, data: dict[str, Any] | None = None) -> str:
+    """`✓ first line … 3 more lines 0.4s`, or `✗ exit 127 · first line` for a failed call."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    first = one_line(lines[0], 80) if lines else "(no output)"
+    rest = len(lines) - 1
+    more = f" … {rest} more line{'s' if rest > 1 else ''}" if rest > 0 else ""
+    took = f" {duration:.1f}s" if duration >= 0.1 else ""
+    why = failure(is_error, data, output)
+    if data and data.get("background"):  # the user sent it on with Ctrl+B (coder/tools/bash_jobs.py)
+        return f"⇥ background job {data['background']} · {first}{more}{took}"
+    if why is None:
+        return f"✓ {first}{more}{took}"
+    return f"✗ {why + ' · ' if why != 'failed' else ''}{first}{more}{took}"

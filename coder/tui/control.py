@@ -1,0 +1,244 @@
+"""The app's session: opening it after the first paint, sending messages (queued while a turn runs), interrupting,
+switching (/clear, /resume) and closing. A part of the app (coder/tui/app.py).
+
+Threads: `Session.send` blocks, so it runs in a worker thread, and so does opening (config, store, provider SDK,
+tools): the screen is up and the input takes keys before anything heavy loads. Events opening emits are buffered
+and handed to the feed with the replayed conversation of a resumed session, before anything typed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+
+from coder.base import events as ev
+from coder.frontend.history import InputHistory
+from coder.frontend.sessions import options_from_args, replay_rows
+from coder.tui.app_notify import Notifications
+from coder.tui.blocks import NoteBlock
+from coder.tui.farewell import LastTurn, last_turn
+from coder.tui.feed import EventFeed
+from coder.tui.questions import Questions
+from coder.tui.state import AppState
+from coder.tui.status import StatusLine
+from coder.tui.transcript import Transcript
+from coder.tui.widgets import PromptInput
+
+#: opens a session for the app (tests pass their own): (on_event, ask, override) -> Opened
+Opener = Callable[[Callable[[ev.Event], None], Callable[[Any], Any], dict[str, Any]], Any]
+
+
+class SessionControl:
+    def __init__(self, app: App[Any], state: AppState, feed: EventFeed, transcript: Transcript,
+                 questions: Questions, status: StatusLine, notifications: Notifications, history: InputHistory,
+                 opener: Opener | None) -> None:
+        self.app = app
+        self.state = state
+        self.feed = feed
+        self.transcript = transcript
+        self.questions = questions
+        self.status = status
+        self.notifications = notifications
+        self.history = history
+        self.opener = opener
+        self.turn_done = threading.Event()
+        self.opened_at: float | None = None
+        self.last_session_id: str | None = None  # printed on quit: how to resume it
+        self.last_turn: LastTurn | None = None  # what is printed to the scrollback on quit (coder/tui/farewell.py)
+        #: runs a slash command (CommandRunner.run; the app wires it: the commands part is built after this one)
+        self.run_command: Callable[[str], None] = lambda text: None
+
+    # ---- opening ----------------------------------------------------------------------------------------------
+    def open(self, **override: Any) -> None:
+        self.state.info.state = "starting"
+        self.app.run_worker(lambda: self._open_worker(override), thread=True, group="open")
+
+    def _open_worker(self, override: dict[str, Any]) -> None:
+        from coder.base.errors import CoderError  # lazy, as the engine below: after the first paint
+        from coder.engine.builder import open_session
+
+        buffered: list[ev.Event] = []
+        sink: list[Callable[[ev.Event], None]] = [buffered.append]
+
+        def on_event(event: ev.Event) -> None:
+            sink[0](event)  # the buffer while opening, the feed's queue afterwards
+
+        try:
+            if self.opener is not None:
+                opened = self.opener(on_event, self.questions.ask, override)
+            else:
+                opened = open_session(options_from_args(self.state.args, **override), on_event, self.questions.ask,
+                                      self.questions.ask_trust)
+        except CoderError as exc:
+            self.app.call_from_thread(self._open_failed, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - shown in the app rather than as a traceback over the screen
+            self.app.call_from_thread(self._open_failed, f"internal error: {type(exc).__name__}: {exc}")
+            return
+        history: list[ev.Event] = []
+        if opened.resumed:
+            history = replay_rows(opened.store, opened.session.id)[: -len(buffered) or None]
+        queue = self.feed.queue
+        queue.append(("replay", history))
+        queue.extend(buffered)
+        sink[0] = queue.append
+        self.app.call_from_thread(self._opened, opened)
+
+    async def _opened(self, opened: Any) -> None:
+        await self.feed.drain()  # the replayed conversation and the session's first events come before anything typed
+        self.state.opened = opened
+        self.opened_at = time.monotonic()
+        self.questions.notifier = self.notifications.start(opened)
+        self.state.info.state = "idle"
+        self.status.refresh()
+        self.status.refresh_git()
+        if self.state.queued:
+            self.send(self.state.queued.pop(0))
+
+    def _open_failed(self, message: str) -> None:
+        self.state.info.state = "no session"
+        self.transcript.add_block(NoteBlock(
+            f"coder could not start a session: {message}\n/doctor checks the machine and the config, /model lists "
+            "the models (`/model PROVIDER:NAME` opens a session with one), /quit leaves.", "error"))
+        self.status.refresh()
+
+    # ---- closing and switching --------------------------------------------------------------------------------
+    def close(self, reason: str) -> None:
+        opened, self.state.opened = self.state.opened, None
+        if opened is None:
+            return
+        self.notifications.stop()
+        self.questions.notifier = None
+        try:
+            self.last_turn = last_turn(opened.session)
+            kept = opened.finish(reason)
+            self.last_session_id = opened.session.id if kept else None
+        except Exception:  # noqa: BLE001 - closing must not keep the user from leaving
+            pass
+
+    def switch(self, resume: str | None) -> None:
+        """/clear (resume None) or /resume ID: the conversation starts over with another session."""
+        state = self.state
+        if state.busy:
+            self.transcript.note("Wait for the turn to end (Esc interrupts it) before switching.", "error")
+            return
+        override: dict[str, Any] = {"resume": resume, "continue_last": False}
+        session = state.session
+        if resume is None and session is not None:  # /clear keeps the model and the mode
+            from coder.commands.modes import carry_over  # lazy: the commands' imports come after the first paint
+
+            override.update(carry_over(session))
+            state.args.model = override.get("model", state.args.model)
+            state.args.permission_mode = override["permission_mode"]
+        self.close("switched")
+        self.transcript.clear()
+        state.info.tokens, state.info.cost, state.info.ctx = 0, 0.0, 0
+        self.open(**override)
+
+    def shut_down(self) -> None:
+        """The app is closing: a waiting question is answered (not trusted; interrupted), the turn stopped."""
+        session = self.state.session
+        if session is not None and self.state.busy:
+            session.interrupt()
+        self.questions.release()  # a waiting engine thread or opening worker (the trust question) goes on
+        if session is not None and self.state.busy:
+            self.turn_done.wait(5.0)  # let the turn stop cleanly before the session closes its tools
+        self.close("done")
+
+    # ---- messages ---------------------------------------------------------------------------------------------
+    def submitted(self, text: str) -> None:
+        """A line from the input: the reason of a denial being typed, or a message or a command."""
+        if self.questions.reason_for is not None:
+            self.questions.deny_with_reason(text)
+            return
+        self.history.add(text)
+        self.transcript.conversation.follow(force=True)
+        self.submit(text)
+
+    def submit(self, text: str) -> None:
+        from coder.commands.slash import is_command  # lazy: the commands' imports come after the first paint
+
+        state = self.state
+        if is_command(text):
+            self.run_command(text)
+        elif state.session is None and state.info.state == "starting":
+            state.queued.append(text)
+            self.transcript.note(f"queued (sent when the session is open): {text[:80]}")
+        elif state.session is None:
+            self.transcript.note("No session is open: fix the problem above, or /model SPEC, or /quit.", "error")
+        elif state.busy:
+            state.queued.append(text)
+            self.transcript.note(f"queued (sent when this turn ends): {text[:80]}")
+        else:
+            self.send(text)
+
+    def send(self, text: str) -> None:
+        state = self.state
+        session = state.session
+        if session is None:
+            return
+        state.busy = True
+        state.work_started = time.monotonic()
+        state.info.state, state.info.streamed = "working", 0
+        self.status.refresh()
+        done = threading.Event()
+        self.turn_done = done
+        queue = self.feed.queue
+
+        def work() -> None:
+            try:
+                self.notifications.turn_ended(session.send(text).reason)
+            except Exception as exc:  # noqa: BLE001 - an engine bug must not take the app (and the draft) down
+                queue.append(ev.ErrorEvent(f"internal error: {type(exc).__name__}: {exc}", fatal=True))
+                queue.append(ev.TurnEnd(session.stats.turns, "error"))
+            finally:
+                done.set()
+
+        self.app.run_worker(work, thread=True, group="turn")
+
+    def interrupt(self) -> None:
+        state = self.state
+        if state.session is None:
+            return
+        state.session.interrupt()
+        self.questions.resolve(None)
+        state.requeue = bool(state.queued)  # what was queued goes back into the input when the turn has stopped
+        state.info.state = "interrupting"
+        self.status.refresh()
+
+    def turn_ended(self, reason: str) -> None:
+        state = self.state
+        state.busy = False
+        state.info.state = "idle"
+        self.questions.resolve(None)
+        if reason != "done":
+            self.transcript.note(f"turn stopped: {reason}", "error" if reason != "interrupted" else "")
+        self.status.refresh_git()
+        requeue, state.requeue = state.requeue, False
+        if state.queued and requeue:
+            self.restore_queued()
+        elif state.queued:
+            self.send(state.queued.pop(0))
+
+    def restore_queued(self) -> None:
+        """An interrupted turn: what was queued goes back into the input (before any draft), visibly, and Enter
+        sends it. Interrupting means "stop"; sending the next message on its own would not be what was asked."""
+        box = self.app.query_one(PromptInput)
+        queued, self.state.queued = self.state.queued, []
+        box.set_text("\n".join([*queued, box.text] if box.text.strip() else queued))
+        box.focus()
+        self.transcript.note(f"interrupted: the queued message{'s are' if len(queued) > 1 else ' is'} back in "
+                             "the input (Enter sends)")
+
+    def cycle_mode(self) -> None:
+        session = self.state.session
+        if session is None:
+            return
+        from coder.commands.modes import cycle_mode  # lazy: the commands' imports come after the first paint
+
+        self.app.notify(f"mode: {cycle_mode(session)}", timeout=1.5)
+        self.status.refresh()

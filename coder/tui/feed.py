@@ -1,0 +1,226 @@
+"""From the engine's events to the screen: the drain loop and what each event becomes. A part of the app
+(coder/tui/app.py).
+
+Threads: the engine's events are appended to the app's queue (never blocking the engine) and drained on the app's
+thread. What a drain costs decides how the app keeps up with a fast agent (issue 32), so:
+
+- a drain takes everything queued, and the blocks it makes are mounted together at its end (coder/tui/transcript.py);
+- a message whose end is already in the queue becomes its final block at once; only text still being written
+  streams into a Markdown block;
+- drains are paced (`Pacer`): the next comes sooner when the last was cheap and later when it was costly, so the
+  app's own work stays a fraction of the time however fast events come, and a key typed meanwhile waits at most
+  one short drain. Keys never wait for the queue: they are handled between drains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+
+from coder.base import events as ev
+from coder.base.termsafe import visible
+from coder.stuck.guard import stuck_warning
+from coder.tools.base import CallFacts
+from coder.tools.registry import describe
+from coder.tui.blocks import ToolBlock, UserBlock, assistant_block
+from coder.tui.questions import Questions
+from coder.tui.state import AppState
+from coder.tui.status import StatusLine
+from coder.tui.transcript import MAX_BLOCKS, Transcript
+from coder.tui.widgets import Conversation
+from coder.tui.work_view import WorkView
+
+#: the app's own share of the time while events flood in; the rest is the engine's (they share one interpreter)
+DUTY = 0.25
+MIN_INTERVAL, MAX_INTERVAL = 0.05, 0.5
+
+
+class Pacer:
+    """When the next drain comes: DUTY of the wall time goes to drawing, measured in the app thread's own CPU
+    time (a loaded machine stretches the wall time of everything alike)."""
+
+    def __init__(self) -> None:
+        self.interval = MIN_INTERVAL
+        self.cpu = time.thread_time()
+
+    def next_interval(self) -> float:
+        now = time.thread_time()
+        spent, self.cpu = now - self.cpu, now  # drawing and drains since the last one
+        self.interval = min(MAX_INTERVAL, max(MIN_INTERVAL, spent / DUTY))
+        return self.interval
+
+
+class EventFeed:
+    def __init__(self, app: App[Any], state: AppState, transcript: Transcript, questions: Questions,
+                 work: WorkView, status: StatusLine) -> None:
+        self.app = app
+        self.state = state
+        self.transcript = transcript
+        self.questions = questions
+        self.work = work
+        self.status = status
+        self.queue: deque[Any] = deque()  # engine events (and a ("replay", events) pair), from any thread
+        self.lock = asyncio.Lock()
+        self.pacer = Pacer()
+        #: the session's turn ended (SessionControl sends what was queued meanwhile)
+        self.on_turn_end: Callable[[str], None] = lambda reason: None
+
+    def start(self) -> None:
+        self.app.set_timer(MIN_INTERVAL, self._tick)
+
+    async def _tick(self) -> None:
+        if self.app.query_one_optional(Conversation) is None:
+            return  # the app is closing: its widgets are gone, and so is the feed
+        await self.drain()
+        self.app.set_timer(self.pacer.next_interval(), self._tick)
+
+    # ---- the drain --------------------------------------------------------------------------------------------
+    async def drain(self) -> None:
+        """Hand the queued events on, one drain at a time: the timer and the opening both drain, and two drains
+        interleaving at an await (a stream write) could take events out of order."""
+        async with self.lock:
+            await self._drain()
+
+    async def _drain(self) -> None:
+        transcript = self.transcript
+        if not self.queue:
+            if self.state.running:
+                transcript.tick()
+                self.status.refresh()  # the spinner and the elapsed time move while nothing arrives
+            self.questions.offer_focus()
+            return
+        text: list[str] = []
+        transcript.batching = True
+        try:
+            while self.queue:
+                item = self.queue.popleft()
+                if isinstance(item, ev.TextDelta):
+                    text.append(item.text)
+                    self.state.info.streamed += len(item.text)
+                    continue
+                if text and isinstance(item, ev.UsageEvent):  # the request's figures come before its message
+                    self._usage(item)
+                    continue
+                if text and not (isinstance(item, ev.AssistantMessage) and transcript.stream is None):
+                    await transcript.stream_text("".join(text))  # the message goes on: it streams
+                await self.handle(item)
+                text = []  # a finished message became its block whole (`handle`)
+            if text:
+                await transcript.stream_text("".join(text))
+        finally:
+            transcript.batching = False
+            transcript.flush()
+        self.status.refresh()
+        # a question must be seen, even by someone reading up
+        transcript.conversation.follow(force=self.questions.offer_focus())
+
+    # ---- one event --------------------------------------------------------------------------------------------
+    async def handle(self, item: Any, replay: bool = False) -> None:
+        transcript, info = self.transcript, self.state.info
+        if isinstance(item, tuple):  # ("replay", the stored events of a resumed session)
+            events: list[ev.Event] = item[1]
+            for event in events[:-MAX_BLOCKS * 2]:  # not drawn, but counted: the tokens are the whole session's
+                if isinstance(event, ev.UsageEvent):
+                    self._usage(event)
+            for event in events[-MAX_BLOCKS * 2:]:
+                await self.handle(event, replay=True)
+            if events:
+                transcript.note("── resumed: earlier conversation above ──")
+            return
+        if isinstance(item, ev.SessionStart):
+            info.model, info.sandbox = item.model, item.sandbox
+            self.work.event(item, replay)  # a new session has no task list yet (issue 19)
+            if not replay:
+                transcript.note(f"session {item.session_id} · {_home(item.workspace)}" +
+                                (" (resumed)" if item.resumed else ""))
+        elif isinstance(item, ev.UserMessage):
+            transcript.add_block(UserBlock(item.text))
+            if item.attachments:  # `@path`: the file went along (coder/engine/mentions.py)
+                transcript.note("attached " + ", ".join(_attached(a) for a in item.attachments))
+        elif isinstance(item, ev.AssistantMessage):
+            streamed = await transcript.end_stream()
+            texts = [b.get("text", "") for b in item.message.get("content", []) if b.get("type") == "text"]
+            if not streamed and any(t.strip() for t in texts):
+                transcript.add_block(assistant_block("\n\n".join(texts)))
+        elif isinstance(item, ev.ToolCallRequested):
+            await transcript.end_stream()
+            facts = self._facts(item.tool, item.input)
+            transcript.start_tool(ToolBlock(item.id, item.tool, facts.title), facts.shell is not None)
+        elif isinstance(item, (ev.PlanProposed, ev.PlanDecision, ev.TodoUpdated)):
+            self.work.event(item, replay)  # issue 19: plans and the task list (coder/tui/work_view.py)
+        elif isinstance(item, ev.PermissionRequest) and not replay:
+            self.questions.show_permission(item)
+        elif isinstance(item, (ev.ToolCallApproved, ev.ToolCallDenied)):
+            block = transcript.running(item.id)
+            if block is not None and (item.by != "policy" or isinstance(item, ev.ToolCallDenied)):
+                block.note(f"{'allowed' if isinstance(item, ev.ToolCallApproved) else 'denied'} by {item.by}")
+        elif isinstance(item, ev.ToolCallFinished):
+            block = transcript.take(item.id)
+            if block is None:  # folded out while it ran: the result gets a block of its own
+                block = ToolBlock(item.id, item.tool, self._facts(item.tool, item.input).title)
+                transcript.add_block(block)
+            block.finish(item.output, item.is_error, item.duration_s, str(item.data.get("diff", "") or ""),
+                         item.data)
+        elif isinstance(item, ev.ToolOutput):  # a running command's output, as it comes
+            block = transcript.running(item.id)
+            if block is not None:
+                block.progress(item.text)
+        elif isinstance(item, ev.BackgroundEnded):  # a command sent to the background ended (Ctrl+B)
+            transcript.note(f"background job {item.id} ({item.command[:60]}) {item.state}",
+                            "ok" if item.exit_code == 0 else "error" if item.exit_code else "")
+        elif isinstance(item, ev.ReviewStage):  # /review and /commit say what they are doing as they go
+            mark = {"pass": "✓", "fail": "✗", "warn": "!", "skipped": "·"}.get(item.status, "·")
+            transcript.note(f"review {mark} {item.name}: {item.status} ({item.duration:.1f}s)" +
+                            (f" · {item.note[:100]}" if item.note else ""))
+        elif isinstance(item, ev.RetryWait) and not replay:  # a wait on a rate limit: why, and a countdown
+            info.retry_until = time.monotonic() + item.seconds
+            transcript.note(f"model request failed ({item.reason}); retry {item.attempt} of {item.max_retries} "
+                            f"in {item.seconds:.0f}s")
+        elif isinstance(item, ev.UsageEvent):
+            self._usage(item)
+        elif isinstance(item, ev.CompactionEvent):
+            info.ctx = item.tokens_after  # the figure the next request will start from
+            transcript.note(f"context compacted ({item.kind}): {item.tokens_before:,} → {item.tokens_after:,} tokens")
+        elif isinstance(item, ev.CheckpointEvent):
+            files = ", ".join(item.files_changed[:5])
+            transcript.note(f"checkpoint {item.id}" + (f": {files}" if files else "") + " (/undo)")
+        elif isinstance(item, ev.ReviewEvent):
+            transcript.note(f"review: {item.verdict} ({len(item.findings)} findings)")
+        elif isinstance(item, ev.CommitEvent):
+            transcript.note(f"committed {item.sha[:10]}: {item.message.splitlines()[0]}", "ok")
+        elif isinstance(item, ev.StuckEvent) and item.action != "nudge":  # issue 22: nudges go to the model only
+            transcript.note(stuck_warning(item), "error")
+        elif isinstance(item, ev.ErrorEvent):
+            transcript.note(("error: " if item.fatal else "note: ") + item.message, "error" if item.fatal else "")
+        elif isinstance(item, ev.TurnEnd) and not replay:
+            await transcript.end_stream()
+            self.on_turn_end(item.reason)
+
+    def _usage(self, item: ev.UsageEvent) -> None:
+        """The status bar's tokens: every token of every request (input, output, cache read and write), the
+        same total `/cost` shows."""
+        self.state.info.count_usage(item.input_tokens + item.output_tokens + item.cache_read_tokens +
+                                    item.cache_write_tokens, item.total_cost_usd, item.context_tokens,
+                                    item.context_window)
+
+    def _facts(self, tool: str, args: dict[str, Any]) -> CallFacts:
+        session = self.state.session
+        return describe(tool, args, session.parts.tools if session is not None else None)
+
+
+def _home(path: str) -> str:
+    """The workspace as people say it: ~/x for paths under HOME (shorter, and the same on every machine)."""
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home != "/" and (path == home or path.startswith(home + "/")) else path
+
+
+def _attached(a: dict[str, Any]) -> str:
+    from coder.engine.mentions import Attachment  # lazy: the engine's imports come after the first paint
+
+    return visible(Attachment(**a).label())

@@ -1,0 +1,201 @@
+"""The questions of the app: a permission request and the trust question, each with numbered choices that typing
+cannot answer (the rules are coder/frontend/choices.py's, shared with the plain REPL).
+
+A question stands between the conversation and the input, where it is seen whatever the conversation is scrolled
+to. It takes the keyboard focus only when the person is not typing (the app offers it on every drain:
+coder/tui/questions.py); until then the input keeps the focus, every key goes on into it, and the question says
+"Tab answers it". A focused question answers keys only ARM_DELAY after it took the focus; a key before that, and
+any key that is not one of its own (a letter, a space), is handed to the input with the focus: typed text is never
+eaten, never misread. A click on a choice answers as its number does.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from coder.base.termsafe import visible
+from coder.commands.approval import Approval, approval
+from coder.frontend.choices import ARM_DELAY, Question, permission_question, trust_question
+from coder.tui.blocks import DiffView, shown
+
+HEIGHT = 0.7  # the share of the screen a question may take
+#: keys that stay the app's while a question has the focus: Esc answers it (deny and stop, or not now), Tab moves on
+APP_KEYS = ("escape", "tab", "shift+tab", "ctrl+c")
+
+
+class ChoiceLine(Static):
+    """One numbered choice; a click answers as its number does."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(classes="choice")
+        self.number = number
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        for prompt in self.ancestors:
+            if isinstance(prompt, ChoicePrompt):
+                prompt.press(str(self.number), clicked=True)
+
+
+class ChoicePrompt(Vertical, can_focus=True):
+    DEFAULT_CSS = """
+    ChoicePrompt { height: auto; border: round $warning; padding: 0 1; }
+    ChoicePrompt:focus { border: round $accent; }
+    ChoicePrompt #head { height: auto; }
+    ChoicePrompt .what { color: $text; }
+    ChoicePrompt .why, ChoicePrompt .hint { color: $text-muted; }
+    ChoicePrompt .choice { color: $text; }
+    ChoicePrompt .choice.current { color: $accent; text-style: bold; }
+    """
+    arm_delay = ARM_DELAY
+
+    class Answered(Message):
+        def __init__(self, prompt: ChoicePrompt, answer: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.answer = answer
+
+    class Typed(Message):
+        """A key that is not an answer (or came too early): the app puts it into the input."""
+
+        def __init__(self, key: events.Key) -> None:
+            super().__init__()
+            self.key = key.key
+            self.character = key.character
+
+    def __init__(self, question: Question) -> None:
+        super().__init__()
+        self.question = question
+        self.answered = False
+        self.armed_at: float | None = None
+
+    # ---- layout -----------------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="head"):  # a long diff scrolls here: the choices below stay in view
+            yield from self.compose_head()
+        for number in range(1, len(self.question.choices) + 1):
+            yield ChoiceLine(number)
+        yield Static(classes="hint", id="hint")
+
+    def compose_head(self) -> ComposeResult:
+        yield from ()
+
+    def on_mount(self) -> None:
+        self.fit()
+        self.redraw()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """The question takes at most HEIGHT of the screen, its choices and hint always whole."""
+        room = int(self.app.size.height * HEIGHT) - len(self.question.choices) - 3  # the hint and the border
+        self.query_one("#head").styles.max_height = max(room, 3)
+
+    def redraw(self) -> None:
+        question = self.question
+        for line in self.query(ChoiceLine):
+            choice = question.choices[line.number - 1]
+            current = line.number - 1 == question.highlight
+            line.set_class(current, "current")
+            line.update(Text(f"{'❯' if current else ' '} {line.number}. {visible(choice.label)}"))
+        for hint in self.query("#hint"):
+            if isinstance(hint, Static):
+                hint.update(self.hint())
+
+    def hint(self) -> str:
+        if self.answered:
+            return "answered"
+        if not self.has_focus:
+            return "You are typing: keys stay in the input. Tab answers this question."
+        if not self.armed:
+            return "…"
+        return self.question.hint()
+
+    # ---- focus and arming -------------------------------------------------------------------------------------
+    @property
+    def armed(self) -> bool:
+        return self.has_focus and self.armed_at is not None and time.monotonic() >= self.armed_at
+
+    def on_focus(self, event: events.Focus) -> None:
+        self.armed_at = time.monotonic() + self.arm_delay
+        self.redraw()
+        self.set_timer(self.arm_delay + 0.01, self.redraw)
+
+    def on_blur(self, event: events.Blur) -> None:
+        self.armed_at = None
+        self.redraw()
+
+    # ---- answering --------------------------------------------------------------------------------------------
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key in APP_KEYS:
+            return
+        event.stop()
+        event.prevent_default()
+        if not self.armed or not self.press(event.key):
+            if event.is_printable or event.key == "backspace":
+                self.post_message(self.Typed(event))  # too early, or not an answer: it was typing
+
+    def press(self, key: str, clicked: bool = False) -> bool:
+        """Give `key` to the question; True when it was one of its keys (an answer, or a move)."""
+        if self.answered:
+            return True
+        if clicked and key.isdigit():
+            self.question.highlight = int(key) - 1  # a click is deliberate: it answers, a lasting grant too
+            key = "enter"
+        answer = self.question.press(key)
+        if answer is None:
+            return False
+        if answer:
+            self.answered = True
+            self.post_message(self.Answered(self, answer))
+        self.redraw()
+        return True
+
+
+class PermissionPrompt(ChoicePrompt):
+    """`Allow bash: pytest -q?`, the command or the change as a diff, why it asks, then the choices."""
+
+    def __init__(self, call_id: str, tool: str, args: dict[str, Any], reason: str, rule: str | None) -> None:
+        self.view: Approval = approval(tool, args, rule)
+        super().__init__(permission_question(self.view.rules))
+        self.call_id = call_id
+        self.tool = tool
+        self.args = args
+        self.reason = reason
+        self.rules = self.view.rules  # what "always" and "in this project" remember
+
+    def compose_head(self) -> ComposeResult:
+        view = self.view
+        yield Static(Text.assemble(("Allow ", "bold"), (visible(view.title), "bold yellow"), ("?", "bold")))
+        if len(view.files) > 1:
+            yield Static(shown(f"{len(view.files)} files: " + ", ".join(view.files)), classes="what")
+        if view.diff:
+            yield DiffView(view.diff)
+        elif view.detail:
+            yield Static(shown(view.detail), classes="what")
+        if self.reason:
+            yield Static(shown(self.reason), classes="why")
+
+
+class TrustPrompt(ChoicePrompt):
+    """The first-open question (coder/trust/decisions.py): what the repository would run, then not now or trust."""
+
+    def __init__(self, request: Any, reason: str) -> None:
+        super().__init__(trust_question())
+        self.request = request
+        self.reason = reason
+
+    def compose_head(self) -> ComposeResult:
+        yield Static(Text.assemble(("This repository is not trusted", "bold yellow"), f" ({visible(self.reason)})."))
+        yield Static(shown(self.request.describe()), classes="what")
+        yield Static("Untrusted, coder ignores all of that and still works on the code. Trust it only if you know "
+                     "what those commands do.", classes="why")

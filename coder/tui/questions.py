@@ -1,0 +1,173 @@
+"""The questions the engine asks the person, and their answers: a permission request (the engine thread waits on a
+future), the trust question (the opening worker waits), and the plan question's future (coder/tui/work_view.py
+shows the plan). A part of the app (coder/tui/app.py).
+
+The question stands in `#questions`, between the conversation and the input (coder/tui/prompts.py has the
+rules of its keys). `offer_focus` runs on every drain: the question takes the focus once the person is not typing.
+A lasting answer is announced in the conversation ("saved: allow bash(pytest*) for this session").
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future
+from typing import Any
+
+from textual.app import App
+from textual.containers import Vertical
+
+from coder.base import events as ev
+from coder.frontend.calls import tool_title
+from coder.frontend.choices import QUIET, permission_answer, saved_note
+from coder.frontend.notify import Notifier
+from coder.policy.base import PermissionAnswer
+from coder.tui.prompts import ChoicePrompt, PermissionPrompt, TrustPrompt
+from coder.tui.state import AppState
+from coder.tui.status import StatusLine
+from coder.tui.transcript import Transcript
+from coder.tui.widgets import PROMPT_PLACEHOLDER, PromptInput
+
+REASON_PLACEHOLDER = "Why deny it? Enter sends the reason to the model (Esc denies and stops)"
+
+
+class QuestionArea(Vertical):
+    DEFAULT_CSS = "QuestionArea { height: auto; }"
+
+    def __init__(self) -> None:
+        super().__init__(id="questions")
+
+
+class Questions:
+    def __init__(self, app: App[Any], state: AppState, transcript: Transcript, status: StatusLine) -> None:
+        self.app = app
+        self.state = state
+        self.transcript = transcript
+        self.status = status
+        self.prompt: ChoicePrompt | None = None  # the question on screen
+        self.future: Future[Any] | None = None  # what the waiting thread reads its answer from
+        self.reason_for: PermissionPrompt | None = None  # "deny, say why": the next line typed is the reason
+        self.notifier: Notifier | None = None  # set while a session is open (SessionControl)
+
+    # ---- asked from other threads -----------------------------------------------------------------------------
+    def ask(self, request: ev.PermissionRequest) -> Any:
+        """Called on the engine thread; blocks until the question (or an interrupt) answers. The request's event
+        has gone through the queue already: `show_permission` puts the question up when it is drained (a plan:
+        coder/tui/work_view.py shows it and answers with a PlanVerdict)."""
+        future: Future[Any] = Future()
+        self.future = future
+        if self.notifier is not None:
+            self.notifier.question(tool_title(request.tool, request.input))
+        answer = future.result()
+        return answer if answer is not None else PermissionAnswer(False, message="interrupted by the user")
+
+    def ask_trust(self, request: Any, reason: str) -> bool:
+        """Called on the opening worker thread: the trust question, answered "not now" unless trusted."""
+        future: Future[Any] = Future()
+        self.future = future
+        self.app.call_from_thread(self.show, TrustPrompt(request, reason))
+        return future.result() is True
+
+    @property
+    def waiting(self) -> bool:
+        """The engine waits for an answer now (a permission request, the plan question)."""
+        return self.future is not None and not self.future.done()
+
+    # ---- on the app's thread ----------------------------------------------------------------------------------
+    def show_permission(self, event: ev.PermissionRequest) -> None:
+        self.show(PermissionPrompt(event.id, event.tool, event.input, event.reason, event.suggested_rule))
+
+    def show(self, prompt: ChoicePrompt) -> None:
+        if self.prompt is not None:
+            self.prompt.remove()
+        self.prompt = prompt
+        self.state.asking = True
+        self.app.query_one(QuestionArea).mount(prompt)
+        self.status.refresh()
+        self.offer_focus()
+
+    def offer_focus(self) -> bool:
+        """Give a waiting question the focus when the person is not typing; True when it just took it. Checked
+        on every drain, so a question that came mid-word takes the focus once the typing stops and the input is
+        empty again."""
+        prompt = self.prompt
+        if prompt is None or prompt.answered or prompt.has_focus or not prompt.is_mounted or \
+                self.reason_for is not None:
+            return False
+        box = self.app.query_one(PromptInput)
+        if self.app.focused is not box and self.app.focused is not None:
+            return False  # reading a block, or in a modal: leave the focus alone
+        if box.text.strip() or time.monotonic() - box.last_edit_at < QUIET:
+            return False  # typing, or a draft in the input: Tab answers; the question waits for a quiet, empty input
+        prompt.focus()
+        return True
+
+    def focus_prompt(self) -> bool:
+        """Tab from the input: to the waiting question, if there is one."""
+        if self.prompt is not None and not self.prompt.answered:
+            self.prompt.focus()
+            return True
+        return False
+
+    def escape(self) -> bool:
+        """Esc while a question waits: its escape answer (deny and stop; not now). False when none waits."""
+        if self.prompt is None or self.prompt.answered:
+            return False
+        self.prompt.press("escape")
+        return True
+
+    def answered(self, prompt: ChoicePrompt, answer: str) -> None:
+        if isinstance(prompt, TrustPrompt):
+            self.transcript.note(saved_note(answer, []) or "not trusted: coder ignores what this repository "
+                                 "defines (`coder trust` changes it)", "ok" if answer == "trust" else "")
+            self.resolve(answer == "trust")
+            return
+        assert isinstance(prompt, PermissionPrompt)
+        if answer == "stop":
+            self.interrupt_turn()
+            return
+        if answer == "reason":  # the next line typed in the input is the reason the model hears
+            self.reason_for = prompt
+            box = self.app.query_one(PromptInput)
+            box.placeholder = REASON_PLACEHOLDER
+            box.focus()
+            return
+        session = self.state.session
+        remember = getattr(session.parts.policy, "remember", None) if session is not None else None
+        note = saved_note(answer, prompt.rules)
+        if note:
+            self.transcript.note(note, "ok")
+        self.resolve(permission_answer(answer, prompt.rules, remember))
+
+    def deny_with_reason(self, reason: str) -> None:
+        self.transcript.note(f"denied: {reason[:200]}")
+        self.resolve(permission_answer("reason", [], None, reason))
+
+    def interrupt_turn(self) -> None:
+        """Esc on a permission question: deny and stop (the app's interrupt answers the future)."""
+        session = self.state.session
+        if session is not None:
+            session.interrupt()
+        self.resolve(None)
+
+    def release(self, answer: Any = None) -> None:
+        """Answer the waiting thread (None: interrupted; the trust question: not trusted), nothing more: the app may
+        be closing, with no screen left to tidy."""
+        future, self.future = self.future, None
+        if future is not None and not future.done():
+            future.set_result(answer)
+
+    def resolve(self, answer: Any) -> None:
+        """Answer the waiting thread and take the question away."""
+        self.release(answer)
+        box = self.app.query_one(PromptInput)
+        if self.reason_for is not None:
+            self.reason_for = None
+            box.placeholder = PROMPT_PLACEHOLDER
+        if self.prompt is not None:
+            had_focus = self.prompt.has_focus
+            self.prompt.remove()
+            self.prompt = None
+            self.state.asking = False
+            if had_focus or self.app.focused is None:
+                box.focus()
+        self.status.refresh()

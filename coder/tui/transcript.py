@@ -1,0 +1,149 @@
+"""The conversation's blocks: adding them in batches, folding the oldest, the model's streamed text and the tool
+calls waiting for their results. A part of the app (coder/tui/app.py); coder/tui/feed.py decides which blocks
+events become.
+
+Blocks added during a drain are mounted together at its end (one layout pass per batch, not one per block), and
+blocks that would be folded at once are never mounted. At most MAX_BLOCKS stay mounted; the folded ones are
+counted in the status bar and shown whole by Ctrl+T (from the session store).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App
+from textual.widget import Widget
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownStream
+
+from coder.base.termsafe import visible
+from coder.tui.blocks import NoteBlock, ToolBlock, ToolBody, markdown_block
+from coder.tui.state import AppState
+from coder.tui.widgets import Conversation
+
+MAX_BLOCKS = 300
+
+
+class Transcript:
+    def __init__(self, app: App[Any], state: AppState) -> None:
+        self.app = app
+        self.state = state
+        self.pending: list[Widget] = []
+        self.batching = False
+        self.stream: MarkdownStream | None = None
+        self.stream_block: Markdown | None = None
+        self.tool_blocks: dict[str, list[ToolBlock]] = {}  # call id -> blocks awaiting a result (ids can repeat)
+        self.shell_calls: set[str] = set()  # running calls that are shell commands (Ctrl+B can send them on)
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.app.query_one(Conversation)
+
+    # ---- blocks -----------------------------------------------------------------------------------------------
+    def add_block(self, widget: Widget) -> None:
+        """Add a block to the conversation; inside a drain it waits for the batch's end."""
+        self.pending.append(widget)
+        if not self.batching:
+            self.flush()
+
+    def note(self, text: str, kind: str = "") -> None:
+        if text:
+            self.add_block(NoteBlock(text, kind))
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        pending, self.pending = self.pending, []
+        keep = pending[-MAX_BLOCKS:]
+        dropped = pending[: len(pending) - len(keep)]
+        for widget in dropped:
+            if isinstance(widget, ToolBlock):
+                self._forget(widget)
+        self.state.folded += len(dropped)
+        conversation = self.conversation
+        conversation.mount_all(keep)
+        # children already on their way out (removal is asynchronous) were counted and must not be again: the
+        # status bar said "4446 folded" after 2,500 blocks; an expanded block's output goes with its block
+        live = [c for c in conversation.children if not c._pruning and not isinstance(c, ToolBody)]
+        excess = len(live) - MAX_BLOCKS
+        if excess > 0:
+            old = [c for c in live[: excess + 1] if c is not self.stream_block][:excess]
+            for child in old:
+                if isinstance(child, ToolBlock):
+                    self._forget(child)
+            self.state.folded += len(old)
+            conversation.remove_children(old)
+
+    def clear(self) -> None:
+        """/clear and /resume: a new conversation."""
+        self.conversation.remove_children()
+        self.tool_blocks.clear()
+        self.shell_calls.clear()
+        self.pending.clear()
+        self.stream, self.stream_block = None, None
+        self.state.folded = 0
+
+    # ---- the model's text -------------------------------------------------------------------------------------
+    async def stream_text(self, text: str) -> None:
+        """Text of a message still being written: into a Markdown block as it comes."""
+        if self.stream is None:
+            block = markdown_block()
+            self.stream_block = block
+            self.add_block(block)
+            self.flush()  # the stream appends into a mounted widget
+            self.stream = Markdown.get_stream(block)
+        await self.stream.write(visible(text))  # per character: a sequence split across writes is no escape
+
+    async def end_stream(self) -> bool:
+        """Finish the streamed block; True when one was streaming."""
+        if self.stream is None:
+            return False
+        stream, self.stream = self.stream, None
+        self.stream_block = None
+        await stream.stop()
+        return True
+
+    # ---- tool calls -------------------------------------------------------------------------------------------
+    def start_tool(self, block: ToolBlock, shell: bool) -> None:
+        self.tool_blocks.setdefault(block.call_id, []).append(block)
+        if shell:
+            self.shell_calls.add(block.call_id)
+        self.add_block(block)
+
+    def running(self, call_id: str) -> ToolBlock | None:
+        """The oldest block of `call_id` still waiting for its result. Tool ids are not always unique (a local
+        OpenAI-compatible server may repeat them): a block per id lost a result when two were in flight."""
+        blocks = self.tool_blocks.get(call_id)
+        return blocks[0] if blocks else None
+
+    def take(self, call_id: str) -> ToolBlock | None:
+        """The block that gets `call_id`'s result, no longer waiting."""
+        blocks = self.tool_blocks.get(call_id)
+        if not blocks:
+            return None
+        block = blocks.pop(0)
+        if not blocks:
+            del self.tool_blocks[call_id]
+            self.shell_calls.discard(call_id)
+        return block
+
+    def _forget(self, block: ToolBlock) -> None:
+        """A block folded out of the conversation no longer waits for a result."""
+        blocks = self.tool_blocks.get(block.call_id)
+        if blocks and block in blocks:
+            blocks.remove(block)
+            if not blocks:
+                del self.tool_blocks[block.call_id]
+                self.shell_calls.discard(block.call_id)
+
+    def unfinished(self) -> list[ToolBlock]:
+        return [b for blocks in self.tool_blocks.values() for b in blocks if not b.finished]
+
+    def shell_running(self) -> bool:
+        return bool(self.shell_calls)
+
+    def tick(self) -> None:
+        """The clocks of running calls move while they print nothing."""
+        for blocks in self.tool_blocks.values():
+            for block in blocks:
+                block.tick()
