@@ -112,6 +112,21 @@ class ToolCallFinished(Event):
     data: dict[str, Any] = field(default_factory=dict)
 
 
+def call_failure(is_error: bool, data: dict[str, Any] | None = None, output: str = "") -> str | None:
+    """Why a finished call failed, in a word or two (None when it did not): a shell command that exits non-zero or
+    is interrupted is a successful *tool call* (is_error False) but a failed command, and must not read as ✓ in
+    the app, the REPL or a transcript."""
+    data = data or {}
+    code = data.get("exit_code")
+    if data.get("interrupted") or "was interrupted by the user" in output[-2000:]:
+        return "interrupted"
+    if data.get("timed_out"):
+        return "timed out"
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return f"exit {code}"
+    return "failed" if is_error else None
+
+
 @dataclass
 class ToolOutput(Event):
     """Output of a running tool call as it comes (a shell command); not persisted: the result carries it all."""

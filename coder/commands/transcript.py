@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from coder.base.events import call_failure
 from coder.commands.base import CommandResult, Ctx
 from coder.tools.registry import describe
 
@@ -26,15 +27,18 @@ def _fence(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
 
 
-def _cut(output: str) -> str:
-    lines = output.splitlines()
-    if len(lines) <= MAX_OUTPUT_LINES:
+def _cut(output: str, most: int) -> str:
+    """The first `most` lines, and how many more there were (split no further than that: outputs can be long)."""
+    head = output.rstrip("\n").split("\n", most)
+    if len(head) <= most:
         return output
-    return "\n".join(lines[:MAX_OUTPUT_LINES]) + f"\n… ({len(lines) - MAX_OUTPUT_LINES} more lines)"
+    rest = head.pop().count("\n") + 1
+    return "\n".join(head) + f"\n… ({rest} more lines)"
 
 
-def transcript_markdown(row: Any, events: list[dict[str, Any]]) -> str:
-    """The Markdown of one stored session (`row` a SessionRow, `events` its event dicts in order)."""
+def transcript_markdown(row: Any, events: list[dict[str, Any]], max_output_lines: int = MAX_OUTPUT_LINES) -> str:
+    """The Markdown of one stored session (`row` a SessionRow, `events` its event dicts in order); each tool
+    call's output cut to `max_output_lines`."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.created))
     out = [f"# coder session {row.id}", "", f"- started {when} · model `{row.model}` · status {row.status}",
            f"- workspace `{row.workspace}`", ""]
@@ -48,10 +52,11 @@ def transcript_markdown(row: Any, events: list[dict[str, Any]]) -> str:
                 out += ["## coder", "", text.rstrip(), ""]
         elif kind == "tool_call_finished":
             title = describe(e["tool"], e.get("input") or {}).title
-            mark = "✗" if e.get("is_error") else "✓"
+            why = call_failure(bool(e.get("is_error")), e.get("data"), str(e.get("output", "")))
+            mark = "✓" if why is None else "✗" + (f" {why}" if why != "failed" else "")
             out += [f"**{mark} {title}**" + (f" ({e['duration_s']:.1f}s)" if e.get("duration_s") else ""), ""]
             diff = str((e.get("data") or {}).get("diff") or "")
-            body = diff or _cut(str(e.get("output", "")))
+            body = diff or _cut(str(e.get("output", "")), max_output_lines)
             if body.strip():
                 out += [_fence(body, "diff" if diff else ""), ""]
         elif kind == "checkpoint" and not str(e.get("label", "")).startswith("before"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from coder.base.events import call_failure as failure
 from coder.tools.base import one_line
 from coder.tools.registry import describe
 
@@ -20,20 +21,6 @@ def tool_title(tool: str, args: dict[str, Any]) -> str:
 def input_summary(tool: str, args: dict[str, Any]) -> str:
     """What a permission prompt shows: the command itself, or the edit's path and a preview (its tool says)."""
     return describe(tool, args).detail
-
-
-def failure(is_error: bool, data: dict[str, Any] | None = None, output: str = "") -> str | None:
-    """Why a call failed, in a word or two (None when it did not): a shell command that exits non-zero or is
-    interrupted is a successful *tool call* (is_error False) but a failed command, and must not read as ✓."""
-    data = data or {}
-    code = data.get("exit_code")
-    if data.get("interrupted") or "was interrupted by the user" in output[-2000:]:
-        return "interrupted"
-    if data.get("timed_out"):
-        return "timed out"
-    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-        return f"exit {code}"
-    return "failed" if is_error else None
 
 
 def result_line(output: str, is_error: bool, duration: float = 0.0, data: dict[str, Any] | None = None) -> str:

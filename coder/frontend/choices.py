@@ -9,10 +9,12 @@ rules both interactive frontends now follow:
 - Keys answer only once the question has been in front of the person for ARM_DELAY (in the app: has had the
   focus that long) and the keyboard has been quiet for QUIET. Anything typed before that is typing: it goes to
   the input (the REPL: to the next message's type-ahead).
-- A digit answers its choice at once, unless the choice grants something that outlives the question (`lasting`:
-  an "always" rule, a trusted repository). Then the digit only moves the highlight there and the hint says what
-  Enter would save: two deliberate keys, the second after reading what it does. Enter answers the highlighted
-  choice; Up/Down move the highlight; Esc gives `Question.escape`. Letters are never answers.
+- A digit answers its choice once no other key followed it for HOLD (a typist at 120 ms a key is typing "2 more
+  tests", and the digit goes to the input with the rest), or at once when Enter follows it. A choice that grants
+  something beyond this question (`lasting`: an "always" rule, a trusted repository) is not answered by its digit:
+  the highlight moves there, the hint says what Enter would save, and Enter confirms; two deliberate keys, the
+  second after reading what it does. Enter answers the highlighted choice; Up/Down move the highlight; Esc gives
+  `Question.escape`. Letters are never answers. `Chooser` applies these rules to keys as they come.
 - What a lasting answer saved is announced (`saved_note`): "saved: allow bash(python3 -m pytest*) for this session".
 """
 
@@ -25,6 +27,7 @@ from coder.policy.base import PermissionAnswer
 
 ARM_DELAY = 0.5  # seconds a question must have been in front of the person before its keys answer
 QUIET = 0.6  # seconds without a key typed before a question takes the keyboard
+HOLD = 0.35  # a digit answers when no key followed it this long (a typist at 120 ms a key is never so slow)
 #: what the engine hears for each answer of a permission question
 ANSWERS = ("once", "always", "project", "deny", "reason", "stop")
 
@@ -128,3 +131,90 @@ def saved_note(answer: str, rules: list[str]) -> str:
     if answer == "trust":
         return "saved: this repository is trusted; its servers, hooks, tools and settings are on"
     return ""
+
+
+@dataclass
+class Effect:
+    """What a key did: `typed` (hand `key`/`character` to the input: it was typing), `moved` (the highlight), or
+    `answer`."""
+
+    kind: str
+    key: str = ""
+    character: str | None = None
+    answer: str = ""
+
+
+@dataclass
+class Chooser:
+    """The keys of one question as they come, with the time (both frontends feed it).
+
+    `armed_at`: keys answer from then on (the app: when the question took the focus plus ARM_DELAY; never while
+    it has none). `rearm`: after a typed key, keys answer again only this much later (the REPL's keyboard stays
+    with the question, so typing must stop first; the app moves the focus to the input instead)."""
+
+    question: Question
+    armed_at: float = float("inf")
+    rearm: float = 0.0
+    pending: str | None = None  # a digit pressed less than HOLD ago
+    pending_at: float = 0.0
+    held: str | None = None  # the digit that moved the highlight to a lasting grant, until Enter confirms
+    answered: str = ""
+
+    def key(self, key: str, character: str | None, now: float) -> list[Effect]:
+        if self.answered:
+            return []
+        if now < self.armed_at:
+            return self._typed(key, character, now)
+        if self.pending is not None:
+            digit, self.pending = self.pending, None
+            if key == "enter":  # a number and Enter: deliberate
+                out = self._press(digit) or []
+                return out if self.answered else out + (self._press("enter") or [])
+            if (character is None or not character.isprintable()) and key != "backspace":
+                return self.key(key, character, now)  # Esc, an arrow: the digit is let go, the key counts
+            return self._typed(digit, digit, now) + self._typed(key, character, now)  # "2 more": typing
+        if len(key) == 1 and key.isdigit():
+            self.pending, self.pending_at = key, now
+            return []
+        pressed = self._press(key)
+        return pressed if pressed is not None else self._typed(key, character, now)
+
+    def due(self) -> float | None:
+        """When a held digit answers, if one waits."""
+        return self.pending_at + HOLD if self.pending is not None else None
+
+    def release(self, now: float) -> list[Effect]:
+        """Nothing followed the digit for HOLD: it was meant for the question."""
+        if self.pending is None or now < self.pending_at + HOLD:
+            return []
+        digit, self.pending = self.pending, None
+        return self._press(digit) or []
+
+    def click(self, number: int) -> list[Effect]:
+        """A click on a choice is deliberate: it answers, a lasting grant too."""
+        if self.answered:
+            return []
+        self.question.highlight = number - 1
+        return self._press("enter") or []
+
+    def _press(self, key: str) -> list[Effect] | None:
+        answer = self.question.press(key)
+        if answer is None:
+            return None
+        self.held = key if answer == "" and key.isdigit() else None
+        if answer:
+            self.answered = answer
+            return [Effect("answer", answer=answer)]
+        return [Effect("moved")]
+
+    def _typed(self, key: str, character: str | None, now: float) -> list[Effect]:
+        if (character is None or not character.isprintable()) and key != "backspace":
+            return []  # not typing either (an arrow before the question armed, a lone Enter)
+        out: list[Effect] = []
+        if self.held is not None:  # the digit that picked a lasting grant was typing too
+            out.append(Effect("typed", self.held, self.held))
+            self.held = None
+            self.question.highlight = self.question.default
+        out.append(Effect("typed", key, character))
+        self.armed_at = max(self.armed_at, now + self.rearm)
+        return out

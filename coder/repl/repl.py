@@ -322,7 +322,10 @@ class Repl:
             if self.reader.interactive:
                 from coder.repl.term import KeyWatcher
 
-                with KeyWatcher(session.interrupt, echo=self._echo, on_background=session.background) as self.keys:
+                typed, self.reader.typeahead = self.reader.typeahead, ""  # typed right after the Enter
+                self._echo(typed)
+                with KeyWatcher(session.interrupt, echo=self._echo, on_background=session.background,
+                                typeahead=typed) as self.keys:
                     outcome = session.send(text)
                 self.reader.typeahead = self.keys.take_typeahead()
             else:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from coder.base.termsafe import visible
-from coder.frontend.choices import ARM_DELAY, Question
+from coder.frontend.choices import ARM_DELAY, Chooser, Question
 from coder.frontend.history import InputHistory
 from coder.frontend.workspace import match_paths, project_files, word_at_end
 
@@ -34,12 +34,12 @@ SEQUENCE_GAP = 0.03  # bytes of one escape sequence arrive together; a lone Esc 
 class KeyWatcher:
     def __init__(self, on_escape: Callable[[], None], stream: Any = None,
                  echo: Callable[[str], None] | None = None,
-                 on_background: Callable[[], None] | None = None) -> None:
+                 on_background: Callable[[], None] | None = None, typeahead: str = "") -> None:
         self.on_escape = on_escape
         self.on_background = on_background  # Ctrl+B: the running command goes to the background
         self.stream = stream or sys.stdin
         self.echo = echo  # type-ahead is shown as it is typed (the terminal's own echo is off: it shows Esc as ^[)
-        self.typeahead = ""
+        self.typeahead = typeahead  # what was typed before the turn began (with the Enter that sent it) comes first
         self._fd: int | None = None
         self._saved: Any = None
         self._stop = threading.Event()
@@ -282,8 +282,14 @@ class LineReader:
     def read(self, prompt: Callable[[], str]) -> str:
         """One message; raises EOFError at the end of input and KeyboardInterrupt on Ctrl+C."""
         if self.session is not None:
+            from prompt_toolkit.input.typeahead import get_typeahead
+
             default, self.typeahead = self.typeahead, ""
-            return self.session.prompt(prompt, default=default)  # keys typed during the turn are not lost
+            text = self.session.prompt(prompt, default=default)  # keys typed during the turn are not lost
+            # keys typed right after Enter, read with it: the start of the next message (prompt-toolkit would
+            # append them to the end of the next prompt's text, after what the turn's type-ahead put there)
+            self.typeahead = "".join(k.data for k in get_typeahead(self.session.input) if k.data.isprintable())
+            return text
         sys.stdout.write(prompt())
         sys.stdout.flush()
         line = sys.stdin.readline()
@@ -296,11 +302,10 @@ class LineReader:
         return text
 
     def ask_choice(self, question: Question, keep: Callable[[str], None]) -> str:
-        """The answer to a question with numbered choices (coder/frontend/choices.py has the rules), on a terminal
-        without Enter for most keys: a digit answers its choice, or for a lasting grant shows it and Enter confirms;
-        Enter answers the highlighted choice; Up/Down move it; Esc gives the question's escape answer; Ctrl+C stays
-        SIGINT. The keyboard must first be quiet for ARM_DELAY: a key typed while the question appeared, or before
-        it armed, and any letter at all, is type-ahead of the next message (handed to `keep`), never an answer.
+        """The answer to a question with numbered choices, on a terminal without Enter for most keys (the rules
+        are coder/frontend/choices.py's: the keyboard must be quiet for ARM_DELAY first, a digit answers when
+        no typing follows it, a lasting grant needs Enter after its digit). Whatever was typing is type-ahead of
+        the next message (handed to `keep`), never an answer. Ctrl+C stays SIGINT.
 
         Not a terminal (a pipe: a script answers, deliberately): a line, empty for the highlighted choice, a
         number, or the choice's word (y, a, p, n, d; t for trust)."""
@@ -317,30 +322,32 @@ class LineReader:
         mode[3] &= ~(termios.ICANON | termios.ECHO)
         mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
         termios.tcsetattr(fd, termios.TCSANOW, mode)
+        chooser = Chooser(question, armed_at=time.monotonic() + ARM_DELAY, rearm=ARM_DELAY)
         try:
-            quiet_since = time.monotonic()
             while True:
-                armed = time.monotonic() - quiet_since >= ARM_DELAY
-                ready, _, _ = select.select([fd], [], [], 0.05 if not armed else 0.5)
-                if not ready:
-                    continue
-                data = os.read(fd, 64)
-                if data == ESC:
-                    more, _, _ = select.select([fd], [], [], SEQUENCE_GAP)
-                    if more:
-                        data += os.read(fd, 64)
-                for one in _split_keys(data):
-                    key = _KEYS.get(one) or one.decode("utf-8", "ignore")
-                    answer = question.press(key) if armed and (key in _KEYS.values() or key.isdigit()) else None
-                    if answer is None:  # typed while the question appeared, or not one of its keys: the next message
-                        keep("".join(ch for ch in one.decode("utf-8", "ignore") if ch.isprintable()))
-                        quiet_since, armed = time.monotonic(), False
-                        continue
-                    if answer:
-                        sys.stdout.write(f"{question.current.label if answer != question.escape else 'Esc'}\n")
-                        return answer
+                due = chooser.due()
+                ready, _, _ = select.select([fd], [], [], 0.5 if due is None else max(due - time.monotonic(), 0))
+                if ready:
+                    data = os.read(fd, 64)
+                    if data == ESC:
+                        more, _, _ = select.select([fd], [], [], SEQUENCE_GAP)
+                        if more:
+                            data += os.read(fd, 64)
+                    effects = []
+                    for one in _split_keys(data):
+                        text = one.decode("utf-8", "ignore")
+                        effects += chooser.key(_KEYS.get(one) or text, text, time.monotonic())
+                else:
+                    effects = chooser.release(time.monotonic())
+                typed = "".join(e.character or "" for e in effects if e.kind == "typed")
+                keep("".join(ch for ch in typed if ch.isprintable()))
+                if chooser.answered:
+                    answer = chooser.answered
+                    sys.stdout.write(("Esc" if answer == question.escape else question.current.label) + "\n")
+                    return answer
+                if any(e.kind == "moved" for e in effects):  # the highlight moved: say where
                     sys.stdout.write(f"\n❯ {question.highlight + 1}. {visible(question.current.label)}\n"
-                                     f"{visible(question.hint())} > ")  # the highlight moved: say where
+                                     f"{visible(question.hint())} > ")
                     sys.stdout.flush()
         finally:
             termios.tcsetattr(fd, termios.TCSANOW, saved)

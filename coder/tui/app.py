@@ -87,6 +87,7 @@ class CoderApp(App[None]):
         self.status.shell_running = self.transcript.shell_running
         self.feed.on_turn_end = self.control.turn_ended
         self.work.interrupt = self.control.interrupt
+        self.questions.stop_turn = self.control.interrupt
         self.control.run_command = self.commands.run
         self.commands.set_wrap = self.keys.set_wrap
         self.commands.on_files_restored = self.refresh_todos

@@ -32,6 +32,7 @@ from coder.tui.widgets import PromptInput
 from coder.tui.work_view import PlanScreen
 
 QUIT_WINDOW = 2.0
+TRANSCRIPT_OUTPUT_LINES = 20  # of each tool call's output in Ctrl+T (`/export` writes more)
 #: modal screens the app's priority keys (Esc, Ctrl+C, Ctrl+R) are handed to
 MODALS = (HistorySearch, Picker, PlanScreen, TranscriptScreen)
 
@@ -195,14 +196,18 @@ class KeyActions:
 
     def transcript_view(self) -> None:
         """Ctrl+T: the whole session, the folded blocks included, read from the store (coder/tui/screens.py)."""
-        from coder.commands.transcript import transcript_markdown  # lazy: read when first asked for
-
         opened = self.state.opened
         if opened is None or self.modal() is not None:
             return
         store, sid = opened.store, opened.session.id
-        text = transcript_markdown(store.session(sid), [e.to_dict() for e in store.events(sid)])
+
+        def read() -> str:  # in the screen's worker: the store and the Markdown are off the app's thread
+            from coder.commands.transcript import transcript_markdown  # lazy: read when first asked for
+
+            return transcript_markdown(store.session(sid), [e.to_dict() for e in store.events(sid)],
+                                       max_output_lines=TRANSCRIPT_OUTPUT_LINES)
+
         def closed(_: None) -> None:
             self.box.focus()
 
-        self.app.push_screen(TranscriptScreen(text), closed)
+        self.app.push_screen(TranscriptScreen(read), closed)

@@ -6,7 +6,7 @@ to. It takes the keyboard focus only when the person is not typing (the app offe
 coder/tui/questions.py); until then the input keeps the focus, every key goes on into it, and the question says
 "Tab answers it". A focused question answers keys only ARM_DELAY after it took the focus; a key before that, and
 any key that is not one of its own (a letter, a space), is handed to the input with the focus: typed text is never
-eaten, never misread. A click on a choice answers as its number does.
+eaten, never misread (coder/frontend/choices.py has the rules). A click on a choice answers it: a click is deliberate.
 """
 
 from __future__ import annotations
@@ -23,7 +23,15 @@ from textual.widgets import Static
 
 from coder.base.termsafe import visible
 from coder.commands.approval import Approval, approval
-from coder.frontend.choices import ARM_DELAY, Question, permission_question, trust_question
+from coder.frontend.choices import (
+    ARM_DELAY,
+    HOLD,
+    Chooser,
+    Effect,
+    Question,
+    permission_question,
+    trust_question,
+)
 from coder.tui.blocks import DiffView, shown
 
 HEIGHT = 0.7  # the share of the screen a question may take
@@ -42,7 +50,7 @@ class ChoiceLine(Static):
         event.stop()
         for prompt in self.ancestors:
             if isinstance(prompt, ChoicePrompt):
-                prompt.press(str(self.number), clicked=True)
+                prompt.click(self.number)
 
 
 class ChoicePrompt(Vertical, can_focus=True):
@@ -66,16 +74,16 @@ class ChoicePrompt(Vertical, can_focus=True):
     class Typed(Message):
         """A key that is not an answer (or came too early): the app puts it into the input."""
 
-        def __init__(self, key: events.Key) -> None:
+        def __init__(self, key: str, character: str | None) -> None:
             super().__init__()
-            self.key = key.key
-            self.character = key.character
+            self.key = key
+            self.character = character
 
     def __init__(self, question: Question) -> None:
         super().__init__()
         self.question = question
         self.answered = False
-        self.armed_at: float | None = None
+        self.chooser = Chooser(question)  # armed once the question has had the focus for a moment
 
     # ---- layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -123,15 +131,15 @@ class ChoicePrompt(Vertical, can_focus=True):
     # ---- focus and arming -------------------------------------------------------------------------------------
     @property
     def armed(self) -> bool:
-        return self.has_focus and self.armed_at is not None and time.monotonic() >= self.armed_at
+        return self.has_focus and time.monotonic() >= self.chooser.armed_at
 
     def on_focus(self, event: events.Focus) -> None:
-        self.armed_at = time.monotonic() + self.arm_delay
+        self.chooser.armed_at = time.monotonic() + self.arm_delay
         self.redraw()
         self.set_timer(self.arm_delay + 0.01, self.redraw)
 
     def on_blur(self, event: events.Blur) -> None:
-        self.armed_at = None
+        self.chooser.armed_at = float("inf")
         self.redraw()
 
     # ---- answering --------------------------------------------------------------------------------------------
@@ -140,25 +148,30 @@ class ChoicePrompt(Vertical, can_focus=True):
             return
         event.stop()
         event.prevent_default()
-        if not self.armed or not self.press(event.key):
-            if event.is_printable or event.key == "backspace":
-                self.post_message(self.Typed(event))  # too early, or not an answer: it was typing
+        self.apply(self.chooser.key(event.key, event.character, time.monotonic()))
+        if self.chooser.pending is not None:
+            self.set_timer(HOLD + 0.01, self._release)
 
-    def press(self, key: str, clicked: bool = False) -> bool:
-        """Give `key` to the question; True when it was one of its keys (an answer, or a move)."""
-        if self.answered:
-            return True
-        if clicked and key.isdigit():
-            self.question.highlight = int(key) - 1  # a click is deliberate: it answers, a lasting grant too
-            key = "enter"
-        answer = self.question.press(key)
-        if answer is None:
-            return False
-        if answer:
-            self.answered = True
-            self.post_message(self.Answered(self, answer))
-        self.redraw()
-        return True
+    def _release(self) -> None:
+        self.apply(self.chooser.release(time.monotonic()))
+
+    def press(self, key: str) -> None:
+        """A key given on purpose (Esc from the app; tests): the question takes it as it is."""
+        self.apply(self.chooser.key(key, None, max(time.monotonic(), self.chooser.armed_at)))
+        self.apply(self.chooser.release(float("inf")))
+
+    def click(self, number: int) -> None:
+        self.apply(self.chooser.click(number))
+
+    def apply(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            if effect.kind == "typed":
+                self.post_message(self.Typed(effect.key, effect.character))
+            elif effect.kind == "answer":
+                self.answered = True
+                self.post_message(self.Answered(self, effect.answer))
+        if effects:
+            self.redraw()
 
 
 class PermissionPrompt(ChoicePrompt):

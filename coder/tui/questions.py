@@ -10,6 +10,7 @@ A lasting answer is announced in the conversation ("saved: allow bash(pytest*) f
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -47,6 +48,8 @@ class Questions:
         self.future: Future[Any] | None = None  # what the waiting thread reads its answer from
         self.reason_for: PermissionPrompt | None = None  # "deny, say why": the next line typed is the reason
         self.notifier: Notifier | None = None  # set while a session is open (SessionControl)
+        #: Esc on a permission question: deny and stop the turn (SessionControl.interrupt; the app wires it)
+        self.stop_turn: Callable[[], None] = lambda: None
 
     # ---- asked from other threads -----------------------------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
@@ -123,7 +126,7 @@ class Questions:
             return
         assert isinstance(prompt, PermissionPrompt)
         if answer == "stop":
-            self.interrupt_turn()
+            self.stop_turn()  # the interrupt answers the waiting engine thread
             return
         if answer == "reason":  # the next line typed in the input is the reason the model hears
             self.reason_for = prompt
@@ -141,13 +144,6 @@ class Questions:
     def deny_with_reason(self, reason: str) -> None:
         self.transcript.note(f"denied: {reason[:200]}")
         self.resolve(permission_answer("reason", [], None, reason))
-
-    def interrupt_turn(self) -> None:
-        """Esc on a permission question: deny and stop (the app's interrupt answers the future)."""
-        session = self.state.session
-        if session is not None:
-            session.interrupt()
-        self.resolve(None)
 
     def release(self, answer: Any = None) -> None:
         """Answer the waiting thread (None: interrupted; the trust question: not trusted), nothing more: the app may

@@ -3,11 +3,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.cells import cell_len
+from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.screen import ModalScreen
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -91,38 +100,92 @@ class HistorySearch(Picker):
         return [(m, m) for m in self.history.search(needle)]
 
 
+class TranscriptView(ScrollView, can_focus=True):
+    """A long text, read-only, drawn one screen of lines at a time (issue 32: a TextArea measured and wrapped all
+    of a 2,000-call transcript before it showed a line, 1.8 s). Lines keep their shape and scroll sideways;
+    the mouse selects and Ctrl+C copies, as in the conversation."""
+
+    ALLOW_SELECT = True
+    DEFAULT_CSS = "TranscriptView { height: 1fr; overflow: auto; }"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "scroll_up", show=False), Binding("down", "scroll_down", show=False),
+        Binding("left", "scroll_left", show=False), Binding("right", "scroll_right", show=False),
+        Binding("pageup", "page_up", show=False), Binding("pagedown", "page_down", show=False),
+        Binding("home", "scroll_home", show=False), Binding("end", "scroll_end", show=False)]
+
+    def __init__(self) -> None:
+        super().__init__(id="transcript")
+        self.lines: list[str] = []
+
+    def show(self, text: str) -> None:
+        """Only the lines are found here; each is made safe to draw (`visible`, tabs) when it is on screen."""
+        self.lines = text.splitlines()
+        self.virtual_size = Size(max(map(len, self.lines), default=0) + 8, len(self.lines))
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        style = self.rich_style
+        if index >= len(self.lines):
+            return Strip.blank(width, style)
+        line = visible(self.lines[index]).expandtabs(4)
+        text = Text(line, style=style, no_wrap=True)
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(index)) is not None:
+            start, end = span
+            text.stylize(self.screen.get_component_rich_style("screen--selection"), start, len(line) if end == -1
+                         else end)
+        strip = Strip(text.render(self.app.console), cell_len(line))
+        return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract(visible("\n".join(self.lines)).expandtabs(4)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
+
+
 class TranscriptScreen(ModalScreen[None]):
-    """Ctrl+T: the whole session as a Markdown transcript (coder/engine/transcript.py, from the store), read-only,
-    scrolled and searched with the keyboard or the mouse, and copied from. The conversation keeps only its
-    newest blocks mounted (memory stays bounded over thousands of tool calls); the folded ones are here, built
-    only while this screen is open. A TextArea draws only the lines on screen, so a long session opens fast."""
+    """Ctrl+T: the whole session as a Markdown transcript (coder/commands/transcript.py, from the store), read-only,
+    scrolled with the keyboard or the mouse, and copied from. The conversation keeps only its newest blocks
+    mounted (memory stays bounded over thousands of tool calls); the folded ones are here, built only while this
+    screen is open: read in a worker, drawn a screen at a time."""
 
     DEFAULT_CSS = """
     TranscriptScreen { align: center middle; }
     TranscriptScreen > Vertical { width: 100%; height: 100%; border: round $accent; background: $surface; }
-    TranscriptScreen TextArea { height: 1fr; border: none; }
     """
-    BINDINGS = [Binding("escape", "dismiss_none", "close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "close")]
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, read: Callable[[], str]) -> None:
+        """`read` builds the text; it runs in a worker thread."""
         super().__init__()
-        self.text = text
+        self.read = read
+        self.text = ""
 
     def compose(self) -> ComposeResult:
-        from textual.widgets import TextArea
-
         with Vertical():
             yield Static(Content("The whole session (Esc closes; PageUp/PageDown, Home/End, the mouse scroll; "
                                  "select to copy):"))
-            yield TextArea(visible(self.text), read_only=True, soft_wrap=True, id="transcript")
+            yield TranscriptView()
 
     def on_mount(self) -> None:
-        from textual.widgets import TextArea
+        view = self.query_one(TranscriptView)
+        view.show("reading the session…")
+        view.focus()
+        self.run_worker(self._read, thread=True)
 
-        area = self.query_one(TextArea)
-        area.focus()
-        area.move_cursor(area.document.end)  # the newest part first, as in the conversation
-        area.scroll_cursor_visible()
+    def _read(self) -> None:
+        text = self.read()
+        self.app.call_from_thread(self._loaded, text)
+
+    def _loaded(self, text: str) -> None:
+        self.text = text
+        view = self.query_one(TranscriptView)
+        view.show(text)
+        view.scroll_end(animate=False, immediate=True)  # the newest part first, as in the conversation
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

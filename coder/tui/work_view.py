@@ -99,6 +99,7 @@ class PlanScreen(ModalScreen["PlanVerdict | None"]):
         self.asking = asking
         self.working = working
         self.stop_turn = stop
+        self.closed = False
         self.seen_wait = False
 
     def compose(self) -> ComposeResult:
@@ -123,7 +124,13 @@ class PlanScreen(ModalScreen["PlanVerdict | None"]):
         asking = self.asking()
         self.seen_wait = self.seen_wait or asking
         if (self.seen_wait and not asking) or not self.working():  # interrupted (Esc, Ctrl+C), or the turn ended
-            self.dismiss(None)
+            self.close(None)
+
+    def close(self, verdict: PlanVerdict | None) -> None:
+        """Dismiss once: an answer and the check that sees the wait end can come in the same moment."""
+        if not self.closed:
+            self.closed = True
+            self.dismiss(verdict)
 
     def action_dismiss_none(self) -> None:
         """Esc or Ctrl+C (the app's keys hand them to the open modal): stop the turn, as on a permission prompt;
@@ -149,9 +156,9 @@ class PlanScreen(ModalScreen["PlanVerdict | None"]):
             if not feedback and not self.query_one("#feedback", Input).has_focus:
                 self.query_one("#feedback", Input).focus()  # say what to change first
                 return
-            self.dismiss(PlanVerdict("revise", "plan", feedback))
+            self.close(PlanVerdict("revise", "plan", feedback))
         else:
-            self.dismiss(PlanVerdict("approved", choice, feedback))
+            self.close(PlanVerdict("approved", choice, feedback))
 
 
 class WorkView:

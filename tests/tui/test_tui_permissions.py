@@ -12,6 +12,7 @@ from tui_support import (  # type: ignore[import-not-found]
     conversation_text,
     make_app,
     type_and_send,
+    wait_armed,
     wait_for,
 )
 
@@ -64,7 +65,8 @@ async def test_permissions_lists_the_saved_rules_and_removes_them(factory, git_r
 
         assert asked() == ["npm test -- --watch=false", "make lint"]
         await type_and_send(pilot, app, "again")
+        await wait_armed(pilot, app)  # npm test asks again; make lint (still saved for the session) will not
         assert app.questions.prompt.args["command"] == "npm test -- --ci"
-        await answer(pilot, app, "once")  # npm test asks again; make lint (still saved for the session) will not
+        await answer(pilot, app, "once")
         await wait_for(pilot, lambda: not app.busy and "ran again" in conversation_text(app))
         assert asked()[2:] == ["npm test -- --ci"]  # make lint did not ask: its session rule stays

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_support import answer, async_test, type_and_send, wait_for  # type: ignore[import-not-found]
+from tui_support import answer, async_test, type_and_send, wait_armed, wait_for  # type: ignore[import-not-found]
 from tui_support import conversation_text as texts  # type: ignore[import-not-found]
 from tui_support import make_app as _make_app  # type: ignore[import-not-found]
 
@@ -29,6 +29,7 @@ async def test_send_stream_approve_and_see_diff(factory, git_repo: Path, tmp_pat
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "write hello")
+        await wait_armed(pilot, app)
         assert app.busy and app.query(UserBlock)
         await answer(pilot, app, "once")
         await wait_for(pilot, lambda: not app.busy)
