@@ -11,6 +11,7 @@ chunk when the message is complete.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +27,9 @@ from coder.tools.registry import describe
 DIFF_FILE_LIMIT = 512_000
 #: how much of a tool's output the editor gets as the call's content
 OUTPUT_LIMIT = 8_000
+#: a running command's output as the editor sees it while it runs: its newest lines, at most every LIVE_EVERY s
+#: (the engine bounds what arrives: coder/engine/live_output.py)
+LIVE_LINES, LIVE_CHARS, LIVE_EVERY = 20, 2_000, 0.5
 #: coder's todo statuses as ACP plan entry statuses
 PLAN_STATUS: dict[str, Literal["pending", "in_progress", "completed"]] = {
     "pending": "pending", "in_progress": "in_progress", "done": "completed"}
@@ -67,6 +71,8 @@ class Translator:
     before: dict[str, dict[str, str | None]] = field(default_factory=dict)
     #: the tool call running now: a plan's approval question (its own id) is about this call (exit_plan)
     current_call: str = ""
+    #: tool call id -> (its newest output, when it was last sent) while it runs
+    live: dict[str, tuple[str, float]] = field(default_factory=dict)
 
     def facts(self, tool: str, args: dict[str, Any]) -> CallFacts:
         try:
@@ -97,7 +103,10 @@ class Translator:
             return [self.tool_started(event)]
         if isinstance(event, ev.ToolCallApproved):
             return [helpers.update_tool_call(event.id, status="in_progress")]
+        if isinstance(event, ev.ToolOutput):
+            return self.tool_output(event)
         if isinstance(event, ev.ToolCallFinished):
+            self.live.pop(event.id, None)
             return [self.tool_finished(event)]
         if isinstance(event, ev.TodoUpdated):
             return [plan_update(event.items)]
@@ -118,6 +127,20 @@ class Translator:
         return helpers.start_tool_call(
             event.id, facts.title, kind=tool_kind(event.tool, facts), status="pending",  # type: ignore[arg-type]
             locations=[ToolCallLocation(path=str(p)) for p in paths], raw_input=event.input)
+
+    def tool_output(self, event: ev.ToolOutput) -> list[Any]:
+        """The newest lines of a running command, sent at most every LIVE_EVERY seconds (the content of a tool
+        call update replaces the last: each says what the command shows now)."""
+        tail, sent = self.live.get(event.id, ("", 0.0))
+        tail = (tail + event.text)[-LIVE_CHARS:]
+        now = time.monotonic()
+        if now - sent < LIVE_EVERY:
+            self.live[event.id] = (tail, sent)
+            return []
+        self.live[event.id] = (tail, now)
+        shown = "\n".join(tail.splitlines()[-LIVE_LINES:])
+        return [helpers.update_tool_call(event.id, status="in_progress",
+                                         content=[helpers.tool_content(helpers.text_block(shown))])]
 
     def tool_finished(self, event: ev.ToolCallFinished) -> Any:
         content: list[Any] = []

@@ -18,6 +18,7 @@ from coder.base.errors import ContextOverflowError, ModelError, ToolError
 from coder.context.base import ContextManager, Pinned
 from coder.engine.history import Restored, add_hook_context, validate_input
 from coder.engine.hook_steps import Hooks, hook_permission, with_feedback
+from coder.engine.live_output import LiveOutput
 from coder.engine.mentions import as_dicts, blocks, find
 from coder.engine.turns import forget_after
 from coder.ext.hookapi import NO_VERDICT, HookVerdict
@@ -343,7 +344,8 @@ class Session:
                 self.emit(ev.ToolCallDenied(use.id, use.name, reason, "hook"))
                 return self._finish(use, ToolResult(f"Blocked by a hook: {reason}", True))
         started = time.monotonic()
-        parts.tool_ctx.progress = lambda text: self.emit(ev.ToolOutput(use.id, text))  # live output, shown
+        live = LiveOutput(lambda text: self.emit(ev.ToolOutput(use.id, text)))  # shown as it comes, bounded
+        parts.tool_ctx.progress = live
         parts.tool_ctx.detach.clear()  # a Ctrl+B meant for an earlier call
         try:
             result = tool.run(use.input, parts.tool_ctx)
@@ -353,6 +355,7 @@ class Session:
             result = ToolResult(f"{use.name} failed: {type(exc).__name__}: {exc}", True)
         finally:
             parts.tool_ctx.progress = None
+            live.close()  # nothing of this call's live output comes after its result
         if parts.hooks is not None:
             feedback = self._heard(parts.hooks.after_tool(use.id, use.name, use.input, result))
             result = with_feedback(result, feedback)

@@ -309,3 +309,30 @@ def test_through_the_fake_server_and_the_real_anthropic_sdk(git_repo: Path, tmp_
     assert requests[0]["messages"][0]["content"][0]["text"] == "write notes"
     assert client.text().endswith(answer) and len(client.of("agent_message_chunk")) > 2
     assert len(client.questions) == 1 and (git_repo / "notes.txt").read_text() == "hello\nworld\n"
+
+
+def test_a_running_command_shows_its_newest_lines_bounded(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 32: a command's live output reaches the editor as its newest lines, a few times a second, however
+    much it prints (a 5-second `yes`, with the real sandboxed shell); the finished call carries the result."""
+    from coder.acp.updates import LIVE_CHARS, LIVE_EVERY
+
+    command = "echo start; timeout 3 yes | head -c 3000000 | awk 'NR % 200000 == 0 {print NR; fflush()}'; " \
+              "timeout 5 yes; echo THE-END"
+    script = write_script(tmp_path / "s.json", [{"tool_calls": [{"name": "bash", "input": {
+        "command": command, "timeout": 60}}]}, {"text": "ran it"}])
+    client = RecordingClient()
+
+    async def main() -> object:
+        async with coder_acp(client, git_repo, "--model", f"scripted:{script}", "--permission-mode", "auto") as (
+                conn, _):
+            new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+            return await conn.prompt(session_id=new.session_id, prompt=text("run it"))
+
+    result = run(main())
+    assert result.stop_reason == "end_turn"
+    updates = client.of("tool_call_update")
+    live = [u for u in updates if u.status == "in_progress" and u.content]
+    assert live and "start" in live[0].content[0].content.text  # the first lines, while it ran
+    assert all(len(u.content[0].content.text) <= LIVE_CHARS for u in live)
+    assert len(live) <= 10 / LIVE_EVERY + 5  # a few a second, not one per line
+    assert updates[-1].status in ("completed", "failed") and updates[-1].raw_output["output"]
