@@ -27,11 +27,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from coder.base import events as ev  # noqa: E402
 from coder.stuck.detector import DEFAULT_THRESHOLDS, PATTERNS, Detector, load_thresholds  # noqa: E402
 from coder.stuck.guard import StuckGuard  # noqa: E402
-from coder.stuck.replay import Run, load_runs  # noqa: E402
+from coder.stuck.replay import ReplayStep, Run, load_runs  # noqa: E402
+from coder.tools.registry import builtin_by_protocol  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "trajectories"
+SHELL = builtin_by_protocol("bash_")
 #: the prior thresholds (before looking at data): OpenHands stops after 3-4 identical action/observation pairs
 PRIOR = {"repeat": (3, 2), "same_error": (3, 2), "ping_pong": (2, 1), "no_progress": (30, 10), "same_text": (3, 2)}
 
@@ -149,6 +152,52 @@ def short(name: str) -> str:
     return base
 
 
+def _call(n: int, command: str, output: str, text: str, code: int = 0) -> ReplayStep:
+    """One synthetic step of a bash-only agent: a sentence and one shell command with its output."""
+    return ReplayStep([ev.AssistantMessage({"role": "assistant", "content": [{"type": "text", "text": text}]},
+                                           "tool_use"),
+                       ev.ToolCallFinished(f"s{n}", SHELL, {"command": command}, output, False, [], 0.0,
+                                           {"exit_code": code})])
+
+
+def issue_cases() -> list[tuple[Run, bool]]:
+    """The issue's cases, as synthetic runs (labelled so in the report): (run, should it stop?)."""
+    lines = [f"def f{i}(x):" if i % 3 == 0 else f"    return x + {i}" if i % 3 == 1 else "" for i in range(2100)]
+    reading, read_again, cycle = [], [], []
+    for k in range(70):  # `sed -n` ranges of 30 lines and a grep for a name, the same sentence each time
+        start = 30 * k
+        reading.append(_call(2 * k, f"sed -n '{start + 1},{start + 30}p' big.py", "\n".join(lines[start:start + 30]),
+                             "Let me keep reading the file."))
+        reading.append(_call(2 * k + 1, f"grep -n 'def f{start}(' big.py", f"{start + 1}:def f{start}(x):",
+                             "Let me keep reading the file."))
+    echoes = [_call(n, f"echo step {n}", f"step {n}", "Next step.") for n in range(2000)]
+    tests = []  # the same test after each edit, its result changing: progress
+    for n in range(40):
+        tests.append(_call(2 * n, "python -m pytest -q tests/test_calc.py", f"{40 - n} failed, {n} passed in 0.2s",
+                           "Running the tests.", 1))
+        tests.append(_call(2 * n + 1, f"sed -i 's/a - b/a + b/' calc{n}.py", "", "Fixing the next one."))
+    for n in range(60):  # controls: the same range read again and again; ten commands in a loop
+        read_again.append(_call(n, "sed -n '1,30p' big.py", "\n".join(lines[:30]), f"Looking again, round {n}."))
+        cycle.append(_call(n, f"cat notes{n % 10}.txt", f"note {n % 10}", f"Thinking, round {n}."))
+    return [(Run("synthetic: reading a 2,100-line file by `sed -n` ranges and `grep`, 140 steps", reading), False),
+            (Run("synthetic: 2,000 distinct `echo` calls", echoes), False),
+            (Run("synthetic: the same test after each fix, its result changing, 80 steps", tests), False),
+            (Run("synthetic control: the same 30 lines read 60 times", read_again), True),
+            (Run("synthetic control: ten commands in a loop, their outputs all seen, 60 steps", cycle), True)]
+
+
+def issue_table(cases: list[tuple[Run, bool]]) -> list[str]:
+    lines = ["", "The issue's cases (synthetic runs built by `issue_cases`, not real trajectories; the same guard, "
+             "mode stop):", "", "| run | steps | should stop | nudges | stop |", "|---|---|---|---|---|"]
+    for run, should in cases:
+        result = replay(run, False)
+        nudged = ", ".join(f"{s}:{p}" for s, p in result.nudges) or "-"
+        stop = f"{result.stop[0]}:{result.stop[1]}" if result.stop else "-"
+        verdict = "" if bool(result.stop) == should else " **(wrong)**"
+        lines.append(f"| {run.name} | {len(run.steps)} | {'yes' if should else 'no'} | {nudged} | {stop}{verdict} |")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Stuck detector on real trajectories (see module docstring)")
     parser.add_argument("--quick", action="store_true", help="the mini-swe-agent runs only (the known outcomes)")
@@ -167,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     results = [replay(r, r.name in tuned_on) for r in runs]
     seconds = time.monotonic() - started
     command = "python benchmarks/stuck.py" + (" --quick" if args.quick else "")
-    text = markdown(results, command, seconds, args.data)
+    cases = issue_cases()
+    text = markdown(results, command, seconds, args.data) + "\n".join(issue_table(cases)) + "\n"
     print(text)
     if args.tune:
         shipped = load_thresholds()
@@ -178,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     false_stops = sum(1 for r in results if r.stop and r.run.resolved)
-    return 1 if false_stops else 0
+    wrong = sum(1 for run, should in cases if bool(replay(run, False).stop) != should)
+    return 1 if false_stops or wrong else 0
 
 
 if __name__ == "__main__":

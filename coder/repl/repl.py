@@ -53,6 +53,7 @@ class Printer:
         self.stream: Any = None  # a StreamWrap while text streams
         self.totals = {"tokens": 0, "cost": 0.0, "ctx": 0, "window": 0}
         self.live = LiveOutput(lambda text: self.line(text, "dim"))  # a running command's lines, as they come
+        self.warnings = 0  # stuck warnings this turn: the first is printed, the count at the turn's end
 
     def _end_stream(self) -> None:
         if self.streaming:
@@ -154,10 +155,15 @@ class Printer:
         elif isinstance(event, ev.CommitEvent):
             self.line(f"committed {event.sha[:10]}: {event.message.splitlines()[0]}", "green")
         elif isinstance(event, ev.StuckEvent) and event.action != "nudge":
-            self.line(stuck_warning(event), "yellow")
+            self.warnings += 1
+            if event.action == "stop" or self.warnings == 1:  # the scrollback cannot update a line: said once
+                self.line(stuck_warning(event), "yellow")
         elif isinstance(event, ev.ErrorEvent):
             self.line(("error: " if event.fatal else "note: ") + event.message, "red" if event.fatal else "yellow")
         elif isinstance(event, ev.TurnEnd):
+            if self.warnings > 1:
+                self.line(f"(the stuck warning came {self.warnings} times this turn)", "yellow")
+            self.warnings = 0
             if event.reason != "done" and not replay:
                 self.line(f"turn stopped: {event.reason}", "yellow")
             self._end_stream()

@@ -1,8 +1,13 @@
 """The patterns: fed the session's events, after each model step it says which patterns are active and how strong.
 
-A step is one model response and the tool calls it made. The detector keeps a bounded history of steps (the
-largest window in the thresholds) and a few counters; it never looks at files, only at events, so
-coder.stuck.replay can feed it other agents' trajectories and the benchmark measures the very code sessions run.
+A step is one model response and the tool calls it made. A step makes progress when it brought something new
+(issue 32: agents read code with `sed -n` ranges and `grep`, and a detector that only counted new files stopped
+them): a call never made before, an output never seen before (a test whose result changed), a change to the
+workspace, a change to the task list. What is left is repetition with no new information, and only that is
+counted as "no progress" or "the same message again". The detector keeps a bounded history of steps (the largest
+window in the thresholds), the digests of the calls and outputs seen, and a few counters; it never looks at
+files, only at events, so coder.stuck.replay can feed it other agents' trajectories and the benchmark measures the
+very code sessions run.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 from coder.base import events as ev
 from coder.config.sections import StuckSettings
 from coder.stuck.signals import Call, call_from_event, digest
+from coder.tools.registry import describe
 
 DEFAULT_THRESHOLDS = Path(__file__).with_name("thresholds.json")
 PATTERNS = ("repeat", "same_error", "ping_pong", "no_progress", "same_text")
@@ -64,19 +70,13 @@ class Detection:
 @dataclass
 class Step:
     calls: list[Call] = field(default_factory=list)
-    labels: list[str] = field(default_factory=list)
     text: str = ""
+    progress: bool = False  # it brought something new (set when the step closes)
 
 
-def _label(tool: str, args: dict[str, Any]) -> str:
-    for key in ("command", "path", "query", "patch"):
-        value = args.get(key)
-        if isinstance(value, str) and value:
-            shown = " ".join(value.split())
-            if key == "command" and tool != "bash" and isinstance(args.get("path"), str):
-                shown += " " + args["path"]
-            return f"{tool} `{shown[:80]}{'…' if len(shown) > 80 else ''}`"
-    return tool
+def _label(call: Call) -> str:
+    """`bash: git status --short`: the call as its tool names it, cut for a line."""
+    return f"`{call.title if len(call.title) <= 90 else call.title[:89] + '…'}`"
 
 
 class Detector:
@@ -87,7 +87,9 @@ class Detector:
         self.index = 0  # steps closed so far
         self.last_write = -1  # index of the last step that changed the workspace
         self.last_progress = -1
-        self.files_read: set[str] = set()
+        self.actions: set[str] = set()  # digests of every call made since the task began
+        self.results: set[str] = set()  # digests of every (normalized) output seen
+        self.task_list_changed = False  # in the step being made
         self.states: dict[str, list[str]] = {}  # path -> digests of its written states
         self.replacements: dict[str, set[tuple[str, str]]] = {}  # path -> (before, after) of its replacements
         self.reversals: deque[tuple[int, str]] = deque()  # (step index, path)
@@ -102,11 +104,12 @@ class Detector:
         elif isinstance(event, ev.AssistantMessage):
             texts = [b.get("text", "") for b in event.message.get("content", []) if b.get("type") == "text"]
             self.current.text = " ".join(" ".join(texts).split())
+        elif isinstance(event, ev.TodoUpdated):
+            self.task_list_changed = True
         elif isinstance(event, ev.ToolCallFinished):
-            call = call_from_event(event.tool, event.input, event.output, event.is_error, event.files_changed,
-                                   event.data)
-            self.current.calls.append(call)
-            self.current.labels.append(_label(event.tool, event.input))
+            facts = describe(event.tool, event.input)
+            self.current.calls.append(call_from_event(event.tool, event.input, event.output, event.is_error,
+                                                      event.files_changed, event.data, facts))
 
     def end_step(self) -> list[Detection]:
         """Close the current step; the patterns active after it."""
@@ -123,13 +126,17 @@ class Detector:
     # ---- bookkeeping ------------------------------------------------------------------------------------------
     def _progress(self, step: Step) -> None:
         i = self.index
+        step.progress, self.task_list_changed = self.task_list_changed, False
         for call in step.calls:
-            new_reads = call.reads - self.files_read
-            if call.wrote or call.task_list or new_reads:
-                self.last_progress = i
+            if call.wrote or call.action not in self.actions or call.result not in self.results:
+                step.progress = True  # a change, a new question, or a new answer
             if call.wrote:
                 self.last_write = i
-            self.files_read |= call.reads
+            self.actions.add(call.action)
+            self.results.add(call.result)
+        if step.progress:
+            self.last_progress = i
+        for call in step.calls:
             for path, before, after in call.transitions:
                 if before == "":
                     seq = self.states.setdefault(path, [])
@@ -152,7 +159,7 @@ class Detector:
     def _repeat(self, step: Step) -> list[Detection]:
         window = self.t.of("repeat", "window", 20)
         out = []
-        for call, label in zip(step.calls, step.labels, strict=True):
+        for call in step.calls:
             if call.wrote:
                 continue
             count = sum(1 for _, s in self._recent(window) for c in s.calls
@@ -160,21 +167,21 @@ class Detector:
             need = self.t.of("repeat", "nudge_at", 3) * (self.t.of("repeat", "wait_factor", 1) if call.waits else 1)
             if count >= need:
                 out.append(Detection("repeat", call.action + call.result, count,
-                                     f"{label} ran {count} times with the same result"))
+                                     f"{_label(call)} ran {count} times with the same result"))
         return _strongest(out)
 
     def _same_error(self, step: Step) -> list[Detection]:
         window = self.t.of("same_error", "window", 20)
         out = []
-        for call, label in zip(step.calls, step.labels, strict=True):
+        for call in step.calls:
             if not call.failed or not call.error:
                 continue
             count = sum(1 for _, s in self._recent(window) for c in s.calls
-                        if c.failed and c.tool == call.tool and c.error == call.error)
+                        if c.failed and c.kind == call.kind and c.error == call.error)
             if count >= self.t.of("same_error", "nudge_at", 4) and not call.waits:
-                out.append(Detection("same_error", digest(call.tool + call.error), count,
-                                     f"{count} {call.tool} calls failed the same way ({call.error[:120]}); "
-                                     f"the last: {label}"))
+                out.append(Detection("same_error", digest(call.kind + call.error), count,
+                                     f"{count} {call.kind} calls failed the same way ({call.error[:120]}); "
+                                     f"the last: {_label(call)}"))
         return _strongest(out)
 
     def _ping_pong(self, step: Step) -> list[Detection]:
@@ -193,13 +200,17 @@ class Detector:
         idle = self.index - self.last_progress
         if idle >= self.t.of("no_progress", "nudge_at", 30):
             return [Detection("no_progress", "no_progress", idle,
-                              f"{idle} steps without changing a file, reading a new file or updating the plan")]
+                              f"{idle} steps that only repeated earlier calls and outputs (nothing new was run, "
+                              "read or changed)")]
         return []
 
     def _same_text(self, step: Step) -> list[Detection]:
-        if len(step.text) < self.t.of("same_text", "min_chars", 20):
+        """The same message on steps that brought nothing new: a fixed "Let me look further." while reading on
+        is no loop."""
+        if len(step.text) < self.t.of("same_text", "min_chars", 20) or step.progress:
             return []
-        count = sum(1 for _, s in self._recent(self.t.of("same_text", "window", 20)) if s.text == step.text)
+        count = sum(1 for _, s in self._recent(self.t.of("same_text", "window", 20))
+                    if s.text == step.text and not s.progress)
         if count >= self.t.of("same_text", "nudge_at", 3):
             return [Detection("same_text", digest(step.text), count,
                               f"the same message ({step.text[:80]!r}) {count} times")]

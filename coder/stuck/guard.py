@@ -105,9 +105,11 @@ def note_for(d: Detection, action: str) -> str:
     return f"[{head}: you may be stuck: {d.detail}. {ADVICE.get(d.pattern, '')}]"
 
 
-def stuck_warning(event: ev.StuckEvent) -> str:
-    """What the interactive frontends show for a warn or stop (a nudge is for the model only)."""
+def stuck_warning(event: ev.StuckEvent, times: int = 1) -> str:
+    """What the interactive frontends show for a warn or stop (a nudge is for the model only). A warning that
+    comes again in the same turn is folded into the first one's line (`times`: how often it came)."""
     if event.action == "stop":
         return f"coder stopped the turn: the agent looks stuck ({event.detail})."
-    return (f"the agent looks stuck: {event.detail}. It was told so and goes on; press Esc (Ctrl+C in the line "
-            f"interface) to stop the turn.")
+    again = f" (warned {times} times this turn)" if times > 1 else ""
+    return (f"the agent looks stuck: {event.detail}{again}. It was told so and goes on; press Esc (Ctrl+C in the "
+            f"line interface) to stop the turn.")

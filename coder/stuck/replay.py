@@ -6,9 +6,12 @@ Formats read (the ones in the shared data, see benchmarks/stuck.py):
 - SWE-agent `.traj`: `trajectory` steps with `action`, `observation`, `thought`;
 - SWE-agent request/response logs (`.jsonl`): one session per run of requests whose message list grows.
 
-Each model step becomes an AssistantMessage and one ToolCallFinished per action (tool `bash` with the command,
-or the agent's own tool name and arguments), with `exit_code` when the format records it; tokens per step
-where the format records them (SWE-agent `.traj` only has totals: spread evenly).
+Each model step becomes an AssistantMessage and one ToolCallFinished per action, with `exit_code` when the
+format records it; tokens per step where the format records them (SWE-agent `.traj` only has totals: spread
+evenly). The other agents' vocabulary is translated here, and only here: their shell (`bash`, SWE-agent's actions)
+becomes our shell, their editor (`str_replace_editor`, which speaks the protocol of ours) our editor, and
+SWE-agent's own file commands (`edit 12:14`, `create`, `insert`) a write of the files they name
+(`files_changed`), so the detector reads every run through our tools' facts.
 """
 
 from __future__ import annotations
@@ -21,7 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from coder.base import events as ev
+from coder.tools.registry import builtin_by_protocol
 
+#: the other agents' names for their shell and their editor (SWE-agent, mini-swe-agent)
+OTHER_SHELL, OTHER_EDITOR = "bash", "str_replace_editor"
+#: SWE-agent's own file commands (its tool bundles), as shell lines: `edit 12:14` (the open file), `create PATH`,
+#: `insert N`, `str_replace_editor create|str_replace|insert|undo_edit PATH`
+_SWE_AGENT_WRITE = re.compile(r"^\s*(edit\s+\d+:\d+|insert\s+\d+|create\s+(?P<path>\S+)|str_replace_editor\s+"
+                              r"(create|str_replace|insert|undo_edit)\s+(?P<edited>\S+))", re.MULTILINE)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _BASH_BLOCK = re.compile(r"```(?:bash|sh)?\s*\n(.*?)```", re.DOTALL)
 #: what an observation without a return code says when the action failed (SWE-agent's tools, str_replace_editor)
@@ -57,9 +67,17 @@ def _text(content: Any) -> str:
 
 
 def _finished(call_id: str, tool: str, args: dict[str, Any], output: str, exit_code: int | None) -> ev.Event:
+    """A call of another agent's `tool` as ours: its shell and editor become our shell and editor, SWE-agent's
+    file commands writes of their files."""
     failed = exit_code not in (None, 0) if exit_code is not None else bool(_FAILED_TEXT.search(output[:2000]))
     data = {"exit_code": exit_code} if exit_code is not None else {}
-    return ev.ToolCallFinished(call_id, tool, args, output, failed if exit_code is None else False, [], 0.0, data)
+    ours = {OTHER_SHELL: builtin_by_protocol("bash_"), OTHER_EDITOR: builtin_by_protocol("text_editor_")}
+    changed: list[str] = []
+    command = args.get("command") if isinstance(args.get("command"), str) else ""
+    if tool == OTHER_SHELL and (write := _SWE_AGENT_WRITE.search(command)) and not failed:
+        changed = [write.group("path") or write.group("edited") or "(the open file)"]
+    return ev.ToolCallFinished(call_id, ours.get(tool, tool), args, output, failed if exit_code is None else False,
+                               changed, 0.0, data)
 
 
 def _assistant(text: str) -> ev.Event:
@@ -98,7 +116,7 @@ def chat_steps(messages: list[dict[str, Any]]) -> list[ReplayStep]:
             if block and following.get("role") in ("user", "tool"):
                 output = _text(following.get("content"))
                 code = _RETURNCODE.search(output)
-                events.append(_finished(f"c{i}", "bash", {"command": block.group(1).strip()}, output,
+                events.append(_finished(f"c{i}", OTHER_SHELL, {"command": block.group(1).strip()}, output,
                                         int(code.group(1)) if code else None))
         steps.append(ReplayStep(events, _usage(msg)))
     return steps
@@ -114,7 +132,8 @@ def swe_agent_steps(data: dict[str, Any]) -> list[ReplayStep]:
         action = str(step.get("action") or "").strip()
         events: list[ev.Event] = [_assistant(str(step.get("thought") or step.get("response") or ""))]
         if action:
-            events.append(_finished(f"s{i}", "bash", {"command": action}, str(step.get("observation") or ""), None))
+            events.append(_finished(f"s{i}", OTHER_SHELL, {"command": action}, str(step.get("observation") or ""),
+                                    None))
         steps.append(ReplayStep(events, each))
     return steps
 

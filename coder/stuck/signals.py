@@ -1,10 +1,11 @@
-"""What one tool call means to the stuck detector: its identity, its result, whether it failed and how, which
-files it read or wrote. Computed from a `ToolCallFinished` event alone, so a live session and a replayed
-trajectory (coder.stuck.replay turns other agents' shell steps into the same events) are judged by the same code.
+"""What one tool call means to the stuck detector: its identity, its result, whether it failed and how, what it
+wrote. Computed from a `ToolCallFinished` event and the call's facts (its tool says what it is: `CallFacts`), so a
+live session and a replayed trajectory (coder.stuck.replay turns other agents' steps into the same events) are
+judged by the same code.
 
-Shell commands are read with `shlex` and a few regular expressions: good enough to tell `cat a.py` (reads a.py)
-from `sed -i ... a.py` (writes it) and `sleep 5; curl ...` (waits). A command the rules do not understand reads
-nothing and writes nothing, which can only make "no progress" fire later, never earlier on a real change.
+A shell line is read with `shlex` and a few regular expressions: good enough to tell `cat a.py` from `sed -i ...
+a.py` (writes it) and `sleep 5; curl ...` (waits). Reads need no rule: a call asked or answered something new, or
+it did not (coder/stuck/detector.py), whatever tool read what.
 """
 
 from __future__ import annotations
@@ -16,10 +17,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-#: tools whose successful call changes the task list (issue 19's plan/todo tools, whatever they are called)
-TASK_LIST_HINTS = ("todo", "plan", "task_list")
-#: tools that change files (their `files_changed` says which); `view` through the editor tool only reads
-EDIT_TOOLS = ("str_replace_based_edit_tool", "str_replace_editor", "apply_patch", "edit", "write", "create")
+from coder.tools.base import CallFacts
 
 _NUMBERS = re.compile(r"\b0x[0-9a-fA-F]+\b|\d+(\.\d+)?")
 _SPACES = re.compile(r"\s+")
@@ -29,11 +27,6 @@ _WRITE_SHELL = re.compile(r"(^|[;&|]\s*)(sed\s+-i|perl\s+-[a-z]*i|patch\b|git\s+
                           r"mv\s|cp\s|rm\s|touch\s|mkdir\s|tee\s|truncate\s)|[^>0-9&]>{1,2}(?!\s*/(dev/null|tmp/))\s*[\w./~-]|"
                           r"<<\s*['\"]?\w+['\"]?\s*>|\.write_text\(|\.write\(|open\([^)]*['\"][wa]['\"]",
                           re.MULTILINE)
-#: SWE-agent's own file commands (its tool bundles): `edit`, `create`, `str_replace_editor create|str_replace|...`
-_SWE_AGENT_WRITE = re.compile(r"^\s*(edit\s+\d+:\d+|create\s+\S|str_replace_editor\s+(create|str_replace|insert|"
-                              r"undo_edit)\b|insert\s+\d+)", re.MULTILINE)
-_SWE_AGENT_READ = re.compile(r"^\s*(open|str_replace_editor\s+view|cat|head|tail|less|nl|sed\s+-n)\s+\"?([\w./-]+)",
-                             re.MULTILINE)
 _WAIT = re.compile(r"\b(sleep|wait|timeout|retry|until|watch)\b")
 _PATHLIKE = re.compile(r"^[\w./~-]*[\w-]+\.(py|pyi|txt|md|rst|toml|cfg|ini|json|yaml|yml|js|ts|c|h|cpp|rs|go|java|"
                        r"sh|html|css|xml|csv|sql|lock|in)$|^[\w.~-]*/[\w./-]+$")
@@ -65,80 +58,63 @@ def error_signature(output: str) -> str:
 class Call:
     """One finished tool call, reduced to what the patterns compare."""
 
-    tool: str
-    action: str  # the call's identity: tool name + canonical input
+    title: str  # the call as its tool names it, for people and the model
+    action: str  # the call's identity: digest of the tool name + canonical input
     result: str  # digest of the normalized output
     failed: bool
     error: str  # error signature when failed, else ""
     waits: bool  # a polling command (sleep, retry, until ...): repeats are expected
-    reads: set[str] = field(default_factory=set)
     writes: set[str] = field(default_factory=set)
     wrote: bool = False  # changed the workspace (also when the paths are unknown)
-    task_list: bool = False  # changed the task list
     transitions: list[tuple[str, str, str]] = field(default_factory=list)  # (path, before, after) digests
+    kind: str = ""  # what kind of call failed the same way: the tool's name
 
 
 def call_from_event(tool: str, args: dict[str, Any], output: str, is_error: bool, files_changed: list[str],
-                    data: dict[str, Any]) -> Call:
+                    data: dict[str, Any], facts: CallFacts) -> Call:
     exit_code = data.get("exit_code")
     failed = bool(is_error) or exit_code not in (None, 0)
-    command = args.get("command") if isinstance(args.get("command"), str) else None
     action = tool + " " + json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
-    call = Call(tool, digest(action), digest(normalize_output(output)), failed,
-                error_signature(output) if failed else "", bool(command and _WAIT.search(command)))
-    lowered = tool.lower()
-    if not failed and any(h in lowered for h in TASK_LIST_HINTS) and lowered != "task":
-        call.task_list = True
-    if tool == "bash" and command is not None:
-        _shell(call, command, failed)
-    elif lowered in EDIT_TOOLS or lowered.startswith("str_replace"):
-        _editor(call, args, failed)
-    else:
-        for key in ("path", "file", "file_path"):
-            if isinstance(args.get(key), str) and not failed:
-                call.reads.add(args[key])
+    call = Call(facts.title, digest(action), digest(normalize_output(output)), failed,
+                error_signature(output) if failed else "", bool(facts.shell and _WAIT.search(facts.shell)),
+                kind=tool)
+    if facts.shell is not None:
+        _shell(call, facts.shell)
+    elif facts.writes and not failed:
+        _edit(call, args, facts)
     if files_changed and not failed:
         call.writes.update(files_changed)
         call.wrote = True
+        if not call.transitions:  # a write the rules above did not read: its input is the file's new state
+            call.transitions += [(path, "", digest(action)) for path in sorted(files_changed)[:3]]
     return call
 
 
-def _editor(call: Call, args: dict[str, Any], failed: bool) -> None:
-    path = str(args.get("path") or "")
-    sub = str(args.get("command") or "")
-    if sub == "view" or (not sub and not args.get("patch")):
-        if not failed and path:
-            call.reads.add(path)
-        return
-    if failed:
-        return
+def _edit(call: Call, args: dict[str, Any], facts: CallFacts) -> None:
+    """A write by a tool that says so (its facts); the change, when the input has the shape of one (old and new
+    text, a whole file), is what ping-pong compares."""
     call.wrote = True
-    if path:
-        call.writes.add(path)
-    if sub == "str_replace" and isinstance(args.get("old_str"), str):
+    call.writes.update(facts.paths)
+    path = facts.paths[0] if facts.paths else "?"
+    if isinstance(args.get("old_str"), str):
         call.transitions.append((path, digest(args["old_str"]), digest(str(args.get("new_str") or ""))))
-    elif sub == "create" and isinstance(args.get("file_text"), str):
+    elif isinstance(args.get("file_text"), str):
         call.transitions.append((path, "", digest(args["file_text"])))
     for edit in args.get("edits") or []:
         if isinstance(edit, dict) and isinstance(edit.get("old_str"), str):
             call.transitions.append((path, digest(edit["old_str"]), digest(str(edit.get("new_str") or ""))))
 
 
-def _shell(call: Call, command: str, failed: bool) -> None:
-    writes = bool(_WRITE_SHELL.search(command) or _SWE_AGENT_WRITE.search(command))
+def _shell(call: Call, command: str) -> None:
+    if not _WRITE_SHELL.search(command):
+        return
     paths = command_paths(command)
-    if writes:
-        call.wrote = True  # `cat > t.py <<EOF ... && python t.py` wrote even when the run failed
-        call.writes.update(paths)
-        body = _HEREDOC_BODY.search(command)
-        state = digest(body.group(2)) if body else digest(command)
-        for path in sorted(paths)[:3] or ["?"]:
-            call.transitions.append((path, "", state))
-    elif not failed:
-        call.reads.update(paths)
-    for match in _SWE_AGENT_READ.finditer(command):
-        if not failed:
-            call.reads.add(match.group(2))
+    call.wrote = True  # `cat > t.py <<EOF ... && python t.py` wrote even when the run failed
+    call.writes.update(paths)
+    body = _HEREDOC_BODY.search(command)
+    state = digest(body.group(2)) if body else digest(command)
+    for path in sorted(paths)[:3] or ["?"]:
+        call.transitions.append((path, "", state))
 
 
 def command_paths(command: str) -> set[str]:

@@ -25,7 +25,6 @@ from textual.app import App
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
-from coder.stuck.guard import stuck_warning
 from coder.tools.base import CallFacts
 from coder.tools.registry import describe
 from coder.tui.blocks import ToolBlock, UserBlock, assistant_block
@@ -195,11 +194,12 @@ class EventFeed:
         elif isinstance(item, ev.CommitEvent):
             transcript.note(f"committed {item.sha[:10]}: {item.message.splitlines()[0]}", "ok")
         elif isinstance(item, ev.StuckEvent) and item.action != "nudge":  # issue 22: nudges go to the model only
-            transcript.note(stuck_warning(item), "error")
+            transcript.stuck(item)
         elif isinstance(item, ev.ErrorEvent):
             transcript.note(("error: " if item.fatal else "note: ") + item.message, "error" if item.fatal else "")
         elif isinstance(item, ev.TurnEnd) and not replay:
             await transcript.end_stream()
+            transcript.end_turn()
             self.on_turn_end(item.reason)
 
     def _usage(self, item: ev.UsageEvent) -> None:

@@ -16,8 +16,10 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
+from coder.base import events as ev
 from coder.base.termsafe import visible
-from coder.tui.blocks import NoteBlock, ToolBlock, ToolBody, markdown_block
+from coder.stuck.guard import stuck_warning
+from coder.tui.blocks import NoteBlock, ToolBlock, ToolBody, markdown_block, shown
 from coder.tui.state import AppState
 from coder.tui.widgets import Conversation
 
@@ -34,6 +36,8 @@ class Transcript:
         self.stream_block: Markdown | None = None
         self.tool_blocks: dict[str, list[ToolBlock]] = {}  # call id -> blocks awaiting a result (ids can repeat)
         self.shell_calls: set[str] = set()  # running calls that are shell commands (Ctrl+B can send them on)
+        self.warning: NoteBlock | None = None  # this turn's stuck warning: later ones update it (one line)
+        self.warnings = 0
 
     @property
     def conversation(self) -> Conversation:
@@ -49,6 +53,19 @@ class Transcript:
     def note(self, text: str, kind: str = "") -> None:
         if text:
             self.add_block(NoteBlock(text, kind))
+
+    def stuck(self, event: ev.StuckEvent) -> None:
+        """A stuck warning (or stop): the first of a turn is a line, the ones after it update that line."""
+        self.warnings += 1
+        text = stuck_warning(event, self.warnings)
+        if self.warning is not None and (self.warning.parent is not None or self.warning in self.pending):
+            self.warning.update(shown(text))
+            return
+        self.warning = NoteBlock(text, "error")
+        self.add_block(self.warning)
+
+    def end_turn(self) -> None:
+        self.warning, self.warnings = None, 0
 
     def flush(self) -> None:
         if not self.pending:

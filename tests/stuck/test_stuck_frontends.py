@@ -19,3 +19,14 @@ def test_repl_shows_warnings_and_stops_not_nudges() -> None:
     printer.event(ev.StuckEvent("repeat", "stop", detail, 9, 9))
     assert "coder stopped the turn" in out.getvalue()
     assert ev.event_from_dict(ev.StuckEvent("ping_pong", "stop", "a.py", 9, 12).to_dict()).pattern == "ping_pong"
+
+
+def test_repl_folds_warnings_that_repeat_into_one_line() -> None:
+    """Issue 32: the app warned every 10 steps (about 196 warnings in one run); a warning is said once a turn."""
+    out = io.StringIO()
+    printer = Printer(out, color=False)
+    for step in range(10, 200, 10):
+        printer.event(ev.StuckEvent("no_progress", "warn", f"{step} steps that only repeated", step, step))
+    printer.event(ev.TurnEnd(200, "done"))
+    text = out.getvalue()
+    assert text.count("the agent looks stuck") == 1 and "the stuck warning came 19 times this turn" in text

@@ -59,7 +59,7 @@ def test_same_command_same_result_is_stopped(git_repo: Path, tmp_path: Path) -> 
     assert code == 1 and result["exit_reason"] == "stuck" and result["turns"] == 7
     assert "ran 7 times with the same result" in result["error"]
     nudge = next(e for e in events if e["type"] == "stuck")
-    assert nudge["note"].startswith("[Note from coder: you may be stuck: bash `git status --short` ran 3 times")
+    assert nudge["note"].startswith("[Note from coder: you may be stuck: `bash: git status --short` ran 3 times")
     assert nudge["tool_id"] == "toolu_0003_0"
 
 
@@ -82,15 +82,35 @@ def test_ping_pong_between_two_versions_is_stopped(git_repo: Path, tmp_path: Pat
 
 
 def test_same_text_and_long_stretch_without_progress(git_repo: Path, tmp_path: Path) -> None:
-    """Different commands that read nothing and change nothing, the same sentence every time."""
-    turns = [bash(f"echo step {n}", "Let me think about this once more.") for n in range(60)]
+    """Issue 32: repetition with no new information is stopped; calls that bring something new are not, however
+    many (the distinct `echo` calls were stopped after 50 steps before). Ten commands in turn (too far apart for
+    `repeat`), their outputs all seen before from the eleventh step on, the same sentence every time: the same
+    message is stopped; with a new sentence every time, the long stretch without anything new is."""
+    cycle = [f"echo round-{k}" for k in range(10)]
+    turns = [bash(cycle[n % 10], "Let me think about this once more.") for n in range(60)]
     code, events = run(git_repo, tmp_path, turns, "--max-turns", "60")
-    assert stuck(events) == [("same_text", "nudge", 3), ("same_text", "nudge", 5), ("same_text", "stop", 7)]
-    turns = [bash(f"echo step {n}", f"Thinking, round {n}.") for n in range(60)]
-    code, events = run(git_repo, tmp_path, turns, "--max-turns", "60")
-    assert stuck(events) == [("no_progress", "nudge", 30), ("no_progress", "nudge", 40),
-                             ("no_progress", "stop", 50)]
-    assert code == 1 and events[-1]["turns"] == 50
+    assert stuck(events) == [("same_text", "nudge", 13), ("same_text", "nudge", 15), ("same_text", "stop", 17)]
+    turns = [bash(cycle[n % 10], f"Thinking, round {n}.") for n in range(80)]
+    code, events = run(git_repo, tmp_path, turns, "--max-turns", "80")
+    assert stuck(events) == [("no_progress", "nudge", 40), ("no_progress", "nudge", 50),
+                             ("no_progress", "stop", 60)]  # 30, 40 and 50 steps after the tenth
+    assert code == 1 and events[-1]["exit_reason"] == "stuck"
+
+
+def test_distinct_calls_and_reading_a_file_by_ranges_are_never_stopped(git_repo: Path, tmp_path: Path) -> None:
+    """The issue's two false stops: a bash-only agent reading a long file with `sed -n` ranges and `grep`, the
+    same sentence each time, and 300 distinct `echo` calls. Both make progress every step: nothing fires."""
+    (git_repo / "big.py").write_text("".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(700)))
+    turns = []
+    for n in range(0, 2100, 30):
+        turns.append(bash(f"sed -n '{n + 1},{n + 30}p' big.py", "Let me keep reading the file."))
+        turns.append(bash(f"grep -n 'def f{n // 3}(' big.py", "Let me keep reading the file."))
+    turns.append({"text": "Read it all."})
+    code, events = run(git_repo, tmp_path, turns, "--max-turns", "200")
+    assert code == 0 and stuck(events) == [] and events[-1]["final_text"] == "Read it all."
+    turns = [bash(f"echo step {n}", "Next step.") for n in range(300)] + [{"text": "Done stepping."}]
+    code, events = run(git_repo, tmp_path, turns, "--max-turns", "400")
+    assert code == 0 and stuck(events) == [] and events[-1]["final_text"] == "Done stepping."
 
 
 def test_polling_a_server_until_it_answers_is_left_alone(git_repo: Path, tmp_path: Path) -> None:
