@@ -156,10 +156,14 @@ def first_user_text(store: SessionStore, session_id: str) -> str:
 
 def _resume(ctx: Ctx, arg: str) -> CommandResult:
     if not arg.strip():
+        if ctx.store is None:
+            return CommandResult("The sessions store is not open in this frontend.", error=True)
+        rows = [r for r in ctx.store.sessions(50, str(ctx.workspace)) if r.id != ctx.session.id]
+        if not rows:  # said as such: the list would have held only this session
+            return CommandResult("No other session to resume in this workspace (`/sessions --all` lists every "
+                                 "workspace's, `/resume ID` takes any of them).")
         listing = _sessions(ctx, "")
-        if ctx.store is not None:
-            rows = [r for r in ctx.store.sessions(50, str(ctx.workspace)) if r.id != ctx.session.id]
-            listing.pick = ("resume", "Resume a session", [(r.id, _session_label(ctx.store, r)) for r in rows])
+        listing.pick = ("resume", "Resume a session", [(r.id, _session_label(ctx.store, r)) for r in rows])
         return listing
     if ctx.store is None:
         return CommandResult("The sessions store is not open in this frontend.", error=True)

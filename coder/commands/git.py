@@ -104,7 +104,31 @@ def undo(ctx: Ctx, arg: str) -> CommandResult:
         return CommandResult(f"`/undo` would undo the changes of {said}. {plan.describe()}\n\n"
                              "Type `/undo yes` to do it.")
     result = cp.restore(last.start_id, force="--force" in words)
-    return CommandResult(f"Undone {said}: {result.summary()}." + _changed(result))
+    restored = _task_list_before(ctx, last.number)
+    return CommandResult(f"Undone {said}: {result.summary()}." + _changed(result) +
+                         ("\n\nThe task list is back to what it was before it." if restored else ""))
+
+
+def _task_list_before(ctx: Ctx, message: int) -> bool:
+    """The task list as it was before user message `message` (issue 32: it stayed as the undone turn left it,
+    its items done although their changes were gone): pinned for the model and sent as an event, so every
+    frontend and a resume see it. True when the undone turn had changed it."""
+    if ctx.store is None:
+        return False
+    before: list[dict[str, Any]] = []
+    seen, changed = 0, False
+    for row in ctx.store.events(ctx.session.id):
+        if row.type == "user_message":
+            seen += 1
+        elif row.type == ev.TodoUpdated.type:
+            if seen < message:
+                before = list(row.data.get("items") or [])
+            else:
+                changed = True
+    if changed:
+        ctx.session.parts.pinned.todos = [dict(item) for item in before]
+        ctx.session.parts.record(ev.TodoUpdated(before))
+    return changed
 
 
 def _changed(result: RestoreResult) -> str:

@@ -15,8 +15,20 @@ from coder.models.registry import resolve_spec
 
 
 def known_models() -> list[str]:
-    """`provider:family` of every model the model table knows, for `/model` without an argument."""
-    return [f"{info.provider}:{info.family}" for info in load_table()]
+    """`provider:family` of every model the model table knows, for `/model` without an argument: each provider's
+    newest first (the table lists them in the order they came out)."""
+    providers: dict[str, list[str]] = {}
+    for info in load_table():
+        providers.setdefault(info.provider, []).append(f"{info.provider}:{info.family}")
+    return [m for models in providers.values() for m in reversed(models)]
+
+
+def model_choices(current: str) -> list[tuple[str, str]]:
+    """The picker's list: the session's model first, marked, then the others newest first."""
+    info = model_info(current)
+    mine = f"{info.provider}:{info.family}" if info is not UNKNOWN else current
+    others = [(m, m) for m in known_models() if m != mine]
+    return [(current, f"● {current}  (current)"), *others]
 
 
 def _models_text(current: str | None = None) -> str:
@@ -28,7 +40,7 @@ def _models_text(current: str | None = None) -> str:
 def _model(ctx: Ctx, arg: str) -> CommandResult:
     provider = ctx.session.parts.provider
     if not arg:
-        models = [(m, m + ("  (current)" if m == provider.spec else "")) for m in known_models()]
+        models = model_choices(provider.spec)
         return CommandResult(f"Model: `{provider.spec}` (context window {provider.context_window:,} tokens). "
                              "`/model PROVIDER:NAME` switches.", model=provider.spec,
                              pick=("model", f"Model (now {provider.spec})", models))

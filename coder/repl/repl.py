@@ -78,11 +78,11 @@ class Printer:
         self._end_stream()
         self.console.print(visible(text), style=style or None)
 
-    def markdown(self, text: str) -> None:
+    def markdown(self, text: str, style: str = "") -> None:
         from rich.markdown import Markdown
 
         self._end_stream()
-        self.console.print(Markdown(visible(text)))
+        self.console.print(Markdown(visible(text), style=style or "none"))
 
     def diff(self, text: str) -> None:
         from rich.syntax import Syntax
@@ -215,8 +215,16 @@ class Repl:
             self.printer.line("── resumed: earlier conversation above ──", "dim")
         for event in buffered:
             self.printer.event(event)
-        sink[0] = self.printer.event
+        sink[0] = self._event
         self.notifier = for_session(self.opened, self._echo if _is_tty(sys.stdout) else None)
+
+    def _event(self, event: ev.Event) -> None:
+        """An event of the session. A background job that ends while the prompt waits for a message is said at
+        once, above the prompt (issue 32: the note waited for the next turn); during a turn, the printer says it
+        at the next line it prints."""
+        self.printer.event(event)
+        if isinstance(event, ev.BackgroundEnded):
+            self.reader.above_prompt(self.printer.say_ended_jobs)
 
     def close(self, reason: str) -> None:
         if self.opened is None:
@@ -350,11 +358,10 @@ class Repl:
         from coder.commands.slash import run_slash
 
         result = run_slash(self.opened, line)
-        if result.text:
-            if result.error:
-                self.printer.line(result.text, "red")
-            else:
-                self.printer.markdown(result.text)
+        if result.pick is not None and result.pick[2] and self.reader.interactive:
+            return self.pick(*result.pick)  # `/resume`, `/model`: a numbered list, as the app's picker
+        if result.text:  # Markdown, failed or not (a failing /commit lists its findings), red when it failed
+            self.printer.markdown(result.text, "red" if result.error else "")
         if result.diff:
             self.printer.diff(result.diff)
         if result.quit:
@@ -369,6 +376,24 @@ class Repl:
             self.open(**override)
         elif result.send:
             self.send(result.send)
+        return True
+
+    def pick(self, command: str, title: str, items: list[tuple[str, str]]) -> bool:
+        """A command's list, numbered (the newest first); a number runs `/command VALUE`, Enter cancels."""
+        shown = items[:20]
+        self.printer.line(f"{title}:", "bold")
+        for number, (_, label) in enumerate(shown, 1):
+            self.printer.line(f"  {number:>2}. {label}")
+        if len(items) > len(shown):
+            self.printer.line(f"  … and {len(items) - len(shown)} more (`/{command} VALUE` takes any)", "dim")
+        try:
+            reply = self.reader.ask("number (Enter cancels) > ").strip()
+        except (KeyboardInterrupt, EOFError):
+            return True
+        if reply.isdigit() and 1 <= int(reply) <= len(shown):
+            return self.command(f"/{command} {shown[int(reply) - 1][0]}")
+        if reply:
+            self.printer.line(f"not a number of the list: {reply}", "red")
         return True
 
     def run(self) -> int:

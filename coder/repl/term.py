@@ -228,6 +228,7 @@ class LineReader:
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
         self.session: Any = None
         self.typeahead = ""  # typed while the last turn ran: the next prompt starts with it
+        self.prompting = False  # prompt-toolkit's prompt is on the screen, waiting for a message
         if self.interactive:
             self.session = self._prompt_session(workspace_fn, on_cycle)
 
@@ -279,13 +280,31 @@ class LineReader:
         return PromptSession(history=SharedHistory(), completer=CoderCompleter(), key_bindings=keys,
                              complete_while_typing=True, enable_history_search=False)
 
+    def above_prompt(self, show: Callable[[], None]) -> bool:
+        """Run `show` (it prints) above the waiting prompt, from any thread: the prompt steps aside and comes back
+        with what was typed in it. False when no prompt waits (the caller prints at the next one)."""
+        if self.session is None or not self.prompting:
+            return False
+        from prompt_toolkit.application import run_in_terminal
+
+        app = self.session.app
+        loop = getattr(app, "loop", None)
+        if loop is None or not app.is_running:
+            return False
+        loop.call_soon_threadsafe(lambda: run_in_terminal(show))
+        return True
+
     def read(self, prompt: Callable[[], str]) -> str:
         """One message; raises EOFError at the end of input and KeyboardInterrupt on Ctrl+C."""
         if self.session is not None:
             from prompt_toolkit.input.typeahead import get_typeahead
 
             default, self.typeahead = self.typeahead, ""
-            text = self.session.prompt(prompt, default=default)  # keys typed during the turn are not lost
+            self.prompting = True
+            try:
+                text = self.session.prompt(prompt, default=default)  # keys typed during the turn are not lost
+            finally:
+                self.prompting = False
             # keys typed right after Enter, read with it: the start of the next message (prompt-toolkit would
             # append them to the end of the next prompt's text, after what the turn's type-ahead put there)
             self.typeahead = "".join(k.data for k in get_typeahead(self.session.input) if k.data.isprintable())

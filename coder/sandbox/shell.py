@@ -19,11 +19,14 @@ How a call works, and why (the shells of SWE-ReX and OpenHands failed in each of
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import secrets
 import select
+import shutil
 import signal
+import struct
 import tempfile
 import termios
 import threading
@@ -90,6 +93,7 @@ class PersistentShell:
         self.host_env = dict(host_env if host_env is not None else os.environ)
         self.network = network if sandboxed else None
         self.child: Any = None
+        self.size = (50, 200)  # (rows, columns) of its terminal: the user's (`terminal_size`)
         self.cgroups: limits_mod.Cgroups | None = None
         self._nonce = ""
         self._seq = 0
@@ -149,7 +153,8 @@ class PersistentShell:
             res.cgroups = self.cgroups
             argv = self._argv()
             try:  # bwrap moves into the workspace itself; unsandboxed, bash starts there
-                self.child = res.child = spawn_pty(argv, purpose="the shell", env=env, dimensions=(50, 200),
+                self.size = terminal_size()
+                self.child = res.child = spawn_pty(argv, purpose="the shell", env=env, dimensions=self.size,
                                                    workdir=None if self.sandboxed else self.workspace, limits=limits)
             except OSError as exc:
                 raise ShellError(f"could not start the shell: {exc}") from exc
@@ -235,6 +240,7 @@ class PersistentShell:
                 self.start()
             if self.sandboxed:  # what the user's own git would run later (coder/sandbox/aftercheck.py)
                 notes += aftercheck.before_command(self.workspace)
+            self._fit_terminal()
             self._write_command(command)
             raw, code, status, dropped = self._exchange(
                 f". {self._command_file()} </dev/null", timeout, idle_timeout=idle_timeout, cancel=cancel,
@@ -366,6 +372,14 @@ class PersistentShell:
                 on_output(clean_output(pattern.sub(b"", chunk)))
             del window[:-512]
 
+    def _fit_terminal(self) -> None:
+        """The shell's terminal as wide as the user's, now: a command formats its output for it (`ls`, a test
+        runner's rules; issue 32: they were laid out for 200 columns whatever the user had)."""
+        size = terminal_size()
+        if size != self.size and self.child is not None:  # the pty's size: bash and its command get SIGWINCH
+            fcntl.ioctl(self.child.child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
+            self.size = size
+
     @staticmethod
     def _keep(buf: bytearray, data: bytes, limit: int) -> int:
         """Append what fits under `limit`; return how many bytes were dropped."""
@@ -393,6 +407,13 @@ class PersistentShell:
         self.start()
         return b"", None, (f"the shell did not recover and was restarted in {self.cwd}: variables, functions and "
                            "background jobs were lost")
+
+
+def terminal_size() -> tuple[int, int]:
+    """(rows, columns) of coder's own terminal (COLUMNS and LINES when set), or 50 x 200 without one (`coder run`
+    in a pipe, batch): what a command in the sandbox is told its terminal is."""
+    columns, lines = shutil.get_terminal_size((200, 50))
+    return max(lines, 10), max(columns, 40)
 
 
 def _quote(text: str) -> str:

@@ -80,7 +80,7 @@ class CoderApp(App[None]):
         self.feed = EventFeed(self, self.state, self.transcript, self.questions, self.work, self.status)
         self.control = SessionControl(self, self.state, self.feed, self.transcript, self.questions, self.status,
                                       self.notifications, self.history, opener)
-        self.commands = CommandRunner(self, self.state, self.control, self.transcript, self.status)
+        self.commands = CommandRunner(self, self.state, self.control, self.feed, self.transcript, self.status)
         self.inputs = InputAssist(self, self.state, self.history)
         self.keys = KeyActions(self, self.state, self.control, self.questions, self.transcript, self.inputs)
         # the links that go against the order the parts are built in
@@ -90,7 +90,6 @@ class CoderApp(App[None]):
         self.questions.stop_turn = self.control.interrupt
         self.control.run_command = self.commands.run
         self.commands.set_wrap = self.keys.set_wrap
-        self.commands.on_files_restored = self.refresh_todos
         self.first_paint_at: float | None = None
 
     # ---- what tests and the frontends read ----------------------------------------------------------------------
@@ -141,12 +140,6 @@ class CoderApp(App[None]):
 
     def on_unmount(self) -> None:
         self.control.shut_down()
-
-    def refresh_todos(self) -> None:
-        """The task list as the session has it now (after /undo or /rewind took it back)."""
-        session = self.state.session
-        if session is not None:
-            self.work.show_todos(list(getattr(session, "todos", []) or []))
 
     # ---- messages from the widgets ----------------------------------------------------------------------------
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:

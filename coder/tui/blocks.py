@@ -106,6 +106,7 @@ class AssistantBlock(Markdown):
 class CommandBlock(Markdown):
     DEFAULT_CSS = """
     CommandBlock { margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }
+    CommandBlock.error { border-left: thick $error; }
     CommandBlock MarkdownTableContent { grid-gutter: 0 1; keyline: none; }
     """
 

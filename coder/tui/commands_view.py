@@ -14,6 +14,7 @@ from textual.app import App
 
 from coder.tui.blocks import DiffView, markdown_block
 from coder.tui.control import SessionControl
+from coder.tui.feed import EventFeed
 from coder.tui.screens import Picker
 from coder.tui.state import AppState
 from coder.tui.status import StatusLine
@@ -22,17 +23,16 @@ from coder.tui.widgets import PromptInput
 
 
 class CommandRunner:
-    def __init__(self, app: App[Any], state: AppState, control: SessionControl, transcript: Transcript,
-                 status: StatusLine) -> None:
+    def __init__(self, app: App[Any], state: AppState, control: SessionControl, feed: EventFeed,
+                 transcript: Transcript, status: StatusLine) -> None:
         self.app = app
         self.state = state
         self.control = control
+        self.feed = feed
         self.transcript = transcript
         self.status = status
         #: /wrap: long lines wrap (True) or scroll sideways; the keys part owns the setting (Alt+Z)
         self.set_wrap: Callable[[bool], None] = lambda wrap: None
-        #: after /undo and /rewind: the task list as the session has it now (WorkView.show_todos)
-        self.on_files_restored: Callable[[], None] = lambda: None
 
     def run(self, line: str) -> None:
         from coder.commands.base import CommandResult  # lazy: the commands' imports come after the first paint
@@ -76,7 +76,10 @@ class CommandRunner:
 
         self.app.run_worker(work, thread=True, group="command")
 
-    def apply(self, name: str, result: Any) -> None:
+    async def apply(self, name: str, result: Any) -> None:
+        """The command's result, after the events it caused (a review's stages, the verdict, the commit): they
+        are in the feed's queue still, and the result reads after them (issue 32: /commit's findings came first)."""
+        await self.feed.drain()
         state, transcript = self.state, self.transcript
         if state.info.state.startswith("/"):
             state.info.state = "idle" if state.opened is not None else "no session"
@@ -84,15 +87,12 @@ class CommandRunner:
             state.info.model = result.model
         if result.pick is not None and result.pick[2]:
             self.open_picker(*result.pick)  # the list is the answer: its text is the REPL's
-        elif result.text:
-            if result.error:
-                transcript.note(result.text, "error")
-            else:
-                transcript.add_block(markdown_block(result.text, "command"))
+        elif result.text:  # Markdown (a failing /commit lists its findings): drawn, and marked when it failed
+            block = markdown_block(result.text, "command")
+            block.set_class(result.error, "error")
+            transcript.add_block(block)
         if result.diff:
             transcript.add_block(DiffView(result.diff))
-        if name in ("undo", "rewind"):
-            self.on_files_restored()
         if result.quit:
             self.app.exit()
         elif result.new_session:

@@ -47,6 +47,7 @@ class KeyActions:
         self.transcript = transcript
         self.inputs = inputs
         self.last_ctrl_c = 0.0
+        self.last_escape = 0.0
 
     @property
     def box(self) -> PromptInput:
@@ -113,8 +114,18 @@ class KeyActions:
             return
         if self.questions.reason_for is not None and not on_prompt:
             self.questions.reason_for = None  # Esc while typing a denial reason: deny and stop, as on the prompt
-        if not self.questions.escape() and self.state.busy:
+        if self.questions.escape():
+            pass
+        elif self.state.busy:
             self.control.interrupt()
+        elif box.text.strip():  # idle with a draft: Esc twice clears it, as in Claude Code (Up brings it back)
+            now = time.monotonic()
+            if now - self.last_escape < QUIT_WINDOW:
+                self.inputs.history.add(box.text)
+                box.set_text("")
+            else:
+                self.last_escape = now
+                self.app.notify("Esc again clears the input (Up brings it back)", timeout=QUIT_WINDOW)
         box.focus()
 
     # ---- keys that reach the app unhandled --------------------------------------------------------------------

@@ -171,7 +171,15 @@ class PromptInput(TextArea):
             self.post_message(self.Special(key))
             return
         if event.is_printable or key in ("backspace", "delete", "ctrl+u", "ctrl+w"):
-            self.last_edit_at = time.monotonic()  # a permission prompt does not take the focus from a typist
+            self.last_edit_at = time.monotonic()  # a question does not take the focus from a typist
+        if not event.is_printable and key in self._bindings.key_to_bindings and key not in ("up", "down"):
+            # the input's own editing keys (Ctrl+U, Ctrl+W, Ctrl+K, arrows, Home, End) act now, in turn with the
+            # keys around them: as bindings they ran after a burst typed behind them (issue 32: Ctrl+U, then
+            # `/undo` and Enter at once, sent the old draft with `/undo` glued to it to the model)
+            event.stop()
+            event.prevent_default()
+            await self.run_action(self._bindings.key_to_bindings[key][0].action)
+            return
         row, _ = self.cursor_location
         if key == "up" and (self.completion_open or row == 0):
             event.stop()

@@ -202,3 +202,19 @@ def test_a_shell_never_closed_leaves_nothing_behind(git_repo: Path) -> None:
     assert not control.exists()
     assert not os.path.exists(f"/proc/{pid}")
     assert not any(d.exists() for d in groups)
+
+
+def test_the_shell_terminal_is_as_wide_as_the_users(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: commands in the sandbox formatted their output for 200 columns whatever the user's terminal was.
+    The user's terminal here is COLUMNS/LINES (what `shutil.get_terminal_size` reads first); a resize between
+    commands reaches the next one."""
+    monkeypatch.setenv("COLUMNS", "97")
+    monkeypatch.setenv("LINES", "31")
+    sh = PersistentShell(git_repo, SandboxConfig())
+    sh.start()
+    try:
+        assert sh.run("stty size <&1", 30).output.strip() == "31 97"
+        monkeypatch.setenv("COLUMNS", "132")
+        assert sh.run("stty size <&1", 30).output.strip() == "31 132"
+    finally:
+        sh.close()

@@ -126,3 +126,28 @@ def test_repl_plan_approval_and_task_list_in_a_terminal(git_repo: Path, tmp_path
     finally:
         child.close(force=True)
     assert (git_repo / "notes.txt").read_text() == "hi\n"
+
+
+@async_test
+async def test_undo_takes_the_task_list_back_too(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 32: after `/undo` the panel still showed the undone turn's items as done."""
+    from coder.tui.work_view import TodoPanel
+
+    script = tmp_path / "undo.json"
+    script.write_text(json.dumps({"turns": [
+        call("todo", {"todos": TODOS}), {"text": "Planned."},
+        call("str_replace_based_edit_tool", {"command": "create", "path": "notes.txt", "file_text": "hi\n"}),
+        call("todo", {"todos": DONE}), {"text": "All done."}]}))
+    app = make(git_repo, tmp_path, script)
+    app.state.args.permission_mode = "auto"
+    async with app.run_test(size=(110, 40)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        panel = app.query_one(TodoPanel)
+        await type_and_send(pilot, app, "plan it")
+        await wait_for(pilot, lambda: not app.busy and panel.display)
+        await type_and_send(pilot, app, "do it")
+        await wait_for(pilot, lambda: not app.busy and [i["status"] for i in panel.items] == ["done", "done"])
+        await type_and_send(pilot, app, "/undo yes")
+        await wait_for(pilot, lambda: [i["status"] for i in panel.items] == ["in_progress", "pending"], timeout=30)
+        assert not (git_repo / "notes.txt").exists()
+        assert app.session.parts.pinned.todos == TODOS  # what the model reads next
