@@ -1,17 +1,20 @@
-"""Interactive frontends: time to first screen, until the input accepts keys and to interactive (in tmux), memory
-after a scripted session of 2,000 tool calls and key echo latency at its end, with aider measured in the same run.
+"""Interactive frontends (issue 32): start-up in tmux, and the app against headless `coder run` on 2,000 tool
+calls: wall time, key echo while the run goes on, memory after it, Ctrl+T; aider's start-up when it is installed.
 
-    python benchmarks/tui.py --quick                 # 3 start-ups each, the 2,000-event session once
-    python benchmarks/tui.py --runs 10 --peer-venv /work/peers/aider
+    python benchmarks/tui.py --quick                 # 3 start-ups each, one long run of each
+    python benchmarks/tui.py --long-runs 3 --peer-venv /work/peers/aider
 
-Definitions (the same for every tool, measured by polling `tmux capture-pane` every 10 ms):
+Definitions (the same for every tool, measured by polling `tmux capture-pane`):
 - first screen: the first moment the pane shows the tool's own UI (coder: its input box; aider: its first line);
 - input accepts keys (coder): a word typed the moment the first screen is up shows in the input;
 - interactive: the moment the tool can take a task (coder: the status bar says `idle`, the session is open;
   aider: its `>` prompt);
-- memory: resident set size (VmRSS) of the tool's process: idle after start-up, and for coder after a scripted
-  session of 2,000 tool calls (2,000 model turns, each viewing a 200-line file), with the app still open;
-- key echo: after that session, one key at a time, the time until the pane shows it in the input.
+- long run: one message, then 2,000 model turns each viewing a 200-line file, then ALL DONE; the app's wall time
+  is from Enter to ALL DONE with the status idle, headless's the whole `coder run`; the two alternate;
+- key echo: during the app's long run, one key every 0.4 s, the time from sending it until the pane shows it;
+- memory: resident set size (VmRSS): idle after start-up, the app's after the long run (still open), headless's
+  peak;
+- Ctrl+T: from the key until the transcript screen shows the end of the session.
 aider runs offline (a dummy OpenAI endpoint on 127.0.0.1, update checks and analytics off); its start-up
 includes its own failed attempt to fetch model metadata, which is what it does without network.
 """
@@ -22,11 +25,13 @@ import argparse
 import datetime
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -140,22 +145,6 @@ def coder_startup(repo: Path, env: dict[str, str], script: Path,
     return startup(cmd, repo, env, lambda s: "Ask coder" in s, lambda s: "idle │" in s, probe=True)
 
 
-def echo_latency(pane: Pane, samples: int = 7) -> list[float]:
-    """Seconds from sending one key to seeing it in the input, one key at a time (the input is cleared after)."""
-    typed, out = "", []
-    for i in range(samples):
-        key = "kx"[i % 2]
-        typed += key
-        sent = time.monotonic()
-        pane.keys(key, literal=True)
-        want = typed
-        pane.wait(lambda s, want=want: any(line.strip().startswith(want) for line in s.splitlines()), timeout=30)
-        out.append(time.monotonic() - sent)
-        time.sleep(0.1)
-    pane.keys("C-u")
-    return out
-
-
 def aider_startup(aider: Path, repo: Path, env: dict[str, str]) -> tuple[float, float, float, float]:
     cmd = (f"{aider} --model openai/gpt-4o --openai-api-key sk-bench --openai-api-base http://127.0.0.1:9/v1 "
            "--no-check-update --no-show-release-notes --analytics-disable --no-gitignore --yes-always "
@@ -164,54 +153,91 @@ def aider_startup(aider: Path, repo: Path, env: dict[str, str]) -> tuple[float, 
                    lambda s: any(line.startswith(">") for line in s.splitlines()))
 
 
-def long_session(repo: Path, env: dict[str, str], base: Path, turns: int, parts: int = 4) -> dict[str, Any]:
-    """`parts` tasks of `turns // parts` model turns, every turn viewing a 200-line file (about 8 events a turn:
-    usage, text deltas, message, tool requested / approved / finished). RSS is read after each task: a bounded
-    app stops growing once its block limit is reached."""
-    script = base / "long.json"
-    each = turns // parts
+def calls_script(base: Path, calls: int) -> Path:
+    """One task of `calls` model turns, each viewing the 200-line file (a fast call with a long output), then
+    ALL DONE. The stuck detector is off for both runs (tests/stuck measures it): the same view again and again
+    is what it stops."""
+    script = base / f"calls{calls}.json"
+    turn = {"text": "Reading the file again.", "tool_calls": [{
+        "name": "str_replace_based_edit_tool", "input": {"command": "view", "path": "big.py"}}]}
+    handoff = {"when": "Your context is about to be compacted", "repeat": True,  # the compressor's request
+               "text": "Handoff: the task is to view big.py many times; keep going."}
+    script.write_text(json.dumps({"turns": [turn] * calls + [{"text": "ALL DONE."}, handoff]}))
+    return script
 
-    def calls(part: int) -> list[dict]:
-        return [{"text": f"Reading the file, task {part} pass {i}.", "tool_calls": [{
-            "name": "str_replace_based_edit_tool", "input": {"command": "view", "path": "big.py"}}]}
-            for i in range(each)]
 
-    handoff = {"when": "Your context is about to be compacted", "repeat": True,
-               "text": "Handoff: the task is to view big.py many times; keep going."}  # the compressor's answer
-    turns_list: list[dict] = []
-    for part in range(1, parts + 1):
-        turns_list += calls(part) + [{"text": f"TASK {part} DONE."}]
-    script.write_text(json.dumps({"turns": turns_list + [handoff]}))
-    pane = Pane(f"{coder_exe()} --model scripted:{script} --permission-mode auto; sleep 120", repo, env)
-    result: dict[str, Any] = {"rss_after": []}
+def headless_run(repo: Path, env: dict[str, str], script: Path) -> dict[str, float]:
+    """`coder run` on the script: wall seconds and the peak RSS of the process (MiB)."""
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "coder", "run", "--model", f"scripted:{script}",
+                             "--permission-mode", "auto", "go"], cwd=repo, env={**env, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=3600)
+    wall = time.monotonic() - started
+    if "ALL DONE" not in out:
+        raise RuntimeError(f"headless run did not finish: {err[-2000:]}")
+    return {"wall": wall, "rss": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+
+
+class Typist(threading.Thread):
+    """Types one key every `every` seconds while the run goes on and measures each key's echo: the time from
+    sending it to the pane showing it in the input (the pane is polled every 5 ms only while a key is awaited).
+    The input is cleared with Ctrl+U every 40 keys, so the typed text stays on one line."""
+
+    def __init__(self, pane: Pane, every: float = 0.4) -> None:
+        super().__init__(daemon=True)
+        self.pane, self.every = pane, every
+        self.stop = threading.Event()
+        self.echoes: list[float] = []
+
+    def run(self) -> None:
+        typed = ""
+        while not self.stop.wait(self.every):
+            key = "kx"[len(typed) % 2]
+            typed += key
+            sent = time.monotonic()
+            self.pane.keys(key, literal=True)
+            end = sent + 30
+            while time.monotonic() < end and not any(line.strip().startswith(typed)
+                                                     for line in self.pane.screen().splitlines()):
+                time.sleep(0.005)
+            self.echoes.append(time.monotonic() - sent)
+            if len(typed) >= 40:
+                self.pane.keys("C-u")
+                typed = ""
+
+
+def app_run(repo: Path, env: dict[str, str], script: Path) -> dict[str, Any]:
+    """The app on the script in tmux, a typist typing all along: wall seconds until ALL DONE, key echoes during
+    the run, RSS after it, the time Ctrl+T takes to show the end of the whole session."""
+    pane = Pane(f"{coder_exe()} --model scripted:{script} --permission-mode auto; sleep 600", repo, env)
     try:
         pane.wait(lambda s: "idle │" in s)
-        result["idle_rss"] = pane.rss_mib()
-        start = time.monotonic()
-        for part in range(1, parts + 1):
-            pane.keys(f"view the file again, task {part}", literal=True)
-            pane.keys("Enter")
-            done = f"TASK {part} DONE."
-            pane.wait(lambda s, done=done: done in s and "idle │" in s, timeout=900)
-            time.sleep(1.0)
-            result["rss_after"].append(pane.rss_mib())
-        result["seconds"] = time.monotonic() - start - parts
-        result["echo"] = echo_latency(pane)  # at the end of the session: is typing still instant?
+        pane.keys("go", literal=True)
+        started = time.monotonic()
+        pane.keys("Enter")
+        typist = Typist(pane)
+        typist.start()
+        pane.wait(lambda s: "ALL DONE" in s and "idle │" in s, timeout=3600)
+        wall = time.monotonic() - started
+        typist.stop.set()
+        typist.join()
+        pane.keys("C-u")
+        time.sleep(1.0)
+        rss = pane.rss_mib()
+        opened = time.monotonic()
+        pane.keys("C-t")
+        pane.wait(lambda s: "The whole session" in s and "ALL DONE" in s, timeout=120)
+        ctrl_t = time.monotonic() - opened
+        pane.keys("Escape")
+        time.sleep(0.5)
         pane.keys("C-c")
         time.sleep(0.3)
         pane.keys("C-c")
         time.sleep(0.5)
     finally:
         pane.close()
-    import sqlite3
-
-    db = sqlite3.connect(str(base / "home" / "state" / "coder" / "sessions.db"))
-    persisted = db.execute("SELECT COUNT(*) FROM events e JOIN sessions s ON s.id = e.session_id "
-                           "WHERE s.model LIKE '%long.json'").fetchone()[0]
-    texts = [t["text"] for t in json.loads(script.read_text())["turns"] if "when" not in t]
-    deltas = sum(min(3, len(t.split())) for t in texts)  # the scripted stream sends each text in up to 3 pieces
-    result.update(events=persisted + deltas, persisted=persisted)
-    return result
+    return {"wall": wall, "echo": typist.echoes, "rss": rss, "ctrl_t": ctrl_t}
 
 
 def find_peer(given: str | None) -> Path | None:
@@ -228,10 +254,10 @@ def med(values: list[float]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 start-ups each (default 10)")
-    parser.add_argument("--runs", type=int)
-    parser.add_argument("--turns", type=int, default=2000,
-                        help="model turns (one tool call each) of the long session (~8 events each)")
+    parser.add_argument("--quick", action="store_true", help="3 start-ups each and one long run each (default 10, 3)")
+    parser.add_argument("--runs", type=int, help="start-ups of each tool")
+    parser.add_argument("--long-runs", type=int, help="long runs of each (app, headless), alternating")
+    parser.add_argument("--calls", type=int, default=2000, help="tool calls of the long run")
     parser.add_argument("--peer-venv", help="aider's venv (default: /work/peers/aider, then /work/peers/aider-tui)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "sections" / "tui.md")
     args = parser.parse_args()
@@ -239,35 +265,53 @@ def main() -> int:
         print("tmux is required: apt-get install tmux", file=sys.stderr)
         return 2
     runs = args.runs or (3 if args.quick else 10)
+    long_runs = args.long_runs or (1 if args.quick else 3)
     base = Path(tempfile.mkdtemp(prefix="tuibench-"))
     repo = make_repo(base)
     env = bench_env(base)
+    config = Path(env["XDG_CONFIG_HOME"]) / "coder" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[stuck]\nenabled = false\n")
     hello = base / "hello.json"
     hello.write_text(json.dumps({"turns": [{"text": "hello"}]}))
+    load_before = os.getloadavg()
     rows: dict[str, list[tuple[float, float, float, float]]] = {"coder (Textual app)": [], "coder --plain": []}
     aider = find_peer(args.peer_venv)
     if aider is not None:
         rows["aider"] = []
-    else:
-        print("aider is not available (no bin/aider in --peer-venv, /work/peers/aider or /work/peers/aider-tui); "
-              "create it with: python -m venv /work/peers/aider && /work/peers/aider/bin/pip install aider-chat",
-              file=sys.stderr)
     for i in range(runs):
         rows["coder (Textual app)"].append(coder_startup(repo, env, hello))
         rows["coder --plain"].append(coder_startup(repo, env, hello, plain=True))
         if aider is not None:
             rows["aider"].append(aider_startup(aider, repo, env))
-        print(f"run {i + 1}/{runs}: " + ", ".join(f"{k} {v[-1][0]:.2f}/{v[-1][1]:.2f}/{v[-1][2]:.2f}s"
-                                                  for k, v in rows.items()),
+        print(f"start-up {i + 1}/{runs}: " + ", ".join(f"{k} {v[-1][1]:.2f}s" for k, v in rows.items()),
               file=sys.stderr)
-    long = long_session(repo, env, base, args.turns)
-    print(json.dumps(long), file=sys.stderr)
+    script = calls_script(base, args.calls)
+    headless: list[dict[str, float]] = []
+    app: list[dict[str, Any]] = []
+    for i in range(long_runs):  # alternating, so the machine's load falls on both alike
+        headless.append(headless_run(repo, env, script))
+        app.append(app_run(repo, env, script))
+        print(f"long run {i + 1}/{long_runs}: headless {headless[-1]['wall']:.1f}s, app {app[-1]['wall']:.1f}s, "
+              f"{app[-1]['rss']:.0f} MiB, Ctrl+T {app[-1]['ctrl_t']:.2f}s", file=sys.stderr)
+    text = report(args, runs, rows, headless, app, load_before, os.getloadavg(), aider is not None)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    print(text)
+    shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+def report(args: argparse.Namespace, runs: int, rows: dict[str, list[tuple[float, float, float, float]]],
+           headless: list[dict[str, float]], app: list[dict[str, Any]], load_before: tuple[float, float, float],
+           load_after: tuple[float, float, float], peer: bool) -> str:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    cmd = "python benchmarks/tui.py" + (" --quick" if args.quick else f" --runs {runs}")
+    cmd = "python benchmarks/tui.py" + (" --quick" if args.quick else "")
     lines = [
         "## Interactive frontends (benchmarks/tui.py)", "",
-        f"Command: `{cmd}`; date {now}; machine: 2 cores, 24 GiB, loaded by parallel work (other engineers' "
-        f"test runs: figures are noisy, medians of {runs} runs).", "",
+        f"Command: `{cmd}`; date {now}; machine: 2 cores, shared with other engineers' work: load average "
+        f"{load_before[0]:.1f} before, {load_after[0]:.1f} after (figures are noisy; the app and headless runs "
+        "alternate, so both see the same load).", "",
         "| tool | first screen (s), median (best) | input accepts keys (s), median (best) | "
         "interactive (s), median (best) | RSS idle (MiB) |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -277,40 +321,32 @@ def main() -> int:
         accepted = f"{med(keys)} ({min(keys):.2f})" if keys and keys[0] == keys[0] else "n/a"  # nan: not probed
         lines.append(f"| {name} | {med(firsts)} ({min(firsts):.2f}) | {accepted} | {med(readies)} "
                      f"({min(readies):.2f}) | {med([v[3] for v in values])} |")
-    if aider is None:
+    if not peer:
         lines.append("| aider | not available | | | |")
     keys_app = statistics.median([v[1] for v in rows["coder (Textual app)"]])
-    lines += ["", "At the start of issue 24 (same machine, by hand in tmux): the input accepted keys after 1.3-1.7 s "
-              "(goal: under 0.5 s); 169 MB after about 900 tool calls (goal: under 150 MB after 2,000). Now: "
-              f"{keys_app:.2f} s (goal {'met' if keys_app < 0.5 else 'not met'}, median under load)."]
-    events_at = [int(long["events"] * (i + 1) / len(long["rss_after"])) for i in range(len(long["rss_after"]))]
-    lines += ["", f"Long session (coder Textual app, scripted, {len(long['rss_after'])} tasks of "
-              f"{args.turns // len(long['rss_after'])} model turns, each turn viewing a 200-line file): "
-              f"**{int(long['events']):,} events** ({int(long['persisted']):,} persisted + text deltas) in "
-              f"{long['seconds']:.1f} s.", "",
-              "| coder RSS (MiB) | idle | " + " | ".join(f"after ~{n:,} events" for n in events_at) + " |",
-              "| --- | ---: | " + " | ".join("---:" for _ in events_at) + " |",
-              f"| Textual app | {long['idle_rss']:.0f} | " + " | ".join(f"{r:.0f}" for r in long["rss_after"]) + " |",
-              "",
-              f"After {args.turns:,} tool calls: {long['rss_after'][-1]:.0f} MiB (goal under 150 MB: "
-              f"{'met' if long['rss_after'][-1] * 1.048576 < 150 else 'not met'}).",
-              "",
-              f"Key echo at the end of that session ({args.turns:,} tool calls, the app still open): median "
-              f"{1000 * statistics.median(long['echo']):.0f} ms, worst {1000 * max(long['echo']):.0f} ms over "
-              f"{len(long['echo'])} keys (one key sent, then the pane polled every 10 ms until it shows).",
-              "",
-              "The app stays open. Old blocks are folded (at most 300 stay mounted) and tool output is capped per "
-              "block and turned into widgets only when a block is expanded, so the number of live widgets stops "
-              "growing once the limit is reached (tests/tui/test_tui_flows.py checks it); the first task also "
-              "pays the one-time import of Markdown and syntax highlighting, and what still grows after it is "
-              "the engine's history (kept whole for /resume and compaction) and the Python allocator.",
-              "aider has no comparable event stream offline (no scripted model), so only its start-up and idle "
-              "memory are compared.", ""]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines))
-    print("\n".join(lines))
-    shutil.rmtree(base, ignore_errors=True)
-    return 0
+    echoes = sorted(e for a in app for e in a["echo"])
+    ratio = statistics.median(a["wall"] / h["wall"] for a, h in zip(app, headless, strict=True))
+    rss = max(a["rss"] for a in app)
+    ctrl_t = statistics.median(a["ctrl_t"] for a in app)
+    goal = {True: "met", False: "not met"}
+    lines += ["", f"Launch to a typeable input: {keys_app:.2f} s median (goal under 0.5 s: {goal[keys_app < 0.5]}).",
+              "", f"**{args.calls:,} tool calls** (one task of {args.calls:,} model turns, each viewing a 200-line "
+              "file; the stuck detector off in both), the app in tmux with a typist pressing a key every 0.4 s all "
+              f"through the run, and `coder run` headless, alternating, {len(app)} time(s):", "",
+              "| run | headless wall (s) | app wall (s) | app / headless | app RSS after (MiB) | headless peak RSS "
+              "(MiB) | Ctrl+T (s) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for i, (a, h) in enumerate(zip(app, headless, strict=True), 1):
+        lines.append(f"| {i} | {h['wall']:.1f} | {a['wall']:.1f} | {a['wall'] / h['wall']:.2f} | {a['rss']:.0f} | "
+                     f"{h['rss']:.0f} | {a['ctrl_t']:.2f} |")
+    lines += ["", f"- app within 1.5x of headless: median ratio {ratio:.2f} ({goal[ratio <= 1.5]});",
+              f"- key echo during the run: median {1000 * statistics.median(echoes):.0f} ms, worst "
+              f"{1000 * echoes[-1]:.0f} ms over {len(echoes)} keys (goal under 50 ms median and 150 ms worst: "
+              f"{goal[statistics.median(echoes) < 0.05 and echoes[-1] < 0.15]}); a key's echo is measured from "
+              "`tmux send-keys` until `capture-pane` shows it, which itself takes a few ms;",
+              f"- memory after {args.calls:,} calls: {rss:.0f} MiB (goal under 150 MB: {goal[rss * 1.048576 < 150]});",
+              f"- Ctrl+T until the end of the whole session shows: {ctrl_t:.2f} s median (goal under 0.3 s: "
+              f"{goal[ctrl_t < 0.3]}).", ""]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

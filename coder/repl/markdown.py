@@ -37,7 +37,7 @@ class MarkdownStream:
         return best
 
     def _print(self, block: str) -> None:
-        from rich.markdown import Markdown
+        from rich.markdown import Markdown  # lazy: markdown-it loads with the first answer, not at start-up
 
         if block.strip():
             self.console.print(Markdown(block))

@@ -17,7 +17,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Console
+
+from coder import __version__
 from coder.base import events as ev
+from coder.base.errors import CoderError
 from coder.base.termsafe import visible
 from coder.config.sections import Config
 from coder.commands.approval import approval
@@ -28,7 +32,7 @@ from coder.frontend.notify import Notifier, for_session
 from coder.frontend.sessions import options_from_args, replay_rows
 from coder.repl.live import LiveOutput
 from coder.repl.markdown import MarkdownStream
-from coder.repl.term import LineReader
+from coder.repl.term import KeyWatcher, LineReader, StreamWrap
 from coder.stuck.guard import stuck_warning
 
 QUIT_WINDOW = 2.0
@@ -42,8 +46,6 @@ class Printer:
     sequences shown, not executed; the colours Rich adds afterwards are the only escape codes written."""
 
     def __init__(self, out: Any = None, color: bool | None = None) -> None:
-        from rich.console import Console
-
         self.out = out or sys.stdout
         color = self.out.isatty() if color is None else color
         self.wrap = _is_tty(self.out)  # on a terminal, long lines wrap at word boundaries at its width
@@ -79,13 +81,13 @@ class Printer:
         self.console.print(visible(text), style=style or None)
 
     def markdown(self, text: str, style: str = "") -> None:
-        from rich.markdown import Markdown
+        from rich.markdown import Markdown  # lazy: markdown-it loads with the first answer, not at start-up
 
         self._end_stream()
         self.console.print(Markdown(visible(text), style=style or "none"))
 
     def diff(self, text: str) -> None:
-        from rich.syntax import Syntax
+        from rich.syntax import Syntax  # lazy: pygments' lexers load with the first diff
 
         self._end_stream()
         self.console.print(Syntax(visible(text).rstrip("\n"), "diff", theme="ansi_dark", background_color="default",
@@ -94,7 +96,6 @@ class Printer:
     def event(self, event: ev.Event, replay: bool = False) -> None:
         if isinstance(event, ev.TextDelta):
             if self.stream is None:
-                from coder.repl.term import StreamWrap
 
                 # a terminal gets rendered Markdown, block by block (coder/repl/markdown.py); a pipe the raw text
                 self.stream = MarkdownStream(self.console) if self.wrap else StreamWrap(self.out.write, 0)
@@ -106,7 +107,7 @@ class Printer:
                 self.line(f"session {event.session_id} · {event.model} · mode {event.mode} · sandbox "
                           f"{event.sandbox}" + (" · resumed" if event.resumed else ""), "dim")
         elif isinstance(event, (ev.ReviewStage, ev.RetryWait, ev.UserMessage)) and not replay:
-            from coder.repl.work import progress_line  # a review stage, a retry wait, `@path` attachments
+            from coder.repl.work import progress_line  # lazy: it loads the engine's plan types
 
             if line := progress_line(event):
                 self.line("  " + line, "dim")
@@ -122,7 +123,7 @@ class Printer:
                         self.line("\n\n".join(texts))
             self._end_stream()
         elif isinstance(event, (ev.PlanProposed, ev.PlanDecision, ev.TodoUpdated)):
-            from coder.repl.work import print_work  # issue 19: plans and the task list
+            from coder.repl.work import print_work  # lazy: as above (issue 19: plans and the task list)
 
             print_work(self, event, replay)
         elif isinstance(event, ev.ToolCallRequested):
@@ -205,7 +206,7 @@ class Repl:
         if self.opener is not None:
             self.opened = self.opener(on_event, self.ask, override)
         else:
-            from coder.engine.builder import open_session
+            from coder.engine.builder import open_session  # lazy: the banner prints before the engine loads
 
             self.opened = open_session(options_from_args(self.args, **override), on_event, self.ask,
                                        self.ask_trust if self.reader.interactive else None)
@@ -236,12 +237,12 @@ class Repl:
                               "with it.", "dim")
 
     def mode(self) -> str:
-        from coder.commands.modes import current_mode
+        from coder.commands.modes import current_mode  # lazy: the banner shows before the engine's imports
 
         return current_mode(self.opened.session)
 
     def cycle_mode(self) -> str:
-        from coder.commands.modes import cycle_mode
+        from coder.commands.modes import cycle_mode  # lazy: as `mode`
 
         return cycle_mode(self.opened.session)
 
@@ -277,7 +278,7 @@ class Repl:
     def _ask(self, request: ev.PermissionRequest) -> Any:
         self.notifier.question(tool_title(request.tool, request.input))
         if isinstance(request, ev.PlanProposed):  # issue 19: approve the plan, or keep planning
-            from coder.repl.work import ask_plan
+            from coder.repl.work import ask_plan  # lazy: the plan's engine types load with a plan
 
             return ask_plan(self.printer, self.reader, self.opened.session)
 
@@ -334,8 +335,6 @@ class Repl:
         previous = signal.signal(signal.SIGINT, on_sigint)
         try:
             if self.reader.interactive:
-                from coder.repl.term import KeyWatcher
-
                 typed, self.reader.typeahead = self.reader.typeahead, ""  # typed right after the Enter
                 self._echo(typed)
                 with KeyWatcher(session.interrupt, echo=self._echo, on_background=session.background,
@@ -355,7 +354,7 @@ class Repl:
 
     def command(self, line: str) -> bool:
         """Run a slash command; False when the REPL should end."""
-        from coder.commands.slash import run_slash
+        from coder.commands.slash import run_slash  # lazy: as `mode`
 
         result = run_slash(self.opened, line)
         if result.pick is not None and result.pick[2] and self.reader.interactive:
@@ -369,7 +368,7 @@ class Repl:
         if result.new_session or result.resume:
             override: dict[str, Any] = {"resume": result.resume, "continue_last": False}
             if result.new_session:  # /clear keeps the model and the mode
-                from coder.commands.modes import carry_over
+                from coder.commands.modes import carry_over  # lazy: as `mode`
 
                 override.update(carry_over(self.opened.session))
             self.close("switched")
@@ -397,9 +396,7 @@ class Repl:
         return True
 
     def run(self) -> int:
-        from coder import __version__
-        from coder.base.errors import CoderError
-        from coder.commands.slash import is_command
+        from coder.commands.slash import is_command  # lazy: as `mode`
 
         self.printer.line(f"coder {__version__} · /help lists commands · Esc or Ctrl+C stops a turn · Ctrl+C twice "
                           "or /quit leaves", "dim")

@@ -15,9 +15,13 @@ import contextlib
 import os
 import select
 import sys
+import termios
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from rich.cells import cell_len
 
 from coder.base.termsafe import visible
 from coder.frontend.choices import ARM_DELAY, Chooser, Question
@@ -50,8 +54,6 @@ class KeyWatcher:
     # ---- lifetime ---------------------------------------------------------------------------------------------
     def __enter__(self) -> KeyWatcher:
         try:
-            import termios
-
             fd = self.stream.fileno()
             if not os.isatty(fd):
                 return self
@@ -88,8 +90,6 @@ class KeyWatcher:
 
     # ---- terminal modes ---------------------------------------------------------------------------------------
     def _raw(self) -> None:
-        import termios
-
         if self._fd is None or self._saved is None:
             return
         mode = termios.tcgetattr(self._fd)
@@ -98,8 +98,6 @@ class KeyWatcher:
         termios.tcsetattr(self._fd, termios.TCSANOW, mode)
 
     def _restore(self) -> None:
-        import termios
-
         if self._fd is not None and self._saved is not None:
             with contextlib.suppress(OSError):
                 termios.tcsetattr(self._fd, termios.TCSANOW, self._saved)
@@ -198,8 +196,6 @@ class StreamWrap:
         self.write("".join(out))
 
     def _word(self, out: list[str]) -> None:
-        from rich.cells import cell_len
-
         if not self.word:
             return
         size = cell_len(self.word)
@@ -233,6 +229,7 @@ class LineReader:
             self.session = self._prompt_session(workspace_fn, on_cycle)
 
     def _prompt_session(self, workspace_fn: Callable[[], Any], on_cycle: Callable[[], str]) -> Any:
+        # lazy: prompt-toolkit only on a terminal (a pipe reads lines with input())
         from prompt_toolkit import PromptSession
         from prompt_toolkit.completion import Completer, Completion
         from prompt_toolkit.history import History
@@ -251,7 +248,7 @@ class LineReader:
 
         class CoderCompleter(Completer):
             def get_completions(self, document, complete_event):
-                from coder.commands.slash import completions
+                from coder.commands.slash import completions  # lazy: loaded with the first completion
 
                 text = document.text_before_cursor
                 if text.startswith("/") and " " not in text:
@@ -285,7 +282,7 @@ class LineReader:
         with what was typed in it. False when no prompt waits (the caller prints at the next one)."""
         if self.session is None or not self.prompting:
             return False
-        from prompt_toolkit.application import run_in_terminal
+        from prompt_toolkit.application import run_in_terminal  # lazy: as in _prompt_session
 
         app = self.session.app
         loop = getattr(app, "loop", None)
@@ -297,7 +294,7 @@ class LineReader:
     def read(self, prompt: Callable[[], str]) -> str:
         """One message; raises EOFError at the end of input and KeyboardInterrupt on Ctrl+C."""
         if self.session is not None:
-            from prompt_toolkit.input.typeahead import get_typeahead
+            from prompt_toolkit.input.typeahead import get_typeahead  # lazy: as in _prompt_session
 
             default, self.typeahead = self.typeahead, ""
             self.prompting = True
@@ -330,9 +327,6 @@ class LineReader:
         number, or the choice's word (y, a, p, n, d; t for trust)."""
         if not self.interactive:
             return self._line_choice(question)
-        import termios
-        import time
-
         sys.stdout.write(visible(question.hint()) + " > ")
         sys.stdout.flush()
         fd = sys.stdin.fileno()
@@ -400,6 +394,7 @@ class LineReader:
         input, so its control characters are shown, not executed."""
         question = visible(question)
         if self.session is not None:
+            # lazy: as in _prompt_session
             from prompt_toolkit import prompt
             from prompt_toolkit.key_binding import KeyBindings
 

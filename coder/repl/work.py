@@ -8,6 +8,7 @@ from typing import Any
 
 from coder.base import events as ev
 from coder.engine.work import PlanVerdict
+from coder.frontend.work import plan_line
 
 _MARKS = {"done": "✓", "in_progress": "▶", "pending": "○"}
 PLAN_CHOICES = "[1] approve, auto-edit · [2] approve, ask · [3] keep planning (or type your feedback)"
@@ -15,8 +16,6 @@ PLAN_CHOICES = "[1] approve, auto-edit · [2] approve, ask · [3] keep planning 
 
 def print_work(printer: Any, event: ev.Event, replay: bool) -> None:
     """Plan and task-list events as the REPL prints them."""
-    from coder.frontend.work import plan_line
-
     if isinstance(event, ev.PlanProposed):
         printer.line("Plan proposed:", "bold")
         printer.markdown(event.plan)

@@ -73,7 +73,7 @@ def _finished(call_id: str, tool: str, args: dict[str, Any], output: str, exit_c
     data = {"exit_code": exit_code} if exit_code is not None else {}
     ours = {OTHER_SHELL: builtin_by_protocol("bash_"), OTHER_EDITOR: builtin_by_protocol("text_editor_")}
     changed: list[str] = []
-    command = args.get("command") if isinstance(args.get("command"), str) else ""
+    command = str(args.get("command") or "")
     if tool == OTHER_SHELL and (write := _SWE_AGENT_WRITE.search(command)) and not failed:
         changed = [write.group("path") or write.group("edited") or "(the open file)"]
     return ev.ToolCallFinished(call_id, ours.get(tool, tool), args, output, failed if exit_code is None else False,

@@ -26,10 +26,12 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import TextArea
 
+from coder import __version__
 from coder.frontend.history import InputHistory
 from coder.tui.app_notify import Notifications
 from coder.tui.commands_view import CommandRunner
 from coder.tui.control import Opener, SessionControl
+from coder.tui.farewell import print_last_turn
 from coder.tui.feed import EventFeed
 from coder.tui.inputs import InputAssist
 from coder.tui.keys import KeyActions
@@ -123,8 +125,6 @@ class CoderApp(App[None]):
         yield StatusBar(id="status")
 
     def on_mount(self) -> None:
-        from coder import __version__
-
         self.transcript.note(f"coder {__version__} · /help lists commands · Ctrl+C twice quits")
         self.query_one(PromptInput).focus()
         self.status.refresh()
@@ -205,8 +205,6 @@ class CoderApp(App[None]):
 
 def run_app(args: Any) -> int:
     """Entry point from `coder` (no subcommand)."""
-    from coder.tui.farewell import print_last_turn
-
     app = CoderApp(args)
     app.run()
     # after the screen is restored: it stays in the scrollback

@@ -36,7 +36,7 @@ class CommandRunner:
 
     def run(self, line: str) -> None:
         from coder.commands.base import CommandResult  # lazy: the commands' imports come after the first paint
-        from coder.commands.slash import parse, run_slash, run_without_session
+        from coder.commands.slash import parse, run_slash, run_without_session  # lazy: as above
 
         state = self.state
         name, arg = parse(line)

@@ -59,7 +59,7 @@ class SessionControl:
 
     def _open_worker(self, override: dict[str, Any]) -> None:
         from coder.base.errors import CoderError  # lazy, as the engine below: after the first paint
-        from coder.engine.builder import open_session
+        from coder.engine.builder import open_session  # lazy: the heaviest of all, in this worker
 
         buffered: list[ev.Event] = []
         sink: list[Callable[[ev.Event], None]] = [buffered.append]

@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.console import Console
+
 from coder.base.termsafe import visible
+from coder.models.types import TextBlock
 
 MAX_LINES = 400  # a very long answer is cut from the top: its end is what was last on screen
 
@@ -24,8 +27,6 @@ class LastTurn:
 
 def last_turn(session: Any) -> LastTurn | None:
     """The last user message of the session and the answer that followed it (None before the first one)."""
-    from coder.models.types import TextBlock
-
     history = getattr(session, "history", [])
     for i in range(len(history) - 1, -1, -1):
         m = history[i]
@@ -37,8 +38,8 @@ def last_turn(session: Any) -> LastTurn | None:
 
 def print_last_turn(turn: LastTurn | None, session_id: str | None) -> None:
     """Print the last turn and the resume hint to stdout (after the app has left the alternate screen)."""
-    from rich.console import Console
-    from rich.markdown import Markdown
+    from rich.markdown import Markdown  # lazy: markdown-it loads at quit, not at start-up
+
 
     console = Console(highlight=False)
     if turn is not None:

@@ -31,6 +31,7 @@ def test_stream_json_stays_small_for_a_flood_and_a_huge_line(git_repo: Path, tmp
     assert len(live) <= 5 / INTERVAL + 10  # throttled: not one event per pipe read
     assert len(out.stdout) < 200_000  # the whole stream, every event included (it was 35 MB)
     result, data = finished["output"], finished["data"]
-    assert result.startswith("y\ny\n") and "THE-END" in result[-2000:]  # the model's view: head and tail
+    assert result.startswith("y\ny\n")  # the model's view: the head, and the tail (the end, or the shell's own
+    assert "THE-END" in result[-2000:] or "the command printed more than" in result[-2000:]  # stop at 16 MB)
     assert data["output_handle"] and data["truncated"]  # and the whole text behind the handle
     assert "bytes were dropped" in result or "lines cut" in result  # control: the command printed megabytes

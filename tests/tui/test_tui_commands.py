@@ -115,8 +115,10 @@ def test_commit_sessions_resume_clear_quit(factory, git_repo: Path) -> None:
     assert "nothing to commit" in run_slash(opened, "/commit").text.lower()
     sessions = run_slash(opened, "/sessions").text
     assert opened.session.id in sessions and "(this one)" in sessions and "change app" in sessions
-    assert run_slash(opened, "/resume").text == sessions
+    assert run_slash(opened, "/resume").text.startswith("No other session to resume")  # only this one
     other = opened_session(factory)
+    offered = run_slash(other, "/resume")
+    assert offered.pick is not None and [v for v, _ in offered.pick[2]] == [opened.session.id]
     assert run_slash(other, f"/resume {opened.session.id[:-1]}").resume == opened.session.id
     missing = run_slash(other, "/resume nope")
     assert missing.error and "no session matching 'nope'" in missing.text
