@@ -185,7 +185,8 @@ class TranscriptScreen(ModalScreen[None]):
         self.text = text
         view = self.query_one(TranscriptView)
         view.show(text)
-        view.scroll_end(animate=False, immediate=True)  # the newest part first, as in the conversation
+        # the newest part first, as in the conversation (once the new size is laid out: it scrolls that far)
+        self.call_after_refresh(lambda: view.scroll_end(animate=False, immediate=True))
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

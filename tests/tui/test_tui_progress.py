@@ -90,7 +90,7 @@ async def test_a_resumed_long_session_counts_every_token_as_cost_does(factory, g
 async def test_ctrl_t_shows_the_whole_session_folded_blocks_included(factory, git_repo: Path,
                                                                     tmp_path: Path) -> None:
     """Blocks beyond the newest 300 vanished; they are folded out of memory, and Ctrl+T shows the whole session."""
-    from coder.tui.screens import TranscriptScreen
+    from coder.tui.screens import TranscriptScreen, TranscriptView
     from coder.tui.widgets import PromptInput
 
     turns = []
@@ -105,7 +105,9 @@ async def test_ctrl_t_shows_the_whole_session_folded_blocks_included(factory, gi
             await wait_for(pilot, lambda: not app.busy, timeout=60)
         assert app.state.folded > 0 and "echo call0-0" not in conversation_text(app)  # folded
         await pilot.press("ctrl+t")
-        await wait_for(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, TranscriptScreen) and app.screen.text != "")
+        view = app.screen.query_one(TranscriptView)
+        await wait_for(pilot, lambda: view.max_scroll_y > 0 and view.scroll_y == view.max_scroll_y)  # the end
         text = app.screen.text
         assert text.index("## You\n\npart 0") < text.index("✓ bash: echo call0-0") < text.index("## You\n\npart 3")
         await pilot.press("escape")
