@@ -7,9 +7,9 @@ thread. What a drain costs decides how the app keeps up with a fast agent (issue
 - a drain takes everything queued, and the blocks it makes are mounted together at its end (coder/tui/transcript.py);
 - a message whose end is already in the queue becomes its final block at once; only text still being written
   streams into a Markdown block;
-- drains are paced (`Pacer`): the next comes sooner when the last was cheap and later when it was costly, so the
-  app's own work stays a fraction of the time however fast events come, and a key typed meanwhile waits at most
-  one short drain. Keys never wait for the queue: they are handled between drains.
+- drains are paced (`Pacer`): while the engine works, the app thread's CPU time stays a fraction (DUTY) of the
+  process's, however fast events come; a key typed meanwhile waits at most one short drain. Keys never wait for
+  the queue: they are handled between drains.
 """
 
 from __future__ import annotations
@@ -35,23 +35,34 @@ from coder.tui.transcript import MAX_BLOCKS, Transcript
 from coder.tui.widgets import Conversation
 from coder.tui.work_view import WorkView
 
-#: the app's own share of the time while events flood in; the rest is the engine's (they share one interpreter)
+#: the app thread's share of the process's CPU time while the engine works; the rest is the engine's (they share
+#: one interpreter, so every millisecond drawing is one the agent waits)
 DUTY = 0.25
 MIN_INTERVAL, MAX_INTERVAL = 0.05, 0.5
 
 
 class Pacer:
-    """When the next drain comes: DUTY of the wall time goes to drawing, measured in the app thread's own CPU
-    time (a loaded machine stretches the wall time of everything alike)."""
+    """When the next drain comes. While the engine works, the app thread's CPU time is kept to DUTY of the
+    process's: a drain and the frame it causes cost about the same however many events they draw, so fewer of
+    them when the engine is busy. Measured in CPU time, not wall time: on a loaded machine both threads get less
+    of the CPU, and the share is what matters. With the engine idle, drains come every MIN_INTERVAL."""
 
     def __init__(self) -> None:
         self.interval = MIN_INTERVAL
-        self.cpu = time.thread_time()
+        self.app_cpu, self.all_cpu, self.wall = time.thread_time(), time.process_time(), time.monotonic()
 
     def next_interval(self) -> float:
-        now = time.thread_time()
-        spent, self.cpu = now - self.cpu, now  # drawing and drains since the last one
-        self.interval = min(MAX_INTERVAL, max(MIN_INTERVAL, spent / DUTY))
+        app_cpu, all_cpu, wall = time.thread_time(), time.process_time(), time.monotonic()
+        drawing = app_cpu - self.app_cpu  # drains, frames and keys since the last drain
+        others = max(all_cpu - self.all_cpu - drawing, 0.0)  # the engine (and Textual's own threads)
+        elapsed = max(wall - self.wall, 1e-6)
+        self.app_cpu, self.all_cpu, self.wall = app_cpu, all_cpu, wall
+        rate = others / elapsed  # how busy the engine is: CPU seconds per second
+        if rate < 0.05:
+            self.interval = MIN_INTERVAL
+        else:  # the next interval lets the engine spend (1 - DUTY) / DUTY times what drawing spent
+            self.interval = drawing * (1 - DUTY) / DUTY / rate
+        self.interval = min(MAX_INTERVAL, max(MIN_INTERVAL, self.interval))
         return self.interval
 
 
