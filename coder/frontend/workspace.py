@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from coder.commands.agents_md import repo_files
 from coder.host import TimeoutExpired
 from coder.host import git as hostgit
 
@@ -35,6 +34,8 @@ def git_state(workspace: Path) -> GitState:
 
 def project_files(workspace: Path, limit: int = 50_000) -> list[str]:
     """Files `@path` completes: git's list (tracked and untracked, ignored left out), or a bounded walk."""
+    from coder.commands.agents_md import repo_files  # lazy: read with the first `@`, not at the app's start-up
+
     return repo_files(workspace, limit)
 
 

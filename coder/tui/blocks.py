@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events
@@ -24,11 +24,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import ScrollableContainer, Vertical
 from textual.content import Content
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets import Collapsible, Static
 
 from coder.base.termsafe import visible
 from coder.frontend.calls import failure, result_line
 from coder.tui.fit import tool_line
+
+if TYPE_CHECKING:  # markdown-it loads with the first Markdown block (`markdown_block`), not at start-up
+    from textual.widgets import Markdown
 
 MAX_OUTPUT_LINES = 300
 MAX_OUTPUT_CHARS = 20_000
@@ -96,26 +99,26 @@ class TextBlock(Static):
         self.source = text
 
 
-class AssistantBlock(Markdown):
-    DEFAULT_CSS = """
-    AssistantBlock { margin: 1 0 0 0; padding: 0 1; }
-    AssistantBlock MarkdownTableContent { grid-gutter: 0 1; keyline: none; }
-    """
-
-
-class CommandBlock(Markdown):
-    DEFAULT_CSS = """
-    CommandBlock { margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; }
-    CommandBlock.error { border-left: thick $error; }
-    CommandBlock MarkdownTableContent { grid-gutter: 0 1; keyline: none; }
-    """
+#: the Markdown blocks' CSS, by kind: `AssistantBlock` (the model's text), `CommandBlock` (a command's result)
+_MARKDOWN_CSS = {
+    "AssistantBlock": "AssistantBlock { margin: 1 0 0 0; padding: 0 1; }",
+    "CommandBlock": "CommandBlock { margin: 1 0 0 0; padding: 0 1; border-left: thick $secondary; } "
+                    "CommandBlock.error { border-left: thick $error; }",
+}
+_markdown_classes: dict[str, type[Markdown]] = {}
 
 
 def markdown_block(text: str = "", kind: str = "assistant") -> Markdown:
-    """A Markdown widget (compact tables: no rule between rows, so a 20-row /help fits a screen). The text (the
-    model's, or a command's output quoting files) has its control sequences made visible: Textual would pass them
-    to the terminal."""
-    return (AssistantBlock if kind == "assistant" else CommandBlock)(visible(text))
+    """A Markdown widget (compact tables: no rule between rows, so a 20-row /help fits a screen), its class made on
+    first use: markdown-it is not needed for the first paint. The text (the model's, or a command's output quoting
+    files) has its control sequences made visible: Textual would pass them to the terminal."""
+    name = "AssistantBlock" if kind == "assistant" else "CommandBlock"
+    if name not in _markdown_classes:
+        from textual.widgets import Markdown  # lazy: see above
+
+        css = _MARKDOWN_CSS[name] + f" {name} MarkdownTableContent {{ grid-gutter: 0 1; keyline: none; }}"
+        _markdown_classes[name] = type(name, (Markdown,), {"DEFAULT_CSS": css})
+    return _markdown_classes[name](visible(text))
 
 
 def assistant_block(text: str) -> Widget:

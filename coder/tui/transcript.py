@@ -9,12 +9,10 @@ counted in the status bar and shown whole by Ctrl+T (from the session store).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.widget import Widget
-from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
@@ -22,6 +20,10 @@ from coder.stuck.guard import stuck_warning
 from coder.tui.blocks import NoteBlock, ToolBlock, ToolBody, markdown_block, shown
 from coder.tui.state import AppState
 from coder.tui.widgets import Conversation
+
+if TYPE_CHECKING:  # markdown-it loads with the first Markdown block, not at start-up (coder/tui/blocks.py)
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
 
 MAX_BLOCKS = 300
 
@@ -108,7 +110,7 @@ class Transcript:
             self.stream_block = block
             self.add_block(block)
             self.flush()  # the stream appends into a mounted widget
-            self.stream = Markdown.get_stream(block)
+            self.stream = type(block).get_stream(block)
         await self.stream.write(visible(text))  # per character: a sequence split across writes is no escape
 
     async def end_stream(self) -> bool:
