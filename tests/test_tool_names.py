@@ -39,15 +39,7 @@ NOT_TOOL_NAMES: dict[tuple[str, str], tuple[int, str]] = {
     ("coder/vcs/message.py", "task"): (1, "a variable of the commit-message prompt"),
     # other agents' vocabularies, in replay code
     ("coder/context/replay.py", "bash"): (2, "SWE-agent's shell tool, in the trajectories it replays"),
-    # pending: the daily engineer's parts (issue 32), which remove these entries when they land
-    ("coder/tui/view.py", "bash"): (1, "pending (daily): is a shell command running -> CallFacts.shell"),
-    ("coder/stuck/signals.py", "todo"): (1, "pending (daily): a call that keeps the plan -> CallFacts.plans"),
-    ("coder/stuck/signals.py", "task"): (1, "pending (daily): a call that keeps the plan -> CallFacts.plans"),
-    ("coder/stuck/signals.py", "str_replace_based_edit_tool"): (1, "pending (daily): edits -> CallFacts.writes"),
-    ("coder/stuck/signals.py", "apply_patch"): (1, "pending (daily): edits -> CallFacts.writes"),
-    ("coder/stuck/signals.py", "bash"): (1, "pending (daily): a shell line -> CallFacts.shell"),
-    ("coder/stuck/detector.py", "bash"): (1, "pending (daily): a shell line -> CallFacts.shell"),
-    ("coder/stuck/replay.py", "bash"): (2, "pending (daily): other agents' shell tools in replayed trajectories"),
+    ("coder/stuck/replay.py", "bash"): (1, "other agents' shell tool, in the trajectories the stuck benchmark replays"),
 }
 
 

@@ -1,6 +1,5 @@
 """The type checker runs on every suite run, so CI runs it (issue 34): basedpyright in standard mode on `coder/`,
-configured in pyproject.toml (`[tool.basedpyright]`; `coder/tui` is left out there until its parts are composed,
-issue 32). From the command line: `basedpyright`."""
+configured in pyproject.toml (`[tool.basedpyright]`). From the command line: `basedpyright`."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
 """What the interactive frontends know of the workspace: the git state the status bar shows, and the files and
-words an input line completes (`@path`)."""
+words an input line completes (`@path`), and the directory the flags name before a session is open."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from coder.host import TimeoutExpired
 from coder.host import git as hostgit
@@ -51,3 +52,9 @@ def word_at_end(text: str) -> str:
     """The token being typed at the end of `text` (after the last space or newline)."""
     cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t"))
     return text[cut + 1:]
+
+
+def workspace_of(args: Any) -> Path:
+    """The directory the flags name (`--cwd`), before any session is open: completion and commands without a
+    session work there."""
+    return Path(getattr(args, "cwd", ".") or ".")

@@ -25,11 +25,12 @@ from coder.base.errors import CoderError
 from coder.base.termsafe import visible
 from coder.config.sections import Config
 from coder.commands.approval import approval
+from coder.engine.history import stored_events
+from coder.engine.options import options_from_args
 from coder.frontend.calls import failure, result_line, tool_title
 from coder.frontend.choices import Question, permission_answer, permission_question, saved_note, trust_question
 from coder.frontend.history import InputHistory
 from coder.frontend.notify import Notifier, for_session
-from coder.frontend.sessions import options_from_args, replay_rows
 from coder.repl.live import LiveOutput
 from coder.repl.markdown import MarkdownStream
 from coder.repl.term import KeyWatcher, LineReader, StreamWrap

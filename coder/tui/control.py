@@ -16,8 +16,8 @@ from typing import Any
 from textual.app import App
 
 from coder.base import events as ev
+from coder.engine.options import options_from_args
 from coder.frontend.history import InputHistory
-from coder.frontend.sessions import options_from_args, replay_rows
 from coder.tui.app_notify import Notifications
 from coder.tui.blocks import NoteBlock
 from coder.tui.farewell import LastTurn, last_turn
@@ -60,6 +60,7 @@ class SessionControl:
     def _open_worker(self, override: dict[str, Any]) -> None:
         from coder.base.errors import CoderError  # lazy, as the engine below: after the first paint
         from coder.engine.builder import open_session  # lazy: the heaviest of all, in this worker
+        from coder.engine.history import stored_events
 
         buffered: list[ev.Event] = []
         sink: list[Callable[[ev.Event], None]] = [buffered.append]
@@ -81,7 +82,7 @@ class SessionControl:
             return
         history: list[ev.Event] = []
         if opened.resumed:
-            history = replay_rows(opened.store, opened.session.id)[: -len(buffered) or None]
+            history = stored_events(opened.store, opened.session.id)[: -len(buffered) or None]
         queue = self.feed.queue
         queue.append(("replay", history))
         queue.extend(buffered)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coder.frontend.sessions import workspace_of
+from coder.frontend.workspace import workspace_of
 
 if TYPE_CHECKING:  # the engine loads in a worker after the first paint; its types are all the app needs here
     from coder.engine.builder import Opened
