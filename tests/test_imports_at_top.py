@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: folders being rewritten by other work of this round; each entry goes when its work lands
 PENDING = {
-    "coder/batch/": "the swebench engineer moves the harness to the edge (issue 34 item 4)",
 }
 
 

@@ -8,7 +8,9 @@ cost counts, their predictions are kept), and the run ends with exit code 1 and 
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import signal
 import sys
@@ -22,11 +24,20 @@ from pathlib import Path
 
 from coder.base.errors import CoderError, ConfigError, Interrupted, UsageError
 from coder.batch.ahead import WorkspacesAhead
-from coder.batch.instance_run import InstanceOutcome, RunConfig, make_workspace, process_instance, workspace_dir
+from coder.batch.instance_run import (
+    InstanceOutcome,
+    RunConfig,
+    make_workspace,
+    model_for,
+    process_instance,
+    workspace_dir,
+)
 from coder.batch.instances import Instance
 from coder.batch.outputs import RunDir, atomic_write
 from coder.batch.progress import Progress
+from coder.batch.ray_backend import run_on_ray
 from coder.batch.runner import interrupt_all, start_fork_server
+from coder.batch.workspace import find_mirror
 
 
 @dataclass
@@ -96,8 +107,6 @@ def run_batch(instances: list[Instance], cfg: RunConfig, progress_out=None, prog
 
 def _lock_run_dir(root: Path):
     """One invocation per run directory: two would run the same instances twice and race on preds.json."""
-    import fcntl
-
     fh = open(root / ".lock", "a+")  # noqa: SIM115 - held for the whole run, closed by the caller
     try:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -112,9 +121,6 @@ def preflight(instances: list[Instance], cfg: RunConfig, warn: Callable[[str], N
     """Check before anything starts what would make instances fail the same way: missing mirrors (with the
     commands that make them) and missing scripts of a `scripted:DIR` run. When no instance could run, fail once
     with the list; when some could, warn once and run those (the others crash with the same reason)."""
-    from coder.batch.instance_run import model_for
-    from coder.batch.workspace import find_mirror
-
     if not instances:
         return
     problems: list[str] = []
@@ -257,8 +263,6 @@ def _install_sigterm():
 
 def _run_ray(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[InstanceOutcome], None],
              guard: CostGuard, progress: Progress, summary: BatchSummary) -> None:
-    from coder.batch.ray_backend import run_on_ray
-
     try:
         run_on_ray(todo, cfg, on_outcome, guard, progress, summary)
     except KeyboardInterrupt:
@@ -267,7 +271,5 @@ def _run_ray(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Instanc
 
 
 def default_run_dir(kind: str) -> Path:
-    import os
-
     base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "coder" / kind
     return base / time.strftime("%Y%m%d-%H%M%S")

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from coder.batch.specs import EnvUnavailable
 
 
@@ -57,8 +59,6 @@ def yml_requirements(text: str, source: str, table: dict[str, Any]) -> YmlRequir
     """Pip requirement lines for an environment file's `dependencies` (conda entries and its `pip:` list).
 
     `table`: `{"pypi": {conda name: PyPI name}, "leave_out": {conda name: why}}`."""
-    import yaml
-
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from coder.batch.condayml import read_yml_requirements
 from coder.batch.specs import (  # noqa: F401 - re-exported: the table and the spec are part of this API
     EnvSpec,
     EnvUnavailable,
@@ -40,8 +41,11 @@ from coder.batch.specs import (  # noqa: F401 - re-exported: the table and the s
     load_spec_table,
     spec_for,
 )
+from coder.batch.workspace import borrowed_objects
 from coder.host import TimeoutExpired, looks_secret, scrubbed_env
 from coder.host import run as host_run
+from coder.sandbox.exec import run_sandboxed
+from coder.sandbox.profile import SandboxConfig
 
 PY_TAG = f"py{sys.version_info.major}{sys.version_info.minor}"
 
@@ -75,13 +79,8 @@ def run_build_step(cmd: str, cwd: Path, env: dict[str, str], timeout: float,
     """A build step in the sandbox, with network (it installs from the index): `cwd` (the checkout) and the
     venv named by VIRTUAL_ENV writable, with pip's cache of the environments folder; the interpreter and the
     checkout's borrowed git objects read-only. The repository's setup code runs here, never on the host."""
-    from coder.batch.workspace import borrowed_objects
-    from coder.sandbox.exec import run_sandboxed
-
     venv = env["VIRTUAL_ENV"]
     base = interpreter_prefix(os.path.join(venv, "bin", "python"))
-    from coder.sandbox.profile import SandboxConfig
-
     section = SandboxConfig(network=True, extra_rw=[venv, env["PIP_CACHE_DIR"]],
                             extra_ro=[*read_only, *borrowed_objects(cwd), *base], timeout=timeout,
                             max_timeout=timeout, max_output_chars=10**9, max_output_bytes=256 * 1024 * 1024)
@@ -222,8 +221,6 @@ def build_steps(spec: EnvSpec, setup_checkout: Path, env_dir: Path | None = None
             (env_dir / "requirements.txt").write_text(reqs, encoding="utf-8")
             steps.append(f"python -m pip install -r {shlex.quote(str(env_dir / 'requirements.txt'))}")
     elif spec.packages == "environment.yml":
-        from coder.batch.condayml import read_yml_requirements
-
         yml = read_yml_requirements(spec.env_yml_paths, setup_checkout, spec.environment_yml)
         if env_dir is not None:  # one resolution with the pins (see condayml); what was left out, recorded
             (env_dir / "requirements.txt").write_text("\n".join([*yml.lines, *spec.pip_packages]) + "\n",

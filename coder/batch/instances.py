@@ -180,6 +180,7 @@ def dataset_records(source: str | Path, split: str | None = None) -> list[dict[s
 
 def _load_with_datasets(name: str, split: str, local: bool) -> list[dict[str, Any]]:
     """Through the `datasets` library: its cache first (offline it is the only source), the Hub otherwise."""
+    # start-up time: datasets (and pyarrow) load only for a dataset named by its Hub name
     import datasets
     import datasets.config
     from datasets.utils.logging import set_verbosity_error

@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.base.errors import UsageError
+
 _LOCK = threading.Lock()
 
 
@@ -177,8 +179,6 @@ def _prediction(status: InstanceStatus, patch: str) -> dict[str, str]:
 
 def load_predictions(path: Path) -> dict[str, dict[str, Any]]:
     """preds.json (dict by id, or a list) or preds.jsonl, as the official harness accepts them."""
-    from coder.base.errors import UsageError
-
     path = Path(path)
     if path.is_dir():
         path = path / "preds.json"

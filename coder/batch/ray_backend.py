@@ -10,14 +10,17 @@ whole-run cost limit as exact as in the local backend. Ray is an optional extra:
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from coder.base.errors import CoderError, UsageError
 from coder.batch.instance_run import InstanceOutcome, RunConfig, process_instance
 from coder.batch.instances import Instance
+from coder.batch.outputs import InstanceStatus
 
 
 def _remote_process(inst: Instance, cfg: RunConfig) -> InstanceOutcome:
@@ -25,15 +28,11 @@ def _remote_process(inst: Instance, cfg: RunConfig) -> InstanceOutcome:
     try:
         return process_instance(inst, cfg, work_root=scratch)
     finally:
-        import shutil
-
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _installed() -> bool:
     try:
-        from importlib.metadata import version
-
         version("coder")
         return True
     except Exception:  # noqa: BLE001 - PackageNotFoundError and broken metadata alike
@@ -42,7 +41,7 @@ def _installed() -> bool:
 
 def _import_ray() -> Any:
     try:
-        import ray
+        import ray  # optional (the ray extra), and heavy: loaded only for a run on Ray
     except ImportError:
         raise UsageError("--backend ray needs Ray: `pip install 'ray[default]'` (or `pip install 'coder[ray]'`)") \
             from None
@@ -94,8 +93,6 @@ def run_on_ray(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
                 try:
                     outcome = ray.get(ref)
                 except Exception as exc:  # noqa: BLE001 - a lost node or worker crash
-                    from coder.batch.outputs import InstanceStatus
-
                     outcome = InstanceOutcome(InstanceStatus(instance_id=inst.instance_id, state="crashed",
                                                              error=f"ray task failed: {exc}"), None)
                 on_outcome(outcome)

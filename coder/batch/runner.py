@@ -15,6 +15,7 @@ from a fresh copy of that image: its own cwd, environment, stdio and signal hand
 
 from __future__ import annotations
 
+import atexit
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -24,13 +25,16 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from dataclasses import asdict, dataclass, field
+from multiprocessing import forkserver
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
 from coder.host import exec_replace, forkserver_context
 from coder.models.providers import preload_modules
+from coder.store.db import SessionStore
 
 EXIT_REASONS = ("done", "max_turns", "max_cost", "wall_time", "interrupted", "error", "stuck")
 
@@ -142,8 +146,6 @@ def _forkserver(model: str) -> Any:
 def start_fork_server(model: str) -> None:
     """Start the fork server now rather than at the first instance's agent, so that its imports and warm-up (most
     of a second) run while the batch makes the first workspaces."""
-    from multiprocessing import forkserver
-
     _forkserver(model)
     forkserver.ensure_running()
 
@@ -157,8 +159,6 @@ def _agent_main(args: list[str], cwd: str, env: dict[str, str], out_path: str, l
     would put it first on sys.path (a `coder/` folder in the repository would then run on the host); here coder
     is already imported, cwd-relative entries are dropped from sys.path, and an exec'ed agent gets
     PYTHONSAFEPATH."""
-    import atexit
-
     for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
                             (2, log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
         opened = os.open(path, flags, 0o600)
@@ -182,8 +182,6 @@ def _agent_main(args: list[str], cwd: str, env: dict[str, str], out_path: str, l
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except BaseException:  # noqa: BLE001 - what an uncaught exception does to `python -m coder`
-        import traceback
-
         traceback.print_exc()
     finally:
         try:
@@ -316,8 +314,6 @@ def export_session(state_dir: Path, session_id: str, dest: Path) -> list[dict[st
     db = state_dir / "sessions.db"
     if not session_id or not db.is_file():
         return []
-    from coder.store.db import SessionStore
-
     store = SessionStore(db)
     try:
         events = [e.to_dict() for e in store.events(session_id)]

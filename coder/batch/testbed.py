@@ -32,6 +32,7 @@ from coder.batch.instdeps import build_layer
 from coder.batch.specs import EnvSpec, EnvUnavailable
 from coder.batch.workspace import Workspace, borrowed_objects, git
 from coder.sandbox.profile import SandboxConfig
+from coder.sandbox.exec import run_sandboxed
 
 #: sorts after every other .pth in the layer (`__editable__...`, `easy-install.pth`): the workspace first
 SHARED_PTH = "zz_coder_shared_env.pth"
@@ -68,8 +69,6 @@ class Testbed:
     def run(self, script: str, timeout: float, writable_layer: bool = False,
             network: bool = False) -> tuple[int | None, str]:
         """`script` with bash in a fresh sandbox on the workspace, the environment active."""
-        from coder.sandbox.exec import run_sandboxed
-
         result = run_sandboxed(script, self.workspace, self.sandbox(writable_layer, timeout, network), timeout,
                                env=self.shell_env())
         return result.exit_code, result.output
