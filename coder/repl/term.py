@@ -372,14 +372,7 @@ class LineReader:
                  "t": "trust", "trust": "trust"}
         answers = {c.answer for c in question.choices}
         while True:
-            sys.stdout.write(visible(question.hint().replace("Esc:", "end of input:")) + " > ")
-            sys.stdout.flush()
-            line = sys.stdin.readline()
-            if not line:
-                raise EOFError
-            if not sys.stdin.isatty():
-                sys.stdout.write(line.strip() + "\n")
-            word = line.strip().lower()
+            word = _read_line(visible(question.hint().replace("Esc:", "end of input:")) + " > ").lower()
             if not word:
                 return question.current.answer
             if word.isdigit() and 1 <= int(word) <= len(question.choices):
@@ -405,11 +398,17 @@ class LineReader:
                 event.app.exit(exception=KeyboardInterrupt())
 
             return prompt(question, key_bindings=keys)
-        sys.stdout.write(question)
-        sys.stdout.flush()
-        line = sys.stdin.readline()
-        if not line:
-            raise EOFError
-        if not sys.stdin.isatty():
-            sys.stdout.write(line.strip() + "\n")
-        return line.strip()
+        return _read_line(question)
+
+
+def _read_line(prompt: str) -> str:
+    """One line from stdin without prompt-toolkit, after `prompt`; echoed when stdin is no terminal (a pipe), so
+    a log reads as a dialogue."""
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    if not sys.stdin.isatty():
+        sys.stdout.write(line.strip() + "\n")
+    return line.strip()

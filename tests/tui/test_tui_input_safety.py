@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tui_support import (  # type: ignore[import-not-found]
     answer,
     async_test,
@@ -19,6 +20,7 @@ from tui_support import (  # type: ignore[import-not-found]
 )
 
 from coder.tui.blocks import ToolBlock
+from coder.tui.prompts import ChoicePrompt
 from coder.tui.widgets import PromptInput
 
 WRITE = {"turns": [
@@ -60,8 +62,11 @@ async def test_typing_while_a_prompt_appears_goes_to_the_input(factory, git_repo
 
 
 @async_test
-async def test_a_key_right_after_the_prompt_took_the_focus_is_typing(factory, git_repo: Path,
-                                                                    tmp_path: Path) -> None:
+async def test_a_key_right_after_the_prompt_took_the_focus_is_typing(factory, git_repo: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # the rule, not the figure, is under test: a loaded machine can take longer than the real 0.5 s between the
+    # question taking the focus and the key reaching it
+    monkeypatch.setattr(ChoicePrompt, "arm_delay", 60.0)
     app, f = make_app(factory, git_repo, tmp_path, WRITE)
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
