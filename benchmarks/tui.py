@@ -12,6 +12,9 @@ Definitions (the same for every tool, measured by polling `tmux capture-pane`):
 - long run: one message, then 2,000 model turns each viewing a 200-line file, then ALL DONE; the app's wall time
   is from Enter to ALL DONE with the status idle, headless's the whole `coder run`; the two alternate;
 - key echo: during the app's long run, one key every 0.4 s, the time from sending it until the pane shows it;
+  the same typist for 20 keys once the run is over gives the echo of the idle app under the same load;
+- CPU: the user and system seconds of the coder process and its commands (the app's from Enter, headless's
+  whole run, start-up included): the machine's load stretches wall time, not this;
 - memory: resident set size (VmRSS): idle after start-up, the app's after the long run (still open), headless's
   peak;
 - Ctrl+T: from the key until the transcript screen shows the end of the session.
@@ -84,8 +87,28 @@ class Pane:
                 continue
         return best / 1024
 
+    def coder_pid(self) -> int:
+        """The coder process in the pane (`python -m coder`), not the shell around it."""
+        todo = [self.pid()]
+        while todo:
+            pid = todo.pop()
+            try:
+                if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[1:3] == [b"-m", b"coder"]:
+                    return pid
+                todo.extend(int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
+            except OSError:
+                continue
+        raise RuntimeError("no coder process in the pane")
+
     def close(self) -> None:
         subprocess.run(["tmux", "-S", self.sock, "kill-server"], capture_output=True)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process and of its waited-for children (the sandbox's commands)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    utime, stime, cutime, cstime = (int(f) for f in fields[11:15])
+    return (utime + stime + cutime + cstime) / os.sysconf("SC_CLK_TCK")
 
 
 def make_repo(base: Path) -> Path:
@@ -116,6 +139,7 @@ def coder_exe() -> str:
     return f"env PYTHONPATH={ROOT} {sys.executable} -m coder"
 
 
+IDLE_KEYS = 20  # keys typed once the run is over, for the echo of an idle app under the same load
 KEY_PROBE = "qzq"  # typed the moment the first screen is up; "keys accepted" is when it shows in the input
 
 
@@ -167,7 +191,8 @@ def calls_script(base: Path, calls: int) -> Path:
 
 
 def headless_run(repo: Path, env: dict[str, str], script: Path) -> dict[str, float]:
-    """`coder run` on the script: wall seconds and the peak RSS of the process (MiB)."""
+    """`coder run` on the script: wall seconds, CPU seconds and the peak RSS of the process (MiB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "coder", "run", "--model", f"scripted:{script}",
                              "--permission-mode", "auto", "go"], cwd=repo, env={**env, "PYTHONPATH": str(ROOT)},
@@ -176,7 +201,9 @@ def headless_run(repo: Path, env: dict[str, str], script: Path) -> dict[str, flo
     wall = time.monotonic() - started
     if "ALL DONE" not in out:
         raise RuntimeError(f"headless run did not finish: {err[-2000:]}")
-    return {"wall": wall, "rss": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"wall": wall, "cpu": cpu, "rss": after.ru_maxrss / 1024}
 
 
 class Typist(threading.Thread):
@@ -213,18 +240,28 @@ def app_run(repo: Path, env: dict[str, str], script: Path) -> dict[str, Any]:
     pane = Pane(f"{coder_exe()} --model scripted:{script} --permission-mode auto; sleep 600", repo, env)
     try:
         pane.wait(lambda s: "idle │" in s)
+        pid = pane.coder_pid()
         pane.keys("go", literal=True)
+        cpu_before = cpu_seconds(pid)
         started = time.monotonic()
         pane.keys("Enter")
         typist = Typist(pane)
         typist.start()
         pane.wait(lambda s: "ALL DONE" in s and "idle │" in s, timeout=3600)
         wall = time.monotonic() - started
+        cpu = cpu_seconds(pid) - cpu_before
         typist.stop.set()
         typist.join()
         pane.keys("C-u")
         time.sleep(1.0)
         rss = pane.rss_mib()
+        idle = Typist(pane)  # the same keys with the run over: what the machine's load and tmux cost alone
+        idle.start()
+        time.sleep(IDLE_KEYS * idle.every + 0.2)
+        idle.stop.set()
+        idle.join()
+        pane.keys("C-u")
+        time.sleep(0.5)
         opened = time.monotonic()
         pane.keys("C-t")
         pane.wait(lambda s: "The whole session" in s and "ALL DONE" in s, timeout=120)
@@ -237,7 +274,7 @@ def app_run(repo: Path, env: dict[str, str], script: Path) -> dict[str, Any]:
         time.sleep(0.5)
     finally:
         pane.close()
-    return {"wall": wall, "echo": typist.echoes, "rss": rss, "ctrl_t": ctrl_t}
+    return {"wall": wall, "cpu": cpu, "echo": typist.echoes, "echo_idle": idle.echoes, "rss": rss, "ctrl_t": ctrl_t}
 
 
 def find_peer(given: str | None) -> Path | None:
@@ -292,7 +329,8 @@ def main() -> int:
     for i in range(long_runs):  # alternating, so the machine's load falls on both alike
         headless.append(headless_run(repo, env, script))
         app.append(app_run(repo, env, script))
-        print(f"long run {i + 1}/{long_runs}: headless {headless[-1]['wall']:.1f}s, app {app[-1]['wall']:.1f}s, "
+        print(f"long run {i + 1}/{long_runs}: headless {headless[-1]['wall']:.1f}s ({headless[-1]['cpu']:.1f}s CPU), "
+              f"app {app[-1]['wall']:.1f}s ({app[-1]['cpu']:.1f}s CPU), "
               f"{app[-1]['rss']:.0f} MiB, Ctrl+T {app[-1]['ctrl_t']:.2f}s", file=sys.stderr)
     text = report(args, runs, rows, headless, app, load_before, os.getloadavg(), aider is not None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -325,6 +363,7 @@ def report(args: argparse.Namespace, runs: int, rows: dict[str, list[tuple[float
         lines.append("| aider | not available | | | |")
     keys_app = statistics.median([v[1] for v in rows["coder (Textual app)"]])
     echoes = sorted(e for a in app for e in a["echo"])
+    idle = sorted(e for a in app for e in a["echo_idle"])
     ratio = statistics.median(a["wall"] / h["wall"] for a, h in zip(app, headless, strict=True))
     rss = max(a["rss"] for a in app)
     ctrl_t = statistics.median(a["ctrl_t"] for a in app)
@@ -333,16 +372,23 @@ def report(args: argparse.Namespace, runs: int, rows: dict[str, list[tuple[float
               "", f"**{args.calls:,} tool calls** (one task of {args.calls:,} model turns, each viewing a 200-line "
               "file; the stuck detector off in both), the app in tmux with a typist pressing a key every 0.4 s all "
               f"through the run, and `coder run` headless, alternating, {len(app)} time(s):", "",
-              "| run | headless wall (s) | app wall (s) | app / headless | app RSS after (MiB) | headless peak RSS "
-              "(MiB) | Ctrl+T (s) |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+              "| run | headless wall (s) | app wall (s) | app / headless | headless CPU (s) | app CPU (s) | "
+              "app / headless CPU | app RSS after (MiB) | headless peak RSS (MiB) | Ctrl+T (s) |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for i, (a, h) in enumerate(zip(app, headless, strict=True), 1):
-        lines.append(f"| {i} | {h['wall']:.1f} | {a['wall']:.1f} | {a['wall'] / h['wall']:.2f} | {a['rss']:.0f} | "
-                     f"{h['rss']:.0f} | {a['ctrl_t']:.2f} |")
-    lines += ["", f"- app within 1.5x of headless: median ratio {ratio:.2f} ({goal[ratio <= 1.5]});",
+        lines.append(f"| {i} | {h['wall']:.1f} | {a['wall']:.1f} | {a['wall'] / h['wall']:.2f} | {h['cpu']:.1f} | "
+                     f"{a['cpu']:.1f} | {a['cpu'] / h['cpu']:.2f} | {a['rss']:.0f} | {h['rss']:.0f} | "
+                     f"{a['ctrl_t']:.2f} |")
+    cpu_ratio = statistics.median(a["cpu"] / h["cpu"] for a, h in zip(app, headless, strict=True))
+    lines += ["", f"- app within 1.5x of headless: median ratio {ratio:.2f} in wall time ({goal[ratio <= 1.5]}), "
+              f"{cpu_ratio:.2f} in CPU time (the process's user and system seconds with its commands': what the "
+              "machine's load does not stretch);",
               f"- key echo during the run: median {1000 * statistics.median(echoes):.0f} ms, worst "
               f"{1000 * echoes[-1]:.0f} ms over {len(echoes)} keys (goal under 50 ms median and 150 ms worst: "
               f"{goal[statistics.median(echoes) < 0.05 and echoes[-1] < 0.15]}); a key's echo is measured from "
-              "`tmux send-keys` until `capture-pane` shows it, which itself takes a few ms;",
+              "`tmux send-keys` until `capture-pane` shows it, which itself takes a few ms; the same typist on the "
+              f"app once the run is over (idle, the same load): median {1000 * statistics.median(idle):.0f} ms, "
+              f"worst {1000 * idle[-1]:.0f} ms over {len(idle)} keys;",
               f"- memory after {args.calls:,} calls: {rss:.0f} MiB (goal under 150 MB: {goal[rss * 1.048576 < 150]});",
               f"- Ctrl+T until the end of the whole session shows: {ctrl_t:.2f} s median (goal under 0.3 s: "
               f"{goal[ctrl_t < 0.3]}).", ""]
