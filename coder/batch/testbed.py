@@ -31,8 +31,8 @@ from coder.batch.envs import base_interpreter, interpreter_prefix, reinstall_com
 from coder.batch.instdeps import build_layer
 from coder.batch.specs import EnvSpec, EnvUnavailable
 from coder.batch.workspace import Workspace, borrowed_objects, git
-from coder.sandbox.profile import SandboxConfig
 from coder.sandbox.exec import run_sandboxed
+from coder.sandbox.profile import SandboxConfig
 
 #: sorts after every other .pth in the layer (`__editable__...`, `easy-install.pth`): the workspace first
 SHARED_PTH = "zz_coder_shared_env.pth"

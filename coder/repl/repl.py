@@ -23,8 +23,8 @@ from coder import __version__
 from coder.base import events as ev
 from coder.base.errors import CoderError
 from coder.base.termsafe import visible
-from coder.config.sections import Config
 from coder.commands.approval import approval
+from coder.config.sections import Config
 from coder.engine.history import stored_events
 from coder.engine.options import options_from_args
 from coder.frontend.calls import failure, result_line, tool_title
