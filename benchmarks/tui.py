@@ -374,7 +374,8 @@ def report(args: argparse.Namespace, runs: int, rows: dict[str, list[tuple[float
     lines += ["", f"Launch to a typeable input: {keys_app:.2f} s median (goal under 0.5 s: {goal[keys_app < 0.5]}).",
               "", f"**{args.calls:,} tool calls** (one task of {args.calls:,} model turns, each viewing a 200-line "
               "file; the stuck detector off in both, compaction at half the budget), the app in tmux with a typist "
-              f"pressing a key every 0.4 s all through the run, and `coder run` headless, alternating, {len(app)} time(s):", "",
+              f"pressing a key every 0.4 s all through the run, and `coder run` headless, alternating, {len(app)} "
+              "time(s):", "",
               "| run | headless wall (s) | app wall (s) | app / headless | headless CPU (s) | app CPU (s) | "
               "app / headless CPU | app RSS after (MiB) | headless peak RSS (MiB) | Ctrl+T (s) |",
               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
