@@ -123,7 +123,7 @@ async def test_commit_findings_are_drawn_after_the_stages(factory, git_repo: Pat
     app, _ = make_app(factory, git_repo, tmp_path, HELLO)
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
-        app.opened.config["review"] = STAGES
+        app.opened.config.review.stages = STAGES
         await type_and_send(pilot, app, "/commit")
         await wait_for(pilot, lambda: "/commit --force" in conversation_text(app), timeout=60)
         text = conversation_text(app)

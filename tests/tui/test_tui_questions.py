@@ -22,6 +22,7 @@ from tui_support import (  # type: ignore[import-not-found]
     wait_for,
 )
 
+from coder.config.sections import PermissionsSettings
 from coder.policy.rules import policy_from_config
 from coder.tui.widgets import PromptInput
 
@@ -50,7 +51,7 @@ async def test_a_typist_over_a_question_that_appears_mid_word(factory, git_repo:
     app, f = make_app(factory, git_repo, tmp_path, SCRIPT, chunk_delay=0.5)  # the question comes after 1.5 s
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
-        policy = policy_from_config({}, "ask", project_dir=git_repo)
+        policy = policy_from_config(PermissionsSettings(), "ask", project_dir=git_repo)
         app.opened.session.parts.policy = policy
         await type_and_send(pilot, app, "run the tests")
         sentence = "also run lint and fix 2 tests then 3 more of them"

@@ -42,10 +42,10 @@ async def test_two_calls_with_the_same_id_each_get_their_own_result(factory, git
         await wait_for(pilot, lambda: app.opened is not None)
         for command in ("echo first", "echo second"):
             app.queue.append(ev.ToolCallRequested("call_0", "bash", {"command": command}))
-        await pilot.pause(0.2)  # both blocks are up, running
+        await wait_for(pilot, lambda: len(app.query(ToolBlock)) == 2)  # both blocks are up, running
         for output in ("first out\nmore", "second out\nmore"):
             app.queue.append(ev.ToolCallFinished("call_0", "bash", {}, output, False, [], 0.2))
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: all(b.finished for b in app.query(ToolBlock)))
         blocks = list(app.query(ToolBlock))
         assert len(blocks) == 2 and all(b.finished for b in blocks)
         assert ["echo first" in str(b.title) and "first out" in str(b.title) for b in blocks][0]
