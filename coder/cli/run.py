@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +138,14 @@ def run_command(args) -> int:
             emit_json(data)
             return
         kind = data["type"]
+        if "agent_id" in data:  # a subagent's own event: its fatal error is its end, said by agent_ended below
+            if kind == "error" and not data.get("fatal"):
+                say(f"coder: agent {data['agent_id']}: {data['message']}", sys.stderr)
+            return
+        if verbose and kind in ("agent_started", "agent_ended"):
+            what = "started" + (" in the background" if data.get("background") else "") if kind == "agent_started" \
+                else f"ended: {data['state']}, ${data['cost_usd']:.4f}"
+            say(f"  · agent {data['ident']} {what}", sys.stderr)
         if verbose and kind == "tool_call_requested":
             say(f"  · {data['tool']} {json.dumps(data['input'], ensure_ascii=False)[:120]}", sys.stderr)
         elif kind == "error" and not data.get("fatal"):  # fatal ones end the run and are reported once, below
@@ -156,9 +165,9 @@ def run_command(args) -> int:
     if args.commit and not opened.is_git:  # say so before the agent works, not after
         opened.store.set_status(session.id, "failed to start")
         raise UsageError(f"--commit: {opened.workspace} is not a git repository.")
-    handler = lambda *_: _second_interrupt(session)  # noqa: E731
+    handler = lambda *_: _second_interrupt(session, opened.agents)  # noqa: E731
     previous = {signal.SIGINT: signal.signal(signal.SIGINT, handler),
-                signal.SIGTERM: signal.signal(signal.SIGTERM, lambda *_: _terminate(session))}
+                signal.SIGTERM: signal.signal(signal.SIGTERM, lambda *_: _terminate(session, opened.agents))}
     commit = None
     try:
         if plan is not None:
@@ -167,6 +176,7 @@ def run_command(args) -> int:
 
             adopt_plan(session, plan)
         outcome = session.send(prompt)
+        outcome = _settle(session, opened.agents, outcome)  # background agents: their ends, then the model's turn
         checked = None
         if schema is not None and outcome.reason == "done":
             outcome, checked = _structured(session, outcome, schema)
@@ -194,6 +204,7 @@ def run_command(args) -> int:
             "duration_s": round(time.monotonic() - started, 3), "files_changed": sorted(session.stats.files_changed),
             "exit_reason": outcome.reason, "exit_code": code, "error": outcome.error,
             "model": session.parts.provider.spec, "commit": commit.to_dict() if commit else None,
+            "agents": _agents_summary(opened.agents),
         }
         if schema is not None:
             result["structured_output"] = checked.value if checked is not None and checked.ok else None
@@ -218,10 +229,15 @@ def run_command(args) -> int:
     return code
 
 
+_OUT = threading.Lock()  # background agents' events come from their own threads: one whole line at a time
+
+
 def emit_json(data: dict[str, Any]) -> None:
     """One JSON line; inert on a terminal (no raw control character), exact for a JSON reader."""
-    sys.stdout.write(inert_json(json.dumps(data, ensure_ascii=False, default=str)) + "\n")
-    sys.stdout.flush()
+    line = inert_json(json.dumps(data, ensure_ascii=False, default=str)) + "\n"
+    with _OUT:
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 def say(text: str, stream: Any) -> None:
@@ -250,17 +266,36 @@ def _commit(opened, args):
     return review_and_commit(opened.session, branch=args.branch, override=args.override_review)
 
 
-def _terminate(session) -> None:
+def _terminate(session, agents) -> None:
     """SIGTERM: stop the turn as Ctrl+C does, and end every host process now (a linter, a hook or a git that hangs
     would otherwise keep coder past the signal until its own timeout)."""
     from coder.host import stop_all  # lazy: `coder --help` imports this module
 
     stop_all()
-    _second_interrupt(session)
+    _second_interrupt(session, agents)
 
 
-def _second_interrupt(session) -> None:
-    """First Ctrl+C stops the turn cleanly; a second one while stopping raises."""
+def _settle(session, agents, outcome):
+    # start-up time: `coder --help` imports this module, and only this command needs it
+    from coder.engine.agents import settle
+
+    return settle(session, agents, outcome)
+
+
+def _agents_summary(agents) -> list[dict[str, Any]]:
+    """Each subagent of the run: what it was, how it ended, what it cost, what became of its patch."""
+    if agents is None:
+        return []
+    return [{"id": r.ident, "agent": r.agent, "description": r.description, "background": r.background,
+             "session_id": r.session_id, "state": r.state, "turns": r.turns, "cost_usd": round(r.cost_usd, 6),
+             "files": list(r.files), "patch": r.outcome or ("not merged" if r.pending_patch else None)}
+            for r in agents.runs.values()]
+
+
+def _second_interrupt(session, agents) -> None:
+    """First Ctrl+C stops the turn cleanly, and every subagent; a second one while stopping raises."""
     if session.cancel.is_set():
         raise KeyboardInterrupt
+    if agents is not None:
+        agents.stop_all()
     session.interrupt()

@@ -353,6 +353,28 @@ class SkillsSettings:
                                 repo=Repo.NEVER, at_least=0)
 
 
+def _absolute_folder(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if not value.strip() or not Path(value).expanduser().is_absolute():
+        raise ValueError("expected an absolute path (or ~/...)")
+    return value
+
+
+@dataclass
+class AgentsSettings:
+    """`[agents]`: subagents that run in the background, each that writes in a tree of its own (issue 36)."""
+
+    max_running: int = setting(4, doc="Background subagents running at once; more wait for a free slot.",
+                               repo=Repo.LOWER, at_least=1)
+    worktree_dir: str | None = setting(None, doc="The folder of the trees of subagents that write (absolute, or "
+                                       "~/...; default: `worktrees` in coder's state folder).", repo=Repo.NEVER,
+                                       check=_absolute_folder)
+    review_stages: list[Stage] = setting(factory=lambda: ["apply", "parse", "lint", "hygiene", "gaming"],
+                                         doc="The patch reviewer's stages a merge of an agent's patch runs (the "
+                                         "mechanical ones by default: no model, no tests).", repo=Repo.NEVER)
+
+
 @dataclass
 class TelemetrySettings:
     """`[telemetry]`: OpenTelemetry export of traces and metrics (coder/telemetry), off unless the user turns it on;
@@ -416,6 +438,7 @@ class Config:
     notifications: NotifySettings = section(NotifySettings, "Notifications.")
     skills: SkillsSettings = section(SkillsSettings, "Agent Skills.")
     telemetry: TelemetrySettings = section(TelemetrySettings, "OpenTelemetry export.")
+    agents: AgentsSettings = section(AgentsSettings, "Subagents in the background.")
     providers: dict[str, ProviderSettings] = setting(factory=dict, doc="One table per provider: "
                                                      "[providers.anthropic], [providers.openai], ...",
                                                      repo=Repo.NEVER, check=_known_providers)

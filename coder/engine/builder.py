@@ -22,10 +22,11 @@ from coder.config.sections import Config
 from coder.context.base import Pinned
 from coder.context.instructions import discover
 from coder.context.manager import TieredContext
+from coder.engine.agents import Agents, install_agents
 from coder.engine.history import rebuild
 from coder.engine.network import network_hint, network_hooks
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
-from coder.engine.subagents import Parent, install_subagents
+from coder.engine.subagents import Parent
 from coder.engine.work import install_work, open_work
 from coder.ext.claude_hooks import ClaudeHookRunner
 from coder.ext.claude_settings import ClaudeSettings, load_claude_settings
@@ -85,6 +86,8 @@ class Opened:
     workspace: Path
     is_git: bool
     resumed: bool
+    #: the session's subagents (issue 36); None when it has no tool that starts them
+    agents: Agents | None = None
 
     def finish(self, reason: str) -> bool:
         """Close the session and store how it ended; a session that never got a message is deleted with its
@@ -297,11 +300,17 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     )
     install_work(tool_ctx.services, record, ask, policy, parts.pinned, work.skills, parts.tools)
     # a tool that starts agents needs their definitions: read here, once (the repository's only when trusted)
+    agents = None
     if any(tool.contract.spawns_agents for tool in parts.tools.values()):
-        install_subagents(Parent(session_id, provider, config, store, tool_ctx, policy, parts.hooks))
+        agents = install_agents(Parent(session_id, provider, config, store, tool_ctx, policy, parts.hooks, ask=ask,
+                                       relay=on_event, record=record), root, checkpointer)
+        parts.news = agents.news
+        parts.on_close.append(agents.close)
     session = Session(parts, stored.restored)
+    if agents is not None:
+        agents.attach(session)
     session.started("resume" if row is not None else "startup")
-    return Opened(session, store, config, workspace, root is not None, row is not None)
+    return Opened(session, store, config, workspace, root is not None, row is not None, agents)
 
 
 def session_tools(config: Config, workspace: Path, note: Callable[[str], None]) -> dict[str, Any]:

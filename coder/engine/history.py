@@ -66,7 +66,8 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
             results[event["id"]] = ToolResultBlock(event["id"], event["output"], bool(event["is_error"]),
                                                   tool_references=_references(event))
             files.update(event.get("files_changed") or [])
-        elif kind == "stuck" and event.get("note") and event.get("tool_id") in results:  # the nudge it read
+        elif kind in ("stuck", "agent_news") and event.get("note") and event.get("tool_id") in results:
+            # what was appended to that result (a nudge, the news of background agents) is what the model read
             block = results[event["tool_id"]]
             results[event["tool_id"]] = replace(block, content=f"{block.content}\n\n{event['note']}")
         elif kind == "hook_context":

@@ -99,6 +99,11 @@ class SessionParts:
     #: the stuck detector (coder/stuck, issue 22); None: the defaults, warning only (the builder passes the
     #: configured one: it stops headless runs)
     stuck: StuckGuard | None = None
+    #: what the model should hear of work that ran beside it (background subagents that ended, issue 36): asked
+    #: after each step, the text is appended to the step's last tool result; empty: nothing new
+    news: Callable[[], str] | None = None
+    #: called first when the session closes (stopping background agents)
+    on_close: list[Callable[[], None]] = field(default_factory=list)
 
 
 @dataclass
@@ -127,6 +132,7 @@ class Session:
         self._hook_stop: str | None = None
         #: context a SessionStart hook gave, sent with the next user message
         self._start_context: list[str] = []
+        self._cost_lock = threading.Lock()
         if restored is not None:
             self.history = restored.history
             self.stats.turns = restored.turns
@@ -203,7 +209,18 @@ class Session:
         self._out_of_time = True
         self.cancel.set()
 
+    def add_cost(self, usd: float) -> None:
+        """Money spent for this session: its own requests, a compaction's summary, its subagents (whose threads
+        call this as they spend, so the session's limit and total include them)."""
+        with self._cost_lock:
+            self.stats.cost_usd += usd
+
     def close(self, reason: str) -> None:
+        for hook in self.parts.on_close:
+            try:
+                hook()
+            except Exception as exc:  # noqa: BLE001 - closing must never mask the session's own outcome
+                self.emit(ev.ErrorEvent(f"while closing: {type(exc).__name__}: {exc}"))
         self.emit(ev.SessionEnd(reason, self.stats.turns, round(self.stats.cost_usd, 6), self.stats.cost_known))
         for tool in self.parts.tools.values():
             try:
@@ -264,7 +281,7 @@ class Session:
         for attempt in (1, 2):
             prepared = parts.context.prepare(parts.system_prompt, self.history, tool_specs, parts.pinned)
             for c in prepared.compactions:
-                self.stats.cost_usd += float(c.data.get("cost_usd", 0.0))  # the summary call's own cost
+                self.add_cost(float(c.data.get("cost_usd", 0.0)))  # the summary call's own cost
                 self.emit(ev.CompactionEvent(c.kind, c.tokens_before, c.tokens_after, c.data))
             request = prepared.request
             request.max_tokens = parts.max_tokens
@@ -278,7 +295,7 @@ class Session:
                 parts.context.force_compaction()
                 continue
             self.stats.turns += 1
-            self.stats.cost_usd += response.cost_usd
+            self.add_cost(response.cost_usd)
             for note in response.notes:  # e.g. a model the model table does not know (the provider says it once)
                 self.emit(ev.ErrorEvent(note))
             if not response.cost_known and self.stats.cost_known:
@@ -395,7 +412,7 @@ class Session:
         return None
 
     def _finish(self, use: ToolUseBlock, result: ToolResult, duration: float = 0.0) -> ToolResultBlock:
-        self.stats.cost_usd += float(result.data.get("cost_usd", 0.0))  # money a tool spent (a subagent)
+        self.add_cost(float(result.data.get("cost_usd", 0.0)))  # money a tool spent
         if result.files_changed:
             self.stats.files_changed.update(result.files_changed)
             self.parts.pinned.files_touched = sorted(self.stats.files_changed)
@@ -471,6 +488,11 @@ class Session:
     def _stuck_after_step(self, results: list[ToolResultBlock]) -> bool:
         """Issue 22: the detector's note goes to the model with the step's last result; True: stop the turn."""
         verdict = self.stuck.after_step(results[-1].tool_use_id if results else "")
+        news = self.parts.news() if self.parts.news is not None and results else ""
+        if news:  # issue 36: background agents that ended, with their reports
+            last = results[-1]
+            results[-1] = ToolResultBlock(last.tool_use_id, f"{last.content}\n\n{news}", last.is_error)
+            self.emit(ev.AgentNews(last.tool_use_id, news))
         if verdict.note and results:
             last = results[-1]
             notes = "".join(f"\n\n{e.note}" for e in verdict.events if e.note)  # as history.rebuild adds them

@@ -1,22 +1,29 @@
-"""Child sessions for the `task` tool: their own history, tools and budget; the caller gets only the report.
-Children are stored as sessions with a parent_id, so `coder sessions show` can replay them.
+"""Child sessions: their own history, tools and budget; the caller gets only the report. Children are stored as
+sessions with a parent_id, so `coder sessions show` can replay them. Which child runs when, in the background or
+not, in which tree, is coder/engine/agents.py; this module makes one child session.
 
 A child inherits and never escalates:
 - its mode is the lower of its agent's and its parent's (plan < ask < auto-edit < auto), read at each spawn, so
   a parent switched to plan mode starts only plan-mode children;
 - its policy is a copy of the parent's policy object, so every allow / ask / deny rule the parent has (config,
-  `.coder/permissions.json`, `--allow` / `--deny` flags) holds inside it, with nothing read again from disk;
-- the "always allow" answers the user gave this session so far carry over (copied at the spawn): the child is
-  part of the session the user answered for, and it cannot ask (an ask is a denial it reads), so without them a
-  child could not do what the parent may do without asking; they never add more than that;
+  `.coder/permissions.json`, `--allow` / `--deny` flags) holds inside it, with nothing read again from disk; a
+  child in an isolated tree has the same rules about that tree (its workspace);
+- the "always allow" answers the user gave this session so far carry over (copied at the spawn);
+- it asks through the parent's frontend (issue 36): in the app the user answers, the question says which agent
+  asks; headless, an ask is a denial the child reads. An answer "always, in this project" is the user's for the
+  project, so the parent's policy keeps it too; "for this session" stays with the child;
 - the parent's before_tool / after_tool hooks run around every child tool call;
 - its turn and cost limits are the agent's, capped by the parent's configured ones;
-- agent definitions are the session's, read once when it opened (`install_subagents`).
+- agent definitions are the session's, read once when it opened (`Parent.agents`);
+- it never gets a tool that starts or steers agents (no grandchildren).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,16 +34,20 @@ from coder.base.resources import template
 from coder.config.sections import Config
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.hook_steps import Hooks
-from coder.engine.session import Limits, Session, SessionParts, no_questions
-from coder.ext.agents import load_agents
+from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
+from coder.ext.agents import AgentDefinition
 from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.lsp.hook import install as install_language_servers
 from coder.models.registry import create_provider
 from coder.models.types import ModelProvider
-from coder.policy.base import MODES, PermissionPolicy
+from coder.policy.base import MODES, PermissionAnswer, PermissionPolicy
 from coder.store.db import SessionStore, new_session_id
+from coder.stuck.guard import StuckGuard
 from coder.tools.base import ToolContext, ToolResult
 from coder.tools.registry import builtin_tools
+
+#: a child's own wall-time limit per turn (seconds)
+CHILD_WALL_TIME = 900.0
 
 
 @dataclass
@@ -45,22 +56,36 @@ class Parent:
     provider: ModelProvider
     config: Config
     store: SessionStore
-    tool_ctx: ToolContext  # the parent's: its cancel event stops the child too
+    tool_ctx: ToolContext  # the parent's: its cancel event stops a foreground child too
     #: the parent's live policy object (its mode may change during the session; rules include the flags)
     policy: PermissionPolicy
     hooks: Hooks | None = None
-    #: name -> AgentDefinition, read once at session open (`install_subagents` fills it)
-    agents: dict[str, Any] = field(default_factory=dict)
+    #: name -> AgentDefinition, read once at session open
+    agents: dict[str, AgentDefinition] = field(default_factory=dict)
+    #: the frontend's answer to a permission question (children ask through it)
+    ask: AskHandler = no_questions
+    #: the frontend alone (a child's events reach it tagged; its own session stores them)
+    relay: Callable[[ev.Event], None] = lambda event: None
+    #: the parent's stream: persisted in the parent's session and passed to the frontend
+    record: Callable[[ev.Event], None] = lambda event: None
 
 
-def install_subagents(parent: Parent) -> None:
-    """Read the agent definitions once (the repository's only when `config.trusted`) and give the session's
-    tools the spawner and the definitions (`services["spawn_subagent"]`, `services["subagents"]`)."""
-    parent.agents = load_agents(parent.tool_ctx.workspace, trusted=parent.config.trusted,
-                                repo_files=parent.config.repo_files,
-                                plugin_dirs=parent.config.plugin_dirs.get("agents", []))
-    parent.tool_ctx.services["subagents"] = parent.agents
-    parent.tool_ctx.services["spawn_subagent"] = make_spawner(parent)
+@dataclass
+class ChildRun:
+    """One child to open: which agent with which task, where it works, and who watches its events."""
+
+    ident: str
+    agent: AgentDefinition
+    prompt: str
+    description: str
+    workspace: Path
+    cwd: Path
+    cancel: threading.Event
+    background: bool
+    #: folders its sandbox may read besides its workspace (an isolated tree's borrowed object store)
+    extra_ro: list[str] = field(default_factory=list)
+    #: sees each of the child's events first (the agents' tracker)
+    observe: Callable[[ev.Event], None] = lambda event: None
 
 
 def child_mode(agent_mode: str, parent_mode: str) -> str:
@@ -68,17 +93,30 @@ def child_mode(agent_mode: str, parent_mode: str) -> str:
     return min(agent_mode, parent_mode, key=MODES.index)
 
 
-def child_policy(parent: PermissionPolicy, mode: str) -> PermissionPolicy:
+def child_policy(parent: PermissionPolicy, mode: str, workspace: Path | None = None,
+                 cwd: Path | None = None) -> PermissionPolicy:
     """A deep copy of the parent's policy with the child's mode: every rule and remembered answer the parent has
-    at this moment, and nothing the child does (it cannot remember answers anyway) reaches back into it."""
+    at this moment, and nothing the child does (it cannot remember answers anyway) reaches back into it. A child
+    in another tree (`workspace`) has the rules about that tree: writes stay inside it."""
     policy = copy.deepcopy(parent)
     policy.mode = mode  # type: ignore[assignment]
+    if workspace is not None and hasattr(policy, "project_dir"):
+        policy.project_dir = workspace.resolve()  # type: ignore[attr-defined]
+        policy.cwd = (cwd or workspace).resolve()  # type: ignore[attr-defined]
     return policy
 
 
-def child_limits(agent: Any, config: Config) -> Limits:
+def child_limits(agent: AgentDefinition, config: Config) -> Limits:
     """The agent's budget, never above the parent's configured limits (a definition cannot raise them)."""
-    return Limits(min(agent.max_turns, config.max_turns), min(agent.max_cost, config.max_cost), 900.0)
+    return Limits(min(agent.max_turns, config.max_turns), min(agent.max_cost, config.max_cost), CHILD_WALL_TIME)
+
+
+def child_config(config: Config, extra_ro: list[str]) -> Config:
+    """The parent's configuration, with the folders the child's sandbox may also read."""
+    if not extra_ro:
+        return config
+    sandbox = dataclasses.replace(config.sandbox, extra_ro=[*config.sandbox.extra_ro, *extra_ro])
+    return dataclasses.replace(config, sandbox=sandbox)
 
 
 class ChildHooks:
@@ -117,49 +155,51 @@ class ChildHooks:
         return None
 
 
-def make_spawner(parent: Parent):
-    """The `spawn_subagent` service: spawn(agent, prompt, description) -> (report, is_error, data)."""
+def child_asker(parent: Parent, ident: str) -> AskHandler:
+    """The child's questions go to the parent's frontend, saying which agent asks (see the module docstring)."""
 
-    def spawn(agent_name: str, prompt: str, description: str) -> tuple[str, bool, dict[str, Any]]:
-        workspace: Path = parent.tool_ctx.workspace
-        agent = parent.agents.get(agent_name)
-        if agent is None:
-            return (f"Unknown agent {agent_name!r}. Available: {', '.join(sorted(parent.agents))}. (Agent "
-                    "definitions are read when the session starts: from your config dir, and from the "
-                    "repository's .coder/agents/ only when the workspace is trusted.)"), True, {}
-        provider = parent.provider
-        if agent.model:
-            provider = create_provider(agent.model, parent.config.providers, parent.config.pricing)
-        mode = child_mode(agent.permission_mode, parent.policy.mode)
-        policy = child_policy(parent.policy, mode)
-        child_id = new_session_id()
-        parent.store.create_session(child_id, str(workspace), str(parent.tool_ctx.cwd), provider.spec,
-                                    title=description or prompt[:80], parent_id=parent.session_id)
-        state = paths.session_dir(child_id)
-        state.mkdir(parents=True, exist_ok=True)
-        ctx = ToolContext(workspace, parent.tool_ctx.cwd, child_id, parent.tool_ctx.cancel, state, parent.config)
-        install_language_servers(ctx.services)
-        tools = builtin_tools(agent.tools, for_subagent=True)  # no grandchildren
+    if parent.ask is no_questions:
+        return no_questions  # headless: the same denial, and code that asks "can anyone answer?" still can
 
-        def record(event) -> None:
-            if event.persist:
-                parent.store.append(child_id, event.type, event.to_dict())
+    def ask(request: ev.PermissionRequest) -> PermissionAnswer:
+        request.agent = ident
+        answer = parent.ask(request)
+        if answer.allow and answer.remember == "project":
+            parent.policy.remember(answer)  # the user's rule for the project, saved where the parent's are
+            answer = dataclasses.replace(answer, remember="session")
+        return answer
 
-        system = template("subagent.md", ("agent_prompt", "workspace", "cwd")).render(
-            agent_prompt=agent.prompt, workspace=workspace, cwd=parent.tool_ctx.cwd)
-        parts = SessionParts(child_id, provider, tools, policy, PassthroughContext(), ctx, system, Pinned(task=prompt),
-                             child_limits(agent, parent.config), record, no_questions,
-                             hooks=ChildHooks(parent.hooks) if parent.hooks is not None else None)
-        child = Session(parts)
-        outcome = child.send(prompt)
-        child.close(outcome.reason)
-        parent.store.set_status(child_id, outcome.reason)
-        report = outcome.final_text or "(the subagent gave no report)"
-        if outcome.reason != "done":
-            report += f"\n[subagent {agent.name} stopped: {outcome.reason}" + \
-                      (f": {outcome.error}" if outcome.error else "") + "]"
-        data = {"subagent_session": child_id, "agent": agent.name, "mode": mode, "turns": child.stats.turns,
-                "cost_usd": round(child.stats.cost_usd, 6)}
-        return report, outcome.reason == "error", data
+    return ask
 
-    return spawn
+
+def open_child(parent: Parent, run: ChildRun) -> Session:
+    """A child session for `run`, stored (its events persisted under its own id) and ready for `send`."""
+    agent = run.agent
+    provider = create_provider(agent.model, parent.config.providers, parent.config.pricing) if agent.model \
+        else parent.provider
+    mode = child_mode(agent.permission_mode, parent.policy.mode)
+    isolated = run.workspace != parent.tool_ctx.workspace
+    policy = child_policy(parent.policy, mode, run.workspace if isolated else None, run.cwd)
+    child_id = new_session_id()
+    parent.store.create_session(child_id, str(run.workspace), str(run.cwd), provider.spec,
+                                title=run.description or run.prompt[:80], parent_id=parent.session_id)
+    state = paths.session_dir(child_id)
+    state.mkdir(parents=True, exist_ok=True)
+    ctx = ToolContext(run.workspace, run.cwd, child_id, run.cancel, state, child_config(parent.config, run.extra_ro))
+    install_language_servers(ctx.services)
+    tools = builtin_tools(agent.tools, for_subagent=True)  # no grandchildren
+
+    def record(event: ev.Event) -> None:
+        if event.persist:
+            parent.store.append(child_id, event.type, event.to_dict())
+        run.observe(event)
+        parent.relay(ev.AgentRelay(run.ident, event))
+
+    system = template("subagent.md", ("agent_prompt", "workspace", "cwd")).render(
+        agent_prompt=agent.prompt, workspace=run.workspace, cwd=run.cwd)
+    headless = parent.ask is no_questions
+    stuck = StuckGuard.from_config(parent.config.stuck, headless=headless or run.background)
+    parts = SessionParts(child_id, provider, tools, policy, PassthroughContext(), ctx, system, Pinned(task=run.prompt),
+                         child_limits(agent, parent.config), record, child_asker(parent, run.ident),
+                         hooks=ChildHooks(parent.hooks) if parent.hooks is not None else None, stuck=stuck)
+    return Session(parts)

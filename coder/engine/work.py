@@ -41,7 +41,8 @@ def plan_approval(record: Callable[[ev.Event], None], ask: AskHandler, policy: A
             record(ev.PlanDecision(ident, verdict.outcome, mode))
             return verdict
         request = ev.PlanProposed(ident, tool, {"plan": plan},
-                                  "approve the plan to leave plan mode, or keep planning with feedback", None, plan)
+                                  "approve the plan to leave plan mode, or keep planning with feedback", None,
+                                  plan=plan)
         record(request)
         if ask is no_questions:
             verdict = PlanVerdict("headless", "plan")

@@ -12,16 +12,18 @@ bug 12). A session opened and closed without a single message is deleted on clos
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
 import sqlite3
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from coder.base.errors import ConfigError, UsageError
 
@@ -116,9 +118,28 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
 
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _locked(method: _Method) -> _Method:
+    """One call at a time on the store's connection (see `SessionStore`)."""
+
+    @functools.wraps(method)
+    def run(self: SessionStore, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
 class SessionStore:
+    """One connection, shared by the threads of a session: its own, the app's, and its background subagents'
+    (issue 36), which write their events and the parent's at once; each call holds a lock, since two
+    transactions on one connection must not interleave."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._lock = threading.RLock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
@@ -136,9 +157,11 @@ class SessionStore:
             raise ConfigError(f"the session store {path} is damaged ({exc}). Move it aside (your sessions are in "
                               "it) and coder starts a new one.") from exc
 
+    @_locked
     def close(self) -> None:
         self._db.close()
 
+    @_locked
     def create_session(self, session_id: str, workspace: str, cwd: str, model: str, title: str = "",
                        parent_id: str | None = None) -> None:
         now = time.time()
@@ -149,6 +172,7 @@ class SessionStore:
              process_token(os.getpid())),
         )
 
+    @_locked
     def append(self, session_id: str, event_type: str, data: dict[str, Any]) -> int:
         """Persist one event in its own transaction and return its sequence number."""
         now = time.time()
@@ -162,6 +186,7 @@ class SessionStore:
             self._db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
         return seq
 
+    @_locked
     def set_status(self, session_id: str, status: str) -> None:
         """Set the status; "running" also records this process as the one that has the session open."""
         if status == "running":
@@ -170,6 +195,7 @@ class SessionStore:
             return
         self._db.execute("UPDATE sessions SET status = ?, updated = ? WHERE id = ?", (status, time.time(), session_id))
 
+    @_locked
     def discard_if_unused(self, session_id: str) -> bool:
         """Delete a session that never got a user message and has no child sessions (an app opened and closed
         without a word); True when it was deleted. A list of sessions is a list of conversations."""
@@ -184,6 +210,7 @@ class SessionStore:
             self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         return True
 
+    @_locked
     def _rows(self, rows: list[tuple[Any, ...]]) -> list[SessionRow]:
         """Rows as SessionRow, a "running" one whose process is gone read (and stored) as "interrupted"."""
         out = [SessionRow(*row) for row in rows]
@@ -194,9 +221,11 @@ class SessionStore:
                                  (row.status, row.id))
         return out
 
+    @_locked
     def set_title(self, session_id: str, title: str) -> None:
         self._db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''", (title[:200], session_id))
 
+    @_locked
     def sessions(self, limit: int = 50, workspace: str | None = None, current: str | None = None) -> list[SessionRow]:
         """The newest `limit` sessions that have a conversation (at least one user message), and `current` (the
         caller's own session) even before its first message."""
@@ -208,6 +237,7 @@ class SessionStore:
         query += " ORDER BY updated DESC LIMIT ?"
         return self._rows(self._db.execute(query, (*args, limit)).fetchall())
 
+    @_locked
     def session(self, session_id: str) -> SessionRow:
         """The session `session_id`, or the only one whose id starts with it."""
         rows = self._db.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchall()
@@ -218,6 +248,7 @@ class SessionStore:
             raise UsageError(f"{problem} matching {session_id!r} in {self.path}; `coder sessions` lists them.")
         return self._rows(rows)[0]
 
+    @_locked
     def latest(self, workspace: str | None = None) -> SessionRow | None:
         """The most recently updated top-level session that has at least one user message (what --continue
         picks: an app opened and closed without a word, or a subagent's session, is not a conversation)."""
@@ -230,7 +261,7 @@ class SessionStore:
         return self._rows([row])[0] if row else None
 
     def events(self, session_id: str) -> Iterator[EventRow]:
-        for sid, seq, when, etype, data in self._db.execute(
-            "SELECT * FROM events WHERE session_id = ? ORDER BY seq", (session_id,)
-        ):
+        with self._lock:  # read whole: a cursor left open between yields would meet another thread's transaction
+            rows = self._db.execute("SELECT * FROM events WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+        for sid, seq, when, etype, data in rows:
             yield EventRow(sid, seq, when, etype, json.loads(data))
