@@ -55,6 +55,7 @@ class AgentRun:
     background: bool
     by: str = "model"  # model | user
     session_id: str = ""
+    mode: str = ""  # its permission mode (never above the parent's)
     state: str = "queued"  # queued | running | done | error | max_turns | max_cost | wall_time | stuck | stopped
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None

@@ -127,18 +127,20 @@ class Agents:
 
     # ---- running one ----------------------------------------------------------------------------------------
     def _run(self, run: AgentRun, child_run: ChildRun) -> None:
-        """The agent's whole life, on its own thread (background) or the caller's."""
+        """The agent's whole life, on its own thread (background) or the caller's. A background agent holds a slot
+        from its start until its end is recorded, so the next one starts only after that."""
         holding = False
         try:
             if run.background:
+                self._set(run, state="queued")
                 while not self._slots.acquire(timeout=0.2):
                     if run.cancel.is_set():
                         raise _Stopped
                 holding = True
-            if run.cancel.is_set() and run.background:
-                raise _Stopped
+                if run.cancel.is_set():
+                    raise _Stopped
             child = open_child(self.parent, child_run)
-            run.session, run.session_id = child, child.id
+            run.session, run.session_id, run.mode = child, child.id, child.parts.policy.mode
             self._set(run, state="running", waiting="the model")
             try:
                 outcome = child.send(run.prompt)
@@ -146,19 +148,20 @@ class Agents:
                 child.close("stopped" if run.stopped else "done")
             self.parent.store.set_status(child.id, "stopped" if run.stopped else outcome.reason)
             run.report = outcome.final_text or "(the agent gave no report)"
-            run.error = outcome.error or ""
+            run.error = run.error or outcome.error or ""
             state = "stopped" if run.stopped else outcome.reason
         except _Stopped:
             state = "stopped"
         except Exception as exc:  # noqa: BLE001 - an agent's failure is its result, never the session's crash
             state, run.error = "error", f"{type(exc).__name__}: {exc}"
+        try:
+            self._finish_tree(run)
+            self._set(run, state=state, waiting="", ended=time.monotonic())
+            self.parent.record(ev.AgentEnded(run.ident, run.state, run.turns, round(run.cost_usd, 6), run.report,
+                                             run.error, list(run.files), run.result))
         finally:
             if holding:
                 self._slots.release()
-        self._finish_tree(run)
-        self._set(run, state=state, waiting="", ended=time.monotonic())
-        self.parent.record(ev.AgentEnded(run.ident, run.state, run.turns, round(run.cost_usd, 6), run.report,
-                                         run.error, list(run.files), run.result))
 
     def _finish_tree(self, run: AgentRun) -> None:
         """Read what the agent changed in its tree (its sandbox is closed by now); a tree with no change goes."""
@@ -309,8 +312,8 @@ class Agents:
         report = run.report or "(the subagent gave no report)"
         if run.state != "done":
             report += f"\n[subagent {run.agent} stopped: {run.state}" + (f": {run.error}" if run.error else "") + "]"
-        data = {"subagent_session": run.session_id, "agent": run.agent, "ident": run.ident, "turns": run.turns,
-                "agent_cost_usd": round(run.cost_usd, 6)}
+        data = {"subagent_session": run.session_id, "agent": run.agent, "ident": run.ident, "mode": run.mode,
+                "turns": run.turns, "agent_cost_usd": round(run.cost_usd, 6)}
         return ToolResult(report, run.state == "error", data=data)
 
     def news(self, only: list[AgentRun] | None = None) -> str:

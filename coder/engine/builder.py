@@ -303,7 +303,8 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     agents = None
     if any(tool.contract.spawns_agents for tool in parts.tools.values()):
         agents = install_agents(Parent(session_id, provider, config, store, tool_ctx, policy, parts.hooks, ask=ask,
-                                       relay=on_event, record=record), root, checkpointer)
+                                       relay=on_event, record=record, sandbox=sandbox_state, git=root is not None),
+                                root, checkpointer)
         parts.news = agents.news
         parts.on_close.append(agents.close)
     session = Session(parts, stored.restored)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder import __version__
 from coder.base import events as ev
 from coder.base import paths
 from coder.base.resources import template
@@ -68,6 +69,9 @@ class Parent:
     relay: Callable[[ev.Event], None] = lambda event: None
     #: the parent's stream: persisted in the parent's session and passed to the frontend
     record: Callable[[ev.Event], None] = lambda event: None
+    #: the sandbox's state as the parent's session start said it, and whether the workspace is a git repository
+    sandbox: str = ""
+    git: bool = False
 
 
 @dataclass
@@ -195,6 +199,8 @@ def open_child(parent: Parent, run: ChildRun) -> Session:
         run.observe(event)
         parent.relay(ev.AgentRelay(run.ident, event))
 
+    record(ev.SessionStart(child_id, provider.spec, str(run.workspace), str(run.cwd), mode, parent.sandbox,
+                           parent.git, version=__version__))
     system = template("subagent.md", ("agent_prompt", "workspace", "cwd")).render(
         agent_prompt=agent.prompt, workspace=run.workspace, cwd=run.cwd)
     headless = parent.ask is no_questions

@@ -177,11 +177,12 @@ def test_parent_hook_fires_and_blocks_inside_the_child(hostile: Path, tmp_path: 
 
 def test_remembered_session_answers_carry_over_and_nothing_more(hostile: Path, tmp_path: Path) -> None:
     """An ask parent whose user said "always allow `touch*`" this session: the child may touch (the parent may,
-    without asking), but its edit, which the user never allowed, is still denied (the child cannot ask)."""
-    answers: list[str] = []
+    without asking), but its edit, which the user never allowed, is asked of the user (issue 36: a child asks
+    through the parent's frontend, saying which agent asks), who denies it."""
+    answers: list[tuple[str, str]] = []
 
     def ask(request: ev.PermissionRequest) -> PermissionAnswer:
-        answers.append(request.tool)
+        answers.append((request.tool, request.agent))
         if request.tool == "bash":
             return PermissionAnswer(True, "session", "bash(touch*)")
         return PermissionAnswer(request.tool == "task")
@@ -189,10 +190,30 @@ def test_remembered_session_answers_carry_over_and_nothing_more(hostile: Path, t
     script = pwn_script()
     script["turns"].insert(0, {"tool_calls": [{"name": "bash", "input": {"command": "touch parent_ran"}}]})
     run = run_parent(hostile, tmp_path, "ask", trust=True, ask=ask, script=script)
-    assert answers == ["bash", "task"]  # the child asked nobody
+    # the child's shell was not asked (the remembered answer covers it); its edit was, naming the agent
+    assert answers == [("bash", ""), ("task", ""), ("str_replace_based_edit_tool", "a1")]
     assert (hostile / "parent_ran").exists() and (hostile / "bash_ran").exists()
     assert run.task.data["mode"] == "ask"
     assert not (hostile / "edited.txt").exists() and run.child_denied("str_replace_based_edit_tool")
+
+
+def test_a_childs_project_answer_is_the_users_for_the_project(hostile: Path, tmp_path: Path) -> None:
+    """The user answers a child's question with "always, in this project": the rule is saved where the parent's
+    rules are (the child's own policy is a copy that ends with it), so the parent no longer asks either."""
+    answers: list[tuple[str, str]] = []
+
+    def ask(request: ev.PermissionRequest) -> PermissionAnswer:
+        answers.append((request.tool, request.agent))
+        if request.tool == "bash" and request.agent:
+            return PermissionAnswer(True, "project", "bash(touch*)")
+        return PermissionAnswer(request.tool == "task")
+
+    script = pwn_script()
+    script["turns"].insert(1, {"tool_calls": [{"name": "bash", "input": {"command": "touch parent_ran"}}]})
+    run_parent(hostile, tmp_path, "ask", trust=True, ask=ask, script=script)
+    assert answers[:2] == [("task", ""), ("bash", "a1")]
+    assert ("bash", "") not in answers  # the parent's own `touch` ran without asking
+    assert (hostile / "bash_ran").exists() and (hostile / "parent_ran").exists()
 
 
 # ---- (c) definitions are read once ----------------------------------------------------------------------------
@@ -276,7 +297,7 @@ def test_broken_agent_file_counts_only_when_trusted(git_repo: Path, tmp_path: Pa
     script.write_text(json.dumps({"turns": [{"text": "hi"}]}))
     options = SessionOptions(cwd=git_repo, model=f"scripted:{script}", trust=None)
     opened = open_session(options, lambda e: None)
-    assert set(opened.session.parts.tool_ctx.services["subagents"]) == {"explore"}
+    assert opened.agents is not None and set(opened.agents.parent.agents) == {"explore"}
     opened.store.close()
     options.trust = True
     with pytest.raises(ConfigError, match=r"bad\.md: unknown tool\(s\) rm_rf"):
