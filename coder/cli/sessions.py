@@ -38,7 +38,7 @@ def sessions_command(args) -> int:
     if args.action == "list":
         cwd = Path.cwd()
         workspace = None if args.all else str(git_root(cwd) or cwd)
-        rows = store.sessions(args.limit, workspace)
+        rows = store.sessions(args.limit, workspace, top_level=True)
         if not rows:
             say("no sessions" + ("" if args.all else f" in {workspace} (--all lists every workspace)"))
         checkpoints = _checkpoint_counts(git_root(cwd))
@@ -47,6 +47,8 @@ def sessions_command(args) -> int:
             title = row.title or _first_user_text(store, row.id)
             kept = f"{checkpoints.get(row.id, 0):>3} cp" if checkpoints is not None else ""
             say(f"{row.id}  {when}  {row.status:<11} {kept} {row.model:<32} {title[:60]}")
+            for line in _agent_lines(store, row.id):
+                say(line)
         if checkpoints is not None:
             print("(cp: checkpoints kept in this repository; /undo and /rewind use them)")
         return 0
@@ -85,6 +87,32 @@ def _checkpoint_counts(repo) -> dict[str, int] | None:
     from coder.vcs.checkpoints import list_sessions
 
     return {s.session_id: s.count for s in list_sessions(repo)}
+
+
+def _agent_lines(store, session_id: str) -> list[str]:
+    """The subagents of a session, one line each under it (issue 36): which agent, in the background or not, how
+    it is doing (running while its process lives), what it cost, what became of its patch."""
+    children = store.children(session_id)
+    if not children:
+        return []
+    started: dict[str, dict[str, Any]] = {}
+    merged: dict[str, str] = {}
+    for event in store.events(session_id):
+        if event.type == "agent_started":
+            started[event.data.get("session_id", "")] = event.data
+        elif event.type == "agent_merged":
+            merged[event.data["ident"]] = event.data["outcome"]
+    lines = []
+    for child in children:
+        info = started.get(child.id, {})
+        ident = info.get("ident", "?")
+        cost = next((e.data.get("total_cost_usd", 0.0) for e in reversed(list(store.events(child.id)))
+                     if e.type == "usage"), 0.0)
+        where = "background" if info.get("background") else "foreground"
+        patch = f"  patch {merged[ident]}" if ident in merged else ""
+        lines.append(f"  ↳ {ident:<4} {info.get('agent', '?'):<10} {where:<10} {child.status:<11} ${cost:.4f}  "
+                     f"{child.id}  {child.title[:50]}{patch}")
+    return lines
 
 
 def _first_user_text(store, session_id: str) -> str:

@@ -102,9 +102,10 @@ class Agents:
             extra_ro = [str(worktrees.objects_dir(run.tree.root))]
         if not background:
             run.cancel = self.parent.tool_ctx.cancel  # the parent's interrupt (and wall time) stop it too
-        child = ChildRun(ident, definition, prompt, description, workspace, cwd, run.cancel, background, extra_ro,
-                         observe=lambda event: self._observe(run, event))
-        self.parent.record(ev.AgentStarted(ident, agent, description, "", background, by,
+        child = ChildRun(ident, definition, prompt, description, workspace, cwd, run.cancel, background,
+                         extra_ro=extra_ro, observe=lambda event: self._observe(run, event))
+        run.session_id = child.session_id
+        self.parent.record(ev.AgentStarted(ident, agent, description, child.session_id, background, by,
                                            str(run.tree.path) if run.tree else "", run.tree.base if run.tree else ""))
         if not background:
             self._run(run, child)

@@ -86,6 +86,8 @@ class ChildRun:
     cwd: Path
     cancel: threading.Event
     background: bool
+    #: its stored session's id (known before it opens, so the parent's record of its start names it)
+    session_id: str = field(default_factory=new_session_id)
     #: folders its sandbox may read besides its workspace (an isolated tree's borrowed object store)
     extra_ro: list[str] = field(default_factory=list)
     #: sees each of the child's events first (the agents' tracker)
@@ -184,7 +186,7 @@ def open_child(parent: Parent, run: ChildRun) -> Session:
     mode = child_mode(agent.permission_mode, parent.policy.mode)
     isolated = run.workspace != parent.tool_ctx.workspace
     policy = child_policy(parent.policy, mode, run.workspace if isolated else None, run.cwd)
-    child_id = new_session_id()
+    child_id = run.session_id
     parent.store.create_session(child_id, str(run.workspace), str(run.cwd), provider.spec,
                                 title=run.description or run.prompt[:80], parent_id=parent.session_id)
     state = paths.session_dir(child_id)

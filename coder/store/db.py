@@ -226,16 +226,25 @@ class SessionStore:
         self._db.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''", (title[:200], session_id))
 
     @_locked
-    def sessions(self, limit: int = 50, workspace: str | None = None, current: str | None = None) -> list[SessionRow]:
+    def sessions(self, limit: int = 50, workspace: str | None = None, current: str | None = None,
+                 top_level: bool = False) -> list[SessionRow]:
         """The newest `limit` sessions that have a conversation (at least one user message), and `current` (the
-        caller's own session) even before its first message."""
+        caller's own session) even before its first message; `top_level`: no subagent's session."""
         query = f"SELECT * FROM sessions s WHERE ({USED} OR s.id = ?)"
+        if top_level:
+            query += " AND s.parent_id IS NULL"
         args: tuple[Any, ...] = (current or "",)
         if workspace:
             query += " AND workspace = ?"
             args = (*args, workspace)
         query += " ORDER BY updated DESC LIMIT ?"
         return self._rows(self._db.execute(query, (*args, limit)).fetchall())
+
+    @_locked
+    def children(self, session_id: str) -> list[SessionRow]:
+        """The sessions of the subagents of `session_id`, oldest first."""
+        return self._rows(self._db.execute("SELECT * FROM sessions WHERE parent_id = ? ORDER BY created",
+                                           (session_id,)).fetchall())
 
     @_locked
     def session(self, session_id: str) -> SessionRow:

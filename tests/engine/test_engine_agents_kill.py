@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -53,6 +54,11 @@ def until(check, what: str, seconds: float = 90.0) -> None:
         time.sleep(0.05)
 
 
+def sessions_list(repo: Path) -> str:
+    return subprocess.run([sys.executable, "-m", "coder", "sessions", "list"], cwd=repo, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120).stdout
+
+
 def sleeper(tmp_path: Path) -> str:
     """A writing agent whose command runs until stopped; returns the command's unique mark."""
     mark = f"4242.{uuid.uuid4().int % 10**6}"
@@ -93,6 +99,9 @@ def test_a_killed_parent_leaves_no_process_and_no_worktree(git_repo: Path, tmp_p
         until(lambda: bool(processes_with(f"sleep {mark}")), "the agent's command runs")
         janitor = (str(worktree.parent), JANITOR.strip().splitlines()[1])
         assert len(processes_with(*janitor)) == 1
+        # `coder sessions` shows the background work while it runs
+        listed = sessions_list(git_repo)
+        assert re.search(r"↳ a1 +sleeper +background +running", listed), listed
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
     finally:
@@ -103,6 +112,7 @@ def test_a_killed_parent_leaves_no_process_and_no_worktree(git_repo: Path, tmp_p
     until(lambda: not os.path.lexists(worktree.parent), "the janitor removed the session's worktrees")
     until(lambda: not processes_with(*janitor), "the janitor ended")
     assert worktrees_left() == []
+    assert re.search(r"↳ a1 +sleeper +background +interrupted", sessions_list(git_repo))  # its process is gone
     # the user's git sees nothing of it: one worktree, nothing to prune, no branch, a clean status
     assert git(git_repo, "worktree", "list").count("\n") == 1
     assert git(git_repo, "worktree", "prune", "--dry-run", "-v") == ""
