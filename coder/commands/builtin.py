@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from coder.base import events as ev
+from coder.commands import agents as subagents
 from coder.commands import work
 from coder.commands.agents_md import write_agents_md
 from coder.commands.base import Command, CommandResult, Ctx
@@ -121,7 +122,8 @@ def _context(ctx: Ctx, arg: str) -> CommandResult:
 def _sessions(ctx: Ctx, arg: str) -> CommandResult:
     if ctx.store is None:
         return CommandResult("The sessions store is not open in this frontend.", error=True)
-    rows = ctx.store.sessions(20, None if arg.strip() == "--all" else str(ctx.workspace), ctx.session.id)
+    rows = ctx.store.sessions(20, None if arg.strip() == "--all" else str(ctx.workspace), ctx.session.id,
+                             top_level=True)
     if not rows:
         return CommandResult("No stored sessions here (`/sessions --all` lists every workspace).")
     # one line a session, the id first as a single unbreakable word: a Markdown table squeezes its columns at 80
@@ -158,7 +160,7 @@ def _resume(ctx: Ctx, arg: str) -> CommandResult:
     if not arg.strip():
         if ctx.store is None:
             return CommandResult("The sessions store is not open in this frontend.", error=True)
-        rows = [r for r in ctx.store.sessions(50, str(ctx.workspace)) if r.id != ctx.session.id]
+        rows = [r for r in ctx.store.sessions(50, str(ctx.workspace), top_level=True) if r.id != ctx.session.id]
         if not rows:  # said as such: the list would have held only this session
             return CommandResult("No other session to resume in this workspace (`/sessions --all` lists every "
                                  "workspace's, `/resume ID` takes any of them).")
@@ -242,6 +244,8 @@ BUILTINS: dict[str, Command] = {c.name: c for c in (
     Command("init", "write AGENTS.md from what the repository shows", "[--force]", _init),
     Command("doctor", "check the machine", "", _doctor),
     Command("todo", "the task list the model keeps (--plan: and the approved plan)", "[--plan]", work.todo),
+    Command("agents", "the session's subagents: their state and cost; show, run, stop, merge or discard one",
+            "[show|run|stop|merge|discard ...]", subagents.agents),
     Command("skills", "the Agent Skills this session offers", "", work.skills),
     Command("wrap", "long lines of code and tool output: wrap, or scroll sideways (Alt+Z)", "[on/off]", _wrap),
     Command("quit", "leave (the session is saved)", "", _quit),

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coder.base.errors import CoderError
+from coder.commands.agents import allowed_while_busy
 from coder.commands.base import Command, CommandResult, Ctx
 from coder.commands.builtin import ALIASES, BUILTINS, bye
 from coder.commands.custom import discover
@@ -111,7 +112,7 @@ def run_slash(target: Opened | Session, line: str, busy: bool = False) -> Comman
         near = [n for n in commands if n.startswith(name[:2])] if name else []
         hint = f" Did you mean {', '.join('/' + n for n in near[:4])}?" if near else ""
         return CommandResult(f"Unknown command `/{name}`.{hint} `/help` lists them.", error=True)
-    if busy and name not in SAFE_WHILE_BUSY:
+    if busy and name not in SAFE_WHILE_BUSY and not (name == "agents" and allowed_while_busy(arg)):
         return CommandResult(f"/{name} waits for the running turn: press Esc to interrupt it first.", error=True)
     try:
         if cmd.handler is None:

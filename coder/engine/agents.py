@@ -293,6 +293,13 @@ class Agents:
         text, data = read_text(run, self.parent.tool_ctx.state_dir)
         return ToolResult(text, data=data)
 
+    def patch_text(self, ident: str) -> str:
+        """The unified diff of an agent's patch that is waiting to be merged ("" when there is none)."""
+        run = self.runs.get(ident)
+        if run is None or not run.pending_patch or run.tree is None:
+            return ""
+        return worktrees.patch(run.tree.root, run.tree.base, run.result)
+
     def merge(self, ident: str, *, despite_review: bool = False) -> ToolResult:
         run = self.runs.get(ident)
         if run is None:

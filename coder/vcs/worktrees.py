@@ -99,6 +99,8 @@ class MergeOutcome:
                 if conflict.hunks:
                     lines.append(conflict.hunks)
             return "\n".join(lines)
+        if not self.written and not self.deleted and not self.protected:
+            return "merged: the work tree has these changes already; nothing to write"
         text = f"merged: {len(self.written)} file(s) written, {len(self.deleted)} deleted"
         if self.protected:
             text += f"; protected file(s) left as they are (apply them yourself): {', '.join(self.protected)}"
