@@ -13,7 +13,7 @@ from typing import Any
 
 from coder.base.paths import config_dir, state_dir
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def define_agent(tmp_path: Path, name: str, turns: list[dict[str, Any]], *, mode: str = "auto",
