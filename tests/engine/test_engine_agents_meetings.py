@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from coder.base import events as ev
 from coder.engine.agents import NEWS_HEADER, settle
 from coder.engine.builder import SessionOptions, open_session
 from coder.engine.history import rebuild
+from coder.policy.base import PermissionAnswer
 
 SUMMARY = {"when": "about to be compacted", "repeat": True, "text": "Summary: agent a1 works on the slow job."}
 
@@ -120,4 +122,54 @@ def test_an_idle_parent_is_woken_with_the_news(git_repo: Path, tmp_path: Path) -
     assert outcome.final_text == "The agent reported: done."
     woken = [e for e in events if isinstance(e, ev.UserMessage)][-1]
     assert woken.text.startswith(NEWS_HEADER) and "REPORT: slow job done" in woken.text
+    opened.finish("done")
+
+
+def test_a_background_agent_asks_while_its_parent_goes_on(git_repo: Path, tmp_path: Path) -> None:
+    """A background agent's question reaches the parent's frontend from the agent's own thread, naming the agent,
+    and is held open while the parent keeps working (its question does not block the parent); while it is open
+    the agent's state says it waits on the user. The answer (allow once) lets its command run; the next question
+    of the same kind is asked again."""
+    define_agent(tmp_path, "asker", [
+        {"text": "Running one.", "tool_calls": [{"name": "bash", "input": {"command": "touch 1 && echo ran-once"}}]},
+        {"text": "And another.", "tool_calls": [{"name": "bash", "input": {"command": "touch 2 && echo ran-twice"}}]},
+        {"text": "REPORT: asked twice"},
+    ], tools=("bash",))
+    script = tmp_path / "parent.json"
+    script.write_text(json.dumps({"turns": [
+        {"text": "Starting.", "tool_calls": [start("asker", "run commands")]},
+        {"text": "Reading its progress.", "tool_calls": [control("read", "a1")]},
+        {"text": "Waiting.", "tool_calls": [control("wait", "a1", timeout=120)]},
+        {"text": "Finished."},
+    ]}))
+    events: list[ev.Event] = []
+    parent_read = threading.Event()
+    asked: list[tuple[str, str, str, bool]] = []
+
+    def on_event(event: ev.Event) -> None:
+        events.append(event)
+        if isinstance(event, ev.ToolCallFinished) and event.input.get("action") == "read":
+            parent_read.set()
+
+    def ask(request: ev.PermissionRequest) -> PermissionAnswer:
+        if not request.agent:
+            return PermissionAnswer(request.tool == "task")  # the parent's own start of an agent that executes
+        first = not asked
+        # held until the parent has gone on to its next tool call: a question blocks only its own agent
+        held = parent_read.wait(120) if first else True
+        asked.append((request.tool, request.agent, threading.current_thread().name, held))
+        return PermissionAnswer(True)
+
+    opened = open_session(SessionOptions(cwd=git_repo, model=f"scripted:{script}", permission_mode="auto-edit"),
+                          on_event, ask=ask)
+    outcome = opened.session.send("start it and go on")
+    assert outcome.final_text == "Finished."
+    assert asked == [("bash", "a1", "coder-agent-a1", True)] * 2  # once each: "allow once" is not remembered
+    waits = [e.waiting for e in events if isinstance(e, ev.AgentUpdate) and e.ident == "a1"]
+    assert any(w.startswith("your answer: may it run") for w in waits)
+    ended = next(e for e in events if isinstance(e, ev.AgentEnded))
+    assert ended.state == "done" and "REPORT: asked twice" in ended.report and sorted(ended.files) == ["1", "2"]
+    outputs = [e.event.output for e in events
+               if isinstance(e, ev.AgentRelay) and isinstance(e.event, ev.ToolCallFinished)]
+    assert any("ran-once" in o for o in outputs) and any("ran-twice" in o for o in outputs)
     opened.finish("done")
