@@ -65,7 +65,7 @@ def test_an_installed_plugin_brings_its_skill_mcp_server_command_agent_and_hook(
         tools = opened.session.parts.tools
         assert {"mcp__team-tools-demo__add", "mcp__team-tools-demo__write_note"} <= set(tools)
         assert "release-notes" in opened.session.parts.tool_ctx.services["skills"].skills
-        assert opened.session.parts.tool_ctx.services["subagents"]["helper"].permission_mode == "plan"
+        assert opened.agents.parent.agents["helper"].permission_mode == "plan"
         opened.session.send("add two and three")
         results = [e for e in seen if type(e).__name__ == "ToolCallFinished"]
         assert results and not results[0].is_error and results[0].output.strip() == "5"
