@@ -252,14 +252,16 @@ class Agents:
             return ToolResult(f"[{why}; still running: " + "; ".join(r.line() for r in watched) + "]")
         return ToolResult(self.news(only=ended) + self._still_running())
 
-    def stop(self, ident: str) -> ToolResult:
+    def stop(self, ident: str, wait: bool = True) -> ToolResult:
+        """Stop agent `ident`; `wait`: until its thread has ended (at most STOP_GRACE), else return at once (a
+        frontend's thread that must not block)."""
         run = self.runs.get(ident)
         if run is None:
             return self._unknown(ident)
         if not run.live:
             return ToolResult(f"Agent {run.title()} already ended: {run.state}.")
         self._cancel(run)
-        if run.thread is not None:
+        if run.thread is not None and wait:
             run.thread.join(STOP_GRACE)
         return ToolResult(f"Stopped agent {run.title()}: {run.state}." + self._pending_note(run))
 

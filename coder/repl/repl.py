@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,7 @@ from coder.frontend.calls import failure, result_line, tool_title
 from coder.frontend.choices import Question, permission_answer, permission_question, saved_note, trust_question
 from coder.frontend.history import InputHistory
 from coder.frontend.notify import Notifier, for_session
+from coder.policy.base import PermissionAnswer
 from coder.repl.live import LiveOutput
 from coder.repl.markdown import MarkdownStream
 from coder.repl.term import KeyWatcher, LineReader, StreamWrap
@@ -271,6 +273,11 @@ class Repl:
 
     # ---- permission prompt (engine thread = main thread) -------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            # a background agent (issue 36): the terminal's reader is the session's, so it is not asked here; denied,
+            # as headless (the app answers background agents' questions)
+            return PermissionAnswer(False, message="The user cannot be asked from the background in the plain "
+                                    "terminal; the call was denied. Say in your report what you needed.")
         # The key watcher steps aside before the question is printed: a key typed the moment the question shows
         # belongs to the question, not to the type-ahead of the next message.
         with self.keys.paused() if self.keys is not None else contextlib.nullcontext():

@@ -8,6 +8,7 @@ part reads of another is declared (issue 34: it was six mixins reading each othe
 - `transcript` (transcript.py): the conversation's blocks;
 - `questions` (questions.py, prompts.py): permission requests and the trust question, with numbered choices;
 - `work` (work_view.py): the plan screen and the task list;
+- `agents` (agents_part.py, agents_view.py): the session's subagents: their panel, screen and cost (issue 36);
 - `feed` (feed.py): the engine's events drained into the parts above;
 - `control` (control.py): opening, sending, interrupting, switching and closing the session;
 - `commands` (commands_view.py): slash commands; `inputs` (inputs.py): completion and history;
@@ -28,6 +29,8 @@ from textual.widgets import TextArea
 
 from coder import __version__
 from coder.frontend.history import InputHistory
+from coder.tui.agents_part import AgentsPart
+from coder.tui.agents_view import AgentsPanel
 from coder.tui.app_notify import Notifications
 from coder.tui.commands_view import CommandRunner
 from coder.tui.control import Opener, SessionControl
@@ -68,6 +71,7 @@ class CoderApp(App[None]):
         Binding("ctrl+t", "transcript", "the whole session", priority=True),
         Binding("alt+z", "toggle_wrap", "wrap or scroll long lines", priority=True),
         Binding("ctrl+b", "background", "send the running command to the background", priority=True),
+        Binding("ctrl+g", "agents", "the session's agents", priority=True),
     ]
 
     def __init__(self, args: Any, opener: Opener | None = None, history: InputHistory | None = None) -> None:
@@ -79,7 +83,8 @@ class CoderApp(App[None]):
         self.transcript = Transcript(self, self.state)
         self.questions = Questions(self, self.state, self.transcript, self.status)
         self.work = WorkView(self, self.state, self.transcript, self.questions)
-        self.feed = EventFeed(self, self.state, self.transcript, self.questions, self.work, self.status)
+        self.agents = AgentsPart(self, self.state, self.transcript, self.questions, self.status)
+        self.feed = EventFeed(self, self.state, self.transcript, self.questions, self.work, self.status, self.agents)
         self.control = SessionControl(self, self.state, self.feed, self.transcript, self.questions, self.status,
                                       self.notifications, self.history, opener)
         self.commands = CommandRunner(self, self.state, self.control, self.feed, self.transcript, self.status)
@@ -87,7 +92,12 @@ class CoderApp(App[None]):
         self.keys = KeyActions(self, self.state, self.control, self.questions, self.transcript, self.inputs)
         # the links that go against the order the parts are built in
         self.status.shell_running = self.transcript.shell_running
-        self.feed.on_turn_end = self.control.turn_ended
+        self.feed.on_turn_end = self._turn_ended
+        self.status.agent_costs = self.agents.costs
+        self.questions.post = self.feed.queue.append
+        self.questions.agent_title = self.agents.title
+        self.questions.stop_agent = self.agents.stop
+        self.agents.send = self.control.send
         self.work.interrupt = self.control.interrupt
         self.questions.stop_turn = self.control.interrupt
         self.control.run_command = self.commands.run
@@ -123,6 +133,7 @@ class CoderApp(App[None]):
         yield CompletionList()
         yield PromptInput(id="input")
         yield StatusBar(id="status")
+        yield AgentsPanel(id="agents")  # issue 36: the running agents, docked above the status bar
 
     def on_mount(self) -> None:
         self.transcript.note(f"coder {__version__} · /help lists commands · Ctrl+C twice quits")
@@ -137,6 +148,10 @@ class CoderApp(App[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self.status.refresh)  # the bar is built for its width
+
+    def _turn_ended(self, reason: str) -> None:
+        self.control.turn_ended(reason)  # sends what was queued meanwhile
+        self.agents.turn_ended(reason)  # or, idle, the news of agents that ended (issue 36)
 
     def on_unmount(self) -> None:
         self.control.shut_down()
@@ -201,6 +216,9 @@ class CoderApp(App[None]):
 
     def action_background(self) -> None:
         self.keys.background()
+
+    def action_agents(self) -> None:
+        self.agents.open_screen()
 
 
 def run_app(args: Any) -> int:

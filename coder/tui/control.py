@@ -114,6 +114,7 @@ class SessionControl:
             return
         self.notifications.stop()
         self.questions.notifier = None
+        self.questions.close()  # an agent's question still waiting is denied, and so is any asked while agents stop
         try:
             self.last_turn = last_turn(opened.session)
             kept = opened.finish(reason)
@@ -136,6 +137,8 @@ class SessionControl:
             state.args.model = override.get("model", state.args.model)
             state.args.permission_mode = override["permission_mode"]
         self.close("switched")
+        self.questions.resolve(None)  # an agent's question, answered by the close, leaves the screen
+        self.questions.closed = False  # the next session asks again
         self.transcript.clear()
         state.info.tokens, state.info.cost, state.info.ctx = 0, 0.0, 0
         self.open(**override)
@@ -145,7 +148,7 @@ class SessionControl:
         session = self.state.session
         if session is not None and self.state.busy:
             session.interrupt()
-        self.questions.release()  # a waiting engine thread or opening worker (the trust question) goes on
+        self.questions.close()  # a waiting engine thread or opening worker (the trust question) goes on
         if session is not None and self.state.busy:
             self.turn_done.wait(5.0)  # let the turn stop cleanly before the session closes its tools
         self.close("done")
@@ -206,7 +209,7 @@ class SessionControl:
         if state.session is None:
             return
         state.session.interrupt()
-        self.questions.resolve(None)
+        self.questions.resolve_session(None)
         state.requeue = bool(state.queued)  # what was queued goes back into the input when the turn has stopped
         state.info.state = "interrupting"
         self.status.refresh()
@@ -215,7 +218,7 @@ class SessionControl:
         state = self.state
         state.busy = False
         state.info.state = "idle"
-        self.questions.resolve(None)
+        self.questions.resolve_session(None)
         if reason != "done":
             self.transcript.note(f"turn stopped: {reason}", "error" if reason != "interrupted" else "")
         self.status.refresh_git()

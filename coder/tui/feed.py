@@ -27,6 +27,7 @@ from coder.base import events as ev
 from coder.base.termsafe import visible
 from coder.tools.base import CallFacts
 from coder.tools.registry import describe
+from coder.tui.agents_part import AGENT_EVENTS, AgentsPart
 from coder.tui.blocks import ToolBlock, UserBlock, assistant_block
 from coder.tui.questions import Questions
 from coder.tui.state import AppState
@@ -68,14 +69,16 @@ class Pacer:
 
 class EventFeed:
     def __init__(self, app: App[Any], state: AppState, transcript: Transcript, questions: Questions,
-                 work: WorkView, status: StatusLine) -> None:
+                 work: WorkView, status: StatusLine, agents: AgentsPart) -> None:
         self.app = app
+        self.agents = agents
         self.state = state
         self.transcript = transcript
         self.questions = questions
         self.work = work
         self.status = status
-        self.queue: deque[Any] = deque()  # engine events (and a ("replay", events) pair), from any thread
+        #: engine events, a ("replay", events) pair and ("question", request) pairs (Questions.ask), from any thread
+        self.queue: deque[Any] = deque()
         self.lock = asyncio.Lock()
         self.pacer = Pacer()
         #: the session's turn ended (SessionControl sends what was queued meanwhile)
@@ -103,6 +106,7 @@ class EventFeed:
             if self.state.running:
                 transcript.tick()
                 self.status.refresh()  # the spinner and the elapsed time move while nothing arrives
+            self.agents.tick()  # and the running agents' (issue 36)
             self.questions.offer_focus()
             return
         text: list[str] = []
@@ -133,6 +137,9 @@ class EventFeed:
     # ---- one event --------------------------------------------------------------------------------------------
     async def handle(self, item: Any, replay: bool = False) -> None:
         transcript, info = self.transcript, self.state.info
+        if isinstance(item, tuple) and item[0] == "question":  # the question an engine thread now waits on
+            self.questions.show_permission(item[1])
+            return
         if isinstance(item, tuple):  # ("replay", the stored events of a resumed session)
             events: list[ev.Event] = item[1]
             for event in events[:-MAX_BLOCKS * 2]:  # not drawn, but counted: the tokens are the whole session's
@@ -146,6 +153,8 @@ class EventFeed:
         if isinstance(item, ev.SessionStart):
             info.model, info.sandbox = item.model, item.sandbox
             self.work.event(item, replay)  # a new session has no task list yet (issue 19)
+            if not replay:
+                self.agents.clear()  # nor agents: a resumed session's ended with its process (issue 36)
             if not replay:
                 transcript.note(f"session {item.session_id} · {_home(item.workspace)}" +
                                 (" (resumed)" if item.resumed else ""))
@@ -164,8 +173,10 @@ class EventFeed:
             transcript.start_tool(ToolBlock(item.id, item.tool, facts.title), facts.shell is not None)
         elif isinstance(item, (ev.PlanProposed, ev.PlanDecision, ev.TodoUpdated)):
             self.work.event(item, replay)  # issue 19: plans and the task list (coder/tui/work_view.py)
-        elif isinstance(item, ev.PermissionRequest) and not replay:
-            self.questions.show_permission(item)
+        elif isinstance(item, ev.PermissionRequest):
+            pass  # put up when `ask` takes it (the ("question", request) item above), not when it is said
+        elif isinstance(item, AGENT_EVENTS):
+            self.agents.event(item, replay)  # issue 36 (coder/tui/agents_part.py)
         elif isinstance(item, (ev.ToolCallApproved, ev.ToolCallDenied)):
             block = transcript.running(item.id)
             if block is not None and (item.by != "policy" or isinstance(item, ev.ToolCallDenied)):

@@ -7,7 +7,7 @@ the parts that matter most stay whole and the rest is shortened with an ellipsis
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.cells import cell_len
 
@@ -63,6 +63,17 @@ class StatusParts:
     sandbox: str
     branch: str
     folded: int = 0
+    #: (id, cost so far) of each running subagent (issue 36): the live cost per agent
+    agents: list[tuple[str, float]] = field(default_factory=list)
+
+
+def agents_part(agents: list[tuple[str, float]], form: int) -> list[str]:
+    """The running agents' costs: each one's in the long form, their count and sum in the short ones."""
+    if not agents:
+        return []
+    if form == 0:
+        return [" ".join(f"{ident} ${cost:.4f}" for ident, cost in agents)]
+    return [f"{len(agents)} agent{'s' if len(agents) > 1 else ''} ${sum(c for _, c in agents):.2f}"]
 
 
 def status_line(p: StatusParts, width: int) -> list[tuple[str, str]]:
@@ -79,7 +90,9 @@ def status_line(p: StatusParts, width: int) -> list[tuple[str, str]]:
     for i, (mode, ctx, tokens, cost, sandbox, branch, sep) in enumerate(forms):
         fixed = [p.state, mode, ctx, tokens, cost, sandbox, clip(branch, 24 if i else 40)]
         folded = [f"{p.folded} old blocks folded" if i == 0 else f"{p.folded} folded"] if p.folded else []
-        rest = sum(cell_len(x) for x in fixed + folded) + cell_len(sep) * (len(fixed) + len(folded))
+        agents = agents_part(p.agents, i)
+        rest = sum(cell_len(x) for x in fixed + folded + agents) + cell_len(sep) * (len(fixed) + len(folded) +
+                                                                                     len(agents))
         room = width - rest
         if room >= min(cell_len(p.model), MODEL_ROOM) or i == len(forms) - 1:  # the model's tail shows
             if room < 12 and i == len(forms) - 1:  # still too narrow: the branch gives way, down to 8 cells
@@ -87,8 +100,9 @@ def status_line(p: StatusParts, width: int) -> list[tuple[str, str]]:
                 fixed[6] = clip(fixed[6], cell_len(fixed[6]) - give)
                 room += give
             model = clip_left(p.model, max(room, 4))  # a model's name ends with what tells it apart
-            names = ["state", "model", "mode", "ctx", "tokens", "cost", "sandbox", "branch", "folded"]
-            values = [fixed[0], model, *fixed[1:], *folded]
+            names = ["state", "model", "mode", "ctx", "tokens", "cost", *(["agents"] if agents else []), "sandbox",
+                     "branch", "folded"]
+            values = [fixed[0], model, *fixed[1:5], *agents, *fixed[5:], *folded]
             out: list[tuple[str, str]] = []
             for n, (name, value) in enumerate(zip(names, values, strict=False)):
                 if n:

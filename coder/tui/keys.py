@@ -21,6 +21,7 @@ from textual import events
 from textual.app import App
 from textual.screen import Screen
 
+from coder.tui.agents_view import AgentsScreen
 from coder.tui.blocks import ToolBlock
 from coder.tui.control import SessionControl
 from coder.tui.inputs import InputAssist
@@ -34,7 +35,7 @@ from coder.tui.work_view import PlanScreen
 QUIT_WINDOW = 2.0
 TRANSCRIPT_OUTPUT_LINES = 20  # of each tool call's output in Ctrl+T (`/export` writes more)
 #: modal screens the app's priority keys (Esc, Ctrl+C, Ctrl+R) are handed to
-MODALS = (HistorySearch, Picker, PlanScreen, TranscriptScreen)
+MODALS = (HistorySearch, Picker, PlanScreen, TranscriptScreen, AgentsScreen)
 
 
 class KeyActions:

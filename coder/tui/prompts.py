@@ -177,8 +177,11 @@ class ChoicePrompt(Vertical, can_focus=True):
 class PermissionPrompt(ChoicePrompt):
     """`Allow bash: pytest -q?`, the command or the change as a diff, why it asks, then the choices."""
 
-    def __init__(self, call_id: str, tool: str, args: dict[str, Any], reason: str, rule: str | None) -> None:
+    def __init__(self, call_id: str, tool: str, args: dict[str, Any], reason: str, rule: str | None,
+                 asker: str = "", agent: str = "") -> None:
         self.view: Approval = approval(tool, args, rule)
+        self.asker = asker  # how a background agent that asks is introduced ("agent a1 (writer: ...)")
+        self.agent = agent  # its id; empty: the session asks
         super().__init__(permission_question(self.view.rules))
         self.call_id = call_id
         self.tool = tool
@@ -188,6 +191,8 @@ class PermissionPrompt(ChoicePrompt):
 
     def compose_head(self) -> ComposeResult:
         view = self.view
+        if self.asker:
+            yield Static(Text(f"{visible(self.asker)} asks:", style="bold magenta"))
         yield Static(Text.assemble(("Allow ", "bold"), (visible(view.title), "bold yellow"), ("?", "bold")))
         if len(view.files) > 1:
             yield Static(shown(f"{len(view.files)} files: " + ", ".join(view.files)), classes="what")

@@ -5,10 +5,16 @@ shows the plan). A part of the app (coder/tui/app.py).
 The question stands in `#questions`, between the conversation and the input (coder/tui/prompts.py has the
 rules of its keys). `offer_focus` runs on every drain: the question takes the focus once the person is not typing.
 A lasting answer is announced in the conversation ("saved: allow bash(pytest*) for this session").
+
+Background agents ask too (issue 36), from their own threads: one question stands at a time (`lock`: a second
+asker waits until the first is answered), and `ask` itself posts the question to the feed, so the question on
+screen is always the one whose answer is awaited. An agent's question says which agent asks; its "deny and stop"
+stops that agent, and the session's interrupt or turn end leaves it standing.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -50,17 +56,31 @@ class Questions:
         self.notifier: Notifier | None = None  # set while a session is open (SessionControl)
         #: Esc on a permission question: deny and stop the turn (SessionControl.interrupt; the app wires it)
         self.stop_turn: Callable[[], None] = lambda: None
+        self.lock = threading.Lock()  # one question at a time: the session's and its background agents'
+        self.asker = ""  # the agent whose question waits now ("": the session's own, or none)
+        self.closed = False  # the app is closing: nothing more is asked
+        #: hands a question to the feed, drawn in order with the events before it (the app wires the feed's queue)
+        self.post: Callable[[Any], None] = lambda item: None
+        #: how the question of agent `ident` is introduced, and how "deny and stop" stops it (the agents part's)
+        self.agent_title: Callable[[str], str] = lambda ident: f"agent {ident}"
+        self.stop_agent: Callable[[str], None] = lambda ident: None
 
     # ---- asked from other threads -----------------------------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
-        """Called on the engine thread; blocks until the question (or an interrupt) answers. The request's event
-        has gone through the queue already: `show_permission` puts the question up when it is drained (a plan:
-        coder/tui/work_view.py shows it and answers with a PlanVerdict)."""
-        future: Future[Any] = Future()
-        self.future = future
-        if self.notifier is not None:
-            self.notifier.question(tool_title(request.tool, request.input))
-        answer = future.result()
+        """Called on an engine thread (the session's, or a background agent's); blocks until the question (or an
+        interrupt) answers. The question goes up when the feed drains it (`show_permission`; a plan: coder/tui/
+        work_view.py shows it from its event and answers with a PlanVerdict)."""
+        with self.lock:
+            if self.closed:
+                return PermissionAnswer(False, message="the app is closing")
+            future: Future[Any] = Future()
+            self.future, self.asker = future, request.agent
+            if not isinstance(request, ev.PlanProposed):
+                self.post(("question", request))
+            if self.notifier is not None:
+                self.notifier.question(tool_title(request.tool, request.input))
+            answer = future.result()
+            self.asker = ""
         return answer if answer is not None else PermissionAnswer(False, message="interrupted by the user")
 
     def ask_trust(self, request: Any, reason: str) -> bool:
@@ -72,12 +92,16 @@ class Questions:
 
     @property
     def waiting(self) -> bool:
-        """The engine waits for an answer now (a permission request, the plan question)."""
-        return self.future is not None and not self.future.done()
+        """The session waits for an answer now (its permission request, the plan question; not an agent's)."""
+        return self.future is not None and not self.future.done() and not self.asker
 
     # ---- on the app's thread ----------------------------------------------------------------------------------
     def show_permission(self, event: ev.PermissionRequest) -> None:
-        self.show(PermissionPrompt(event.id, event.tool, event.input, event.reason, event.suggested_rule))
+        if self.future is None or self.future.done() or self.asker != event.agent:
+            return  # answered before it was drawn (an interrupt; the agent was stopped)
+        asker = self.agent_title(event.agent) if event.agent else ""
+        self.show(PermissionPrompt(event.id, event.tool, event.input, event.reason, event.suggested_rule, asker,
+                                   event.agent))
 
     def show(self, prompt: ChoicePrompt) -> None:
         if self.prompt is not None:
@@ -125,6 +149,9 @@ class Questions:
             self.resolve(answer == "trust")
             return
         assert isinstance(prompt, PermissionPrompt)
+        if answer == "stop" and prompt.agent:  # an agent's question: that agent stops (and its question goes)
+            self.stop_agent(prompt.agent)
+            return
         if answer == "stop":
             self.stop_turn()  # the interrupt answers the waiting engine thread
             return
@@ -144,6 +171,21 @@ class Questions:
     def deny_with_reason(self, reason: str) -> None:
         self.transcript.note(f"denied: {reason[:200]}")
         self.resolve(permission_answer("reason", [], None, reason))
+
+    def resolve_session(self, answer: Any) -> None:
+        """The session's question, if one waits, is answered (an interrupt, the turn's end); an agent's stands."""
+        if not self.asker:
+            self.resolve(answer)
+
+    def withdraw(self, ident: str) -> None:
+        """Agent `ident` is being stopped: its question, if it waits, is answered (denied) and taken away."""
+        if ident and self.asker == ident:
+            self.resolve(None)
+
+    def close(self) -> None:
+        """The app is closing: the waiting thread goes on, and any later question is denied at once."""
+        self.closed = True
+        self.release()
 
     def release(self, answer: Any = None) -> None:
         """Answer the waiting thread (None: interrupted; the trust question: not trusted), nothing more: the app may

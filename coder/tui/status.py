@@ -29,6 +29,8 @@ class StatusLine:
         self.shown: Text | None = None
         #: True while a shell command runs (Ctrl+B can send it on); the transcript, which has the tool blocks, says
         self.shell_running: Callable[[], bool] = lambda: False
+        #: (id, cost so far) of each running subagent: the live cost per agent (the agents part's; issue 36)
+        self.agent_costs: Callable[[], list[tuple[str, float]]] = list
 
     def refresh_git(self) -> None:
         """Read the branch and whether the tree is dirty, in a worker (git can take a moment on a big tree)."""
@@ -76,7 +78,7 @@ class StatusLine:
             elif info.streamed:
                 label += f" ↓{short(info.streamed // 4)}"
         parts = StatusParts(label, visible(info.model), mode, pct, short(info.tokens), info.cost,
-                            visible(info.sandbox), visible(self.git.label()), state.folded)
+                            visible(info.sandbox), visible(self.git.label()), state.folded, self.agent_costs())
         styles = {"state": "bold green" if label == "idle" else "bold yellow", "sep": "dim",
                   "mode": "bold magenta" if mode in ("auto", "auto-edit") else "bold",
                   "sandbox": "green" if info.sandbox == "bubblewrap" else "red", "folded": "dim"}

@@ -1,0 +1,139 @@
+"""The session's subagents in the app (issue 36). A part of the app (coder/tui/app.py).
+
+- Agent events become lines of the conversation (one started, ended, its patch merged), the panel above the
+  status bar (each running agent: task, time, tokens, cost, what it waits on) and the status bar's live cost per
+  agent (coder/tui/fit.py); the board (coder/tui/agents_view.py) keeps what the events said.
+- Ctrl+G opens the agents screen: follow one's work as it happens, stop it, merge or discard its patch (on a
+  worker: a merge reviews and writes files).
+- The wake: when an agent the model started in the background ends while the app is idle, the model gets a turn
+  with the news (as `coder run` does, coder/engine/agents.py `settle`).
+- A background agent's permission question is put up by Questions (coder/tui/questions.py), introduced by the
+  agent that asks (`title`); its "deny and stop" stops that agent, not the session's turn (`stop`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App
+
+from coder.base import events as ev
+from coder.tui.agents_view import AgentBoard, AgentsPanel, AgentsScreen, agent_title
+from coder.tui.blocks import NoteBlock
+from coder.tui.questions import Questions
+from coder.tui.state import AppState
+from coder.tui.status import StatusLine
+from coder.tui.transcript import Transcript
+
+#: the events this part draws
+AGENT_EVENTS = (ev.AgentStarted, ev.AgentUpdate, ev.AgentEnded, ev.AgentMerged, ev.AgentRelay)
+
+
+class AgentsPart:
+    def __init__(self, app: App[Any], state: AppState, transcript: Transcript, questions: Questions,
+                 status: StatusLine) -> None:
+        self.app = app
+        self.state = state
+        self.transcript = transcript
+        self.questions = questions
+        self.status = status
+        self.board = AgentBoard()
+        #: sends a message as the user's turn (SessionControl.send; the app wires it: control is built later)
+        self.send: Callable[[str], None] = lambda text: None
+
+    @property
+    def _agents(self) -> Any:
+        opened = self.state.opened
+        return opened.agents if opened is not None else None
+
+    # ---- events (on the app's thread, from the feed) ----------------------------------------------------------
+    def event(self, item: ev.Event, replay: bool) -> None:
+        """A replayed session's agents are told in the conversation only: they ended with their process."""
+        redraw = not replay and self.board.event(item)
+        if isinstance(item, ev.AgentUpdate):
+            info = self.state.info
+            info.cost = max(info.cost, item.session_cost_usd)  # the session's, its agents' included
+        elif isinstance(item, ev.AgentStarted):
+            where = " in the background" + (f", in its own worktree ({item.worktree})" if item.worktree else "") \
+                if item.background else ""
+            self.transcript.note(f"agent {item.ident} ({item.agent}: {item.description}) started{where}"
+                                 + (" by you" if item.by == "user" else ""))
+        elif isinstance(item, ev.AgentEnded):
+            files = f"; {len(item.files)} file(s) changed in its worktree" if item.files else ""
+            self.transcript.note(f"agent {item.ident} ended: {item.state}, {item.turns} turns, ${item.cost_usd:.4f}"
+                                 f"{files}", "ok" if item.state == "done" else "error")
+            if not replay:
+                self.app.call_after_refresh(self.maybe_wake)
+        elif isinstance(item, ev.AgentMerged):
+            self.transcript.note(f"agent {item.ident}'s patch: {item.outcome}" +
+                                 (f" ({', '.join(item.conflicts)})" if item.conflicts else ""),
+                                 "ok" if item.outcome == "merged" else "")
+        if redraw:
+            self.draw()
+
+    def draw(self) -> None:
+        """The panel (and the status bar, whose cost per agent moves with it)."""
+        panel = self.app.query_one_optional(AgentsPanel)
+        if panel is not None:
+            panel.draw(self.board.panel(max(self.app.size.width - 2, 40)))
+        self.status.refresh()
+
+    def tick(self) -> None:
+        """A drain with nothing new: the running agents' spinner and times move."""
+        if self.board.live():
+            self.draw()
+
+    def costs(self) -> list[tuple[str, float]]:
+        """The status bar's live cost per running agent."""
+        return self.board.status_costs()
+
+    def title(self, ident: str) -> str:
+        return agent_title(ident, self.board)
+
+    def clear(self) -> None:
+        """Another session: its agents are its own."""
+        self.board.clear()
+        self.draw()
+
+    # ---- the wake ---------------------------------------------------------------------------------------------
+    def turn_ended(self, reason: str) -> None:
+        if reason == "done":
+            self.maybe_wake()  # agents that ended during the turn, unheard
+
+    def maybe_wake(self) -> None:
+        """Idle, with news of agents the model started: the model's turn to read it (it merges, or goes on)."""
+        from coder.engine.agents import NEWS_HEADER  # lazy: the engine's imports come after the first paint
+
+        agents = self._agents
+        if agents is None or self.state.busy or self.state.queued or not agents.wake_pending():
+            return
+        news = agents.news()
+        if news:
+            self.send(f"{NEWS_HEADER}\n{news}")
+
+    # ---- the screen and its actions ---------------------------------------------------------------------------
+    def open_screen(self) -> None:
+        self.app.push_screen(AgentsScreen(self.board, self.act))
+
+    def stop(self, ident: str) -> None:
+        self.act("stop", ident)
+
+    def act(self, action: str, ident: str) -> None:
+        """stop / merge / discard an agent, on a worker (a stop waits for the agent, a merge reviews and writes)."""
+        agents = self._agents
+        if agents is None:
+            return
+        if action in ("merge", "discard") and self.state.busy:
+            self.app.notify("a merge or discard waits for the running turn (Esc interrupts it)", severity="warning")
+            return
+        if action == "stop":
+            agents.stop(ident, wait=False)  # stopped before anything else: then its question, if one waits, denied
+            self.questions.withdraw(ident)
+
+        def work() -> None:
+            result = getattr(agents, action)(ident)
+            self.app.call_from_thread(self.transcript.add_block,
+                                      NoteBlock(result.output, "error" if result.is_error else "ok"))
+
+        self.app.run_worker(work, thread=True, group="agents")
