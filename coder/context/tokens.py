@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from coder.models.images import image_tokens
 from coder.models.types import (
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
@@ -48,7 +50,9 @@ class TokenEstimator:
         if isinstance(block, TextBlock):
             return BLOCK_OVERHEAD + self._raw_text(block.text)
         if isinstance(block, ToolResultBlock):
-            return BLOCK_OVERHEAD + 6 + self._raw_text(block.content)
+            return BLOCK_OVERHEAD + 6 + self._raw_text(block.content) + sum(self._raw_block(i) for i in block.images)
+        if isinstance(block, ImageBlock):  # the documented price, already in tokens: the scale undoes itself
+            return BLOCK_OVERHEAD + image_tokens(block.width, block.height) / max(self.scale, 0.5)
         if isinstance(block, ToolUseBlock):
             return BLOCK_OVERHEAD + 8 + self._raw_text(block.name) + self._raw_text(
                 json.dumps(block.input, ensure_ascii=False))

@@ -19,8 +19,8 @@ from coder.models.wire import (
     PrefixCache,
     Segment,
     canonical,
+    chat_item_tokens,
     chunk_text,
-    estimate_tokens,
     output_tokens,
     segments,
 )
@@ -141,8 +141,7 @@ def openai_segments(body: dict[str, Any]) -> list[Segment]:
     items = list(body.get("tools") or []) + list(body.get("messages") or [])
     out = []
     for item in items:
-        text = canonical(item)
-        out.append(Segment(text, estimate_tokens(text), False))
+        out.append(Segment(canonical(item), chat_item_tokens(item), False))
     return out
 
 

@@ -49,6 +49,7 @@ class ModelInfo:
     token_param: str = "max_tokens"  # OpenAI route: the name of the output limit field
     source: dict[str, str] = field(default_factory=dict)
     known: bool = True
+    vision: bool = True  # takes images (issue 35); a record says `"vision": false` for a model that does not
 
     @property
     def thinks(self) -> bool:
@@ -97,7 +98,8 @@ def load_table() -> tuple[ModelInfo, ...]:
                 record["thinking"], bool(record.get("thinks_by_default", False)), record.get("disable"),
                 bool(record.get("effort", record["thinking"] in ("adaptive", "always"))),
                 bool(record.get("sampling", True)), bool(record.get("preserved_thinking", False)), tools,
-                record.get("price"), record.get("token_param", "max_tokens"), src))
+                record.get("price"), record.get("token_param", "max_tokens"), src,
+                vision=bool(record.get("vision", True))))
     return tuple(out)
 
 

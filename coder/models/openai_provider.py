@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from coder.base.errors import ContextOverflowError, ModelError, ModelRejected
+from coder.models.images import max_images, within_limits
 from coder.models.model_table import OPENAI_REASONING, bare_name, model_info, unknown_model_note
 from coder.models.pricing import PriceTable
 from coder.models.retry import (
@@ -29,6 +31,7 @@ from coder.models.retry import (
 from coder.models.tool_names import ToolMap
 from coder.models.types import (
     Block,
+    ImageBlock,
     Message,
     ModelRequest,
     ModelResponse,
@@ -37,7 +40,7 @@ from coder.models.types import (
     ToolUseBlock,
     Usage,
 )
-from coder.models.wire import canonical, estimate_tokens
+from coder.models.wire import chat_item_tokens
 
 if TYPE_CHECKING:
     from coder.models.registry import ProviderRequest
@@ -68,15 +71,30 @@ def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
             if text or calls:
                 out.append(entry)
             continue
-        # user: tool results first (they must follow the assistant's tool calls directly), then any text
+        # user: tool results first (they must follow the assistant's tool calls directly), then any text; a tool
+        # message holds text only ([chat]), so a result's images follow in the user message, named by call
+        parts: list[dict[str, Any]] = []
         for block in message.content:
             if isinstance(block, ToolResultBlock):
                 content = ("[tool error] " + block.content) if block.is_error else block.content
                 out.append({"role": "tool", "tool_call_id": block.tool_use_id, "content": content})
-        text = "\n\n".join(b.text for b in message.content if isinstance(b, TextBlock) and b.text.strip())
-        if text:
-            out.append({"role": "user", "content": text})
+                if block.images:
+                    parts.append({"type": "text", "text": f"[images returned by tool call {block.tool_use_id}]"})
+                    parts.extend(_image_part(i) for i in block.images)
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text.strip():
+                parts.append({"type": "text", "text": block.text})
+            elif isinstance(block, ImageBlock):
+                parts.append(_image_part(block))
+        if parts and all(p["type"] == "text" for p in parts):
+            out.append({"role": "user", "content": "\n\n".join(p["text"] for p in parts)})
+        elif parts:
+            out.append({"role": "user", "content": parts})
     return out
+
+
+def _image_part(image: ImageBlock) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{image.data}"}}
 
 
 def to_openai_tools(request: ModelRequest) -> list[dict[str, Any]]:
@@ -115,7 +133,9 @@ class OpenAIProvider:
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         token_param = self.info.token_param if self.info.known else (
             "max_completion_tokens" if OPENAI_REASONING.match(bare_name(self.model)) else "max_tokens")
-        body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(request),
+        fitted = replace(request, messages=within_limits(request.messages, max_images(self.context_window),
+                                                          self.info.vision))
+        body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(fitted),
                                 token_param: max(1, min(request.max_tokens, self.info.max_output))}
         tools = to_openai_tools(request)
         if tools:
@@ -144,7 +164,7 @@ class OpenAIProvider:
 
     def count_tokens(self, request: ModelRequest) -> int:
         body = self._body(request)
-        return sum(estimate_tokens(canonical(x)) for x in (body.get("tools") or []) + body["messages"])
+        return sum(chat_item_tokens(x) for x in (body.get("tools") or []) + body["messages"])
 
     def _attempt(self, body: dict[str, Any], relay: TextRelay, cancel: threading.Event | None) -> ModelResponse:
         return attempt_stream(lambda holder: self._stream_once(body, relay, cancel, holder), relay, cancel,

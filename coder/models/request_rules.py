@@ -35,6 +35,7 @@ from typing import Any
 from coder.models.model_table import ModelInfo
 from coder.models.tool_names import ToolMap
 from coder.models.types import (
+    ImageBlock,
     Message,
     RedactedThinkingBlock,
     TextBlock,
@@ -76,8 +77,13 @@ def block_to_api(block: Any, tools: ToolMap | None = None) -> dict[str, Any]:
         tools = tools or ToolMap()
         return {"type": "tool_use", "id": block.id, "name": tools.api_name(block.name),
                 "input": tools.api_input(block.name, block.input)}
+    if isinstance(block, ImageBlock):  # `name`, `width` and `height` are ours: never sent
+        return {"type": "image", "source": {"type": "base64", "media_type": block.media_type, "data": block.data}}
     if isinstance(block, ToolResultBlock):
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content}
+        if block.images:  # [vision] a tool result's content may hold images after its text
+            text = [{"type": "text", "text": block.content}] if block.content.strip() else []
+            out["content"] = text + [block_to_api(i) for i in block.images]
         if block.tool_references:  # the API expands each into the tool's definition, here in the conversation
             out["content"] = [{"type": "tool_reference", "tool_name": (tools or ToolMap()).api_name(name)}
                               for name in block.tool_references]
@@ -186,9 +192,12 @@ def _results_as_text(blocks: list[dict[str, Any]], as_text: dict[str, str]) -> l
     for b in blocks:
         if b["type"] == "tool_result" and b["tool_use_id"] in as_text:
             flag = " (error)" if b.get("is_error") else ""
-            content = b["content"] if isinstance(b["content"], str) else canonical(b["content"])
+            parts = b["content"] if isinstance(b["content"], list) else [{"type": "text", "text": b["content"]}]
+            content = "\n".join(p["text"] if p.get("type") == "text" else canonical(p) for p in parts
+                                if p.get("type") != "image")
             out.append({"type": "text", "text": f"[tool result of {as_text[b['tool_use_id']]}{flag}]\n"
                                                 f"{content.strip() or '(no output)'}"})
+            out.extend(p for p in parts if p.get("type") == "image")  # images stay images
         else:
             out.append(b)
     return out

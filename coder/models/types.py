@@ -49,6 +49,27 @@ class ToolUseBlock:
 
 
 @dataclass
+class ImageBlock:
+    """An image the model sees (issue 35), already within the API's limits (coder/models/images.py prepares it).
+
+    `name` says what it was (a path, "clipboard", "mcp tool X"): the chip a frontend shows and the note compaction
+    leaves when it drops the image; it is never sent. `width` and `height` price it (tokens = w*h/750)."""
+
+    media_type: str
+    data: str  # base64
+    name: str = ""
+    width: int = 0
+    height: int = 0
+    type: Literal["image"] = "image"
+
+    def label(self) -> str:
+        """`shot.png 1200x800, 210 KB`: what a chip and a compaction note say."""
+        size = len(self.data) * 3 // 4
+        kb = f"{size / 1024:.0f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
+        return f"{self.name or 'image'} {self.width}x{self.height}, {kb}"
+
+
+@dataclass
 class ToolResultBlock:
     tool_use_id: str
     content: str
@@ -57,9 +78,11 @@ class ToolResultBlock:
     #: deferred tools this result loads (the tool-search tool's answer): the Anthropic route sends them as
     #: `tool_reference` blocks the API expands in place; other routes append their definitions to the tool list
     tool_references: list[str] = field(default_factory=list)
+    #: images the tool returned (a `view` of a PNG, an MCP image), sent after the text
+    images: list[ImageBlock] = field(default_factory=list)
 
 
-Block = Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, RedactedThinkingBlock]
+Block = Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, RedactedThinkingBlock, ImageBlock]
 
 _BLOCK_TYPES: dict[str, type] = {
     "text": TextBlock,
@@ -67,12 +90,16 @@ _BLOCK_TYPES: dict[str, type] = {
     "tool_use": ToolUseBlock,
     "tool_result": ToolResultBlock,
     "redacted_thinking": RedactedThinkingBlock,
+    "image": ImageBlock,
 }
 
 
 def block_from_dict(data: dict[str, Any]) -> Block:
     cls = _BLOCK_TYPES[data["type"]]
-    return cls(**{k: v for k, v in data.items() if k != "type"})
+    fields = {k: v for k, v in data.items() if k != "type"}
+    if cls is ToolResultBlock and fields.get("images"):
+        fields["images"] = [ImageBlock(**{k: v for k, v in i.items() if k != "type"}) for i in fields["images"]]
+    return cls(**fields)
 
 
 def _block_dict(block: Block) -> dict[str, Any]:
@@ -81,6 +108,8 @@ def _block_dict(block: Block) -> dict[str, Any]:
         del data["bound"]  # only thinking blocks of preserved-thinking models carry one
     if "tool_references" in data and not data["tool_references"]:
         del data["tool_references"]  # only the tool-search tool's results load tools
+    if "images" in data and not data["images"]:
+        del data["images"]
     return data
 
 

@@ -13,12 +13,15 @@ always add up to the total exactly.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from coder.models.fake_rules.messages_media import read_picture
+from coder.models.images import fitted_size, image_tokens, max_images, within_limits
 from coder.models.model_table import model_info, server_tool_names
 from coder.models.request_rules import (  # noqa: F401 - canonical and block_to_api are part of this module's API
     block_to_api,
@@ -33,6 +36,7 @@ from coder.models.types import ModelRequest
 
 MAX_CACHE_BREAKPOINTS = 4  # [prompt-caching] "up to 4 cache breakpoints"
 EPHEMERAL = {"type": "ephemeral"}
+HEADER_CHARS = 4 * 32 * 1024  # the base64 of an image's first 96 KB: where its size is (a JPEG's after EXIF)
 
 def estimate_tokens(text: str) -> int:
     """Deterministic token estimate: one token per four characters, rounded up."""
@@ -70,7 +74,8 @@ def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
             if spec.deferred:
                 tools[-1]["defer_loading"] = True
     system: list[dict[str, Any]] = [{"type": "text", "text": request.system}] if request.system.strip() else []
-    messages = shape_messages(request.messages, names, info, system, tools)
+    fitted = within_limits(request.messages, max_images(info.context_window), info.vision)
+    messages = shape_messages(fitted, names, info, system, tools)
     plan = plan_thinking(info, request.thinking_budget, request.max_tokens, loop_has_thinking(messages))
 
     budget = MAX_CACHE_BREAKPOINTS
@@ -144,8 +149,45 @@ def segments(body: dict[str, Any]) -> list[Segment]:
             for ref in inner if isinstance(inner, list) else []:
                 if isinstance(ref, dict) and ref.get("type") == "tool_reference":
                     text += deferred.get(str(ref.get("tool_name")), "")  # the definition, expanded in place
-            out.append(Segment(text, estimate_tokens(text), marked))
+            out.append(Segment(text, _priced(block, text), marked))
     return out
+
+
+def _priced(block: Any, text: str) -> int:
+    """The tokens of one content block: its text at four characters a token, but an image (alone or in a tool
+    result) at the documented width * height / 750 ([vision]) and its base64 data not at all."""
+    inner = block.get("content") if isinstance(block, dict) else None
+    images = [block] if isinstance(block, dict) and block.get("type") == "image" else \
+        [b for b in inner if isinstance(b, dict) and b.get("type") == "image"] if isinstance(inner, list) else []
+    tokens = estimate_tokens(text)
+    for image in images:
+        source = image.get("source") if isinstance(image.get("source"), dict) else {}
+        data = source.get("data") if isinstance(source.get("data"), str) else ""
+        tokens += _image_price(data) - len(data) // 4
+    return max(tokens, 1)
+
+
+def chat_item_tokens(item: Any) -> int:
+    """The tokens of one Chat Completions message or tool, an image part priced as on the Anthropic route (the
+    local estimate has one formula; OpenAI's own tiles differ, and its usage report calibrates the estimate)."""
+    text = canonical(item)
+    tokens = estimate_tokens(text)
+    content = item.get("content") if isinstance(item, dict) else None
+    for part in content if isinstance(content, list) else []:
+        url = part.get("image_url", {}).get("url", "") if isinstance(part, dict) and \
+            isinstance(part.get("image_url"), dict) else ""
+        if isinstance(url, str) and url.startswith("data:"):
+            data = url.partition(",")[2]
+            tokens += _image_price(data) - len(data) // 4
+    return max(tokens, 1)
+
+
+def _image_price(data: str) -> int:
+    try:
+        picture = read_picture(base64.b64decode(data[:HEADER_CHARS], validate=False))
+    except ValueError:
+        picture = None
+    return image_tokens(*fitted_size(picture.width, picture.height)) if picture else 0
 
 
 def input_tokens(body: dict[str, Any]) -> int:
