@@ -43,6 +43,9 @@ class UserMessage(Event):
     text: str
     #: files the message attached with `@path` (coder/engine/mentions.py): path, start, end, text, note
     attachments: list[dict[str, Any]] = field(default_factory=list)
+    #: images the message carries (issue 35: a pasted file, `@shot.png`, `--image`, stream-json, ACP), each an
+    #: ImageBlock's dict (media_type, base64 data, name, width, height): a resumed session sends them again
+    images: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -112,6 +115,8 @@ class ToolCallFinished(Event):
     files_changed: list[str] = field(default_factory=list)
     duration_s: float = 0.0
     data: dict[str, Any] = field(default_factory=dict)
+    #: images the result carries (a `view` of a PNG, an MCP image), as in UserMessage.images
+    images: list[dict[str, Any]] = field(default_factory=list)
 
 
 def call_failure(is_error: bool, data: dict[str, Any] | None = None, output: str = "") -> str | None:

@@ -33,6 +33,10 @@ def register(sub) -> None:
     p.add_argument("--max-cost", type=float, help="stop when the session has cost this many USD")
     p.add_argument("--max-wall-time", type=float, help="stop after this many seconds")
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    p.add_argument("--input-format", choices=("text", "stream-json"), default="text",
+                   help="stream-json: user messages as JSON lines on stdin, with text and image blocks")
+    p.add_argument("--image", type=Path, action="append", default=[], metavar="FILE",
+                   help="attach an image (PNG, JPEG, GIF, WebP; others are converted); repeatable")
     p.add_argument("--json-schema", type=Path, metavar="FILE",
                    help="the final answer must be JSON valid against this JSON Schema (one retry with the errors; "
                         "exit 1 if it still fails); it is printed, and is `structured_output` in the JSON result")
@@ -112,7 +116,20 @@ def run_command(args) -> int:
         raise UsageError("--branch and --override-review go with --commit.")
     if args.commit and args.no_checkpoints:  # the checkpoints tell which files the session changed
         raise UsageError("--commit needs checkpoints; drop --no-checkpoints.")
+    # start-up time: `coder --help` imports this module, and only this command needs it
+    from coder.cli.run_input import read_images, read_stream_json
+
+    images = read_images(args.image)
+    turns = None
+    if args.input_format == "stream-json":
+        if args.prompt is not None or args.prompt_file is not None:
+            raise UsageError("--input-format stream-json reads the task from stdin; give no prompt argument.")
+        turns = read_stream_json(sys.stdin)
+        args.prompt = turns[0][0] or "(see the image)"
+        images, turns = images + turns[0][1], turns[1:]
     prompt = read_prompt(args)
+    if prompt is None and images and not (args.resume or args.continue_last):
+        prompt = "(see the attached image)" if len(images) == 1 else "(see the attached images)"
     plan = read_plan_file(args)
     if plan is not None:
         # start-up time: `coder --help` imports this module, and only this command needs it
@@ -175,8 +192,13 @@ def run_command(args) -> int:
             from coder.engine.work import adopt_plan
 
             adopt_plan(session, plan)
-        outcome = session.send(prompt)
+        outcome = session.send(prompt, images)
         outcome = _settle(session, opened.agents, outcome)  # background agents: their ends, then the model's turn
+        for text, pictures in turns or []:  # the further user messages of a stream-json input, in order
+            if outcome.reason != "done":
+                break
+            outcome = session.send(text or "(see the image)", pictures)
+            outcome = _settle(session, opened.agents, outcome)
         checked = None
         if schema is not None and outcome.reason == "done":
             outcome, checked = _structured(session, outcome, schema)

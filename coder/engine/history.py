@@ -8,7 +8,7 @@ from typing import Any
 
 from coder.base.events import EVENT_TYPES, Event, event_from_dict
 from coder.context.base import Compaction
-from coder.engine.mentions import blocks
+from coder.engine.mentions import blocks, stored_images
 from coder.engine.turns import forget_after
 from coder.models.types import Message, TextBlock, ToolResultBlock
 
@@ -55,7 +55,8 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
         if kind == "user_message":
             flush()
             attached = blocks(event.get("attachments") or [])  # `@path` files, sent again as they were
-            out.history.append(Message("user", [TextBlock(event["text"]), *(TextBlock(b) for b in attached)]))
+            out.history.append(Message("user", [TextBlock(event["text"]), *(TextBlock(b) for b in attached),
+                                                *stored_images(event.get("images") or [])]))
             out.task = out.task or event["text"]
         elif kind == "assistant_message":
             flush()
@@ -64,7 +65,8 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
             pending.extend(u.id for u in message.tool_uses())
         elif kind == "tool_call_finished":
             results[event["id"]] = ToolResultBlock(event["id"], event["output"], bool(event["is_error"]),
-                                                  tool_references=_references(event))
+                                                  tool_references=_references(event),
+                                                  images=stored_images(event.get("images") or []))
             files.update(event.get("files_changed") or [])
         elif kind in ("stuck", "agent_news") and event.get("note") and event.get("tool_id") in results:
             # what was appended to that result (a nudge, the news of background agents) is what the model read

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from coder.fs.beneath import read_beneath
+from coder.models.images import MAX_SOURCE_BYTES, ImageRefused, looks_like_image, prepare
+from coder.models.types import ImageBlock
 
 MENTION = re.compile(r"(?<![\w@/])@([\w.~+\-/]+)(?::(\d+)(?:-(\d+))?)?")
 MAX_BYTES = 256 * 1024  # a bigger file is cut: the model can read the rest with its tools
@@ -42,9 +44,12 @@ class Attachment:
             else f"{self.path} ({self.end} lines)"
 
 
-def find(text: str, workspace: Path, cwd: Path | None = None) -> list[Attachment]:
-    """The files `text` mentions, read (at most MAX_FILES, each once)."""
+def find(text: str, workspace: Path, cwd: Path | None = None) -> tuple[list[Attachment], list[ImageBlock]]:
+    """The files `text` mentions, read (at most MAX_FILES, each once): text files as attachments, images (issue
+    35: `@shot.png`) as image blocks within the API's limits; an image that cannot be sent is an attachment that
+    says why."""
     out: list[Attachment] = []
+    images: list[ImageBlock] = []
     seen: set[tuple[str, int | None, int | None]] = set()
     root = Path(os.path.realpath(workspace))
     base = Path(os.path.realpath(cwd or workspace))
@@ -52,17 +57,24 @@ def find(text: str, workspace: Path, cwd: Path | None = None) -> list[Attachment
         raw, first, last = m.group(1), m.group(2), m.group(3)
         for candidate in (raw, raw.rstrip(".,;:!?)")):  # "see @a.py." ends a sentence
             rel = _inside(root, base, candidate)
-            data = read_beneath(root, rel, MAX_BYTES + 1) if rel else None
+            image = rel is not None and looks_like_image(rel)
+            data = read_beneath(root, rel, (MAX_SOURCE_BYTES if image else MAX_BYTES) + 1) if rel else None
             if rel is None or data is None:
                 continue
             start = int(first) if first else None
             end = int(last) if last else (start if first else None)
             key = (rel, start, end)
-            if key not in seen and len(out) < MAX_FILES:
+            if key not in seen and len(out) + len(images) < MAX_FILES:
                 seen.add(key)
-                out.append(_attachment(rel, data, start, end))
+                if image:
+                    try:
+                        images.append(prepare(data, rel))
+                    except ImageRefused as exc:
+                        out.append(Attachment(rel, 1, 1, f"(image not attached: {exc})", "refused"))
+                else:
+                    out.append(_attachment(rel, data, start, end))
             break
-    return out
+    return out, images
 
 
 def _inside(root: Path, base: Path, name: str) -> str | None:
@@ -95,3 +107,14 @@ def as_dicts(attachments: list[Attachment]) -> list[dict[str, Any]]:
 def blocks(attachments: list[dict[str, Any]]) -> list[str]:
     """The model's text blocks of stored attachments (the event's dicts)."""
     return [Attachment(**a).block() for a in attachments]
+
+
+def chips(images: list[dict[str, Any]]) -> str:
+    """How a transcript shows a message's images: one chip each, with its size (`[image shot.png 1568x784, 210
+    KB]`)."""
+    return "  ".join(f"[image {i.label()}]" for i in stored_images(images))
+
+
+def stored_images(images: list[dict[str, Any]]) -> list[ImageBlock]:
+    """The image blocks of a stored user message (the event's dicts)."""
+    return [ImageBlock(**{k: v for k, v in i.items() if k != "type"}) for i in images]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -25,6 +25,7 @@ from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.models.retry import retry_listener
 from coder.models.types import (
     Block,
+    ImageBlock,
     Message,
     ModelProvider,
     ModelResponse,
@@ -156,8 +157,9 @@ class Session:
         if self.parts.hooks is not None:
             self.parts.hooks.compacting(instructions)
 
-    def send(self, text: str | None) -> TurnOutcome:
-        """Run one user turn to its end. `text` None continues a session whose last message awaits the model."""
+    def send(self, text: str | None, images: list[ImageBlock] | None = None) -> TurnOutcome:
+        """Run one user turn to its end. `text` None continues a session whose last message awaits the model.
+        `images` go with the text (already prepared: coder/models/images.py), after any `@shot.png` it names."""
         self.cancel.clear()
         self._hook_stop = None
         context: list[str] = []
@@ -173,9 +175,11 @@ class Session:
         self._checkpoint(f"before turn {self.stats.turns + 1}", ours=False)
         if text is not None:
             ctx = self.parts.tool_ctx
-            attached = as_dicts(find(text, Path(ctx.workspace), Path(ctx.cwd)))  # `@path` attaches the file
-            self.emit(ev.UserMessage(text, attached))
-            self.history.append(Message("user", [TextBlock(text), *(TextBlock(b) for b in blocks(attached))]))
+            found, mentioned = find(text, Path(ctx.workspace), Path(ctx.cwd))  # `@path` attaches the file
+            attached, pictures = as_dicts(found), [*(images or []), *mentioned]
+            self.emit(ev.UserMessage(text, attached, [asdict(i) for i in pictures]))
+            self.history.append(Message("user", [TextBlock(text), *(TextBlock(b) for b in blocks(attached)),
+                                                 *pictures]))
             self._add_context("SessionStart", self._start_context)
             self._add_context("UserPromptSubmit", context)
             self._start_context = []
@@ -417,9 +421,11 @@ class Session:
             self.stats.files_changed.update(result.files_changed)
             self.parts.pinned.files_touched = sorted(self.stats.files_changed)
         self.emit(ev.ToolCallFinished(use.id, use.name, use.input, result.output, result.is_error,
-                                       list(result.files_changed), round(duration, 4), result.data))
+                                       list(result.files_changed), round(duration, 4), result.data,
+                                       [asdict(i) for i in result.images]))
         return ToolResultBlock(use.id, result.output, result.is_error,  # the tools a tool search loads:
-                               tool_references=list(result.data.get("tool_references", [])))
+                               tool_references=list(result.data.get("tool_references", [])),
+                               images=list(result.images))
 
     def _heard(self, verdict: HookVerdict) -> HookVerdict:
         """A hook's verdict, once what it tells the user is said."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from coder.base import events as ev
+from coder.engine.mentions import chips
 from coder.engine.work import PlanVerdict
 from coder.frontend.work import plan_line
 
@@ -57,7 +58,8 @@ def progress_line(event: ev.Event) -> str:
         return f"review {event.name}: {event.status} ({event.duration:.1f}s)"
     if isinstance(event, ev.UserMessage):
         files = [f"{a['path']}:{a['start']}-{a['end']}" for a in event.attachments]
-        return "attached " + ", ".join(files) if files else ""
+        line = "attached " + ", ".join(files) if files else ""
+        return "\n".join(x for x in (line, chips(event.images)) if x)
     assert isinstance(event, ev.RetryWait)
     return (f"model request failed ({event.reason}); retry {event.attempt} of {event.max_retries} in "
             f"{event.seconds:.0f}s")

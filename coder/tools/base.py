@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from coder.config.sections import Config
-from coder.models.types import ToolSpec
+from coder.models.types import ImageBlock, ToolSpec
 
 PermissionClass = Literal["read", "write", "execute", "network"]
 
@@ -132,6 +132,8 @@ class ToolResult:
     files_changed: list[str] = field(default_factory=list)
     #: extra structured facts for events and frontends (exit_code, diff, truncated, ...)
     data: dict[str, Any] = field(default_factory=dict)
+    #: images the model sees after `output` (issue 35), already within the API's limits (coder/models/images.py)
+    images: list[ImageBlock] = field(default_factory=list)
 
 
 @dataclass

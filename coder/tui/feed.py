@@ -25,6 +25,7 @@ from textual.app import App
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
+from coder.engine.mentions import chips
 from coder.tools.base import CallFacts
 from coder.tools.registry import describe
 from coder.tui.agents_part import AGENT_EVENTS, AgentsPart
@@ -162,6 +163,8 @@ class EventFeed:
             transcript.add_block(UserBlock(item.text))
             if item.attachments:  # `@path`: the file went along (coder/engine/mentions.py)
                 transcript.note("attached " + ", ".join(_attached(a) for a in item.attachments))
+            if item.images:  # issue 35: a chip with its size for each image that went along
+                transcript.note(visible(chips(item.images)))
         elif isinstance(item, ev.AssistantMessage):
             streamed = await transcript.end_stream()
             texts = [b.get("text", "") for b in item.message.get("content", []) if b.get("type") == "text"]

@@ -25,8 +25,8 @@ def _script(tmp_path: Path) -> Path:
 
 
 def _history() -> list[Message]:
-    shot = prepare(picture(2400, 1200), "shot.png")  # scaled to 1568 x 784 before sending
-    plot = prepare(picture(200, 100, "JPEG"), "plot.jpg")
+    shot = prepare(picture(2400, 1200), "shot.png")  # scaled to 1516 x 758 before sending
+    plot = prepare(picture(200, 100, "JPEG", noisy=True), "plot.jpg")  # ~18 KB of base64
     return [Message("user", [TextBlock("What is on this screenshot?"), shot]),
             Message("assistant", [ToolUseBlock("toolu_1", "view", {"path": "plot.jpg"})]),
             Message("user", [ToolResultBlock("toolu_1", "plot.jpg (200x100)", images=[plot])])]
@@ -42,8 +42,9 @@ def test_anthropic_sends_image_blocks_the_strict_fake_accepts_and_prices_by_the_
     assert first["type"] == "image" and first["source"]["media_type"] == "image/png"
     assert set(first) == {"type", "source"}  # the name and size are ours, never sent
     assert [p["type"] for p in result["content"]] == ["text", "image"]
-    priced = image_tokens(1568, 784) + image_tokens(200, 100)
-    assert priced <= answer.usage.total_input < priced + 200  # not the base64's length / 4
+    priced = image_tokens(1516, 758) + image_tokens(200, 100)
+    assert len(body["messages"][2]["content"][0]["content"][1]["source"]["data"]) > 15_000
+    assert priced < answer.usage.total_input < priced + 200  # the text around them, not the base64's length / 4
 
 
 def test_openai_sends_data_urls_and_a_tool_results_images_in_the_user_message_after_it(tmp_path: Path) -> None:
