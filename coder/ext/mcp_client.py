@@ -20,6 +20,8 @@ the model could rewrite what the next session starts on the host (coder/trust/co
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import os
 import re
@@ -38,6 +40,8 @@ from coder.config.check import table
 from coder.config.sections import Config, McpServer
 from coder.host import Launch, prepare
 from coder.host.bridges import mcp_stdio
+from coder.models.images import ImageRefused, prepare as prepare_image
+from coder.models.types import ImageBlock
 from coder.sandbox.confine import confined_command
 from coder.sandbox.env import sandbox_env
 from coder.sandbox.profile import SandboxConfig
@@ -250,41 +254,55 @@ class MCPManager:
     # ---- calls ------------------------------------------------------------------------------------------------
     def call(self, server: str, tool: str, args: dict[str, Any]) -> tuple[str, bool]:
         """(text for the model, is_error). Restarts a dead server once."""
+        text, is_error, _ = self.call_tool(server, tool, args)
+        return text, is_error
+
+    def call_tool(self, server: str, tool: str, args: dict[str, Any]) -> tuple[str, bool, list[ImageBlock]]:
+        """(text for the model, is_error, the images the result holds). Restarts a dead server once."""
         state = self.states[server]
         for attempt in (1, 2):
             if state.client is None:
                 if state.restarts >= 1 or attempt == 2:
-                    return f"MCP server {server!r} is not running ({state.error or state.status}).", True
+                    return f"MCP server {server!r} is not running ({state.error or state.status}).", True, []
                 state.restarts += 1
                 asyncio.run_coroutine_threadsafe(self._start(state), self._loop).result(
                     timeout=state.config.startup_timeout + 5)
                 if state.client is None:
-                    return f"MCP server {server!r} died and could not be restarted: {state.error}", True
+                    return f"MCP server {server!r} died and could not be restarted: {state.error}", True, []
             future = asyncio.run_coroutine_threadsafe(state.client.call_tool(tool, args), self._loop)
             try:
                 result = future.result(timeout=state.config.call_timeout)
             except FutureTimeout:
                 future.cancel()
-                return f"MCP tool {tool!r} on {server!r} gave no answer within {state.config.call_timeout:g}s.", True
+                wait = state.config.call_timeout
+                return f"MCP tool {tool!r} on {server!r} gave no answer within {wait:g}s.", True, []
             except Exception as exc:  # noqa: BLE001 - the SDK raises MCPError on a closed connection
                 if "closed" in str(exc).lower() or state.task is None or state.task.done():
                     state.client, state.status, state.error = None, "dead", _describe(exc)
                     if state.restarts >= 1:
-                        return f"MCP server {server!r} died again ({state.error}); not restarted.", True
+                        return f"MCP server {server!r} died again ({state.error}); not restarted.", True, []
                     continue
-                return f"MCP tool {tool!r} failed: {_describe(exc)}", True
-            return render_result(result), bool(getattr(result, "is_error", False))
-        return f"MCP server {server!r} is not running.", True
+                return f"MCP tool {tool!r} failed: {_describe(exc)}", True, []
+            text, images = render_result(result, f"{server} {tool}")
+            return text, bool(getattr(result, "is_error", False)), images
+        return f"MCP server {server!r} is not running.", True, []
 
 
-def render_result(result: Any) -> str:
+def render_result(result: Any, name: str = "mcp") -> tuple[str, list[ImageBlock]]:
+    """The text of a tool result and its images (issue 35: an image passes through as an image, made to obey the
+    API's rules; one that cannot is a line saying why)."""
     parts: list[str] = []
+    images: list[ImageBlock] = []
     for item in getattr(result, "content", None) or []:
         kind = getattr(item, "type", "")
         if kind == "text":
             parts.append(item.text)
         elif kind == "image":
-            parts.append(f"[image: {getattr(item, 'mime_type', getattr(item, 'mimeType', 'unknown'))}]")
+            label = f"{name} image {len(images) + 1}"
+            try:
+                images.append(prepare_image(base64.b64decode(str(getattr(item, "data", "")), validate=True), label))
+            except (ImageRefused, binascii.Error, ValueError) as exc:
+                parts.append(f"[image not shown: {exc}]")
         elif kind == "resource":
             resource = item.resource
             parts.append(getattr(resource, "text", None) or f"[resource: {getattr(resource, 'uri', '')}]")
@@ -294,7 +312,7 @@ def render_result(result: Any) -> str:
         structured = getattr(result, "structured_content", None)
         if structured is not None:
             parts.append(json.dumps(structured, ensure_ascii=False))
-    return "\n".join(parts) or "(no content)"
+    return "\n".join(parts) or ("(an image)" if images else "(no content)"), images
 
 
 def _describe(exc: BaseException) -> str:

@@ -20,9 +20,10 @@ class MCPTool(Tool):
         self.tool = tool
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        text, is_error = self.manager.call(self.server, self.tool, args)
+        text, is_error, images = self.manager.call_tool(self.server, self.tool, args)
         clipped = clip_output(text, ctx.state_dir)
-        return ToolResult(clipped.text, is_error, data={"server": self.server, "output_handle": clipped.handle})
+        return ToolResult(clipped.text, is_error, data={"server": self.server, "output_handle": clipped.handle},
+                          images=images)
 
     def close(self) -> None:
         self.manager.close()  # idempotent: every tool of the session shares the manager

@@ -14,10 +14,12 @@ from typing import Any
 
 from coder.base.errors import ToolError
 from coder.edit.errors import EditError, MatchError
+from coder.edit.fileio import human_size, read_raw
 from coder.edit.ops import Editor
 from coder.edit.state import EditState
 from coder.edit.view import view
 from coder.fs.beneath import EscapeError
+from coder.models.images import MAX_SOURCE_BYTES, ImageRefused, looks_like_image, prepare
 from coder.tools.base import (
     DETAIL_LIMIT,
     CallFacts,
@@ -148,6 +150,8 @@ class EditTool(Tool):
                         max_bytes=cfg.max_bytes)
         path = _str(args, "path")
         assert path is not None
+        if command == "view" and looks_like_image(path):
+            return _view_image(editor, path)
         if command == "view":
             view_range = args.get("view_range")
             if view_range is not None:
@@ -180,3 +184,19 @@ class EditTool(Tool):
             outcome = editor.undo(path)
         return ToolResult(outcome.message, files_changed=[outcome.display],
                           data={"path": outcome.display, "diff": outcome.diff, "strategies": outcome.strategies})
+
+
+def _view_image(editor: Editor, path: str) -> ToolResult:
+    """`view` of a PNG, JPEG, GIF or WebP file (issue 35; other formats Pillow reads are converted): the image
+    itself, made to obey the API's rules, after one line saying what it is. Read beneath the workspace like any
+    view (coder/edit/paths.py); a file that is no image is an error the model reads."""
+    loc = editor.locate(path, for_write=False)
+    raw, _ = read_raw(loc, MAX_SOURCE_BYTES + 1)
+    display = editor.display(loc.path)
+    try:
+        image = prepare(raw, display)
+    except ImageRefused as exc:
+        raise ToolError(str(exc)) from exc
+    sent = f"{image.width}x{image.height}"
+    return ToolResult(f"{display}: image, sent as {image.media_type} {sent} ({human_size(len(raw))} on disk)",
+                      data={"path": display, "image": sent}, images=[image])

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Image, MCPServer
 from mcp.types import ToolAnnotations
 
 server = MCPServer("demo")
@@ -34,6 +34,18 @@ def write_note(text: str) -> str:
 def crash() -> str:
     """Kill the server process."""
     os._exit(3)
+
+
+@server.tool()
+def plot(width: int, height: int) -> list:
+    """A chart as a PNG image (issue 35: an image result passes through as an image), and a caption."""
+    import io  # only this tool needs an image library
+
+    from PIL import Image as Picture
+
+    out = io.BytesIO()
+    Picture.new("RGB", (width, height), (10, 120, 200)).save(out, "PNG")
+    return [f"chart {width}x{height}", Image(data=out.getvalue(), format="png")]
 
 
 @server.tool()
