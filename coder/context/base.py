@@ -35,7 +35,9 @@ class Pinned:
 class Compaction:
     """One compaction, persisted as an event so `restore` can replay it."""
 
-    kind: str  # "truncate" | "mask" | "summary" | "breaker" (a compaction that freed too little; not repeated)
+    #: "truncate" | "images" (issue 35: old images replaced by notes) | "mask" | "summary" | "breaker" (a
+    #: compaction that freed too little; not repeated)
+    kind: str
     tokens_before: int
     tokens_after: int
     data: dict[str, Any] = field(default_factory=dict)

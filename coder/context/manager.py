@@ -25,6 +25,7 @@ from coder.config.sections import ContextSettings
 from coder.context.base import Compaction, Pinned, Prepared
 from coder.context.clipping import ClipTier, cut_user_texts
 from coder.context.history import assistant_indexes, fingerprint, loaded_tools, repair_pairing, replace_results
+from coder.context.images import drop_images, old_images
 from coder.context.masking import MaskTier
 from coder.context.summary import (
     LLMSummarizer,
@@ -137,6 +138,7 @@ class TieredContext:
 
     def _reset_state(self) -> None:
         self.replacements: dict[str, str] = {}
+        self.dropped_images: dict[str, str] = {}  # image digest -> the note that stands for it (coder/context/images)
         self.summary: SummaryState | None = None
         self.hard_text_limit: int | None = None
         self._breaker_until = 0
@@ -187,6 +189,8 @@ class TieredContext:
                 self.replacements.update(data.get("replacements", {}))
                 if data.get("hard_text_limit"):
                     self.hard_text_limit = int(data["hard_text_limit"])
+            elif comp.kind == "images":
+                self.dropped_images.update(data.get("dropped", {}))
             elif comp.kind == "summary":
                 self.summary = SummaryState(data["text"], int(data["covered"]), data["anchor"])
             elif comp.kind == "breaker":
@@ -238,6 +242,7 @@ class TieredContext:
             view = handoff(history, self.summary) + replace_results(history, self.replacements, self.summary.covered)
         else:
             view = replace_results(history, self.replacements)
+        view = drop_images(view, self.dropped_images)
         if self.hard_text_limit:
             view = cut_user_texts(view, self.state_dir, self.hard_text_limit)
         return repair_pairing(view)
@@ -294,17 +299,24 @@ class TieredContext:
     def _compact(self, system: str, history: list[Message], view: list[Message], tools: list[ToolSpec],
                  pinned: Pinned, tokens_before: int, forced: bool) -> list[Compaction]:
         out: list[Compaction] = []
-        saved = dict(self.replacements)
+        saved, saved_images = dict(self.replacements), dict(self.dropped_images)
         try:
             return self._compact_tiers(system, history, view, tools, pinned, tokens_before, forced, out)
         except BaseException:
-            self.replacements = saved  # nothing of a failed compaction may survive: it was never persisted
+            # nothing of a failed compaction may survive: it was never persisted
+            self.replacements, self.dropped_images = saved, saved_images
             raise
 
     def _compact_tiers(self, system: str, history: list[Message], view: list[Message], tools: list[ToolSpec],
                        pinned: Pinned, tokens_before: int, forced: bool, out: list[Compaction]) -> list[Compaction]:
-        masks = self.masker.run(history, self.replacements)
         tokens = tokens_before
+        images = old_images(history, self.config.recent_turns, self.dropped_images)
+        if images:  # images first (issue 35): the most tokens for the least loss
+            self.dropped_images.update(images)
+            tokens = self.estimator.request(system, self._view(history), tools)
+            out.append(Compaction("images", tokens_before, tokens, {"dropped": images}))
+        enough = images and tokens <= self.target and not forced  # the images alone freed enough
+        masks = {} if enough else self.masker.run(history, self.replacements)
         if masks:
             self.replacements.update(masks)
             tokens = self.estimator.request(system, self._view(history), tools)
