@@ -164,3 +164,43 @@ def network_for(services: dict[str, Any], cfg: SandboxConfig) -> SessionNetwork 
     network = SessionNetwork(proxy, NetworkLink(folder, python), folder)
     services["network"] = network
     return network
+
+
+@dataclass
+class FetchNetwork:
+    """The proxy `web_fetch` goes through when the shell has none running (issue 35): the same lists, answers and
+    hooks, its own socket, no relay (nothing runs in a sandbox)."""
+
+    proxy: NetProxy
+    folder: Path
+
+    def close(self) -> None:
+        self.proxy.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def fetch_proxy(services: dict[str, Any], cfg: Any) -> NetProxy:
+    """The proxy a fetch from the host goes through: the shell's, when the session runs one (its answers hold for
+    both), else one started now and kept in `services["fetch_network"]` (its owner closes it). Unlike the shell's,
+    it runs with no list configured too: then every host is unlisted, asked about in the app, refused headless."""
+    shell = services.get("network")
+    if shell is not None and shell.proxy.alive:
+        return shell.proxy
+    current = services.get("fetch_network")
+    if current is not None and current.proxy.alive:
+        return current.proxy
+    # start-up time: coder.netproxy.proxy brings asyncio
+    from coder.netproxy.proxy import NetProxy
+
+    hooks: NetHooks = services.get("net_hooks") or NetHooks()
+    project = hooks.project_dir
+    folder = Path(tempfile.mkdtemp(prefix="coder-fetch-"))
+    proxy = NetProxy(policy_for(cfg, project), folder / SOCKET_NAME, hooks.ask, hooks.report, hosts_override(),
+                     (lambda host: save_grant(project, host)) if project is not None else None)
+    try:
+        proxy.start()
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise ConfigError(str(exc)) from exc
+    services["fetch_network"] = FetchNetwork(proxy, folder)
+    return proxy

@@ -33,6 +33,7 @@ BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
     "exit_plan": "coder.tools.plan_tool:ExitPlanTool",
     "skill": "coder.tools.skill_tool:SkillTool",
     "tool_search": "coder.tools.tool_search_tool:ToolSearchTool",
+    "web_fetch": "coder.tools.web_fetch_tool:WebFetchTool",
 }
 
 

@@ -1,0 +1,132 @@
+"""`web_fetch` (issue 35): read a URL through the sandbox's domain rules, HTML as Markdown.
+
+The fetch runs on the host but leaves only through coder's domain proxy (coder/netproxy/client.py), so the
+user's lists decide every host, a redirect included, and every access is recorded like the shell's; nothing of
+coder's (API key, cookies) is sent. What comes back:
+
+- HTML: the page's main part (`<main>`, else `<article>`, else `<body>`) without scripts, styles and navigation,
+  converted to Markdown with markdownify (docs/decisions/35-images-and-web.md says why that library);
+- text, Markdown, JSON, XML: as they are; an image: the image (coder/models/images.py);
+- anything else (PDF, archives): refused with what it was.
+
+The text is cut at `max_chars` (the whole page stays behind a read_output handle). On demand (deferred): the
+definition costs nothing per request until the tool search loads it (docs/decisions/33-context-cost.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coder.base.errors import ConfigError, ToolError
+from coder.models.images import ImageRefused, prepare
+from coder.netproxy.client import FetchError, Page, fetch
+from coder.sandbox.exec import sandbox_section
+from coder.sandbox.network import fetch_proxy
+from coder.sandbox.profile import SandboxConfig
+from coder.store.outputs import save_output
+from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
+
+MAX_BYTES = 5 * 1024 * 1024  # read at most this much of a response
+DEFAULT_CHARS = 30_000
+TIMEOUT = 30.0
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml", "application/javascript",
+              "application/x-yaml", "application/yaml", "application/toml")
+DROPPED_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "nav", "footer", "form")
+
+
+class WebFetchTool(Tool):
+    def __init__(self, contract: ToolContract) -> None:
+        self.contract = contract
+        self._services: dict[str, Any] | None = None
+
+    def facts(self, args: dict[str, Any]) -> CallFacts:
+        url = str(args.get("url", ""))
+        return CallFacts(f"web_fetch {one_line(url, 90)}", url, maskable=True)
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        url = args.get("url")
+        if not isinstance(url, str) or not url.strip():
+            raise ToolError("give the `url` to fetch (http:// or https://)")
+        limit = args.get("max_chars", DEFAULT_CHARS)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1000:
+            raise ToolError(f"max_chars must be an integer of at least 1000, got {limit!r}")
+        try:
+            cfg = SandboxConfig.from_dict(sandbox_section(ctx.config))
+            self._services = ctx.services
+            proxy = fetch_proxy(ctx.services, cfg)
+        except ConfigError as exc:
+            return ToolResult(f"web_fetch cannot run: {exc}", is_error=True)
+        proxy.new_command()  # a "once" answer covers this fetch (and its redirects) only
+        try:
+            page = fetch(proxy.socket_path, url.strip(), max_bytes=MAX_BYTES, timeout=TIMEOUT)
+        except FetchError as exc:
+            return ToolResult(f"web_fetch {url}: {exc}", is_error=True, data={"url": url})
+        return _result(page, limit, ctx)
+
+    def close(self) -> None:
+        network = (self._services or {}).pop("fetch_network", None)
+        if network is not None:
+            network.close()
+
+
+def _result(page: Page, limit: int, ctx: ToolContext) -> ToolResult:
+    media = page.content_type.split(";")[0].strip().lower()
+    head = f"[{page.url}: HTTP {page.status}, {media or 'no content type'}" + (
+        f", redirected from {page.redirects[0]}" if page.redirects else "") + "]"
+    data: dict[str, Any] = {"url": page.url, "status": page.status, "content_type": media, "bytes": len(page.body)}
+    failed = page.status >= 400
+    if media.startswith("image/"):
+        try:
+            image = prepare(page.body, page.url)
+        except ImageRefused as exc:
+            return ToolResult(f"{head}\n{exc}", is_error=True, data=data)
+        return ToolResult(f"{head}\nimage, sent as {image.width}x{image.height}", failed, data=data, images=[image])
+    if media and not media.startswith(TEXT_TYPES):
+        return ToolResult(f"{head}\nnot text, HTML or an image ({len(page.body)} bytes); not shown", True, data=data)
+    text = page.body.decode(_charset(page.content_type), errors="replace")
+    if media in ("text/html", "application/xhtml+xml") or (not media and "<html" in text[:1000].lower()):
+        text = html_to_markdown(text)
+    if page.truncated:
+        text += f"\n\n[the response was cut at {MAX_BYTES // (1024 * 1024)} MB]"
+    if len(text) > limit:
+        handle = save_output(ctx.state_dir, text)
+        shown = text[:limit]
+        line = shown.count("\n") + 1
+        text = (f"{shown}\n\n[page cut at {limit:,} of {len(text):,} characters; the rest: read_output "
+                f"handle={handle} start_line={line}]")
+        data.update(truncated=True, output_handle=handle)
+    return ToolResult(f"{head}\n{text}", failed, data=data)
+
+
+def _charset(content_type: str) -> str:
+    for part in content_type.split(";")[1:]:
+        key, _, value = part.partition("=")
+        if key.strip().lower() == "charset" and value.strip():
+            name = value.strip().strip('"')
+            try:
+                "".encode(name)
+            except LookupError:
+                break
+            return name
+    return "utf-8"
+
+
+def html_to_markdown(html: str) -> str:
+    """The page's main part as Markdown: title first, scripts, styles and navigation gone."""
+    # start-up time: BeautifulSoup and markdownify load only when a page is fetched
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup(DROPPED_TAGS):
+        tag.decompose()
+    main = soup.find("main") or soup.find("article") or soup.body or soup
+    text = MarkdownConverter(heading_style="ATX", bullets="-", code_language="").convert_soup(main)
+    lines = [line.rstrip() for line in text.splitlines()]
+    compact: list[str] = []
+    for line in lines:  # at most one blank line in a row
+        if line or (compact and compact[-1]):
+            compact.append(line)
+    body = "\n".join(compact).strip()
+    return f"# {title}\n\n{body}" if title and not body.startswith("# ") else body
