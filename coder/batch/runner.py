@@ -229,7 +229,8 @@ def run_agent(req: AgentRequest) -> AgentResult:
     """Run one headless session to its end or its wall-time limit; never raises for agent failures."""
     args = agent_args(req)
     req.state_dir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, **req.extra_env, "CODER_STATE_DIR": str(req.state_dir)}
+    # issue 35: no web search in batch unless the user's environment says CODER_WEB_SEARCH=on
+    env = {"CODER_WEB_SEARCH": "off", **os.environ, **req.extra_env, "CODER_STATE_DIR": str(req.state_dir)}
     env.pop("CODER_MODEL", None)
     out_path = req.state_dir / "agent.out"  # the JSON result line
     override = agent_command() if os.environ.get("CODER_BATCH_AGENT") else None

@@ -346,6 +346,32 @@ class NotifySettings:
 
 
 @dataclass
+class WebSettings:
+    """`[web]`: web search (issue 35; web_fetch follows `[sandbox]`'s domain lists). A repository may only turn
+    search off, or lower its limits: where searches go and which sites count are the user's."""
+
+    search: Literal["off", "on"] = setting("on", doc="Web search: on or off (`coder batch` runs its agents with it "
+                                           "off unless the environment says on).", repo=Repo.SAFE, safe="off",
+                                           env="CODER_WEB_SEARCH")
+    search_max_uses: int = setting(5, doc="Searches the model may run in one request.", repo=Repo.LOWER, at_least=1)
+    search_session_cap: int = setting(25, doc="Searches in a whole session; then the tool is withdrawn.",
+                                      repo=Repo.LOWER, at_least=0)
+    search_allowed_domains: list[str] = setting(factory=list, doc="Only results from these domains (the "
+                                                "Anthropic route).", repo=Repo.NEVER)
+    search_blocked_domains: list[str] = setting(factory=list, doc="Never results from these domains (the "
+                                                "Anthropic route).", repo=Repo.NEVER)
+    search_backend: str = setting("", doc="Other routes: a search URL with {query} answering SearXNG-style JSON, "
+                                  "fetched through the domain lists; empty: no web search there.", repo=Repo.NEVER)
+
+    def check(self) -> None:
+        if self.search_allowed_domains and self.search_blocked_domains:  # [web-search] the API refuses both
+            raise SettingError("search_blocked_domains", "not together with search_allowed_domains (the API "
+                               "takes one list or the other)")
+        if self.search_backend and "{query}" not in self.search_backend:
+            raise SettingError("search_backend", "needs {query} where the search words go")
+
+
+@dataclass
 class SkillsSettings:
     """`[skills]`: Agent Skills (folders with a SKILL.md)."""
 
@@ -439,6 +465,7 @@ class Config:
     skills: SkillsSettings = section(SkillsSettings, "Agent Skills.")
     telemetry: TelemetrySettings = section(TelemetrySettings, "OpenTelemetry export.")
     agents: AgentsSettings = section(AgentsSettings, "Subagents in the background.")
+    web: WebSettings = section(WebSettings, "Web search.")
     providers: dict[str, ProviderSettings] = setting(factory=dict, doc="One table per provider: "
                                                      "[providers.anthropic], [providers.openai], ...",
                                                      repo=Repo.NEVER, check=_known_providers)

@@ -16,6 +16,7 @@ from coder.models.images import image_tokens
 from coder.models.types import (
     ImageBlock,
     Message,
+    ServerToolBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -51,6 +52,8 @@ class TokenEstimator:
             return BLOCK_OVERHEAD + self._raw_text(block.text)
         if isinstance(block, ToolResultBlock):
             return BLOCK_OVERHEAD + 6 + self._raw_text(block.content) + sum(self._raw_block(i) for i in block.images)
+        if isinstance(block, ServerToolBlock):
+            return BLOCK_OVERHEAD + self._raw_text(json.dumps(block.data, ensure_ascii=False))
         if isinstance(block, ImageBlock):  # the documented price, already in tokens: the scale undoes itself
             return BLOCK_OVERHEAD + image_tokens(block.width, block.height) / max(self.scale, 0.5)
         if isinstance(block, ToolUseBlock):

@@ -282,7 +282,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
              "it; --no-sandbox runs them unsandboxed.")
 
     work = open_work(workspace, config, (e.to_dict() for e in store.events(session_id)) if row else None, note)
-    tools = session_tools(config, workspace, note)
+    tools = session_tools(config, workspace, note, provider.spec)
     claude_hooks = ClaudeHookRunner(stored.claude.hooks, workspace, cwd, config.sandbox, session_id, tools,
                                     lambda: policy.mode, note)
     parts = SessionParts(
@@ -314,14 +314,17 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     return Opened(session, store, config, workspace, root is not None, row is not None, agents)
 
 
-def session_tools(config: Config, workspace: Path, note: Callable[[str], None]) -> dict[str, Any]:
-    """Built-in tools, then the user's custom tools, then MCP servers' tools (deferred: loaded on demand)."""
+def session_tools(config: Config, workspace: Path, note: Callable[[str], None], model: str = "") -> dict[str, Any]:
+    """Built-in tools, then the user's custom tools, then MCP servers' tools (deferred: loaded on demand), each
+    told the session's config and model (web search declares itself by both)."""
     # start-up time: coder.ext.mcp_tools brings asyncio
     from coder.ext.mcp_tools import load_mcp_tools
 
     tools: dict[str, Any] = builtin_tools()
     tools.update(load_custom_tools(workspace, set(tools), config.trusted, note, config.repo_files))
     tools.update(load_mcp_tools(config, workspace, note))
+    for tool in tools.values():
+        tool.configure(config, model)
     return arrange(tools)
 
 

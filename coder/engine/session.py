@@ -281,7 +281,7 @@ class Session:
 
     def _ask_model(self) -> ModelResponse:
         parts = self.parts
-        tool_specs = [t.contract.spec() for t in parts.tools.values()]
+        tool_specs = [s for s in (t.spec() for t in parts.tools.values()) if s is not None]
         for attempt in (1, 2):
             prepared = parts.context.prepare(parts.system_prompt, self.history, tool_specs, parts.pinned)
             for c in prepared.compactions:
@@ -300,6 +300,8 @@ class Session:
                 continue
             self.stats.turns += 1
             self.add_cost(response.cost_usd)
+            for tool in parts.tools.values():  # a tool the API runs itself counts its uses (web search's cap)
+                tool.saw_answer(response.message)
             for note in response.notes:  # e.g. a model the model table does not know (the provider says it once)
                 self.emit(ev.ErrorEvent(note))
             if not response.cost_known and self.stats.cost_known:

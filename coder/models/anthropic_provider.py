@@ -33,6 +33,7 @@ from coder.models.types import (
     ModelRequest,
     ModelResponse,
     RedactedThinkingBlock,
+    ServerToolBlock,
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
@@ -43,6 +44,8 @@ from coder.models.wire import build_anthropic_body, input_tokens
 if TYPE_CHECKING:
     from coder.models.registry import ProviderRequest
 
+#: the blocks of the tools the API runs itself that coder declares (web search)
+SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result")
 _STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"}
 _RETRY_STATUS = {408, 409, 429}
 _STREAM_ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429, "timeout_error": 504}
@@ -224,6 +227,8 @@ def _blocks(content: Any) -> list[Block]:
             out.append(RedactedThinkingBlock(raw.data))
         elif raw.type == "tool_use":
             out.append(ToolUseBlock(raw.id, raw.name, dict(raw.input) if isinstance(raw.input, dict) else {}))
+        elif raw.type in SERVER_BLOCKS:  # web search (issue 35): goes back as it came
+            out.append(ServerToolBlock(raw.model_dump(mode="json", exclude_none=True)))
     return out
 
 

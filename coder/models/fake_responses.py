@@ -9,6 +9,7 @@ signature coder.models.fake_rules issues, bound to the conversation on models wi
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,8 @@ def anthropic_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) ->
         thinking = turn.thinking or THINKING_PLACEHOLDER
         blocks.append({"type": "thinking", "thinking": thinking,
                        "signature": sign(body, facts, thinking)})
+    searches = web_searches(turn.web_search, body, answer.index)
+    blocks += searches
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
     calls = []
@@ -67,7 +70,37 @@ def anthropic_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) ->
         "cache_creation_input_tokens": cached.cache_write_tokens,
         "cache_read_input_tokens": cached.cache_read_tokens,
     }
+    if searches:
+        usage["server_tool_use"] = {"web_search_requests": sum(1 for b in searches if b["type"] == "server_tool_use"
+                                                               and not _failed(b, searches))}
     return Reply(blocks, turn.final_stop_reason, usage)
+
+
+def web_searches(scripted: list[dict[str, Any]], body: dict[str, Any], number: int) -> list[dict[str, Any]]:
+    """The server tool blocks of a turn's scripted web searches ([web-search]): a server_tool_use and its
+    web_search_tool_result each, only when the request declares the web search tool, and an error result past its
+    `max_uses`, as the API answers."""
+    declared = next((t for t in body.get("tools") or [] if isinstance(t, dict)
+                     and str(t.get("type", "")).startswith("web_search_")), None)
+    if declared is None:
+        return []
+    blocks: list[dict[str, Any]] = []
+    for n, search in enumerate(scripted):
+        use_id = f"srvtoolu_fake_{number:04d}_{n}"
+        blocks.append({"type": "server_tool_use", "id": use_id, "name": "web_search",
+                       "input": {"query": search["query"]}})
+        if n >= int(declared.get("max_uses") or len(scripted)):
+            content: Any = {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}
+        else:
+            content = [{"type": "web_search_result", "url": str(r.get("url", "")), "title": str(r.get("title", "")),
+                        "encrypted_content": "fake-" + hashlib.sha256(str(r.get("url", "")).encode()).hexdigest()[:16],
+                        "page_age": None} for r in search.get("results") or []]
+        blocks.append({"type": "web_search_tool_result", "tool_use_id": use_id, "content": content})
+    return blocks
+
+
+def _failed(use: dict[str, Any], blocks: list[dict[str, Any]]) -> bool:
+    return any(b.get("tool_use_id") == use["id"] and isinstance(b.get("content"), dict) for b in blocks)
 
 
 def anthropic_message(reply: Reply, model: str, number: int) -> dict[str, Any]:
@@ -92,8 +125,10 @@ def anthropic_events(reply: Reply, model: str, number: int) -> list[tuple[str, d
         elif kind == "text":
             opening = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": c} for c in chunk_text(block["text"])]
+        elif kind == "web_search_tool_result":  # [web-search] streamed whole in its start event
+            opening, deltas = block, []
         else:
-            opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            opening = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
             raw = json.dumps(block["input"], ensure_ascii=False)
             cut = max(1, len(raw) // 2)
             pieces = [""] + [p for p in (raw[:cut], raw[cut:]) if p]

@@ -38,6 +38,7 @@ from coder.models.types import (
     ImageBlock,
     Message,
     RedactedThinkingBlock,
+    ServerToolBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -77,6 +78,8 @@ def block_to_api(block: Any, tools: ToolMap | None = None) -> dict[str, Any]:
         tools = tools or ToolMap()
         return {"type": "tool_use", "id": block.id, "name": tools.api_name(block.name),
                 "input": tools.api_input(block.name, block.input)}
+    if isinstance(block, ServerToolBlock):
+        return dict(block.data)
     if isinstance(block, ImageBlock):  # `name`, `width` and `height` are ours: never sent
         return {"type": "image", "source": {"type": "base64", "media_type": block.media_type, "data": block.data}}
     if isinstance(block, ToolResultBlock):

@@ -32,7 +32,7 @@ from typing import Any
 from coder.base.errors import ModelConfigError
 
 EXHAUSTED_TEXT = "The script has no more turns."
-_TURN_KEYS = {"text", "tool_calls", "thinking", "when", "repeat", "stop_reason"}
+_TURN_KEYS = {"text", "tool_calls", "thinking", "when", "repeat", "stop_reason", "web_search"}
 _STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"}
 
 
@@ -51,6 +51,9 @@ class Turn:
     when: re.Pattern[str] | None = None
     repeat: bool = False
     stop_reason: str | None = None
+    #: server-side web searches the model runs before its text (issue 35): {"query": ..., "results": [{"url",
+    #: "title"}]}; the fake server answers them only when the request declares the web search tool
+    web_search: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def final_stop_reason(self) -> str:
@@ -149,7 +152,11 @@ def parse_script(data: Any, source: str) -> Script:
             raise bad(f"turn {number}: stop_reason must be one of {sorted(_STOP_REASONS)}")
         if not text and not calls and not thinking and stop is None:
             raise bad(f"turn {number} is empty (give it \"text\" or \"tool_calls\")")
-        turns.append(Turn(text, calls, thinking, when, bool(item.get("repeat", False)), stop))
+        searches = item.get("web_search") or []
+        if not isinstance(searches, list) or not all(isinstance(s, dict) and isinstance(s.get("query"), str)
+                                                     for s in searches):
+            raise bad(f"turn {number}: \"web_search\" is a list of {{\"query\": ..., \"results\": [...]}}")
+        turns.append(Turn(text, calls, thinking, when, bool(item.get("repeat", False)), stop, searches))
     return Script(turns, source)
 
 

@@ -70,6 +70,16 @@ class ImageBlock:
 
 
 @dataclass
+class ServerToolBlock:
+    """A block of a tool the API runs itself (issue 35: web search's `server_tool_use` and
+    `web_search_tool_result`), kept as the API sent it and sent back unchanged with the rest of the turn; only the
+    Anthropic route has them (others leave them out)."""
+
+    data: dict[str, Any]
+    type: Literal["server_tool"] = "server_tool"
+
+
+@dataclass
 class ToolResultBlock:
     tool_use_id: str
     content: str
@@ -82,7 +92,8 @@ class ToolResultBlock:
     images: list[ImageBlock] = field(default_factory=list)
 
 
-Block = Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, RedactedThinkingBlock, ImageBlock]
+Block = Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, RedactedThinkingBlock, ImageBlock,
+              ServerToolBlock]
 
 _BLOCK_TYPES: dict[str, type] = {
     "text": TextBlock,
@@ -91,6 +102,7 @@ _BLOCK_TYPES: dict[str, type] = {
     "tool_result": ToolResultBlock,
     "redacted_thinking": RedactedThinkingBlock,
     "image": ImageBlock,
+    "server_tool": ServerToolBlock,
 }
 
 
@@ -148,6 +160,8 @@ class ToolSpec:
     #: loaded on demand (coder/tools/tool_search_tool.py): not in the model's context until a tool result
     #: references it, so a session's many rarely used tools cost nothing per request (and the prefix stays cached)
     deferred: bool = False
+    #: fields a server tool's declaration carries besides type and name (web search: max_uses, allowed_domains)
+    server_params: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

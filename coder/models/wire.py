@@ -67,7 +67,7 @@ def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
     # neither their number nor a load changes the cached prefix (tools, then system, then messages)
     for spec in sorted(request.tools, key=lambda s: s.deferred):
         if spec.anthropic_type and server_tool_supported(spec.anthropic_type, model, spec.name):
-            tools.append({"type": spec.anthropic_type, "name": spec.name})
+            tools.append({"type": spec.anthropic_type, "name": spec.name, **spec.server_params})
         else:
             tools.append({"name": names.api_name(spec.name), "description": spec.description,
                           "input_schema": names.api_schema(spec)})

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from coder.config.sections import Config
-from coder.models.types import ImageBlock, ToolSpec
+from coder.models.types import ImageBlock, Message, ToolSpec
 
 PermissionClass = Literal["read", "write", "execute", "network"]
 
@@ -246,6 +246,16 @@ class Tool(ABC):
         """The input of this tool for a call a Claude Code hook rewrote (`updatedInput`, in the shape
         `claude_call` gave it) from `args`. Default: the hook's input as it is."""
         return dict(updated)
+
+    def configure(self, config: Config, model: str) -> None:  # noqa: B027 - optional
+        """The session's merged config and its model ("provider:name"), once, before the first request."""
+
+    def spec(self) -> ToolSpec | None:
+        """What the next request declares of this tool; None: not offered on it (web search past its cap)."""
+        return self.contract.spec()
+
+    def saw_answer(self, message: Message) -> None:  # noqa: B027 - optional: only tools the API runs listen
+        """Each answer of the model, for a tool the API runs itself (web search counts its uses)."""
 
     def close(self) -> None:  # noqa: B027 - optional: most tools hold nothing
         """Release what the tool holds (processes, files) at session end."""

@@ -34,6 +34,7 @@ BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
     "skill": "coder.tools.skill_tool:SkillTool",
     "tool_search": "coder.tools.tool_search_tool:ToolSearchTool",
     "web_fetch": "coder.tools.web_fetch_tool:WebFetchTool",
+    "web_search": "coder.tools.web_search_tool:WebSearchTool",
 }
 
 

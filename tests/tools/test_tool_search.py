@@ -123,4 +123,4 @@ def test_without_the_search_tool_nothing_is_deferred() -> None:
     tools = builtin_tools(["bash", "bash_output"])
     assert list(tools) == ["bash", "bash_output"] and not tools["bash_output"].contract.deferred
     again = arrange(builtin_tools())
-    assert list(again)[-3:] == ["tool_search", "bash_output", "task"]
+    assert list(again)[-4:] == ["tool_search", "bash_output", "task", "web_fetch"]
