@@ -13,6 +13,8 @@ goes on in the terminal with `coder --resume ID`, and `session/load` of a termin
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import concurrent.futures
 import sys
 import threading
@@ -46,6 +48,8 @@ from coder.config.modes import MODES
 from coder.engine.builder import open_session
 from coder.engine.history import stored_events
 from coder.engine.options import options_from_args
+from coder.models.images import ImageRefused, prepare
+from coder.models.types import ImageBlock
 from coder.policy.base import PermissionAnswer
 
 #: how long the engine's thread waits for one update to be written (a client that stopped reading)
@@ -95,8 +99,8 @@ class CoderAgent:
         self.reads_buffers = bool(getattr(fs, "read_text_file", False))
         return InitializeResponse(
             protocol_version=min(int(protocol_version), PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(load_session=True,
-                                                 prompt_capabilities=PromptCapabilities(embedded_context=True)),
+            agent_capabilities=AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(
+                embedded_context=True, image=True)),
             agent_info=Implementation(name="coder", title="coder", version=__version__), auth_methods=[])
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
@@ -132,7 +136,8 @@ class CoderAgent:
             live.busy = True
         try:
             blocks = await self._with_buffers(session_id, prompt)
-            outcome = await asyncio.to_thread(live.session.send, prompt_text(blocks))
+            images = prompt_images(blocks)
+            outcome = await asyncio.to_thread(live.session.send, prompt_text(blocks), images)
         finally:
             live.busy = False
         if outcome.reason not in STOP_REASONS:  # a limit, an error or the stuck detector: say why in the chat
@@ -286,7 +291,23 @@ def prompt_text(blocks: list[Any]) -> str:
                 parts.append(f"\n{_path_of(resource.uri)}:\n```\n{text}\n```\n")
             else:
                 parts.append(f"@{_path_of(resource.uri)}")
-    return "\n".join(p for p in parts if p) or "(empty prompt)"
+    return "\n".join(p for p in parts if p) or ("(see the image)" if any(
+        getattr(b, "type", "") == "image" for b in blocks) else "(empty prompt)")
+
+
+def prompt_images(blocks: list[Any]) -> list[ImageBlock]:
+    """The images of a prompt (issue 35: ACP's image content, base64 with its MIME type), made to obey the API's
+    rules; one that cannot be sent is refused with the reason, before the turn starts."""
+    out: list[ImageBlock] = []
+    for block in blocks:
+        if getattr(block, "type", "") != "image":
+            continue
+        name = _path_of(str(getattr(block, "uri", None) or f"image {len(out) + 1}"))
+        try:
+            out.append(prepare(base64.b64decode(str(getattr(block, "data", "")), validate=True), name))
+        except (ImageRefused, binascii.Error, ValueError) as exc:
+            raise RequestError.invalid_params({"message": f"{name}: {exc}"}) from exc
+    return out
 
 
 def _path_of(uri: str) -> str:
