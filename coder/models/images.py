@@ -6,7 +6,7 @@ accepts, or raises `ImageRefused` with a message a person can act on:
 
 - media types: PNG, JPEG, GIF and WebP are sent as they are when they fit; anything else Pillow reads (BMP, TIFF,
   ICO, ...) is converted to PNG (JPEG for photos too big as PNG); what Pillow cannot read is refused.
-- size and dimensions ([vision]): an image larger than 1568 px on its long edge or 1.15 megapixels is scaled
+- size and dimensions ([vision]): an image larger than 1568 px on its long edge or ~1.2 megapixels is scaled
   down before sending. The API would scale it down itself, at the same token price, after the upload and with a
   delay; at 1568 px neither the 8000 px limit nor the 2000 px limit of a request with more than 20 images can be
   reached. After scaling, the encoded image must be at most 5 MB (the API's per-image limit); a bigger one is
@@ -33,7 +33,9 @@ MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WE
 SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".ico")
 MAX_BYTES = 5 * 1024 * 1024  # [vision] per image, decoded
 LONG_EDGE = 1568  # [vision] "images larger than 1568 px on the long edge are resized"
-MAX_PIXELS = 1_150_000  # [vision] "about 1.15 megapixels"
+#: [vision] says "about 1.15 megapixels", and its table of the largest sizes not resized goes up to 784x1568
+#: (1:2): that size, so no documented size is scaled by us and none more than the API would take
+MAX_PIXELS = 784 * 1568
 MAX_SOURCE_BYTES = 64 * 1024 * 1024  # a file bigger than this is not read at all
 MAX_SOURCE_PIXELS = 100_000_000  # Pillow refuses more (a decompression bomb), and so do we, with a message
 

@@ -163,7 +163,7 @@ def _priced(block: Any, text: str) -> int:
     for image in images:
         source = image.get("source") if isinstance(image.get("source"), dict) else {}
         data = source.get("data") if isinstance(source.get("data"), str) else ""
-        tokens += _image_price(data) - len(data) // 4
+        tokens += _image_price(data) - len(canonical(image)) // 4  # the price, not the block's JSON
     return max(tokens, 1)
 
 

@@ -52,7 +52,7 @@ def test_image_flag_and_an_at_mention_both_reach_the_model_as_images(tmp_path: P
     user = next(e for e in events if e["type"] == "user_message")
     assert [(i["name"], i["width"], i["height"]) for i in user["images"]] == [
         (str(shot), 640, 480), ("diagram.png", *fitted_size(3000, 1500))]  # the big one was scaled before sending
-    assert fitted_size(3000, 1500) == (1516, 758)  # within 1568 px and 1.15 megapixels
+    assert fitted_size(3000, 1500) == (1567, 783)  # within 1568 px and 784 x 1568 pixels
 
 
 def test_a_file_that_is_not_an_image_stops_the_run_before_anything_is_spent(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def test_old_images_go_first_with_a_note_and_recent_ones_stay(tmp_path: Path) ->
     assert [i.name for i in kept] == ["shot3.png"]  # inside the last two turns
     texts = "\n".join(b.text if isinstance(b, TextBlock) else b.content if isinstance(b, ToolResultBlock) else ""
                       for m in prepared.request.messages for b in m.content)
-    assert "[image ui.png 1313x875" in texts and "[image shot0.png 1000x700" in texts  # what each one was
+    assert "[image ui.png 1357x905" in texts and "[image shot0.png 1000x700" in texts  # what each one was
     assert prepared.tokens < prepared.compactions[0].tokens_before
     assert len(images_in(history)) == 5  # the history keeps them (a rewind, the transcript)
 

@@ -10,7 +10,7 @@ from images_support import picture
 
 from coder.models.anthropic_provider import AnthropicProvider
 from coder.models.fake_server import FakeServer
-from coder.models.images import image_tokens, prepare
+from coder.models.images import fitted_size, image_tokens, prepare
 from coder.models.openai_provider import OpenAIProvider
 from coder.models.retry import RetryPolicy
 from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
@@ -25,7 +25,7 @@ def _script(tmp_path: Path) -> Path:
 
 
 def _history() -> list[Message]:
-    shot = prepare(picture(2400, 1200), "shot.png")  # scaled to 1516 x 758 before sending
+    shot = prepare(picture(2400, 1200), "shot.png")  # scaled within the limits before sending
     plot = prepare(picture(200, 100, "JPEG", noisy=True), "plot.jpg")  # ~18 KB of base64
     return [Message("user", [TextBlock("What is on this screenshot?"), shot]),
             Message("assistant", [ToolUseBlock("toolu_1", "view", {"path": "plot.jpg"})]),
@@ -42,7 +42,7 @@ def test_anthropic_sends_image_blocks_the_strict_fake_accepts_and_prices_by_the_
     assert first["type"] == "image" and first["source"]["media_type"] == "image/png"
     assert set(first) == {"type", "source"}  # the name and size are ours, never sent
     assert [p["type"] for p in result["content"]] == ["text", "image"]
-    priced = image_tokens(1516, 758) + image_tokens(200, 100)
+    priced = image_tokens(*fitted_size(2400, 1200)) + image_tokens(200, 100)
     assert len(body["messages"][2]["content"][0]["content"][1]["source"]["data"]) > 15_000
     assert priced < answer.usage.total_input < priced + 200  # the text around them, not the base64's length / 4
 
