@@ -18,10 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from coder.fs.beneath import read_beneath
-from coder.models.images import MAX_SOURCE_BYTES, ImageRefused, looks_like_image, prepare
+from coder.models.images import MAX_SOURCE_BYTES, ImageRefused, looks_like_image, prepare, prepare_file
 from coder.models.types import ImageBlock
 
 MENTION = re.compile(r"(?<![\w@/])@([\w.~+\-/]+)(?::(\d+)(?:-(\d+))?)?")
+#: a file dropped into the terminal: its absolute (or ~) path, quoted or with backslash-escaped spaces, as the
+#: terminals paste it (issue 35); only image files are taken this way
+DROPPED = re.compile(r"""(?<!\S)(?:'((?:/|~/)[^']+)'|"((?:/|~/)[^"]+)"|((?:/|~/)(?:\\ |\S)+))(?!\S)""")
 MAX_BYTES = 256 * 1024  # a bigger file is cut: the model can read the rest with its tools
 MAX_FILES = 10
 
@@ -75,6 +78,26 @@ def find(text: str, workspace: Path, cwd: Path | None = None) -> tuple[list[Atta
                     out.append(_attachment(rel, data, start, end))
             break
     return out, images
+
+
+def dropped_images(text: str) -> tuple[list[ImageBlock], list[str]]:
+    """Image files whose paths were dropped (pasted) into the message, anywhere on the machine: the user named them,
+    as they would attach a file in any program; only files that are images are read, each at most once. Also the
+    reasons of those that could not be sent."""
+    images: list[ImageBlock] = []
+    refused: list[str] = []
+    seen: set[str] = set()
+    for m in DROPPED.finditer(text):
+        raw = next(g for g in m.groups() if g is not None).replace("\\ ", " ")
+        path = Path(os.path.expanduser(raw))
+        if not looks_like_image(path) or str(path) in seen or not path.is_file() or len(images) >= MAX_FILES:
+            continue
+        seen.add(str(path))
+        try:
+            images.append(prepare_file(path, path.name))
+        except ImageRefused as exc:
+            refused.append(str(exc))
+    return images, refused
 
 
 def _inside(root: Path, base: Path, name: str) -> str | None:

@@ -19,9 +19,10 @@ from coder.context.base import ContextManager, Pinned
 from coder.engine.history import Restored, add_hook_context, validate_input
 from coder.engine.hook_steps import Hooks, hook_permission, with_feedback
 from coder.engine.live_output import LiveOutput
-from coder.engine.mentions import as_dicts, blocks, find
+from coder.engine.mentions import as_dicts, blocks, dropped_images, find
 from coder.engine.turns import forget_after
 from coder.ext.hookapi import NO_VERDICT, HookVerdict
+from coder.models.model_table import model_info
 from coder.models.retry import retry_listener
 from coder.models.types import (
     Block,
@@ -176,7 +177,13 @@ class Session:
         if text is not None:
             ctx = self.parts.tool_ctx
             found, mentioned = find(text, Path(ctx.workspace), Path(ctx.cwd))  # `@path` attaches the file
-            attached, pictures = as_dicts(found), [*(images or []), *mentioned]
+            dropped, refused = dropped_images(text)  # a screenshot's path dropped into the terminal
+            for why in refused:
+                self.emit(ev.ErrorEvent(f"image not attached: {why}"))
+            attached, pictures = as_dicts(found), [*(images or []), *mentioned, *dropped]
+            if pictures and not model_info(self.parts.provider.spec).vision:
+                self.emit(ev.ErrorEvent(f"{self.parts.provider.spec} does not take images: each is sent as a note "
+                                        "saying what it was; switch model (/model) to show them"))
             self.emit(ev.UserMessage(text, attached, [asdict(i) for i in pictures]))
             self.history.append(Message("user", [TextBlock(text), *(TextBlock(b) for b in blocks(attached)),
                                                  *pictures]))

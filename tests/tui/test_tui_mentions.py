@@ -43,6 +43,6 @@ async def test_at_path_attaches_the_file_and_a_range(factory, git_repo: Path, tm
 def test_mentions_stay_inside_the_workspace(git_repo: Path, tmp_path: Path) -> None:
     (tmp_path / "secret.txt").write_text("outside\n")
     (git_repo / "link.txt").symlink_to(tmp_path / "secret.txt")
-    assert find("@../secret.txt and @link.txt and @/etc/passwd and a@b.com", git_repo) == []
-    found = find("see @README.md.", git_repo)  # the full stop ends the sentence, not the name
+    assert find("@../secret.txt and @link.txt and @/etc/passwd and a@b.com", git_repo) == ([], [])
+    found, _ = find("see @README.md.", git_repo)  # the full stop ends the sentence, not the name
     assert [a.path for a in found] == ["README.md"] and found[0].text == "# demo"
