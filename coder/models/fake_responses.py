@@ -64,7 +64,7 @@ def anthropic_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) ->
         blocks.append({"type": "tool_use", "id": call_id, "name": call.name, "input": call.input})
         calls.append({"name": call.name, "input": call.input})
     cached = cache.account(segments(body))
-    usage = {
+    usage: dict[str, Any] = {
         "input_tokens": cached.input_tokens,
         "output_tokens": output_tokens(turn.text, thinking, calls),
         "cache_creation_input_tokens": cached.cache_write_tokens,

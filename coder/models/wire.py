@@ -161,8 +161,9 @@ def _priced(block: Any, text: str) -> int:
         [b for b in inner if isinstance(b, dict) and b.get("type") == "image"] if isinstance(inner, list) else []
     tokens = estimate_tokens(text)
     for image in images:
-        source = image.get("source") if isinstance(image.get("source"), dict) else {}
-        data = source.get("data") if isinstance(source.get("data"), str) else ""
+        source = image.get("source")
+        data = source.get("data") if isinstance(source, dict) else None
+        data = data if isinstance(data, str) else ""
         tokens += _image_price(data) - len(canonical(image)) // 4  # the price, not the block's JSON
     return max(tokens, 1)
 
