@@ -87,7 +87,7 @@ def web_searches(scripted: list[dict[str, Any]], body: dict[str, Any], number: i
     blocks: list[dict[str, Any]] = []
     for n, search in enumerate(scripted):
         use_id = f"srvtoolu_fake_{number:04d}_{n}"
-        blocks.append({"type": "server_tool_use", "id": use_id, "name": "web_search",
+        blocks.append({"type": "server_tool_use", "id": use_id, "name": declared.get("name"),
                        "input": {"query": search["query"]}})
         if n >= int(declared.get("max_uses") or len(scripted)):
             content: Any = {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}
