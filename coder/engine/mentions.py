@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.fs.beneath import read_beneath
-from coder.models.images import MAX_SOURCE_BYTES, ImageRefused, looks_like_image, prepare, prepare_file
+from coder.models.images import MAX_SOURCE_BYTES, ImageRefused, looks_like_image, prepare
 from coder.models.types import ImageBlock
 
 MENTION = re.compile(r"(?<![\w@/])@([\w.~+\-/]+)(?::(\d+)(?:-(\d+))?)?")
@@ -80,24 +80,39 @@ def find(text: str, workspace: Path, cwd: Path | None = None) -> tuple[list[Atta
     return out, images
 
 
-def dropped_images(text: str) -> tuple[list[ImageBlock], list[str]]:
-    """Image files whose paths were dropped (pasted) into the message, anywhere on the machine: the user named them,
-    as they would attach a file in any program; only files that are images are read, each at most once. Also the
-    reasons of those that could not be sent."""
+def dropped_images(text: str, workspace: Path) -> tuple[list[ImageBlock], list[str]]:
+    """Image files whose paths were dropped (pasted) into the message: the user named them, as they would attach a
+    file in any program; only files that are images are read, each at most once. A path inside the workspace is
+    read beneath it (coder/fs: no link followed out, since the sandbox shaped that tree). Also the reasons of
+    those that could not be sent."""
     images: list[ImageBlock] = []
     refused: list[str] = []
     seen: set[str] = set()
+    root = Path(os.path.realpath(workspace))
     for m in DROPPED.finditer(text):
         raw = next(g for g in m.groups() if g is not None).replace("\\ ", " ")
-        path = Path(os.path.expanduser(raw))
-        if not looks_like_image(path) or str(path) in seen or not path.is_file() or len(images) >= MAX_FILES:
+        path = Path(os.path.normpath(os.path.expanduser(raw)))
+        if not looks_like_image(path) or str(path) in seen or len(images) >= MAX_FILES:
             continue
         seen.add(str(path))
+        # inside the workspace as written, or once resolved (a link from elsewhere into it): read beneath it
+        inside = _inside(Path(os.path.normpath(workspace)), root, str(path)) or _inside(root, root, str(path)) \
+            or _inside(root, root, os.path.realpath(path))
+        data = read_beneath(root, inside, MAX_SOURCE_BYTES + 1) if inside else _outside(path)
+        if data is None:
+            continue
         try:
-            images.append(prepare_file(path, path.name))
+            images.append(prepare(data, path.name))
         except ImageRefused as exc:
             refused.append(str(exc))
     return images, refused
+
+
+def _outside(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() else None
+    except OSError:
+        return None
 
 
 def _inside(root: Path, base: Path, name: str) -> str | None:

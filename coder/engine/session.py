@@ -177,7 +177,7 @@ class Session:
         if text is not None:
             ctx = self.parts.tool_ctx
             found, mentioned = find(text, Path(ctx.workspace), Path(ctx.cwd))  # `@path` attaches the file
-            dropped, refused = dropped_images(text)  # a screenshot's path dropped into the terminal
+            dropped, refused = dropped_images(text, Path(ctx.workspace))  # a screenshot dropped into the terminal
             for why in refused:
                 self.emit(ev.ErrorEvent(f"image not attached: {why}"))
             attached, pictures = as_dicts(found), [*(images or []), *mentioned, *dropped]
