@@ -22,7 +22,7 @@ from urllib.parse import urljoin, urlsplit
 
 from coder.netproxy.domains import canonical_host
 
-USER_AGENT = "coder-web-fetch/1 (+https://github.com/; a coding agent reading a page for its user)"
+USER_AGENT = "coder-web-fetch/1 (a coding agent reading a page for its user)"
 REDIRECTS = (301, 302, 303, 307, 308)
 MAX_REDIRECTS = 5
 
