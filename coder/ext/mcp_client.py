@@ -40,7 +40,8 @@ from coder.config.check import table
 from coder.config.sections import Config, McpServer
 from coder.host import Launch, prepare
 from coder.host.bridges import mcp_stdio
-from coder.models.images import ImageRefused, prepare as prepare_image
+from coder.models.images import ImageRefused
+from coder.models.images import prepare as prepare_image
 from coder.models.types import ImageBlock
 from coder.sandbox.confine import confined_command
 from coder.sandbox.env import sandbox_env
