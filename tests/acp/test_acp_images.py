@@ -37,8 +37,9 @@ def test_an_image_in_the_prompt_reaches_the_model_and_a_broken_one_is_refused(gi
                 assert conn.init_response.agent_capabilities.prompt_capabilities.image is True
                 new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
                 with pytest.raises(RequestError) as refused:
+                    broken = base64.b64encode(b"nope").decode()
                     await conn.prompt(session_id=new.session_id, prompt=[
-                        ImageContentBlock(type="image", data=base64.b64encode(b"nope").decode(), mime_type="image/png")])
+                        ImageContentBlock(type="image", data=broken, mime_type="image/png")])
                 assert "not an image" in str(refused.value.data)
                 return await conn.prompt(session_id=new.session_id, prompt=[
                     TextContentBlock(type="text", text="what colour?"),
