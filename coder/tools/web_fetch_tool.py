@@ -20,9 +20,7 @@ from typing import Any
 from coder.base.errors import ConfigError, ToolError
 from coder.models.images import ImageRefused, prepare
 from coder.netproxy.client import FetchError, Page, fetch
-from coder.sandbox.exec import sandbox_section
 from coder.sandbox.network import fetch_proxy
-from coder.sandbox.profile import SandboxConfig
 from coder.store.outputs import save_output
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
 
@@ -51,9 +49,8 @@ class WebFetchTool(Tool):
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1000:
             raise ToolError(f"max_chars must be an integer of at least 1000, got {limit!r}")
         try:
-            cfg = SandboxConfig.from_dict(sandbox_section(ctx.config))
             self._services = ctx.services
-            proxy = fetch_proxy(ctx.services, cfg)
+            proxy = fetch_proxy(ctx.services, ctx.config.sandbox)
         except ConfigError as exc:
             return ToolResult(f"web_fetch cannot run: {exc}", is_error=True)
         proxy.new_command()  # a "once" answer covers this fetch (and its redirects) only

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from images_support import picture
 
+from coder.config.layers import settings
 from coder.context.base import Compaction, Pinned
 from coder.context.manager import TieredContext
 from coder.models.images import prepare
@@ -14,7 +15,7 @@ from coder.models.scripted import ScriptedProvider
 from coder.models.types import ImageBlock, Message, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
 TOOLS = [ToolSpec("bash", "Run a command.", {"type": "object", "properties": {"command": {"type": "string"}}})]
-CONFIG = {"context": {"budget": 60_000, "compact_at": 4_000, "target": 0.5, "recent_turns": 2}}
+CONFIG = settings({"context": {"budget": 60_000, "compact_at": 4_000, "target": 0.5, "recent_turns": 2}}).context
 SCRIPT = {"turns": [{"when": "about to be compacted", "repeat": True, "text": "## Intent\nLook at the UI."}]}
 
 

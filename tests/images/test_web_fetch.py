@@ -13,6 +13,7 @@ import pytest
 from images_support import picture
 from web_support import Site, serve
 
+from coder.config.layers import settings
 from coder.netproxy.proxy import Access
 from coder.sandbox.network import HOSTS_VAR, NetHooks
 from coder.tools.base import ToolContext, ToolResult
@@ -44,7 +45,7 @@ def fetch(site: Site, path: str, tmp_path: Path, allowed: list[str], host: str =
     tool = builtin_tools(["web_fetch"])["web_fetch"]
     services: dict[str, Any] = {"net_hooks": hooks} if hooks else {}
     ctx = ToolContext(tmp_path, tmp_path, "s1", threading.Event(), tmp_path / "state",
-                      config={"sandbox": {"allowed_domains": allowed}}, services=services)
+                      settings({"sandbox": {"allowed_domains": allowed}}), services=services)
     (tmp_path / "state").mkdir(exist_ok=True)
     try:
         return tool.run({"url": f"http://{host}:{site.port}{path}", **extra}, ctx)

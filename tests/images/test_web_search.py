@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from coder.base.errors import ConfigError
+from coder.config.layers import load_config, settings
 from coder.models.fake_server import FakeServer
 from coder.models.types import Message, ServerToolBlock
 from coder.tools.registry import builtin_tools
@@ -51,28 +55,29 @@ def test_the_server_search_runs_and_its_blocks_go_back_unchanged_on_the_next_req
     assert json.loads(done.stdout.splitlines()[-1])["final_text"] == "Widget 2.0 dropped Python 3.8."
 
 
-def test_off_in_batch_off_by_config_and_not_offered_without_a_backend_elsewhere() -> None:
+def test_off_in_batch_off_by_config_and_not_offered_without_a_backend_elsewhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tool = builtin_tools(["web_search"])["web_search"]
-    tool.configure({}, "anthropic:claude-sonnet-4-6")
+    tool.configure(settings({}), "anthropic:claude-sonnet-4-6")
     assert tool.spec() is not None and tool.spec().server_params == {"max_uses": 5}  # type: ignore[union-attr]
-    tool.configure({"web": {"search": "off"}}, "anthropic:claude-sonnet-4-6")
+    tool.configure(settings({"web": {"search": "off"}}), "anthropic:claude-sonnet-4-6")
     assert tool.spec() is None
-    tool.configure({}, "openai:gpt-4o")
+    tool.configure(settings({}), "openai:gpt-4o")
     assert tool.spec() is None  # no backend on this route: nothing to offer
-    tool.configure({"web": {"search_backend": "https://search.example.test/?q={query}&format=json"}}, "openai:gpt-4o")
+    backend = settings({"web": {"search_backend": "https://search.example.test/?q={query}&format=json"}})
+    tool.configure(backend, "openai:gpt-4o")
     spec = tool.spec()
     assert spec is not None and spec.anthropic_type is None and "query" in spec.input_schema["properties"]
-    os.environ["CODER_WEB_SEARCH"] = "off"  # what `coder batch` sets
-    try:
-        tool.configure({}, "anthropic:claude-sonnet-4-6")
-        assert tool.spec() is None
-    finally:
-        del os.environ["CODER_WEB_SEARCH"]
+    monkeypatch.setenv("CODER_WEB_SEARCH", "off")  # what `coder batch` sets for its agents
+    tool.configure(load_config(tmp_path), "anthropic:claude-sonnet-4-6")
+    assert tool.spec() is None
+    with pytest.raises(ConfigError, match="search_allowed_domains"):
+        settings({"web": {"search_allowed_domains": ["a.test"], "search_blocked_domains": ["b.test"]}})
 
 
 def test_the_session_cap_counts_the_searches_in_the_answers() -> None:
     tool = builtin_tools(["web_search"])["web_search"]
-    tool.configure({"web": {"search_session_cap": 3, "search_max_uses": 5}}, "anthropic:claude-sonnet-4-6")
+    tool.configure(settings({"web": {"search_session_cap": 3, "search_max_uses": 5}}), "anthropic:claude-sonnet-4-6")
     use = ServerToolBlock({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}})
     tool.saw_answer(Message("assistant", [use, use]))
     assert tool.spec().server_params["max_uses"] == 1  # type: ignore[union-attr]
