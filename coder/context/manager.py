@@ -323,7 +323,8 @@ class TieredContext:
             out.append(Compaction("mask", tokens_before, tokens, {"replacements": masks}))
         # forced: the provider refused the request, so our count was wrong; halve what we send at least
         target = min(self.target, tokens_before // 2) if forced else self.target
-        masked_enough = bool(masks) and not forced and tokens <= self.config.mask_target * self.compact_at
+        # the cheap tiers (images, masking) alone got low enough: no summary (issue 33 round 2, issue 35)
+        masked_enough = bool(masks or images) and not forced and tokens <= self.config.mask_target * self.compact_at
         if tokens > target and not masked_enough:
             comp = self._summarize(system, history, view, tools, pinned, target, "", self.config.recent_turns,
                                    tokens)

@@ -4,13 +4,17 @@ an image and shows as a chip with its size; a resumed session sends it again."""
 from __future__ import annotations
 
 import io
+from dataclasses import asdict
 from pathlib import Path
 
 from PIL import Image
 from tui_support import async_test, conversation_text, make_app, type_and_send, wait_for  # type: ignore[import-not-found]
 
+from coder.base import events as ev
 from coder.engine.history import rebuild
+from coder.models.images import prepare_file
 from coder.models.types import ImageBlock
+from coder.repl.work import progress_line
 
 SEEN = {"turns": [{"text": "Two screenshots."}]}
 
@@ -42,12 +46,6 @@ async def test_an_at_image_and_a_dropped_path_show_as_chips_and_go_as_images(fac
 
 
 def test_the_repl_shows_the_same_chips(tmp_path: Path) -> None:
-    from dataclasses import asdict
-
-    from coder.base import events as ev
-    from coder.models.images import prepare_file
-    from coder.tui.repl_work import progress_line
-
     image = prepare_file(write_png(tmp_path / "plot.png", 300, 200))
     line = progress_line(ev.UserMessage("see", [], [asdict(image)]))
     assert line.startswith("[image plot.png 300x200, ") and line.endswith(" KB]")
