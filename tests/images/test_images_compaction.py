@@ -47,3 +47,23 @@ def test_old_images_go_first_with_a_note_and_recent_ones_stay(tmp_path: Path) ->
     again = TieredContext(ScriptedProvider(SCRIPT), CONFIG, tmp_path)
     again.restore([Compaction(c.kind, c.tokens_before, c.tokens_after, dict(c.data)) for c in prepared.compactions])
     assert again.prepare("You are coder.", history, TOOLS, Pinned()).request.messages == prepared.request.messages
+
+
+def test_no_summary_when_dropping_images_gets_under_mask_target(tmp_path: Path) -> None:
+    """Issue 33 round 2's rule with the images tier: above the target but under mask_target of compact_at once the
+    old images are gone (nothing left to mask), the compaction stops there; a lower mask_target is the control."""
+    history = [Message("user", [TextBlock("Why is the button red? " + "context " * 700)])]
+    for n in range(3):
+        history.append(Message("assistant", [TextBlock("Looking."), ToolUseBlock(f"t{n}", "view", {"path": "x"})]))
+        history.append(Message("user", [ToolResultBlock(f"t{n}", f"shot{n}.png: image",
+                                                        images=[prepare(picture(1000, 700 + n), f"shot{n}.png")])]))
+
+    def kinds(mask_target: float) -> list[str]:
+        config = settings({"context": {"budget": 60_000, "compact_at": 4_000, "target": 0.25, "recent_turns": 1,
+                                       "mask_target": mask_target, "summary_max_tokens": 500}}).context
+        context = TieredContext(ScriptedProvider(SCRIPT), config, tmp_path)
+        prepared = context.prepare("You are coder.", history, TOOLS, Pinned(task="Why is the button red?"))
+        return [c.kind for c in prepared.compactions]
+
+    assert kinds(0.9) == ["images"]
+    assert kinds(0.2) == ["images", "summary"]
