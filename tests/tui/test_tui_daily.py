@@ -109,9 +109,9 @@ def test_a_burst_after_ctrl_u_runs_the_command_in_tmux(git_repo: Path, tmp_path:
     try:
         tmux.wait("idle │")
         tmux.type("some draft")
-        time.sleep(0.5)
+        tmux.wait("some draft")  # the draft is in the input before the burst comes
         tmux.send("C-u", "/help", "Enter")  # one send: the terminal delivers the keys together
-        screen = tmux.wait("this list")
+        screen = tmux.wait("leave (the session is saved)")  # /help's list ran (its end: it is taller than the screen)
         assert "some draft" not in screen and "Hello." not in screen  # nothing went to the model
     finally:
         tmux.close()

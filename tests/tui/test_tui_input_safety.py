@@ -239,8 +239,8 @@ async def test_compact_says_it_once_and_updates_the_context_figure(factory, git_
         await wait_for(pilot, lambda: app.opened is not None)
         app.state.info.ctx, app.state.info.window = 90_000, 100_000
         app.queue.append(ev.CompactionEvent("summary", 90_000, 10_000, {}))
-        await pilot.pause(0.3)
-        assert "ctx 10%" in str(app.query_one("#status").render())
+        # the feed's pacer decides when the queue drains: wait for the figure, not a fixed time
+        await wait_for(pilot, lambda: "ctx 10%" in str(app.query_one("#status").render()))
     from coder.commands.slash import run_slash
 
     opened = f.opened[0]
