@@ -12,8 +12,9 @@ left out (docs/claude-code.md has the table):
 - a bare name of a Claude Code tool (`Grep`, `Task`, `TodoWrite`) -> coder's tools that do its job, as each
   tool says (`claude_code` in its contract: coder/tools/registry.py `tools_for_claude_name`).
 - `mcp__server` -> `mcp__server__*`; `mcp__server__tool` and `mcp__server__*` as they are.
-- not mapped: `WebFetch(domain:...)` and `WebSearch` (coder has no such tool; its sandbox's network is by
-  domain: `[sandbox] allowed_domains`), `Task(agent)`, a specifier on any other tool, a name no tool answers to.
+- bare `WebFetch` and `WebSearch` -> `web_fetch` and `web_search` (issue 35), by their contracts like the rest.
+- not mapped: `WebFetch(domain:...)` (coder's network is by domain: `[sandbox] allowed_domains`, which
+  `web_fetch` obeys), `Task(agent)`, a specifier on any other tool, a name no tool answers to.
 """
 
 from __future__ import annotations

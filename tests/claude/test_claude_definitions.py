@@ -89,7 +89,7 @@ def test_a_claude_agent_runs_as_a_subagent(git_repo: Path, tmp_path: Path) -> No
 def test_permission_rules_from_claude_settings(git_repo: Path, tmp_path: Path) -> None:
     write_json(Path.home() / ".claude" / "settings.json", {"permissions": {
         "allow": ["Bash(npm run test:*)", "Grep", "mcp__github"],
-        "deny": ["Read(./secrets/**)", "WebFetch(domain:example.com)"]}})
+        "deny": ["Read(./secrets/**)", "WebFetch(domain:example.com)", "WebSearch"]}})
     write_json(git_repo / ".claude" / "settings.json", {"permissions": {
         "allow": ["Bash(curl:*)", "Edit(src/**)"], "ask": ["Bash(git push:*)"], "deny": ["Bash(rm:*)"]}})
     opened, seen = open_on(git_repo, write_script(tmp_path / "s.json", [{"text": "ok"}]), mode="ask")
@@ -110,7 +110,8 @@ def test_permission_rules_from_claude_settings(git_repo: Path, tmp_path: Path) -
     assert decide("str_replace_based_edit_tool", {"command": "view", "path": "src/app.py"}) == "allow"
     assert {str(r) for r in policy.allow} >= {"bash(npm run test:*)", "code_search", "mcp__github__*"}
     notes = " ".join(e.message for e in seen if isinstance(e, ev.ErrorEvent))
-    assert "WebFetch(domain:example.com)" in notes and "coder has no tool" in notes
+    assert "WebFetch(domain:example.com)" in notes and "cannot match a specifier of WebFetch" in notes
+    assert "web_search" in {str(r) for r in policy.deny}  # a bare Claude Code name: the tool that does its job
     assert ".claude/settings.json: 2 allow rule(s) not applied (bash(curl:*), edit(src/**))" in notes
     opened.finish("done")
 
