@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Installs everything coder needs: as root, the system packages (bubblewrap, ripgrep, tmux, git) with apt-get;
+# Installs everything coder needs: as root, the system packages (bubblewrap, ripgrep, tmux, git; iproute2 and
+# util-linux for the sandbox's tarpits, coder/sandbox/tarpit.py) with apt-get;
 # then coder itself, editable, with its dev, swebench and ray extras, into the current Python (use a venv if you prefer).
 set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
 
-declare -A PACKAGE_FOR=([bwrap]=bubblewrap [rg]=ripgrep [tmux]=tmux [git]=git)
+declare -A PACKAGE_FOR=([bwrap]=bubblewrap [rg]=ripgrep [tmux]=tmux [git]=git [ip]=iproute2 [setpriv]=util-linux)
 missing=()
-for cmd in bwrap rg tmux git; do
+for cmd in bwrap rg tmux git ip setpriv; do
   command -v "$cmd" >/dev/null 2>&1 || missing+=("${PACKAGE_FOR[$cmd]}")
 done
 if [ ${#missing[@]} -gt 0 ]; then
