@@ -48,6 +48,8 @@ from coder.models.wire import build_anthropic_body  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "trajectories"
+#: the quick set's own copies, for a clone of the repository alone (no ../shared beside it)
+QUICK_COPIES = ROOT / "benchmarks" / "data" / "context_quick"
 GATE_FILE = ROOT / "benchmarks" / "context_gate.json"
 GATE_SLACK = 0.03
 MODEL = "claude-sonnet-4-5"
@@ -214,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="[context] setting for the replayed sessions (repeatable)")
     args = parser.parse_args(argv)
     try:
-        replays = [load_trajectory(p) for p in find_trajectories(args.paths or [DEFAULT_DATA])]
+        default = DEFAULT_DATA if DEFAULT_DATA.exists() or not args.quick else QUICK_COPIES
+        replays = [load_trajectory(p) for p in find_trajectories(args.paths or [default])]
     except CoderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
