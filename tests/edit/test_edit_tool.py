@@ -89,10 +89,11 @@ def test_view_large_file_shows_outline(tool: EditTool, ctx: ToolContext) -> None
     assert "view_range" in result.output
 
 
-def test_view_image_is_refused(tool: EditTool, ctx: ToolContext) -> None:
+def test_view_of_a_broken_image_says_so(tool: EditTool, ctx: ToolContext) -> None:
+    """A file that starts like a PNG but is not one: a clear error, no image (a real one is shown: tests/images)."""
     (ctx.workspace / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
     result = call(tool, ctx, command="view", path="logo.png")
-    assert result.is_error and "PNG image" in result.output
+    assert result.is_error and "not an image coder can read" in result.output and not result.images
 
 
 def test_view_invalid_utf8_shows_it_with_a_note(tool: EditTool, ctx: ToolContext) -> None:

@@ -30,6 +30,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coder.base.termsafe import inert_json, visible
+from coder.tui.fit import SPINNER
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -309,6 +310,20 @@ def test_the_pty_capture_sees_raw_sequences(tmp_path: Path) -> None:
 
 
 # ---- the Textual app --------------------------------------------------------------------------------------------
+def wait_idle(child: pexpect.spawn, log: io.BytesIO, timeout: float = 60.0) -> None:
+    """Until the status bar's last word is `idle`: the app draws the status and the transcript in one frame, in
+    either order, so the `idle` after a turn may come before the answer's last words (expecting it after them
+    waited for a redraw that never comes)."""
+    spinner = [ch.encode() for ch in SPINNER]
+    deadline = time.monotonic() + timeout
+    while True:
+        data = log.getvalue()
+        if data.rfind(b"idle") > max(data.rfind(ch) for ch in spinner):
+            return
+        assert time.monotonic() < deadline, "the app never went back to idle"
+        child.expect([b"idle", pexpect.TIMEOUT], timeout=1)
+
+
 @pytest.mark.parametrize("mode", ["ask", "auto"])
 def test_textual_app_on_a_pty(hostile: tuple[Path, Path], mode: str) -> None:
     repo, script = hostile
@@ -323,7 +338,7 @@ def test_textual_app_on_a_pty(hostile: tuple[Path, Path], mode: str) -> None:
             time.sleep(1.5)  # the prompt takes the focus after a quiet input, and its keys 0.5 s later (issue 24)
             child.send("1")
         child.expect("END-MARK")
-        child.expect("idle")
+        wait_idle(child, log)
         time.sleep(0.5)
         child.send("\x03")
         child.expect("again to quit")

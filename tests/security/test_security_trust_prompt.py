@@ -75,8 +75,12 @@ def test_app_trust_question_takes_no_typing(world, tmp_path: Path, keys: tuple[s
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_until(pilot, lambda: isinstance(app.questions.prompt, TrustPrompt))
             prompt = app.questions.prompt
-            shown = " ".join(str(w.render()) for w in prompt.query("Static"))
-            assert "mcp server evil" in shown and "touch" in shown
+
+            def shown() -> str:  # its lines are mounted a moment after the prompt itself
+                return " ".join(str(w.render()) for w in prompt.query("Static"))
+
+            await wait_until(pilot, lambda: "mcp server evil" in shown())
+            assert "touch" in shown()
             await pilot.press("t", "2", "y")  # type-ahead does not answer it: it goes to the input
             box = app.query_one(PromptInput)
             assert box.text == "t2y" and not prompt.answered
