@@ -253,9 +253,10 @@ WHEELHOUSE = "wheelhouse"
 
 
 #: Removes the project installed from the setup checkout (PEP 610 direct_url to it, or an egg-link to it),
-#: so the shared venv holds dependencies only. Runs on the venv's Python (3.6 and later).
+#: so the shared venv holds dependencies only. Runs on the venv's Python (3.6 and later) and prints their names; the
+#: build's shell hands them to pip (the script itself starts nothing).
 _UNINSTALL_PROJECT = r"""
-import glob, json, os, subprocess, sys, site
+import glob, json, os, sys, site
 root = os.path.realpath(sys.argv[1])
 names = set()
 for sp in site.getsitepackages():
@@ -273,8 +274,8 @@ for sp in site.getsitepackages():
         if os.path.realpath(open(f).readline().strip()).startswith(root):
             names.add(os.path.basename(f)[:-len(".egg-link")])
 for name in sorted(names):
-    print("coder: removing the project", name, "from the shared environment (installed per workspace)")
-    subprocess.call([sys.executable, "-m", "pip", "uninstall", "-y", name])
+    sys.stderr.write("coder: removing the project %s from the shared environment (installed per workspace)\n" % name)
+    print(name)
 """
 
 
@@ -357,7 +358,8 @@ def _build(spec: EnvSpec, setup_checkout: Path, env_dir: Path, timeout: float) -
         for step in steps:
             _run(step, setup_checkout, env, log, timeout)
         if spec.install:
-            _run(f"python -c {shlex.quote(_UNINSTALL_PROJECT)} {shlex.quote(str(setup_checkout))}",
+            _run(f"python -c {shlex.quote(_UNINSTALL_PROJECT)} {shlex.quote(str(setup_checkout))}"
+                 " | xargs -r python -m pip uninstall -y",
                  setup_checkout, env, log, 600)
     except (EnvUnavailable, TimeoutExpired, OSError) as exc:
         message = str(exc)
