@@ -44,12 +44,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     PYTHONDONTWRITEBYTECODE is set (CI images, some shells; the tmux tests set it) each of them would compile
     every module it imports again (a quarter of the CPU a `coder run` spends)."""
     if not hasattr(session.config, "workerinput"):  # the xdist controller, or a run without xdist
-        compileall.compile_dir(Path(__file__).resolve().parents[1] / "coder", quiet=1)
+        compileall.compile_dir(REPO / "coder", quiet=1)
 
 
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODER_MODEL")
 
 
+REPO = Path(__file__).resolve().parents[1]
 GITCONFIG = "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"
 
 
@@ -65,6 +66,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # `python -m coder` in a test's subprocess imports the checkout under test, whatever the cwd: not the coder
+    # installed (editable) from another checkout, nor nothing, when the install points at a folder that is gone
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, (str(REPO), os.environ.get("PYTHONPATH")))))
     for var in SECRET_VARS:
         monkeypatch.delenv(var, raising=False)
     return home
