@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/suite.py [--quick] [--runs N] [--burners K] [--best-of N] [-- PYTEST ARGS]
 
-Runs the whole suite as `.ci/run` does (`python3 -m pytest -n 2`) N times in a row, with K CPU burners (a
+Runs the whole suite as `.ci/run` does (`python3 -m pytest -n 4`) N times in a row, with K CPU burners (a
 `while True: pass` each, at the suite's own priority) beside it, and writes what it saw: the wall time of each run,
 the CPU the run's whole process tree used (user + sys, the figure load cannot inflate much), the machine's load
 while it ran, and every failure by name. The proof the issue asks for is
@@ -83,7 +83,7 @@ def run_suite(number: int, pytest_args: list[str], log_dir: Path) -> Run:
     started = time.monotonic()
     sampler.start()
     with log.open("w") as out:
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider", "-q",
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "4", "-p", "no:cacheprovider", "-q",
                                *pytest_args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     wall = time.monotonic() - started
     stop.set()
@@ -110,7 +110,7 @@ def section(runs: list[Run], burners: int, command: str, best_of: int) -> str:
     date = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     green = sum(r.green for r in runs)
     lines = [f"## {title}", "",
-             f"Command: `{command}` (from the repository root; each run is `.ci/run`'s `python3 -m pytest -n 2`).",
+             f"Command: `{command}` (from the repository root; each run is `.ci/run`'s `python3 -m pytest -n 4`).",
              f"Date {date}; commit {git_head()}; {os.cpu_count()} cores, Python {platform.python_version()}; "
              f"{burners} CPU burner(s) beside the suite. Load is the machine's 1-minute load average sampled "
              "every 15 s during the run (other engineers' work included); CPU is user + sys of the run's whole "
