@@ -15,12 +15,12 @@ a run killed at any moment loses at most the instances that were running, never 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.base.atomic import write_text_atomic
 from coder.base.errors import UsageError
 
 _LOCK = threading.Lock()
@@ -30,13 +30,7 @@ def atomic_write(path: Path, text: str, durable: bool = True) -> None:
     """Readers see the old file or the new one, never a part. `durable=False` skips the fsync (a few ms, tens
     under load) for files derived from others that a resumed run rewrites anyway (preds.json, preds.jsonl)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
-    tmp.replace(path)
+    write_text_atomic(path, text, mode=0o666, durable=durable)  # 0o666 less the umask: what open() gives
 
 
 @dataclass

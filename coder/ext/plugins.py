@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from coder.base.atomic import write_json_atomic
 from coder.base.errors import ConfigError
 from coder.base.paths import config_dir, data_dir
 from coder.config.check import table as config_table
@@ -174,11 +175,7 @@ def load_registry() -> dict[str, dict[str, Any]]:
 def save_registry(plugins: dict[str, dict[str, Any]]) -> None:
     path = registry_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plugins.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump({"plugins": plugins}, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_json_atomic(path, {"plugins": plugins}, indent=2)
 
 
 def installed() -> list[tuple[Plugin | None, dict[str, Any], str]]:

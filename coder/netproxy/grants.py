@@ -6,9 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
+from coder.base.atomic import write_json_atomic
 from coder.base.paths import state_dir
 
 
@@ -33,8 +33,4 @@ def save_grant(project_dir: Path, host: str) -> None:
     if host in hosts:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".domains.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump({"workspace": str(project_dir), "always": [*hosts, host]}, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_json_atomic(path, {"workspace": str(project_dir), "always": [*hosts, host]}, indent=2)

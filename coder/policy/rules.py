@@ -30,11 +30,11 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coder.base.atomic import write_json_atomic
 from coder.base.errors import ConfigError
 from coder.base.paths import state_dir
 from coder.config.sections import PermissionsSettings
@@ -222,11 +222,7 @@ class RulePolicy:
             return
         allow.append(rule)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".permissions.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, path)
+        write_json_atomic(path, data, indent=2)
 
 
 def forget_project_rule(project_dir: Path, rule: str) -> bool:
@@ -239,11 +235,7 @@ def forget_project_rule(project_dir: Path, rule: str) -> bool:
         return False
     allow.remove(rule)
     data["workspace"] = str(project_dir)  # type: ignore[assignment]
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".permissions.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_json_atomic(path, data, indent=2)
     return True
 
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coder.base.atomic import write_json_atomic
 from coder.base.errors import UsageError
 from coder.base.paths import state_dir
 from coder.trust.reader import TrustRequest, Wanted, inspect, read_repo_file, server_key, server_line, workspace_key
@@ -70,10 +69,7 @@ def _load() -> dict[str, Any]:
 def _save(data: dict[str, Any]) -> None:
     path = store_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".trust.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, sort_keys=True)
-    os.replace(tmp, path)
+    write_json_atomic(path, data, indent=2, sort_keys=True)
 
 
 def status(request: TrustRequest) -> TrustStatus:

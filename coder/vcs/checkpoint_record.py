@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder.base import paths
+from coder.base.atomic import write_json_atomic
 
 
 @dataclass
@@ -61,11 +60,4 @@ class CheckpointRecord:
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         data = {"commits": {str(k): v for k, v in sorted(self.commits.items())}, "current": self.current}
-        fd, tmp = tempfile.mkstemp(prefix=".checkpoints-", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json_atomic(self.path, data)
