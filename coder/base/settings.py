@@ -59,6 +59,12 @@ def setting(default: Any = MISSING, *, doc: str, repo: Repo | None, factory: Cal
     return dataclasses.field(default=default, metadata=metadata)
 
 
+def not_blank(value: str | None) -> None:
+    """A `check` for a text key that may be unset but, when set, says something (a command, a URL, a model)."""
+    if value is not None and not value.strip():
+        raise ValueError("must not be empty")
+
+
 def section(cls: type, doc: str) -> Any:
     """A field that is a whole section (a table of keys, each declared with `setting`)."""
     return dataclasses.field(default_factory=cls, metadata={"doc": doc, "repo": None})

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from coder.base.settings import Repo, SettingError, section, setting
+from coder.base.settings import Repo, SettingError, not_blank, section, setting
 from coder.config.modes import MODES, Mode  # noqa: F401 - MODES: here with every other declaration
 from coder.edit.fileio import MAX_EDIT_BYTES
 from coder.models.providers import PROVIDERS
@@ -34,11 +34,6 @@ Severity = Literal["error", "warning", "information", "hint"]
 LSP_IGNORE = ("reportMissingModuleSource", "reportMissingImports", "reportMissingTypeStubs",
               "reportUnknownMemberType", "reportUnknownVariableType", "reportUnknownArgumentType",
               "reportUnknownParameterType", "reportUnknownLambdaType")
-
-
-def _not_blank(value: str | None) -> None:
-    if value is not None and not value.strip():
-        raise ValueError("must not be empty")
 
 
 def _known_providers(tables: dict[str, dict[str, Any]]) -> None:
@@ -137,7 +132,7 @@ class ReviewTests:
     """`[review.tests]`: the tests stage of the review."""
 
     command: str | None = setting(None, doc="The test command (default: detected from the project).",
-                                  repo=Repo.TRUSTED, check=_not_blank)
+                                  repo=Repo.TRUSTED, check=not_blank)
     enabled: bool | None = setting(None, doc="Run the tests stage (default: `[review] run_tests`).",
                                    repo=Repo.TRUSTED)
     timeout: float = setting(300.0, doc="Seconds the tests may take in all.", repo=Repo.TRUSTED, above=0)
@@ -150,7 +145,7 @@ class ReviewSettings:
     """`[review]`: the review a change gets before a commit (`--commit`, `/commit`, `coder review`)."""
 
     base: str | None = setting(None, doc="What the change is compared with (default HEAD).", repo=Repo.TRUSTED,
-                               check=_not_blank)
+                               check=not_blank)
     stages: list[Stage] = setting(factory=lambda: list(STAGES), doc="The stages to run, of: "
                                   + ", ".join(STAGES) + ".", repo=Repo.TRUSTED)
     llm_on_fail: bool = setting(False, doc="Run the model's review even when an earlier stage failed.",
@@ -183,13 +178,13 @@ class McpServer:
     """`[mcp.servers.NAME]` (and each entry of a repository's `.mcp.json`): a stdio server (`command`) or a
     streamable HTTP one (`url`). Servers from a repository start only when trusted and approved by name."""
 
-    command: str | None = setting(None, doc="The program of a stdio server.", repo=Repo.TRUSTED, check=_not_blank)
+    command: str | None = setting(None, doc="The program of a stdio server.", repo=Repo.TRUSTED, check=not_blank)
     args: list[str] = setting(factory=list, doc="Its arguments.", repo=Repo.TRUSTED)
     env: dict[str, str] = setting(factory=dict, doc="Variables added to its (minimal) environment.",
                                   repo=Repo.TRUSTED)
     cwd: str | None = setting(None, doc="The folder it starts in.", repo=Repo.TRUSTED)
     url: str | None = setting(None, doc="The address of a streamable HTTP server.", repo=Repo.TRUSTED,
-                              check=_not_blank)
+                              check=not_blank)
     headers: dict[str, str] = setting(factory=dict, doc="HTTP headers sent to it.", repo=Repo.TRUSTED)
     startup_timeout: float = setting(20.0, doc="Seconds it may take to start.", repo=Repo.TRUSTED, above=0)
     call_timeout: float = setting(120.0, doc="Seconds one call may take.", repo=Repo.TRUSTED, above=0)
@@ -214,7 +209,7 @@ class HookEntry:
     """`[[hooks.EVENT]]`: a command run on the event, with the event as JSON on stdin. A before-hook that exits 2
     blocks the action."""
 
-    command: str = setting(doc="The command (bash).", repo=Repo.ADD_TRUSTED, check=_not_blank)
+    command: str = setting(doc="The command (bash).", repo=Repo.ADD_TRUSTED, check=not_blank)
     match: str = setting("*", doc="Tool-name pattern (fnmatch), for the tool events.", repo=Repo.ADD_TRUSTED)
     timeout: float = setting(30.0, doc="Seconds it may run.", repo=Repo.ADD_TRUSTED, above=0)
     sandbox: bool = setting(True, doc="Run it in the sandbox; false runs it on the host (your own config only: "
@@ -439,7 +434,7 @@ class Config:
     reads a configuration file, the environment's CODER_* settings or a raw table."""
 
     model: str | None = setting(None, doc="The model: PROVIDER:NAME (anthropic:claude-sonnet-4-6, openai:NAME, "
-                                "scripted:PATH).", repo=Repo.TRUSTED, env="CODER_MODEL", check=_not_blank)
+                                "scripted:PATH).", repo=Repo.TRUSTED, env="CODER_MODEL", check=not_blank)
     max_turns: int = setting(100, doc="Model turns a task may take.", repo=Repo.LOWER, above=0,
                              env="CODER_MAX_TURNS")
     max_cost: float = setting(10.0, doc="US dollars a task may spend.", repo=Repo.LOWER, above=0,

@@ -10,12 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coder.base.settings import Repo, setting
-
-
-def _non_empty(value: str | None) -> None:
-    if value is not None and not value.strip():
-        raise ValueError("must not be empty")
+from coder.base.settings import Repo, not_blank, setting
 
 
 @dataclass
@@ -25,7 +20,7 @@ class ProviderSettings:
 
     base_url: str | None = setting(None, doc="Send the requests here instead of the provider's API (a local or "
                                    "compatible server); the NAME_BASE_URL variable wins.", repo=Repo.NEVER,
-                                   check=_non_empty)
+                                   check=not_blank)
     max_retries: int = setting(4, doc="Retries of a request that failed for a reason worth retrying (overload, "
                                "rate limit, connection).", repo=Repo.NEVER, at_least=0)
     retry_base_delay: float = setting(1.0, doc="Seconds before the first retry; doubled each time.",
@@ -38,7 +33,7 @@ class ProviderSettings:
     count_tokens_api: bool = setting(False, doc="Count the context with the provider's token-counting endpoint "
                                      "near a compaction decision.", repo=Repo.NEVER)
     price_as: str | None = setting(None, doc="A scripted model costs what this model would (for cost tests).",
-                                   repo=Repo.NEVER, check=_non_empty)
+                                   repo=Repo.NEVER, check=not_blank)
     chunk_delay: float = setting(0.0, doc="Seconds between the streamed chunks of a scripted model.",
                                  repo=Repo.NEVER, at_least=0)
 
