@@ -22,10 +22,8 @@ from coder.config.sections import McpServer
 from coder.ext.claude_hooks import ClaudeHook, parse_claude_hooks
 from coder.ext.plugins import Plugin, enabled_plugins
 from coder.policy.claude_rules import translate
+from coder.trust.claude import SETTINGS as REPO_SETTINGS
 from coder.trust.reader import read_repo_file
-
-#: the repository's Claude Code settings files, in the order Claude Code layers them (the local one wins)
-REPO_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 
 
 def user_settings_path() -> Path:

@@ -18,6 +18,7 @@ from typing import Any
 from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.trust.commands import shell_use
 
+#: the repository's Claude Code settings files, in the order Claude Code layers them (the local one wins)
 SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 #: folder -> (kind shown in the trust dialog, whether subfolders count)
 FOLDERS = {".claude/agents": ("agent", False), ".claude/commands": ("command", True)}
