@@ -13,6 +13,7 @@ from pathlib import Path
 
 from coder.base.errors import UsageError
 from coder.host import register_workspace
+from coder.host.git import repo_top
 
 
 def _safe(handler):
@@ -57,7 +58,7 @@ def _root(cwd: str):
     start = Path(cwd).resolve()
     if not start.is_dir():
         raise UsageError(f"{cwd} is not a directory")
-    root = next((folder for folder in (start, *start.parents) if (folder / ".git").exists()), start)
+    root = repo_top(start) or start  # outside a repository, the folder itself
     register_workspace(root)
     return root
 

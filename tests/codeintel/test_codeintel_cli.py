@@ -51,3 +51,12 @@ def test_usage_errors_exit_2(repo: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["map", "--tokens", "0"]) == 2
     assert main(["outline", "nope.py"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_outside_a_repository_the_folder_is_the_root(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "tools.py").write_text("def helper():\n    return 1\n")
+    monkeypatch.chdir(tmp_path / "pkg")
+    assert main(["find", "helper", "--json"]) == 0
+    assert [h["path"] for h in json.loads(capsys.readouterr().out)] == ["tools.py"]  # relative to pkg, not above
