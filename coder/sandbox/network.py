@@ -204,3 +204,10 @@ def fetch_proxy(services: dict[str, Any], cfg: Any) -> NetProxy:
         raise ConfigError(str(exc)) from exc
     services["fetch_network"] = FetchNetwork(proxy, folder)
     return proxy
+
+
+def close_fetch_proxy(services: dict[str, Any] | None) -> None:
+    """Stop the proxy `fetch_proxy` started for host fetches, if it did (the shell's proxy belongs to the shell)."""
+    network = (services or {}).pop("fetch_network", None)
+    if network is not None:
+        network.close()

@@ -20,7 +20,7 @@ from typing import Any
 from coder.base.errors import ConfigError, ToolError
 from coder.models.images import ImageRefused, prepare
 from coder.netproxy.client import FetchError, Page, fetch
-from coder.sandbox.network import fetch_proxy
+from coder.sandbox.network import close_fetch_proxy, fetch_proxy
 from coder.store.outputs import save_output
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
 
@@ -61,9 +61,7 @@ class WebFetchTool(Tool):
         return _result(page, limit, ctx)
 
     def close(self) -> None:
-        network = (self._services or {}).pop("fetch_network", None)
-        if network is not None:
-            network.close()
+        close_fetch_proxy(self._services)
 
 
 def _result(page: Page, limit: int, ctx: ToolContext) -> ToolResult:

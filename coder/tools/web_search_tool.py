@@ -25,7 +25,7 @@ from coder.config.sections import Config
 from coder.models.types import Message, ServerToolBlock, ToolSpec
 from coder.models.wire import server_tool_supported
 from coder.netproxy.client import FetchError, fetch
-from coder.sandbox.network import fetch_proxy
+from coder.sandbox.network import close_fetch_proxy, fetch_proxy
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
 
 MAX_USES = 5  # per request
@@ -103,6 +103,4 @@ class WebSearchTool(Tool):
         return ToolResult("\n".join(lines) or "no results", data={"results": len(lines)})
 
     def close(self) -> None:
-        network = (self._services or {}).pop("fetch_network", None)
-        if network is not None:
-            network.close()
+        close_fetch_proxy(self._services)
