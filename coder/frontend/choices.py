@@ -28,8 +28,6 @@ from coder.policy.base import PermissionAnswer
 ARM_DELAY = 0.5  # seconds a question must have been in front of the person before its keys answer
 QUIET = 0.6  # seconds without a key typed before a question takes the keyboard
 HOLD = 0.35  # a digit answers when no key followed it this long (a typist at 120 ms a key is never so slow)
-#: what the engine hears for each answer of a permission question
-ANSWERS = ("once", "always", "project", "deny", "reason", "stop")
 
 
 @dataclass(frozen=True)

@@ -92,12 +92,6 @@ class ModelFacts:
         return self.reads_as or self.family
 
     @property
-    def can_disable(self) -> bool:
-        """Whether {"type": "disabled"} is accepted at all (at some effort)."""
-        return self.thinking in ("none", "budget", "both", "adaptive") and not self.always_on and \
-            not self.between_tools
-
-    @property
     def max_images(self) -> int:
         """[vision] 100 images a request for models with a 200k-token window, 600 for every other model."""
         return 100 if self.context_window <= 200 * K else 600
