@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from coder.host.env import BASE_ALLOW, allowed, looks_secret
 
-__all__ = ["FORCED", "looks_secret", "sandbox_env"]
+__all__ = ["FORCED", "sandbox_env"]
 
 #: forced inside the sandbox: no pagers, no editors, no prompts, no colour, unbuffered Python
 FORCED: dict[str, str] = {

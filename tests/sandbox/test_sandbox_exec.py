@@ -11,8 +11,9 @@ import pytest
 
 from coder.base.errors import ConfigError, SandboxUnavailable
 from coder.config.layers import settings
+from coder.host.env import looks_secret
 from coder.sandbox.check import check_sandbox, require_sandbox
-from coder.sandbox.env import looks_secret, sandbox_env
+from coder.sandbox.env import sandbox_env
 from coder.sandbox.exec import run_sandboxed
 from coder.sandbox.profile import SandboxConfig, bwrap_args, home_binds
 
