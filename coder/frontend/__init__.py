@@ -1,8 +1,10 @@
-"""What the frontends share, with no toolkit in it: how a call and its result read in one line (`calls`), the
-permission question's view and its numbered choices (`approval`, `choices`), notifications (`notify`), the input
-history (`history`), the workspace facts an input line completes from and the status bar shows (`workspace`), and
-a session's options and stored events as the frontends open and replay them (`sessions`).
+"""What the two interactive frontends share, with no toolkit in it: how a call and its result read in one line
+(`calls`), the numbered choices of a permission or trust question and how keys pick among them (`choices`),
+notifications (`notify`), the input history (`history`), how plan decisions read (`work`), and the workspace facts
+an input line completes from and the status bar shows (`workspace`).
 
-The Textual app (coder/tui), the plain REPL (coder/repl) and the ACP agent (coder/acp) each stand alone on top of
-this package; none imports another frontend.
+The Textual app (coder/tui) and the plain REPL (coder/repl) each stand alone on top of this package; neither imports
+the other. What they share with the ACP agent (coder/acp) sits lower: what a permission question shows
+(coder/commands/approval.py), the session options (coder/engine/options.py) and a stored session's events
+(coder/engine/history.py).
 """
