@@ -18,171 +18,22 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console
-
 from coder import __version__
 from coder.base import events as ev
 from coder.base.errors import CoderError
-from coder.base.termsafe import visible
 from coder.commands.approval import approval
 from coder.config.sections import Config
 from coder.engine.history import stored_events
 from coder.engine.options import options_from_args
-from coder.frontend.calls import failure, result_line, tool_title
+from coder.frontend.calls import tool_title
 from coder.frontend.choices import Question, permission_answer, permission_question, saved_note, trust_question
 from coder.frontend.history import InputHistory
 from coder.frontend.notify import Notifier, for_session
 from coder.policy.base import PermissionAnswer
-from coder.repl.live import LiveOutput
-from coder.repl.markdown import MarkdownStream
-from coder.repl.term import KeyWatcher, LineReader, StreamWrap
-from coder.stuck.guard import stuck_warning
+from coder.repl.printer import Printer, is_tty
+from coder.repl.term import KeyWatcher, LineReader
 
 QUIT_WINDOW = 2.0
-
-
-class Printer:
-    """Renders events as lines; streams text deltas as they come (scrollback, no redraws).
-
-    Everything the REPL shows goes out through `line`, `markdown`, `diff` or the stream, and each passes its text
-    through `visible` first: model text, commands, file names and outputs reach the terminal with their control
-    sequences shown, not executed; the colours Rich adds afterwards are the only escape codes written."""
-
-    def __init__(self, out: Any = None, color: bool | None = None) -> None:
-        self.out = out or sys.stdout
-        color = self.out.isatty() if color is None else color
-        self.wrap = _is_tty(self.out)  # on a terminal, long lines wrap at word boundaries at its width
-        self.console = Console(file=self.out, highlight=False, no_color=not color, force_terminal=color,
-                               soft_wrap=not self.wrap, markup=False)
-        self.streaming = False
-        self.stream: Any = None  # a StreamWrap while text streams
-        self.totals = {"tokens": 0, "cost": 0.0, "ctx": 0, "window": 0}
-        self.live = LiveOutput(lambda text: self.line(text, "dim"))  # a running command's lines, as they come
-        self.warnings = 0  # stuck warnings this turn: the first is printed, the count at the turn's end
-
-    def _end_stream(self) -> None:
-        if self.streaming:
-            if self.stream is not None:
-                self.stream.flush()
-                raw = not isinstance(self.stream, MarkdownStream)
-                self.stream = None
-                if raw:
-                    self.out.write("\n")
-            self.out.flush()
-            self.streaming = False
-        self.say_ended_jobs()
-
-    def say_ended_jobs(self) -> None:
-        """Say the background jobs that ended meanwhile (their threads only note them), once no text streams."""
-        if self.streaming or not self.live.later:
-            return
-        for text in self.live.take_later():
-            self.console.print(visible(text), style="cyan")
-
-    def line(self, text: str, style: str = "") -> None:
-        self._end_stream()
-        self.console.print(visible(text), style=style or None)
-
-    def markdown(self, text: str, style: str = "") -> None:
-        from rich.markdown import Markdown  # lazy: markdown-it loads with the first answer, not at start-up
-
-        self._end_stream()
-        self.console.print(Markdown(visible(text), style=style or "none"))
-
-    def diff(self, text: str) -> None:
-        from rich.syntax import Syntax  # lazy: pygments' lexers load with the first diff
-
-        self._end_stream()
-        self.console.print(Syntax(visible(text).rstrip("\n"), "diff", theme="ansi_dark", background_color="default",
-                                  word_wrap=False))
-
-    def event(self, event: ev.Event, replay: bool = False) -> None:
-        if isinstance(event, ev.TextDelta):
-            if self.stream is None:
-
-                # a terminal gets rendered Markdown, block by block (coder/repl/markdown.py); a pipe the raw text
-                self.stream = MarkdownStream(self.console) if self.wrap else StreamWrap(self.out.write, 0)
-            self.stream.feed(visible(event.text))  # per character: a sequence split across deltas is no escape
-            self.out.flush()
-            self.streaming = True
-        elif isinstance(event, ev.SessionStart):
-            if not replay:
-                self.line(f"session {event.session_id} · {event.model} · mode {event.mode} · sandbox "
-                          f"{event.sandbox}" + (" · resumed" if event.resumed else ""), "dim")
-        elif isinstance(event, (ev.ReviewStage, ev.RetryWait, ev.UserMessage)) and not replay:
-            from coder.repl.work import progress_line  # lazy: it loads the engine's plan types
-
-            if line := progress_line(event):
-                self.line("  " + line, "dim")
-        elif isinstance(event, ev.UserMessage):
-            self.line(f"> {event.text}", "bold")  # replayed
-        elif isinstance(event, ev.AssistantMessage):
-            if replay or not self.streaming:
-                texts = [b.get("text", "") for b in event.message.get("content", []) if b.get("type") == "text"]
-                if any(t.strip() for t in texts):
-                    if self.wrap:
-                        self.markdown("\n\n".join(texts))
-                    else:
-                        self.line("\n\n".join(texts))
-            self._end_stream()
-        elif isinstance(event, (ev.PlanProposed, ev.PlanDecision, ev.TodoUpdated)):
-            from coder.repl.work import print_work  # lazy: as above (issue 19: plans and the task list)
-
-            print_work(self, event, replay)
-        elif isinstance(event, ev.ToolCallRequested):
-            self.line(f"· {tool_title(event.tool, event.input)}", "cyan")
-        elif isinstance(event, (ev.ToolOutput, ev.ToolCallApproved, ev.BackgroundEnded)):
-            self.live.event(event)
-        elif isinstance(event, ev.ToolCallDenied):
-            self.line(f"  denied by {event.by}: {event.reason}", "red")
-        elif isinstance(event, ev.ToolCallFinished):
-            self.live.event(event)  # a last line without its newline
-            failed = failure(event.is_error, event.data, event.output) is not None
-            self.line(f"  {result_line(event.output, event.is_error, event.duration_s, event.data)}",
-                      "red" if failed else "green")
-            diff = str(event.data.get("diff", "") or "")
-            if diff and not replay:
-                self.diff(diff)
-        elif isinstance(event, ev.UsageEvent):
-            self.totals["tokens"] += event.input_tokens + event.output_tokens + event.cache_read_tokens + \
-                event.cache_write_tokens
-            self.totals.update(cost=event.total_cost_usd, ctx=event.context_tokens, window=event.context_window)
-        elif isinstance(event, ev.CheckpointEvent):
-            if not replay:
-                self.line(f"  checkpoint {event.id} ({len(event.files_changed)} files; /undo)", "dim")
-        elif isinstance(event, ev.CompactionEvent):
-            self.totals["ctx"] = event.tokens_after  # the next request starts from the compacted context
-            self.line(f"  context compacted ({event.kind}): {event.tokens_before:,} → {event.tokens_after:,}", "dim")
-        elif isinstance(event, ev.ReviewEvent):
-            self.line(f"review: {event.verdict} ({len(event.findings)} findings)",
-                      "red" if event.verdict == "fail" else "dim")
-        elif isinstance(event, ev.CommitEvent):
-            self.line(f"committed {event.sha[:10]}: {event.message.splitlines()[0]}", "green")
-        elif isinstance(event, ev.StuckEvent) and event.action != "nudge":
-            self.warnings += 1
-            if event.action == "stop" or self.warnings == 1:  # the scrollback cannot update a line: said once
-                self.line(stuck_warning(event), "yellow")
-        elif isinstance(event, ev.ErrorEvent):
-            self.line(("error: " if event.fatal else "note: ") + event.message, "red" if event.fatal else "yellow")
-        elif isinstance(event, ev.TurnEnd):
-            if self.warnings > 1:
-                self.line(f"(the stuck warning came {self.warnings} times this turn)", "yellow")
-            self.warnings = 0
-            if event.reason != "done" and not replay:
-                self.line(f"turn stopped: {event.reason}", "yellow")
-            self._end_stream()
-
-    def status(self, mode: str) -> str:
-        t = self.totals
-        pct = 100 * t["ctx"] / t["window"] if t["window"] else 0.0
-        return f"ctx {pct:.0f}% · {t['tokens']:,} tokens · ${t['cost']:.4f} · mode {mode}"
-
-
-def _is_tty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 class Repl:
@@ -220,7 +71,7 @@ class Repl:
         for event in buffered:
             self.printer.event(event)
         sink[0] = self._event
-        self.notifier = for_session(self.opened, self._echo if _is_tty(sys.stdout) else None)
+        self.notifier = for_session(self.opened, self._echo if is_tty(sys.stdout) else None)
 
     def _event(self, event: ev.Event) -> None:
         """An event of the session. A background job that ends while the prompt waits for a message is said at

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from coder.base import events as ev
-from coder.repl.repl import Printer
+from coder.repl.printer import Printer
 
 
 def test_repl_shows_warnings_and_stops_not_nudges() -> None:

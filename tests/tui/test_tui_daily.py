@@ -152,7 +152,7 @@ def test_repl_offers_a_numbered_list_for_resume(git_repo: Path, tmp_path: Path) 
 
 
 def test_repl_prints_a_failing_commands_markdown() -> None:
-    from coder.repl.repl import Printer
+    from coder.repl.printer import Printer
 
     out = io.StringIO()
     Printer(out, color=False).markdown("- **high** `src/app.py:2` does not parse", "red")
