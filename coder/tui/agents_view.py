@@ -25,13 +25,13 @@ from textual.widgets.option_list import Option
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
+from coder.engine.agent_runs import LIVE
 from coder.tools.registry import describe
 from coder.tui.fit import SPINNER, clip
 from coder.tui.status import short
 
 #: lines of an agent's work kept for the follow view
 FOLLOW_LINES = 300
-LIVE = ("queued", "running")
 
 
 @dataclass
