@@ -315,12 +315,13 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
 
 
 def session_tools(config: Config, workspace: Path, note: Callable[[str], None], model: str = "") -> dict[str, Any]:
-    """Built-in tools, then the user's custom tools, then MCP servers' tools (deferred: loaded on demand), each
-    told the session's config and model (web search declares itself by both)."""
+    """Built-in tools (arranged for the model's route: its provider's prefix), then the user's custom tools, then
+    MCP servers' tools (deferred: loaded on demand), each told the session's config and model (web search declares
+    itself by both)."""
     # start-up time: coder.ext.mcp_tools brings asyncio
     from coder.ext.mcp_tools import load_mcp_tools
 
-    tools: dict[str, Any] = builtin_tools()
+    tools: dict[str, Any] = builtin_tools(route=model.partition(":")[0])
     tools.update(load_custom_tools(workspace, set(tools), config.trusted, note, config.repo_files))
     tools.update(load_mcp_tools(config, workspace, note))
     for tool in tools.values():

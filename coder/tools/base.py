@@ -45,6 +45,10 @@ class ToolContract:
     spawns_agents: bool = False
     #: True: a rarely used tool, loaded on demand through the tool-search tool (coder/tools/tool_search_tool.py)
     deferred: bool = False
+    #: the routes (a provider's `--model` prefix: `anthropic`, `openai`) on which this tool is loaded on demand
+    #: although core elsewhere: each route's models see, loaded, the edit tool they were trained on, and the other
+    #: editor waits behind the tool search (coder/tools/registry.py `builtin_tools`)
+    deferred_on: list[str] = field(default_factory=list)
     #: the names Claude Code gives what this tool does (`Bash`; the editor: `Read`, `Write`, `Edit`, ...): what a
     #: Claude Code permission rule or an agent's `tools:` list names (docs/claude-code.md); empty: its own name
     claude_code: list[str] = field(default_factory=list)
@@ -62,6 +66,7 @@ class ToolContract:
             maskable=bool(data.get("maskable", True)),
             spawns_agents=bool(data.get("spawns_agents", False)),
             deferred=bool(data.get("deferred", False)),
+            deferred_on=list(data.get("deferred_on", [])),
             claude_code=list(data.get("claude_code", [])),
         )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,14 @@ def _import(target: str) -> Callable[[ToolContract], Tool]:
     return getattr(importlib.import_module(module), attr)
 
 
-def builtin_tools(names: list[str] | None = None, *, for_subagent: bool = False) -> dict[str, Tool]:
+def builtin_tools(names: list[str] | None = None, *, for_subagent: bool = False, route: str = "") -> dict[str, Tool]:
     """Instantiate the built-in tools (all, or those in `names`) for one session, in the order they are sent
     (`tool_search_tool.arrange`: deferred tools last, loaded through the tool search). A subagent's session
-    (`for_subagent`) never gets a tool that starts agents itself: no grandchildren."""
-    contracts = load_contracts()
+    (`for_subagent`) never gets a tool that starts agents itself: no grandchildren. `route` is the provider's
+    `--model` prefix: a contract whose `deferred_on` names it is deferred on that route (the editor a route's
+    models were not trained on)."""
+    contracts = {name: replace(c, deferred=True) if route and route in c.deferred_on else c
+                 for name, c in load_contracts().items()}
     tools: dict[str, Tool] = {}
     for name, target in BUILTIN_IMPLEMENTATIONS.items():
         if names is not None and name not in names:
