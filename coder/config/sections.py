@@ -80,7 +80,7 @@ class ContextSettings:
 
     budget: float = setting(0.8, doc="The most a request may carry: tokens, or a fraction (<= 1) of the model's "
                             "window.", repo=Repo.ALWAYS, above=0)
-    compact_at: float = setting(10_000, doc="When to compact: tokens (at most 60% of the budget), or a fraction "
+    compact_at: float = setting(9_500, doc="When to compact: tokens (at most 60% of the budget), or a fraction "
                                 "(<= 1) of the budget.", repo=Repo.ALWAYS, above=0)
     target: float = setting(0.25, doc="After a compaction, the fraction of compact_at to get down to.",
                             repo=Repo.ALWAYS, above=0, at_most=0.99)

@@ -69,7 +69,8 @@ class ToolSearchTool(Tool):
 
 def search(catalog: dict[str, Tool], query: str) -> list[str]:
     """The best matches, at most MAX_RESULTS: a query word in the name counts 3, in the description or a
-    parameter's name or description 1; ties keep the catalog's order."""
+    parameter's name or description 1; ties keep the catalog's order. A match scoring under half the best is left
+    out: every loaded definition is paid on each later request, and one common word ("add", "line") is noise."""
     words = set(_WORD.findall(query.lower()))
     scored = []
     for order, (name, tool) in enumerate(catalog.items()):
@@ -82,7 +83,8 @@ def search(catalog: dict[str, Tool], query: str) -> list[str]:
         score = sum(3 if w in in_name else 1 if w in in_text else 0 for w in words)
         if score:
             scored.append((-score, order, name))
-    return [name for _, _, name in sorted(scored)[:MAX_RESULTS]]
+    best = -min(scored)[0] if scored else 0
+    return [name for score, _, name in sorted(scored)[:MAX_RESULTS] if -score * 2 >= best]
 
 
 def first_line(description: str, width: int = 100) -> str:

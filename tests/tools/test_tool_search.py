@@ -26,6 +26,20 @@ LOAD_AND_CALL = {"turns": [
     {"tool_calls": [{"name": "tool_search", "input": {"query": "add two numbers"}}]},
     {"tool_calls": [{"name": "mcp__demo__add", "input": {"a": 20, "b": 22}}]},
     {"text": "It is 42."}]}
+#: the editor a route defers, loaded mid-session and used: the str_replace editor on the OpenAI route ...
+LOAD_EDITOR = {"turns": [
+    {"text": "Looking around.", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
+    {"tool_calls": [{"name": "tool_search", "input": {"query": "select:str_replace_based_edit_tool"}}]},
+    {"tool_calls": [{"name": "str_replace_based_edit_tool",
+                     "input": {"command": "create", "path": "made.txt", "file_text": "by the editor\n"}}]},
+    {"text": "Created."}]}
+#: ... and apply_patch on the Anthropic route
+LOAD_PATCH = {"turns": [
+    {"text": "Looking around.", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
+    {"tool_calls": [{"name": "tool_search", "input": {"query": "select:apply_patch"}}]},
+    {"tool_calls": [{"name": "apply_patch", "input": {
+        "patch": "*** Begin Patch\n*** Add File: made.txt\n+by the patch\n*** End Patch"}}]},
+    {"text": "Created."}]}
 NO_LOAD = {"turns": [
     {"text": "Looking around.", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
     {"tool_calls": [{"name": "bash", "input": {"command": "cat README.md"}}]},
@@ -69,7 +83,7 @@ def test_anthropic_route_loads_through_tool_reference_and_keeps_the_prefix(git_r
     assert "MCP server demo (mcp__demo__NAME): add, " in search_tool["description"], "names without their prefix"
     # the load is a tool_reference in the conversation; tools and system prompt never change
     loads = [b for b in bodies[2]["messages"][-1]["content"] if b.get("type") == "tool_result"]
-    assert loads[0]["content"] == [{"type": "tool_reference", "tool_name": "mcp__demo__add"}]
+    assert loads[0]["content"] == [{"type": "tool_reference", "tool_name": "mcp__demo__add"}], "no weak matches"
     for body in bodies[1:]:
         assert bare(body["tools"]) == bare(tools) and bare(body["system"]) == bare(bodies[0]["system"])
     # each request's segments start with all of the previous one's: the whole earlier request is a cache read
@@ -102,6 +116,36 @@ def test_openai_route_appends_a_loaded_tool_after_the_others(git_repo: Path) -> 
     assert names[3] == names[2]
 
 
+def test_each_route_loads_its_own_editor_and_a_deferred_editor_loads_mid_session(git_repo: Path,
+                                                                                 tmp_path: Path) -> None:
+    """The lead's decision (docs/decisions/33-context-cost.md, round 3): a model sees loaded the edit tool it was
+    trained on, the other one waits behind the tool search, and loading it keeps the prefix (Anthropic: every
+    request's tools, system and earlier messages unchanged; OpenAI: the definition appended, nothing reordered)."""
+    bodies, stdout = run_coder(git_repo, LOAD_PATCH, "anthropic:claude-sonnet-4-6", mcp=False)
+    assert (git_repo / "made.txt").read_text() == "by the patch\n", stdout[-1500:]
+    deferred = {t["name"] for t in bodies[0]["tools"] if t.get("defer_loading")}
+    loaded = {t["name"] for t in bodies[0]["tools"] if not t.get("defer_loading")}
+    assert "apply_patch" in deferred and "subagents" in deferred
+    assert {"str_replace_based_edit_tool", "bash", "tool_search"} <= loaded
+    loads = [b for b in bodies[2]["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    assert loads[0]["content"] == [{"type": "tool_reference", "tool_name": "apply_patch"}]
+    for before, after in zip(bodies, bodies[1:], strict=False):
+        assert bare(after["tools"]) == bare(bodies[0]["tools"]) and bare(after["system"]) == bare(bodies[0]["system"])
+        old, new = segments(before), segments(after)
+        assert [s.text for s in new[:len(old)]] == [s.text for s in old], "the earlier request is a prefix"
+
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(git_repo), str(other)], check=True)
+    bodies, stdout = run_coder(other, LOAD_EDITOR, "openai:gpt-4.1", mcp=False)
+    assert (other / "made.txt").read_text() == "by the editor\n", stdout[-1500:]
+    names = [[t["function"]["name"] for t in b["tools"]] for b in bodies]
+    assert "apply_patch" in names[0] and "str_replace_based_edit_tool" not in names[0] and "tool_search" in names[0]
+    assert names[1] == names[0], "nothing loaded yet"
+    assert names[2] == names[0] + ["str_replace_based_edit_tool"] == names[3], "appended once, nothing reordered"
+    for before, after in zip(bodies, bodies[1:], strict=False):
+        assert after["messages"][:len(before["messages"])] == before["messages"], "earlier messages unchanged"
+
+
 def test_search_ranks_names_first_and_select_loads_exact_names() -> None:
     tools = builtin_tools()
     searcher = tools["tool_search"]
@@ -123,4 +167,10 @@ def test_without_the_search_tool_nothing_is_deferred() -> None:
     tools = builtin_tools(["bash", "bash_output"])
     assert list(tools) == ["bash", "bash_output"] and not tools["bash_output"].contract.deferred
     again = arrange(builtin_tools())
-    assert list(again)[-4:] == ["tool_search", "bash_output", "task", "web_fetch"]
+    assert list(again)[-5:] == ["tool_search", "bash_output", "task", "subagents", "web_fetch"]
+    for route, core, waits in (("anthropic", "str_replace_based_edit_tool", "apply_patch"),
+                               ("openai", "apply_patch", "str_replace_based_edit_tool")):
+        routed = builtin_tools(route=route)
+        assert not routed[core].contract.deferred and routed[waits].contract.deferred, route
+        assert list(routed).index(waits) > list(routed).index("tool_search"), "a deferred tool is sent last"
+    assert not builtin_tools()["apply_patch"].contract.deferred, "no route (a script): both editors loaded"
