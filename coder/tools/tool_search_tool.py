@@ -87,11 +87,14 @@ def search(catalog: dict[str, Tool], query: str) -> list[str]:
     return [name for score, _, name in sorted(scored)[:MAX_RESULTS] if -score * 2 >= best]
 
 
-def first_line(description: str, width: int = 100) -> str:
-    """The description's first sentence, at most `width` characters (an MCP tool's server tag left out)."""
-    text = " ".join(re.sub(r"^\[MCP server [^\]]*\]\s*", "", description).split())
-    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", text, maxsplit=1)[0]
-    return sentence if len(sentence) <= width else sentence[: width - 1] + "…"
+def first_line(description: str, width: int = 80) -> str:
+    """What the tool does in a few words (this text is in every request): the description's first sentence, up to
+    a colon that starts a list or a format, cut at a word within `width` characters (an MCP server's tag left out)."""
+    text = " ".join(re.sub(r"^\[MCP server [^\]]*\]\s*", "", description.strip()).split("\n", 1)[0].split())
+    sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", text, maxsplit=1)[0].split(": ", 1)[0].rstrip(":")
+    if len(sentence) <= width:
+        return sentence
+    return sentence[: width - 1].rsplit(" ", 1)[0].rstrip(",;") + "…"
 
 
 def listing(catalog: dict[str, Tool]) -> str:
