@@ -72,11 +72,12 @@ class PermissionsSettings:
 class ContextSettings:
     """`[context]`: what the model's context holds, and when it is compacted. Compaction is driven by cost, not only
     by the window: every request re-reads the whole context (cached reads still cost 10% of input), so a small
-    working set is cheaper on every turn, and each compaction costs one rewrite of the cache plus a summary. 10k
+    working set is cheaper on every turn, and each compaction costs one rewrite of the cache plus a summary. 9.5k
     tokens down to the handoff plus the last turn was the cheapest setting on the trajectories tuned on
     (benchmarks/context.py --quick, docs/decisions/33-context-cost.md: 16k/4 turns 0.86x raw, 12k/1 0.79x, 10k/1
-    0.77x, 8k/1 0.77x with more summaries); never more than 60% of the budget, so small local windows still compact
-    before they overflow. Quality first: `compact_at = 0.5`."""
+    0.77x, 8k/1 0.77x with more summaries in round 1; 9.5k once the tool definitions shrank by 500 tokens in round
+    3); never more than 60% of the budget, so small local windows still compact before they overflow. Quality
+    first: `compact_at = 0.5`."""
 
     budget: float = setting(0.8, doc="The most a request may carry: tokens, or a fraction (<= 1) of the model's "
                             "window.", repo=Repo.ALWAYS, above=0)
