@@ -193,7 +193,7 @@ def open_child(parent: Parent, run: ChildRun) -> Session:
     state.mkdir(parents=True, exist_ok=True)
     ctx = ToolContext(run.workspace, run.cwd, child_id, run.cancel, state, child_config(parent.config, run.extra_ro))
     install_language_servers(ctx.services)
-    tools = builtin_tools(agent.tools, for_subagent=True)  # no grandchildren
+    tools = builtin_tools(agent.tools, for_subagent=True, route=provider.spec.partition(":")[0])  # no grandchildren
 
     def record(event: ev.Event) -> None:
         if event.persist:
