@@ -40,6 +40,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from loop_probe import stretches
+
 ROOT = Path(__file__).resolve().parent.parent
 PEER_CANDIDATES = (Path("/work/peers/aider"), Path("/work/peers/aider-tui"))
 
@@ -88,12 +90,14 @@ class Pane:
         return best / 1024
 
     def coder_pid(self) -> int:
-        """The coder process in the pane (`python -m coder`), not the shell around it."""
+        """The coder process in the pane (`python -m coder`, or coder under the loop probe), not the shell around
+        it."""
         todo = [self.pid()]
         while todo:
             pid = todo.pop()
             try:
-                if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[1:3] == [b"-m", b"coder"]:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if argv[1:3] == [b"-m", b"coder"] or argv[1:2] == [str(ROOT / "benchmarks" / "loop_probe.py").encode()]:
                     return pid
                 todo.extend(int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split())
             except OSError:
@@ -234,10 +238,22 @@ class Typist(threading.Thread):
                 typed = ""
 
 
-def app_run(repo: Path, env: dict[str, str], script: Path) -> dict[str, Any]:
+def thread_cpu(pid: int, tid: int | None = None) -> float:
+    """User and system CPU seconds of one thread of a process (the app's main thread: tid = pid)."""
+    fields = Path(f"/proc/{pid}/task/{tid or pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def app_run(repo: Path, env: dict[str, str], script: Path, probe_dir: Path,
+            profile: Path | None = None) -> dict[str, Any]:
     """The app on the script in tmux, a typist typing all along: wall seconds until ALL DONE, key echoes during
-    the run, RSS after it, the time Ctrl+T takes to show the end of the whole session."""
-    pane = Pane(f"{coder_exe()} --model scripted:{script} --permission-mode auto; sleep 600", repo, env)
+    the run, RSS after it, the time Ctrl+T takes to show the end of the whole session; and, from the loop probe
+    (benchmarks/loop_probe.py), the CPU seconds of every pass of the app's event loop during the run and during
+    Ctrl+T, and the CPU Ctrl+T cost (the app's main thread, and the whole process: its reader is a thread)."""
+    loop_file = probe_dir / f"loop-{uuid.uuid4().hex[:8]}.json"
+    probe = f"{ROOT / 'benchmarks' / 'loop_probe.py'} {loop_file}" + (f" --profile {profile}" if profile else "")
+    command = f"env PYTHONPATH={ROOT} {sys.executable} {probe} -- --model scripted:{script} --permission-mode auto"
+    pane = Pane(command + "; sleep 600", repo, env)
     try:
         pane.wait(lambda s: "idle │" in s)
         pid = pane.coder_pid()
@@ -248,7 +264,8 @@ def app_run(repo: Path, env: dict[str, str], script: Path) -> dict[str, Any]:
         typist = Typist(pane)
         typist.start()
         pane.wait(lambda s: "ALL DONE" in s and "idle │" in s, timeout=3600)
-        wall = time.monotonic() - started
+        ended = time.monotonic()
+        wall = ended - started
         cpu = cpu_seconds(pid) - cpu_before
         typist.stop.set()
         typist.join()
@@ -262,19 +279,29 @@ def app_run(repo: Path, env: dict[str, str], script: Path) -> dict[str, Any]:
         idle.join()
         pane.keys("C-u")
         time.sleep(0.5)
+        main_before, all_before = thread_cpu(pid), cpu_seconds(pid)
         opened = time.monotonic()
         pane.keys("C-t")
         pane.wait(lambda s: "The whole session" in s and "ALL DONE" in s, timeout=120)
-        ctrl_t = time.monotonic() - opened
+        shown = time.monotonic()
+        ctrl_t = shown - opened
+        time.sleep(0.3)  # a frame or two after it showed: the CPU counters are read in clock ticks
+        ctrl_t_main, ctrl_t_all = thread_cpu(pid) - main_before, cpu_seconds(pid) - all_before
         pane.keys("Escape")
         time.sleep(0.5)
         pane.keys("C-c")
         time.sleep(0.3)
         pane.keys("C-c")
+        end = time.monotonic() + 60
+        while not loop_file.exists() and time.monotonic() < end:  # written as coder exits
+            time.sleep(0.1)
         time.sleep(0.5)
     finally:
         pane.close()
-    return {"wall": wall, "cpu": cpu, "echo": typist.echoes, "echo_idle": idle.echoes, "rss": rss, "ctrl_t": ctrl_t}
+    loop = json.loads(loop_file.read_text())
+    return {"wall": wall, "cpu": cpu, "echo": typist.echoes, "echo_idle": idle.echoes, "rss": rss, "ctrl_t": ctrl_t,
+            "ctrl_t_main": ctrl_t_main, "ctrl_t_all": ctrl_t_all,
+            "passes": stretches(loop, started, ended), "ctrl_t_passes": stretches(loop, opened, shown + 0.3)}
 
 
 def find_peer(given: str | None) -> Path | None:
@@ -296,13 +323,14 @@ def main() -> int:
     parser.add_argument("--long-runs", type=int, help="long runs of each (app, headless), alternating")
     parser.add_argument("--calls", type=int, default=2000, help="tool calls of the long run")
     parser.add_argument("--peer-venv", help="aider's venv (default: /work/peers/aider, then /work/peers/aider-tui)")
+    parser.add_argument("--profile", type=Path, help="write cProfile of the app's main thread to PROFILE-N.prof")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "sections" / "tui.md")
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         print("tmux is required: apt-get install tmux", file=sys.stderr)
         return 2
-    runs = args.runs or (3 if args.quick else 10)
-    long_runs = args.long_runs or (1 if args.quick else 3)
+    runs = args.runs if args.runs is not None else (3 if args.quick else 10)
+    long_runs = args.long_runs if args.long_runs is not None else (1 if args.quick else 3)
     base = Path(tempfile.mkdtemp(prefix="tuibench-"))
     repo = make_repo(base)
     env = bench_env(base)
@@ -331,7 +359,8 @@ def main() -> int:
     app: list[dict[str, Any]] = []
     for i in range(long_runs):  # alternating, so the machine's load falls on both alike
         headless.append(headless_run(repo, env, script))
-        app.append(app_run(repo, env, script))
+        profile = args.profile.with_name(f"{args.profile.name}-{i + 1}.prof") if args.profile else None
+        app.append(app_run(repo, env, script, base, profile))
         print(f"long run {i + 1}/{long_runs}: headless {headless[-1]['wall']:.1f}s ({headless[-1]['cpu']:.1f}s CPU), "
               f"app {app[-1]['wall']:.1f}s ({app[-1]['cpu']:.1f}s CPU), "
               f"{app[-1]['rss']:.0f} MiB, Ctrl+T {app[-1]['ctrl_t']:.2f}s", file=sys.stderr)
@@ -358,13 +387,15 @@ def report(args: argparse.Namespace, runs: int, rows: dict[str, list[tuple[float
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for name, values in rows.items():
+        if not values:  # --runs 0: the long runs alone
+            continue
         firsts, keys, readies = [v[0] for v in values], [v[1] for v in values], [v[2] for v in values]
         accepted = f"{med(keys)} ({min(keys):.2f})" if keys and keys[0] == keys[0] else "n/a"  # nan: not probed
         lines.append(f"| {name} | {med(firsts)} ({min(firsts):.2f}) | {accepted} | {med(readies)} "
                      f"({min(readies):.2f}) | {med([v[3] for v in values])} |")
     if not peer:
         lines.append("| aider | not available | | | |")
-    keys_app = statistics.median([v[1] for v in rows["coder (Textual app)"]])
+    keys_app = statistics.median([v[1] for v in rows["coder (Textual app)"]] or [float("nan")])
     echoes = sorted(e for a in app for e in a["echo"])
     idle = sorted(e for a in app for e in a["echo_idle"])
     ratio = statistics.median(a["wall"] / h["wall"] for a, h in zip(app, headless, strict=True))
@@ -396,7 +427,39 @@ def report(args: argparse.Namespace, runs: int, rows: dict[str, list[tuple[float
               f"- memory after {args.calls:,} calls: {rss:.0f} MiB (goal under 150 MB: {goal[rss * 1.048576 < 150]});",
               f"- Ctrl+T until the end of the whole session shows: {ctrl_t:.2f} s median (goal under 0.3 s: "
               f"{goal[ctrl_t < 0.3]}).", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + loop_report(app))
+
+
+def weighted_median(values: list[float]) -> float:
+    """The pass a moment of busy time falls in, at the median: half the loop's busy time is in passes no longer
+    than this (a key arriving while the loop is busy lands in a pass this long or shorter half the time)."""
+    total, seen = sum(values), 0.0
+    for v in sorted(values):
+        seen += v
+        if seen >= total / 2:
+            return v
+    return 0.0
+
+
+def loop_report(app: list[dict[str, Any]]) -> list[str]:
+    """The figures the machine's load does not stretch: the CPU of each pass of the app's event loop while the
+    agent runs (a key waits behind the pass in progress) and what Ctrl+T costs in CPU."""
+    lines = ["What the load does not stretch (the loop probe, `benchmarks/loop_probe.py`: the app's main thread's "
+             "CPU time for each pass of its event loop; the key echo of an unloaded machine is about the rest "
+             "of the pass a key lands in plus the pass that echoes it):", "",
+             "| run | passes during the run | loop busy (CPU s / wall s) | pass, median of busy time (ms) | "
+             "p99 pass (ms) | longest pass (ms) | passes > 50 ms | passes > 150 ms | Ctrl+T CPU, main thread (s) | "
+             "Ctrl+T CPU, process (s) | Ctrl+T longest pass (ms) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for i, a in enumerate(app, 1):
+        passes = sorted(a["passes"])
+        p99 = passes[int(len(passes) * 0.99)] if passes else 0.0
+        lines.append(f"| {i} | {len(passes):,} | {sum(passes):.1f} / {a['wall']:.1f} | "
+                     f"{1000 * weighted_median(passes):.1f} | {1000 * p99:.1f} | "
+                     f"{1000 * max(passes, default=0):.1f} | {sum(p > 0.05 for p in passes)} | "
+                     f"{sum(p > 0.15 for p in passes)} | {a['ctrl_t_main']:.2f} | {a['ctrl_t_all']:.2f} | "
+                     f"{1000 * max(a['ctrl_t_passes'], default=0):.0f} |")
+    return [*lines, ""]
 
 
 if __name__ == "__main__":
