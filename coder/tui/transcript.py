@@ -3,8 +3,9 @@ calls waiting for their results. A part of the app (coder/tui/app.py); coder/tui
 events become.
 
 Blocks added during a drain are mounted together at its end (one layout pass per batch, not one per block), and
-blocks that would be folded at once are never mounted. At most MAX_BLOCKS stay mounted; the folded ones are
-counted in the status bar and shown whole by Ctrl+T (from the session store).
+blocks that would be folded at once are never mounted. At most MAX_BLOCKS stay mounted (each mounted widget is
+laid out again on every frame that mounts one); a folded block is drawn into the lines of the history above them
+(coder/tui/history.py), counted in the status bar and shown whole by Ctrl+T (from the session store).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # markdown-it loads with the first Markdown block, not at sta
     from textual.widgets import Markdown
     from textual.widgets.markdown import MarkdownStream
 
-MAX_BLOCKS = 300
+MAX_BLOCKS = 60
 
 
 class Transcript:
@@ -83,7 +84,7 @@ class Transcript:
         conversation.mount_all(keep)
         # children already on their way out (removal is asynchronous) were counted and must not be again: the
         # status bar said "4446 folded" after 2,500 blocks; an expanded block's output goes with its block
-        live = [c for c in conversation.children if not c._pruning and not isinstance(c, ToolBody)]
+        live = [c for c in conversation.blocks if not c._pruning and not isinstance(c, ToolBody)]
         excess = len(live) - MAX_BLOCKS
         if excess > 0:
             old = [c for c in live[: excess + 1] if c is not self.stream_block][:excess]
@@ -91,11 +92,15 @@ class Transcript:
                 if isinstance(child, ToolBlock):
                     self._forget(child)
             self.state.folded += len(old)
+            conversation.history.keep([w for c in old for w in _with_output(c)])
             conversation.remove_children(old)
+        if dropped:  # after the blocks mounted before them
+            conversation.history.skipped(len(dropped))
 
     def clear(self) -> None:
         """/clear and /resume: a new conversation."""
-        self.conversation.remove_children()
+        self.conversation.remove_children(self.conversation.blocks)
+        self.conversation.history.clear()
         self.tool_blocks.clear()
         self.shell_calls.clear()
         self.pending.clear()
@@ -166,3 +171,9 @@ class Transcript:
         for blocks in self.tool_blocks.values():
             for block in blocks:
                 block.tick()
+
+
+def _with_output(block: Widget) -> list[Widget]:
+    """A block and, when it is an expanded call, its output (mounted after it, removed with it)."""
+    body = block.body if isinstance(block, ToolBlock) else None
+    return [block] if body is None or body.parent is None else [block, body]

@@ -9,11 +9,14 @@ import time
 
 from rich.text import Text
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static, TextArea
 
 from coder.base.termsafe import visible
+from coder.tui.history import History
 
 
 class Conversation(VerticalScroll):
@@ -30,6 +33,18 @@ class Conversation(VerticalScroll):
 
     def __init__(self) -> None:
         super().__init__(id="conversation")
+
+    def compose(self) -> ComposeResult:
+        yield History()  # the folded blocks' lines; the blocks are mounted after it (coder/tui/transcript.py)
+
+    @property
+    def history(self) -> History:
+        return self.query_one(History)
+
+    @property
+    def blocks(self) -> list[Widget]:
+        """The mounted blocks (an expanded call's output included), without the history above them."""
+        return [c for c in self.children if not isinstance(c, History)]
 
     @property
     def following(self) -> bool:

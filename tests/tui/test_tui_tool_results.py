@@ -67,11 +67,11 @@ async def test_the_folded_count_is_exact(factory, git_repo: Path, tmp_path: Path
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await pilot.pause(0.1)
-        start = len(app.conversation.children) + app.state.folded
+        start = len(app.conversation.blocks) + app.state.folded
         for i in range(MAX_BLOCKS + 100):
             app.queue.append(ev.ToolCallRequested(f"t{i}", "bash", {"command": f"echo {i}"}))
             app.queue.append(ev.ToolCallFinished(f"t{i}", "bash", {}, "ok", False, [], 0.1))
             await app.feed.drain()  # one flush per call, without waiting for the removals to end
         await pilot.pause(0.3)
-        assert len(app.conversation.children) == MAX_BLOCKS
+        assert len(app.conversation.blocks) == MAX_BLOCKS
         assert app.state.folded == start + MAX_BLOCKS + 100 - MAX_BLOCKS
