@@ -269,8 +269,15 @@ class SessionStore:
         row = self._db.execute(query + " ORDER BY updated DESC LIMIT 1", args).fetchone()
         return self._rows([row])[0] if row else None
 
-    def events(self, session_id: str) -> Iterator[EventRow]:
+    def events(self, session_id: str, last: int | None = None) -> Iterator[EventRow]:
+        """The session's events in order; with `last`, only the newest `last` of them (Ctrl+T shows its end
+        first)."""
         with self._lock:  # read whole: a cursor left open between yields would meet another thread's transaction
-            rows = self._db.execute("SELECT * FROM events WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+            if last is None:
+                rows = self._db.execute("SELECT * FROM events WHERE session_id = ? ORDER BY seq",
+                                        (session_id,)).fetchall()
+            else:
+                rows = self._db.execute("SELECT * FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
+                                        (session_id, last)).fetchall()[::-1]
         for sid, seq, when, etype, data in rows:
             yield EventRow(sid, seq, when, etype, json.loads(data))

@@ -213,10 +213,10 @@ class KeyActions:
             return
         store, sid = opened.store, opened.session.id
 
-        def read() -> str:  # in the screen's worker: the store and the Markdown are off the app's thread
+        def read(last: int | None) -> str:  # in the screen's worker, off the app's thread
             from coder.commands.transcript import transcript_markdown  # lazy: read when first asked for
 
-            return transcript_markdown(store.session(sid), [e.to_dict() for e in store.events(sid)],
+            return transcript_markdown(store.session(sid), [e.to_dict() for e in store.events(sid, last)],
                                        max_output_lines=TRANSCRIPT_OUTPUT_LINES)
 
         def closed(_: None) -> None:
