@@ -224,6 +224,7 @@ class CoderApp(App[None]):
 def run_app(args: Any) -> int:
     """Entry point from `coder` (no subcommand)."""
     app = CoderApp(args)
+    app.control.freeze_heap = True
     app.run()
     # after the screen is restored: it stays in the scrollback
     print_last_turn(app.control.last_turn, app.control.last_session_id)
