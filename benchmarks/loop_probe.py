@@ -8,7 +8,9 @@ is in to end (a drain, a frame, another key), then its own pass echoes it. So th
 while the agent runs bound the key echo on an unloaded machine. Every pass of the main thread's loop is recorded
 as (monotonic start, CPU seconds) and written to OUT.json when coder exits; the benchmark picks the passes of a
 window (the run, Ctrl+T) by their start (CLOCK_MONOTONIC is the same clock in every process). With --profile,
-cProfile watches the main thread only (the engine's threads are not in the file).
+cProfile watches the main thread only (the engine's threads are not in the file). The garbage collector's
+collections are recorded too (start, generation, wall and CPU seconds, whether in the main thread): a collection holds the GIL, so it stops the loop
+whichever thread runs it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import cProfile
+import gc
 import json
 import runpy
 import sys
@@ -42,6 +45,19 @@ def install(out: Path, profile: Path | None) -> None:
             cpus.append(time.thread_time() - cpu)
 
     asyncio.BaseEventLoop._run_once = run_once  # type: ignore[attr-defined]
+    #: (monotonic start, generation, wall seconds, CPU seconds of the collecting thread, in the main thread)
+    collections: list[tuple[float, int, float, float, bool]] = []
+    collecting: list[float] = []
+
+    def on_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collecting[:] = [time.monotonic(), time.thread_time()]
+        elif collecting:
+            began, cpu = collecting
+            collections.append((began, info["generation"], time.monotonic() - began, time.thread_time() - cpu,
+                                threading.current_thread() is main))
+
+    gc.callbacks.append(on_gc)
     profiler = cProfile.Profile() if profile is not None else None
     if profiler is not None:
         profiler.enable()
@@ -50,7 +66,7 @@ def install(out: Path, profile: Path | None) -> None:
         if profiler is not None and profile is not None:
             profiler.disable()
             profiler.dump_stats(str(profile))
-        out.write_text(json.dumps({"starts": starts.tolist(), "cpus": cpus.tolist()}))
+        out.write_text(json.dumps({"starts": starts.tolist(), "cpus": cpus.tolist(), "gc": collections}))
 
     atexit.register(write)
 

@@ -301,7 +301,8 @@ def app_run(repo: Path, env: dict[str, str], script: Path, probe_dir: Path,
     loop = json.loads(loop_file.read_text())
     return {"wall": wall, "cpu": cpu, "echo": typist.echoes, "echo_idle": idle.echoes, "rss": rss, "ctrl_t": ctrl_t,
             "ctrl_t_main": ctrl_t_main, "ctrl_t_all": ctrl_t_all,
-            "passes": stretches(loop, started, ended), "ctrl_t_passes": stretches(loop, opened, shown + 0.3)}
+            "passes": stretches(loop, started, ended), "ctrl_t_passes": stretches(loop, opened, shown + 0.3),
+            "gc": [(gen, cpu) for when, gen, _, cpu, _ in loop["gc"] if started <= when < ended]}
 
 
 def find_peer(given: str | None) -> Path | None:
@@ -449,16 +450,18 @@ def loop_report(app: list[dict[str, Any]]) -> list[str]:
              "of the pass a key lands in plus the pass that echoes it):", "",
              "| run | passes during the run | loop busy (CPU s / wall s) | pass, median of busy time (ms) | "
              "p99 pass (ms) | longest pass (ms) | passes > 50 ms | passes > 150 ms | Ctrl+T CPU, main thread (s) | "
-             "Ctrl+T CPU, process (s) | Ctrl+T longest pass (ms) |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "Ctrl+T CPU, process (s) | Ctrl+T longest pass (ms) | full collections (gc): count, longest (CPU ms) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for i, a in enumerate(app, 1):
         passes = sorted(a["passes"])
+        full = [secs for gen, secs in a["gc"] if gen == 2]
         p99 = passes[int(len(passes) * 0.99)] if passes else 0.0
         lines.append(f"| {i} | {len(passes):,} | {sum(passes):.1f} / {a['wall']:.1f} | "
                      f"{1000 * weighted_median(passes):.1f} | {1000 * p99:.1f} | "
                      f"{1000 * max(passes, default=0):.1f} | {sum(p > 0.05 for p in passes)} | "
                      f"{sum(p > 0.15 for p in passes)} | {a['ctrl_t_main']:.2f} | {a['ctrl_t_all']:.2f} | "
-                     f"{1000 * max(a['ctrl_t_passes'], default=0):.0f} |")
+                     f"{1000 * max(a['ctrl_t_passes'], default=0):.0f} | {len(full)}, "
+                     f"{1000 * max(full, default=0):.0f} |")
     return [*lines, ""]
 
 

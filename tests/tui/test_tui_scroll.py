@@ -57,3 +57,40 @@ async def test_resize_keeps_the_latest_turn_on_screen(factory, git_repo: Path, t
         await pilot.resize_terminal(100, 30)
         await pilot.pause(0.4)
         assert "Second answer." in screen_text(app) and at_bottom(app)
+
+
+@async_test
+async def test_folded_blocks_stay_readable_above_the_newest(factory, git_repo: Path, tmp_path: Path) -> None:
+    """Issue 32, round 3: only the newest MAX_BLOCKS blocks are widgets; the older ones are lines drawn as they
+    looked (coder/tui/history.py), so scrolling up still reads them, a reader scrolled up is not moved as blocks
+    fold, and a selection over them copies their text."""
+    from coder.tui.transcript import MAX_BLOCKS
+
+    app, _ = make_app(factory, git_repo, tmp_path, HELLO)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        app.queue.append(ev.UserMessage("look at every step"))
+        for i in range(MAX_BLOCKS + 40):
+            app.queue.append(ev.ToolCallRequested(f"t{i}", "bash", {"command": f"echo step{i}"}))
+            app.queue.append(ev.ToolCallFinished(f"t{i}", "bash", {}, "ok", False, [], 0.1))
+            await app.feed.drain()
+            await pilot.pause()  # laid out: a block is drawn into the history as it was on screen
+        await wait_for(pilot, lambda: f"echo step{MAX_BLOCKS + 39}" in screen_text(app))
+        assert app.state.folded >= 40 and len(app.conversation.blocks) <= MAX_BLOCKS
+        conversation = app.conversation
+        conversation.scroll_home(animate=False)
+        await wait_for(pilot, lambda: conversation.scroll_y == 0)
+        await pilot.pause(0.1)
+        top = screen_text(app)
+        assert "look at every step" in top and "echo step0" in top and "echo step1" in top
+        app.queue.append(ev.ToolCallRequested("more", "bash", {"command": "echo more"}))
+        app.queue.append(ev.ToolCallFinished("more", "bash", {}, "ok", False, [], 0.1))
+        await app.feed.drain()
+        await pilot.pause(0.2)
+        # folding one more moved nothing (the status bar below counts it)
+        assert conversation.scroll_y == 0 and screen_text(app).splitlines()[:20] == top.splitlines()[:20]
+        history = conversation.history
+        await pilot.mouse_down(history, offset=(0, 0))
+        await pilot.mouse_up(history, offset=(30, 3))
+        copied = app.screen.get_selected_text() or ""
+        assert "look at every step" in copied and "echo step0" in copied
