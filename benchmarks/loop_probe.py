@@ -9,8 +9,8 @@ while the agent runs bound the key echo on an unloaded machine. Every pass of th
 as (monotonic start, CPU seconds) and written to OUT.json when coder exits; the benchmark picks the passes of a
 window (the run, Ctrl+T) by their start (CLOCK_MONOTONIC is the same clock in every process). With --profile,
 cProfile watches the main thread only (the engine's threads are not in the file). The garbage collector's
-collections are recorded too (start, generation, wall and CPU seconds, whether in the main thread): a collection holds the GIL, so it stops the loop
-whichever thread runs it.
+collections are recorded too (start, generation, wall and CPU seconds, in the main thread or not, objects freed):
+a collection holds the GIL, so it stops the loop whichever thread runs it.
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ def install(out: Path, profile: Path | None) -> None:
             cpus.append(time.thread_time() - cpu)
 
     asyncio.BaseEventLoop._run_once = run_once  # type: ignore[attr-defined]
-    #: (monotonic start, generation, wall seconds, CPU seconds of the collecting thread, in the main thread)
-    collections: list[tuple[float, int, float, float, bool]] = []
+    #: (monotonic start, generation, wall seconds, CPU seconds of the collecting thread, in the main thread,
+    #: objects collected)
+    collections: list[tuple[float, int, float, float, bool, int]] = []
     collecting: list[float] = []
 
     def on_gc(phase: str, info: dict[str, int]) -> None:
@@ -55,7 +56,7 @@ def install(out: Path, profile: Path | None) -> None:
         elif collecting:
             began, cpu = collecting
             collections.append((began, info["generation"], time.monotonic() - began, time.thread_time() - cpu,
-                                threading.current_thread() is main))
+                                threading.current_thread() is main, info.get("collected", 0)))
 
     gc.callbacks.append(on_gc)
     profiler = cProfile.Profile() if profile is not None else None

@@ -3,6 +3,7 @@ calls: wall time, key echo while the run goes on, memory after it, Ctrl+T; aider
 
     python benchmarks/tui.py --quick                 # 3 start-ups each, one long run of each
     python benchmarks/tui.py --long-runs 3 --peer-venv /work/peers/aider
+    python benchmarks/tui.py --runs 0 --calls 500 --profile /tmp/app   # the long run alone, cProfile of the loop
 
 Definitions (the same for every tool, measured by polling `tmux capture-pane`):
 - first screen: the first moment the pane shows the tool's own UI (coder: its input box; aider: its first line);
@@ -17,7 +18,11 @@ Definitions (the same for every tool, measured by polling `tmux capture-pane`):
   whole run, start-up included): the machine's load stretches wall time, not this;
 - memory: resident set size (VmRSS): idle after start-up, the app's after the long run (still open), headless's
   peak;
-- Ctrl+T: from the key until the transcript screen shows the end of the session.
+- Ctrl+T: from the key until the transcript screen shows the end of the session;
+- what the load does not stretch (the app runs under benchmarks/loop_probe.py): the CPU time of the app's main
+  thread in each pass of its event loop during the run (a key waits behind the pass in progress: the longest and
+  the median pass bound the key echo of an unloaded machine), the collector's full collections, and Ctrl+T's CPU
+  (the main thread's and the process's, from /proc, from the key until 0.3 s after the end shows).
 aider runs offline (a dummy OpenAI endpoint on 127.0.0.1, update checks and analytics off); its start-up
 includes its own failed attempt to fetch model metadata, which is what it does without network.
 """
@@ -145,10 +150,13 @@ def coder_exe() -> str:
 
 IDLE_KEYS = 20  # keys typed once the run is over, for the echo of an idle app under the same load
 KEY_PROBE = "qzq"  # typed the moment the first screen is up; "keys accepted" is when it shows in the input
+#: the app's CPU seconds (user and system, from /proc) at the moment its input showed KEY_PROBE, one per start-up:
+#: what the load does not stretch
+APP_CPU_AT_KEYS: list[float] = []
 
 
 def startup(command: str, cwd: Path, env: dict[str, str], first, ready,
-            probe: bool = False) -> tuple[float, float, float, float]:
+            probe: bool = False, cpu_at_keys: list[float] | None = None) -> tuple[float, float, float, float]:
     """(first screen, keys accepted, interactive, RSS). With `probe`, KEY_PROBE is typed at the first screen and
     the time it shows is when the input accepts keys (a key typed earlier would only be seen then)."""
     pane = Pane(command + "; sleep 60", cwd, env)
@@ -158,6 +166,8 @@ def startup(command: str, cwd: Path, env: dict[str, str], first, ready,
         if probe:
             pane.keys(KEY_PROBE, literal=True)
             t_keys = pane.wait(lambda s: KEY_PROBE in s)
+            if cpu_at_keys is not None:
+                cpu_at_keys.append(cpu_seconds(pane.coder_pid()))
         t_ready = pane.wait(ready)
         time.sleep(0.5)
         return t_first, t_keys, t_ready, pane.rss_mib()
@@ -170,7 +180,8 @@ def coder_startup(repo: Path, env: dict[str, str], script: Path,
     cmd = f"{coder_exe()} --model scripted:{script} --permission-mode auto" + (" --plain" if plain else "")
     if plain:
         return startup(cmd, repo, env, lambda s: "/help lists commands" in s, lambda s: "auto>" in s, probe=True)
-    return startup(cmd, repo, env, lambda s: "Ask coder" in s, lambda s: "idle │" in s, probe=True)
+    return startup(cmd, repo, env, lambda s: "Ask coder" in s, lambda s: "idle │" in s, probe=True,
+                   cpu_at_keys=APP_CPU_AT_KEYS)
 
 
 def aider_startup(aider: Path, repo: Path, env: dict[str, str]) -> tuple[float, float, float, float]:
@@ -302,7 +313,7 @@ def app_run(repo: Path, env: dict[str, str], script: Path, probe_dir: Path,
     return {"wall": wall, "cpu": cpu, "echo": typist.echoes, "echo_idle": idle.echoes, "rss": rss, "ctrl_t": ctrl_t,
             "ctrl_t_main": ctrl_t_main, "ctrl_t_all": ctrl_t_all,
             "passes": stretches(loop, started, ended), "ctrl_t_passes": stretches(loop, opened, shown + 0.3),
-            "gc": [(gen, cpu) for when, gen, _, cpu, _ in loop["gc"] if started <= when < ended]}
+            "gc": [(gen, cpu, freed) for when, gen, _, cpu, _, freed in loop["gc"] if started <= when < ended]}
 
 
 def find_peer(given: str | None) -> Path | None:
@@ -403,7 +414,10 @@ def report(args: argparse.Namespace, runs: int, rows: dict[str, list[tuple[float
     rss = max(a["rss"] for a in app)
     ctrl_t = statistics.median(a["ctrl_t"] for a in app)
     goal = {True: "met", False: "not met"}
-    lines += ["", f"Launch to a typeable input: {keys_app:.2f} s median (goal under 0.5 s: {goal[keys_app < 0.5]}).",
+    cpu_keys = f"{statistics.median(APP_CPU_AT_KEYS):.2f}" if APP_CPU_AT_KEYS else "n/a"
+    lines += ["", f"Launch to a typeable input: {keys_app:.2f} s median (goal under 0.5 s: {goal[keys_app < 0.5]}); "
+              f"the app's CPU by then: {cpu_keys} s median (user and system time of the process and its commands, "
+              "the thread that loads the engine after the first paint included: what the load does not stretch).",
               "", f"**{args.calls:,} tool calls** (one task of {args.calls:,} model turns, each viewing a 200-line "
               "file; the stuck detector off in both, compaction at half the budget), the app in tmux with a typist "
               f"pressing a key every 0.4 s all through the run, and `coder run` headless, alternating, {len(app)} "
@@ -454,14 +468,15 @@ def loop_report(app: list[dict[str, Any]]) -> list[str]:
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for i, a in enumerate(app, 1):
         passes = sorted(a["passes"])
-        full = [secs for gen, secs in a["gc"] if gen == 2]
+        full = [secs for gen, secs, _ in a["gc"] if gen == 2]
+        freed = max((n for gen, _, n in a["gc"] if gen == 2), default=0)
         p99 = passes[int(len(passes) * 0.99)] if passes else 0.0
         lines.append(f"| {i} | {len(passes):,} | {sum(passes):.1f} / {a['wall']:.1f} | "
                      f"{1000 * weighted_median(passes):.1f} | {1000 * p99:.1f} | "
                      f"{1000 * max(passes, default=0):.1f} | {sum(p > 0.05 for p in passes)} | "
                      f"{sum(p > 0.15 for p in passes)} | {a['ctrl_t_main']:.2f} | {a['ctrl_t_all']:.2f} | "
                      f"{1000 * max(a['ctrl_t_passes'], default=0):.0f} | {len(full)}, "
-                     f"{1000 * max(full, default=0):.0f} |")
+                     f"{1000 * max(full, default=0):.0f} (freeing up to {freed:,} objects) |")
     return [*lines, ""]
 
 
