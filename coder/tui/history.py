@@ -2,10 +2,10 @@
 
 Every mounted widget is laid out again on each frame that mounts a block (Textual arranges the whole screen), so
 the cost of a drain grew with the number of blocks kept (300: ~80 ms of CPU a drain, 340 ms at worst, and a key
-waits behind it). The conversation now keeps only its newest LIVE_BLOCKS as widgets; an older block is drawn
-once, as it looked, into this one widget's lines before it is removed, and these lines are drawn only when they
-are on screen (the way Textual's Log draws its lines). They can be scrolled to, read and selected, not expanded:
-Ctrl+T has every call whole.
+waits behind it). The conversation now keeps only its newest MAX_BLOCKS as widgets (coder/tui/transcript.py);
+an older block is drawn once, as it looked, into this one widget's lines before it is removed, and these lines
+are drawn only when they are on screen (the way Textual's Log draws its lines). They can be scrolled to, read
+and selected, not expanded: Ctrl+T has every call whole.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
-#: lines kept (the oldest go first, and Ctrl+T still has them): ~2 MB at 120 columns
+#: lines kept (the oldest go first, and Ctrl+T still has them)
 MAX_LINES = 5_000
 
 
