@@ -31,7 +31,9 @@ class History(Widget):
 
     def __init__(self) -> None:
         super().__init__(id="history")
-        self.lines: deque[Strip] = deque(maxlen=MAX_LINES)
+        #: each line its segments, runs of one style merged: a Strip (seven caches of its own) is made only for a
+        #: line on screen, so 5,000 kept lines are a few objects each for the collector to walk
+        self.lines: deque[tuple[Segment, ...]] = deque(maxlen=MAX_LINES)
 
     def keep(self, widgets: list[Widget]) -> None:
         """Draw each widget (mounted, laid out) into lines, its vertical margins as blank lines; a widget not yet
@@ -41,15 +43,15 @@ class History(Widget):
             if not width or not height:
                 continue
             margin = widget.styles.margin
-            self.lines.extend(Strip.blank(0) for _ in range(margin.top))
-            self.lines.extend(widget.render_lines(Region(0, 0, width, height)))
-            self.lines.extend(Strip.blank(0) for _ in range(margin.bottom))
+            self.lines.extend(() for _ in range(margin.top))
+            self.lines.extend(tuple(Segment.simplify(strip)) for strip in widget.render_lines(Region(0, 0, width,
+                                                                                                     height)))
+            self.lines.extend(() for _ in range(margin.bottom))
         self.refresh(layout=True)
 
     def skipped(self, blocks: int) -> None:
         """Blocks folded in the drain that made them were never drawn: one line says where they are."""
-        self.lines.append(Strip([Segment(f" … {blocks} blocks not drawn here (Ctrl+T shows them)",
-                                         Style(dim=True))]))
+        self.lines.append((Segment(f" … {blocks} blocks not drawn here (Ctrl+T shows them)", Style(dim=True)),))
         self.refresh(layout=True)
 
     def clear(self) -> None:
@@ -63,7 +65,7 @@ class History(Widget):
         width = self.size.width
         if y >= len(self.lines):
             return Strip.blank(width)
-        strip = self.lines[y]
+        strip = Strip(self.lines[y])
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(y)) is not None:
             start, end = span
@@ -75,7 +77,8 @@ class History(Widget):
         return strip.crop_extend(0, width, None)
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        return selection.extract("\n".join(line.text.rstrip() for line in self.lines)), "\n"
+        text = "\n".join("".join(segment.text for segment in line).rstrip() for line in self.lines)
+        return selection.extract(text), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
         self.refresh()

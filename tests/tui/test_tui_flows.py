@@ -166,7 +166,7 @@ async def test_thousands_of_events_stay_bounded(factory, git_repo: Path, tmp_pat
         assert alive() <= before + 10
         assert "echo 2199" in screen_text(app)
         # the folded blocks are still there to scroll to, as lines (coder/tui/history.py), not as widgets
-        history = [line.text for line in app.conversation.history.lines]
+        history = ["".join(segment.text for segment in line) for line in app.conversation.history.lines]
         assert any("echo 1799" in line for line in history) and any("pass 1799" in line for line in history)
         assert not any("echo 2199" in line for line in history)  # the newest are blocks
         # a burst drawn in one drain mounts its newest blocks only: the others are said to be in Ctrl+T
