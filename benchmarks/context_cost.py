@@ -7,6 +7,11 @@ messages the previous main request also carried, at the same place) and the new 
 latest results, a handoff after a compaction). The cache accounting says how many leading tokens were read, how
 many after them were written and how many were plain input; each segment's tokens are split along those lines, so
 the parts add up to the request's cost exactly.
+
+What the API bills without showing it in the body is counted by coder.models.wire.segments at its documented size
+(coder.models.hidden_tokens): the tool-use system prompt on every request with tools (raw's too: its yardstick sends
+a plain shell and editor schema) and a server-defined tool's own definition (245 tokens for `bash_20250124`, 700 for
+the text editor) in place of its short declaration. Both are in the tools part and cached with the prefix they lead.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from coder.models.hidden_tokens import tool_prompt_tokens
 from coder.models.pricing import Price
 from coder.models.wire import PrefixCache, segments
 
@@ -53,6 +59,7 @@ def _kinds(body: dict[str, Any], previous: list[str]) -> tuple[list[str], list[s
     """The part of each segment of `body`, and the texts of its message segments (for the next request)."""
     segs = segments(body)
     n_tools = sum(1 for t in body.get("tools") or [] if not t.get("defer_loading"))  # deferred: not in the prompt
+    n_tools += 1 if tool_prompt_tokens(body) else 0  # the tool-use system prompt the API adds, a tools cost
     system = body.get("system")
     n_system = 1 if isinstance(system, str) else len(system or [])
     messages = [s.text for s in segs[n_tools + n_system:]]

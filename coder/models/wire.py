@@ -8,7 +8,8 @@ request) and the fake server (which counts the bodies it receives). Keeping it i
 Token estimate: ceil(characters / 4) per segment, where a segment is one tool definition, one system block,
 or one content block of one message, serialised canonically (sorted keys, no whitespace, `cache_control`
 removed). The request's input tokens are the sum over its segments, so cached / written / uncached parts
-always add up to the total exactly.
+always add up to the total exactly. What the API bills without showing it in the body (the tool-use system prompt,
+a server-defined tool's own definition) is counted at its documented size (coder.models.hidden_tokens).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coder.models.fake_rules.messages_media import read_picture
+from coder.models.hidden_tokens import server_tool_tokens, tool_prompt_tokens
 from coder.models.images import fitted_size, image_tokens, max_images, within_limits
 from coder.models.model_table import model_info, server_tool_names
 from coder.models.request_rules import (  # noqa: F401 - canonical and block_to_api are part of this module's API
@@ -119,19 +121,26 @@ class Segment:
 
 
 def segments(body: dict[str, Any]) -> list[Segment]:
-    """The cacheable prefix in API order (tools, system, messages), one segment per block."""
+    """The cacheable prefix in API order (tools, system, messages), one segment per block, led by the tool-use
+    system prompt the API adds to a request with tools (coder.models.hidden_tokens)."""
     out: list[Segment] = []
 
     def add(obj: Any) -> None:
         text = canonical(obj)
         out.append(Segment(text, estimate_tokens(text), isinstance(obj, dict) and "cache_control" in obj))
 
+    prompt = tool_prompt_tokens(body)  # billed, not in the body: the first thing the API renders (hidden_tokens)
+    if prompt:
+        out.append(Segment(f"[tool use system prompt: {prompt} tokens]", prompt, False))
     deferred: dict[str, str] = {}  # name -> definition of each deferred tool: counted where it is loaded
     for tool in body.get("tools") or []:
         if isinstance(tool, dict) and tool.get("defer_loading"):
             deferred[str(tool.get("name"))] = canonical(tool)
         else:
             add(tool)
+            hidden = server_tool_tokens(tool)
+            if hidden is not None:  # the API's own definition, not the few tokens of the declaration
+                out[-1].tokens = hidden
     system = body.get("system")
     if isinstance(system, str):
         add({"type": "text", "text": system})

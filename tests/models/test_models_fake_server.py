@@ -258,3 +258,32 @@ def test_server_tool_names_and_schemas_are_checked(fake: FakeServer) -> None:
     with pytest.raises(anthropic.BadRequestError, match="input_schema: Field required"):
         c.messages.create(model=MODEL, max_tokens=64, messages=[{"role": "user", "content": "x"}],
                           tools=[{"name": "shell", "description": "d"}])
+
+
+def test_usage_counts_what_the_api_bills_beyond_the_body(tmp_path: Path) -> None:
+    """The tool-use system prompt (346 tokens for a Claude 4 model with tool_choice auto, 313 with any) and a
+    server-defined tool's own definition (245 for bash_20250124, 700 for the text editor) are billed although the
+    body shows only a few tokens of declaration; a request without tools pays neither (coder.models.hidden_tokens)."""
+    script = tmp_path / "texts.json"
+    script.write_text(json.dumps({"turns": [{"text": "ok"}] * 6}))
+    bash = {"type": "bash_20250124", "name": "bash"}
+    editor = {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"}
+    plain = {"name": "lookup", "description": "Look a word up.",
+             "input_schema": {"type": "object", "properties": {"word": {"type": "string"}}}}
+    messages = [{"role": "user", "content": "a question " * 30}]
+    with FakeServer(script) as server:
+        c = client(server)
+
+        def billed(**extra: object) -> int:
+            usage = c.messages.create(model=MODEL, max_tokens=64, messages=messages, **extra).usage  # type: ignore[arg-type]
+            return usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+
+        bare = billed()
+        assert billed(tools=[bash]) - bare == 346 + 245
+        assert billed(tools=[bash, editor]) - bare == 346 + 245 + 700
+        assert billed(tools=[bash], tool_choice={"type": "any"}) - bare == 313 + 245
+        with_plain = billed(tools=[plain])
+        declared = c.messages.count_tokens(model=MODEL, messages=messages, tools=[plain]).input_tokens  # type: ignore[list-item]
+        assert with_plain == declared and with_plain - bare > 346, "a schema tool: the prompt plus its own schema"
+    assert bare == (len(json.dumps({"block": {"text": "a question " * 30, "type": "text"}, "m": 0, "role": "user"},
+                                   separators=(",", ":"), sort_keys=True)) + 3) // 4, "no tools: nothing hidden"
