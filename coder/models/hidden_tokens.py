@@ -13,34 +13,34 @@ provider's local estimate and benchmarks/context.py alike):
 
 Both sit where the API renders them, in the prompt before the system text and the messages, so they are part of
 the cached prefix: written once with the tools and system prompt, read from the cache after. Where the table has no
-row for a model (Claude 4.6 and later), the Claude 4.x figures apply: the latest documented ones.
+row here (Claude 4.6 and later; the deprecated 3.5 models, whose rows could not be read in this session), the Claude
+4.x figures apply: the latest documented ones.
 
 The OpenAI route adds nothing: OpenAI documents that function definitions are injected into the system message and
 billed as input tokens (which the estimate counts from the definitions themselves) and no fixed added prompt.
 
 Sources (platform.claude.com/docs/en/):
   [pricing]  about-claude/pricing, "Tool use pricing": the tool-use system prompt token counts (Claude Opus 4.x,
-             Sonnet 4.x, Haiku 4.5, Sonnet 3.7: 346 with tool_choice auto or none, 313 with any or tool; Haiku 3.5
-             and Haiku 3: 264 / 340; Opus 3: 530 / 281; Sonnet 3: 159 / 235) and "Text editor tool": 700
-             additional input tokens for text_editor_20250429 / 20250728 (Claude 4.x) and 20250124 (Sonnet 3.7).
+             Sonnet 4.x, Haiku 4.5, Sonnet 3.7: 346 with tool_choice auto or none, 313 with any or tool) and "Text
+             editor tool": 700 additional input tokens for text_editor_20250429 / 20250728 (Claude 4.x) and
+             20250124 (Sonnet 3.7).
+  [claude3]  docs.anthropic.com/en/docs/tool-use-pricing-and-tokens (the Claude 3 page): Opus 3 530 / 281, Sonnet 3
+             159 / 235, Haiku 3 264 / 340 (auto / any, tool).
   [bash]     agents-and-tools/tool-use/bash-tool, "Pricing": "The bash tool adds 245 input tokens to your API calls."
   [editor]   agents-and-tools/tool-use/text-editor-tool, "Pricing": the same 700 tokens as [pricing].
-  [sonnet35] docs.anthropic.com/en/docs/build-with-claude/tool-use (2024): Claude 3.5 Sonnet 20240620: 294 / 261.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-#: (tool_choice auto or none, tool_choice any or tool) by model id prefix, longest prefix first; else CLAUDE_4
+#: (tool_choice auto or none, tool_choice any or tool) by model id prefix; any other model: CLAUDE_4
 TOOL_PROMPT: tuple[tuple[str, tuple[int, int]], ...] = (
-    ("claude-3-5-sonnet-20240620", (294, 261)),  # [sonnet35]
-    ("claude-3-5-haiku", (264, 340)),  # [pricing]
-    ("claude-3-haiku", (264, 340)),
+    ("claude-3-haiku", (264, 340)),  # [claude3]
     ("claude-3-opus", (530, 281)),
     ("claude-3-sonnet", (159, 235)),
 )
-CLAUDE_4 = (346, 313)  # [pricing]: every Claude 4.x model, Sonnet 3.7 (and Sonnet 3.5 20241022)
+CLAUDE_4 = (346, 313)  # [pricing]: every Claude 4.x model and Sonnet 3.7
 
 #: a server-defined tool type -> the input tokens its definition adds ([bash], [editor], [pricing])
 SERVER_TOOL_TOKENS: dict[str, int] = {
@@ -49,7 +49,7 @@ SERVER_TOOL_TOKENS: dict[str, int] = {
     "text_editor_20250728": 700,
     "text_editor_20250429": 700,
     "text_editor_20250124": 700,
-    "text_editor_20241022": 700,
+    "text_editor_20241022": 700,  # not in today's table (a deprecated model's version): taken as its successors
 }
 
 
