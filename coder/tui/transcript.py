@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
+from textual.screen import Screen
 from textual.widget import Widget
 
 from coder.base import events as ev
@@ -27,6 +28,8 @@ if TYPE_CHECKING:  # markdown-it loads with the first Markdown block, not at sta
     from textual.widgets.markdown import MarkdownStream
 
 MAX_BLOCKS = 60
+#: the values a folded widget keeps when its cycles are broken (Transcript._break_cycles)
+FLAGS = (bool, int, float, str, type(None))
 
 
 class Transcript:
@@ -41,6 +44,7 @@ class Transcript:
         self.shell_calls: set[str] = set()  # running calls that are shell commands (Ctrl+B can send them on)
         self.warning: NoteBlock | None = None  # this turn's stuck warning: later ones update it (one line)
         self.warnings = 0
+        self.released: list[Widget] = []  # folded widgets whose reference cycles are broken once they are gone
 
     @property
     def conversation(self) -> Conversation:
@@ -93,9 +97,34 @@ class Transcript:
                     self._forget(child)
             self.state.folded += len(old)
             conversation.history.keep([w for c in old for w in _with_output(c)])
+            self.released.extend(node for c in old for node in c.walk_children(with_self=True))
             conversation.remove_children(old)
+        if self.released:
+            self._break_cycles(conversation.screen)
         if dropped:  # after the blocks mounted before them
             conversation.history.skipped(len(dropped))
+
+    def _break_cycles(self, screen: Screen) -> None:
+        """Free the folded widgets by reference counting, not by a full collection (issue 32, round 3).
+
+        A widget lives in reference cycles (its styles, message queue, signals and caches point back at it), and by
+        the time it is folded it has survived to the collector's oldest generation: ~1,000 folded widgets left
+        ~140,000 objects that only a full collection freed, ~470 ms of CPU in one pass of the loop. Once a folded
+        widget's removal is over (its message pump closed) and nothing of Textual's still points at it (the
+        screen's map and repaints, the mouse, focus), the objects it holds are dropped, its flags kept (a stray
+        message finds it closed); what it held is freed as it goes, without a cycle."""
+        app = self.app
+        held = {*screen._compositor.widgets, *screen._dirty_widgets, screen.focused, app.mouse_over, app.hover_over,
+                app.mouse_captured, app._last_focused_on_app_blur}
+        waiting: list[Widget] = []
+        for node in self.released:
+            if not node._closed or node in held:
+                waiting.append(node)
+                continue
+            for name, value in list(vars(node).items()):
+                if not isinstance(value, FLAGS):
+                    delattr(node, name)
+        self.released = waiting
 
     def clear(self) -> None:
         """/clear and /resume: a new conversation."""

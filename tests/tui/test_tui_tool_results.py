@@ -6,6 +6,8 @@ whenever it arrives."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 
 from textual.widgets import Static
@@ -75,3 +77,35 @@ async def test_the_folded_count_is_exact(factory, git_repo: Path, tmp_path: Path
         await pilot.pause(0.3)
         assert len(app.conversation.blocks) == MAX_BLOCKS
         assert app.state.folded == start + MAX_BLOCKS + 100 - MAX_BLOCKS
+
+
+@async_test
+async def test_a_folded_block_is_freed_without_the_collector(factory, git_repo: Path, tmp_path: Path) -> None:
+    """Issue 32, round 3: a widget lives in reference cycles, and ~1,000 folded ones left ~140,000 objects that
+    only a full collection freed (~470 ms of CPU in one pass of the loop). Once gone from the screen, a folded
+    block's cycles are broken, so reference counting frees it, with no collection seeing it."""
+    from coder.tui.transcript import MAX_BLOCKS
+
+    app, _ = make_app(factory, git_repo, tmp_path, HELLO)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.opened is not None)
+        refs: list[weakref.ref[ToolBlock]] = []
+        try:
+            for i in range(MAX_BLOCKS + 40):
+                app.queue.append(ev.ToolCallRequested(f"t{i}", "bash", {"command": f"echo {i}"}))
+                app.queue.append(ev.ToolCallFinished(f"t{i}", "bash", {}, "ok", False, [], 0.1))
+                await app.feed.drain()
+                await pilot.pause()  # laid out and drawn, as in a real run
+                if i < 20:
+                    refs.append(weakref.ref(app.conversation.blocks[-1]))
+                if i == 20:  # no collection sees the first 20 any more, as in run_app, which freezes its heap
+                    gc.collect()
+                    gc.freeze()
+            newest = weakref.ref(app.conversation.blocks[-1])
+            await pilot.pause(0.1)
+            gc.collect(0)  # the young garbage that still points at them (messages), not the frozen heap
+            assert app.state.folded >= 40
+            assert newest() is not None  # the control: a live block is reachable through a weak reference
+            assert sum(ref() is not None for ref in refs) == 0
+        finally:
+            gc.unfreeze()
