@@ -313,7 +313,7 @@ def app_run(repo: Path, env: dict[str, str], script: Path, probe_dir: Path,
     return {"wall": wall, "cpu": cpu, "echo": typist.echoes, "echo_idle": idle.echoes, "rss": rss, "ctrl_t": ctrl_t,
             "ctrl_t_main": ctrl_t_main, "ctrl_t_all": ctrl_t_all,
             "passes": stretches(loop, started, ended), "ctrl_t_passes": stretches(loop, opened, shown + 0.3),
-            "gc": [(gen, cpu, freed) for when, gen, _, cpu, _, freed in loop["gc"] if started <= when < ended]}
+            "gc": [(gen, cpu, freed, main) for when, gen, _, cpu, main, freed in loop["gc"] if started <= when < ended]}
 
 
 def find_peer(given: str | None) -> Path | None:
@@ -468,15 +468,17 @@ def loop_report(app: list[dict[str, Any]]) -> list[str]:
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for i, a in enumerate(app, 1):
         passes = sorted(a["passes"])
-        full = [secs for gen, secs, _ in a["gc"] if gen == 2]
-        freed = max((n for gen, _, n in a["gc"] if gen == 2), default=0)
+        full = [secs for gen, secs, _, _ in a["gc"] if gen == 2]
+        freed = max((n for gen, _, n, _ in a["gc"] if gen == 2), default=0)
+        engine = sum(not main for gen, _, _, main in a["gc"] if gen == 2)  # it holds the GIL: the loop waits too
         p99 = passes[int(len(passes) * 0.99)] if passes else 0.0
         lines.append(f"| {i} | {len(passes):,} | {sum(passes):.1f} / {a['wall']:.1f} | "
                      f"{1000 * weighted_median(passes):.1f} | {1000 * p99:.1f} | "
                      f"{1000 * max(passes, default=0):.1f} | {sum(p > 0.05 for p in passes)} | "
                      f"{sum(p > 0.15 for p in passes)} | {a['ctrl_t_main']:.2f} | {a['ctrl_t_all']:.2f} | "
                      f"{1000 * max(a['ctrl_t_passes'], default=0):.0f} | {len(full)}, "
-                     f"{1000 * max(full, default=0):.0f} (freeing up to {freed:,} objects) |")
+                     f"{1000 * max(full, default=0):.0f} (freeing up to {freed:,} objects; {engine} outside the "
+                     "app's thread) |")
     return [*lines, ""]
 
 
