@@ -97,7 +97,7 @@ class Transcript:
                     self._forget(child)
             self.state.folded += len(old)
             conversation.history.keep([w for c in old for w in _with_output(c)])
-            self.released.extend(node for c in old for node in c.walk_children(with_self=True))
+            self.released.extend(node for c in old for node in c.walk_children(Widget, with_self=True))
             conversation.remove_children(old)
         if self.released:
             self._break_cycles(conversation.screen)
