@@ -319,6 +319,16 @@ class HookContext(Event):
 
 
 @dataclass
+class ModeNotice(Event):
+    """What the model was told of a switch of the permission mode (coder/engine/mode_notice.py): `text`, one line
+    ahead of the next user message's text, for the mode the session is in then; a resume puts it there again."""
+
+    type: ClassVar[str] = "mode_notice"
+    mode: str
+    text: str
+
+
+@dataclass
 class AgentStarted(Event):
     """A subagent started (issue 36): `ident` names it in this session ("a1"), `session_id` is its own stored
     session; `background` when the parent goes on meanwhile; `worktree` the isolated tree it writes in, if any."""
@@ -425,7 +435,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
                 ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionEvent, CheckpointEvent,
                 ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess, StuckEvent,
                 PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput, ReviewStage, BackgroundEnded,
-                HookContext, AgentStarted, AgentUpdate, AgentEnded, AgentMerged, AgentNews)
+                HookContext, ModeNotice, AgentStarted, AgentUpdate, AgentEnded, AgentMerged, AgentNews)
 }
 
 

@@ -4,12 +4,11 @@ key cycles through), not part of the loop."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from coder.base.errors import UsageError
 from coder.config.modes import MODES
 from coder.engine.session import Session
-from coder.policy.base import Mode
 
 #: Shift+Tab cycles through these; `auto` is only ever chosen explicitly (/mode auto, --permission-mode auto)
 MODE_CYCLE: tuple[str, ...] = ("ask", "auto-edit", "plan")
@@ -22,7 +21,7 @@ def current_mode(session: Session) -> str:
 def set_mode(session: Session, mode: str) -> str:
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}.")
-    session.parts.policy.mode = cast(Mode, mode)
+    session.set_mode(mode)  # the engine tells the model with the next message (coder/engine/mode_notice.py)
     return mode
 
 

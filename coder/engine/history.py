@@ -33,6 +33,8 @@ class Restored:
     compactions: list[Compaction] = field(default_factory=list)
     task: str = ""
     history_at: dict[str, int] = field(default_factory=dict)  # checkpoint id -> history length
+    #: the permission mode the model last knew: the one the session opened in, a mode notice's, an approved plan's
+    mode: str = ""
 
 
 def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
@@ -42,6 +44,7 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
     files: set[str] = set()
     pending: list[str] = []  # tool_use ids of the last assistant message without a result yet
     results: dict[str, ToolResultBlock] = {}
+    notices: list[TextBlock] = []  # a mode notice waiting for the user message it goes with
 
     def flush() -> None:
         if pending:
@@ -55,9 +58,17 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
         if kind == "user_message":
             flush()
             attached = blocks(event.get("attachments") or [])  # `@path` files, sent again as they were
-            out.history.append(Message("user", [TextBlock(event["text"]), *(TextBlock(b) for b in attached),
+            out.history.append(Message("user", [*notices, TextBlock(event["text"]), *(TextBlock(b) for b in attached),
                                                 *stored_images(event.get("images") or [])]))
             out.task = out.task or event["text"]
+            notices.clear()
+        elif kind == "mode_notice":  # ahead of the next user message's text (coder/engine/mode_notice.py)
+            notices[:] = [TextBlock(event["text"])]
+            out.mode = event["mode"]
+        elif kind == "session_start":
+            out.mode = out.mode or str(event.get("mode") or "")
+        elif kind == "plan_decision" and event.get("outcome") == "approved":
+            out.mode = str(event.get("mode") or out.mode)
         elif kind == "assistant_message":
             flush()
             message = Message.from_dict(event["message"])

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Protocol
 from coder.base import events as ev
 from coder.base.errors import ContextOverflowError, ModelError, ToolError
 from coder.context.base import ContextManager, Pinned
+from coder.context.history import load_call, loaded_tools
 from coder.engine.history import Restored, add_hook_context, validate_input
 from coder.engine.hook_steps import Hooks, hook_permission, with_feedback
 from coder.engine.live_output import LiveOutput
 from coder.engine.mentions import as_dicts, blocks, dropped_images, find
+from coder.engine.mode_notice import ModeSwitches
 from coder.engine.turns import forget_after
 from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.models.model_table import model_info
@@ -37,6 +39,7 @@ from coder.models.types import (
 from coder.policy.base import PermissionAnswer, PermissionPolicy
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import Tool, ToolContext, ToolResult
+from coder.tools.tool_search_tool import wanted_in
 
 if TYPE_CHECKING:
     from coder.vcs.checkpoints import Checkpoint, RestoreResult
@@ -135,6 +138,10 @@ class Session:
         #: context a SessionStart hook gave, sent with the next user message
         self._start_context: list[str] = []
         self._cost_lock = threading.Lock()
+        #: mode switches the model has not heard of yet: a resumed session opened in another mode than the one its
+        #: model last knew starts with one
+        self.switches = ModeSwitches(restored.mode if restored and restored.mode not in ("", parts.policy.mode)
+                                     else None)
         if restored is not None:
             self.history = restored.history
             self.stats.turns = restored.turns
@@ -184,12 +191,17 @@ class Session:
             if pictures and not model_info(self.parts.provider.spec).vision:
                 self.emit(ev.ErrorEvent(f"{self.parts.provider.spec} does not take images: each is sent as a note "
                                         "saying what it was; switch model (/model) to show them"))
+            mode = str(self.parts.policy.mode)
+            heard = self.switches.take(mode)
+            if heard is not None:
+                self.emit(ev.ModeNotice(mode, heard))
             self.emit(ev.UserMessage(text, attached, [asdict(i) for i in pictures]))
-            self.history.append(Message("user", [TextBlock(text), *(TextBlock(b) for b in blocks(attached)),
-                                                 *pictures]))
+            self.history.append(Message("user", [*([TextBlock(heard)] if heard else []), TextBlock(text),
+                                                 *(TextBlock(b) for b in blocks(attached)), *pictures]))
             self._add_context("SessionStart", self._start_context)
             self._add_context("UserPromptSubmit", context)
             self._start_context = []
+            self._load_wanted(mode)
             if not self.parts.pinned.task:
                 self.parts.pinned.task = text
         self.stats.turn_started = time.monotonic()
@@ -206,6 +218,25 @@ class Session:
         self._checkpoint(f"turn {self.stats.turns}")
         self.emit(ev.TurnEnd(self.stats.turns, outcome.reason))
         return outcome
+
+    def set_mode(self, mode: str) -> None:
+        """The user switched the permission mode (coder.commands.modes.set_mode: Shift+Tab, /mode, an editor over
+        ACP): it holds at once, and the model hears of it with the next user message (coder/engine/mode_notice.py)."""
+        self.switches.switch(self.parts.policy, mode)
+
+    def _load_wanted(self, mode: str) -> None:
+        """The deferred tools `mode` wants and the history has not loaded (plan mode: `exit_plan`), loaded after the
+        user's message by a tool search call the engine makes, run by the tool search itself: the model's own load,
+        so each route loads it its way and a resume rebuilds it from the events."""
+        caller, names = wanted_in(self.parts.tools, mode, loaded_tools(self.history)[1])
+        if not names:
+            return
+        use = load_call(caller, names, f"toolu_mode_{len(self.history)}")
+        message = Message("assistant", [use])
+        self.history.append(message)
+        self.emit(ev.AssistantMessage(message.to_dict(), "tool_use"))
+        self.emit(ev.ToolCallRequested(use.id, use.name, use.input))
+        self._append_results([self._finish(use, self.parts.tools[caller].run(use.input, self.parts.tool_ctx))])
 
     def interrupt(self) -> None:
         """Stop the stream and the running tool; the session stays consistent and resumable."""

@@ -193,7 +193,8 @@ def open_child(parent: Parent, run: ChildRun) -> Session:
     state.mkdir(parents=True, exist_ok=True)
     ctx = ToolContext(run.workspace, run.cwd, child_id, run.cancel, state, child_config(parent.config, run.extra_ro))
     install_language_servers(ctx.services)
-    tools = builtin_tools(agent.tools, for_subagent=True, route=provider.spec.partition(":")[0])  # no grandchildren
+    # no grandchildren; the editor of its model's route; exit_plan whole when it plans
+    tools = builtin_tools(agent.tools, for_subagent=True, route=provider.spec.partition(":")[0], mode=mode)
 
     def record(event: ev.Event) -> None:
         if event.persist:

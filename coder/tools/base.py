@@ -49,6 +49,10 @@ class ToolContract:
     #: although core elsewhere: each route's models see, loaded, the edit tool they were trained on, and the other
     #: editor waits behind the tool search (coder/tools/registry.py `builtin_tools`)
     deferred_on: list[str] = field(default_factory=list)
+    #: the permission modes in which this deferred tool is wanted (`exit_plan`: plan): a session that opens in one
+    #: has it loaded from its first request, and a switch into one loads it through the tool search
+    #: (`tool_search_tool.wanted_in`); elsewhere it waits behind the tool search like any deferred tool
+    loaded_in_modes: list[str] = field(default_factory=list)
     #: the names Claude Code gives what this tool does (`Bash`; the editor: `Read`, `Write`, `Edit`, ...): what a
     #: Claude Code permission rule or an agent's `tools:` list names (docs/claude-code.md); empty: its own name
     claude_code: list[str] = field(default_factory=list)
@@ -67,6 +71,7 @@ class ToolContract:
             spawns_agents=bool(data.get("spawns_agents", False)),
             deferred=bool(data.get("deferred", False)),
             deferred_on=list(data.get("deferred_on", [])),
+            loaded_in_modes=list(data.get("loaded_in_modes", [])),
             claude_code=list(data.get("claude_code", [])),
         )
 

@@ -1,0 +1,57 @@
+"""Telling the model that the user switched the permission mode (issue 33, round 4), as Claude Code does.
+
+A switch (Shift+Tab in the app, `/mode`, an editor's set-mode over ACP: all through `coder.commands.modes.set_mode`,
+which calls `Session.set_mode`) holds at once for the policy; the model hears of it with the next user message:
+one line ahead of the user's text, so it is part of the append-only history (no earlier message is edited, and
+the cached prefix holds), stored as a `ModeNotice` event that a resume puts back in the same place. Several
+switches before that message give one notice, for the mode the session is in then, and none when it is back in
+the mode the model knew. Approving a plan (`exit_plan`) changes the mode without a notice: its result says so.
+
+A mode may want a deferred tool (a contract's `loaded_in_modes`: plan mode wants `exit_plan`). A session that opens
+in that mode has it whole from the first request (coder/tools/registry.py); a session in that mode whose history
+has not loaded it gets it with the user's message, through the tool search: a `select:` call made by the engine
+(`coder.context.history.load_call`, as a compaction's handoff reloads tools) run by the tool search itself, so the
+Anthropic route gets a `tool_reference` and the OpenAI route appends the definition, as for the model's own load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: what each mode allows, in the words the model reads (coder/policy/rules.py holds the rules themselves)
+ALLOWS: dict[str, str] = {
+    "ask": "reads run; edits and commands ask the user first",
+    "auto-edit": "reads and edits run; commands ask the user first",
+    "auto": "everything the sandbox allows runs without asking",
+}
+PLAN_ON = "[Plan mode is on (read only): research, then present your plan with exit_plan.]"
+
+
+def notice(mode: str, before: str) -> str:
+    """The one line the model reads: plan mode on, plan mode off (into `mode`), or another mode's rules."""
+    if mode == "plan":
+        return PLAN_ON
+    allows = ALLOWS.get(mode, "")
+    if before == "plan":
+        return f"[Plan mode is off: mode {mode} ({allows}).]"
+    return f"[Permission mode is now {mode}: {allows}.]"
+
+
+@dataclass
+class ModeSwitches:
+    """The switches the model has not heard of yet: `before` is the mode it knew when the first of them came (None:
+    none pending)."""
+
+    before: str | None = None
+
+    def switch(self, policy: Any, mode: str) -> None:
+        if self.before is None:
+            self.before = str(policy.mode)
+        policy.mode = mode
+
+    def take(self, mode: str) -> str | None:
+        """The notice for the user message being sent in `mode`, or None; either way the switches are heard."""
+        before, self.before = self.before, None
+        return notice(mode, before) if before is not None and before != mode else None
+
