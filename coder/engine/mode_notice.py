@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from coder.config.modes import MODES
+
 #: what each mode allows, in the words the model reads (coder/policy/rules.py holds the rules themselves)
 ALLOWS: dict[str, str] = {
     "ask": "reads run; edits and commands ask the user first",
@@ -38,6 +40,14 @@ def notice(mode: str, before: str) -> str:
     return f"[Permission mode is now {mode}: {allows}.]"
 
 
+#: every notice there is: what a view of the user's own words (/rewind's list, the app's farewell) leaves out
+NOTICES = frozenset(notice(mode, before) for mode in MODES for before in MODES)
+
+
+def is_notice(text: str) -> bool:
+    return text in NOTICES
+
+
 @dataclass
 class ModeSwitches:
     """The switches the model has not heard of yet: `before` is the mode it knew when the first of them came (None:
@@ -54,4 +64,3 @@ class ModeSwitches:
         """The notice for the user message being sent in `mode`, or None; either way the switches are heard."""
         before, self.before = self.before, None
         return notice(mode, before) if before is not None and before != mode else None
-

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from coder.engine.mode_notice import is_notice
 from coder.models.types import TextBlock
 
 
@@ -38,11 +39,16 @@ def _is_user_text(message: Any) -> bool:
     return message.role == "user" and any(isinstance(b, TextBlock) for b in message.content)
 
 
+def _typed(message: Any) -> str:
+    """What the user wrote, without the mode notice the engine put ahead of it."""
+    return "".join(b.text for b in message.content if isinstance(b, TextBlock) and not is_notice(b.text))
+
+
 def user_turns(session: Any, checkpointer: Any | None) -> list[UserTurn]:
     """The user's messages in the current history, oldest first, each with the checkpoint its turn ended on."""
     history = session.history
     indexes = [i for i, m in enumerate(history) if _is_user_text(m)]
-    turns = [UserTurn(n + 1, i, history[i].text()) for n, i in enumerate(indexes)]
+    turns = [UserTurn(n + 1, i, _typed(history[i])) for n, i in enumerate(indexes)]
     if checkpointer is None or not hasattr(checkpointer, "list"):
         return turns
     at = {int(k): v for k, v in session.history_at.items() if str(k).isdigit()}

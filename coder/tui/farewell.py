@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from coder.base.termsafe import visible
+from coder.engine.mode_notice import is_notice
 from coder.models.types import TextBlock
 
 MAX_LINES = 400  # a very long answer is cut from the top: its end is what was last on screen
@@ -31,8 +32,11 @@ def last_turn(session: Any) -> LastTurn | None:
     for i in range(len(history) - 1, -1, -1):
         m = history[i]
         if m.role == "user" and m.content and isinstance(m.content[0], TextBlock):
+            # its first text past the mode notice the engine may have put ahead of it
+            typed = next((b.text for b in m.content if isinstance(b, TextBlock) and not is_notice(b.text)),
+                         m.content[0].text)
             answers = [h.text() for h in history[i + 1:] if h.role == "assistant" and h.text().strip()]
-            return LastTurn(m.content[0].text, answers[-1] if answers else "")
+            return LastTurn(typed, answers[-1] if answers else "")
     return None
 
 

@@ -226,7 +226,9 @@ def test_client_gone_mid_turn_ends_the_agent(git_repo: Path, tmp_path: Path, iso
 
 
 def test_modes_are_the_permission_modes(git_repo: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", EDIT_SCRIPT)
+    # the model edits only if it was told of the switch (coder/engine/mode_notice.py) with the prompt
+    told = {**EDIT_SCRIPT[0], "when": r"\[Permission mode is now auto-edit: reads and edits run"}
+    script = write_script(tmp_path / "s.json", [told, EDIT_SCRIPT[1]])
     client = RecordingClient(answer="reject_once")
 
     async def main() -> tuple[object, object]:

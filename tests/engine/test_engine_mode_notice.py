@@ -18,9 +18,11 @@ from coder.base import events as ev
 from coder.commands.modes import cycle_mode, set_mode
 from coder.engine.builder import SessionOptions, open_session
 from coder.engine.mode_notice import PLAN_ON
+from coder.engine.turns import user_turns
 from coder.models.fake_server import FakeServer
 from coder.models.wire import segments
 from coder.tools.plan_tool import PlanVerdict
+from coder.tui.farewell import last_turn
 
 REPO = Path(__file__).resolve().parents[2]
 PLAN = "# Plan\n1. Create notes.txt\n2. Check it"
@@ -46,7 +48,7 @@ def bare(obj: Any) -> Any:
     return obj
 
 
-def user_texts(message: dict[str, Any]) -> list[str]:
+def texts_of(message: dict[str, Any]) -> list[str]:
     """The text parts of one user message, on either route (OpenAI joins a user's texts into one string)."""
     content = message["content"]
     if isinstance(content, str):
@@ -100,6 +102,9 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
             set_mode(driven.session, "ask")
             driven.send("just ask")
             sid = driven.session.id
+            # what the user wrote, as /rewind lists it and the app says it at quit: without the notices
+            assert [t.text for t in user_turns(driven.session, None)] == ["look around", "plan the notes", "just ask"]
+            assert last_turn(driven.session).message == "just ask"  # type: ignore[union-attr]
             history = list(driven.session.history)
         finally:
             driven.close()
@@ -122,8 +127,8 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
             assert [s.text for s in new[:len(old)]] == [s.text for s in old]
     # the switch into plan mode: the notice ahead of the user's text, then the engine's tool search call and its load
     asked = bare(bodies[2]["messages"])
-    at = next(i for i, m in enumerate(asked) if m["role"] == "user" and "plan the notes" in user_texts(m))
-    assert user_texts(asked[at])[:2] == [PLAN_ON, "plan the notes"]
+    at = next(i for i, m in enumerate(asked) if m["role"] == "user" and "plan the notes" in texts_of(m))
+    assert texts_of(asked[at])[:2] == [PLAN_ON, "plan the notes"]
     if model == ANTHROPIC:
         call = asked[at + 1]["content"][0]
         assert (call["type"], call["name"], call["input"]) == ("tool_use", "tool_search",
@@ -137,14 +142,14 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
         assert call["function"]["name"] == "tool_search"
         assert json.loads(call["function"]["arguments"]) == {"query": "select:exit_plan"}
         assert asked[at + 2]["role"] == "tool" and "exit_plan" in asked[at + 2]["content"]
-    assert [PLAN_ON in user_texts(m) for m in bare(bodies[1]["messages"]) if m["role"] == "user"].count(True) == 0
+    assert [PLAN_ON in texts_of(m) for m in bare(bodies[1]["messages"]) if m["role"] == "user"].count(True) == 0
     # the scripted model's exit_plan call worked: the plan was put to the user, who sent it back
     proposed = [r for r in driven.asked if isinstance(r, ev.PlanProposed)]
     assert [p.plan for p in proposed] == [PLAN]
     assert any(isinstance(e, ev.ToolCallFinished) and "more detail" in e.output for e in driven.events)
     # two switches (auto-edit, then ask) before the next message: one notice, for the last mode
     last_user = [m for m in bare(bodies[4]["messages"]) if m["role"] == "user"][-1]
-    texts = user_texts(last_user)
+    texts = texts_of(last_user)
     assert texts[0].startswith("[Plan mode is off: mode ask (") and texts[1] == "just ask", texts
     assert sum(t.startswith("[") and "mode" in t for t in texts) == 1
     notices = [e for e in driven.events if isinstance(e, ev.ModeNotice)]
@@ -166,7 +171,7 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
     assert tool_names(again) == names[4], "the tools of the last request: exit_plan loaded by the history"
     if model == ANTHROPIC:
         assert bare(again["tools"]) == bare(bodies[0]["tools"]), "still deferred: the history's reference resolves"
-    assert user_texts(again["messages"][-1]) == [PLAN_ON, "still there?"]
+    assert texts_of(again["messages"][-1]) == [PLAN_ON, "still there?"]
     assert [e.mode for e in resumed.events if isinstance(e, ev.ModeNotice)] == ["plan"]
     assert not [e for e in resumed.events if isinstance(e, ev.ToolCallRequested)], "loaded already: no second load"
 
@@ -191,8 +196,8 @@ def test_a_resume_in_another_mode_is_told_and_a_switch_back_is_not(git_repo: Pat
             resumed.close()
         bodies = list(server.requests)
     assert not [e for e in driven.events if isinstance(e, ev.ModeNotice)]
-    assert user_texts(bodies[1]["messages"][-1]) == ["second"]
-    assert user_texts(bodies[2]["messages"][-1]) == [
+    assert texts_of(bodies[1]["messages"][-1]) == ["second"]
+    assert texts_of(bodies[2]["messages"][-1]) == [
         "[Permission mode is now auto: everything the sandbox allows runs without asking.]", "third"]
 
 

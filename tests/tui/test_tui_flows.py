@@ -113,6 +113,7 @@ async def test_completion_history_and_mode_keys(factory, git_repo: Path, tmp_pat
         assert app.session.parts.policy.mode == "ask"
         await pilot.press("shift+tab")
         assert app.session.parts.policy.mode == "auto-edit"
+        assert app.session.switches.before == "ask", "through the engine: the model is told with the next message"
         await wait_for(pilot, lambda: "mode auto-edit" in str(app.query_one("#status").render()))
 
 
