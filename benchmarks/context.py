@@ -9,7 +9,8 @@ own system prompt, tools, context manager and Anthropic provider, through the re
 records every request) in which the model's turns are the trajectory's and each tool call returns the observation
 the trajectory recorded (a real shell output of the original run). The recorded bodies are priced with Anthropic's
 prompt caching emulated block by block (benchmarks/context_cost.py, claude-sonnet-4-5 list prices), summary
-calls included (their output too: a stand-in handoff of 10% of the summarised text, at most summary_max_tokens).
+calls included (their output too: a stand-in handoff of 10% of the summarised text, at most summary_max_tokens;
+what counts as summarised is `--stand-in`'s rule, benchmarks/context_session.py).
 
 The yardstick, **raw**, is the trajectory as its own agent sent it: its own system prompt, a minimal bash and
 editor definition, the whole history, a cache breakpoint at its end (ideal prefix caching). It is the same for
@@ -20,6 +21,9 @@ every version of coder, so `ours / raw` moves only when coder's requests do.
 --compare C  also replay through the checkout C (e.g. a worktree of an older commit), in the same run
 --mcp        also replay with three real MCP servers configured (benchmarks/context_mcp.py)
 --record     write this run's --quick figure to benchmarks/context_gate.json
+--stand-in R what a stand-in handoff summarises: `narrative` (default since round 4: the text the model is asked
+             to summarise, tool calls' inputs included, the verbatim copies and the instruction left out) or `all`
+             (rounds 1-3: every text and tool result of the request, 40 characters for any other block)
 
 Reported per trajectory and in total: cost, peak context, cached share, where the money went (tool definitions,
 system prompt, history, new content), summaries, whether the task was in every request, and how each user turn
@@ -84,9 +88,10 @@ def raw_cost(replay: Replay) -> dict[str, Any]:
 
 
 def replay_session(checkout: Path, replay: Replay, folder: Path, mcp: dict[str, Any] | None,
-                   context: dict[str, Any]) -> dict[str, Any]:
+                   context: dict[str, Any], stand_in: str) -> dict[str, Any]:
     """One trajectory through the coder at `checkout`: the recorded requests, priced, and the checks."""
     job = session_job(replay, folder / "workspace", folder / "requests.jsonl", MODEL)
+    job["summary_rule"] = stand_in
     home = folder / "home"
     config = home / ".config" / "coder" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -138,12 +143,12 @@ def config_toml(checkout: Path, context: dict[str, Any], mcp: dict[str, Any] | N
 
 
 def run_set(checkout: Path, replays: list[Replay], mcp: dict[str, Any] | None, context: dict[str, Any],
-            work: Path, label: str) -> list[dict[str, Any]]:
+            work: Path, label: str, stand_in: str) -> list[dict[str, Any]]:
     out = []
     for n, replay in enumerate(replays):
         folder = work / f"{label}-{n}"
         result = {"name": replay.name, "requests": requests_of(replay), "raw": raw_cost(replay),
-                  "ours": replay_session(checkout, replay, folder, mcp, context)}
+                  "ours": replay_session(checkout, replay, folder, mcp, context, stand_in)}
         result["cost_ratio"] = round(result["ours"]["cost_usd"] / result["raw"]["cost_usd"], 4)
         result["peak_ratio"] = round(result["ours"]["peak_tokens"] / result["raw"]["peak_tokens"], 4)
         out.append(result)
@@ -188,12 +193,16 @@ def table(label: str, results: list[dict[str, Any]], total: dict[str, Any]) -> s
     return "\n".join(rows)
 
 
-def gate(total: dict[str, Any], gate_file: Path) -> tuple[bool, str]:
+def gate(total: dict[str, Any], gate_file: Path, stand_in: str) -> tuple[bool, str]:
     """The --quick figure against the recorded one: more than GATE_SLACK above it fails, and so does a request
-    without the task or a turn that did not end `done` (a compaction that deadlocked or overflowed)."""
+    without the task or a turn that did not end `done` (a compaction that deadlocked or overflowed). A figure is
+    only compared with one measured by the same stand-in rule."""
     if not gate_file.exists():
         return False, f"no recorded figure in {gate_file}: run with --quick --record once"
     recorded = json.loads(gate_file.read_text(encoding="utf-8"))
+    if recorded.get("stand_in", "all") != stand_in:
+        return False, (f"gate: the figure in {gate_file} was measured with --stand-in "
+                       f"{recorded.get('stand_in', 'all')}, this run with {stand_in} -> FAIL")
     limit = recorded["ours_cost_usd"] * (1 + GATE_SLACK)
     ok = total["ours_cost_usd"] <= limit and total["task_in_every_request"] and total["all_turns_done"]
     return ok, (f"gate: ${total['ours_cost_usd']:.4f} on the quick set, recorded ${recorded['ours_cost_usd']:.4f} "
@@ -214,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gate-file", type=Path, default=GATE_FILE, help=f"the recorded figure (default {GATE_FILE})")
     parser.add_argument("--context", action="append", default=[], metavar="KEY=VALUE",
                         help="[context] setting for the replayed sessions (repeatable)")
+    parser.add_argument("--stand-in", choices=("narrative", "all"), default="narrative",
+                        help="what a stand-in handoff summarises (default narrative; all: rounds 1-3)")
     args = parser.parse_args(argv)
     try:
         default = DEFAULT_DATA if DEFAULT_DATA.exists() or not args.quick else QUICK_COPIES
@@ -238,15 +249,15 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="ctxbench-") as tmp:
         for n, (label, (checkout, mcp)) in enumerate(runs.items()):
-            results = run_set(checkout, replays, mcp, context, Path(tmp), f"run{n}")
+            results = run_set(checkout, replays, mcp, context, Path(tmp), f"run{n}", args.stand_in)
             report[label] = {"trajectories": results, "total": totals(results)}
     ok, line = True, ""
     if args.quick:
         total = report["this checkout"]["total"]
         if args.record:
-            args.gate_file.write_text(json.dumps({k: total[k] for k in ("ours_cost_usd", "cost_ratio", "peak_ratio",
-                                                                     "raw_cost_usd")}, indent=1) + "\n")
-        ok, line = gate(total, args.gate_file)
+            figures = {k: total[k] for k in ("ours_cost_usd", "cost_ratio", "peak_ratio", "raw_cost_usd")}
+            args.gate_file.write_text(json.dumps({**figures, "stand_in": args.stand_in}, indent=1) + "\n")
+        ok, line = gate(total, args.gate_file, args.stand_in)
     if args.json:
         print(json.dumps(report, indent=1))
     else:

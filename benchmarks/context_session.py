@@ -54,9 +54,39 @@ class ReplayedTool:
         self._tool.close()
 
 
-def stub_summaries(context: Any, ratio: float) -> list[int]:
+HANDOFF_HEADER, NARRATIVE = "[Context handoff]", "\n## Handoff\n"  # coder/context/summary.py's render()
+
+
+def summarised_chars(request: Any, verbatim: set[str], rule: str) -> int:
+    """The characters a handoff summarises. Rule "all" (rounds 1-3): every text block and tool result of the
+    request, 40 for any other block. Rule "narrative": the same minus what the model is told not to repeat because
+    the system copies it verbatim beside the handoff (prompts/compact.md: the task, the user's messages, and a
+    previous handoff's verbatim sections) and minus the instruction itself; a tool call counts its input, which
+    the model wrote (the "all" rule counted 40 for it)."""
+    messages = request.messages
+    total = 0
+    for m, message in enumerate(messages):
+        for b, block in enumerate(message.content):
+            text = getattr(block, "text", None) or getattr(block, "content", None) or ""
+            if rule == "all":
+                total += len(text) or 40
+                continue
+            if m == len(messages) - 1 and b == len(message.content) - 1:
+                continue  # the instruction
+            if isinstance(text, str) and text.strip() in verbatim:
+                continue
+            if isinstance(text, str) and text.startswith(HANDOFF_HEADER) and NARRATIVE in text:
+                text = text[text.index(NARRATIVE) + len(NARRATIVE):]
+            if not text and getattr(block, "input", None) is not None:
+                text = json.dumps(block.input)
+            total += len(text) if isinstance(text, str) else len(str(text))
+    return total
+
+
+def stub_summaries(context: Any, ratio: float, verbatim: set[str], rule: str) -> list[int]:
     """Wrap the context manager's summarizer (after its real call to the fake server) so the handoff it keeps is
-    `ratio` of the summarised text, at most `summary_max_tokens`; returns the list the sizes are appended to."""
+    `ratio` of the summarised text (`summarised_chars`), at most `summary_max_tokens`; returns the list the sizes
+    are appended to."""
     sizes: list[int] = []
     real = getattr(context, "summarizer", None)
     if real is None:
@@ -65,9 +95,7 @@ def stub_summaries(context: Any, ratio: float) -> list[int]:
 
     def summarise(request: Any) -> tuple[str, Any]:
         text, usage = real(request)
-        chars = sum(len(getattr(b, "text", None) or getattr(b, "content", None) or "") or 40
-                    for m in request.messages for b in m.content)
-        size = min(int(chars * ratio), cap * 4)
+        size = min(int(summarised_chars(request, verbatim, rule) * ratio), cap * 4)
         sizes.append((size + 3) // 4)
         return (text * (size // max(1, len(text)) + 1))[:size], usage
 
@@ -99,7 +127,8 @@ def main(job_path: str) -> int:
         known = {f.name for f in dataclasses.fields(SessionOptions)}
         opened = open_session(SessionOptions(**{k: v for k, v in wanted.items() if k in known}), on_event)
         session = opened.session
-        summaries = stub_summaries(session.parts.context, float(job["summary_ratio"]))
+        summaries = stub_summaries(session.parts.context, float(job["summary_ratio"]),
+                                   {t.strip() for t in job["user_messages"]}, job.get("summary_rule", "all"))
         for name in job["replayed_tools"]:
             if name in session.parts.tools:
                 session.parts.tools[name] = ReplayedTool(session.parts.tools[name], outputs, current)

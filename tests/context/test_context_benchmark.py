@@ -13,6 +13,8 @@ import pytest
 from coder.base.errors import UsageError
 from coder.context.history import observations, pairing_problems, user_texts
 from coder.context.replay import EDITOR, find_trajectories, load_trajectory
+from coder.context.summary import HandoffFacts, render
+from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "Fix the crash in calc.py when dividing by zero. Do not change the tests."
@@ -119,6 +121,44 @@ def test_replay_through_a_session_prices_every_request_and_gates(tmp_path: Path)
     gate_file.write_text(json.dumps(recorded))
     second = subprocess.run([*bench, "--quick"], capture_output=True, text=True, timeout=600, check=False)
     assert second.returncode == 1 and "FAIL" in second.stdout, second.stdout[-2000:]
+
+
+def _benchmark_module(name: str):  # noqa: ANN202 - a module of benchmarks/, imported by path
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+
+def test_the_stand_in_handoff_summarises_what_the_model_is_asked_to() -> None:
+    """The narrative rule counts the turns (a tool call by its input, which the model wrote) and a previous
+    handoff's narrative, not the task, the user's messages, a handoff's verbatim sections or the instruction: the
+    compaction prompt tells the model the system copies those. The rounds 1-3 rule counts every text and result,
+    40 characters for a call."""
+    session = _benchmark_module("context_session")
+    handoff = render(HandoffFacts(task="", files_touched=["a.py"], last_error="`x` (exit 1):\n" + "E" * 500),
+                     "N" * 300, 4)
+    call = {"command": "cat > a.py <<'EOF'\n" + "y = 1\n" * 50 + "EOF"}
+    messages = [Message("user", [TextBlock(TASK)]), Message("assistant", [TextBlock("[compacted]")]),
+                Message("user", [TextBlock(handoff)]),
+                Message("assistant", [TextBlock("write it"), ToolUseBlock("c1", "bash", call)]),
+                Message("user", [ToolResultBlock("c1", "R" * 200), TextBlock("the instruction " * 40)])]
+    request = ModelRequest("system", messages, [])
+    narrative = session.summarised_chars(request, {TASK}, "narrative")
+    assert narrative == len("[compacted]") + 300 + len("write it") + len(json.dumps(call)) + 200
+    old = session.summarised_chars(request, {TASK}, "all")
+    assert old == len(TASK) + len("[compacted]") + len(handoff) + len("write it") + 40 + 200 + 16 * 40
+
+
+def test_the_gate_compares_figures_of_one_stand_in_rule(tmp_path: Path) -> None:
+    bench = _benchmark_module("context")
+    gate_file = tmp_path / "gate.json"
+    total = {"ours_cost_usd": 1.0, "cost_ratio": 0.7, "task_in_every_request": True, "all_turns_done": True}
+    gate_file.write_text(json.dumps({"ours_cost_usd": 1.0, "cost_ratio": 0.7}))  # recorded before round 4: "all"
+    assert bench.gate(total, gate_file, "all")[0]
+    ok, line = bench.gate(total, gate_file, "narrative")
+    assert not ok and "--stand-in all" in line
 
 
 def test_benchmark_json_total_holds_the_ratios(traj_dir: Path) -> None:
