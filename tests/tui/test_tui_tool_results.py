@@ -102,10 +102,16 @@ async def test_a_folded_block_is_freed_without_the_collector(factory, git_repo: 
                     gc.collect()
                     gc.freeze()
             newest = weakref.ref(app.conversation.blocks[-1])
-            await pilot.pause(0.1)
-            gc.collect(0)  # the young garbage that still points at them (messages), not the frozen heap
+
+            def freed() -> bool:
+                # the young garbage that still points at them (messages, a timer's callback still pending on a
+                # loaded machine) goes by young collections; the frozen blocks themselves no collection can free,
+                # so once they are gone reference counting freed them, however long the app took
+                gc.collect(0)
+                return sum(ref() is not None for ref in refs) == 0
+
+            await wait_for(pilot, freed)
             assert app.state.folded >= 40
             assert newest() is not None  # the control: a live block is reachable through a weak reference
-            assert sum(ref() is not None for ref in refs) == 0
         finally:
             gc.unfreeze()
