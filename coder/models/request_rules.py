@@ -22,13 +22,20 @@ model table (coder/models/model_table.json):
   matches (compaction, masking, a changed system prompt or tool list, another model) is dropped rather than sent
   back, as the docs prescribe for "trim, collapse or summarise older turns": "remove the thinking of the kept
   turns". Drops apply in order, so a block made after an earlier drop stays valid.
+- A `tool_reference` in a tool result must name a tool of the request's `tools` marked `defer_loading`
+  ([tool-search-tool]; the API answers 400 `tool_reference_unresolved` otherwise). The history records which tools a
+  tool search loaded whatever the route; a session resumed on another route or mode may send such a tool whole
+  (the other route's editor, `exit_plan` in plan mode) or no longer have it (an MCP server removed). Such a
+  reference is left out: the model has the definition already, or there is none to give. A result left without
+  references carries its own text instead ("Loaded: NAME" when it has none). The choice depends only on the
+  request's tool list, fixed for a session, so every request renders the same history the same way.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +74,9 @@ def _strip_cache_control(obj: Any) -> Any:
 # ------------------------------------------------------------------------------------------------- blocks
 
 
-def block_to_api(block: Any, tools: ToolMap | None = None) -> dict[str, Any]:
+def block_to_api(block: Any, tools: ToolMap | None = None, loadable: Collection[str] = ()) -> dict[str, Any]:
+    """`block` as the Messages API takes it; `loadable`: the API names of the request's tools marked
+    `defer_loading`, the only ones a `tool_reference` may name."""
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
     if isinstance(block, ThinkingBlock):
@@ -88,17 +97,21 @@ def block_to_api(block: Any, tools: ToolMap | None = None) -> dict[str, Any]:
             text = [{"type": "text", "text": block.content}] if block.content.strip() else []
             out["content"] = text + [block_to_api(i) for i in block.images]
         if block.tool_references:  # the API expands each into the tool's definition, here in the conversation
-            out["content"] = [{"type": "tool_reference", "tool_name": (tools or ToolMap()).api_name(name)}
-                              for name in block.tool_references]
+            names = [api for api in map((tools or ToolMap()).api_name, block.tool_references) if api in loadable]
+            if names:
+                out["content"] = [{"type": "tool_reference", "tool_name": name} for name in names]
+            elif not block.content.strip():  # every tool it loaded is whole here, or gone: never an empty result
+                out["content"] = "Loaded: " + ", ".join(block.tool_references)
         if block.is_error:
             out["is_error"] = True
         return out
     raise TypeError(f"unknown block {block!r}")
 
 
-def message_blocks(message: Message, tools: ToolMap | None = None) -> list[tuple[dict[str, Any], Any]]:
+def message_blocks(message: Message, tools: ToolMap | None = None,
+                   loadable: Collection[str] = ()) -> list[tuple[dict[str, Any], Any]]:
     """(API block, our block) for every block the API accepts: blank text blocks are dropped."""
-    return [(block_to_api(b, tools), b) for b in message.content
+    return [(block_to_api(b, tools, loadable), b) for b in message.content
             if not (isinstance(b, TextBlock) and not b.text.strip())]
 
 
@@ -128,16 +141,17 @@ def _keep_thinking(block: Any, info: ModelInfo, prefix: _Prefix | None) -> bool:
 
 
 def shape_messages(messages: list[Message], tools: ToolMap, info: ModelInfo, system: Any,
-                   api_tools: Any) -> list[dict[str, Any]]:
+                   api_tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The history as API messages under every rule above (one API message per message, so indexes hold)."""
     prefix = _Prefix(info.family, system, api_tools) if info.preserved_thinking else None
+    loadable = {t.get("name") for t in api_tools if t.get("defer_loading")}
     out: list[dict[str, Any]] = []
     as_text: dict[str, str] = {}  # tool_use ids sent as text (models that always think) -> tool name
     for message in messages:
         if prefix is not None:
             prefix.feed({"role": message.role})
         kept: list[dict[str, Any]] = []
-        for api, block in message_blocks(message, tools):
+        for api, block in message_blocks(message, tools, loadable):
             if api["type"] in THINKING_TYPES and not _keep_thinking(block, info, prefix):
                 continue
             kept.append(api)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from coder.models.fake_rules import check_messages
 from coder.models.types import (
     Message,
     ModelRequest,
     RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
+    ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
 )
@@ -85,3 +87,33 @@ def test_a_server_type_under_another_name_falls_back_to_the_schema() -> None:
     odd = ToolSpec("shell", "Run.", {"type": "object"}, "bash_20250124")
     body = build_anthropic_body(ModelRequest("s", [Message.user_text("x")], [odd]), "claude-sonnet-4-5")
     assert body["tools"][0]["name"] == "shell" and body["tools"][0]["input_schema"] == {"type": "object"}
+
+
+def test_a_tool_reference_is_sent_only_for_a_tool_the_request_defers() -> None:
+    """A history's load names tools whatever the route; the request keeps a reference only to a tool it marks
+    `defer_loading` (the API refuses any other), and a result left without one keeps its text or says what it
+    loaded. The fake server's rules judge the bodies; the control shows them refusing the unrepaired one."""
+    tools = [ToolSpec("bash", "Run.", {"type": "object"}), EDIT,
+             ToolSpec("task", "Start an agent.", {"type": "object"}, deferred=True),
+             ToolSpec("mcp/odd name", "An MCP tool.", {"type": "object"}, deferred=True)]
+    loads = {"whole": ["str_replace_based_edit_tool"], "gone": ["mcp__removed__tool"], "deferred": ["task"],
+             "mixed": ["str_replace_based_edit_tool", "mcp/odd name", "mcp__removed__tool"], "silent": ["bash"]}
+    messages = [Message.user_text("go")]
+    for key, names in loads.items():
+        messages += [Message("assistant", [ToolUseBlock(key, "tool_search", {"query": "select:" + ",".join(names)})]),
+                     Message("user", [ToolResultBlock(key, "" if key == "silent" else f"Loaded {key}.",
+                                                      tool_references=names)])]
+    request = ModelRequest("s", messages, tools)
+    body = build_anthropic_body(request, "claude-sonnet-4-6")
+    sent = {m["content"][0]["tool_use_id"]: m["content"][0]["content"] for m in body["messages"][2::2]}
+    odd = next(t["name"] for t in body["tools"] if t["name"].startswith("mcp_odd_name_"))
+    assert sent == {"whole": "Loaded whole.", "gone": "Loaded gone.",
+                    "deferred": [{"type": "tool_reference", "tool_name": "task"}],
+                    "mixed": [{"type": "tool_reference", "tool_name": odd}], "silent": "Loaded: bash"}
+    assert check_messages(body) is None
+    assert build_anthropic_body(request, "claude-sonnet-4-6") == body, "the same history, the same bytes"
+    assert request.messages == messages and messages[2].content[0].tool_references == loads["whole"], "kept"
+    body["messages"][2]["content"][0]["content"] = [{"type": "tool_reference",
+                                                     "tool_name": "str_replace_based_edit_tool"}]
+    refused = check_messages(body)
+    assert refused is not None and refused.rule.id == "tool-reference.unresolved", refused
