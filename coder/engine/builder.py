@@ -20,7 +20,6 @@ from coder.base.resources import template
 from coder.config.layers import load_config
 from coder.config.sections import Config
 from coder.context.base import Pinned
-from coder.context.history import loaded_tools
 from coder.context.instructions import discover
 from coder.context.manager import TieredContext
 from coder.engine.agents import Agents, install_agents
@@ -283,9 +282,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
              "it; --no-sandbox runs them unsandboxed.")
 
     work = open_work(workspace, config, (e.to_dict() for e in store.events(session_id)) if row else None, note)
-    # the tools the mode wants (plan: exit_plan) are whole from the first request, unless the history loaded them
-    loaded = loaded_tools(stored.restored.history)[1] if stored.restored else []
-    tools = session_tools(config, workspace, note, provider.spec, mode, loaded)
+    tools = session_tools(config, workspace, note, provider.spec, mode)  # plan mode: exit_plan whole
     claude_hooks = ClaudeHookRunner(stored.claude.hooks, workspace, cwd, config.sandbox, session_id, tools,
                                     lambda: policy.mode, note)
     parts = SessionParts(
@@ -317,15 +314,15 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     return Opened(session, store, config, workspace, root is not None, row is not None, agents)
 
 
-def session_tools(config: Config, workspace: Path, note: Callable[[str], None], model: str = "", mode: str = "",
-                  loaded: list[str] | None = None) -> dict[str, Any]:
+def session_tools(config: Config, workspace: Path, note: Callable[[str], None], model: str = "",
+                  mode: str = "") -> dict[str, Any]:
     """Built-in tools (arranged for the model's route: its provider's prefix, and for the permission mode the
-    session opens in, given the tools its history `loaded`), then the user's custom tools, then MCP servers' tools
-    (deferred: loaded on demand), each told the session's config and model (web search declares itself by both)."""
+    session opens in), then the user's custom tools, then MCP servers' tools (deferred: loaded on demand), each
+    told the session's config and model (web search declares itself by both)."""
     # start-up time: coder.ext.mcp_tools brings asyncio
     from coder.ext.mcp_tools import load_mcp_tools
 
-    tools: dict[str, Any] = builtin_tools(route=model.partition(":")[0], mode=mode, loaded=loaded or [])
+    tools: dict[str, Any] = builtin_tools(route=model.partition(":")[0], mode=mode)
     tools.update(load_custom_tools(workspace, set(tools), config.trusted, note, config.repo_files))
     tools.update(load_mcp_tools(config, workspace, note))
     for tool in tools.values():

@@ -9,7 +9,7 @@ asks `describe`), so that `coder --help` stays fast."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -56,16 +56,16 @@ def _import(target: str) -> Callable[[ToolContract], Tool]:
     return getattr(importlib.import_module(module), attr)
 
 
-def builtin_tools(names: list[str] | None = None, *, for_subagent: bool = False, route: str = "", mode: str = "",
-                  loaded: Collection[str] = ()) -> dict[str, Tool]:
+def builtin_tools(names: list[str] | None = None, *, for_subagent: bool = False, route: str = "",
+                  mode: str = "") -> dict[str, Tool]:
     """Instantiate the built-in tools (all, or those in `names`) for one session, in the order they are sent
     (`tool_search_tool.arrange`: deferred tools last, loaded through the tool search). A subagent's session
     (`for_subagent`) never gets a tool that starts agents itself: no grandchildren. `route` is the provider's
     `--model` prefix: a contract whose `deferred_on` names it is deferred on that route (the editor a route's
     models were not trained on). `mode` is the permission mode the session opens in: a contract whose
-    `loaded_in_modes` names it is sent whole from the first request, unless a resumed history loaded it already
-    (`loaded`): its tool_reference there names a deferred tool, so it stays one."""
-    contracts = {name: replace(c, deferred=_deferred(c, route, mode, loaded)) for name, c in load_contracts().items()}
+    `loaded_in_modes` names it is sent whole from the first request (a resumed history's load of it is then left
+    out of the Anthropic request: coder/models/request_rules.py)."""
+    contracts = {name: replace(c, deferred=_deferred(c, route, mode)) for name, c in load_contracts().items()}
     tools: dict[str, Tool] = {}
     for name, target in BUILTIN_IMPLEMENTATIONS.items():
         if names is not None and name not in names:
@@ -78,8 +78,8 @@ def builtin_tools(names: list[str] | None = None, *, for_subagent: bool = False,
     return arrange(tools)
 
 
-def _deferred(contract: ToolContract, route: str, mode: str, loaded: Collection[str]) -> bool:
-    if mode and mode in contract.loaded_in_modes and contract.name not in loaded:
+def _deferred(contract: ToolContract, route: str, mode: str) -> bool:
+    if mode and mode in contract.loaded_in_modes:
         return False
     return contract.deferred or bool(route and route in contract.deferred_on)
 

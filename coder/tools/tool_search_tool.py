@@ -15,7 +15,9 @@ tool_result block), and each provider turns that into what its API understands:
 Which tools are deferred is fixed when the session opens, so the tool list never changes during a session. A
 deferred tool a permission mode wants (`loaded_in_modes`: `exit_plan` in plan mode) is loaded whole in a session
 that opens in that mode (coder/tools/registry.py), and through this tool when the session switches into it
-(`wanted_in`, used by coder/engine/mode_notice.py).
+(`wanted_in`, used by coder/engine/mode_notice.py). A resumed session may send whole a tool its history loaded
+(the other route's editor, `deferred_on`; `exit_plan` resumed in plan mode): the Anthropic request then leaves
+that `tool_reference` out (coder/models/request_rules.py).
 """
 
 from __future__ import annotations

@@ -156,7 +156,8 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
     assert [(n.mode, n.text) for n in notices] == [("plan", PLAN_ON), ("ask", texts[0])]
 
     # a resume puts the notices and the load back where they were: the next request extends the last one; resumed
-    # in plan mode, the model is told, and exit_plan, loaded by the history, stays as it was (no second load)
+    # in plan mode, the model is told, and exit_plan is whole, as in any session that opens in plan mode (no second
+    # load; on Anthropic the history's reference to it, a tool now sent whole, is left out of the request)
     with FakeServer(AFTER_RESUME) as server:
         resumed = Driven(git_repo, model, "plan", monkeypatch, server, [], resume=sid)
         try:
@@ -167,10 +168,16 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
         again = server.requests[0]
     # (the OpenAI route's system message gains the plan-mode section of a session that opens in plan mode)
     conversation = [bare([m for m in b["messages"] if m["role"] != "system"]) for b in (bodies[4], again)]
+    if model == ANTHROPIC:  # the load's result carries its text instead of the reference
+        load = conversation[0][at + 2]["content"][0]
+        assert load["content"] == [{"type": "tool_reference", "tool_name": "exit_plan"}]
+        load["content"] = next(e.output for e in driven.events if isinstance(e, ev.ToolCallFinished)
+                               and e.tool == "tool_search")
+        assert "defer_loading" not in next(t for t in again["tools"] if t["name"] == "exit_plan")
+        assert '"tool_reference"' not in json.dumps(again)
     assert conversation[1][:len(conversation[0])] == conversation[0]
-    assert tool_names(again) == names[4], "the tools of the last request: exit_plan loaded by the history"
-    if model == ANTHROPIC:
-        assert bare(again["tools"]) == bare(bodies[0]["tools"]), "still deferred: the history's reference resolves"
+    assert tool_names(again).count("exit_plan") == 1
+    assert tool_names(again).index("exit_plan") < tool_names(again).index("tool_search"), "whole, not appended"
     assert texts_of(again["messages"][-1]) == [PLAN_ON, "still there?"]
     assert [e.mode for e in resumed.events if isinstance(e, ev.ModeNotice)] == ["plan"]
     assert not [e for e in resumed.events if isinstance(e, ev.ToolCallRequested)], "loaded already: no second load"

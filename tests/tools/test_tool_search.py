@@ -171,7 +171,6 @@ def test_without_the_search_tool_nothing_is_deferred() -> None:
     planning = builtin_tools(mode="plan")
     assert not planning["exit_plan"].contract.deferred and "exit_plan" not in planning["tool_search"].catalog  # type: ignore[attr-defined]
     assert list(planning).index("exit_plan") < list(planning).index("tool_search"), "whole: among the core tools"
-    assert builtin_tools(mode="plan", loaded=["exit_plan"])["exit_plan"].contract.deferred, "a resumed history's load"
     for route, core, waits in (("anthropic", "str_replace_based_edit_tool", "apply_patch"),
                                ("openai", "apply_patch", "str_replace_based_edit_tool")):
         routed = builtin_tools(route=route)
