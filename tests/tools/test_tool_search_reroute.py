@@ -15,6 +15,7 @@ import pytest
 from coder.base import events as ev
 from coder.engine.builder import SessionOptions, open_session
 from coder.models.fake_server import FakeServer
+from coder.models.registry import create_provider
 from coder.models.wire import segments
 
 ANTHROPIC, OPENAI = "anthropic:claude-sonnet-4-6", "openai:gpt-4.1"
@@ -120,3 +121,25 @@ def test_a_load_on_the_anthropic_route_resumed_on_openai_where_the_tool_is_whole
     assert names[1] == names[0] == names[2]
     for before, after in zip(bodies, bodies[1:], strict=False):
         assert after["messages"][:len(before["messages"])] == before["messages"], "earlier messages unchanged"
+
+
+def test_a_load_on_the_openai_route_continued_on_anthropic_after_a_model_switch(
+        git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`/model` keeps the session's tools (deferred for the route it opened on); the Anthropic route sends its own
+    editor by its server type, whole, so the reference is left out there too."""
+    with FakeServer({"turns": LOAD_EDITOR["turns"] + EDIT_AGAIN["turns"]}) as server:
+        driven = Driven(git_repo, OPENAI, monkeypatch, server)
+        try:
+            driven.send("make the file")
+            config = driven.opened.config
+            driven.session.switch_model(create_provider(ANTHROPIC, config.providers, config.pricing))
+            driven.send("change it")
+            driven.send("still there?")
+        finally:
+            driven.close()
+        bodies = [b for b in server.requests if "system" in b]  # the Anthropic ones (chat puts it in messages)
+    assert (git_repo / "made.txt").read_text() == "two\n"
+    assert len(bodies) == 3 and "defer_loading" not in next(t for t in bodies[0]["tools"] if t["name"] == EDITOR)
+    for before, after in zip(bodies, bodies[1:], strict=False):
+        old, new = segments(before), segments(after)
+        assert [s.text for s in new[:len(old)]] == [s.text for s in old]
