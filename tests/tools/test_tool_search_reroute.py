@@ -35,7 +35,8 @@ EDIT_AGAIN = {"turns": [
 #: the Anthropic route defers apply_patch: loaded and used, then used again on the OpenAI route (core there)
 LOAD_PATCH = {"turns": [
     {"tool_calls": [{"name": "tool_search", "input": {"query": f"select:{PATCH}"}}]},
-    {"tool_calls": [{"name": PATCH, "input": {"patch": "*** Begin Patch\n*** Add File: made.txt\n+one\n*** End Patch"}}]},
+    {"tool_calls": [{"name": PATCH, "input": {
+        "patch": "*** Begin Patch\n*** Add File: made.txt\n+one\n*** End Patch"}}]},
     {"text": "Created."}]}
 PATCH_AGAIN = {"turns": [
     {"tool_calls": [{"name": PATCH, "input": {
