@@ -144,7 +144,7 @@ def shape_messages(messages: list[Message], tools: ToolMap, info: ModelInfo, sys
                    api_tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The history as API messages under every rule above (one API message per message, so indexes hold)."""
     prefix = _Prefix(info.family, system, api_tools) if info.preserved_thinking else None
-    loadable = {t.get("name") for t in api_tools if t.get("defer_loading")}
+    loadable = {str(t["name"]) for t in api_tools if t.get("defer_loading")}
     out: list[dict[str, Any]] = []
     as_text: dict[str, str] = {}  # tool_use ids sent as text (models that always think) -> tool name
     for message in messages:
