@@ -8,10 +8,10 @@ switches before that message give one notice, for the mode the session is in the
 the mode the model knew. Approving a plan (`exit_plan`) changes the mode without a notice: its result says so.
 
 A mode may want a deferred tool (a contract's `loaded_in_modes`: plan mode wants `exit_plan`). A session that opens
-in that mode has it whole from the first request (coder/tools/registry.py); a session in that mode whose history
-has not loaded it gets it with the user's message, through the tool search: a `select:` call made by the engine
-(`coder.context.history.load_call`, as a compaction's handoff reloads tools) run by the tool search itself, so the
-Anthropic route gets a `tool_reference` and the OpenAI route appends the definition, as for the model's own load.
+in that mode has it whole from the first request (coder/tools/registry.py); a switch into it tells the model to
+load it with the tool search, so the load is the model's own call. An earlier version made that call for the model,
+after the user's text: the request then ended in a tool loop with no thinking block, so the API's rule kept
+thinking off for the whole planning turn, and models that always think got the call as text, which loads nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ ALLOWS: dict[str, str] = {
     "auto-edit": "reads and edits run; commands ask the user first",
     "auto": "everything the sandbox allows runs without asking",
 }
-PLAN_ON = "[Plan mode is on (read only): research, then present your plan with exit_plan.]"
+PLAN_ON = ("[Plan mode is on (read only): research, then present your plan with exit_plan (if it is not in your "
+           "tools, load it first: tool_search select:exit_plan).]")
 
 
 def notice(mode: str, before: str) -> str:

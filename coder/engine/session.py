@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Protocol
 from coder.base import events as ev
 from coder.base.errors import ContextOverflowError, ModelError, ToolError
 from coder.context.base import ContextManager, Pinned
-from coder.context.history import load_call, loaded_tools
 from coder.engine.history import Restored, add_hook_context, validate_input
 from coder.engine.hook_steps import Hooks, hook_permission, with_feedback
 from coder.engine.live_output import LiveOutput
@@ -39,7 +38,6 @@ from coder.models.types import (
 from coder.policy.base import PermissionAnswer, PermissionPolicy
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import Tool, ToolContext, ToolResult
-from coder.tools.tool_search_tool import wanted_in
 
 if TYPE_CHECKING:
     from coder.vcs.checkpoints import Checkpoint, RestoreResult
@@ -201,7 +199,6 @@ class Session:
             self._add_context("SessionStart", self._start_context)
             self._add_context("UserPromptSubmit", context)
             self._start_context = []
-            self._load_wanted(mode)
             if not self.parts.pinned.task:
                 self.parts.pinned.task = text
         self.stats.turn_started = time.monotonic()
@@ -223,20 +220,6 @@ class Session:
         """The user switched the permission mode (coder.commands.modes.set_mode: Shift+Tab, /mode, an editor over
         ACP): it holds at once, and the model hears of it with the next user message (coder/engine/mode_notice.py)."""
         self.switches.switch(self.parts.policy, mode)
-
-    def _load_wanted(self, mode: str) -> None:
-        """The deferred tools `mode` wants and the history has not loaded (plan mode: `exit_plan`), loaded after the
-        user's message by a tool search call the engine makes, run by the tool search itself: the model's own load,
-        so each route loads it its way and a resume rebuilds it from the events."""
-        caller, names = wanted_in(self.parts.tools, mode, loaded_tools(self.history)[1])
-        if not names:
-            return
-        use = load_call(caller, names, f"toolu_mode_{len(self.history)}")
-        message = Message("assistant", [use])
-        self.history.append(message)
-        self.emit(ev.AssistantMessage(message.to_dict(), "tool_use"))
-        self.emit(ev.ToolCallRequested(use.id, use.name, use.input))
-        self._append_results([self._finish(use, self.parts.tools[caller].run(use.input, self.parts.tool_ctx))])
 
     def interrupt(self) -> None:
         """Stop the stream and the running tool; the session stays consistent and resumable."""

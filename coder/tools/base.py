@@ -50,8 +50,8 @@ class ToolContract:
     #: editor waits behind the tool search (coder/tools/registry.py `builtin_tools`)
     deferred_on: list[str] = field(default_factory=list)
     #: the permission modes in which this deferred tool is wanted (`exit_plan`: plan): a session that opens in one
-    #: has it loaded from its first request, and a switch into one loads it through the tool search
-    #: (`tool_search_tool.wanted_in`); elsewhere it waits behind the tool search like any deferred tool
+    #: has it whole from its first request; a switch into one tells the model to load it (coder/engine/mode_notice.py);
+    #: elsewhere it waits behind the tool search like any deferred tool
     loaded_in_modes: list[str] = field(default_factory=list)
     #: the names Claude Code gives what this tool does (`Bash`; the editor: `Read`, `Write`, `Edit`, ...): what a
     #: Claude Code permission rule or an agent's `tools:` list names (docs/claude-code.md); empty: its own name

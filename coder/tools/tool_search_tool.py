@@ -14,17 +14,16 @@ tool_result block), and each provider turns that into what its API understands:
 
 Which tools are deferred is fixed when the session opens, so the tool list never changes during a session. A
 deferred tool a permission mode wants (`loaded_in_modes`: `exit_plan` in plan mode) is loaded whole in a session
-that opens in that mode (coder/tools/registry.py), and through this tool when the session switches into it
-(`wanted_in`, used by coder/engine/mode_notice.py). A resumed session may send whole a tool its history loaded
-(the other route's editor, `deferred_on`; `exit_plan` resumed in plan mode): the Anthropic request then leaves
-that `tool_reference` out (coder/models/request_rules.py).
+that opens in that mode (coder/tools/registry.py); a switch into that mode tells the model to load it with this
+tool (coder/engine/mode_notice.py), so the load is the model's own call, made with its thinking. A resumed
+session may send whole a tool its history loaded (the other route's editor, `deferred_on`; `exit_plan` resumed in
+plan mode): the Anthropic request then leaves that `tool_reference` out (coder/models/request_rules.py).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -140,12 +139,3 @@ def arrange(tools: dict[str, Tool]) -> dict[str, Tool]:
     return arranged
 
 
-def wanted_in(tools: Mapping[str, Tool], mode: str, loaded: Collection[str]) -> tuple[str, list[str]]:
-    """(the tool search's name, the deferred tools permission mode `mode` wants that `loaded` lacks): what a
-    session switched into `mode` loads through the tool search. Nothing when no tool is deferred (then every tool
-    is sent whole) or the wanted ones are loaded already (`loaded`: the names the history's loads carry)."""
-    searcher = next((t for t in tools.values() if isinstance(t, ToolSearchTool)), None)
-    if searcher is None:
-        return "", []
-    return searcher.contract.name, [name for name, tool in searcher.catalog.items()
-                                    if mode in tool.contract.loaded_in_modes and name not in loaded]

@@ -28,11 +28,12 @@ REPO = Path(__file__).resolve().parents[2]
 PLAN = "# Plan\n1. Create notes.txt\n2. Check it"
 ANTHROPIC, OPENAI = "anthropic:claude-sonnet-4-6", "openai:gpt-4.1"
 
-#: look around (ask mode); then, switched to plan mode, propose a plan the user sends back; then, switched twice
-#: (auto-edit, ask), one answer
+#: look around (ask mode); then, switched to plan mode, load exit_plan as the notice says and propose a plan the
+#: user sends back; then, switched twice (auto-edit, ask), one answer
 SWITCHES = {"turns": [
     {"text": "Looking.", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
     {"text": "Seen."},
+    {"text": "Loading the plan tool.", "tool_calls": [{"name": "tool_search", "input": {"query": "select:exit_plan"}}]},
     {"text": "Planning.", "tool_calls": [{"name": "exit_plan", "input": {"plan": PLAN}}]},
     {"text": "I will revise it."},
     {"text": "Asking first, then."}]}
@@ -109,7 +110,7 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
         finally:
             driven.close()
         bodies = list(server.requests)
-    assert len(bodies) == 5
+    assert len(bodies) == 6
     names = [tool_names(b) for b in bodies]
     if model == ANTHROPIC:
         deferred = {t["name"] for t in bodies[0]["tools"] if t.get("defer_loading")}
@@ -118,37 +119,37 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
             assert bare(body["tools"]) == bare(bodies[0]["tools"]) and bare(body["system"]) == bare(bodies[0]["system"])
     else:
         assert "exit_plan" not in names[0] and "tool_search" in names[0]
-        assert names[1] == names[0] and names[2] == names[0] + ["exit_plan"] == names[4], "appended once, last"
+        assert names[1] == names[2] == names[0] and names[3] == names[0] + ["exit_plan"] == names[5], "appended last"
     # every request begins with the whole previous one: no earlier message was touched
     for before, after in zip(bodies, bodies[1:], strict=False):
         assert bare(after["messages"][:len(before["messages"])]) == bare(before["messages"])
         if model == ANTHROPIC:
             old, new = segments(before), segments(after)
             assert [s.text for s in new[:len(old)]] == [s.text for s in old]
-    # the switch into plan mode: the notice ahead of the user's text, then the engine's tool search call and its load
+    # the switch into plan mode: the notice ahead of the user's text, which ends the request (no call made for the
+    # model: its own load follows, with its thinking on the routes that think); then the model's load
     asked = bare(bodies[2]["messages"])
     at = next(i for i, m in enumerate(asked) if m["role"] == "user" and "plan the notes" in texts_of(m))
-    assert texts_of(asked[at])[:2] == [PLAN_ON, "plan the notes"]
+    assert texts_of(asked[at])[:2] == [PLAN_ON, "plan the notes"] and at + 1 == len(asked)
+    loaded = bare(bodies[3]["messages"])
     if model == ANTHROPIC:
-        call = asked[at + 1]["content"][0]
+        call = loaded[at + 1]["content"][-1]
         assert (call["type"], call["name"], call["input"]) == ("tool_use", "tool_search",
                                                                {"query": "select:exit_plan"})
-        result = asked[at + 2]["content"][0]
+        result = loaded[at + 2]["content"][0]
         assert result["tool_use_id"] == call["id"]
         assert result["content"] == [{"type": "tool_reference", "tool_name": "exit_plan"}]
-        assert at + 3 == len(asked), "the model answers the load"
     else:
-        call = asked[at + 1]["tool_calls"][0]
+        call = loaded[at + 1]["tool_calls"][0]
         assert call["function"]["name"] == "tool_search"
-        assert json.loads(call["function"]["arguments"]) == {"query": "select:exit_plan"}
-        assert asked[at + 2]["role"] == "tool" and "exit_plan" in asked[at + 2]["content"]
+        assert loaded[at + 2]["role"] == "tool" and "exit_plan" in loaded[at + 2]["content"]
     assert [PLAN_ON in texts_of(m) for m in bare(bodies[1]["messages"]) if m["role"] == "user"].count(True) == 0
     # the scripted model's exit_plan call worked: the plan was put to the user, who sent it back
     proposed = [r for r in driven.asked if isinstance(r, ev.PlanProposed)]
     assert [p.plan for p in proposed] == [PLAN]
     assert any(isinstance(e, ev.ToolCallFinished) and "more detail" in e.output for e in driven.events)
     # two switches (auto-edit, then ask) before the next message: one notice, for the last mode
-    last_user = [m for m in bare(bodies[4]["messages"]) if m["role"] == "user"][-1]
+    last_user = [m for m in bare(bodies[5]["messages"]) if m["role"] == "user"][-1]
     texts = texts_of(last_user)
     assert texts[0].startswith("[Plan mode is off: mode ask (") and texts[1] == "just ask", texts
     assert sum(t.startswith("[") and "mode" in t for t in texts) == 1
@@ -167,7 +168,7 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
             resumed.close()
         again = server.requests[0]
     # (the OpenAI route's system message gains the plan-mode section of a session that opens in plan mode)
-    conversation = [bare([m for m in b["messages"] if m["role"] != "system"]) for b in (bodies[4], again)]
+    conversation = [bare([m for m in b["messages"] if m["role"] != "system"]) for b in (bodies[5], again)]
     if model == ANTHROPIC:  # the load's result carries its text instead of the reference
         load = conversation[0][at + 2]["content"][0]
         assert load["content"] == [{"type": "tool_reference", "tool_name": "exit_plan"}]
@@ -239,3 +240,25 @@ def test_a_session_opened_in_plan_mode_has_exit_plan_whole_from_the_first_reques
         else:
             assert tool_names(body).index("exit_plan") < tool_names(body).index("tool_search"), "whole, not appended"
             assert "# Plan mode" in body["messages"][0]["content"]
+
+
+def test_a_switch_into_plan_mode_keeps_the_model_thinking(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The switch adds no call of its own: had the engine loaded `exit_plan` for the model, the plan turn's first
+    request would end in a tool loop with no thinking block, and the API's rule would keep thinking off for the whole
+    turn (and a model that always thinks would get that call as text, which loads nothing)."""
+    script = {"turns": [{"text": "Seen."},
+                        {"text": "Looking.", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
+                        {"text": "Done looking."}]}
+    with FakeServer(script) as server:
+        driven = Driven(git_repo, ANTHROPIC, "ask", monkeypatch, server, [])
+        try:
+            driven.session.parts.thinking_budget = 4096
+            driven.send("first")
+            set_mode(driven.session, "plan")
+            driven.send("second")
+        finally:
+            driven.close()
+        bodies = list(server.requests)
+    assert len(bodies) == 3 and bodies[0].get("thinking")
+    assert [b.get("thinking") for b in bodies[1:]] == [bodies[0]["thinking"]] * 2, "thinking stays on in plan mode"
+    assert texts_of(bodies[1]["messages"][-1])[0] == PLAN_ON
