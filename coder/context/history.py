@@ -75,14 +75,6 @@ def loaded_tools(messages: list[Message]) -> tuple[str, list[str]]:
     return caller, names
 
 
-def load_call(caller: str, names: list[str], call_id: str) -> ToolUseBlock:
-    """A call of the tool search (`caller`) that loads exactly `names`, made by the engine where the model asked for
-    nothing: a handoff that replaces the turns that loaded them (coder/context/manager.py `handoff`), a switch
-    into a permission mode that wants them (coder/engine/mode_notice.py). The model's own `select:` load, so the
-    tool search, `loaded_tools` and every route read it as one."""
-    return ToolUseBlock(call_id, caller, {"query": "select:" + ",".join(names)})
-
-
 def replace_results(history: list[Message], replacements: dict[str, str], start: int = 0) -> list[Message]:
     """history[start:] with the content of the tool results named in `replacements` swapped; untouched messages
     are the same objects as in `history`."""

@@ -24,14 +24,7 @@ from coder.base.errors import CoderError, ContextOverflowError, Interrupted
 from coder.config.sections import ContextSettings
 from coder.context.base import Compaction, Pinned, Prepared
 from coder.context.clipping import ClipTier, cut_user_texts
-from coder.context.history import (
-    assistant_indexes,
-    fingerprint,
-    load_call,
-    loaded_tools,
-    repair_pairing,
-    replace_results,
-)
+from coder.context.history import assistant_indexes, fingerprint, loaded_tools, repair_pairing, replace_results
 from coder.context.images import drop_images, old_images
 from coder.context.masking import MaskTier
 from coder.context.summary import (
@@ -51,6 +44,7 @@ from coder.models.types import (
     TextBlock,
     ToolResultBlock,
     ToolSpec,
+    ToolUseBlock,
     Usage,
 )
 
@@ -74,7 +68,7 @@ def handoff(history: list[Message], summary: SummaryState) -> list[Message]:
     text: list[Any] = [TextBlock(summary.text)]
     if caller and names:
         call_id = f"toolu_reload_{summary.covered}"
-        ack.append(load_call(caller, names, call_id))
+        ack.append(ToolUseBlock(call_id, caller, {"query": "select:" + ",".join(names)}))
         text.insert(0, ToolResultBlock(call_id, "Loaded again after the compaction: " + ", ".join(names),
                                        tool_references=names))
     return [history[0], Message("assistant", ack), Message("user", text)]
