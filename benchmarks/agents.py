@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from coder.models.fake_server import FakeServer  # noqa: E402
+from coder_testkit.fake_server import FakeServer  # noqa: E402
 
 #: the subtask's command: ~0.3 s of CPU in Python, then a file whose name no other subtask uses
 WORK = ('python3 -c "print(sum(i * i for i in range(2_000_000)))" > "out_$(date +%s%N)_$RANDOM.txt" && '

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from coder.engine.builder import SessionOptions, open_session  # the checkout on PYTHONPATH
-from coder.models.fake_server import FakeServer
 from coder.tools.base import ToolResult
+from coder_testkit.fake_server import FakeServer
 
 
 class ReplayedTool:

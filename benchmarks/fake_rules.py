@@ -36,7 +36,7 @@ def run(checkout: Path) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="fake-rules-") as tmp:
         script = Path(tmp) / "script.json"
         script.write_text(json.dumps(SCRIPT))
-        proc = subprocess.Popen([sys.executable, "-m", "coder.models.fake_server", "--script", str(script)],
+        proc = subprocess.Popen([sys.executable, "-m", "coder_testkit.fake_server", "--script", str(script)],
                                 cwd=checkout, env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin"},
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:

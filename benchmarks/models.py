@@ -4,7 +4,7 @@ Usage: python benchmarks/models.py [--quick] [--requests N] [--turns N] [--json]
 
 1. Overhead: median wall time of one streamed request (short text + one tool call) through
    - the scripted provider (in-process, no HTTP),
-   - AnthropicProvider (official anthropic SDK, SSE) against coder.models.fake_server on 127.0.0.1,
+   - AnthropicProvider (official anthropic SDK, SSE) against coder_testkit.fake_server on 127.0.0.1,
    - OpenAIProvider (official openai SDK, SSE) against the same server's chat-completions route,
    - the bare anthropic SDK (`messages.create`, JSON, no streaming) as the floor of any SDK-based provider.
 2. Caching: a session of N tool-use turns (each tool result ~2 KB) through AnthropicProvider, once with the
@@ -35,12 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # the SDK flags claude-sonnet-4-5's end of life
 
 from coder.models.anthropic_provider import AnthropicProvider  # noqa: E402
-from coder.models.fake_server import FakeServer  # noqa: E402
 from coder.models.openai_provider import OpenAIProvider  # noqa: E402
 from coder.models.pricing import PriceTable  # noqa: E402
 from coder.models.retry import RetryPolicy  # noqa: E402
 from coder.models.scripted import ScriptedProvider  # noqa: E402
 from coder.models.types import Message, ModelRequest, ToolResultBlock, ToolSpec  # noqa: E402
+from coder_testkit.fake_server import FakeServer  # noqa: E402
 
 MODEL = "claude-sonnet-4-5"
 TOOLS = [ToolSpec("bash", "Run a shell command in the repository.",

@@ -37,8 +37,6 @@ NOT_TOOL_NAMES: dict[tuple[str, str], tuple[int, str]] = {
     ("coder/commands/slash.py", "todo"): (1, "the /todo slash command"),
     ("coder/trust/reader.py", "skill"): (1, "the kind of thing a repository defines (a skill folder)"),
     ("coder/vcs/message.py", "task"): (1, "a variable of the commit-message prompt"),
-    ("coder/models/fake_rules/messages_tools.py", "web_search"): (1, "the API's server tool, as the fake server's "
-                                                                   "rules name it (the judge shares no code)"),
     ("coder/models/script.py", "web_search"): (2, "a scripted turn's key: the server-side searches the fake runs"),
     # other agents' vocabularies, in replay code
     ("coder/context/replay.py", "bash"): (2, "SWE-agent's shell tool, in the trajectories it replays"),

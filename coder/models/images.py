@@ -61,6 +61,19 @@ def fitted_size(width: int, height: int) -> tuple[int, int]:
     return max(1, int(width * scale)), max(1, int(height * scale))
 
 
+def header_size(data: bytes) -> tuple[int, int] | None:
+    """The width and height of PNG, JPEG, GIF or WebP bytes, read from their header (Pillow, those four formats
+    only: no other plugin is tried); None for anything else. `data` may be the first part of the file only."""
+    # start-up time: Pillow loads only when an image comes in
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data), formats=list(MEDIA_TYPES)) as opened:
+            return opened.size
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError):
+        return None
+
+
 def prepare(data: bytes, name: str) -> ImageBlock:
     """`data` as an image block the API accepts (see the module docstring), named `name` for people."""
     # start-up time: Pillow loads only when an image comes in

@@ -21,9 +21,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from coder.models.fake_rules.messages_media import read_picture
 from coder.models.hidden_tokens import server_tool_tokens, tool_prompt_tokens
-from coder.models.images import fitted_size, image_tokens, max_images, within_limits
+from coder.models.images import fitted_size, header_size, image_tokens, max_images, within_limits
 from coder.models.model_table import model_info, server_tool_names
 from coder.models.request_rules import (  # noqa: F401 - canonical and block_to_api are part of this module's API
     block_to_api,
@@ -194,10 +193,10 @@ def chat_item_tokens(item: Any) -> int:
 
 def _image_price(data: str) -> int:
     try:
-        picture = read_picture(base64.b64decode(data[:HEADER_CHARS], validate=False))
+        size = header_size(base64.b64decode(data[:HEADER_CHARS], validate=False))
     except ValueError:
-        picture = None
-    return image_tokens(*fitted_size(picture.width, picture.height)) if picture else 0
+        size = None
+    return image_tokens(*fitted_size(*size)) if size else 0
 
 
 def input_tokens(body: dict[str, Any]) -> int:

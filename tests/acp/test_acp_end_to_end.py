@@ -290,7 +290,7 @@ def test_a_plan_is_approved_by_the_client_and_plan_mode_ends(git_repo: Path, tmp
 
 
 def test_through_the_fake_server_and_the_real_anthropic_sdk(git_repo: Path, tmp_path: Path) -> None:
-    from coder.models.fake_server import FakeServer
+    from coder_testkit.fake_server import FakeServer
 
     answer = "Streamed over HTTP by the fake model server, through the real SDK."
     script = write_script(tmp_path / "s.json", EDIT_SCRIPT[:1] + [{"text": answer}])

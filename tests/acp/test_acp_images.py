@@ -15,7 +15,7 @@ from acp.schema import ImageContentBlock, TextContentBlock
 from acp_support import RecordingClient, coder_acp
 from PIL import Image
 
-from coder.models.fake_server import FakeServer
+from coder_testkit.fake_server import FakeServer
 
 
 def png(width: int, height: int) -> str:

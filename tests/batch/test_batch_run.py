@@ -15,7 +15,7 @@ from pathlib import Path
 
 from batch_fixtures import git
 
-from coder.models.fake_server import FakeServer
+from coder_testkit.fake_server import FakeServer
 
 
 def coder(*args: str, env: dict | None = None, timeout: float = 240) -> subprocess.CompletedProcess:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cli_support import REPO, coder, write_script
 
-from coder.models.fake_server import FakeServer
+from coder_testkit.fake_server import FakeServer
 
 VIEW_EDIT_RUN = [
     {"text": "Looking at the code.", "tool_calls": [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cli_support import coder, write_script
 
-from coder.models.fake_server import FakeServer
+from coder_testkit.fake_server import FakeServer
 
 
 def test_transient_faults_end_in_success(git_repo: Path, tmp_path: Path) -> None:

@@ -19,9 +19,9 @@ from coder.base.errors import ContextOverflowError
 from coder.config.sections import ContextSettings
 from coder.context.base import Pinned
 from coder.context.manager import TieredContext
-from coder.models.fake_server import FakeServer
 from coder.models.registry import create_provider
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolSpec
+from coder_testkit.fake_server import FakeServer
 
 TASK = "Make greet() in src/app.py polite and add a test for it."
 INSTRUCTION = "Also: keep every line under 80 characters, please."

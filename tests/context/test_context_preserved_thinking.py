@@ -15,9 +15,9 @@ import pytest
 from coder.config.sections import ContextSettings
 from coder.context.base import Pinned
 from coder.context.manager import TieredContext
-from coder.models.fake_server import FakeServer
 from coder.models.registry import create_provider
 from coder.models.types import Message, ToolResultBlock, ToolSpec
+from coder_testkit.fake_server import FakeServer
 
 TOOLS = [ToolSpec("bash", "Run a shell command in the repository.",
                   {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})]

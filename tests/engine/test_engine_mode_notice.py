@@ -19,10 +19,10 @@ from coder.commands.modes import cycle_mode, set_mode
 from coder.engine.builder import SessionOptions, open_session
 from coder.engine.mode_notice import PLAN_ON
 from coder.engine.turns import user_turns
-from coder.models.fake_server import FakeServer
 from coder.models.wire import segments
 from coder.tools.plan_tool import PlanVerdict
 from coder.tui.farewell import last_turn
+from coder_testkit.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
 PLAN = "# Plan\n1. Create notes.txt\n2. Check it"

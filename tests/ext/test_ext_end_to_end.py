@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from coder.models.fake_server import FakeServer
+from coder_testkit.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
 SERVER = Path(__file__).with_name("mcp_demo_server.py")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from images_support import picture, write_picture
 
-from coder.models.fake_server import FakeServer
 from coder.models.images import fitted_size
+from coder_testkit.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
 

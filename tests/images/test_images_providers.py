@@ -1,5 +1,5 @@
 """Images reach the model as images through the real anthropic and openai SDKs against the strict fake server,
-which checks every documented image rule (coder/models/fake_rules/messages_media.py) and prices them."""
+which checks every documented image rule (coder_testkit/fake_rules/messages_media.py) and prices them."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 from images_support import picture
 
 from coder.models.anthropic_provider import AnthropicProvider
-from coder.models.fake_server import FakeServer
 from coder.models.images import fitted_size, image_tokens, prepare
 from coder.models.openai_provider import OpenAIProvider
 from coder.models.retry import RetryPolicy
 from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolUseBlock
+from coder_testkit.fake_server import FakeServer
 
 POLICY = RetryPolicy(max_retries=0)
 

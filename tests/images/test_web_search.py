@@ -13,9 +13,9 @@ import pytest
 
 from coder.base.errors import ConfigError
 from coder.config.layers import load_config, settings
-from coder.models.fake_server import FakeServer
 from coder.models.types import Message, ServerToolBlock
 from coder.tools.registry import builtin_tools
+from coder_testkit.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = [{"url": "https://docs.example.test/widget/2.0", "title": "Widget 2.0 release notes"}]

@@ -1,4 +1,4 @@
-"""One broken Chat Completions body per rule (coder/models/fake_rules/chat*.py): a patch over a valid request, and
+"""One broken Chat Completions body per rule (coder_testkit/fake_rules/chat*.py): a patch over a valid request, and
 the error (message, param, code) the real API answers with."""
 
 from __future__ import annotations

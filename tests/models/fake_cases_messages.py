@@ -1,4 +1,4 @@
-"""One broken Messages API body per rule (coder/models/fake_rules), with the message the real API answers with.
+"""One broken Messages API body per rule (coder_testkit/fake_rules), with the message the real API answers with.
 Media (images, documents) are in fake_cases_media. test_models_fake_rule_table checks every rule has a case here."""
 
 from __future__ import annotations

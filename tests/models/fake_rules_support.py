@@ -15,7 +15,7 @@ import anthropic
 import openai
 import pytest
 
-from coder.models.fake_server import FakeServer
+from coder_testkit.fake_server import FakeServer
 
 LS = [{"name": "bash", "input": {"command": "ls"}}]
 SCRIPT = {"turns": [

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from coder.models.fake_server import FakeServer
 from coder.models.types import ToolSpec
+from coder_testkit.fake_server import FakeServer
 
 #: the shell tool as the Anthropic route declares it (with its server tool type)
 BASH = ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"command": {"type": "string"}},

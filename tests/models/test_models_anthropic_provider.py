@@ -14,7 +14,6 @@ from models_support import BASH, fake, script_file  # noqa: F401 (fixtures; see 
 
 from coder.base.errors import ContextOverflowError, ModelError
 from coder.models.anthropic_provider import AnthropicProvider
-from coder.models.fake_server import FakeServer
 from coder.models.retry import RetryPolicy
 from coder.models.scripted import ScriptedProvider
 from coder.models.types import (
@@ -24,6 +23,7 @@ from coder.models.types import (
     ThinkingBlock,
     ToolResultBlock,
 )
+from coder_testkit.fake_server import FakeServer
 
 SYSTEM = "You are coder, a careful coding agent. " * 30
 
@@ -223,9 +223,9 @@ def test_temperature_reaches_the_api(tmp_path) -> None:
     """The installed SDK's stream() has no `temperature` argument; it must still reach the request body."""
     import os
 
-    from coder.models.fake_server import FakeServer
     from coder.models.registry import create_provider
     from coder.models.types import Message, ModelRequest
+    from coder_testkit.fake_server import FakeServer
 
     with FakeServer({"turns": [{"text": "warm"}]}) as server:
         os.environ["ANTHROPIC_BASE_URL"], os.environ["ANTHROPIC_API_KEY"] = server.base_url, "k"

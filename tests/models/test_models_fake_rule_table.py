@@ -1,4 +1,4 @@
-"""The fake server's rule table (coder/models/fake_rules) as a whole: every rule has a broken body that the SDK
+"""The fake server's rule table (coder_testkit/fake_rules) as a whole: every rule has a broken body that the SDK
 tests send (and that body is refused by that very rule, not an earlier one), every rule cites a documentation page,
 the published list (docs/fake-server-rules.md) is the table, and the bodies coder itself builds pass every rule."""
 
@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coder.models.fake_rules import CHAT_RULES, MESSAGES_RULES, check_chat, check_messages, rule_table
 from coder.models.model_table import load_table
 from coder.models.types import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 from coder.models.wire import build_anthropic_body
+from coder_testkit.fake_rules import CHAT_RULES, MESSAGES_RULES, check_chat, check_messages, rule_table
 
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGE_CASES = fake_cases_messages.CASES + fake_cases_media.CASES
@@ -57,7 +57,8 @@ def test_every_rule_cites_a_documentation_page_and_seen_wording_a_public_answer(
 
 def test_the_published_rule_list_is_the_table() -> None:
     published = (ROOT / "docs" / "fake-server-rules.md").read_text(encoding="utf-8")
-    assert published == rule_table() + "\n", "regenerate: python -m coder.models.fake_rules > docs/fake-server-rules.md"
+    regenerate = "python -m coder_testkit.fake_rules > docs/fake-server-rules.md"
+    assert published == rule_table() + "\n", f"regenerate: {regenerate}"
 
 
 # ------------------------------------------------------------------------------------ coder's own bodies

@@ -24,7 +24,7 @@ from fake_rules_support import (  # noqa: F401 (server is a fixture)
     user,
 )
 
-from coder.models.fake_server import FakeServer
+from coder_testkit.fake_server import FakeServer
 
 CASES = fake_cases_messages.CASES + fake_cases_media.CASES
 

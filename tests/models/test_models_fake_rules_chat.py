@@ -13,7 +13,7 @@ import pytest
 from fake_cases_chat import FUNCTION
 from fake_rules_support import ChatCase, gpt, server  # noqa: F401 (server is a fixture)
 
-from coder.models.fake_server import FakeServer
+from coder_testkit.fake_server import FakeServer
 
 _REQUIRED = ("model", "messages")
 

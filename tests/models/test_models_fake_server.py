@@ -16,7 +16,7 @@ import pytest
 from models_support import fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
 from coder.base.errors import UsageError
-from coder.models.fake_server import FakeServer, parse_fault
+from coder_testkit.fake_server import FakeServer, parse_fault
 
 MODEL = "claude-sonnet-4-6"
 SYSTEM = [{"type": "text", "text": "You are a careful coding agent. " * 20, "cache_control": {"type": "ephemeral"}}]
@@ -206,7 +206,7 @@ def test_cli_prints_url_first_and_records(script_file: Path, tmp_path: Path) -> 
     record = tmp_path / "rec.jsonl"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "coder.models.fake_server", "--script", str(script_file), "--port", "0",
+        [sys.executable, "-m", "coder_testkit.fake_server", "--script", str(script_file), "--port", "0",
          "--record", str(record), "--fault", "500@1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
@@ -228,7 +228,7 @@ def test_cli_reports_a_bad_script(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    result = subprocess.run([sys.executable, "-m", "coder.models.fake_server", "--script", str(bad)],
+    result = subprocess.run([sys.executable, "-m", "coder_testkit.fake_server", "--script", str(bad)],
                             capture_output=True, text=True, env=env, timeout=30, check=False)
     assert result.returncode == 2
     assert "bad.json" in result.stderr and "not valid JSON" in result.stderr and result.stdout == ""

@@ -10,7 +10,6 @@ import pytest
 from models_support import fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
 from coder.base.errors import ContextOverflowError, ModelError
-from coder.models.fake_server import FakeServer
 from coder.models.openai_provider import OpenAIProvider, to_openai_messages
 from coder.models.retry import RetryPolicy
 from coder.models.types import (
@@ -22,6 +21,7 @@ from coder.models.types import (
     ToolSpec,
     ToolUseBlock,
 )
+from coder_testkit.fake_server import FakeServer
 
 BASH = ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"command": {"type": "string"}}},
                 anthropic_type="bash_20250124")

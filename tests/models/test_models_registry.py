@@ -107,7 +107,7 @@ def test_registry_import_does_not_load_the_sdks() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, coder.models.registry, coder.models.fake_server, coder.models.scripted; "
+    code = ("import sys, coder.models.registry, coder_testkit.fake_server, coder.models.scripted; "
             "print([m for m in ('anthropic', 'openai', 'yaml') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[2]).stdout.strip()

@@ -12,7 +12,6 @@ import pytest
 from models_support import BASH
 
 from coder.models.anthropic_provider import AnthropicProvider
-from coder.models.fake_server import FakeServer
 from coder.models.openai_provider import OpenAIProvider
 from coder.models.retry import RetryPolicy
 from coder.models.tool_names import api_tool_name
@@ -25,6 +24,7 @@ from coder.models.types import (
     ToolSpec,
     ToolUseBlock,
 )
+from coder_testkit.fake_server import FakeServer
 
 SYSTEM = "You are coder, a careful coding agent."
 KINDS = {"none": "claude-3-5-haiku", "budget": "claude-haiku-4-5", "adaptive": "claude-opus-4-7",

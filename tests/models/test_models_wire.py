@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from coder.models.fake_rules import check_messages
 from coder.models.types import (
     Message,
     ModelRequest,
@@ -20,6 +19,7 @@ from coder.models.wire import (
     chunk_text,
     server_tool_supported,
 )
+from coder_testkit.fake_rules import check_messages
 
 EDIT = ToolSpec("str_replace_based_edit_tool", "Edit files.", {"type": "object"}, "text_editor_20250728")
 

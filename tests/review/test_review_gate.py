@@ -35,9 +35,9 @@ def agent(provider, repo: Path, seen: list[str]):
 
 def test_failing_patch_is_fixed_from_the_findings_then_committed(shop_repo: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from coder.models.fake_server import FakeServer
     from coder.models.registry import create_provider
     from coder.review.gate import GateRequest, review_and_commit
+    from coder_testkit.fake_server import FakeServer
 
     script = tmp_path / "agent.json"
     script.write_text(json.dumps({"turns": [

@@ -88,8 +88,8 @@ def test_parse_helpers() -> None:
 
 def test_llm_stage_through_the_anthropic_sdk_and_fake_server(shop_repo: Path, run_review, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from coder.models.fake_server import FakeServer
     from coder.models.registry import create_provider
+    from coder_testkit.fake_server import FakeServer
 
     with FakeServer(script(tmp_path)) as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)

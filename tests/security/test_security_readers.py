@@ -37,11 +37,11 @@ from coder.codeintel.pool import ParsePool
 from coder.codeintel.textsearch import _rg, _verified, search
 from coder.context.instructions import discover
 from coder.fs.beneath import WorkspaceFS
-from coder.models.fake_server import FakeServer
 from coder.review.mechanical import _has_ruff_config
 from coder.sandbox.exec import run_sandboxed
 from coder.tools.base import ToolContext
 from coder.tools.registry import builtin_tools
+from coder_testkit.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
 MARKER = "readers_marker_7c2e"

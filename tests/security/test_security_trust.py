@@ -18,7 +18,7 @@ from security_trust_support import make_world, markers
 
 from coder.config.layers import user_config_path
 from coder.config.sections import Config
-from coder.models.fake_server import FakeServer
+from coder_testkit.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
 MODES = ("plan", "ask", "auto-edit", "auto")

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from coder.models.fake_server import FakeServer
 from coder.models.wire import PrefixCache, input_tokens, segments
 from coder.tools.registry import builtin_tools
 from coder.tools.tool_search_tool import ToolSearchTool, arrange, first_line, search
+from coder_testkit.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "tests" / "ext" / "mcp_demo_server.py"

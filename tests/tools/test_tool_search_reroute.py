@@ -14,9 +14,9 @@ import pytest
 
 from coder.base import events as ev
 from coder.engine.builder import SessionOptions, open_session
-from coder.models.fake_server import FakeServer
 from coder.models.registry import create_provider
 from coder.models.wire import segments
+from coder_testkit.fake_server import FakeServer
 
 ANTHROPIC, OPENAI = "anthropic:claude-sonnet-4-6", "openai:gpt-4.1"
 EDITOR, PATCH = "str_replace_based_edit_tool", "apply_patch"

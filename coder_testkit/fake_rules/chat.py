@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from coder.models.fake_rules.book import CHAT_API, FUNCTION_CALLING, OPENAI_SDK, REASONING, Found, Rules
+from coder_testkit.fake_rules.book import CHAT_API, FUNCTION_CALLING, OPENAI_SDK, REASONING, Found, Rules
 
 #: the request fields of POST /v1/chat/completions (openai 3.57 CompletionCreateParams)
 CHAT_FIELDS = frozenset({

@@ -4,8 +4,8 @@ the fields of text, tool_use and tool_result blocks. Images and documents have t
 
 from __future__ import annotations
 
-from coder.models.fake_rules.book import ANTHROPIC_SDK, MESSAGES_API, TOOL_CALLS, Found, Rules
-from coder.models.fake_rules.context import Block, MessagesCall, first_found
+from coder_testkit.fake_rules.book import ANTHROPIC_SDK, MESSAGES_API, TOOL_CALLS, Found, Rules
+from coder_testkit.fake_rules.context import Block, MessagesCall, first_found
 
 RULES: Rules[MessagesCall] = Rules()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from coder.models.fake_rules.book import CHAT_API, FUNCTION_CALLING, Found, Rules
-from coder.models.fake_rules.chat import ChatCall
+from coder_testkit.fake_rules.book import CHAT_API, FUNCTION_CALLING, Found, Rules
+from coder_testkit.fake_rules.chat import ChatCall
 
 RULES: Rules[ChatCall] = Rules()
 

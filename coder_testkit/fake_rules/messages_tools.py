@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from coder.models.fake_rules.book import (
+from coder.models.model_table import server_tool_names
+from coder_testkit.fake_rules.book import (
     ANTHROPIC_SDK,
     BASH_TOOL,
     EDITOR_TOOL,
@@ -23,8 +24,7 @@ from coder.models.fake_rules.book import (
     Found,
     Rules,
 )
-from coder.models.fake_rules.context import MessagesCall
-from coder.models.model_table import server_tool_names
+from coder_testkit.fake_rules.context import MessagesCall
 
 RULES: Rules[MessagesCall] = Rules()
 
@@ -36,7 +36,7 @@ FORCED = ("any", "tool")
 @dataclass(frozen=True)
 class ServerTool:
     """A tool type Anthropic defines: the name it must be declared with, and whether the model must list its
-    version (coder.models.fake_rules.facts ModelFacts.server_tools: the bash and text-editor versions)."""
+    version (coder_testkit.fake_rules.facts ModelFacts.server_tools: the bash and text-editor versions)."""
 
     name: str
     versioned: bool = False

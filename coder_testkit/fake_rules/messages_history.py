@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from coder.models.fake_rules.book import ERRORS, THINKING, TOOL_CALLS, Found, Rules
-from coder.models.fake_rules.context import MessagesCall, group_by_turn
+from coder_testkit.fake_rules.book import ERRORS, THINKING, TOOL_CALLS, Found, Rules
+from coder_testkit.fake_rules.context import MessagesCall, group_by_turn
 
 RULES: Rules[MessagesCall] = Rules()
 

@@ -5,13 +5,13 @@ caching emulated; POST /v1/messages/count_tokens) and OpenAI chat completions (P
 and SSE, tool_calls) from the same script, so tests drive the real SDKs end to end and the agent's requests can
 be recorded and measured.
 
-It is as strict as the real APIs: every request is checked against the rule table of coder.models.fake_rules
+It is as strict as the real APIs: every request is checked against the rule table of coder_testkit.fake_rules
 (written from the documentation, one rule per documented constraint, each with its source, sharing no code with
 the client) and a violation is answered with HTTP 400 and the real error body (`{"type": "error", "error": {"type":
 "invalid_request_error", "message": ...}, "request_id": ...}`, or OpenAI's `{"error": {"message", "type", "param",
 "code"}}`), which the SDKs raise as BadRequestError; a body over the documented 32 MB gets 413 request_too_large.
 There is no lenient mode: a request the real API refuses must fail here too. The model id picks the documented
-facts (coder.models.fake_rules.facts): output limit, context window (unless `context_window` is given),
+facts (coder_testkit.fake_rules.facts): output limit, context window (unless `context_window` is given),
 thinking kind; models that think by default or always answer with a thinking block even when not asked. Tool-use
 ids are the script's deterministic ones (the same as the scripted provider's) unless one of them is already in the
 request's history (a session resumed against a restarted server): then they get a random per-server part, so they
@@ -24,7 +24,7 @@ remainder as input_tokens. (No minimum cacheable length, no expiry.)
 
 Command line:
 
-    python -m coder.models.fake_server --script S.json [--port 0] [--record R.jsonl] [--fault SPEC ...]
+    python -m coder_testkit.fake_server --script S.json [--port 0] [--record R.jsonl] [--fault SPEC ...]
                                        [--context-window N]
 
 prints `http://127.0.0.1:PORT` as the first stdout line, then serves until killed.
@@ -71,9 +71,6 @@ from pathlib import Path
 from typing import Any, Self
 
 from coder.base.errors import CoderError
-from coder.models import fake_responses as fr
-from coder.models.fake_faults import Fault, parse_fault
-from coder.models.fake_rules import Refusal, check_chat, check_messages, facts_for
 from coder.models.script import (
     Answer,
     Script,
@@ -83,6 +80,9 @@ from coder.models.script import (
     openai_match_text,
 )
 from coder.models.wire import PrefixCache, input_tokens
+from coder_testkit import fake_responses as fr
+from coder_testkit.fake_faults import Fault, parse_fault
+from coder_testkit.fake_rules import Refusal, check_chat, check_messages, facts_for
 
 _STATUS_TEXT = {429: "Rate limit exceeded (injected fault).", 529: "Overloaded (injected fault).",
                 500: "Internal server error (injected fault)."}
@@ -379,7 +379,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m coder.models.fake_server",
+    parser = argparse.ArgumentParser(prog="python -m coder_testkit.fake_server",
                                      description="Serve a model script over the Anthropic / OpenAI HTTP APIs.")
     parser.add_argument("--script", required=True, help="script file (JSON or YAML)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0 = any free port)")

@@ -1,5 +1,5 @@
 """Fault injection for the fake model server: the `--fault WHAT@WHEN[:retry-after=SECONDS]` syntax (described in
-coder.models.fake_server's docstring) parsed into `Fault` records."""
+coder_testkit.fake_server's docstring) parsed into `Fault` records."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coder.models.fake_rules.book import (
+from coder_testkit.fake_rules.book import (
     ADAPTIVE,
     ANTHROPIC_SDK,
     EFFORT,
@@ -18,8 +18,8 @@ from coder.models.fake_rules.book import (
     Found,
     Rules,
 )
-from coder.models.fake_rules.context import MessagesCall
-from coder.models.fake_rules.facts import EFFORTS
+from coder_testkit.fake_rules.context import MessagesCall
+from coder_testkit.fake_rules.facts import EFFORTS
 
 RULES: Rules[MessagesCall] = Rules()
 

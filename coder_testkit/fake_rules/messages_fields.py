@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeGuard
 
-from coder.models.fake_rules.book import ANTHROPIC_SDK, MESSAGES_API, MODELS, SONNET_5, Found, Rules
-from coder.models.fake_rules.context import MessagesCall
+from coder_testkit.fake_rules.book import ANTHROPIC_SDK, MESSAGES_API, MODELS, SONNET_5, Found, Rules
+from coder_testkit.fake_rules.context import MessagesCall
 
 RULES: Rules[MessagesCall] = Rules()
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from coder.models.fake_rules.book import Found
-from coder.models.fake_rules.facts import ModelFacts, facts_for
+from coder_testkit.fake_rules.book import Found
+from coder_testkit.fake_rules.facts import ModelFacts, facts_for
 
 
 @dataclass(frozen=True)

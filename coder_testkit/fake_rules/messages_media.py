@@ -14,8 +14,8 @@ import binascii
 import struct
 from dataclasses import dataclass
 
-from coder.models.fake_rules.book import PDF, VISION, Found, Rules
-from coder.models.fake_rules.context import Block, MessagesCall, first_found
+from coder_testkit.fake_rules.book import PDF, VISION, Found, Rules
+from coder_testkit.fake_rules.context import Block, MessagesCall, first_found
 
 RULES: Rules[MessagesCall] = Rules()
 

@@ -1,11 +1,11 @@
 """What the fake model server says: Anthropic and OpenAI response bodies and stream events built from one
-scripted answer. The request checks live in coder.models.fake_rules (written from the APIs' documentation,
+scripted answer. The request checks live in coder_testkit.fake_rules (written from the APIs' documentation,
 sharing no code with the client); usage arithmetic is shared with the scripted provider on purpose
 (coder.models.wire), so the same script gives the same numbers in-process and over HTTP.
 
-Thinking follows the model (coder.models.fake_rules.facts): when the request turns it on, or the model thinks by
+Thinking follows the model (coder_testkit.fake_rules.facts): when the request turns it on, or the model thinks by
 default or always, the answer starts with a thinking block (the scripted `thinking`, else THINKING_PLACEHOLDER) whose
-signature coder.models.fake_rules issues, bound to the conversation on models with preserved thinking."""
+signature coder_testkit.fake_rules issues, bound to the conversation on models with preserved thinking."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from coder.models.fake_rules import facts_for, sign, thinking_active
 from coder.models.script import Answer
 from coder.models.wire import (
     PrefixCache,
@@ -25,6 +24,7 @@ from coder.models.wire import (
     output_tokens,
     segments,
 )
+from coder_testkit.fake_rules import facts_for, sign, thinking_active
 
 # What a thinking model "thought" when the script gives no thinking for the turn (the real API always starts the
 # answer with a thinking block when thinking is on).

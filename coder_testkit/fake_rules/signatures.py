@@ -14,9 +14,9 @@ import hashlib
 import json
 from typing import Any
 
-from coder.models.fake_rules.book import ERRORS, THINKING, Found, Rules
-from coder.models.fake_rules.context import Block, MessagesCall
-from coder.models.fake_rules.facts import FAMILIES, ModelFacts, facts_for
+from coder_testkit.fake_rules.book import ERRORS, THINKING, Found, Rules
+from coder_testkit.fake_rules.context import Block, MessagesCall
+from coder_testkit.fake_rules.facts import FAMILIES, ModelFacts, facts_for
 
 RULES: Rules[MessagesCall] = Rules()
 
