@@ -23,6 +23,7 @@ def test_wheel_in_fresh_venv(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "coder/_data/prompts/system.md" in names
     assert any(n.startswith("coder/_data/tools/") and n.endswith(".json") for n in names)
+    assert not [n for n in names if n.startswith("coder_testkit/") or "fake_" in n], "the test kit is not shipped"
 
     env_dir = tmp_path / "venv"
     # dependencies come from this interpreter's site-packages; the wheel itself is installed fresh
