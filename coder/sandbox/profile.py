@@ -138,6 +138,13 @@ class SandboxConfig:
     private_cgroups: bool = setting(False, doc="Show commands an empty /sys/fs/cgroup, as a container does "
                                     "(SWE-bench testbeds; CODER_SANDBOX_PRIVATE_CGROUPS=1).", repo=Repo.NEVER,
                                     env="CODER_SANDBOX_PRIVATE_CGROUPS")
+    #: paths the sandbox must not show although a folder it binds holds them (the system's /opt, a toolchain, an
+    #: extra_ro folder): SWE-bench runs hide the mirrors, the dataset, the run's other instances and local package
+    #: indexes from the agent (coder/batch/reach.py, issue 44). What the sandbox binds after them stays visible:
+    #: the workspace itself and the extra_ro/extra_rw folders
+    hide: list[str] = setting(factory=list, doc="Paths commands must not see where a bound folder holds them: an "
+                              "empty folder or file in their place (CODER_SANDBOX_HIDE, separated by `:`).",
+                              repo=Repo.NEVER, env="CODER_SANDBOX_HIDE", env_split=os.pathsep)
     #: addresses whose connections hang until the client's timeout, as a non-routable address does on the
     #: internet (coder/sandbox/tarpit.py); only without network, and for one-shot runs (run_sandboxed)
     tarpits: list[str] = setting(factory=list, doc="IPv4 addresses whose connect hangs until the client's "
@@ -268,6 +275,26 @@ def masks(binds: tuple[Path, ...]) -> tuple[tuple[str, Path], ...]:
         except OSError:
             continue
     return tuple(found)
+
+
+def hide_args(cfg: SandboxConfig) -> list[str]:
+    """An empty tmpfs (or /dev/null) over each existing path of `cfg.hide`, then again the extra_ro folders that lie
+    inside a hidden one: the more specific path wins (a hidden run folder, its instance's layer shown). The
+    workspace and extra_rw are bound after these, so they stay visible too."""
+    args: list[str] = []
+    hidden: list[Path] = []
+    for path in cfg.hide:
+        real = Path(os.path.realpath(Path(path).expanduser()))
+        if real.is_dir():
+            args += ["--tmpfs", str(real)]
+            hidden.append(real)
+        elif real.exists():
+            args += ["--ro-bind", "/dev/null", str(real)]
+    for path in cfg.extra_ro:
+        p = Path(path).expanduser()
+        if any(h == p or h in p.parents for h in hidden):
+            args += ["--ro-bind-try", str(p), str(p)]
+    return args
 
 
 #: files at the workspace root that configure coder or steer the model: read-only when they exist
@@ -428,6 +455,7 @@ def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = N
     for path in cfg.extra_ro:
         p = Path(path).expanduser()
         args += ["--ro-bind-try", str(p), str(p)]
+    args += hide_args(cfg)
     args += ["--bind", str(workspace), str(workspace)]
     for path in cfg.extra_rw:
         p = Path(path).expanduser()

@@ -53,6 +53,28 @@ def test_private_cgroups_hide_the_hosts_cgroup_tree(git_repo: Path) -> None:
     assert "WRITABLE" not in private.output
 
 
+def test_hide_empties_a_path_a_bound_folder_holds(git_repo: Path) -> None:
+    """`hide` (issue 44: the mirrors, the dataset, other instances, local package indexes) puts an empty folder or
+    file over a path a bound folder shows (here a toolchain under HOME), while what is bound more specifically
+    inside it (extra_ro, the workspace) stays visible."""
+    toolchain = Path(os.environ["HOME"]) / ".pyenv"
+    for rel, text in (("answers/fix.txt", "GOLD-FIX"), ("answers/kept/ok.txt", "KEPT"), ("index.txt", "GOLD-INDEX"),
+                      ("other/ok.txt", "VISIBLE")):
+        (toolchain / rel).parent.mkdir(parents=True, exist_ok=True)
+        (toolchain / rel).write_text(text)
+    show = "cat " + " ".join(str(toolchain / rel) for rel in ("answers/fix.txt", "index.txt", "other/ok.txt",
+                                                              "answers/kept/ok.txt"))
+    plain = run_sandboxed(show, git_repo, None, 10)
+    assert "GOLD-FIX" in plain.output and "GOLD-INDEX" in plain.output, "control: the toolchain is bound"
+    cfg = SandboxConfig(hide=[str(toolchain / "answers"), str(toolchain / "index.txt"), str(git_repo.parent)],
+                        extra_ro=[str(toolchain / "answers" / "kept")])
+    hidden = run_sandboxed(show + f"; ls -A {toolchain}/answers; touch {toolchain}/answers/planted", git_repo, cfg, 10)
+    assert "GOLD" not in hidden.output, hidden.output
+    assert "VISIBLE" in hidden.output and "KEPT" in hidden.output, hidden.output
+    assert not (toolchain / "answers" / "planted").exists()
+    assert run_sandboxed("cat README.md", git_repo, cfg, 10).output == "# demo\n"  # the workspace inside a hidden one
+
+
 def test_run_sandboxed_timeout_kills_everything(git_repo: Path) -> None:
     started = time.monotonic()
     run = run_sandboxed("sleep 600 & sleep 600; echo never", git_repo, None, 1)
