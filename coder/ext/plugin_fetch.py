@@ -3,8 +3,8 @@ repository (a URL), brought into a temporary folder the caller owns.
 
 - a folder: used as it is (copied by the installer);
 - `*.tar.gz`, `*.tgz`, `*.tar`, `*.zip`, local or `http(s)://`: downloaded (at most `MAX_BYTES`) and unpacked
-  with no entry allowed outside the folder (tarfile's `data` filter: no absolute paths, `..`, links out or
-  devices; zip members checked the same way);
+  by coder (coder/fs/unpack.py): regular files and folders only, written beneath the folder, no link, device or
+  hard link (the archive is refused, the entry named), bounded in entries and bytes;
 - any other URL (`https://host/repo`, `ssh://`, `git@host:repo`, `file://`): `git clone --depth 1` through host
   git (coder/host/git.py: scrubbed, no hooks, no submodules), protocols https, ssh, git and file only.
 
@@ -14,13 +14,13 @@ The plugin is the folder holding `.claude-plugin/plugin.json`: the top, or the o
 from __future__ import annotations
 
 import shutil
-import tarfile
 import urllib.request
-import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from coder.base.errors import ConfigError
 from coder.ext.plugins import MANIFEST
+from coder.fs.unpack import ArchiveRefused
+from coder.fs.unpack import unpack as unpack_archive
 from coder.host import git as hostgit
 
 MAX_BYTES = 100 * 1024 * 1024
@@ -60,18 +60,9 @@ def download(url: str, into: Path) -> None:
 def unpack(archive: Path, into: Path) -> Path:
     into.mkdir(parents=True)
     try:
-        if archive.name.endswith(".zip"):
-            with zipfile.ZipFile(archive) as zf:
-                for member in zf.namelist():
-                    parts = PurePosixPath(member).parts
-                    if member.startswith("/") or ".." in parts:
-                        raise ConfigError(f"{archive.name}: the entry {member!r} would land outside the folder")
-                zf.extractall(into)
-        else:
-            with tarfile.open(archive) as tf:
-                tf.extractall(into, filter="data")
-    except (tarfile.TarError, zipfile.BadZipFile, OSError) as exc:
-        raise ConfigError(f"{archive.name}: not an archive coder can unpack ({exc})") from exc
+        unpack_archive(archive, into)
+    except ArchiveRefused as exc:
+        raise ConfigError(f"{exc}; the plugin was not installed") from exc
     return into
 
 
