@@ -9,8 +9,10 @@ review, commits and batch workspaces. So every host git command gets:
 - a scrubbed environment built from an allow-list (no provider keys or other secret-named variables, none of
   the caller's GIT_DIR/GIT_INDEX_FILE leaking in), LC_ALL=C, no prompts, no network transport;
 - `FORCED_CONFIG`, passed as command-line config (the highest precedence, and handed on to any child git);
-- every filter, diff and merge driver that the repository's own configuration defines, neutralised
-  (`driver_overrides`; drivers from the user's global or system config, which the sandbox cannot write, stay);
+- every key that names a program (the signing program and its switches, filter, diff and merge drivers, upload
+  and receive packs, ...: coder/host/gitconfig.py) taken from the user's own config only: where the repository's
+  configuration (`.git/config`, `config.worktree`, whatever they include) would decide, git is given the user's
+  value or a neutral one (`program_overrides`);
 - submodules ignored, and `--no-ext-diff --no-textconv` on the commands that diff;
 - the git dir and work tree pinned to the nearest `.git` entry (directory, file or link) at or above the
   directory, found here rather than by git, so a planted `.git` file, `.git/commondir` or `core.worktree` cannot
@@ -26,10 +28,12 @@ and with GIT_DIR and GIT_WORK_TREE pinned the directory decides nothing else.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from coder.host.spawn import CompletedProcess, Text, safe_env, which
+from coder.host import gitconfig
+from coder.host.spawn import CompletedProcess, Text, safe_env, which, workspaces
 from coder.host.spawn import run as door_run
 
 #: (key, value, what it stops); given to every host git command, overriding every config file
@@ -65,14 +69,16 @@ FORCED_ENV: dict[str, str] = {
 }
 
 #: config keys naming programs that attributes select (`filter=`, `diff=`, `merge=` in .gitattributes)
-DRIVER_KEYS = r"^(filter\..+\.(clean|smudge|process)|diff\..+\.(command|textconv)|merge\..+\.driver)$"
-#: config scopes the sandbox cannot write; drivers defined there are the user's own and stay
-TRUSTED_SCOPES = frozenset({"system", "global"})
-#: subcommands that neither read the work tree nor write an index, so never run a driver (everything else gets
-#: the repository's drivers neutralised: even `write-tree` re-hashes racily clean entries through the clean filter)
-NO_DRIVER_COMMANDS = frozenset({
-    "rev-parse", "for-each-ref", "update-ref", "ls-tree", "commit-tree", "symbolic-ref", "config",
-    "check-ref-format", "version", "--version", "show-ref", "merge-base", "cat-file", "stripspace",
+DRIVER_KEYS = re.compile(r"(filter\..+\.(clean|smudge|process)|diff\..+\.(command|textconv)|merge\..+\.driver)",
+                         re.IGNORECASE)
+#: subcommands that run no program a key of gitconfig.PROGRAM_KEYS names: they neither read the work tree nor
+#: write an index (so no driver: even `write-tree` re-hashes racily clean entries through the clean filter), sign
+#: nothing and reach no other repository. Everything else gets `program_overrides` first (one `git config` listing):
+#: `commit-tree` signs with `-S`, and `config` must read the values the overrides give (commit.py asks it whether
+#: the user signs)
+NO_PROGRAM_COMMANDS = frozenset({
+    "rev-parse", "for-each-ref", "update-ref", "ls-tree", "symbolic-ref", "check-ref-format", "version",
+    "--version", "show-ref", "merge-base", "cat-file", "stripspace",
     "check-ignore",  # matches names against ignore rules; never reads file content
 })
 #: subcommands that make a repository: a pinned GIT_DIR would make them write into the enclosing one
@@ -320,30 +326,44 @@ def subcommand(args: Sequence[str]) -> tuple[int, str]:
     return len(args), ""
 
 
-def driver_overrides(cwd: Path, env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Empty values for every filter/diff/merge driver defined outside the user's own config.
-
-    An empty `filter.X.clean`/`smudge`/`process` with `required=false` stores and checks out bytes as they are;
-    an empty `merge.X.driver` makes git fall back to its own merge. Tested in tests/security/test_security_git.py.
-    """
-    proc = _git(cwd, ["config", "-z", "--show-scope", "--name-only", "--get-regexp", DRIVER_KEYS], env, 60)
-    if proc.returncode not in (0, 1):  # 1: nothing matched
+def config_entries(cwd: Path, env: Mapping[str, str]) -> list[gitconfig.Entry]:
+    """Every configuration entry git would read in `cwd` with `env`, includes followed, with its scope and file
+    (`git config --list` runs no program)."""
+    proc = _git(cwd, ["config", "--list", "--show-origin", "--show-scope", "-z"], env, 60)
+    if proc.returncode != 0:
         raise OSError(f"cannot read the git configuration in {cwd}: {proc.stderr.decode(errors='replace').strip()}")
-    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    pairs: list[tuple[str, str]] = []
-    for scope, name in zip(fields[0::2], fields[1::2], strict=False):
-        if scope in TRUSTED_SCOPES or scope == "command":
-            continue
-        pairs.append((name, ""))
-        if name.startswith("filter."):
-            pairs.append((name.rsplit(".", 1)[0] + ".required", "false"))
-    return pairs
+    return gitconfig.parse_listing(proc.stdout, cwd)
+
+
+def repo_roots(cwd: Path, env: Mapping[str, str]) -> list[str]:
+    """Real paths a sandbox may write that hold this repository's files: the registered workspaces, the work tree
+    and the git dirs `env` pins. A config file inside one of them is never the user's, whatever its scope."""
+    roots = list(workspaces())
+    for name in ("GIT_WORK_TREE", "GIT_DIR", "GIT_COMMON_DIR"):
+        if env.get(name):
+            roots.append(os.path.realpath(env[name]))
+    gdir = env.get("GIT_DIR")
+    if gdir and not os.path.isdir(gdir):  # a `.git` file: the git dir it names
+        target = _gitfile_target(Path(gdir))
+        if target is not None:
+            roots.append(str(target))
+    top = repo_top(cwd)
+    roots.append(os.path.realpath(top if top is not None else cwd))
+    return list(dict.fromkeys(roots))
+
+
+def program_overrides(cwd: Path, env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The `GIT_CONFIG_*` pairs that give every program-naming key the user's value (coder/host/gitconfig.py).
+    Tested in tests/security/test_security_git.py and test_security_git_programs.py."""
+    return gitconfig.overrides(config_entries(cwd, env), repo_roots(cwd, env))
 
 
 def untrusted_drivers(cwd: Path) -> list[str]:
     """Names of the drivers (`filter.lfs`, `diff.x`) the repository's own config defines: coder does not run them."""
     env = host_git_env(pinned_repo(cwd))
-    names = {key.rsplit(".", 1)[0] for key, value in driver_overrides(cwd, env) if not key.endswith(".required")}
+    roots = repo_roots(cwd, env)
+    names = {entry.key.rsplit(".", 1)[0] for entry in config_entries(cwd, env)
+             if DRIVER_KEYS.fullmatch(entry.key) and not gitconfig.is_users(entry, roots)}
     return sorted(names)
 
 
@@ -355,16 +375,16 @@ def _gitlink_paths(cwd: Path, env: Mapping[str, str]) -> list[str]:
     return list(parse_gitlinks(proc.stdout.decode("utf-8", "surrogateescape")))
 
 
-def _may_run_drivers(sub: str, args: Sequence[str]) -> bool:
-    """Whether the command can read file content through a filter or diff driver (then the repository's drivers
-    are overridden first, at the cost of one `git config` listing). `ls-files` reads content only for
+def _may_run_programs(sub: str, args: Sequence[str]) -> bool:
+    """Whether the command can run a program a config key names (then the repository's are overridden first, at
+    the cost of one `git config` listing). `ls-files` reads content only for
     `-m`/`--modified` (a racily clean entry is re-hashed through the clean filter); its other listings
     (`--stage`, `--others`, `--cached`) read names and the index only."""
     if any(a in ("--filters", "--textconv") for a in args):
         return True
     if sub == "ls-files":
         return any(a == "--modified" or (a.startswith("-") and not a.startswith("--") and "m" in a) for a in args)
-    return sub not in NO_DRIVER_COMMANDS
+    return sub not in NO_PROGRAM_COMMANDS
 
 
 def parse_gitlinks(stage_listing: str) -> dict[str, str]:
@@ -396,8 +416,8 @@ def run(
     at, sub = subcommand(args)
     pinned = {} if sub in CREATING_COMMANDS else pinned_repo(cwd)
     full_env = host_git_env({**pinned, **(env or {})}, protocols)
-    if _may_run_drivers(sub, args):
-        _add_config(full_env, driver_overrides(cwd, full_env))
+    if _may_run_programs(sub, args):
+        _add_config(full_env, program_overrides(cwd, full_env))
     if sub in COMMAND_FLAGS:
         args[at + 1:at + 1] = [f for f in COMMAND_FLAGS[sub] if f not in args]
     if sub == "add":

@@ -98,11 +98,11 @@ def test_repo_top_is_the_nearest_git_entry(tmp_path: Path) -> None:
 
 
 def test_driver_listing_is_skipped_only_for_commands_that_read_no_content() -> None:
-    from coder.host.git import _may_run_drivers
+    from coder.host.git import _may_run_programs
 
-    assert not _may_run_drivers("check-ignore", ["check-ignore", "--stdin"])
-    assert not _may_run_drivers("ls-files", ["ls-files", "--stage", "-z"])
-    assert not _may_run_drivers("rev-parse", ["rev-parse", "HEAD"])
+    assert not _may_run_programs("check-ignore", ["check-ignore", "--stdin"])
+    assert not _may_run_programs("ls-files", ["ls-files", "--stage", "-z"])
+    assert not _may_run_programs("rev-parse", ["rev-parse", "HEAD"])
     for args in (["ls-files", "-m"], ["ls-files", "--modified"], ["ls-files", "-zm"]):  # re-hashes racy entries
-        assert _may_run_drivers("ls-files", args), args
-    assert _may_run_drivers("add", ["add", "-A"]) and _may_run_drivers("cat-file", ["cat-file", "--filters", "x"])
+        assert _may_run_programs("ls-files", args), args
+    assert _may_run_programs("add", ["add", "-A"]) and _may_run_programs("cat-file", ["cat-file", "--filters", "x"])
