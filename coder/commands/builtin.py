@@ -33,7 +33,9 @@ def _help(ctx: Ctx, arg: str) -> CommandResult:
     for cmd in ctx.commands.values():
         lines.append(f"| `/{cmd.name}{' ' + cmd.usage if cmd.usage else ''}` | {cmd.summary} |")
     keys = ("Keys: **Enter** sends, **Shift+Enter** / **Ctrl+J** new line, **Esc** / **Ctrl+C** interrupts the "
-            "turn, on a permission prompt **n** denies that call and **Esc** denies and stops the turn, "
+            "turn; on a permission prompt a number or **↑**/**↓** and **Enter** answer (letters never do), **Esc** "
+            "denies and stops the turn, and allowing for the session or the project asks to confirm (**↓** and "
+            "**Enter** once the confirmation has been up a second); "
             "**Ctrl+C** twice on an idle prompt quits, **Shift+Tab** cycles the mode (ask → auto-edit → plan), "
             "**Ctrl+R** searches history, **Ctrl+O** opens the newest tool block, **Ctrl+T** shows the whole "
             "session (folded blocks included), **Alt+Z** wraps long lines or scrolls them sideways, **Ctrl+B** "

@@ -110,7 +110,7 @@ class Repl:
         question = trust_question()
         self.print_choices(question)
         try:
-            answer = self.reader.ask_choice(question, self._keep)
+            answer = self.reader.ask_choice(question, self._keep, self.print_choices)
         except (KeyboardInterrupt, EOFError):
             answer = "not_now"
         self.printer.line(saved_note(answer, []) or "not trusted: coder ignores what this repository defines",
@@ -118,9 +118,9 @@ class Repl:
         return answer == "trust"
 
     def print_choices(self, question: Question) -> None:
-        for number, choice in enumerate(question.choices, 1):
-            current = number - 1 == question.highlight
-            self.printer.line(f"{'❯' if current else ' '} {number}. {choice.label}", "bold" if current else "")
+        """The lines on offer (the numbered choices, or a lasting grant's confirmation), the highlight marked."""
+        for label, current in question.lines():
+            self.printer.line(f"{'❯' if current else ' '} {label}", "bold" if current else "")
 
     # ---- permission prompt (engine thread = main thread) -------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
@@ -154,7 +154,7 @@ class Repl:
         question = permission_question(view.rules)
         self.print_choices(question)
         try:
-            answer = self.reader.ask_choice(question, self._keep)
+            answer = self.reader.ask_choice(question, self._keep, self.print_choices)
         except (KeyboardInterrupt, EOFError):  # Ctrl+C or the end of input: deny and stop the turn
             answer = "stop"
         if answer == "stop":

@@ -317,11 +317,14 @@ class LineReader:
         self.history.add(text)
         return text
 
-    def ask_choice(self, question: Question, keep: Callable[[str], None]) -> str:
+    def ask_choice(self, question: Question, keep: Callable[[str], None],
+                   show: Callable[[Question], None] | None = None) -> str:
         """The answer to a question with numbered choices, on a terminal without Enter for most keys (the rules
         are coder/frontend/choices.py's: the keyboard must be quiet for ARM_DELAY first, a digit answers when
-        no typing follows it, a lasting grant needs Enter after its digit). Whatever was typing is type-ahead of
-        the next message (handed to `keep`), never an answer. Ctrl+C stays SIGINT.
+        no typing follows it, a lasting grant only through its confirmation, whose keys count once it has been on
+        screen for CONFIRM_DWELL with none typed). Whatever was typing is type-ahead of the next message (handed
+        to `keep`), never an answer. `show` prints the lines on offer when they change (a confirmation opens or
+        goes). Ctrl+C stays SIGINT.
 
         Not a terminal (a pipe: a script answers, deliberately): a line, empty for the highlighted choice, a
         number, or the choice's word (y, a, p, n, d; t for trust)."""
@@ -338,6 +341,7 @@ class LineReader:
         chooser = Chooser(question, armed_at=time.monotonic() + ARM_DELAY, rearm=ARM_DELAY)
         try:
             while True:
+                confirming = chooser.confirming
                 due = chooser.due()
                 ready, _, _ = select.select([fd], [], [], 0.5 if due is None else max(due - time.monotonic(), 0))
                 if ready:
@@ -356,15 +360,30 @@ class LineReader:
                 keep("".join(ch for ch in typed if ch.isprintable()))
                 if chooser.answered:
                     answer = chooser.answered
-                    sys.stdout.write(("Esc" if answer == question.escape else question.current.label) + "\n")
+                    sys.stdout.write(("Esc" if answer == question.escape else
+                                      "Yes, save" if chooser.confirming else question.current.label) + "\n")
                     return answer
-                if any(e.kind == "moved" for e in effects):  # the highlight moved: say where
-                    sys.stdout.write(f"\n❯ {question.highlight + 1}. {visible(question.current.label)}\n"
-                                     f"{visible(question.hint())} > ")
-                    sys.stdout.flush()
+                if any(e.kind == "moved" for e in effects):  # the highlight moved, or a confirmation came or went
+                    self._redraw_choice(question, chooser, show if chooser.confirming != confirming else None)
         finally:
             termios.tcsetattr(fd, termios.TCSANOW, saved)
             sys.stdout.flush()
+
+    @staticmethod
+    def _redraw_choice(question: Question, chooser: Chooser, show: Callable[[Question], None] | None) -> None:
+        """Say where the highlight is; with `show`, the lines on offer changed (a confirmation came or went): all
+        of them. A confirmation's keys are timed from the moment it is printed."""
+        sys.stdout.write("\n")
+        if show is not None:
+            show(question)
+        else:
+            label = next(text for text, current in question.lines() if current)
+            sys.stdout.write(f"❯ {visible(label)}\n")
+        if chooser.confirming and chooser.confirm_at == float("inf"):
+            sys.stdout.write("Read it first: a key typed in the next second goes back to the choices. ")
+        sys.stdout.write(f"{visible(question.hint())} > ")
+        sys.stdout.flush()
+        chooser.drawn(time.monotonic())
 
     def _line_choice(self, question: Question) -> str:
         words = {"y": "once", "yes": "once", "once": "once", "a": "always", "always": "always", "p": "project",

@@ -7,6 +7,9 @@ coder/tui/questions.py); until then the input keeps the focus, every key goes on
 "Tab answers it". A focused question answers keys only ARM_DELAY after it took the focus; a key before that, and
 any key that is not one of its own (a letter, a space), is handed to the input with the focus: typed text is never
 eaten, never misread (coder/frontend/choices.py has the rules). A click on a choice answers it: a click is deliberate.
+A lasting grant is confirmed in the choices' place; the confirmation's keys are timed from its first frame
+(`Chooser.drawn`, after the refresh that shows it) and each key by the moment Textual read it (`Key.time`), so keys
+typed before it was seen never count, however late the app gets to them. A paste is typing: it goes to the input.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from coder.base.termsafe import visible
 from coder.commands.approval import Approval, approval
 from coder.frontend.choices import (
     ARM_DELAY,
+    CONFIRM_DWELL,
     HOLD,
     Chooser,
     Effect,
@@ -109,21 +113,31 @@ class ChoicePrompt(Vertical, can_focus=True):
         self.query_one("#head").styles.max_height = max(room, 3)
 
     def redraw(self) -> None:
-        question = self.question
+        lines = self.question.lines()
         for line in self.query(ChoiceLine):
-            choice = question.choices[line.number - 1]
-            current = line.number - 1 == question.highlight
-            line.set_class(current, "current")
-            line.update(Text(f"{'❯' if current else ' '} {line.number}. {visible(choice.label)}"))
+            shown_now = line.number <= len(lines)
+            line.display = shown_now
+            if shown_now:
+                label, current = lines[line.number - 1]
+                line.set_class(current, "current")
+                line.update(Text(f"{'❯' if current else ' '} {visible(label)}"))
         for hint in self.query("#hint"):
             if isinstance(hint, Static):
                 hint.update(self.hint())
+        if self.chooser.confirming and self.chooser.confirm_at == float("inf"):
+            self.call_after_refresh(self._confirmation_drawn)
+
+    def _confirmation_drawn(self) -> None:
+        self.chooser.drawn(time.monotonic())
+        self.set_timer(CONFIRM_DWELL + 0.01, self.redraw)
 
     def hint(self) -> str:
         if self.answered:
             return "answered"
         if not self.has_focus:
             return "You are typing: keys stay in the input. Tab answers this question."
+        if self.chooser.confirming and not self.chooser.ready(time.monotonic()):
+            return "Read it first: a key typed now goes back to the choices"
         if not self.armed:
             return "…"
         return self.question.hint()
@@ -140,6 +154,7 @@ class ChoicePrompt(Vertical, can_focus=True):
 
     def on_blur(self, event: events.Blur) -> None:
         self.chooser.armed_at = float("inf")
+        self.chooser.leave()
         self.redraw()
 
     # ---- answering --------------------------------------------------------------------------------------------
@@ -148,20 +163,30 @@ class ChoicePrompt(Vertical, can_focus=True):
             return
         event.stop()
         event.prevent_default()
-        self.apply(self.chooser.key(event.key, event.character, time.monotonic()))
+        # the key's time is when Textual read it, not when the app got to it: type-ahead stays type-ahead
+        self.apply(self.chooser.key(event.key, event.character, min(event.time, time.monotonic())))
         if self.chooser.pending is not None:
             self.set_timer(HOLD + 0.01, self._release)
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste is typing, never an answer: the text goes to the input (a confirmation goes away)."""
+        event.stop()
+        if self.chooser.confirming:
+            self.apply(self.chooser.key("paste", None, time.monotonic()))
+        self.post_message(self.Typed("paste", event.text))
 
     def _release(self) -> None:
         self.apply(self.chooser.release(time.monotonic()))
 
     def press(self, key: str) -> None:
-        """A key given on purpose (Esc from the app; tests): the question takes it as it is."""
-        self.apply(self.chooser.key(key, None, max(time.monotonic(), self.chooser.armed_at)))
+        """A key given on purpose (Esc from the app; tests): the question takes it as it is, except that a
+        confirmation's keys still wait for its dwell."""
+        now = time.monotonic() if self.chooser.confirming else max(time.monotonic(), self.chooser.armed_at)
+        self.apply(self.chooser.key(key, None, now))
         self.apply(self.chooser.release(float("inf")))
 
     def click(self, number: int) -> None:
-        self.apply(self.chooser.click(number))
+        self.apply(self.chooser.click(number, time.monotonic()))
 
     def apply(self, effects: list[Effect]) -> None:
         for effect in effects:
@@ -172,6 +197,9 @@ class ChoicePrompt(Vertical, can_focus=True):
                 self.post_message(self.Answered(self, effect.answer))
         if effects:
             self.redraw()
+            wait = self.chooser.armed_at - time.monotonic()
+            if 0 < wait < float("inf"):  # a confirmation went away: the choices count keys again in a moment
+                self.set_timer(wait + 0.01, self.redraw)
 
 
 class PermissionPrompt(ChoicePrompt):

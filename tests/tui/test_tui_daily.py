@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from test_tui_terminal import Tmux, coder_command  # type: ignore[import-not-found]
+from terminal_support import Tmux, coder_command  # type: ignore[import-not-found]
 from tui_support import (  # type: ignore[import-not-found]
     async_test,
     conversation_text,

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from test_tui_terminal import Tmux, coder_command  # type: ignore[import-not-found]
+from terminal_support import Tmux, coder_command  # type: ignore[import-not-found]
 from tui_support import async_test, make_app, type_and_send, wait_for  # type: ignore[import-not-found]
 
 from coder.base import events as ev

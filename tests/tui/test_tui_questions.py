@@ -73,10 +73,14 @@ async def test_a_typist_over_a_question_that_appears_mid_word(factory, git_repo:
         await pilot.press("tab")  # deliberately to the question
         await wait_armed(pilot, app)
         await pilot.press("2")
-        await wait_for(pilot, lambda: "Enter confirms: Yes, and allow bash(python3 -m pytest*) for this session"
-                       in screen_text(app))
+        await wait_for(pilot, lambda: "Enter asks to confirm: Yes, and allow bash(python3 -m pytest*) for this "
+                       "session" in screen_text(app))
         assert not prompt.answered and not policy.session_allow  # shown, not granted
-        await pilot.press("enter")
+        await pilot.press("enter")  # the confirmation, in the choices' place
+        await wait_for(pilot, lambda: "Yes, save: allow bash(python3 -m pytest*) for this session" in screen_text(app))
+        assert not prompt.answered and not policy.session_allow
+        await wait_for(pilot, lambda: "↓ then Enter saves it" in screen_text(app))  # read: it counts keys now
+        await pilot.press("down", "enter")
         await wait_for(pilot, lambda: "The tests ran." in conversation_text(app))
         assert "saved: allow bash(python3 -m pytest*) for this session" in conversation_text(app)
         await wait_for(pilot, lambda: "Ran again without asking." in conversation_text(app), timeout=30)

@@ -206,12 +206,15 @@ async def wait_armed(pilot: Any, app: Any) -> Any:
 
 async def answer(pilot: Any, app: Any, which: str) -> Any:
     """Answer the waiting question with the choice `which` (once, always, project, deny, reason; trust, not_now)
-    as a person does: its number once the question is armed, then Enter for a choice that grants something
-    lasting (coder/frontend/choices.py)."""
+    as a person does: its number once the question is armed; for a choice that grants something lasting, Enter
+    opens its confirmation, and once that counts keys (drawn, then CONFIRM_DWELL with no key), Down and Enter
+    save it (coder/frontend/choices.py)."""
     prompt = await wait_armed(pilot, app)
     choices = prompt.question.choices
     number = next(i for i, choice in enumerate(choices, 1) if choice.answer == which)
     await pilot.press(str(number))
     if choices[number - 1].lasting:
         await pilot.press("enter")
+        await wait_for(pilot, lambda: prompt.chooser.confirming and prompt.chooser.ready(time.monotonic()))
+        await pilot.press("down", "enter")
     return prompt
