@@ -45,7 +45,13 @@ def test_repl_asks_before_anything_of_the_repository_runs(world, answer: str, tr
         assert markers(outside) == []  # nothing ran while the question was up
         child.send("tx")  # typing, not an answer: it is the next message's type-ahead
         time.sleep(0.8)  # the question takes keys once the keyboard was quiet for a moment
-        child.send(answer)  # 1: not now at once; 2 only shows the lasting grant, Enter confirms it
+        child.send(answer)  # 1: not now at once; 2 and Enter only open the lasting grant's confirmation
+        if trusted:  # read it (a second with no key), then Down and Enter save it (issue 47)
+            child.expect("Yes, save: trust this repository")
+            time.sleep(1.3)
+            child.send("\x1b[B")
+            child.expect("Enter saves it")
+            child.send("\r")
         child.expect("saved: this repository is trusted" if trusted else "not trusted: coder ignores")
         child.expect("ask> tx", timeout=60)  # the type-ahead starts the next message
         child.sendcontrol("u")
@@ -61,7 +67,8 @@ def test_repl_asks_before_anything_of_the_repository_runs(world, answer: str, tr
 @pytest.mark.parametrize("keys, trusted", [(("1",), False), (("2", "enter"), True)])
 def test_app_trust_question_takes_no_typing(world, tmp_path: Path, keys: tuple[str, ...], trusted: bool) -> None:
     """Issue 32: the `t` of a word typed as the question appeared trusted the repository and landed in the input
-    too. Typing now goes to the input only; 1 says not now, 2 then Enter trusts (and says so)."""
+    too. Typing now goes to the input only; 1 says not now, 2 then Enter asks to confirm, and Down and Enter a
+    second later trust (and say so)."""
     import asyncio
 
     from coder.trust import decisions as trust
@@ -87,6 +94,10 @@ def test_app_trust_question_takes_no_typing(world, tmp_path: Path, keys: tuple[s
             box.set_text("")
             await wait_until(pilot, lambda: prompt.armed)
             await pilot.press(*keys)
+            if trusted:  # 2 and Enter opened the confirmation: read it, then Down and Enter (issue 47)
+                assert not prompt.answered and prompt.chooser.confirming
+                await wait_until(pilot, lambda: prompt.chooser.ready(time.monotonic()))
+                await pilot.press("down", "enter")
             await wait_until(pilot, lambda: app.opened is not None)
             assert app.opened.config.trusted is trusted and box.text == ""
             said = " ".join(str(w.render()) for w in app.query("#conversation > *"))
