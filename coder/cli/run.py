@@ -96,6 +96,9 @@ class Tally:
     usage: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"), 0))
     errors: list[str] = field(default_factory=list)
+    #: what the session said on the side (an untrusted repository's hooks, agents and commands ignored, a config
+    #: key dropped): in the result too, so a script that reads only the JSON still learns it
+    notices: list[str] = field(default_factory=list)
     plan: str | None = None  # the last plan the model proposed (exit_plan): a plan-mode run's result
 
     def add(self, data: dict[str, Any]) -> None:
@@ -104,6 +107,8 @@ class Tally:
                 self.usage[key] += int(data[key])
         elif data["type"] == "error" and data.get("fatal"):
             self.errors.append(data["message"])
+        elif data["type"] == "error" and "agent_id" not in data:
+            self.notices.append(data["message"])
         elif data["type"] == "plan_proposed":
             self.plan = str(data.get("plan") or "")
 
@@ -226,7 +231,7 @@ def run_command(args) -> int:
             "duration_s": round(time.monotonic() - started, 3), "files_changed": sorted(session.stats.files_changed),
             "exit_reason": outcome.reason, "exit_code": code, "error": outcome.error,
             "model": session.parts.provider.spec, "commit": commit.to_dict() if commit else None,
-            "agents": _agents_summary(opened.agents),
+            "agents": _agents_summary(opened.agents), "notices": tally.notices,
         }
         if schema is not None:
             result["structured_output"] = checked.value if checked is not None and checked.ok else None

@@ -3,9 +3,9 @@
 Claude Code's project files that make coder run or honour something: `.claude/settings.json` and
 `.claude/settings.local.json` (hooks, permission rules, enabled plugins), `.claude/agents/*.md` (subagents) and
 `.claude/commands/**/*.md` (slash commands; subfolders organise them). Their bytes are fingerprinted like
-`.coder/`'s, and so is every workspace file a hook's command names (`"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh`,
+`.coder/`'s, and so is every workspace file a hook's command runs (`"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh`,
 `python3 scripts/check.py`): trust covers what runs, so a changed hook script asks again as a changed settings
-file does.
+file does, and a log the hook writes (`echo ran >> hook.log`) does not (coder/trust/commands.py `shell_runs`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.fs.beneath import EscapeError, WorkspaceFS
-from coder.trust.commands import shell_use
+from coder.trust.commands import shell_runs
 
 #: the repository's Claude Code settings files, in the order Claude Code layers them (the local one wins)
 SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
@@ -93,10 +93,9 @@ def hook_commands(table: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def named_files(root: Path, command: str) -> tuple[str, ...]:
-    """The workspace files a hook's command names (coder/trust/commands.py), `$CLAUDE_PROJECT_DIR` expanded: the
-    trust check fingerprints them. A command whose words only the shell can tell names none that can be pinned;
-    a repository's hook runs in the sandbox all the same."""
+def run_files(root: Path, command: str) -> tuple[str, ...]:
+    """The workspace files a hook's command runs (coder/trust/commands.py `shell_runs`), `$CLAUDE_PROJECT_DIR`
+    expanded: the trust check fingerprints them. A command whose words only the shell can tell runs none that can
+    be pinned; a repository's hook runs in the sandbox all the same."""
     env = {**os.environ, **{var: str(root) for var in PROJECT_VARS}}
-    use = shell_use(command, root, env)
-    return tuple(use.files) if use is not None else ()
+    return tuple(shell_runs(command, root, env) or ())

@@ -18,6 +18,13 @@ data) is a path that exists inside the workspace (relative paths are taken again
 commands ran before), or when its configured working directory is inside the workspace.
 The workspace root itself counts only for shell commands (`cd "$CODER_WORKSPACE" && make`); as an MCP server's
 argument it is the folder the server works on (`mcp-server-git --repository .`), data it does not execute.
+
+What a command *runs* is less than what it names (`code_files`, `shell_runs`; issue 47): the trust fingerprint
+covers what runs, so a hook `echo hook-ran >> hook.log` does not make `hook.log` part of it (each session would
+find it changed and ask for trust again). A named file runs when it is the command's program, or looks like code
+(`looks_like_code`: executable, a `#!` line, or a source file's suffix); the target of an output redirection
+(`>`, `>>`, `&>`, `2>`) is written, never run, and is left out. Files a command only reads or writes as data are
+still *named* (what routes a host hook into the sandbox, and what the sandbox keeps read-only, stays as broad).
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from coder.fs.beneath import EscapeError, WorkspaceFS
 
 #: environment variables whose value makes an interpreter or the loader take code from a path
 CODE_VARS = frozenset({
@@ -48,6 +57,7 @@ class WorkspaceUse:
 
     paths: list[str] = field(default_factory=list)
     runs_inside: bool = False
+    program: str = ""  # the named path that is the command's program ("" when the program is not in the workspace)
 
     @property
     def any(self) -> bool:
@@ -59,6 +69,40 @@ class WorkspaceUse:
         return [p for p in self.paths if p != "." and not self._is_dir.get(p, False)]
 
     _is_dir: dict[str, bool] = field(default_factory=dict, repr=False)
+
+    def code_files(self, workspace: Path) -> list[str]:
+        """The named files that run: the program, and those that look like code (`looks_like_code`)."""
+        return [p for p in self.files if p == self.program or looks_like_code(workspace, p)]
+
+
+#: suffixes of files an interpreter runs or a program loads as code (a named `hook.log`, `data.db` is data)
+CODE_SUFFIXES = frozenset({
+    ".py", ".pyw", ".pyc", ".pth", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", ".sh", ".bash",
+    ".zsh", ".ksh", ".fish", ".rb", ".pl", ".pm", ".php", ".lua", ".r", ".ps1", ".tcl", ".awk", ".jq", ".sed",
+    ".mk", ".make", ".jar", ".class", ".wasm", ".so", ".dylib", ".exe", ".bat", ".cmd", ".el", ".vim", ".go",
+    ".rs", ".java", ".kt", ".swift", ".c", ".cc", ".cpp", ".scala", ".groovy", ".clj", ".ex", ".exs", ".erl",
+})
+#: names of files that programs run as code without a suffix (build tools' scripts)
+CODE_NAMES = frozenset({"makefile", "gnumakefile", "justfile", "rakefile", "dockerfile", "vagrantfile"})
+
+
+def looks_like_code(workspace: Path, rel: str) -> bool:
+    """Whether the workspace file `rel` is a program or a script: a link (where it leads is not the repository's
+    to say, and it may lead to one), an executable, a file starting with `#!`, or one whose suffix or name is a
+    source file's. Read beneath the workspace, never through a link; what cannot be read counts as code."""
+    name = os.path.basename(rel).lower()
+    if os.path.splitext(name)[1] in CODE_SUFFIXES or name in CODE_NAMES:
+        return True
+    try:
+        with WorkspaceFS(workspace) as fs:
+            if fs.kind(rel) != "file":
+                return True
+            fd, st = fs.open_regular(rel)
+        with os.fdopen(fd, "rb") as fh:
+            head = fh.read(2)
+    except (OSError, EscapeError):
+        return True
+    return bool(st.st_mode & 0o111) or head == b"#!"
 
 
 def _words(word: str) -> list[str]:
@@ -104,6 +148,8 @@ def workspace_use(argv: Sequence[str], workspace: Path, cwd: str | None = None, 
         if found is not None:
             rel, is_dir = found
             use.runs_inside = use.runs_inside or program
+            if program:
+                use.program = rel
             if rel not in use.paths:
                 use.paths.append(rel)
                 use._is_dir[rel] = is_dir
@@ -148,6 +194,74 @@ def _shell_words(command: str, env: Mapping[str, str], depth: int = 0) -> list[s
                 return None
             out += inner
     return out
+
+
+_OPERATOR_CHARS = set(";|&<>()")
+
+
+def _without_written(command: str) -> str | None:
+    """`command` with its output redirections cut out, the operator and the file it writes (`echo x >> log` is
+    `echo x`; `2>&1` goes too), quotes respected; None when a quote is left open."""
+    out: list[str] = []
+    i, n = 0, len(command)
+    quote = ""
+    while i < n:
+        ch = command[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+            elif ch == "\\" and quote == '"':
+                out.append(ch)
+                i += 1
+                ch = command[i] if i < n else ""
+            out.append(ch)
+            i += 1
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch == "\\":
+            out.append(command[i:i + 2])
+            i += 2
+            continue
+        elif ch == ">" or (ch == "&" and command[i + 1:i + 2] == ">"):
+            while out and out[-1].isdigit():  # `2>`: the descriptor belongs to the redirection
+                out.pop()
+            i += 1
+            while i < n and command[i] in ">|&":
+                i += 1
+            while i < n and command[i] in " \t":
+                i += 1
+            i = _word_end(command, i)
+            out.append(" ")
+            continue
+        out.append(ch)
+        i += 1
+    return None if quote else "".join(out)
+
+
+def _word_end(command: str, i: int) -> int:
+    """Where the shell word starting at `i` ends (unquoted blank or operator)."""
+    quote = ""
+    while i < len(command):
+        ch = command[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\\":
+            i += 1
+        elif ch in " \t\n" or ch in _OPERATOR_CHARS:
+            break
+        i += 1
+    return i
+
+
+def shell_runs(command: str, workspace: Path, env: Mapping[str, str]) -> list[str] | None:
+    """The workspace files a shell command line runs (see the module docstring): what it names, less the files it
+    writes by redirection and the named files that are data; None when that cannot be known."""
+    kept = _without_written(command)
+    use = shell_use(kept, workspace, env) if kept is not None else None
+    return use.code_files(workspace) if use is not None else None
 
 
 def shell_use(command: str, workspace: Path, env: Mapping[str, str]) -> WorkspaceUse | None:

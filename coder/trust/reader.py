@@ -7,10 +7,11 @@ fingerprint and the lines the trust dialog shows, and the session then uses thos
 servers), so what was trusted is what runs. Every file is read beneath the workspace with no symlink anywhere in
 its path (`coder.fs.beneath`): a link's target is not the repository's to define, and a fifo cannot hang coder.
 
-What trust covers is what runs: the workspace files that the repository's MCP servers and Claude Code hooks name
+What trust covers is what runs: the workspace files that the repository's MCP servers and Claude Code hooks run
 (`python tools/server.py`, `"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh`: coder/trust/commands.py) are
 fingerprinted too, so a change to the script asks again as a change to `.mcp.json` does (a link counts by where
-it points). The dialog lists them. (Such a server runs in the sandbox, but with the env and network its entry
+it points); the files they only read or write (`--db data.sqlite`, `>> hook.log`) are not, or every session
+would find them changed. The dialog lists them. (Such a server runs in the sandbox, but with the env and network its entry
 gives it. The repository's hooks and tools always run in the sandbox with nothing of their own, so their scripts
 are the repository's like any other file.)
 """
@@ -48,7 +49,7 @@ class Wanted:
     name: str
     detail: str = ""
     key: str = ""  # MCP servers: what the approval is recorded against (server_key)
-    #: workspace files the command names (coder/trust/commands.py): fingerprinted, and run in the sandbox
+    #: workspace files the command runs (coder/trust/commands.py): fingerprinted, and run in the sandbox
     runs: tuple[str, ...] = ()
 
     def line(self) -> str:
@@ -222,7 +223,7 @@ def _wanted_from(rel: str, data: bytes, root: Path) -> list[Wanted]:
                 out.append(Wanted("hook", str(event), str(command)))
         return out
     if rel.startswith(".claude/") and not rel.endswith("/SKILL.md"):
-        return [Wanted(kind, name, detail, runs=claude.named_files(root, command) if command else ())
+        return [Wanted(kind, name, detail, runs=claude.run_files(root, command) if command else ())
                 for kind, name, detail, command in claude.wanted(rel, data)]
     if rel.endswith("/SKILL.md"):
         return [Wanted("skill", rel.split("/")[-2], rel)]
@@ -235,13 +236,13 @@ def _server(name: Any, entry: Any, root: Path) -> Wanted:
 
 
 def _named(entry: Any, root: Path) -> tuple[str, ...]:
-    """The workspace files a stdio server entry names (coder/trust/commands.py)."""
+    """The workspace files a stdio server entry runs (coder/trust/commands.py `code_files`)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return ()
     args = [str(a) for a in entry.get("args", [])] if isinstance(entry.get("args"), list) else []
     cwd = entry.get("cwd") if isinstance(entry.get("cwd"), str) else None
     env = {k: str(v) for k, v in entry["env"].items()} if isinstance(entry.get("env"), dict) else None
-    return tuple(workspace_use([entry["command"], *args], root, cwd, env).files)
+    return tuple(workspace_use([entry["command"], *args], root, cwd, env).code_files(root))
 
 
 def server_key(entry: Any) -> str:

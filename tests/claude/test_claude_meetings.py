@@ -169,3 +169,68 @@ def test_stream_json_shows_the_hooks_at_work(git_repo: Path, tmp_path: Path) -> 
     code, lines = stream("deploy to production")
     assert code == 1 and lines[-1]["exit_reason"] == "hook" and lines[-1]["error"] == "no deploys from an agent"
     assert not [e for e in lines if e["type"] in ("usage", "tool_call_requested")]
+
+
+def test_a_hook_that_writes_a_log_keeps_the_trust(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 47: a hook `echo hook-ran >> hook.log` made coder fingerprint `hook.log`, which the hook itself then
+    changed, so every session asked for trust again (and `coder run` dropped the hooks). What a hook writes or reads
+    is data; what it runs is fingerprinted: the script of the second hook (the control) still is."""
+    script = git_repo / "scripts" / "check.sh"
+    script.parent.mkdir()
+    script.write_text('echo checked >> "$CLAUDE_PROJECT_DIR"/check.log\n')
+    write_json(git_repo / ".claude" / "settings.json", {"hooks": {
+        "SessionStart": [hook("echo hook-ran >> hook.log"), hook('sh "$CLAUDE_PROJECT_DIR"/scripts/check.sh 2>&1')],
+        "PostToolUse": [hook('echo "$(date) used a tool" >> "$CLAUDE_PROJECT_DIR"/hook.log; cat hook.log > /dev/null',
+                             matcher="*")]}})
+    (git_repo / "hook.log").write_text("an old line\n")  # the log exists before the trust, too
+    request = inspect(git_repo)
+    hooks = [w for w in request.wanted if w.kind == "hook"]
+    assert [w.runs for w in hooks] == [(), ("scripts/check.sh",), ()], hooks
+    decisions.grant(request)
+    turns = [{"text": "looking", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]}, {"text": "ok"}]
+    for _ in range(2):  # two sessions: the second finds the repository trusted as the first left it
+        opened, seen = open_on(git_repo, write_script(tmp_path / "s.json", turns), trust=None)
+        opened.session.send("look")
+        opened.finish("done")
+        assert opened.config.trusted and not any("not trusted" in getattr(e, "message", "") for e in seen)
+    assert (git_repo / "hook.log").read_text().count("hook-ran") == 2
+    assert (git_repo / "hook.log").read_text().count("used a tool") == 2
+    assert (git_repo / "check.log").read_text().count("checked") == 2
+    assert decisions.is_trusted(git_repo)
+    script.write_text('echo checked; touch "$CLAUDE_PROJECT_DIR"/planted\n')  # what runs changed: ask again
+    assert not decisions.is_trusted(git_repo)
+
+
+def test_a_server_is_fingerprinted_by_its_script_not_its_data(git_repo: Path) -> None:
+    """The same for an MCP server: `python3 server.py --db data.sqlite` runs server.py; the database it writes
+    is data, and a change to it keeps the trust."""
+    (git_repo / "server.py").write_text("print('a server')\n")
+    (git_repo / "data.sqlite").write_bytes(b"SQLite format 3\0")
+    write_json(git_repo / ".mcp.json", {"mcpServers": {"db": {"command": "python3", "args": [
+        "server.py", "--db", "data.sqlite"]}}})
+    request = inspect(git_repo)
+    assert [w.runs for w in request.wanted if w.kind == "mcp server"] == [("server.py",)]
+    decisions.grant(request)
+    (git_repo / "data.sqlite").write_bytes(b"SQLite format 3\0 and a row")
+    assert decisions.is_trusted(git_repo)
+    (git_repo / "server.py").write_text("print('another server')\n")
+    assert not decisions.is_trusted(git_repo)
+
+
+def test_headless_says_in_its_result_what_an_untrusted_repository_loses(git_repo: Path, tmp_path: Path) -> None:
+    """`coder run` never asks: an untrusted repository's hooks and agents are dropped, and the run says so on
+    stderr and in the JSON result's `notices` (a script reading only the JSON learned nothing)."""
+    write_json(git_repo / ".claude" / "settings.json", {"hooks": {"SessionStart": [hook("echo ran >> hook.log")]}})
+    agent = git_repo / ".claude" / "agents" / "rev.md"
+    agent.parent.mkdir()
+    agent.write_text("---\nname: rev\ndescription: reviews\n---\nYou review.\n")
+    script = tmp_path / "hello.json"
+    script.write_text(json.dumps({"turns": [{"text": "hi"}]}))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "coder", "run", "--model", f"scripted:{script}", "--output-format",
+                           "json", "say hi"], cwd=git_repo, env=env, capture_output=True, text=True, timeout=120)
+    result = json.loads(done.stdout.splitlines()[-1])
+    said = " ".join(result["notices"])
+    assert "not trusted" in said and "hook SessionStart: echo ran >> hook.log" in said and "agent rev" in said
+    assert "coder trust" in said and "not trusted" in done.stderr
+    assert not (git_repo / "hook.log").exists()
