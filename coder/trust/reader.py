@@ -11,9 +11,9 @@ What trust covers is what runs: the workspace files that the repository's MCP se
 (`python tools/server.py`, `"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh`: coder/trust/commands.py) are
 fingerprinted too, so a change to the script asks again as a change to `.mcp.json` does (a link counts by where
 it points); the files they only read or write (`--db data.sqlite`, `>> hook.log`) are not, or every session
-would find them changed. The dialog lists them. (Such a server runs in the sandbox, but with the env and network its entry
-gives it. The repository's hooks and tools always run in the sandbox with nothing of their own, so their scripts
-are the repository's like any other file.)
+would find them changed. The dialog lists them. (Such a server runs in the sandbox, but with the env and network
+its entry gives it. The repository's hooks and tools always run in the sandbox with nothing of their own, so their
+scripts are the repository's like any other file.)
 """
 
 from __future__ import annotations
