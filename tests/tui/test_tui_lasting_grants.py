@@ -49,7 +49,7 @@ def paste(tmux: Tmux, text: str) -> None:
 
 
 def test_app_no_typing_saves_a_lasting_rule(git_repo: Path, script: Path, tmp_path: Path) -> None:
-    tmux = Tmux(tmp_path, coder_command(script), git_repo, width=110, height=34)
+    tmux = Tmux(tmp_path, coder_command(script), git_repo, width=110, height=60)  # the saved line stays in view
     try:
         tmux.wait("idle │")
         tmux.type("make the files")
