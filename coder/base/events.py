@@ -240,6 +240,17 @@ class NetworkAccess(Event):
 
 
 @dataclass
+class LeftBehind(Event):
+    """What a sandboxed command left that would run later outside the sandbox, and what was done about it
+    (coder/sandbox/leftovers.py, aftercheck.py): `items` of {path, kind, what, done}; `text` the note the model
+    reads with the command's result."""
+
+    type: ClassVar[str] = "left_behind"
+    items: list[dict[str, str]] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass
 class PlanProposed(PermissionRequest):
     """The model finished planning (`exit_plan`, issue 19): a question to the user like a permission request, so a
     frontend that knows nothing of plans still asks (allow = approve in ask mode); the app and the REPL show the

@@ -24,6 +24,7 @@ from coder.context.instructions import discover
 from coder.context.manager import TieredContext
 from coder.engine.agents import Agents, install_agents
 from coder.engine.history import rebuild
+from coder.engine.leftovers import after_hooks
 from coder.engine.network import network_hint, network_hooks
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
 from coder.engine.subagents import Parent
@@ -266,6 +267,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     tool_ctx = ToolContext(workspace, cwd, session_id, threading.Event(), state, config)
 
     tool_ctx.services["net_hooks"] = network_hooks(record, ask, workspace)  # domain questions and events
+    tool_ctx.services["after_hooks"] = after_hooks(record, ask)  # what a command left that runs later
     install_language_servers(tool_ctx.services)  # diagnostics after edits, code_search navigation (issue 20)
     checkpointer = None
     if root is not None and options.checkpoints:

@@ -138,6 +138,8 @@ class Printer:
             self.warnings += 1
             if event.action == "stop" or self.warnings == 1:  # the scrollback cannot update a line: said once
                 self.line(stuck_warning(event), "yellow")
+        elif isinstance(event, ev.LeftBehind):  # issue 43: what a command left that runs later, and what was done
+            self.line(event.text, "yellow")
         elif isinstance(event, ev.ErrorEvent):
             self.line(("error: " if event.fatal else "note: ") + event.message, "red" if event.fatal else "yellow")
         elif isinstance(event, ev.TurnEnd):

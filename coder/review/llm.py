@@ -58,8 +58,12 @@ def parse_json(text: str) -> Any:
 
 
 def project_guidance(ctx: ReviewContext) -> str:
+    """The repository's guidance for the review: its instruction files as they were *before* the change when the
+    change touches them (a change that writes its own AGENTS.md or Copilot instructions must not tell the reviewer
+    how to judge it), else as they are after it (a file the change leaves alone is the same in both)."""
+    touched = {path for f in ctx.files for path in (f.old_path, f.new_path) if path}
     for name in ("AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", "CONTRIBUTING.md"):
-        text = ctx.read_new(name)
+        text = ctx.read_old(name) if name in touched else ctx.read_new(name)
         if text:
             return f"{name}:\n{_clip(text, 4000)}"
     return "(no AGENTS.md or CLAUDE.md in the repository)"

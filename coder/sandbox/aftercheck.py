@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import stat
 import threading
 from dataclasses import dataclass, field
@@ -40,60 +39,15 @@ from pathlib import Path
 from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.host import TimeoutExpired
 from coder.host import git as hostgit
-from coder.host import run as host_run
+from coder.sandbox.findings import DANGEROUS_KEYS, AfterHooks, Finding, dangerous_config, report
+from coder.sandbox.leftovers import Leftovers
 from coder.sandbox.nested import nested_entries, read_regular
 
-#: config keys (lower-case, as `git config --list` prints them) that make git run a program or read another config
-#: file (`core.worktree` only moves the work tree, and every absorbed submodule sets it)
-DANGEROUS_KEYS = re.compile(
-    r"^(core\.(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy|alternaterefscommand)"
-    r"|diff\.external|sequence\.editor|credential(\..+)?\.helper|gpg(\..+)?\.program"
-    r"|(diff|merge|filter)\..+\.(command|textconv|driver|clean|smudge|process)"
-    r"|(diff|merge)tool\..+\.(cmd|path)|pager\..+|browser\..+\.(cmd|path)|man\..+\.(cmd|path)|sendemail\..+"
-    r"|remote\..+\.(uploadpack|receivepack|vcs)|uploadpack\.packobjectshook|include\.path|includeif\..+\.path"
-    r"|submodule\..+\.update)$")
-#: values of `core.fsmonitor` that are git's own (the builtin daemon), not a program
-HARMLESS_VALUES = {"core.fsmonitor": {"true", "false", "0", "1", "yes", "no", "on", "off", ""}}
 #: the name a neutralised nested `.git` gets
 DISABLED = ".git-disabled-by-coder"
 CONFIG_LIMIT = 1 << 20
-
-
-@dataclass(frozen=True)
-class Finding:
-    path: str  # workspace-relative
-    what: str
-    done: str
-
-    def line(self) -> str:
-        return f"{self.path}: {self.what}; {self.done}"
-
-
-def _value_dangerous(key: str, value: str) -> bool:
-    if key in HARMLESS_VALUES:
-        return value.strip().lower() not in HARMLESS_VALUES[key]
-    if key.startswith("alias.") or key.startswith("submodule."):
-        return value.lstrip().startswith("!")
-    return True
-
-
-def dangerous_config(data: bytes) -> list[str]:
-    """The keys of a git config text that run a program (as git itself parses it: `git config --file -`). A text
-    git cannot parse counts as dangerous: the user's git would refuse it or read it differently."""
-    try:
-        proc = host_run([hostgit.git_path(), "config", "--no-includes", "--file", "-", "--list", "-z"],
-                        purpose="a nested git config", input=data, timeout=30, env=hostgit.host_git_env())
-    except (OSError, TimeoutExpired) as exc:
-        return [f"unreadable ({exc})"]
-    if proc.returncode != 0:
-        return ["a config git cannot parse"]
-    keys = []
-    for record in filter(None, proc.stdout.decode("utf-8", "surrogateescape").split("\0")):
-        key, _, value = record.partition("\n")
-        key = key.lower()
-        if (DANGEROUS_KEYS.match(key) or key.startswith("alias.")) and _value_dangerous(key, value):
-            keys.append(key)
-    return sorted(set(keys))
+__all__ = ["DANGEROUS_KEYS", "DISABLED", "AfterCheck", "accept", "after_command", "before_command",
+           "checker", "dangerous_config"]
 
 
 def _git_dir_of(entry: Path, workspace: Path) -> Path | None:
@@ -187,6 +141,17 @@ class AfterCheck:
     gitlinks: dict[str, str] | None = None
     clean: dict[str, tuple] = field(default_factory=dict)  # nested .git entry -> the stat keys seen clean
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: what else runs later (bytecode, programs on PATH, instruction files, included git config: leftovers.py)
+    leftovers: Leftovers | None = None
+
+    def __post_init__(self) -> None:
+        self.leftovers = Leftovers(self.workspace)
+
+    def config_files(self) -> list[str]:
+        """The workspace files the repository's git config includes (coder/sandbox/leftovers.py)."""
+        with self.lock:
+            assert self.leftovers is not None  # made with the check
+            return self.leftovers.config_files()
 
     def _index(self) -> Path:
         return self.workspace / ".git" / "index"
@@ -214,7 +179,7 @@ class AfterCheck:
                 links[path] = parts[2]
         return links
 
-    def before(self) -> list[Finding]:
+    def before(self, hooks: AfterHooks | None = None) -> list[Finding]:
         """Before a command: what a background job left since the last check. The first time, the baseline is
         HEAD's gitlinks (and submodules host git made): a gitlink staged by a session that was killed before its
         last check, or by anything else in the sandbox, is new."""
@@ -226,12 +191,14 @@ class AfterCheck:
                 self.gitlinks = self._committed_gitlinks() if staged else {}
                 if set(staged) - set(self.gitlinks):
                     self.index_key = None  # so that the check below takes the rest out
-        return self.after()
+        return self.after(hooks)
 
-    def after(self) -> list[Finding]:
-        """After a command: new gitlinks and dangerous nested repositories, neutralised."""
+    def after(self, hooks: AfterHooks | None = None) -> list[Finding]:
+        """After a command: new gitlinks and dangerous nested repositories neutralised, and the leftovers."""
         with self.lock:
-            return self._top_found() + self._gitlinks_found() + self._nested_found()
+            assert self.leftovers is not None  # made with the check
+            return (self._top_found() + self._gitlinks_found() + self._nested_found()
+                    + self.leftovers.check(hooks))
 
     def _gitlinks_found(self) -> list[Finding]:
         key = _stat_key(self._index())
@@ -350,32 +317,36 @@ def checker(workspace: Path) -> AfterCheck:
         return check
 
 
-def report(found: list[Finding]) -> str:
-    """One note for the model and the user."""
-    return ("coder found what your own git would run later, and neutralised it: "
-            + "; ".join(f.line() for f in found))
-
-
-def _notes(workspace: Path, when: str) -> list[str]:
+def _notes(workspace: Path, when: str, hooks: AfterHooks | None) -> list[str]:
     check = checker(workspace)
     try:
-        found = check.before() if when == "before" else check.after()
+        found = check.before(hooks) if when == "before" else check.after(hooks)
     except Exception as exc:  # noqa: BLE001 - a check that fails must say so, never take the command down
-        return [f"coder could not check the repository for what your git would run later ({exc})"]
+        return [f"coder could not check the repository for what would run later outside the sandbox ({exc})"]
+    if found and hooks is not None and hooks.report is not None:
+        hooks.report(found)
     return [report(found)] if found else []
 
 
-def before_command(workspace: Path) -> list[str]:
+def before_command(workspace: Path, hooks: AfterHooks | None = None) -> list[str]:
     """Notes for the model and the user before a sandboxed command (what a background job left)."""
-    return _notes(workspace, "before")
+    return _notes(workspace, "before", hooks)
 
 
-def after_command(workspace: Path) -> list[str]:
-    """Notes after a sandboxed command."""
-    return _notes(workspace, "after")
+def after_command(workspace: Path, hooks: AfterHooks | None = None) -> list[str]:
+    """Notes after a sandboxed command; `hooks` asks the user and tells the frontends (None: nobody to ask)."""
+    return _notes(workspace, "after", hooks)
 
 
 def at_close(workspace: Path) -> None:
     """When a shell ends (its background jobs with it): the check once more; findings go to the log."""
-    for note in _notes(workspace, "after"):
+    for note in _notes(workspace, "after", None):
         logging.getLogger("coder").warning("%s: %s", workspace, note)
+
+
+def accept(workspace: Path, rels: list[str]) -> None:
+    """Files coder wrote itself with the user's say (the editor): not leftovers of a command."""
+    check = checker(workspace)
+    with check.lock:
+        if check.leftovers is not None and check.leftovers.started:
+            check.leftovers.accept(rels)

@@ -31,7 +31,8 @@ FORCED: dict[str, str] = {
     "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     "DEBIAN_FRONTEND": "noninteractive",
     "PYTHONUNBUFFERED": "1",
-    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",  # a .pyc in the workspace would run at the user's next import
+    "PIP_NO_COMPILE": "1",  # pip compiles what it installs whatever the variable above says (leftovers.py)
     "NO_COLOR": "1",
     "CODER_SANDBOX": "1",
 }

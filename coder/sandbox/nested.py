@@ -19,10 +19,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder.trust.protected import INSTRUCTION_FILES
+from coder.trust.protected import AGENT_DIRS, AGENT_FILES
 
-#: instruction files also read from sub-folders (from the root down to the working directory)
-NESTED_FILES: frozenset[str] = frozenset(INSTRUCTION_FILES)
+#: instruction files and folders of every agent, also read from sub-folders (from the root down to the working
+#: directory): bound read-only where they exist
+NESTED_FILES: frozenset[str] = frozenset((*AGENT_FILES, *AGENT_DIRS))
 #: folders the walk never enters: huge, and never part of the workspace's own history
 WALK_SKIP: frozenset[str] = frozenset({"node_modules"})
 #: the walk stops after this many folders and entries: a pathological tree cannot stall every call

@@ -33,9 +33,17 @@ from coder.base.errors import ConfigError
 from coder.base.settings import Repo, SettingError, setting
 from coder.host.git import gitfile_path
 from coder.netproxy.domains import check_pattern, check_presets
+from coder.sandbox.aftercheck import checker
 from coder.sandbox.nested import nested_entries, read_regular
 from coder.sandbox.tarpit import TARPIT_CAPS, check_tarpits
-from coder.trust.protected import EXTENSION_DIRS, INSTRUCTION_FILES, MCP_FILE, OTHER_INSTRUCTIONS, command_files
+from coder.trust.protected import (
+    AGENT_DIRS,
+    AGENT_FILES,
+    EXTENSION_DIRS,
+    MCP_FILE,
+    OTHER_INSTRUCTIONS,
+    command_files,
+)
 
 #: mount point (inside the sandbox) of the folder where the host drops command files for the shell
 CONTROL_DIR = "/run/coder"
@@ -298,7 +306,8 @@ def hide_args(cfg: SandboxConfig) -> list[str]:
 
 
 #: files at the workspace root that configure coder or steer the model: read-only when they exist
-ROOT_FILES: tuple[str, ...] = (MCP_FILE, *INSTRUCTION_FILES, *OTHER_INSTRUCTIONS)
+ROOT_FILES: tuple[str, ...] = (MCP_FILE, *AGENT_FILES, *OTHER_INSTRUCTIONS, ".github/instructions", ".github/prompts",
+                              *(d for d in AGENT_DIRS if d not in EXTENSION_DIRS))
 #: parts of the top-level git dir that make code run or steer another checkout: read-only when present
 TOP_GIT_RO: tuple[str, ...] = ("info", "modules", "worktrees", "commondir", "config.worktree")
 
@@ -336,6 +345,8 @@ def protected_paths(workspace: Path) -> Protected:
       could turn the sandbox off for the next session, a skill steers the model. The root's `.mcp.json`,
       `AGENTS.md`, `CLAUDE.md`, `.github/copilot-instructions.md`, instruction files in sub-folders, and the files
       a trusted host command of this session names (coder/trust/commands.py), are read-only when they exist.
+    - Every workspace file the repository's git config includes (`include.path ../.gitconfig`), read-only when it
+      exists (a new one is the after-command check's: coder/sandbox/leftovers.py).
 
     Limits: only what exists when the sandbox starts; a repository created by a command is writable until the
     next call; the walk (coder/sandbox/nested.py) skips `node_modules` and has an upper bound."""
@@ -355,6 +366,7 @@ def protected_paths(workspace: Path) -> Protected:
         ro.append(workspace / name)
     ro += [workspace / name for name in ROOT_FILES]
     ro += [workspace / rel for rel in sorted(command_files(workspace))]
+    ro += [workspace / rel for rel in checker(workspace).config_files()]  # `include.path ../.gitconfig`
     for found in nested_entries(workspace):
         ro.append(found)
         if found.name == ".git" and not found.is_dir():

@@ -42,6 +42,7 @@ from coder.host.pty import spawn_pty
 from coder.sandbox import aftercheck, procs
 from coder.sandbox import limits as limits_mod
 from coder.sandbox.env import sandbox_env
+from coder.sandbox.findings import AfterHooks
 from coder.sandbox.held import Held as _Resources
 from coder.sandbox.network import NetworkLink, proxy_env
 from coder.sandbox.profile import CONTROL_DIR, Protected, SandboxConfig, bwrap_args, protected_paths
@@ -77,11 +78,12 @@ class PersistentShell:
 
     def __init__(self, workspace: Path, config: SandboxConfig, control_dir: Path | None = None,
                  sandboxed: bool = True, cwd: Path | None = None, host_env: dict[str, str] | None = None,
-                 network: NetworkLink | None = None) -> None:
+                 network: NetworkLink | None = None, after_hooks: AfterHooks | None = None) -> None:
         """`control_dir` is where command files go; by default a private folder in /dev/shm (tmpfs: a
         rewrite of a file on ext4 can cost milliseconds, on tmpfs microseconds), removed by `close()`.
         `network` links the sandbox to coder's domain-filtering proxy (coder/sandbox/network.py); sandboxed
-        only: unsandboxed, the shell has the host's network anyway."""
+        only: unsandboxed, the shell has the host's network anyway. `after_hooks`: the session's question and
+        event sink for what a command leaves behind (coder/sandbox/findings.py; None: nobody to ask)."""
         self.workspace = workspace.resolve()
         self.config = config
         self._own_control = control_dir is None
@@ -92,6 +94,7 @@ class PersistentShell:
         self.cwd = str((cwd or workspace).resolve())
         self.host_env = dict(host_env if host_env is not None else os.environ)
         self.network = network if sandboxed else None
+        self.after_hooks = after_hooks
         self.child: Any = None
         self.size = (50, 200)  # (rows, columns) of its terminal: the user's (`terminal_size`)
         self.cgroups: limits_mod.Cgroups | None = None
@@ -239,7 +242,7 @@ class PersistentShell:
                 self.close(check=False)
                 self.start()
             if self.sandboxed:  # what the user's own git would run later (coder/sandbox/aftercheck.py)
-                notes += aftercheck.before_command(self.workspace)
+                notes += aftercheck.before_command(self.workspace, self.after_hooks)
             self._fit_terminal()
             self._write_command(command)
             raw, code, status, dropped = self._exchange(
@@ -268,7 +271,7 @@ class PersistentShell:
                 restarted = how.startswith("the shell did not recover")
             out = clean_output(raw)
             if self.sandboxed:
-                notes += aftercheck.after_command(self.workspace)
+                notes += aftercheck.after_command(self.workspace, self.after_hooks)
             return ShellResult(out, code, timed_out, dropped, notes, restarted, self.cwd,
                                time.monotonic() - began)
 

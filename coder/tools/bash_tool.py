@@ -82,7 +82,8 @@ class BashTool(Tool):
             network = network_for(ctx.services, cfg)  # the domain proxy, when a list is configured (issue 21)
             self._network = network
             shell = PersistentShell(workspace, cfg, sandboxed=cfg.enabled, cwd=cwd,
-                                    network=network.link if network is not None else None)
+                                    network=network.link if network is not None else None,
+                                    after_hooks=ctx.services.get("after_hooks"))  # what runs later: asked
             shell.start()
             ctx.services["shell"] = shell
             self._shell = shell

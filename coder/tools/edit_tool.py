@@ -20,6 +20,7 @@ from coder.edit.state import EditState
 from coder.edit.view import view
 from coder.fs.beneath import EscapeError
 from coder.models.images import MAX_SOURCE_BYTES, ImageRefused, looks_like_image, prepare
+from coder.sandbox import aftercheck
 from coder.tools.base import (
     DETAIL_LIMIT,
     CallFacts,
@@ -127,7 +128,9 @@ class EditTool(Tool):
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         self._services = ctx.services
-        return observed(ctx, self.facts(args), lambda: self._reported(args, ctx))
+        result = observed(ctx, self.facts(args), lambda: self._reported(args, ctx))
+        aftercheck.accept(ctx.workspace, result.files_changed)  # written with the user's say: no leftover
+        return result
 
     def _reported(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """The call's outcome, its failures as results the model reads."""

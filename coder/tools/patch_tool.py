@@ -12,6 +12,7 @@ from coder.edit.patch import parse_patch
 from coder.edit.patch_apply import apply_patch
 from coder.edit.state import EditState
 from coder.fs.beneath import EscapeError
+from coder.sandbox import aftercheck
 from coder.tools.base import (
     DETAIL_LIMIT,
     CallFacts,
@@ -72,7 +73,9 @@ class ApplyPatchTool(Tool):
             return ToolResult("apply_patch needs the patch text in `patch` ('*** Begin Patch' ... "
                               "'*** End Patch')", is_error=True, data={"error": "usage"})
         self._services = ctx.services
-        return observed(ctx, self.facts(args), lambda: self._apply(text, ctx))
+        result = observed(ctx, self.facts(args), lambda: self._apply(text, ctx))
+        aftercheck.accept(ctx.workspace, result.files_changed)  # written with the user's say: no leftover
+        return result
 
     def _apply(self, text: str, ctx: ToolContext) -> ToolResult:
         try:

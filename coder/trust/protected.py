@@ -8,12 +8,19 @@ and the sandbox keeps the ones that exist read-only.
 
 The set, matched on every component of a workspace-relative path (so nested repositories count too):
 - `.git` as any component: a repository's git dir (or the `.git` file of a worktree or submodule) and all in it;
-- `.coder` and `.claude` as any component: coder's project folder (config, tools, agents, commands,
-  permissions, skills) and Claude Code's, which coder reads too (skills) and a user's other tool runs;
-- `.mcp.json`, `AGENTS.md`, `CLAUDE.md` as the file name, at any depth (instructions are read from the root
-  down to the working directory), and `.github/copilot-instructions.md` (the reviewer reads it);
+- the folders of instructions, rules, settings and commands of the agents people use, as any component:
+  `.coder` (coder's project folder: config, tools, agents, commands, permissions, skills), `.claude` (Claude Code's,
+  which coder reads too), `.codex`, `.cursor`, `.gemini`, `.windsurf`, `.clinerules`;
+- their instruction files by name, at any depth (each tool reads them from the root down to the working folder):
+  `AGENTS.md`, `AGENTS.override.md` (Codex), `CLAUDE.md`, `CLAUDE.local.md`, `GEMINI.md`, `.cursorrules`,
+  `.windsurfrules`, `CONVENTIONS.md` and `.aider.conf.yml` (Aider reads the one through the other, which also
+  names the lint and test commands it runs), and `.mcp.json`;
+- Copilot's, by path below a `.github` folder: `copilot-instructions.md`, `instructions/`, `prompts/` (the
+  reviewer reads the first);
 - per workspace, the files a trusted host command names (`protect_command_files`: an MCP server's
   `tools/server.py`, coder/trust/commands.py), registered when the session starts that command.
+Whether or not they exist yet: the editor asks before creating one, and a shell command that creates or changes
+one is caught after the command (coder/sandbox/leftovers.py).
 
 Paths are compared case-insensitively, because a case-insensitive file system (macOS, a mounted volume) makes
 `.GIT/config` the same file as `.git/config`. (The readers and the sandbox use the exact names: on the
@@ -28,39 +35,57 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-#: the instruction files (coder/context/instructions.py reads them by these exact names; the sandbox mounts them
-#: read-only, coder/sandbox/profile.py and nested.py): the one list all three use
+#: the instruction files coder reads itself (coder/context/instructions.py reads them by these exact names)
 INSTRUCTION_FILES: tuple[str, ...] = ("AGENTS.md", "CLAUDE.md")
+#: the instruction files of every agent coder knows, by file name at any depth (the sandbox keeps those that exist
+#: read-only: coder/sandbox/profile.py and nested.py)
+AGENT_FILES: tuple[str, ...] = (*INSTRUCTION_FILES, "AGENTS.override.md", "CLAUDE.local.md", "GEMINI.md",
+                                ".cursorrules", ".windsurfrules", "CONVENTIONS.md", ".aider.conf.yml")
 #: the project's MCP server file
 MCP_FILE = ".mcp.json"
 #: instruction files of other tools that coder reads, by workspace-relative path
 OTHER_INSTRUCTIONS: tuple[str, ...] = (".github/copilot-instructions.md",)
+#: Copilot's instructions below any `.github` folder: a file, and folders of them
+GITHUB_FILES: frozenset[str] = frozenset({"copilot-instructions.md"})
+GITHUB_DIRS: frozenset[str] = frozenset({"instructions", "prompts"})
 #: the extension folders coder reads (its own and Claude Code's): created empty when missing and kept read-only by
 #: the sandbox, so a command cannot plant one (coder/sandbox/profile.py)
 EXTENSION_DIRS: tuple[str, ...] = (".coder", ".claude")
-PROTECTED_DIRS: frozenset[str] = frozenset({".git", *EXTENSION_DIRS})
-PROTECTED_FILES: frozenset[str] = frozenset(name.lower() for name in (MCP_FILE, *INSTRUCTION_FILES))
+#: the folders of every agent coder knows, by name at any depth
+AGENT_DIRS: tuple[str, ...] = (*EXTENSION_DIRS, ".codex", ".cursor", ".gemini", ".windsurf", ".clinerules")
+PROTECTED_DIRS: frozenset[str] = frozenset(name.lower() for name in (".git", *AGENT_DIRS))
+PROTECTED_FILES: frozenset[str] = frozenset(name.lower() for name in (MCP_FILE, *AGENT_FILES))
+
+
+def _parts(rel_path: str) -> list[str]:
+    return [p for p in PurePosixPath(rel_path.replace("\\", "/")).parts if p not in ("", ".", "/")]
+
+
+def instruction_reason(rel_path: str) -> str | None:
+    """Why `rel_path` steers an agent (an instruction file or folder of one, at any depth), or None."""
+    parts = _parts(rel_path)
+    low = [p.lower() for p in parts]
+    for i, part in enumerate(low):
+        if part in PROTECTED_DIRS and part != ".git":
+            return f"it is in {parts[i]}/, a folder of an agent's configuration, extensions and instructions"
+        if part == ".github" and i + 1 < len(low) and (low[i + 1] in GITHUB_DIRS and i + 2 < len(low) or
+                                                        low[i + 1] in GITHUB_FILES and i + 2 == len(low)):
+            return f"it is a Copilot instruction file ({'/'.join(parts[i:])}) that steers Copilot and the reviewer"
+    if low and low[-1] in PROTECTED_FILES and low[-1] != MCP_FILE:
+        return f"it is a project instruction file ({parts[-1]}) that steers the model"
+    return None
 
 
 def protected_reason(rel_path: str) -> str | None:
     """Why writing the workspace-relative `rel_path` needs the user's say, or None when it does not.
 
     `rel_path` uses `/` separators and is relative to the workspace root (a resolved path: symlinks followed)."""
-    parts = [p for p in PurePosixPath(rel_path.replace("\\", "/")).parts if p not in ("", ".", "/")]
-    for part in parts:
-        low = part.lower()
-        if low == ".git":
-            return "it is part of a git repository's own files (config and hooks there run on the host)"
-        if low in PROTECTED_DIRS:
-            return f"it is in {part}/, a folder of project configuration, extensions and instructions"
-    if parts and parts[-1].lower() in PROTECTED_FILES:
-        name = parts[-1]
-        if name.lower() == ".mcp.json":
-            return "it defines MCP servers that coder starts on the host"
-        return f"it is a project instruction file ({name}) that steers the model"
-    if "/".join(parts).lower() in OTHER_INSTRUCTIONS:
-        return f"it is a project instruction file ({'/'.join(parts)}) that steers the reviewer"
-    return None
+    parts = _parts(rel_path)
+    if any(part.lower() == ".git" for part in parts):
+        return "it is part of a git repository's own files (config and hooks there run on the host)"
+    if parts and parts[-1].lower() == MCP_FILE:
+        return "it defines MCP servers that coder starts on the host"
+    return instruction_reason(rel_path)
 
 
 def is_protected(rel_path: str) -> bool:

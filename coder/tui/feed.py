@@ -220,6 +220,8 @@ class EventFeed:
             transcript.note(f"committed {item.sha[:10]}: {item.message.splitlines()[0]}", "ok")
         elif isinstance(item, ev.StuckEvent) and item.action != "nudge":  # issue 22: nudges go to the model only
             transcript.stuck(item)
+        elif isinstance(item, ev.LeftBehind):  # issue 43: what a command left that runs later, and what was done
+            transcript.note(item.text, "error")
         elif isinstance(item, ev.ErrorEvent):
             transcript.note(("error: " if item.fatal else "note: ") + item.message, "error" if item.fatal else "")
         elif isinstance(item, ev.TurnEnd) and not replay:

@@ -289,10 +289,15 @@ def test_sandbox_keeps_nested_git_and_instruction_files_read_only(ws: Path, tmp_
 
 
 def test_nested_repository_created_by_a_command_is_read_only_from_the_next_call(ws: Path, tmp_path: Path) -> None:
+    from coder.sandbox.findings import AfterHooks
+
     shell = _Shell(ws, tmp_path / "state")
+    asked: list[str] = []
+    # the new CLAUDE.md is asked about (issue 43): the user keeps it, and from then on it is read-only
+    shell.ctx.services["after_hooks"] = AfterHooks(lambda question, found: asked.append(question) is None)
     try:
         first = shell("git init -q later && echo '# x' > later/CLAUDE.md && export KEPT=1 && echo made")
-        assert "made" in first.output
+        assert "made" in first.output and asked and "later/CLAUDE.md" in asked[0]
         config = (ws / "later" / ".git" / "config").read_text()
         second = shell("echo evil >> later/.git/config; echo x >> later/CLAUDE.md; echo KEPT=${KEPT:-gone}")
         assert "Read-only file system" in second.output and "KEPT=gone" in second.output

@@ -1,0 +1,312 @@
+"""After a sandboxed command: what it left that runs later, outside the sandbox, shown or refused (issue 43, items
+4 and 6).
+
+Many things in a workspace run later with the user's rights, and `git status`, `/diff` and the review never show
+most of them (ignored paths). So after every command (and before the next: a background job) the files that
+changed since the last look are sorted into kinds, and each kind has one rule:
+
+- bytecode, any `*.pyc` (in `__pycache__` or beside its source): removed. Whatever its source says, a `.pyc` whose
+  header matches an untouched source runs at the next import; the sandbox writes none of its own
+  (PYTHONDONTWRITEBYTECODE, PIP_NO_COMPILE: coder/sandbox/env.py), and it is only a cache.
+- gitconfig, a workspace file the repository's git config includes (`include.path ../.gitconfig`): restored, or
+  removed when new, when it sets a key that runs a program (`findings.dangerous_config`); the user's next
+  `git status` would run it. Read-only in the sandbox where it exists (coder/sandbox/profile.py).
+- attributes, a `.gitattributes`: restored, or removed when new, when it newly selects a filter, diff or merge
+  driver that some config defines.
+- instructions, an instruction file or folder of any agent at any depth (coder/trust/protected.py): asked;
+  refused, restored (removed when new).
+- executable, a file in a venv's `bin/` (a folder beside a `pyvenv.cfg`) or in `node_modules/.bin`: asked;
+  refused, removed.
+- pth, a `.pth` in a `site-packages` (an `import` line in it runs at every start of that Python): asked; refused,
+  removed.
+- hook, a file in a `core.hooksPath` folder inside the workspace (the next commit runs it): asked; refused,
+  removed.
+
+Asked means the user answers, in every permission mode (auto included): one question for everything one command
+left. Nobody to ask (headless, a hook's or the reviewer's sandbox): refused. Changes come from the kernel
+(coder/sandbox/watch.py), so a look that finds nothing costs a read; when inotify is missing or overflowed, the tree
+is walked and every file of a kind statted. Files coder itself writes with the user's approval (the editor) are
+taken as they are (`accept`). Not seen: anything the model writes that is not of a kind above (a `.py` in
+site-packages runs at import too: it is code the user can read, and `git status` of an ignored folder never shows
+it; a venv made in the sandbox is the model's as a whole).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coder.fs.beneath import EscapeError, WorkspaceFS
+from coder.host import TimeoutExpired
+from coder.host import git as hostgit
+from coder.host.gitconfig import Entry, include_targets
+from coder.sandbox.findings import AfterHooks, Finding, dangerous_config
+from coder.sandbox.watch import TreeWatch, file_key, walk
+from coder.trust.protected import instruction_reason
+
+#: the kinds a command's leftovers are asked about (the rest are dealt with at once)
+ASKED = frozenset({"instructions", "executable", "pth", "hook"})
+#: files of these kinds are kept in memory (at most KEEP_LIMIT bytes each) so a refused change can be undone
+RESTORED = frozenset({"instructions", "gitconfig", "attributes"})
+KEEP_LIMIT = 1 << 20
+#: an attribute that selects a driver: `filter=NAME`, `diff=NAME`, `merge=NAME`
+SELECTS = re.compile(r"(?:^|\s)(filter|diff|merge)=([^\s]+)")
+WHAT = {
+    "bytecode": "new or changed bytecode (it runs at the next import, whatever its source says)",
+    "instructions": "an instruction file another session or agent would read",
+    "executable": "a new or changed program in a folder that goes on PATH (an activated venv, npm run)",
+    "pth": "a .pth file (its import lines run at every start of that Python)",
+    "hook": "a git hook in the core.hooksPath folder (your next commit runs it)",
+}
+
+
+@dataclass
+class GitFacts:
+    """What the repository's configuration says about the workspace (re-read when a config file's stat moves)."""
+
+    key: tuple = ()
+    targets: frozenset[str] = frozenset()  # workspace-relative files git config includes
+    hook_dirs: tuple[str, ...] = ()  # workspace-relative core.hooksPath folders
+    drivers: frozenset[str] = frozenset()  # `filter.NAME`, `diff.NAME`, `merge.NAME` defined in any scope
+
+
+@dataclass
+class Leftovers:
+    """One workspace's record of the files of a kind: their stats, and the content of those that can be restored."""
+
+    workspace: Path
+    watch: TreeWatch | None = None
+    keys: dict[str, tuple] = field(default_factory=dict)
+    kept: dict[str, bytes] = field(default_factory=dict)
+    git: GitFacts = field(default_factory=GitFacts)
+    started: bool = False
+
+    # ---- what is where -----------------------------------------------------------------------------------
+
+    def _rel(self, path: str) -> str:
+        return os.path.relpath(path, self.workspace)
+
+    def kind_of(self, rel: str) -> str | None:
+        parts = rel.split("/")
+        name = parts[-1]
+        if name.endswith(".pyc"):
+            return "bytecode"
+        if rel in self.git.targets:
+            return "gitconfig"
+        if instruction_reason(rel):
+            return "instructions"
+        if name == ".gitattributes":
+            return "attributes"
+        if any(rel.startswith(folder + "/") for folder in self.git.hook_dirs):
+            return "hook"
+        if len(parts) >= 3 and parts[-2] == ".bin" and parts[-3] == "node_modules":
+            return "executable"
+        if len(parts) >= 2 and parts[-2] in ("bin", "Scripts") and \
+                os.path.isfile(os.path.join(self.workspace, *parts[:-2], "pyvenv.cfg")):
+            return "executable"
+        if name.endswith(".pth") and "site-packages" in parts:
+            return "pth"
+        return None
+
+    def _facts_key(self, targets: frozenset[str]) -> tuple:
+        """The stats of the config files the facts came from (a target that appears changes it too)."""
+        paths = [".git/config", ".git/config.worktree", *sorted(targets)]
+        return tuple(file_key(str(self.workspace / p)) for p in paths) + (os.environ.get("GIT_CONFIG_GLOBAL"),
+                                                                           os.environ.get("HOME"))
+
+    def _git_facts(self) -> None:
+        """Re-read the include targets, hooks folders and drivers when a config file git reads changed."""
+        if self.git.key and self._facts_key(self.git.targets) == self.git.key:
+            return
+        gdir = self.workspace / ".git"
+        entries: list[Entry] = []
+        if gdir.is_dir() and not gdir.is_symlink():
+            try:
+                entries = hostgit.config_entries(self.workspace, hostgit.host_git_env(
+                    hostgit.pinned_repo(self.workspace)))
+            except (OSError, TimeoutExpired) as exc:
+                logging.getLogger("coder").warning("%s: cannot read the git config (%s)", self.workspace, exc)
+        root = str(self.workspace)
+        targets = frozenset(self._rel(t) for t in include_targets(entries) if t.startswith(root + "/"))
+        hooks = []
+        for entry in entries:
+            if entry.key.lower() == "core.hookspath" and entry.value:
+                path = os.path.normpath(os.path.join(root, os.path.expanduser(entry.value)))
+                if path.startswith(root + "/"):
+                    hooks.append(self._rel(path))
+        drivers = frozenset(e.key.rsplit(".", 1)[0].lower() for e in entries if hostgit.DRIVER_KEYS.fullmatch(e.key))
+        self.git = GitFacts(self._facts_key(targets), targets, tuple(hooks), drivers)
+
+    # ---- the baseline and each look --------------------------------------------------------------------
+
+    def _take(self, rel: str, kind: str, key: tuple) -> None:
+        self.keys[rel] = key
+        if kind in RESTORED:
+            data = _read(self.workspace / rel)
+            if data is not None:
+                self.kept[rel] = data
+
+    def _forget(self, rel: str) -> None:
+        self.keys.pop(rel, None)
+        self.kept.pop(rel, None)
+
+    def baseline(self) -> None:
+        self._git_facts()
+        self.watch = TreeWatch(str(self.workspace))
+        self.watch.start()
+        for path in walk(str(self.workspace)):
+            self._look_first(path)
+        for rel in self.git.targets:  # an include target may sit where the walk does not go
+            self._look_first(str(self.workspace / rel))
+        self.started = True
+
+    def _look_first(self, path: str) -> None:
+        rel = self._rel(path)
+        kind = self.kind_of(rel)
+        key = file_key(path) if kind else None
+        if kind and key is not None:
+            self._take(rel, kind, key)
+
+    def check(self, hooks: AfterHooks | None) -> list[Finding]:
+        """Everything of a kind that changed since the last look, dealt with by its kind's rule."""
+        if not self.started:
+            self.baseline()
+            return []
+        self._git_facts()
+        assert self.watch is not None  # made by the baseline
+        touched = self.watch.drain()
+        if self.watch.broken:  # no inotify, or the queue overflowed: look at everything
+            touched = set(walk(str(self.workspace))) | {str(self.workspace / rel) for rel in self.keys}
+            self.watch.close()
+            self.watch = TreeWatch(str(self.workspace))
+            self.watch.start()
+        touched |= {str(self.workspace / rel) for rel in self.git.targets}
+        found: list[Finding] = []
+        asked: list[tuple[str, str]] = []
+        for path in sorted(touched):
+            rel = self._rel(path)
+            kind = self.kind_of(rel)
+            if kind is None:
+                continue
+            key = file_key(path)
+            if key == self.keys.get(rel):
+                continue
+            if key is None:
+                self._forget(rel)
+                continue
+            if kind in ASKED:
+                asked.append((rel, kind))
+            else:
+                found += self._at_once(rel, kind, key)
+        if asked:
+            found += self._ask(asked, hooks)
+        return found
+
+    def config_files(self) -> list[str]:
+        """The workspace files git's configuration includes (read-only in the sandbox where they exist)."""
+        self._git_facts()
+        return sorted(self.git.targets)
+
+    def accept(self, rels: list[str]) -> None:
+        """Files coder wrote itself with the user's say (the editor): taken as they are now."""
+        for rel in rels:
+            kind = self.kind_of(rel)
+            key = file_key(str(self.workspace / rel))
+            if kind and key is not None:
+                self._take(rel, kind, key)
+
+    # ---- the rules ---------------------------------------------------------------------------------------
+
+    def _at_once(self, rel: str, kind: str, key: tuple) -> list[Finding]:
+        if kind == "bytecode":
+            return [Finding(rel, WHAT[kind], self._remove(rel), kind)]
+        data = _read(self.workspace / rel) or b""
+        if kind == "gitconfig":
+            keys = dangerous_config(data)
+            what = f"a config file your git includes now sets {', '.join(keys[:4])}"
+        else:
+            keys = sorted(self._selected(data) - self._selected(self.kept.get(rel, b"")))
+            what = f"a .gitattributes now selects the driver(s) {', '.join(keys[:4])} (your git would run them)"
+        if not keys:
+            self._take(rel, kind, key)
+            return []
+        return [Finding(rel, what, self._undo(rel), kind)]
+
+    def _selected(self, data: bytes) -> set[str]:
+        """The defined drivers an attributes text selects (`diff.x` for `diff=x`)."""
+        text = data.decode("utf-8", "replace")
+        names = {f"{what}.{name}".lower() for what, name in SELECTS.findall(text)}
+        return names & self.git.drivers
+
+    def _ask(self, asked: list[tuple[str, str]], hooks: AfterHooks | None) -> list[Finding]:
+        pending = [Finding(rel, WHAT[kind], "", kind) for rel, kind in asked]
+        question = ("The last command left files that run later outside the sandbox, or steer the next session: "
+                    + ", ".join(f"{f.path} ({f.kind})" for f in pending[:12])
+                    + (f" and {len(pending) - 12} more" if len(pending) > 12 else "")
+                    + ". Allow keeps them; deny removes them (an instruction file gets its old content back).")
+        keep = False
+        if hooks is not None and hooks.ask is not None:
+            try:
+                keep = hooks.ask(question, pending)
+            except Exception as exc:  # noqa: BLE001 - an answer that failed is a refusal, never a crash
+                logging.getLogger("coder").warning("the question about leftovers failed: %s", exc)
+        found = []
+        for finding in pending:
+            if keep:
+                key = file_key(str(self.workspace / finding.path))
+                if key is not None:
+                    self._take(finding.path, finding.kind, key)
+                done = "kept (you allowed it)"
+            else:
+                done = self._undo(finding.path) + ("" if hooks is not None and hooks.ask is not None else
+                                                   " (nobody could be asked)")
+            found.append(Finding(finding.path, finding.what, done, finding.kind))
+        return found
+
+    def _undo(self, rel: str) -> str:
+        """The old content back when there was one, else the file removed."""
+        old = self.kept.get(rel)
+        if old is None:
+            return self._remove(rel)
+        try:
+            with WorkspaceFS(self.workspace) as fs:
+                fs.write_atomic(rel, old)
+        except (OSError, EscapeError) as exc:
+            return f"coder could not restore it ({exc}): check it before you run anything"
+        self._take(rel, self.kind_of(rel) or "", file_key(str(self.workspace / rel)) or ())
+        return "its previous content restored"
+
+    def _remove(self, rel: str) -> str:
+        try:
+            with WorkspaceFS(self.workspace) as fs:
+                fs.unlink(rel)
+        except FileNotFoundError:
+            pass
+        except (OSError, EscapeError) as exc:
+            return f"coder could not remove it ({exc}): check it before you run anything"
+        self._forget(rel)
+        return "removed"
+
+    def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+
+
+def _read(path: Path) -> bytes | None:
+    """A regular file's bytes (at most KEEP_LIMIT), never through a link, never blocking on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, KEEP_LIMIT)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
