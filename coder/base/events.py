@@ -182,12 +182,25 @@ class UsageEvent(Event):
 
 
 @dataclass
+class CompactionStarted(Event):
+    """A compaction is writing a summary: a model call, seconds to a minute. Its CompactionEvent follows, with how
+    long it took; frontends show both, so nobody waits on a summary without knowing (issue 45)."""
+
+    type: ClassVar[str] = "compaction_started"
+    persist: ClassVar[bool] = False
+    messages: int  # how many messages the summary replaces
+    tokens_before: int
+    trigger: str = "auto"  # "manual": /compact
+
+
+@dataclass
 class CompactionEvent(Event):
     type: ClassVar[str] = "compaction"
     kind: str
     tokens_before: int
     tokens_after: int
     data: dict[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0  # wall time of the step (a summary's model call); 0 for the instant tiers
 
 
 @dataclass
@@ -443,10 +456,10 @@ class SessionEnd(Event):
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.type: cls
     for cls in (SessionStart, UserMessage, TextDelta, AssistantMessage, ToolCallRequested, PermissionRequest,
-                ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionEvent, CheckpointEvent,
-                ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess, StuckEvent,
-                PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput, ReviewStage, BackgroundEnded,
-                HookContext, ModeNotice, AgentStarted, AgentUpdate, AgentEnded, AgentMerged, AgentNews)
+                ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionStarted, CompactionEvent,
+                CheckpointEvent, ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess,
+                StuckEvent, PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput, ReviewStage,
+                BackgroundEnded, HookContext, ModeNotice, AgentStarted, AgentUpdate, AgentEnded, AgentMerged, AgentNews)
 }
 
 

@@ -11,7 +11,6 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from coder.base import events as ev
 from coder.commands import agents as subagents
 from coder.commands import work
 from coder.commands.agents_md import write_agents_md
@@ -64,8 +63,7 @@ def _compact(ctx: Ctx, arg: str) -> CommandResult:
                 "request" if used else f"no request has been sent yet (the window is {window:,} tokens)")
         return CommandResult(f"Nothing needed compacting yet: {size}, {len(ctx.session.history)} message(s) in "
                              "the history, too little to summarise.")
-    parts.record(ev.CompactionEvent(compaction.kind, compaction.tokens_before, compaction.tokens_after,
-                                    compaction.data))
+    parts.record(compaction.event())
     return CommandResult()  # both frontends show the compaction from its event: said once, not twice
 
 

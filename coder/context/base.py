@@ -6,9 +6,11 @@ resumed session rebuilds the same view with `restore`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from coder.base.events import CompactionEvent, Event
 from coder.models.types import Message, ModelRequest, ToolSpec, Usage
 
 
@@ -41,6 +43,10 @@ class Compaction:
     tokens_before: int
     tokens_after: int
     data: dict[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0  # how long it took (a summary's model call; not persisted: nothing to replay)
+
+    def event(self) -> CompactionEvent:
+        return CompactionEvent(self.kind, self.tokens_before, self.tokens_after, self.data, round(self.duration_s, 2))
 
 
 @dataclass
@@ -51,6 +57,10 @@ class Prepared:
 
 
 class ContextManager(Protocol):
+    #: told when a slow step starts (a summary: CompactionStarted), so the user sees it as it happens; the session
+    #: sets it to its own `emit`
+    on_event: Callable[[Event], None] | None
+
     def prepare(self, system: str, history: list[Message], tools: list[ToolSpec], pinned: Pinned) -> Prepared:
         """Shape the next request from the full history, compacting when over budget."""
         ...
@@ -79,6 +89,7 @@ class PassthroughContext:
 
     def __init__(self, max_tokens: int = 8192) -> None:
         self.max_tokens = max_tokens
+        self.on_event: Callable[[Event], None] | None = None
 
     def prepare(self, system: str, history: list[Message], tools: list[ToolSpec], pinned: Pinned) -> Prepared:
         breakpoints = sorted({i for i in (len(history) - 1, len(history) - 3) if i >= 0})

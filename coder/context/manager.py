@@ -15,12 +15,14 @@ exactly the same view after a resume.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from coder.base.errors import CoderError, ContextOverflowError, Interrupted
+from coder.base.events import CompactionStarted, Event
 from coder.config.sections import ContextSettings
 from coder.context.base import Compaction, Pinned, Prepared
 from coder.context.clipping import ClipTier, cut_user_texts
@@ -102,15 +104,15 @@ class TieredContext:
 
     def __init__(self, provider: ModelProvider, config: ContextSettings | None, state_dir: Path,
                  summarizer: Summarizer | None = None, cancel: threading.Event | None = None,
-                 on_status: Callable[[str], None] | None = None) -> None:
-        """`cancel`: the session's interrupt, honoured by the summary call. `on_status`: told in words when a
-        slow step (the summary call) starts, so a frontend can show it."""
+                 on_event: Callable[[Event], None] | None = None) -> None:
+        """`cancel`: the session's interrupt, honoured by the summary call. `on_event`: told when a slow step (the
+        summary call) starts, so a frontend can show it (the session sets it to its `emit`)."""
         self.config = config or ContextSettings()
         self.state_dir = Path(state_dir)
         self.provider = provider
         self.estimator = TokenEstimator(self.config.chars_per_token)
         self.summarizer: Summarizer = summarizer or LLMSummarizer(provider, cancel=cancel)
-        self.on_status = on_status
+        self.on_event = on_event
         self.clipper = ClipTier(self.state_dir, self.config.clip_chars, self.config.clip_head_lines,
                                 self.config.clip_tail_lines)
         self.masker = MaskTier(self.state_dir, self.config.recent_turns, self.config.mask_min_chars,
@@ -202,7 +204,7 @@ class TieredContext:
         view = self._view(history)
         before = self.estimator.request(system, view, self._last_tools)
         comp = self._summarize(system, history, view, self._last_tools, pinned, target=0, focus=focus,
-                               keep_turns=min(2, self.config.recent_turns), tokens_before=before)
+                               keep_turns=min(2, self.config.recent_turns), tokens_before=before, trigger="manual")
         if comp is not None:
             self.stats.compactions += 1
         return comp
@@ -344,7 +346,7 @@ class TieredContext:
 
     def _summarize(self, system: str, history: list[Message], view: list[Message], tools: list[ToolSpec],
                    pinned: Pinned, target: int, focus: str, keep_turns: int,
-                   tokens_before: int) -> Compaction | None:
+                   tokens_before: int, trigger: str = "auto") -> Compaction | None:
         """Replace the oldest turns by a handoff: the fewest turns that bring the request down to `target`,
         never the last `keep_turns`. `view` is the view the previous request was built from, so the summary
         call reads its prefix from the cache."""
@@ -366,8 +368,9 @@ class TieredContext:
             if fixed + suffix[i - candidates[0]] <= target:
                 cut = i
                 break
-        if self.on_status is not None:
-            self.on_status(f"compacting the context: summarising {cut - 1} earlier messages")
+        if self.on_event is not None:
+            self.on_event(CompactionStarted(cut - 1, tokens_before, trigger))
+        started = time.monotonic()
         # the summary reads what it replaces: the view up to the first kept turn, which is what the previous request
         # sent (all of it in the cache); the kept turns stay verbatim after the handoff and need no summary
         kept_at = next((i for i, m in enumerate(view) if m is history[cut]), len(view))
@@ -394,7 +397,7 @@ class TieredContext:
         text = render(facts, narrative, cut - 1)
         self.summary = SummaryState(text, cut, fingerprint(history[cut - 1]))
         after = self.estimator.request(system, self._view(history), tools)
-        return Compaction("summary", tokens_before, after, {
+        return Compaction("summary", tokens_before, after, duration_s=time.monotonic() - started, data={
             "text": text, "covered": cut, "anchor": self.summary.anchor, "fallback": fallback,
             "usage": asdict(usage) if usage is not None else None, "focus": focus,
             "cost_usd": float(getattr(self.summarizer, "last_cost", 0.0))})

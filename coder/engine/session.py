@@ -150,6 +150,7 @@ class Session:
             parts.context.restore(restored.compactions)
             if not parts.pinned.task:
                 parts.pinned.task = restored.task
+        parts.context.on_event = self.emit  # a summary's start is shown as it happens (CompactionStarted)
 
     # ---- public API used by frontends -------------------------------------------------------------------------
     def started(self, source: str) -> None:
@@ -307,7 +308,7 @@ class Session:
             prepared = parts.context.prepare(parts.system_prompt, self.history, tool_specs, parts.pinned)
             for c in prepared.compactions:
                 self.add_cost(float(c.data.get("cost_usd", 0.0)))  # the summary call's own cost
-                self.emit(ev.CompactionEvent(c.kind, c.tokens_before, c.tokens_after, c.data))
+                self.emit(c.event())
             request = prepared.request
             request.max_tokens = parts.max_tokens
             request.thinking_budget = parts.thinking_budget

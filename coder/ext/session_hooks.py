@@ -66,7 +66,7 @@ class SessionHooks:
             return
         if isinstance(event, ev.SessionEnd):
             self.claude.session_end({"done": "other", "interrupted": "prompt_input_exit"}.get(event.reason, "other"))
-        elif isinstance(event, ev.CompactionEvent) and event.kind == "summary":  # the conversation summarised
+        elif isinstance(event, ev.CompactionStarted) and event.trigger == "auto":  # a summary is about to be made
             self.claude.pre_compact("auto")  # (coder's cheaper tiers, clipping and masking, are not compaction)
 
     def compacting(self, instructions: str) -> None:

@@ -11,6 +11,7 @@ from rich.console import Console
 from coder.base import events as ev
 from coder.base.termsafe import visible
 from coder.frontend.calls import failure, result_line, tool_title
+from coder.frontend.compaction import compaction_line, compaction_started
 from coder.repl.live import LiveOutput
 from coder.repl.markdown import MarkdownStream
 from coder.repl.term import StreamWrap
@@ -126,9 +127,11 @@ class Printer:
         elif isinstance(event, ev.CheckpointEvent):
             if not replay:
                 self.line(f"  checkpoint {event.id} ({len(event.files_changed)} files; /undo)", "dim")
+        elif isinstance(event, ev.CompactionStarted):  # a summary is a model call: said when it starts (issue 45)
+            self.line(f"  {compaction_started(event)}", "dim")
         elif isinstance(event, ev.CompactionEvent):
             self.totals["ctx"] = event.tokens_after  # the next request starts from the compacted context
-            self.line(f"  context compacted ({event.kind}): {event.tokens_before:,} → {event.tokens_after:,}", "dim")
+            self.line(f"  {compaction_line(event)}", "dim")
         elif isinstance(event, ev.ReviewEvent):
             self.line(f"review: {event.verdict} ({len(event.findings)} findings)",
                       "red" if event.verdict == "fail" else "dim")

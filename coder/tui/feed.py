@@ -26,6 +26,7 @@ from textual.app import App
 from coder.base import events as ev
 from coder.base.termsafe import visible
 from coder.engine.mentions import chips
+from coder.frontend.compaction import compaction_line, compaction_started
 from coder.tools.base import CallFacts
 from coder.tools.registry import describe
 from coder.tui.agents_part import AGENT_EVENTS, AgentsPart
@@ -208,9 +209,11 @@ class EventFeed:
                             f"in {item.seconds:.0f}s")
         elif isinstance(item, ev.UsageEvent):
             self._usage(item)
+        elif isinstance(item, ev.CompactionStarted):  # a summary is a model call: said when it starts (issue 45)
+            transcript.note(compaction_started(item))
         elif isinstance(item, ev.CompactionEvent):
             info.ctx = item.tokens_after  # the figure the next request will start from
-            transcript.note(f"context compacted ({item.kind}): {item.tokens_before:,} → {item.tokens_after:,} tokens")
+            transcript.note(compaction_line(item))
         elif isinstance(item, ev.CheckpointEvent):
             files = ", ".join(item.files_changed[:5])
             transcript.note(f"checkpoint {item.id}" + (f": {files}" if files else "") + " (/undo)")

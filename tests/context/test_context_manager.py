@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from context_helpers import HistoryBuilder, lines
 
+from coder.base import events as ev
 from coder.base.errors import ConfigError, ContextOverflowError, Interrupted, ModelError
 from coder.config.layers import settings
 from coder.context.base import Compaction, Pinned
@@ -238,9 +239,9 @@ def test_bad_config_is_a_config_error(tmp_path: Path) -> None:
 
 def test_an_interrupted_summary_leaves_no_half_compaction(tmp_path: Path) -> None:
     cancel = threading.Event()
-    status: list[str] = []
+    status: list[ev.Event] = []
     cm = TieredContext(ScriptedProvider(SCRIPT), settings({"context": SMALL}).context, tmp_path, cancel=cancel,
-                       on_status=status.append)
+                       on_event=status.append)
     h = HistoryBuilder(task="Make greet() polite; keep the API.")
     for i in range(40):
         grow(h, i)
@@ -255,7 +256,7 @@ def test_an_interrupted_summary_leaves_no_half_compaction(tmp_path: Path) -> Non
             cancel.clear()
     else:
         pytest.fail("no compaction was attempted")
-    assert status and "compacting the context" in status[0]
+    assert status and isinstance(status[0], ev.CompactionStarted) and status[0].messages > 0
     done = cm.prepare("SYSTEM PROMPT", h.messages, TOOLS, Pinned())
     assert any(c.kind == "summary" for c in done.compactions), "the next request compacts normally"
 

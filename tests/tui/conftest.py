@@ -12,7 +12,8 @@ from tui_support import Factory  # type: ignore[import-not-found]
 
 @pytest.fixture
 def factory(git_repo: Path) -> Callable[..., Factory]:
-    def make(script: dict[str, Any], mode: str = "ask", chunk_delay: float = 0.0) -> Factory:
-        return Factory(git_repo, script, mode, chunk_delay)
+    def make(script: dict[str, Any], mode: str = "ask", chunk_delay: float = 0.0,
+             context: Callable[[Any], Any] | None = None) -> Factory:
+        return Factory(git_repo, script, mode, chunk_delay, context=context)
 
     return make

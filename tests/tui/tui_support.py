@@ -67,6 +67,8 @@ class Factory:
     chunk_delay: float = 0.0
     opened: list[Opened] = field(default_factory=list)
     overrides: list[dict[str, Any]] = field(default_factory=list)
+    #: the session's context manager, made from the provider (default: the whole history, never compacted)
+    context: Callable[[Any], Any] | None = None
 
     def __call__(self, on_event: Callable[[ev.Event], None], ask: Callable, override: dict[str, Any]) -> Opened:
         store = SessionStore(paths.sessions_db())
@@ -93,7 +95,8 @@ class Factory:
         checkpoints = Checkpoints(self.workspace, sid)
         ctx = ToolContext(self.workspace, self.workspace, sid, threading.Event(), paths.session_dir(sid))
         parts = SessionParts(sid, provider, {"write_file": WriteTool(), "bash": EchoShell()}, ModePolicy(mode),
-                             PassthroughContext(), ctx, "system", Pinned(), Limits(), record, ask,
+                             self.context(provider) if self.context else PassthroughContext(), ctx, "system",
+                             Pinned(), Limits(), record, ask,
                              checkpointer=checkpoints)
         session = Session(parts, restored)
         record(ev.SessionStart(sid, provider.spec, str(self.workspace), str(self.workspace), mode,
