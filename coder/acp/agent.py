@@ -137,7 +137,8 @@ class CoderAgent:
         try:
             blocks = await self._with_buffers(session_id, prompt)
             images = prompt_images(blocks)
-            outcome = await asyncio.to_thread(live.session.send, prompt_text(blocks), images)
+            attached = await asyncio.to_thread(live.opened.attach, prompt_words(blocks), images)
+            outcome = await asyncio.to_thread(live.session.send, prompt_text(blocks), attached)
         finally:
             live.busy = False
         if outcome.reason not in STOP_REASONS:  # a limit, an error or the stuck detector: say why in the chat
@@ -293,6 +294,20 @@ def prompt_text(blocks: list[Any]) -> str:
                 parts.append(f"@{_path_of(resource.uri)}")
     return "\n".join(p for p in parts if p) or ("(see the image)" if any(
         getattr(b, "type", "") == "image" for b in blocks) else "(empty prompt)")
+
+
+def prompt_words(blocks: list[Any]) -> str:
+    """What of a prompt the person wrote or linked, the only part that may attach files (coder/engine/mentions.py):
+    the text blocks, and `@path` for each linked file the client did not embed. An embedded resource's text (a
+    buffer, a selection) is the file's content, not the person's words: a path in it attaches nothing."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource_link" or (kind == "resource" and getattr(block.resource, "text", None) is None):
+            parts.append(f"@{_path_of(block.uri if kind == 'resource_link' else block.resource.uri)}")
+    return "\n".join(parts)
 
 
 def prompt_images(blocks: list[Any]) -> list[ImageBlock]:

@@ -133,6 +133,9 @@ def run_command(args) -> int:
         args.prompt = turns[0][0] or "(see the image)"
         images, turns = images + turns[0][1], turns[1:]
     prompt = read_prompt(args)
+    # the person's own words, before a plan or a schema's instructions are added: what may attach files (an image
+    # path counts as dropped only in the task typed on the command line; a file, stdin or stream-json is a document)
+    words, typed = prompt or "", args.prompt is not None and args.input_format != "stream-json"
     if prompt is None and images and not (args.resume or args.continue_last):
         prompt = "(see the attached image)" if len(images) == 1 else "(see the attached images)"
     plan = read_plan_file(args)
@@ -197,12 +200,12 @@ def run_command(args) -> int:
             from coder.engine.work import adopt_plan
 
             adopt_plan(session, plan)
-        outcome = session.send(prompt, images)
+        outcome = session.send(prompt, opened.attach(words, images, dropped=typed))
         outcome = _settle(session, opened.agents, outcome)  # background agents: their ends, then the model's turn
         for text, pictures in turns or []:  # the further user messages of a stream-json input, in order
             if outcome.reason != "done":
                 break
-            outcome = session.send(text or "(see the image)", pictures)
+            outcome = session.send(text or "(see the image)", opened.attach(text, pictures, dropped=False))
             outcome = _settle(session, opened.agents, outcome)
         checked = None
         if schema is not None and outcome.reason == "done":

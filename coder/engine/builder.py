@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from coder.context.manager import TieredContext
 from coder.engine.agents import Agents, install_agents
 from coder.engine.history import rebuild
 from coder.engine.leftovers import after_hooks
+from coder.engine.mentions import Attached, attach
 from coder.engine.network import network_hint, network_hooks
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
 from coder.engine.subagents import Parent
@@ -38,6 +39,7 @@ from coder.lsp.hook import install as install_language_servers
 from coder.lsp.service import check_settings
 from coder.models.providers import key_variables
 from coder.models.registry import create_provider
+from coder.models.types import ImageBlock
 from coder.policy.rules import policy_from_config
 from coder.sandbox.check import check_sandbox
 from coder.store.db import SessionStore, new_session_id
@@ -89,6 +91,13 @@ class Opened:
     resumed: bool
     #: the session's subagents (issue 36); None when it has no tool that starts them
     agents: Agents | None = None
+
+    def attach(self, text: str, images: Sequence[ImageBlock] = (), *, dropped: bool = True) -> Attached:
+        """What the person attached to the message `text` they typed, dropped or pasted (`@path`, image paths,
+        and `images` given another way): what a frontend passes to `Session.send` with it. Only the person's
+        words go through here (coder/engine/mentions.py `attach`, which says what `dropped` is)."""
+        cwd = self.session.parts.tool_ctx.cwd
+        return attach(text, self.workspace, Path(cwd) if cwd else None, images, dropped=dropped)
 
     def finish(self, reason: str) -> bool:
         """Close the session and store how it ended; a session that never got a message is deleted with its

@@ -7,13 +7,19 @@ regular file inside the workspace, read beneath it without following a symlink o
 mention that names nothing (an npm scope, a handle) is left as typed. The content goes to the model as extra
 text blocks of the same user message, so the message as typed stays what people see; the events keep the
 attachments, so a resumed session sends the same message again.
+
+Only the person's words become attachments (issue 43): the frontends resolve what was typed, dropped or pasted
+(`attach`, through `Opened.attach`) and hand the engine an `Attached`; `Session.send` never reads a file for the
+text it is given, so a prompt a model wrote for a subagent, an agent's report, hook output or review feedback
+that names a file reads nothing.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +51,28 @@ class Attachment:
     def label(self) -> str:
         return f"{self.path}:{self.start}-{self.end}" if self.start > 1 or self.note.startswith("lines") \
             else f"{self.path} ({self.end} lines)"
+
+
+@dataclass
+class Attached:
+    """What the person attached to one message, resolved by the frontend: the files `@path` names, and images
+    (`--image`, pasted, `@shot.png`, dropped paths), already within the API's limits; `refused` says why an image
+    named could not be sent."""
+
+    files: list[Attachment] = field(default_factory=list)
+    images: list[ImageBlock] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+def attach(text: str, workspace: Path, cwd: Path | None = None, images: Sequence[ImageBlock] = (), *,
+           dropped: bool = True) -> Attached:
+    """The attachments of a message the person typed (only a frontend calls this, with the person's words):
+    `images` they gave some other way (a flag, a paste, an editor's image block) first, then what the text names.
+    `dropped`: whether image paths in the text count as dropped files, which only a terminal (or a command line
+    pasted into one) makes; text from a file, a pipe or a program names files with `@path` only."""
+    found, mentioned = find(text, workspace, cwd)  # `@path` attaches the file
+    pictures, refused = dropped_images(text, workspace) if dropped else ([], [])  # a screenshot dropped in
+    return Attached(found, [*images, *mentioned, *pictures], refused)
 
 
 def find(text: str, workspace: Path, cwd: Path | None = None) -> tuple[list[Attachment], list[ImageBlock]]:

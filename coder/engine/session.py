@@ -10,7 +10,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from coder.base import events as ev
@@ -19,7 +18,7 @@ from coder.context.base import ContextManager, Pinned
 from coder.engine.history import Restored, add_hook_context, validate_input
 from coder.engine.hook_steps import Hooks, hook_permission, with_feedback
 from coder.engine.live_output import LiveOutput
-from coder.engine.mentions import as_dicts, blocks, dropped_images, find
+from coder.engine.mentions import Attached, as_dicts, blocks
 from coder.engine.mode_notice import ModeSwitches
 from coder.engine.turns import forget_after
 from coder.ext.hookapi import NO_VERDICT, HookVerdict
@@ -27,7 +26,6 @@ from coder.models.model_table import model_info
 from coder.models.retry import retry_listener
 from coder.models.types import (
     Block,
-    ImageBlock,
     Message,
     ModelProvider,
     ModelResponse,
@@ -164,9 +162,11 @@ class Session:
         if self.parts.hooks is not None:
             self.parts.hooks.compacting(instructions)
 
-    def send(self, text: str | None, images: list[ImageBlock] | None = None) -> TurnOutcome:
+    def send(self, text: str | None, attached: Attached | None = None) -> TurnOutcome:
         """Run one user turn to its end. `text` None continues a session whose last message awaits the model.
-        `images` go with the text (already prepared: coder/models/images.py), after any `@shot.png` it names."""
+        `attached`: what the person attached to it, resolved by the frontend from their own words
+        (`Opened.attach`); the text itself is never read for files here (a model's, an agent's or a hook's text
+        may name any file)."""
         self.cancel.clear()
         self._hook_stop = None
         context: list[str] = []
@@ -181,12 +181,10 @@ class Session:
         # the user may have edited files since the last turn: record that state so /undo stops there
         self._checkpoint(f"before turn {self.stats.turns + 1}", ours=False)
         if text is not None:
-            ctx = self.parts.tool_ctx
-            found, mentioned = find(text, Path(ctx.workspace), Path(ctx.cwd))  # `@path` attaches the file
-            dropped, refused = dropped_images(text, Path(ctx.workspace))  # a screenshot dropped into the terminal
-            for why in refused:
+            given = attached or Attached()
+            for why in given.refused:
                 self.emit(ev.ErrorEvent(f"image not attached: {why}"))
-            attached, pictures = as_dicts(found), [*(images or []), *mentioned, *dropped]
+            files, pictures = as_dicts(given.files), list(given.images)
             if pictures and not model_info(self.parts.provider.spec).vision:
                 self.emit(ev.ErrorEvent(f"{self.parts.provider.spec} does not take images: each is sent as a note "
                                         "saying what it was; switch model (/model) to show them"))
@@ -194,9 +192,9 @@ class Session:
             heard = self.switches.take(mode)
             if heard is not None:
                 self.emit(ev.ModeNotice(mode, heard))
-            self.emit(ev.UserMessage(text, attached, [asdict(i) for i in pictures]))
+            self.emit(ev.UserMessage(text, files, [asdict(i) for i in pictures]))
             self.history.append(Message("user", [*([TextBlock(heard)] if heard else []), TextBlock(text),
-                                                 *(TextBlock(b) for b in blocks(attached)), *pictures]))
+                                                 *(TextBlock(b) for b in blocks(files)), *pictures]))
             self._add_context("SessionStart", self._start_context)
             self._add_context("UserPromptSubmit", context)
             self._start_context = []

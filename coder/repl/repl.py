@@ -184,7 +184,9 @@ class Repl:
 
     # ---- the loop ---------------------------------------------------------------------------------------------
     def send(self, text: str) -> None:
+        """Send what the person typed (or a command of theirs expanded to), with the files and images it names."""
         session = self.opened.session
+        attached = self.opened.attach(text)  # only here: the person's words (coder/engine/mentions.py)
 
         def on_sigint(*_: Any) -> None:
             if session.cancel.is_set():
@@ -198,10 +200,10 @@ class Repl:
                 self._echo(typed)
                 with KeyWatcher(session.interrupt, echo=self._echo, on_background=session.background,
                                 typeahead=typed) as self.keys:
-                    outcome = session.send(text)
+                    outcome = session.send(text, attached)
                 self.reader.typeahead = self.keys.take_typeahead()
             else:
-                outcome = session.send(text)
+                outcome = session.send(text, attached)
             self.notifier.turn_ended(outcome.reason)
         finally:
             self.keys = None

@@ -113,7 +113,7 @@ class SessionControl:
         self.status.refresh()
         self.status.refresh_git()
         if self.state.queued:
-            self.send(self.state.queued.pop(0))
+            self.send(self.state.queued.pop(0), typed=True)
 
     def _open_failed(self, message: str) -> None:
         self.state.info.state = "no session"
@@ -193,11 +193,13 @@ class SessionControl:
             state.queued.append(text)
             self.transcript.note(f"queued (sent when this turn ends): {text[:80]}")
         else:
-            self.send(text)
+            self.send(text, typed=True)
 
-    def send(self, text: str) -> None:
+    def send(self, text: str, typed: bool = False) -> None:
+        """Run a turn for `text`: what the person `typed` (or a command of theirs expanded to) attaches the files
+        and images it names, read in the turn's thread; anything else (agents' news) attaches nothing."""
         state = self.state
-        session = state.session
+        session, opened = state.session, state.opened
         if session is None:
             return
         state.busy = True
@@ -210,7 +212,8 @@ class SessionControl:
 
         def work() -> None:
             try:
-                self.notifications.turn_ended(session.send(text).reason)
+                attached = opened.attach(text) if typed and opened is not None else None
+                self.notifications.turn_ended(session.send(text, attached).reason)
             except Exception as exc:  # noqa: BLE001 - an engine bug must not take the app (and the draft) down
                 queue.append(ev.ErrorEvent(f"internal error: {type(exc).__name__}: {exc}", fatal=True))
                 queue.append(ev.TurnEnd(session.stats.turns, "error"))
@@ -241,7 +244,7 @@ class SessionControl:
         if state.queued and requeue:
             self.restore_queued()
         elif state.queued:
-            self.send(state.queued.pop(0))
+            self.send(state.queued.pop(0), typed=True)
 
     def restore_queued(self) -> None:
         """An interrupted turn: what was queued goes back into the input (before any draft), visibly, and Enter

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from acp import RequestError
-from acp.schema import ImageContentBlock, TextContentBlock
+from acp.schema import EmbeddedResourceContentBlock, ImageContentBlock, TextContentBlock, TextResourceContents
 from acp_support import RecordingClient, coder_acp
 from PIL import Image
 
@@ -50,3 +50,31 @@ def test_an_image_in_the_prompt_reaches_the_model_and_a_broken_one_is_refused(gi
     assert result.stop_reason == "end_turn" and client.text() == "A green square."  # type: ignore[attr-defined]
     assert [b["type"] for b in sent] == ["text", "image"] and sent[1]["source"]["media_type"] == "image/png"
     assert len(server.requests) == 1  # the refused image never started a turn
+
+
+def test_only_the_persons_words_attach_a_dropped_image(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 43, item 3: an image path typed into the editor's chat is attached; the same path inside an
+    embedded resource (a buffer the editor attached: the file's content, not the person's words) is not."""
+    picture = tmp_path / "pictures" / "shot.png"
+    picture.parent.mkdir()
+    picture.write_bytes(base64.b64decode(png(40, 30)))
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"text": "Seen."}, {"text": "Read."}]}))
+    client = RecordingClient()
+    with FakeServer(script) as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test-key"}
+
+        async def main() -> None:
+            async with coder_acp(client, git_repo, "--model", "anthropic:claude-sonnet-4-6", env=env) as (conn, _):
+                new = await conn.new_session(cwd=str(git_repo), mcp_servers=[])
+                await conn.prompt(session_id=new.session_id, prompt=[
+                    TextContentBlock(type="text", text=f"what is in {picture} please")])
+                await conn.prompt(session_id=new.session_id, prompt=[
+                    TextContentBlock(type="text", text="summarise the notes"),
+                    EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
+                        uri=f"file://{git_repo}/notes.md", text=f"see the screenshot {picture} here"))])
+
+        asyncio.run(asyncio.wait_for(main(), 120))
+        first, second = (r["messages"][-1]["content"] for r in server.requests)
+    assert [b["type"] for b in first] == ["text", "image"]
+    assert [b["type"] for b in second] == ["text"] and str(picture) in second[0]["text"]
