@@ -29,6 +29,10 @@ def register(subparsers: Any) -> None:
     batch.add_argument("issues", type=Path, help="issue list file")
     batch.add_argument("--repo", type=Path, default=Path("."), help="the repository (default: .)")
     batch.add_argument("--branches", action="store_true", help="also create branch coder/<id> per fixed issue")
+    batch.add_argument("--hide-future", metavar="REF",
+                       help="replay past issues as a benchmark: each workspace starts at REF (not HEAD) and holds "
+                            "REF's history only (no later commit, branch, tag or object); the run's report says "
+                            "per issue what the agent could reach and flags commands that reached further")
     batch.add_argument("--env", type=Path, metavar="SPEC.json", dest="env_spec",
                        help="a test environment for the agent, built once from --repo at HEAD (keys as one version "
                             "of the SWE-bench spec table: python, pip_packages, packages, pre_install, install, "
@@ -219,6 +223,8 @@ def _cmd_run(args: Any) -> int:
     # start-up time: the harness loads when its command runs (`coder --help` imports this module)
     from coder.batch.batch import default_run_dir, run_batch
     from coder.batch.instances import load_instances
+    from coder.batch.reach import dataset_paths
+    from coder.batch.workspace import past_stores_dir
 
     _check_template(args)
     instances = _select(args, load_instances(args.dataset, args.split))
@@ -230,8 +236,10 @@ def _cmd_run(args: Any) -> int:
 
         table, states = _prepare(args, instances, build=True)
         testbeds = testbed_infos(instances, table, states)
+    hide = [str(Path(p).resolve()) for p in (args.repos_dir, _cache(args), run_dir, past_stores_dir(),
+                                             *dataset_paths(args.dataset)) if p]
     cfg = _config(args, run_dir, repos_dir=args.repos_dir.resolve() if args.repos_dir else None,
-                  allow_network=args.allow_network, testbeds=testbeds,
+                  allow_network=args.allow_network, testbeds=testbeds, hide=hide,
                   cache_dir=_cache(args) / "mirrors")  # the mirrors the environments were built from
     print(f"run directory: {run_dir}  ({len(instances)} instances, {args.workers} workers)", file=sys.stderr)
     return _finish(run_batch(instances, cfg), cfg.run_dir)
@@ -241,15 +249,17 @@ def _cmd_batch(args: Any) -> int:
     # start-up time: the harness loads when its command runs (`coder --help` imports this module)
     from coder.batch.batch import default_run_dir, run_batch
     from coder.batch.instances import load_issue_list
-    from coder.batch.workspace import head_commit
+    from coder.batch.workspace import head_commit, past_stores_dir
 
     _check_template(args)
     repo = args.repo.resolve()
-    base = head_commit(repo)
+    base = head_commit(repo, args.hide_future or "HEAD")
     instances = load_issue_list(args.issues, base, repo.name)
     run_dir = args.output or default_run_dir("batch")
     testbeds = _batch_testbeds(args, repo, instances) if args.env_spec else {}
-    cfg = _config(args, run_dir, source_repo=repo, branches=args.branches, testbeds=testbeds)
+    cache = (args.cache_dir or cache_dir() / "batch-envs").expanduser().resolve()
+    hide = [str(Path(p).resolve()) for p in (repo, args.issues, run_dir, cache, past_stores_dir())]
+    cfg = _config(args, run_dir, source_repo=repo, branches=args.branches, testbeds=testbeds, hide=hide)
     print(f"run directory: {run_dir}  ({len(instances)} issues on {repo} at {base[:12]})", file=sys.stderr)
     summary = run_batch(instances, cfg)
     patches = cfg.run_dir / "patches"

@@ -78,7 +78,8 @@ def run_build_step(cmd: str, cwd: Path, env: dict[str, str], timeout: float,
                    read_only: tuple[str, ...] = ()) -> tuple[int | None, str]:
     """A build step in the sandbox, with network (it installs from the index): `cwd` (the checkout) and the
     venv named by VIRTUAL_ENV writable, with pip's cache of the environments folder; the interpreter and the
-    checkout's borrowed git objects read-only. The repository's setup code runs here, never on the host."""
+    checkout's borrowed git objects (its checkpoint's store: its own past) read-only. The repository's setup code
+    runs here, never on the host."""
     venv = env["VIRTUAL_ENV"]
     base = interpreter_prefix(os.path.join(venv, "bin", "python"))
     section = SandboxConfig(network=True, extra_rw=[venv, env["PIP_CACHE_DIR"]],

@@ -31,6 +31,7 @@ from coder.batch.envs import installs_with_pip
 from coder.batch.instances import Instance
 from coder.batch.instdeps import patch_requirements
 from coder.batch.outputs import atomic_write
+from coder.batch.reach import dataset_paths, local_indexes
 from coder.batch.services import start_lines, unserved
 from coder.batch.specs import EnvSpec, EnvUnavailable
 from coder.batch.testbed import Testbed, install_script, open_testbed
@@ -40,6 +41,7 @@ from coder.batch.workspace import (
     create_workspace,
     ensure_mirror,
     git,
+    past_stores_dir,
     remove_workspace,
 )
 from coder.host import TimeoutExpired
@@ -175,6 +177,9 @@ def evaluate_instance(inst: Instance, pred: dict[str, Any] | None, cfg: EvalConf
         if why:  # the install then goes without them, and says so in its log
             atomic_write(out_dir / "patch_requirements.txt", why + "\n")
         testbed = open_testbed(spec, env_dir, ws)
+        # a patch's code runs in this sandbox: nothing of the future nor of the answers in its reach either
+        testbed.hide = [str(p) for p in (cfg.repos_dir, cache, cfg.output, past_stores_dir()) if p] + \
+            local_indexes() + (dataset_paths(cfg.dataset_path) if cfg.dataset_path else [])
         run_started = time.monotonic()
         log = _run_tests(inst, spec, testbed, cfg, out_dir, patch_wheels)
         result.run_s = round(time.monotonic() - run_started, 2)

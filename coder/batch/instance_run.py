@@ -8,6 +8,7 @@ instance's status (state "crashed" when no prediction could be made, so a resume
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -22,12 +23,14 @@ from coder.base.resources import PromptTemplate, parse_template, placeholders, t
 from coder.batch.ahead import WorkspacesAhead
 from coder.batch.instances import Instance
 from coder.batch.outputs import InstanceStatus, atomic_write, patch_stats
+from coder.batch.reach import git_reach, instance_reach, reach_flags, scan_trajectory
 from coder.batch.runner import AgentRequest, AgentResult, export_session, run_agent
 from coder.batch.testbed import enter_testbed
 from coder.batch.trajectory import write_mini_trajectory
 from coder.batch.workspace import (
     Workspace,
     WorkspaceError,
+    borrowed_objects,
     changed_files,
     create_workspace,
     ensure_mirror,
@@ -72,6 +75,8 @@ class RunConfig:
     #: network presets for the agent's sandbox (coder/netproxy: python = PyPI), so it can install a missing test
     #: dependency; empty by default, so SWE-bench runs stay comparable (no network, as the harness's agents)
     network_presets: list[str] = field(default_factory=list)
+    #: paths kept from every agent's sandbox (coder/batch/reach.py): mirrors, dataset, run folder, caches
+    hide: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
@@ -183,9 +188,15 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, statu
     prompt_file.write_text(render_prompt(inst, cfg.prompt_template, cfg.include_hints), encoding="utf-8")
 
     ws = (ahead.take(ws_dir) if ahead is not None else None) or make_workspace(inst, cfg, ws_dir)
+    git_record = git_reach(ws.path, ws.base_commit)  # before the environment's setup commit and the agent
     agent_env = enter_testbed(cfg.testbeds.get(inst.instance_id), ws, prompt_file, inst_dir)
     if cfg.network_presets:
         agent_env = {**agent_env, "CODER_NETWORK_PRESETS": ",".join(cfg.network_presets)}
+    shown = [p for p in agent_env.get("CODER_SANDBOX_EXTRA_RO", "").split(os.pathsep) if p]
+    agent_env["CODER_SANDBOX_EXTRA_RO"] = os.pathsep.join(dict.fromkeys([*shown, *borrowed_objects(ws.path)]))
+    status.reach, hidden, exposed = instance_reach(ws.path, git_record, inst.repo, cfg.hide, agent_env,
+                                                   cfg.network_presets)
+    agent_env = {**agent_env, "CODER_SANDBOX_HIDE": os.pathsep.join(hidden)}
 
     result = run_agent(AgentRequest(workspace=ws.path, prompt_file=prompt_file, state_dir=inst_dir / "state",
                                     model=model, max_turns=cfg.max_turns, max_cost=cfg.max_cost,
@@ -204,6 +215,8 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, statu
         status.state = "interrupted"
 
     events = export_session(inst_dir / "state", result.session_id, inst_dir / "events.jsonl")
+    status.flags = [{"flag": flag, "turn": 0, "evidence": ""} for flag in reach_flags(status.reach)]
+    status.flags += scan_trajectory(events, hidden, exposed)
     write_mini_trajectory(inst_dir / f"{inst.instance_id}.traj.json", inst.instance_id, events,
                           exit_reason=result.exit_reason, patch=patch, cost_usd=result.cost_usd,
                           model=result.model or model, config={"max_turns": cfg.max_turns,

@@ -56,6 +56,10 @@ class InstanceStatus:
     error: str | None = None
     worker: str = ""
     finished_at: float = 0.0
+    #: what the agent could reach (coder/batch/reach.py: the workspace's git, hidden paths, network)
+    reach: dict[str, Any] = field(default_factory=dict)
+    #: where the run was not clean: {flag, turn, evidence} (turn 0: the workspace before the agent)
+    flags: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def tokens(self) -> int:
@@ -72,9 +76,10 @@ class InstanceStatus:
     def line(self) -> str:
         patch = f"+{self.patch_added}/-{self.patch_removed}" if self.patch_files else "empty"
         err = f" error={self.error[:160]!r}" if self.error else ""
+        flags = f" flags={len(self.flags)}" if self.flags else ""
         return (f"{self.instance_id}  exit={self.exit_reason} submitted={'yes' if self.submitted else 'no'} "
                 f"turns={self.turns} tokens={_k(self.tokens)} cost=${self.cost_usd:.4f} "
-                f"time={self.duration_s:.1f}s patch={patch}{err}")
+                f"time={self.duration_s:.1f}s patch={patch}{flags}{err}")
 
 
 def _k(n: int) -> str:

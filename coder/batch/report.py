@@ -17,6 +17,7 @@ from typing import Any
 from coder.base.errors import UsageError
 from coder.batch.outputs import InstanceStatus, RunDir, atomic_write
 from coder.batch.png import Canvas
+from coder.batch.reach import future_in_reach
 
 EVAL_OUTCOMES = ("resolved", "partially", "not", "error")
 AGENT_OUTCOMES = ("submitted", "no patch", "limit", "crashed")
@@ -87,12 +88,26 @@ def build(run_dir: Path, eval_path: Path | None = None) -> dict[str, Any]:
         "turns": _stats([float(r.status.turns) for r in rows]),
         "time_s": _stats([r.status.duration_s for r in rows]),
         "exit_reasons": dict(Counter(r.status.exit_reason for r in rows)),
+        "clean": _clean(rows),
         "per_instance": [{"instance_id": r.status.instance_id, "outcome": r.outcome,
                           "exit_reason": r.status.exit_reason, "turns": r.status.turns,
                           "tokens": r.status.tokens, "cost_usd": r.status.cost_usd,
-                          "time_s": round(r.status.duration_s, 2), "patch_files": len(r.status.patch_files)}
+                          "time_s": round(r.status.duration_s, 2), "patch_files": len(r.status.patch_files),
+                          "flags": sorted({f.get("flag", "") for f in r.status.flags})}
                          for r in rows],
     }
+
+
+def _clean(rows: list[Row]) -> dict[str, Any]:
+    """Issue 44: how many runs were clean (nothing past the base in reach, no command reaching for more), which
+    were not, and how many of those resolved; instances of runs older than the record count as unrecorded."""
+    recorded = [r for r in rows if r.status.reach]
+    flagged = [r for r in recorded if r.status.flags]
+    return {"recorded": len(recorded), "clean": len(recorded) - len(flagged),
+            "flagged": [r.status.instance_id for r in flagged],
+            "flagged_resolved": [r.status.instance_id for r in flagged if r.outcome == "resolved"],
+            "future_in_reach": [r.status.instance_id for r in recorded
+                                if future_in_reach((r.status.reach or {}).get("git") or {})]}
 
 
 def markdown(rep: dict[str, Any]) -> str:
@@ -104,6 +119,16 @@ def markdown(rep: dict[str, Any]) -> str:
     lines += [""]
     if rep["resolve_rate"] is not None:
         lines.append(f"- Resolve rate: {rep['resolve_rate'] * 100:.1f}%")
+    clean = rep["clean"]
+    if clean["recorded"]:
+        flagged = ", ".join(clean["flagged"][:10]) + (" ..." if len(clean["flagged"]) > 10 else "")
+        lines.append(f"- Clean runs: {clean['clean']}/{clean['recorded']} (nothing after the base in reach, no "
+                     f"command reaching past the instance)" + (f"; flagged: {flagged}, of which resolved "
+                                                               f"{len(clean['flagged_resolved'])}" if flagged else "")
+                     + (f"; FUTURE COMMITS IN REACH: {', '.join(clean['future_in_reach'])}"
+                        if clean["future_in_reach"] else ""))
+    else:
+        lines.append("- Clean runs: not recorded (a run from before the reach record)")
     per_res = rep["cost_per_resolved_usd"]
     per_res_text = f"${per_res:.4f}" if per_res is not None else "n/a"
     lines += [(f"- Cost: ${c['total']:.4f} total, ${c['mean']:.4f} mean, ${c['median']:.4f} median, "
@@ -114,11 +139,12 @@ def markdown(rep: dict[str, Any]) -> str:
               f"- Time: {tm['total']:.1f}s total, {tm['mean']:.1f}s mean per instance",
               "- Exit reasons: " + ", ".join(f"{k} {v}" for k, v in sorted(rep["exit_reasons"].items())),
               "", "![cost against outcome](report.png)", "",
-              "| instance | outcome | exit | turns | tokens | cost | time | files |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| instance | outcome | exit | turns | tokens | cost | time | files | flags |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in rep["per_instance"]:
         lines.append(f"| {r['instance_id']} | {r['outcome']} | {r['exit_reason']} | {r['turns']} | {r['tokens']:,} "
-                     f"| ${r['cost_usd']:.4f} | {r['time_s']:.1f}s | {r['patch_files']} |")
+                     f"| ${r['cost_usd']:.4f} | {r['time_s']:.1f}s | {r['patch_files']} | "
+                     f"{'; '.join(r['flags']) or '-'} |")
     return "\n".join(lines) + "\n"
 
 

@@ -49,6 +49,7 @@ class Testbed:
     workspace: Path
     read_only: list[str] = field(default_factory=list)
     build_layer: Path | None = None  # the wheels of the workspace commit's own build requirements (instdeps)
+    hide: list[str] = field(default_factory=list)  # what its sandbox must not show (coder/batch/reach.py)
 
     def shell_env(self) -> dict[str, str]:
         """What a shell in the sandbox needs for the environment to be active (VIRTUAL_ENV, PATH first). The
@@ -63,7 +64,7 @@ class Testbed:
         # tarpits: what the tests expect to time out, as on the internet (only a sandbox without network has them)
         return SandboxConfig(network=network, extra_ro=list(self.read_only) + ([] if writable_layer else layer),
                              extra_rw=layer if writable_layer else [], max_timeout=timeout, timeout=timeout,
-                             max_output_chars=10**9, private_cgroups=True,
+                             max_output_chars=10**9, private_cgroups=True, hide=list(self.hide),
                              tarpits=[] if network else list(self.spec.tarpits))
 
     def run(self, script: str, timeout: float, writable_layer: bool = False,

@@ -23,7 +23,7 @@ EXIT_STATUS = {"done": "Submitted", "max_turns": "LimitsExceeded", "max_cost": "
                "stuck": "Stuck"}
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -33,7 +33,7 @@ def _text_of(content: Any) -> str:
                 if block.get("type") == "text":
                     parts.append(str(block.get("text", "")))
                 elif block.get("type") == "tool_result":
-                    parts.append(_text_of(block.get("content", "")))
+                    parts.append(text_of(block.get("content", "")))
             elif isinstance(block, str):
                 parts.append(block)
         return "\n".join(p for p in parts if p)
@@ -52,7 +52,7 @@ def to_mini_messages(events: list[dict[str, Any]], system_prompt: str = "") -> l
             messages.insert(0, {"role": "system", "content": str(ev["system_prompt"])})
         elif kind == "user_message":
             msg = ev.get("message")
-            text = _text_of(msg.get("content")) if isinstance(msg, dict) else str(ev.get("text") or msg or "")
+            text = text_of(msg.get("content")) if isinstance(msg, dict) else str(ev.get("text") or msg or "")
             messages.append({"role": "user", "content": text})
         elif kind == "assistant_message":
             msg = ev.get("message") or {}
@@ -66,7 +66,7 @@ def to_mini_messages(events: list[dict[str, Any]], system_prompt: str = "") -> l
                     calls.append({"id": call_id, "type": "function",
                                   "function": {"name": block.get("name", ""),
                                                "arguments": json.dumps(block.get("input") or {})}})
-            entry: dict[str, Any] = {"role": "assistant", "content": _text_of(content)}
+            entry: dict[str, Any] = {"role": "assistant", "content": text_of(content)}
             if calls:
                 entry["tool_calls"] = calls
             messages.append(entry)
@@ -74,7 +74,7 @@ def to_mini_messages(events: list[dict[str, Any]], system_prompt: str = "") -> l
             call_id = str(ev.get("tool_use_id") or ev.get("id") or (pending.pop(0) if pending else ""))
             if call_id in pending:
                 pending.remove(call_id)
-            output = _text_of(ev.get("output"))
+            output = text_of(ev.get("output"))
             messages.append({"role": "tool", "tool_call_id": call_id, "content": output,
                              "extra": {"tool": ev.get("tool"), "is_error": bool(ev.get("is_error"))}})
     return messages

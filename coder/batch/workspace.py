@@ -1,23 +1,31 @@
 """Workspaces: one private checkout per instance at its base commit, and the patch taken from it.
 
-A workspace is a `git clone --shared` of a local mirror (`--repos-dir DIR/owner__name`, bare or not): the clone
-borrows the mirror's objects through `.git/objects/info/alternates`, so a hundred instances of one repository cost
-a hundred checkouts, not a hundred copies of its history. Without a mirror the repository is cloned once from
-GitHub into a cache mirror (when the network allows) and shared from there. The user's own tree is never
-touched: even `coder batch --repo .` clones it.
+A workspace is a fresh repository whose object store holds the base commit and its ancestry, and nothing else
+(issue 44): the objects are packed from a local mirror (`--repos-dir DIR/owner__name`, bare or not) with
+`git pack-objects --revs BASE`, written straight into the workspace's own pack, and the base is checked out
+detached. No ref, tag, reflog, stash, note, remote or alternate comes along, so no git command the agent runs
+(`git log --all`, `git fsck --lost-found`, `cat-file --batch-all-objects`, reading the pack files) finds a commit
+after the base, while `git log` and `git blame` of the past work as in the harness's images, which keep the
+history up to the base. Submodules the same, each at its gitlink commit. Without a mirror the repository is cloned
+once from GitHub into a cache mirror (when the network allows). The user's own tree is never touched: even
+`coder batch --repo .` packs from it into a fresh repository.
 """
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
+import hashlib
 import os
 import re
 import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from coder.base.errors import CoderError, UsageError
+from coder.base.paths import cache_dir
 from coder.host import git as hostgit
 
 
@@ -38,11 +46,12 @@ TEST_PATTERNS = ("test_*.py", "*_test.py", "tests.py", "conftest.py", "*/tests/*
 
 
 def git(cwd: Path, *args: str, check: bool = True, input: str | None = None, timeout: float = 600,
-        protocols: str = "") -> str:
+        protocols: str = "", env: dict[str, str] | None = None) -> str:
     """Run host git quietly and hardened (coder/host/git.py: the agent worked in these workspaces); raise
     WorkspaceError with git's own message on failure. `protocols` is for the clones ("file", "https")."""
     try:
-        proc = hostgit.run(cwd, args, env=GIT_ENV, input=input, timeout=timeout, protocols=protocols)
+        proc = hostgit.run(cwd, args, env={**GIT_ENV, **(env or {})}, input=input, timeout=timeout,
+                           protocols=protocols)
     except OSError as exc:
         raise WorkspaceError(f"git {' '.join(args[:3])} could not run in {cwd}: {exc}") from None
     if check and proc.returncode != 0:
@@ -91,19 +100,12 @@ class Workspace:
 
 
 def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
-    """A fresh shared clone at `base_commit` (detached). An old one at `dest` is removed first."""
+    """A fresh repository at `dest` holding `base_commit`'s past only, checked out there (detached), its GitHub
+    submodules the same. An old one at `dest` is removed first."""
     if dest.exists():
         remove_workspace(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    # Commits the agent might make must not need the user's identity; the diff is taken against base anyway.
-    git(dest.parent, "clone", "--shared", "--no-checkout", "-q", "-c", "user.name=coder-batch", "-c",
-        "user.email=coder-batch@localhost", str(mirror.resolve()), str(dest), protocols="file")
-    try:
-        git(dest, "checkout", "-q", "--detach", base_commit)
-    except WorkspaceError:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise WorkspaceError(f"base commit {base_commit[:12]} is not in the mirror {mirror} "
-                             "(fetch it there: `git -C MIRROR fetch origin`)") from None
+    commit = past_repository(mirror, base_commit, dest)
     missing = git(dest, "ls-files", "--deleted").splitlines()
     if missing:
         shutil.rmtree(dest, ignore_errors=True)
@@ -111,7 +113,130 @@ def create_workspace(mirror: Path, base_commit: str, dest: Path) -> Workspace:
                                f"{base_commit[:12]} (a partial snapshot): {', '.join(missing[:5])}"
                                f"{' ...' if len(missing) > 5 else ''}; fetch the full repository into it")
     unfilled = fill_submodules(dest, mirror)
-    return Workspace(dest, _detached_head(dest) or git(dest, "rev-parse", "HEAD").strip(), unfilled)
+    return Workspace(dest, commit, unfilled)
+
+
+def _source_env(source: Path) -> dict[str, str]:
+    """git's view of a bare mirror named exactly (a bare folder inside somebody's work tree would otherwise be
+    taken for that work tree's repository); a repository with a `.git` entry is found by coder/host/git.py."""
+    if (source / ".git").exists() or not (source / "HEAD").is_file():
+        return {}
+    where = str(source.resolve())
+    return {"GIT_DIR": where, "GIT_COMMON_DIR": where, "GIT_WORK_TREE": where}
+
+
+def resolve_commit(source: Path, rev: str) -> str:
+    """The full id of the commit `rev` names in `source` (a mirror or the user's repository), or WorkspaceError."""
+    out = git(source, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}", check=False,
+              env=_source_env(source)).strip()
+    if not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", out):
+        raise WorkspaceError(f"base commit {rev[:40]} is not in the mirror {source} "
+                             "(fetch it there: `git -C MIRROR fetch origin`)")
+    return out
+
+
+#: the identity of commits the agent might make (the patch is taken against the base anyway); never the user's
+WORKSPACE_CONFIG = (("user.name", "coder-batch"), ("user.email", "coder-batch@localhost"))
+
+
+#: first-parent commits between two checkpoints (see past_repository): a workspace packs at most about this much
+#: of its own history, and borrows the rest from the checkpoint's store
+CHECKPOINT_EVERY = 1000
+
+
+def past_stores_dir() -> Path:
+    """Where the checkpoints' object stores are kept (hidden from every sandbox but for the one a workspace uses)."""
+    return cache_dir() / "past-stores"
+
+
+def _checkpoint(source: Path, commit: str) -> str | None:
+    """The ancestor of `commit` on its first-parent chain whose depth from the root is the last multiple of
+    CHECKPOINT_EVERY (the same for every commit of that stretch of history), or None in the first stretch."""
+    env = _source_env(source)
+    depth = int(git(source, "rev-list", "--first-parent", "--count", commit, env=env).strip() or 0)
+    if depth < CHECKPOINT_EVERY:
+        return None
+    return git(source, "rev-list", "--first-parent", f"--skip={depth % CHECKPOINT_EVERY}", "-n1", commit,
+               env=env).strip() or None
+
+
+def _locked(lock: Path) -> IO[str]:
+    """An open lock file, held (fcntl) until the caller's `with` closes it: one maker per store and rung."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(lock, "a+")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
+def _rung(source: Path, root: Path, checkpoint: str) -> list[Path]:
+    """The pack of `checkpoint`'s history since the checkpoint before it (one rung of a ladder: `pack-objects
+    --revs C ^PREVIOUS`), made once, then the rungs below it: together, `checkpoint` and all its ancestry."""
+    previous = _checkpoint(source, f"{checkpoint}~1") if CHECKPOINT_EVERY > 1 else None
+    rung = root / "rungs" / checkpoint
+    with _locked(root / "rungs" / f".{checkpoint}.lock"):
+        if not (rung / "ready").is_file():
+            shutil.rmtree(rung, ignore_errors=True)
+            rung.mkdir(parents=True)
+            git(source, "pack-objects", "--revs", "--missing=allow-any", "-q", str(rung / "pack"),
+                input=f"{checkpoint}\n" + (f"^{previous}\n" if previous else ""), env=_source_env(source))
+            (rung / "ready").write_text(checkpoint + "\n", encoding="ascii")
+    own = sorted(rung.glob("pack-*"))
+    return own + (_rung(source, root, previous) if previous else [])
+
+
+def past_store(source: Path, checkpoint: str) -> Path:
+    """The object store of `checkpoint` and its ancestry, shared (read-only) by every workspace whose base
+    descends from it: all it holds is in the past of each of them. It is a folder of hard links to the rungs of
+    the ladder up to `checkpoint` (_rung), so the stores of all checkpoints hold one copy of the history."""
+    root = past_stores_dir() / f"{source.name.removesuffix('.git')}-" \
+        f"{hashlib.sha256(str(source.resolve()).encode()).hexdigest()[:12]}"
+    store = root / "stores" / checkpoint
+    if (store / "ready").is_file():
+        return store / "objects"
+    with _locked(root / "stores" / f".{checkpoint}.lock"):
+        if not (store / "ready").is_file():
+            shutil.rmtree(store, ignore_errors=True)
+            (store / "objects" / "pack").mkdir(parents=True)
+            for pack in _rung(source, root, checkpoint):
+                try:
+                    os.link(pack, store / "objects" / "pack" / pack.name)
+                except OSError:  # another file system
+                    shutil.copy2(pack, store / "objects" / "pack" / pack.name)
+            (store / "ready").write_text(checkpoint + "\n", encoding="ascii")
+    return store / "objects"
+
+
+def past_repository(source: Path, rev: str, dest: Path) -> str:
+    """Make `dest` a new repository whose objects are `rev`'s commit and its ancestry, and nothing else, and check
+    that commit out detached. Returns its full id.
+
+    The history older than the commit's checkpoint (_checkpoint) comes from the checkpoint's shared store, named
+    in `objects/info/alternates`: every object there is an ancestor's, so the store is as much the past as the
+    workspace's own pack, and a hundred workspaces of one repository share a few stores instead of holding a
+    hundred copies of its history. The rest is packed from `source` (`pack-objects --revs COMMIT ^CHECKPOINT`,
+    deltas reused, the pack and its index written in place: no transport, no FETCH_HEAD, no ref).
+
+    A partial mirror (the fetched snapshots lack blobs of 4 MiB and more) packs what it has
+    (`--missing=allow-any`); a missing blob of the checked-out tree is then a deleted file, which create_workspace
+    refuses by name."""
+    commit = resolve_commit(source, rev)
+    try:
+        checkpoint = _checkpoint(source, commit)
+        git(dest.parent, "init", "-q", str(dest))
+        for key, value in WORKSPACE_CONFIG:
+            git(dest, "config", key, value)
+        if checkpoint is not None:
+            (dest / ".git" / "objects" / "info" / "alternates").write_text(f"{past_store(source, checkpoint)}\n",
+                                                                          encoding="utf-8")
+        if checkpoint != commit:
+            git(source, "pack-objects", "--revs", "--missing=allow-any", "-q",
+                str(dest / ".git" / "objects" / "pack" / "pack"),
+                input=f"{commit}\n" + (f"^{checkpoint}\n" if checkpoint else ""), env=_source_env(source))
+        git(dest, "checkout", "-q", "--detach", commit)
+    except WorkspaceError:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    return commit
 
 
 #: GitHub's own spelling of `owner/name` (no `..`, no other separators): the name picks a folder beside the
@@ -139,9 +264,9 @@ def fill_submodules(ws: Path, mirror: Path) -> tuple[str, ...]:
     1.x: `astropy_helpers`, through ah_bootstrap's `git submodule update --init`) gets it from GitHub there. Here
     the same commit comes from a local mirror of the submodule's repository found as the main one is
     (`DIR/owner__name` beside `DIR/astropy__astropy`), so the build finds it initialised and never reaches for the
-    network. A submodule without a mirror is left empty and named in the result, for the build's error. The
-    submodule is cloned over `file://` (a pack, never hard links into the shared mirror, which the sandbox must
-    not reach)."""
+    network. A submodule without a mirror is left empty and named in the result, for the build's error. Like the
+    workspace, the submodule's repository holds its commit's past only (`past_repository`), and its URL stays the
+    one .gitmodules names: the mirror's path is nowhere in the workspace."""
     if not (ws / ".gitmodules").is_file():  # most repositories: no git process spent
         return ()
     try:
@@ -165,18 +290,12 @@ def fill_submodules(ws: Path, mirror: Path) -> tuple[str, ...]:
         if source is None:
             unfilled.append(repo)
             continue
-        git(ws, "config", f"submodule.{name}.url", source.resolve().as_uri())
-        git(ws, "submodule", "update", "--init", "--", path, protocols="file")
+        commit = git(ws, "ls-tree", "HEAD", "--", path).split()[2]
+        shutil.rmtree(ws / path, ignore_errors=True)
+        past_repository(source, commit, ws / path)
+        git(ws, "submodule", "init", "--", path)  # the URL of .gitmodules (GitHub's), never the mirror's path
+        git(ws, "submodule", "absorbgitdirs", "--", path)  # its git dir under .git/modules, as `update` makes it
     return tuple(unfilled)
-
-
-def _detached_head(dest: Path) -> str | None:
-    """The commit our checkout just wrote into `.git/HEAD` (nobody else has touched the clone yet), or None."""
-    try:
-        head = (dest / ".git" / "HEAD").read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return head if re.fullmatch(r"[0-9a-f]{40}", head) else None
 
 
 #: how far back `settle_index` dates a fresh checkout's files
@@ -203,14 +322,18 @@ def settle_index(ws: Path) -> None:
 
 
 def borrowed_objects(workspace: Path) -> list[str]:
-    """The object folders a shared clone borrows (`.git/objects/info/alternates`: the mirror's): without them
-    read-only in the sandbox, git there fails ("bad object HEAD"), and so does setuptools_scm's version."""
-    objects = workspace / ".git" / "objects"
-    try:
-        lines = (objects / "info" / "alternates").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    return [str((objects / line.strip()).resolve()) for line in lines if line.strip() and not line.startswith("#")]
+    """The checkpoint stores a workspace borrows (`.git/objects/info/alternates`, past_repository), its own and
+    its submodules': without them read-only in the sandbox, git there fails ("bad object HEAD"), and so does
+    setuptools_scm's version. Each holds its base's past only."""
+    found: list[str] = []
+    for objects in [workspace / ".git" / "objects", *(workspace / ".git" / "modules").glob("*/objects")]:
+        try:
+            lines = (objects / "info" / "alternates").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        found += [str((objects / line.strip()).resolve()) for line in lines
+                  if line.strip() and not line.startswith("#")]
+    return found
 
 
 def remove_workspace(path: Path) -> None:
@@ -247,10 +370,12 @@ def changed_files(patch: str) -> list[str]:
     return files
 
 
-def head_commit(repo: Path) -> str:
+def head_commit(repo: Path, rev: str = "HEAD") -> str:
+    """The commit `rev` names in the user's repository (`coder batch --hide-future REF`; HEAD by default)."""
     if not repo.is_dir():
         raise UsageError(f"--repo {repo}: not a directory")
     try:
-        return git(repo, "rev-parse", "HEAD").strip()
+        return resolve_commit(repo, rev)
     except WorkspaceError:
-        raise UsageError(f"--repo {repo}: not a git repository with at least one commit") from None
+        what = "not a git repository with at least one commit" if rev == "HEAD" else f"no commit named {rev!r}"
+        raise UsageError(f"--repo {repo}: {what}") from None

@@ -82,13 +82,16 @@ def test_issue_lists(tmp_path):
     assert [i.problem_statement for i in load_issue_list(md, "x", "demo")] == ["First issue", "Second issue"]
 
 
-def test_workspace_is_a_shared_clone_at_base(swe, tmp_path):
+def test_workspace_holds_the_base_and_its_past_only(swe, tmp_path):
     mirror = find_mirror(swe.repos_dir, "acme/calc")
     assert mirror == swe.mirror
     ws = create_workspace(mirror, swe.base_commit, tmp_path / "ws" / "one")
     assert ws.base_commit == swe.base_commit
-    assert (ws.path / ".git" / "objects" / "info" / "alternates").is_file()  # objects borrowed, not copied
+    assert not (ws.path / ".git" / "objects" / "info" / "alternates").exists()  # its own objects, no borrowing
     assert not (ws.path / "README.md").exists()  # the later commit on main is not there
+    later = git(swe.mirror, "rev-parse", "main").strip()
+    assert subprocess.run(["git", "cat-file", "-e", later], cwd=ws.path).returncode != 0  # nor its objects
+    assert git(ws.path, "for-each-ref") == "" and git(ws.path, "rev-parse", "HEAD").strip() == swe.base_commit
     # a bare mirror works too
     bare = tmp_path / "bare" / "acme__calc.git"
     subprocess.run(["git", "clone", "-q", "--mirror", str(swe.mirror), str(bare)], check=True)

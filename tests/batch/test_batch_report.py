@@ -90,3 +90,26 @@ def test_png_writer_roundtrip():
     assert rows[3][3 * 3: 3 * 3 + 3] == bytes((255, 0, 0))
     assert rows[0][:3] == bytes((255, 255, 255))
     assert rows[5][3 * 11: 3 * 11 + 3] == bytes((0, 0, 255))  # top stroke of the "A"
+
+
+def test_report_says_which_runs_were_clean_beside_the_resolved_rate(tmp_path):
+    """Issue 44: a run whose workspace held a commit after the base, or whose agent reached past the instance, is
+    named beside the resolve rate, with how many of those resolved; a run without the record says so."""
+    run = RunDir(tmp_path / "run")
+    clean = {"git": {"after_base": 0, "submodules": {}}}
+    for iid, reach, flags in (("a", clean, []), ("b", clean, [{"flag": "git: reflog", "turn": 2, "evidence": ""}]),
+                              ("c", {"git": {"after_base": 0, "submodules": {"h": {"after_base": 4}}}},
+                               [{"flag": "future commits in reach: 4", "turn": 0, "evidence": ""}])):
+        status = _status(iid, 0.1)
+        status.reach, status.flags = reach, flags
+        run.record(status, "diff --git a/calc.py b/calc.py\n")
+    (run.root / "eval").mkdir()
+    (run.root / "eval" / "report.json").write_text(json.dumps({"instances": {
+        "a": {"status": "resolved"}, "b": {"status": "resolved"}, "c": {"status": "not"}}}))
+    rep = build(run.root)
+    assert rep["clean"] == {"recorded": 3, "clean": 1, "flagged": ["b", "c"], "flagged_resolved": ["b"],
+                            "future_in_reach": ["c"]}
+    text = (write_report(run.root)["md"]).read_text()
+    assert "- Resolve rate: 66.7%\n- Clean runs: 1/3" in text and "FUTURE COMMITS IN REACH: c" in text
+    assert "| b | resolved |" in text and "| git: reflog |" in text
+    assert "Clean runs: not recorded" in (write_report(_run(tmp_path / "old").root)["md"]).read_text()
