@@ -2,6 +2,7 @@
 
     python benchmarks/swebench_workspaces.py --mirror DIR/pallets__flask            # 100 workspaces each way
     python benchmarks/swebench_workspaces.py --mirror DIR/pallets__flask --quick    # 20
+    python benchmarks/swebench_workspaces.py --mirror DIR/pallets__flask --mirror DIR/sympy__sympy --n 100 --n 20
 
 Before: `git clone --shared --no-checkout` of the mirror and a detached checkout (the workspace borrows the whole
 mirror through alternates: every later commit, tag and branch in reach). After: coder/batch/workspace.py
@@ -78,47 +79,57 @@ def measure(name: str, make, mirror: Path, commits: list[str], root: Path) -> di
             "future_median": statistics.median(future), "clean": sum(f == 0 for f in future)}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mirror", type=Path, required=True, help="a mirror (bare or not) of one repository")
-    ap.add_argument("--n", type=int, default=100)
-    ap.add_argument("--quick", action="store_true", help="20 workspaces each way")
-    ap.add_argument("--no-section", action="store_true")
-    ap.add_argument("--label", help="the repository's name in the section (default: the mirror folder's)")
-    args = ap.parse_args()
-    n = 20 if args.quick else args.n
-    commits = bases(args.mirror, n)
+def block(mirror: Path, label: str, n: int, option: str) -> str:
+    """The measurements of one mirror, as a subsection."""
+    commits = bases(mirror, n)
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ws-bench-") as tmp:
-        rows = [measure("before: shared clone of the mirror", shared_clone, args.mirror, commits, Path(tmp)),
+        rows = [measure("before: shared clone of the mirror", shared_clone, mirror, commits, Path(tmp)),
                 measure("after: the base's past, checkpoint stores", lambda m, b, d: create_workspace(m, b, d),
-                        args.mirror, commits, Path(tmp)),
-                measure("after, no checkpoints: each its whole past", without_checkpoints, args.mirror, commits,
+                        mirror, commits, Path(tmp)),
+                measure("after, no checkpoints: each its whole past", without_checkpoints, mirror, commits,
                         Path(tmp))]
         shutil.rmtree(tmp, ignore_errors=True)
-    mirror_mb = disk_mb(args.mirror)
-    label = args.label or args.mirror.name
-    lines = ["## Workspaces of one repository, before and after issue 44", "",
-             f"`python benchmarks/swebench_workspaces.py --mirror DIR/{label}"
-             f"{' --quick' if args.quick else ''}`, {time.strftime('%Y-%m-%d %H:%M')}, {platform.node() or 'vm'} "
-             f"({os.cpu_count()} cores, Python {platform.python_version()}), load average at the start "
-             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (the machine is shared: times are slow ones). "
-             f"Mirror {label}: {mirror_mb:.0f} MB; {n} bases spread over its first-parent history "
-             f"({commits[0][:10]} .. {commits[-1][:10]}).", "",
+    lines = [f"### {label}: {n} workspaces", "",
+             f"`python benchmarks/swebench_workspaces.py --mirror DIR/{label}{option}`, finished "
+             f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.node() or 'vm'} ({os.cpu_count()} cores, Python "
+             f"{platform.python_version()}), load average at the start {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
+             f"(the machine is shared: times are slow ones). Mirror: {disk_mb(mirror):.0f} MB; {n} bases spread "
+             f"over its first-parent history ({commits[0][:10]} .. {commits[-1][:10]}).", "",
              "| workspace | n | median s | max s | total s | disk of all, MB | clean (no commit after the base) | "
              "commits after the base (median / max) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['name']} | {r['n']} | {r['median_s']:.3f} | {r['max_s']:.3f} | {r['total_s']:.1f} | "
                      f"{r['disk_mb']:.0f} | {r['clean']}/{r['n']} | {r['future_median']:g} / {r['future_max']} |")
-    lines += ["", "Disk is what the workspaces hold together, the checkpoints' stores included (a shared clone's "
-              f"objects stay in the mirror; a checkpoint every {workspace.CHECKPOINT_EVERY} first-parent commits). "
-              "A batch keeps only the running and the "
-              "next workspaces at once (coder/batch/ahead.py removes finished ones), so the disk in use at a time "
-              "is that of workers + 2 workspaces, unless `--keep-workspaces`.", ""]
-    text = "\n".join(lines)
-    print(text)
+    return "\n".join(lines) + "\n"
+
+
+HEAD = ("## Workspaces of one repository, before and after issue 44\n\n"
+        "Disk is what the workspaces hold together, the checkpoints' stores included (a shared clone's objects stay "
+        "in the mirror; a checkpoint every {every} first-parent commits). A batch keeps only the running and the next "
+        "workspaces at once (coder/batch/ahead.py removes finished ones), so the disk in use at a time is that of "
+        "workers + 2 workspaces, unless `--keep-workspaces`. A workspace's time includes building the checkpoint "
+        "stores it is the first to need.\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mirror", type=Path, action="append", required=True,
+                    help="a mirror (bare or not) of one repository; repeat for more")
+    ap.add_argument("--label", action="append", default=[],
+                    help="each mirror's name in the section, in order (default: the mirror folder's)")
+    ap.add_argument("--n", type=int, action="append", default=[], help="workspaces per mirror, in order (100)")
+    ap.add_argument("--quick", action="store_true", help="20 workspaces each way")
+    ap.add_argument("--no-section", action="store_true")
+    args = ap.parse_args()
+    parts = [HEAD.format(every=workspace.CHECKPOINT_EVERY)]
+    for i, mirror in enumerate(args.mirror):
+        n = 20 if args.quick else (args.n[i] if i < len(args.n) else 100)
+        option = " --quick" if args.quick else ("" if n == 100 else f" --n {n}")
+        parts.append(block(mirror, args.label[i] if i < len(args.label) else mirror.name, n, option))
+        print(parts[-1], flush=True)
     if not args.no_section:
-        SECTION.write_text(text, encoding="utf-8")
+        SECTION.write_text("\n".join(parts), encoding="utf-8")
     return 0
 
 
