@@ -12,10 +12,11 @@ Choices are `Literal`s listed narrowest first (a `Repo.LOWER` choice may only mo
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from coder.base.schema import not_read
 from coder.base.settings import Repo, SettingError, not_blank, section, setting
 from coder.config.modes import MODES, Mode  # noqa: F401 - MODES: here with every other declaration
 from coder.edit.fileio import MAX_EDIT_BYTES
@@ -472,21 +473,21 @@ class Config:
 
     # -- how this configuration came about (set by load_config; not settings) --------------------------------
     #: dotted key (`sandbox.network`) -> the layer that set it last
-    provenance: dict[str, Origin] = field(default_factory=dict, repr=False, compare=False)
+    provenance: dict[str, Origin] = not_read(factory=dict, repr=False, compare=False)
     #: one line per repository key that was not honoured, and why
-    ignored: list[str] = field(default_factory=list, repr=False, compare=False)
+    ignored: list[str] = not_read(factory=list, repr=False, compare=False)
     #: the files read, lowest layer first
-    sources: list[Path] = field(default_factory=list, repr=False, compare=False)
+    sources: list[Path] = not_read(factory=list, repr=False, compare=False)
     #: whether the workspace's own configuration (and what it defines) was trusted for this load
-    trusted: bool = field(default=False, repr=False, compare=False)
+    trusted: bool = not_read(False, repr=False, compare=False)
     #: the repository's defining files as the trust check read them (what runs is what was fingerprinted)
-    repo_files: dict[str, bytes] | None = field(default=None, repr=False, compare=False)
+    repo_files: dict[str, bytes] | None = not_read(None, repr=False, compare=False)
     #: MCP servers of the repository the user approved, name -> entry key (coder/trust/decisions.py)
-    mcp_approved: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    mcp_approved: dict[str, str] = not_read(factory=dict, repr=False, compare=False)
     #: the enabled Claude Code plugins' folders by component ("skills", "agents"): coder/ext/claude_settings.py
-    plugin_dirs: dict[str, list[Path]] = field(default_factory=dict, repr=False, compare=False)
+    plugin_dirs: dict[str, list[Path]] = not_read(factory=dict, repr=False, compare=False)
     #: the repository's layer as written (before checks and filter): what its MCP servers were approved against
-    repository_layer: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    repository_layer: dict[str, Any] = not_read(factory=dict, repr=False, compare=False)
 
     def origin(self, key: str, near: bool = False) -> Origin:
         """Where the value of dotted `key` came from: its own layer, for a table the layer of a value in it, or the

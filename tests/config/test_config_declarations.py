@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from coder.base.schema import bounded, convert
 from coder.base.settings import Repo, setting
-from coder.config.check import Layer, bounded, build, check_all, convert, fields_of, hints
+from coder.config.check import Layer, build, check_all, fields_of, hints
 from coder.config.layers import env_fields
 from coder.config.repository import entry_class
 from coder.config.sections import Config
@@ -50,7 +51,7 @@ def test_every_default_passes_its_own_checks() -> None:
         default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default  # type: ignore
         if default is dataclasses.MISSING or default is None:
             continue
-        bounded(convert(default, hint, layer, keys), dict(f.metadata), layer, keys, default)
+        bounded(convert(default, hint, layer, keys), dict(f.metadata), keys, layer, default)
     built = build(Config, {})
     assert built == Config()
     check_all(built, lambda keys: "built-in")
