@@ -25,14 +25,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from coder.base.errors import CoderError, ConfigError
 from coder.base.paths import config_dir
+from coder.ext.manifests import ClaudeCommandFile, CommandFile, read_markdown
 from coder.fs.beneath import read_beneath
 from coder.policy.claude_rules import translate_rule
-
-_FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?", re.DOTALL)
 
 
 @dataclass
@@ -60,7 +58,8 @@ class CustomCommand:
 def load_custom(path: Path, workspace: Path | None = None, lenient: bool = False) -> CustomCommand:
     """One `.md` command file; ConfigError names the file and the problem. With `workspace`, the file is the
     repository's and is read beneath it: not through a symlink that leaves, and only a regular file. `lenient`:
-    Claude Code's format, whose front matter may be plain `key: value` lines that YAML refuses."""
+    Claude Code's format (ClaudeCommandFile: keys coder does not read are left out, and front matter lines that
+    YAML refuses are taken as plain `key: value` lines); else coder's own (CommandFile)."""
     try:
         if workspace is not None:
             data = read_beneath(workspace, path.relative_to(workspace).as_posix())
@@ -71,30 +70,13 @@ def load_custom(path: Path, workspace: Path | None = None, lenient: bool = False
             text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"custom command {path}: cannot be read ({exc}).") from exc
-    meta: dict[str, Any] = {}
-    match = _FRONT.match(text)
-    if match:
-        # start-up time: PyYAML loads only when this runs
-        import yaml
-
-        try:
-            loaded = yaml.safe_load(match.group(1)) or {}
-        except yaml.YAMLError as exc:
-            loaded = _plain_front_matter(match.group(1)) if lenient else None
-            if loaded is None:
-                raise ConfigError(f"custom command {path}: the front matter is not valid YAML ({exc}).") from exc
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"custom command {path}: the front matter must be a mapping.")
-        meta, text = loaded, text[match.end():]
-    body = text.strip()
+    meta, body = read_markdown(ClaudeCommandFile if lenient else CommandFile, path, text=text, lenient=lenient)
+    body = body.strip()
     if not body:
         raise ConfigError(f"custom command {path}: the body (the prompt to send) is empty.")
-    tools = meta.get("allowed-tools", meta.get("allowed_tools", [])) or []
-    if isinstance(tools, str):  # "a, bash(x, y), b": split on commas outside parentheses
-        tools = [t.strip() for t in re.split(r",(?![^()]*\))", tools) if t.strip()]
-    summary = str(meta.get("description") or body.splitlines()[0][:60])
-    usage = str(meta.get("argument-hint", "")) or ("[arguments]" if "$ARGUMENTS" in body else "")
-    return CustomCommand(path.stem.lower(), summary, usage, body, [str(t) for t in tools], str(path))
+    summary = meta.description or body.splitlines()[0][:60]
+    usage = meta.hint() or ("[arguments]" if "$ARGUMENTS" in body else "")
+    return CustomCommand(path.stem.lower(), summary, usage, body, meta.tools(), str(path))
 
 
 @dataclass(frozen=True)
@@ -108,20 +90,6 @@ class CommandFolder:
     claude: bool = False
     #: a plugin's: its commands are `/plugin:name`
     plugin: str = ""
-
-
-def _plain_front_matter(text: str) -> dict[str, Any] | None:
-    """`key: value` lines taken as they are, as Claude Code reads a command's front matter (its docs write
-    `argument-hint: [message]`, which YAML reads as the start of a list); None when a line is not of that form."""
-    out: dict[str, Any] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if not line.strip():
-            continue
-        if not sep or not re.fullmatch(r"[A-Za-z][\w-]*", key.strip()):
-            return None
-        out[key.strip()] = value.strip()
-    return out
 
 
 def custom_dirs(workspace: Path, trusted: bool = False,

@@ -26,7 +26,7 @@ from typing import Literal
 from coder.base.errors import ConfigError
 from coder.base.paths import config_dir
 from coder.base.resources import data_dir
-from coder.ext.frontmatter import read_front_matter
+from coder.ext.manifests import AgentFile, ClaudeAgentFile, names, read_markdown
 from coder.tools.registry import BUILTIN_IMPLEMENTATIONS, load_contracts, tools_for_claude_name
 from coder.trust.decisions import inspect
 
@@ -66,47 +66,29 @@ CLAUDE_MODEL_ALIASES = frozenset({"inherit", "sonnet", "opus", "haiku"})
 
 def load_claude_agent(path: Path, raw: bytes | None = None) -> AgentDefinition:
     """A Claude Code subagent file (name, description, tools, model; the body is its prompt)."""
-    meta, body = read_front_matter(path, raw)
-    named = meta.get("tools")
-    if isinstance(named, str):
-        named = [t.strip() for t in named.split(",") if t.strip()]
-    if named is not None and (not isinstance(named, list) or not all(isinstance(t, str) for t in named)):
-        raise ConfigError(f"{path}: `tools` must be a comma-separated list of Claude Code tool names.")
+    meta, body = read_markdown(ClaudeAgentFile, path, raw)
+    named = names(meta.tools)
     contracts = load_contracts()
     runnable = [n for n in BUILTIN_IMPLEMENTATIONS if not contracts[n].spawns_agents]
     tools = runnable if named is None else \
         list(dict.fromkeys(t for n in named for t in tools_for_claude_name(n, contracts) if t in runnable))
     read_only = named is not None and set(named) <= CLAUDE_READ_ONLY
-    model = meta.get("model")
     if not body.strip():
         raise ConfigError(f"{path}: the agent needs a prompt (the Markdown body).")
-    return AgentDefinition(str(meta.get("name") or path.stem), str(meta.get("description", "")), body.strip(),
-                           tools, None if model in CLAUDE_MODEL_ALIASES or model is None else str(model),
+    return AgentDefinition(meta.name or path.stem, meta.description, body.strip(), tools,
+                           None if meta.model in CLAUDE_MODEL_ALIASES else meta.model,
                            permission_mode="plan" if read_only else "auto")
 
 
 def load_agent(path: Path, raw: bytes | None = None) -> AgentDefinition:
-    meta, body = read_front_matter(path, raw)
-    name = str(meta.get("name") or path.stem)
-    tools = meta["tools"] if "tools" in meta else default_tools()
-    if isinstance(tools, str):
-        tools = [t.strip() for t in tools.split(",") if t.strip()]
-    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
-        raise ConfigError(f"{path}: `tools` must be a list of tool names.")
-    unknown = sorted(set(tools) - set(BUILTIN_IMPLEMENTATIONS))
-    if unknown:
-        raise ConfigError(f"{path}: unknown tool(s) {', '.join(unknown)}; built-in tools: "
-                          f"{', '.join(sorted(BUILTIN_IMPLEMENTATIONS))}.")
-    mode = str(meta.get("permission_mode", "plan"))
-    if mode not in ("plan", "ask", "auto-edit", "auto"):
-        raise ConfigError(f"{path}: permission_mode {mode!r} is not plan, ask, auto-edit or auto.")
+    """One of coder's agent files (AgentFile: coder/ext/manifests.py)."""
+    meta, body = read_markdown(AgentFile, path, raw)
+    tools = names(meta.tools)
+    tools = default_tools() if tools is None else tools
     if not body.strip():
         raise ConfigError(f"{path}: the agent needs a prompt (the Markdown body).")
-    try:
-        return AgentDefinition(name, str(meta.get("description", "")), body.strip(), tools, meta.get("model"),
-                               int(meta.get("max_turns", 25)), float(meta.get("max_cost", 1.0)), mode)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{path}: {exc}.") from exc
+    return AgentDefinition(meta.name or path.stem, meta.description, body.strip(), tools, meta.model,
+                           meta.max_turns, meta.max_cost, meta.permission_mode)
 
 
 def load_agents(workspace: Path, *, trusted: bool = False, repo_files: dict[str, bytes] | None = None,

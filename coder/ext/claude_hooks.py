@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coder.base.errors import ConfigError
 from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.ext.hooks import BLOCK_EXIT, HookOutcome, host_env, host_or_sandbox, run_hook_command
+from coder.ext.manifests import ClaudeHooks
 from coder.sandbox.profile import SandboxConfig
 from coder.tools.base import ClaudeCall, Tool, ToolResult
 from coder.trust.commands import shell_use
@@ -80,43 +80,26 @@ class ClaudeHook:
         return any(pattern.fullmatch(s) for s in subjects)
 
 
-def parse_claude_hooks(section: Any, source: str, *, repository: bool = False, plugin_root: str = "",
+def parse_claude_hooks(hooks: ClaudeHooks, source: str, *, repository: bool = False, plugin_root: str = "",
                        notes: list[str] | None = None) -> list[ClaudeHook]:
-    """The command hooks of one settings file's `hooks` object. A malformed structure is a ConfigError naming the
-    file; an event coder has no moment for, or a hook type other than `command`, is noted and skipped."""
+    """The command hooks of one settings file's `hooks` object, already checked (ClaudeHooks: coder/ext/
+    manifests.py). An event coder has no moment for, or a hook type other than `command`, is noted and skipped."""
     notes = notes if notes is not None else []
-    if section is None:
-        return []
-    if not isinstance(section, dict):
-        raise ConfigError(f"{source}: `hooks` must be an object of events, not {type(section).__name__}.")
-    hooks: list[ClaudeHook] = []
-    for event, groups in section.items():
+    out: list[ClaudeHook] = []
+    for event, groups in hooks.items():
         where = f"{source}: hooks.{event}"
-        if not isinstance(groups, list):
-            raise ConfigError(f"{where} must be an array of {{matcher, hooks}} objects.")
         if event not in EVENTS:
             notes.append(f"{where}: coder has no {event} moment; ignored (it runs {', '.join(EVENTS)})")
             continue
         for i, group in enumerate(groups):
-            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
-                raise ConfigError(f"{where}[{i}] needs a `hooks` array.")
-            matcher = group.get("matcher", "")
-            if not isinstance(matcher, str):
-                raise ConfigError(f"{where}[{i}].matcher must be a string.")
-            for j, entry in enumerate(group["hooks"]):
-                if not isinstance(entry, dict):
-                    raise ConfigError(f"{where}[{i}].hooks[{j}] must be an object.")
-                if entry.get("type", "command") != "command":
-                    notes.append(f"{where}[{i}].hooks[{j}]: type {entry.get('type')!r} is not supported by coder "
+            for j, entry in enumerate(group.hooks):
+                if entry.type != "command":
+                    notes.append(f"{where}[{i}].hooks[{j}]: type {entry.type!r} is not supported by coder "
                                  "(only command hooks); ignored")
                     continue
-                command, timeout = entry.get("command"), entry.get("timeout", DEFAULT_TIMEOUT)
-                if not isinstance(command, str) or not command.strip():
-                    raise ConfigError(f"{where}[{i}].hooks[{j}] needs a non-empty `command` string.")
-                if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-                    raise ConfigError(f"{where}[{i}].hooks[{j}].timeout must be a positive number of seconds.")
-                hooks.append(ClaudeHook(event, matcher, command, float(timeout), source, repository, plugin_root))
-    return hooks
+                out.append(ClaudeHook(event, group.matcher, entry.command, entry.timeout, source, repository,
+                                      plugin_root))
+    return out
 
 
 class ClaudeHookRunner:

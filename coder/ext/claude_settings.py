@@ -12,14 +12,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.config.sections import McpServer
 from coder.ext.claude_hooks import ClaudeHook, parse_claude_hooks
+from coder.ext.manifests import ClaudeSettingsFile, read_json
 from coder.ext.plugins import Plugin, enabled_plugins
 from coder.policy.claude_rules import translate
 from coder.trust.claude import SETTINGS as REPO_SETTINGS
@@ -56,14 +55,12 @@ class ClaudeSettings:
         return {"allow": self.allow, "ask": self.ask, "deny": self.deny}
 
 
-def _parse(data: bytes, source: str) -> dict[str, Any]:
-    try:
-        table = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{source}: not valid JSON ({exc}).") from exc
-    if not isinstance(table, dict):
-        raise ConfigError(f"{source}: a settings file must be a JSON object.")
-    return table
+def _parse(data: bytes, source: str) -> ClaudeSettingsFile:
+    return read_json(ClaudeSettingsFile, source, data)
+
+
+def _rules(settings: ClaudeSettingsFile) -> dict[str, list[str]]:
+    return {"allow": settings.permissions.allow, "ask": settings.permissions.ask, "deny": settings.permissions.deny}
 
 
 def load_claude_settings(workspace: Path, trusted: bool, repo_files: dict[str, bytes]) -> ClaudeSettings:
@@ -75,25 +72,25 @@ def load_claude_settings(workspace: Path, trusted: bool, repo_files: dict[str, b
     if user.is_file():
         source = str(user).replace(str(Path.home()), "~", 1)
         table = _parse(user.read_bytes(), source)
-        out.hooks += parse_claude_hooks(table.get("hooks"), source, notes=out.notes)
-        rules = translate(table.get("permissions"), source, project_file=False)
+        out.hooks += parse_claude_hooks(table.hooks, source, notes=out.notes)
+        rules = translate(_rules(table), source, project_file=False)
         out.allow += rules.allow
         out.ask += rules.ask
         out.deny += rules.deny
         out.notes += rules.unmapped
-        out.enabled_plugins.update(_plugins(table.get("enabledPlugins")))
+        out.enabled_plugins.update(_plugins(table.enabledPlugins))
     for rel in REPO_SETTINGS:
         data = repo_files.get(rel)
         if data is None:
             continue
         try:
             table = _parse(data, rel)
-            hooks = parse_claude_hooks(table.get("hooks"), rel, repository=True, notes=out.notes) if trusted else []
+            hooks = parse_claude_hooks(table.hooks, rel, repository=True, notes=out.notes) if trusted else []
         except ConfigError as exc:
             out.notes.append(f"{exc} The file is ignored.")
             continue
         out.hooks += hooks
-        rules = translate(table.get("permissions"), rel, project_file=True)
+        rules = translate(_rules(table), rel, project_file=True)
         out.ask += rules.ask
         out.deny += rules.deny
         out.notes += rules.unmapped
@@ -102,7 +99,7 @@ def load_claude_settings(workspace: Path, trusted: bool, repo_files: dict[str, b
                              f"{', ...' if len(rules.allow) > 5 else ''}): allow rules come only from your own "
                              "settings; copy the ones you want into [permissions] allow of your config")
         if trusted:
-            out.enabled_plugins.update(_plugins(table.get("enabledPlugins")))
+            out.enabled_plugins.update(_plugins(table.enabledPlugins))
     out.plugins = enabled_plugins(workspace, out.enabled_plugins)
     for plugin in out.plugins:
         out.hooks += plugin.hooks(out.notes)
@@ -115,8 +112,6 @@ def repo_settings_files(workspace: Path) -> dict[str, bytes]:
     return {rel: data for rel, data in found.items() if data is not None}
 
 
-def _plugins(section: Any) -> dict[str, bool]:
+def _plugins(enabled: dict[str, bool]) -> dict[str, bool]:
     """`enabledPlugins` ({"name@marketplace": true}) by plugin name."""
-    if not isinstance(section, dict):
-        return {}
-    return {str(key).split("@", 1)[0]: value for key, value in section.items() if isinstance(value, bool)}
+    return {key.split("@", 1)[0]: value for key, value in enabled.items()}

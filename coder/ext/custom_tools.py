@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import shlex
 import string
 from collections.abc import Callable
@@ -24,12 +23,11 @@ from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.base.paths import config_dir
+from coder.ext.manifests import CustomToolFile, read_json
 from coder.sandbox.exec import run_sandboxed
 from coder.store.outputs import clip_output
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
 from coder.trust.decisions import inspect
-
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
 
 class CommandTool(Tool):
@@ -65,30 +63,11 @@ def _text(value: Any) -> str:
 
 
 def load_custom_tool(path: Path, raw: bytes | None = None) -> CommandTool:
-    """One contract file (or `raw`, its bytes already read); ConfigError names the file and the problem."""
-    try:
-        data = json.loads(raw.decode("utf-8") if raw is not None else path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"custom tool {path}: not readable JSON ({exc}).") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"custom tool {path}: must be a JSON object.")
-    missing = [k for k in ("name", "description", "command") if not isinstance(data.get(k), str) or not data[k]]
-    if missing:
-        raise ConfigError(f"custom tool {path}: missing or empty {', '.join(missing)}.")
-    if not NAME_RE.match(data["name"]):
-        raise ConfigError(f"custom tool {path}: name {data['name']!r} must match {NAME_RE.pattern}.")
-    schema = data.get("input_schema", {"type": "object", "properties": {}})
-    if not isinstance(schema, dict) or schema.get("type") != "object":
-        raise ConfigError(f"custom tool {path}: input_schema must be a JSON schema of type object.")
-    permission = data.get("permission", "execute")
-    if permission not in ("read", "write", "execute", "network"):
-        raise ConfigError(f"custom tool {path}: permission {permission!r} is not read, write, execute or network.")
-    input_mode = data.get("input", "args")
-    if input_mode not in ("args", "stdin"):
-        raise ConfigError(f"custom tool {path}: input must be 'args' or 'stdin'.")
-    contract = ToolContract(data["name"], data["description"], schema, permission)
-    return CommandTool(contract, data["command"], input_mode, float(data.get("timeout", 120)),
-                       bool(data.get("sandbox", True)))
+    """One contract file (or `raw`, its bytes already read), a CustomToolFile (coder/ext/manifests.py); ConfigError
+    names the file, the line and the key."""
+    data = read_json(CustomToolFile, path, raw)
+    contract = ToolContract(data.name, data.description, data.input_schema, data.permission)
+    return CommandTool(contract, data.command, data.input, data.timeout, data.sandbox)
 
 
 def custom_tool_dirs(workspace: Path, trusted: bool = False) -> list[Path]:

@@ -34,10 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from coder.base.errors import ConfigError
 from coder.base.paths import state_dir
-from coder.config.check import table
 from coder.config.sections import Config, McpServer
+from coder.ext.manifests import McpFile, read_json, read_text
 from coder.host import Launch, prepare
 from coder.host.bridges import mcp_stdio
 from coder.models.images import ImageRefused
@@ -76,13 +75,6 @@ def _server(name: str, entry: McpServer, source: str) -> ServerConfig:
                         dict(entry.headers), entry.startup_timeout, entry.call_timeout, source)
 
 
-def _json_server(name: str, data: Any, source: str) -> McpServer:
-    """An `.mcp.json` entry, checked like `[mcp.servers.NAME]` (the same declaration)."""
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: server {name!r} must be an object.")
-    return table(McpServer, data, f"{source}: server {name!r}")
-
-
 def servers_from_config(config: Config, workspace: Path,
                         report: Callable[[str], None] | None = None) -> list[ServerConfig]:
     """The servers to start. The repository's own (`.mcp.json`, or `[mcp.servers]` set by its config) only in a
@@ -104,15 +96,11 @@ def servers_from_config(config: Config, workspace: Path,
     raw = (files.get(".mcp.json") if files is not None else read_repo_file(workspace, ".mcp.json")) \
         if config.trusted else None
     if raw is not None:
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ConfigError(f"{mcp_json}: not readable JSON ({exc}).") from exc
-        entries = data.get("mcpServers", {}) if isinstance(data, dict) else None
-        if not isinstance(entries, dict):
-            raise ConfigError(f"{mcp_json}: expected {{\"mcpServers\": {{NAME: {{...}}}}}}.")
-        for name, entry in entries.items():  # a broken entry is an error even before it is approved
-            repository_server(name, _json_server(name, entry, str(mcp_json)), entry, str(mcp_json))
+        text = read_text(mcp_json, raw)
+        checked = read_json(McpFile, mcp_json, text=text)  # a broken entry is an error even before it is approved
+        written = json.loads(text)["mcpServers"] if checked.mcpServers else {}
+        for name, entry in checked.mcpServers.items():
+            repository_server(name, entry, written[name], str(mcp_json))
     for name, entry in config.mcp.servers.items():
         if config.set_by_repository(f"mcp.servers.{name}"):
             repository_server(name, entry, config.as_written(f"mcp.servers.{name}"),

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -32,13 +31,14 @@ from typing import Any
 
 from coder.base.atomic import write_json_atomic
 from coder.base.errors import ConfigError
+from coder.base.keylines import json_lines
 from coder.base.paths import config_dir, data_dir
-from coder.config.check import table as config_table
+from coder.base.schema import Keys, Source, convert
 from coder.config.sections import McpServer
 from coder.ext.claude_hooks import ClaudeHook, parse_claude_hooks
+from coder.ext.manifests import PLUGIN_NAME, ClaudeHooks, PluginManifest, read_json
 
 MANIFEST = ".claude-plugin/plugin.json"
-NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 PLUGIN_ROOT_VAR = "${CLAUDE_PLUGIN_ROOT}"
 
 
@@ -54,15 +54,17 @@ def registry_path() -> Path:
 class Plugin:
     name: str
     root: Path
-    manifest: dict[str, Any] = field(default_factory=dict)
+    manifest: PluginManifest
+    #: plugin.json with the line of each key, for the messages about its inline `hooks` and `mcpServers`
+    source: Source = field(default_factory=lambda: Source(MANIFEST), compare=False, repr=False)
 
     @property
     def version(self) -> str:
-        return str(self.manifest.get("version") or "")
+        return self.manifest.version
 
     @property
     def description(self) -> str:
-        return str(self.manifest.get("description") or "")
+        return self.manifest.description
 
     def folders(self, component: str) -> list[Path]:
         """The default folder of `component` (commands, agents, skills) and the manifest's extra paths (folders,
@@ -71,50 +73,50 @@ class Plugin:
                 if p.is_dir() or (p.is_file() and p.suffix == ".md" and component != "skills")]
 
     def hooks(self, notes: list[str]) -> list[ClaudeHook]:
-        """The plugin's hooks: `hooks/hooks.json`, then the manifest's `hooks` (a path or an inline object)."""
+        """The plugin's hooks: `hooks/hooks.json`, then the manifest's `hooks` (a path or an inline object), each
+        `{"hooks": {EVENT: [...]}}` or the events themselves."""
         out: list[ClaudeHook] = []
-        for table, where in self._tables("hooks", self.root / "hooks" / "hooks.json"):
-            out += parse_claude_hooks(table.get("hooks", table), f"plugin {self.name} ({where})",
-                                      plugin_root=str(self.root), notes=notes)
+        for data, source, keys in self._documents("hooks", self.root / "hooks" / "hooks.json"):
+            if isinstance(data, dict) and "hooks" in data:
+                data, keys = data["hooks"], (*keys, "hooks")
+            hooks = convert(data, ClaudeHooks, source, keys, build=True)
+            out += parse_claude_hooks(hooks, f"plugin {self.name} ({source.name})", plugin_root=str(self.root),
+                                      notes=notes)
         return out
 
     def mcp_servers(self) -> dict[str, McpServer]:
         """The plugin's MCP servers (`.mcp.json`, then the manifest's `mcpServers`), named `PLUGIN-SERVER`, with
         `${CLAUDE_PLUGIN_ROOT}` replaced by the plugin's folder, each checked as `[mcp.servers.NAME]` is."""
         servers: dict[str, McpServer] = {}
-        for table, where in self._tables("mcpServers", self.root / ".mcp.json"):
-            entries = table.get("mcpServers", table)
-            if not isinstance(entries, dict):
-                raise ConfigError(f"plugin {self.name} ({where}): mcpServers must be an object of servers.")
-            for name, entry in entries.items():
-                if not isinstance(entry, dict):
-                    raise ConfigError(f"plugin {self.name} ({where}): server {name!r} must be an object.")
-                servers[f"{self.name}-{name}"] = config_table(McpServer, _with_root(entry, str(self.root)),
-                                                              f"plugin {self.name} ({where}) server {name!r}")
+        for data, source, keys in self._documents("mcpServers", self.root / ".mcp.json"):
+            if isinstance(data, dict) and "mcpServers" in data:
+                data, keys = data["mcpServers"], (*keys, "mcpServers")
+            entries = convert(_with_root(data, str(self.root)), dict[str, McpServer], source, keys, build=True)
+            servers.update({f"{self.name}-{name}": entry for name, entry in entries.items()})
         return servers
 
     def _paths(self, component: str) -> list[Path]:
-        value = self.manifest.get(component)
-        values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-        return [inside(self.root, v, f"{self.name}: {component}") for v in values if isinstance(v, str)]
+        return [inside(self.root, v, f"{self.name}: {component}") for v in self.manifest.paths(component)]
 
-    def _tables(self, component: str, default: Path) -> list[tuple[dict[str, Any], str]]:
+    def _documents(self, component: str, default: Path) -> list[tuple[Any, Source, Keys]]:
+        """(data, where it is, its keys there) of each document of `component`: the default file, the files the
+        manifest names, or the manifest's inline object."""
         files = [default] if default.is_file() else []
-        value = self.manifest.get(component)
-        tables: list[tuple[dict[str, Any], str]] = []
-        if isinstance(value, dict):
-            tables.append((value, f"{MANIFEST} {component}"))
+        inline = self.manifest.inline(component)
+        out: list[tuple[Any, Source, Keys]] = []
+        if inline is not None:
+            out.append((inline, self.source, (component,)))
         else:
             files += [p for p in self._paths(component) if p.is_file() and p != default]
         for path in files:
+            rel = path.relative_to(self.root).as_posix()
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                text = path.read_text(encoding="utf-8")
+                data = json.loads(text)
             except (OSError, ValueError) as exc:
-                raise ConfigError(f"plugin {self.name}: {path.relative_to(self.root)} is not readable JSON "
-                                  f"({exc}).") from exc
-            if isinstance(data, dict):
-                tables.append((data, path.relative_to(self.root).as_posix()))
-        return tables
+                raise ConfigError(f"plugin {self.name}: {rel} is not readable JSON ({exc}).") from exc
+            out.append((data, Source(str(path), json_lines(text)), ()))
+        return out
 
 
 def _with_root(value: Any, root: str) -> Any:
@@ -138,24 +140,18 @@ def inside(root: Path, rel: str, where: str) -> Path:
 
 
 def read_plugin(root: Path) -> Plugin:
-    """The plugin in `root` (its manifest checked), or a ConfigError saying what is wrong."""
+    """The plugin in `root` (its manifest checked: PluginManifest), or a ConfigError saying what is wrong."""
     path = root / MANIFEST
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{root}: not a plugin (no {MANIFEST})") from None
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: not readable JSON ({exc})") from exc
-    if not isinstance(manifest, dict):
-        raise ConfigError(f"{path}: the manifest must be a JSON object")
-    name = manifest.get("name")
-    if not isinstance(name, str) or not NAME.match(name):
-        raise ConfigError(f"{path}: `name` is required, in kebab-case (lowercase letters, digits, hyphens), "
-                          f"not {name!r}")
-    plugin = Plugin(name, root, manifest)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc})") from exc
+    manifest = read_json(PluginManifest, path, text=text)
+    plugin = Plugin(manifest.name, root, manifest, Source(str(path), json_lines(text)))
     for component in ("commands", "agents", "skills", "hooks", "mcpServers"):
-        if not isinstance(manifest.get(component), dict):
-            plugin._paths(component)  # a path that leaves the plugin is refused at install
+        plugin._paths(component)  # a path that leaves the plugin is refused at install
     return plugin
 
 
@@ -233,7 +229,7 @@ def remove(name: str) -> bool:
     plugins = load_registry()
     found = plugins.pop(name, None) is not None
     target = plugins_dir() / name
-    if NAME.match(name) and target.is_dir():
+    if PLUGIN_NAME.match(name) and target.is_dir():
         shutil.rmtree(target)
         found = True
     save_registry(plugins)

@@ -27,7 +27,7 @@ from typing import Any
 from coder.base.errors import ConfigError
 from coder.base.paths import config_dir
 from coder.config.sections import SkillsSettings
-from coder.ext.frontmatter import read_front_matter
+from coder.ext.manifests import SkillFile, read_markdown
 from coder.fs.beneath import WorkspaceFS
 from coder.fs.resolve import EscapeError
 from coder.sandbox.profile import HOME_DENY
@@ -124,16 +124,12 @@ def _join(a: str, b: str) -> str:
 
 
 def parse_skill(raw: bytes, where: str, folder_name: str) -> tuple[str, str]:
-    """(name, description) from a SKILL.md; ConfigError says what is wrong."""
-    meta, _ = read_front_matter(Path(where), raw)
-    name = str(meta.get("name") or folder_name).strip()
-    description = " ".join(str(meta.get("description") or "").split())
+    """(name, description) from a SKILL.md (SkillFile: coder/ext/manifests.py); ConfigError says what is wrong."""
+    meta, _ = read_markdown(SkillFile, where, raw)
+    name = (meta.name or folder_name).strip()
     if not name:
         raise ConfigError(f"{where}: the skill has no name")
-    if not description:
-        raise ConfigError(f"{where}: the skill has no `description` in its front matter (the model chooses "
-                          "skills by it)")
-    return name, description[:MAX_DESCRIPTION]
+    return name, " ".join(meta.description.split())[:MAX_DESCRIPTION]
 
 
 def discover(workspace: Path, trusted: bool, repo_files: dict[str, bytes] | None = None,

@@ -119,5 +119,6 @@ def test_permission_rules_from_claude_settings(git_repo: Path, tmp_path: Path) -
 def test_a_broken_user_settings_file_is_an_error_before_the_session(git_repo: Path, tmp_path: Path) -> None:
     (Path.home() / ".claude").mkdir()
     (Path.home() / ".claude" / "settings.json").write_text('{"hooks": {"PreToolUse": "not a list"}}')
-    with pytest.raises(ConfigError, match=r"~/.claude/settings.json: hooks.PreToolUse must be an array"):
+    with pytest.raises(ConfigError, match=r'~/.claude/settings.json:1: hooks.PreToolUse = "not a list": expected a '
+                                          r"list of objects$"):
         open_on(git_repo, write_script(tmp_path / "s.json", [{"text": "ok"}]))

@@ -62,10 +62,19 @@ def test_project_overrides_user_and_builtin_names_are_reserved(git_repo: Path, i
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"name": "x", "description": "d"}, "missing or empty command"),
-    ({"name": "bad name", "description": "d", "command": "c"}, "must match"),
-    ({"name": "x", "description": "d", "command": "c", "permission": "root"}, "permission 'root'"),
-    ({"name": "x", "description": "d", "command": "c", "input_schema": {"type": "string"}}, "type object"),
+    ({"name": "x", "description": "d"}, ": needs `command`"),
+    ({"name": "x", "description": "d", "command": " "}, ':1: command = " ": must not be empty'),
+    ({"name": "bad name", "description": "d", "command": "c"}, ':1: name = "bad name": must be a letter, then'),
+    ({"name": "x", "description": "d", "command": "c", "permission": "root"},
+     ':1: permission = "root": expected one of "read", "write", "execute", "network"'),
+    ({"name": "x", "description": "d", "command": "c", "input_schema": {"type": "string"}},
+     ":1: input_schema = an object: must be a JSON schema of type object"),
+    ({"name": "x", "description": "d", "command": "c", "input_schema": {"type": "object", "required": "a"}},
+     "input_schema = an object: is not a valid JSON schema ('a' is not of type 'array')"),
+    ({"name": "x", "description": "d", "command": "c", "timeout": float("nan")}, ":1: timeout = NaN: expected a"),
+    ({"name": "x", "description": "d", "command": "c", "sandbox": "false"},
+     ':1: sandbox = "false": expected true or false (write it without quotes)'),
+    ({"name": "x", "description": "d", "command": "c", "sandbx": False}, ":1: sandbx: unknown key (did you mean"),
 ])
 def test_bad_contracts_name_the_file(git_repo: Path, data: dict, message: str) -> None:
     path = write_tool(git_repo / ".coder" / "tools", data)
