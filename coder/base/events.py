@@ -1,8 +1,16 @@
 """Typed events: the only thing frontends and the store see of a session.
 
-Each event is a small dataclass with a `type` name. `to_dict` / `event_from_dict` give the JSON shape used by
-`--output-format stream-json`, the store and trajectory exports. TextDelta is the one event that is not
-persisted (the AssistantMessage that follows carries the whole text).
+Each event is a small dataclass with a `type` name. `to_dict` gives the JSON shape used by `--output-format
+stream-json`, the store and trajectory exports; `event_from_dict` reads one back through the schema layer
+(coder/base/schema.py), after migrating it from the version it was stored with (coder/base/event_versions.py).
+Events marked `persist = False` (text deltas, a running command's output, progress) are never stored.
+
+Adding an event: a dataclass here that subclasses `Event` with its own `type` (it registers itself in
+`EVENT_TYPES`); its fields' annotations are its schema, so a stored one is checked when it is read back. A new
+field needs a default (events stored before it lack it). Changing what a field means, renaming or removing one,
+or narrowing its type: raise the class's `schema_version` and add a migration from the old one
+(coder/base/event_versions.py), so a session stored before the change still resumes (tests/store has sessions
+stored by earlier versions of coder).
 
 A neutral module at the bottom of the layers: the engine emits these events, and the frontends, the hooks
 (coder/ext) and the stuck detector read them, none of them importing the engine for it.
@@ -10,14 +18,29 @@ A neutral module at the bottom of the layers: the engine emits these events, and
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
+
+#: every event type by its `type` name (filled as each class is defined)
+EVENT_TYPES: dict[str, type[Event]] = {}
 
 
 @dataclass
 class Event:
     type: ClassVar[str] = "event"
     persist: ClassVar[bool] = True
+    #: the version of this type's stored shape: raised when a change needs a migration (coder/base/event_versions.py)
+    schema_version: ClassVar[int] = 1
+    #: keys a stored event carries that this version does not declare are left out (a newer coder added them)
+    __unknown_keys__ = "ignore"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "type" in cls.__dict__:
+            if cls.type in EVENT_TYPES:
+                raise TypeError(f"two event classes of type {cls.type!r}: {EVENT_TYPES[cls.type].__name__} and "
+                                f"{cls.__name__}")
+            EVENT_TYPES[cls.type] = cls
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.type, **asdict(self)}
@@ -451,19 +474,3 @@ class SessionEnd(Event):
     turns: int
     cost_usd: float
     cost_known: bool = True
-
-
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls
-    for cls in (SessionStart, UserMessage, TextDelta, AssistantMessage, ToolCallRequested, PermissionRequest,
-                ToolCallApproved, ToolCallDenied, ToolCallFinished, UsageEvent, CompactionStarted, CompactionEvent,
-                CheckpointEvent, ReviewEvent, CommitEvent, ErrorEvent, TurnEnd, SessionEnd, RewindEvent, NetworkAccess,
-                StuckEvent, PlanProposed, PlanDecision, TodoUpdated, RetryWait, ToolOutput, ReviewStage,
-                BackgroundEnded, HookContext, ModeNotice, AgentStarted, AgentUpdate, AgentEnded, AgentMerged, AgentNews)
-}
-
-
-def event_from_dict(data: dict[str, Any]) -> Event:
-    cls = EVENT_TYPES[data["type"]]
-    names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in names})

@@ -11,6 +11,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from coder.base import events as ev
 from coder.commands import agents as subagents
 from coder.commands import work
 from coder.commands.agents_md import write_agents_md
@@ -70,16 +71,16 @@ def _compact(ctx: Ctx, arg: str) -> CommandResult:
 def usage_totals(ctx: Ctx) -> dict[str, Any]:
     """Token and cost totals of the session from the stored usage events (a resumed session counts them all)."""
     totals = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"), 0)
-    last: dict[str, Any] = {}
+    last: ev.UsageEvent | None = None
     if ctx.store is not None:
-        for row in ctx.store.events(ctx.session.id):
-            if row.type == "usage":
+        for event in ctx.store.stored(ctx.session.id):
+            if isinstance(event, ev.UsageEvent):
                 for key in totals:
-                    totals[key] += int(row.data.get(key, 0))
-                last = row.data
+                    totals[key] += getattr(event, key)
+                last = event
     return {**totals, "requests": ctx.session.stats.turns, "cost_usd": ctx.session.stats.cost_usd,
-            "context_tokens": int(last.get("context_tokens", 0)),
-            "context_window": int(last.get("context_window", ctx.session.parts.provider.context_window))}
+            "context_tokens": last.context_tokens if last else 0,
+            "context_window": last.context_window if last else ctx.session.parts.provider.context_window}
 
 
 def _cost(ctx: Ctx, arg: str) -> CommandResult:

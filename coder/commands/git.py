@@ -117,12 +117,12 @@ def _task_list_before(ctx: Ctx, message: int) -> bool:
         return False
     before: list[dict[str, Any]] = []
     seen, changed = 0, False
-    for row in ctx.store.events(ctx.session.id):
-        if row.type == "user_message":
+    for event in ctx.store.stored(ctx.session.id):
+        if isinstance(event, ev.UserMessage):
             seen += 1
-        elif row.type == ev.TodoUpdated.type:
+        elif isinstance(event, ev.TodoUpdated):
             if seen < message:
-                before = list(row.data.get("items") or [])
+                before = list(event.items)
             else:
                 changed = True
     if changed:

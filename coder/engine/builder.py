@@ -201,7 +201,7 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
         row = store.latest(str(workspace))
         if row is None:
             raise UsageError(f"--continue: no earlier session in {workspace}.")
-    restored = rebuild(e.to_dict() for e in store.events(row.id)) if row else None
+    restored = rebuild(store.stored(row.id)) if row else None
 
     provider = create_provider(options.model or (row.model if row else None) or config.model, config.providers,
                                config.pricing)
@@ -250,7 +250,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
 
     def record(event: ev.Event) -> None:
         if event.persist:
-            store.append(session_id, event.type, event.to_dict())
+            store.append(session_id, event)
         on_event(event)
         if telemetry is not None:
             telemetry.observe(event)
@@ -292,7 +292,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
         note(f"the sandbox is {sandbox_state}: shell commands will be refused. `coder doctor` says how to fix "
              "it; --no-sandbox runs them unsandboxed.")
 
-    work = open_work(workspace, config, (e.to_dict() for e in store.events(session_id)) if row else None, note)
+    work = open_work(workspace, config, store.stored(session_id) if row else None, note)
     tools = session_tools(config, workspace, note, provider.spec, mode)  # plan mode: exit_plan whole
     claude_hooks = ClaudeHookRunner(stored.claude.hooks, workspace, cwd, config.sandbox, session_id, tools,
                                     lambda: policy.mode, note)

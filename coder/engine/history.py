@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from coder.base.events import EVENT_TYPES, Event, event_from_dict
+from coder.base import events as ev
+from coder.base.schema import SchemaError
 from coder.context.base import Compaction
 from coder.engine.mentions import blocks, stored_images
 from coder.engine.turns import forget_after
@@ -37,9 +38,10 @@ class Restored:
     mode: str = ""
 
 
-def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
-    """History, counters and compactions from event dicts in order. Tool calls that never finished (a killed
-    process) get an error result, so the history is valid for the API again."""
+def rebuild(events: Iterable[ev.Event]) -> Restored:
+    """History, counters and compactions from a session's stored events in order (`SessionStore.stored`: parsed
+    through the schema layer). Tool calls that never finished (a killed process) get an error result, so the
+    history is valid for the API again."""
     out = Restored()
     files: set[str] = set()
     pending: list[str] = []  # tool_use ids of the last assistant message without a result yet
@@ -54,53 +56,51 @@ def rebuild(events: Iterable[dict[str, Any]]) -> Restored:
             results.clear()
 
     for event in events:
-        kind = event["type"]
-        if kind == "user_message":
+        if isinstance(event, ev.UserMessage):
             flush()
-            attached = blocks(event.get("attachments") or [])  # `@path` files, sent again as they were
-            out.history.append(Message("user", [*notices, TextBlock(event["text"]), *(TextBlock(b) for b in attached),
-                                                *stored_images(event.get("images") or [])]))
-            out.task = out.task or event["text"]
+            attached = blocks(event.attachments)  # `@path` files, sent again as they were
+            out.history.append(Message("user", [*notices, TextBlock(event.text), *(TextBlock(b) for b in attached),
+                                                *stored_images(event.images)]))
+            out.task = out.task or event.text
             notices.clear()
-        elif kind == "mode_notice":  # ahead of the next user message's text (coder/engine/mode_notice.py)
-            notices[:] = [TextBlock(event["text"])]
-            out.mode = event["mode"]
-        elif kind == "session_start":
-            out.mode = out.mode or str(event.get("mode") or "")
-        elif kind == "plan_decision" and event.get("outcome") == "approved":
-            out.mode = str(event.get("mode") or out.mode)
-        elif kind == "assistant_message":
+        elif isinstance(event, ev.ModeNotice):  # ahead of the next user message's text (coder/engine/mode_notice.py)
+            notices[:] = [TextBlock(event.text)]
+            out.mode = event.mode
+        elif isinstance(event, ev.SessionStart):
+            out.mode = out.mode or event.mode
+        elif isinstance(event, ev.PlanDecision) and event.outcome == "approved":
+            out.mode = event.mode or out.mode
+        elif isinstance(event, ev.AssistantMessage):
             flush()
-            message = Message.from_dict(event["message"])
+            message = Message.from_dict(event.message)
             out.history.append(message)
             pending.extend(u.id for u in message.tool_uses())
-        elif kind == "tool_call_finished":
-            results[event["id"]] = ToolResultBlock(event["id"], event["output"], bool(event["is_error"]),
-                                                  tool_references=_references(event),
-                                                  images=stored_images(event.get("images") or []))
-            files.update(event.get("files_changed") or [])
-        elif kind in ("stuck", "agent_news") and event.get("note") and event.get("tool_id") in results:
+        elif isinstance(event, ev.ToolCallFinished):
+            results[event.id] = ToolResultBlock(event.id, event.output, event.is_error,
+                                                tool_references=_references(event.data),
+                                                images=stored_images(event.images))
+            files.update(event.files_changed)
+        elif isinstance(event, (ev.StuckEvent, ev.AgentNews)) and event.note and event.tool_id in results:
             # what was appended to that result (a nudge, the news of background agents) is what the model read
-            block = results[event["tool_id"]]
-            results[event["tool_id"]] = replace(block, content=f"{block.content}\n\n{event['note']}")
-        elif kind == "hook_context":
+            block = results[event.tool_id]
+            results[event.tool_id] = replace(block, content=f"{block.content}\n\n{event.note}")
+        elif isinstance(event, ev.HookContext):
             flush()
-            add_hook_context(out.history, event["event"], event["text"])
-        elif kind == "checkpoint":
+            add_hook_context(out.history, event.event, event.text)
+        elif isinstance(event, ev.CheckpointEvent):
             flush()
-            out.history_at[str(event["id"])] = int(event.get("history_len", len(out.history)))
-            if not str(event.get("label", "")).startswith("before turn"):
-                files.update(event.get("files_changed") or [])
-        elif kind == "rewind":
+            out.history_at[event.id] = event.history_len if event.history_len else len(out.history)
+            if not event.label.startswith("before turn"):
+                files.update(event.files_changed)
+        elif isinstance(event, ev.RewindEvent):
             flush()
-            del out.history[int(event["history_len"]):]
-            forget_after(out.history_at, int(event["history_len"]))
-        elif kind == "usage":
+            del out.history[event.history_len:]
+            forget_after(out.history_at, event.history_len)
+        elif isinstance(event, ev.UsageEvent):
             out.turns += 1
-            out.cost_usd = float(event.get("total_cost_usd", out.cost_usd))
-        elif kind == "compaction":
-            out.compactions.append(Compaction(event["kind"], event["tokens_before"], event["tokens_after"],
-                                              event.get("data") or {}))
+            out.cost_usd = event.total_cost_usd
+        elif isinstance(event, ev.CompactionEvent):
+            out.compactions.append(Compaction(event.kind, event.tokens_before, event.tokens_after, event.data))
     flush()
     if out.history and out.history[-1].role == "assistant" and not out.history[-1].content:
         out.history[-1].content.append(TextBlock("(no answer)"))
@@ -137,20 +137,21 @@ def validate_input(schema: dict[str, Any], args: Any) -> str | None:
     return None
 
 
-def stored_events(store: Any, session_id: str) -> list[Event]:
+def stored_events(store: Any, session_id: str) -> list[ev.Event]:
     """The stored events of a session as Event objects, for a resumed session's transcript (the app, the REPL)
-    and an editor's `session/load` (ACP). Rows of a type this version does not know, or cannot read, are left out."""
-    out: list[Event] = []
+    and an editor's `session/load` (ACP). Rows of a type this version does not know, or cannot read, are left out
+    (a resume reads them strictly: `SessionStore.stored`)."""
+    out: list[ev.Event] = []
     for row in store.events(session_id):
-        if row.type in EVENT_TYPES:
+        if row.known:
             try:
-                out.append(event_from_dict(row.to_dict()))
-            except TypeError:
+                out.append(row.event)
+            except SchemaError:
                 continue
     return out
 
 
-def _references(event: dict[str, Any]) -> list[str]:
+def _references(data: dict[str, Any]) -> list[str]:
     """The deferred tools a finished call loaded (the tool search's result), as its event recorded them."""
-    data = event.get("data")
-    return [str(n) for n in data.get("tool_references", [])] if isinstance(data, dict) else []
+    names = data.get("tool_references")
+    return [str(n) for n in names] if isinstance(names, list) else []

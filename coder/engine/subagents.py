@@ -198,7 +198,7 @@ def open_child(parent: Parent, run: ChildRun) -> Session:
 
     def record(event: ev.Event) -> None:
         if event.persist:
-            parent.store.append(child_id, event.type, event.to_dict())
+            parent.store.append(child_id, event)
         run.observe(event)
         parent.relay(ev.AgentRelay(run.ident, event))
 

@@ -102,15 +102,15 @@ def install_work(services: dict[str, Any], record: Callable[[ev.Event], None], a
             del tools[name]
 
 
-def restored_pins(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """The approved plan and the task list of a stored session (its events as dicts, oldest first), for `Pinned`
-    on resume. A rewind does not bring an older list back: the list is what the model last wrote."""
+def restored_pins(events: Iterable[ev.Event]) -> dict[str, Any]:
+    """The approved plan and the task list of a stored session (its events, oldest first), for `Pinned` on resume.
+    A rewind does not bring an older list back: the list is what the model last wrote."""
     out: dict[str, Any] = {}
     for event in events:
-        if event.get("type") == ev.TodoUpdated.type:
-            out["todos"] = list(event.get("items") or [])
-        elif event.get("type") == "plan_decision" and event.get("outcome") == "approved":
-            out["plan"] = str(event.get("plan") or "")
+        if isinstance(event, ev.TodoUpdated):
+            out["todos"] = list(event.items)
+        elif isinstance(event, ev.PlanDecision) and event.outcome == "approved":
+            out["plan"] = event.plan
     return out
 
 
@@ -138,7 +138,7 @@ class WorkParts:
         self.prompt = prompt
 
 
-def open_work(workspace: Any, config: Config, events: Iterable[dict[str, Any]] | None,
+def open_work(workspace: Any, config: Config, events: Iterable[ev.Event] | None,
               note: Callable[[str], None]) -> WorkParts:
     """Find the skills (the repository's only when trusted), mount the user's skill folders read-only in the
     sandbox (their scripts run there), and read the pins back from a resumed session's `events`."""

@@ -2,7 +2,8 @@
 
 The shapes follow the Anthropic Messages API (content blocks, tool_use / tool_result) because it is the richest;
 the OpenAI-compatible provider converts at its edge. Everything here is plain data and serialises with
-`to_dict` / `from_dict` so the store can persist it and a resumed session can rebuild it exactly.
+`to_dict` / `from_dict` so the store can persist it and a resumed session can rebuild it exactly (each block
+type is told apart by its `type`; keys a newer coder added are left out: `__unknown_keys__`).
 """
 
 from __future__ import annotations
@@ -12,17 +13,25 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol, Union
 
+from coder.base.schema import parse
+
 Role = Literal["user", "assistant"]
 
 
+class Stored:
+    """Data read back from the store: keys a newer coder added are left out, not refused (coder/base/schema.py)."""
+
+    __unknown_keys__ = "ignore"
+
+
 @dataclass
-class TextBlock:
+class TextBlock(Stored):
     text: str
     type: Literal["text"] = "text"
 
 
 @dataclass
-class ThinkingBlock:
+class ThinkingBlock(Stored):
     thinking: str
     signature: str = ""
     type: Literal["thinking"] = "thinking"
@@ -32,7 +41,7 @@ class ThinkingBlock:
 
 
 @dataclass
-class RedactedThinkingBlock:
+class RedactedThinkingBlock(Stored):
     """Thinking the API returned encrypted; it must go back unchanged with the rest of the turn."""
 
     data: str
@@ -41,7 +50,7 @@ class RedactedThinkingBlock:
 
 
 @dataclass
-class ToolUseBlock:
+class ToolUseBlock(Stored):
     id: str
     name: str
     input: dict[str, Any]
@@ -49,7 +58,7 @@ class ToolUseBlock:
 
 
 @dataclass
-class ImageBlock:
+class ImageBlock(Stored):
     """An image the model sees (issue 35), already within the API's limits (coder/models/images.py prepares it).
 
     `name` says what it was (a path, "clipboard", "mcp tool X"): the chip a frontend shows and the note compaction
@@ -70,7 +79,7 @@ class ImageBlock:
 
 
 @dataclass
-class ServerToolBlock:
+class ServerToolBlock(Stored):
     """A block of a tool the API runs itself (issue 35: web search's `server_tool_use` and
     `web_search_tool_result`), kept as the API sent it and sent back unchanged with the rest of the turn; only the
     Anthropic route has them (others leave them out)."""
@@ -80,7 +89,7 @@ class ServerToolBlock:
 
 
 @dataclass
-class ToolResultBlock:
+class ToolResultBlock(Stored):
     tool_use_id: str
     content: str
     is_error: bool = False
@@ -95,25 +104,6 @@ class ToolResultBlock:
 Block = Union[TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, RedactedThinkingBlock, ImageBlock,
               ServerToolBlock]
 
-_BLOCK_TYPES: dict[str, type] = {
-    "text": TextBlock,
-    "thinking": ThinkingBlock,
-    "tool_use": ToolUseBlock,
-    "tool_result": ToolResultBlock,
-    "redacted_thinking": RedactedThinkingBlock,
-    "image": ImageBlock,
-    "server_tool": ServerToolBlock,
-}
-
-
-def block_from_dict(data: dict[str, Any]) -> Block:
-    cls = _BLOCK_TYPES[data["type"]]
-    fields = {k: v for k, v in data.items() if k != "type"}
-    if cls is ToolResultBlock and fields.get("images"):
-        fields["images"] = [ImageBlock(**{k: v for k, v in i.items() if k != "type"}) for i in fields["images"]]
-    return cls(**fields)
-
-
 def _block_dict(block: Block) -> dict[str, Any]:
     data = asdict(block)
     if not data.get("bound", True):
@@ -126,7 +116,7 @@ def _block_dict(block: Block) -> dict[str, Any]:
 
 
 @dataclass
-class Message:
+class Message(Stored):
     role: Role
     content: list[Block]
 
@@ -144,8 +134,9 @@ class Message:
         return {"role": self.role, "content": [_block_dict(b) for b in self.content]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Message:
-        return cls(data["role"], [block_from_dict(b) for b in data["content"]])
+    def from_dict(cls, data: dict[str, Any], where: str = "a stored message") -> Message:
+        """A message as `to_dict` wrote it, read through the schema layer (each block by its `type`)."""
+        return parse(cls, data, where)
 
 
 @dataclass

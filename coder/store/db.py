@@ -8,6 +8,12 @@ A session's status says "running" while a process has it open; a process killed 
 otherwise, so the row also records which process that is (pid, and the host and start time of that process, so
 a reused pid is not taken for it). A "running" row whose process is gone is read as "interrupted" (issue 24,
 bug 12). A session opened and closed without a single message is deleted on close and never listed.
+
+The store's own shape has a version (SQLite's `user_version`), raised by each step of `MIGRATIONS`, which a store
+of an older coder goes through once, in order, when it is opened. Each event row keeps the version of its type's
+shape it was written with (coder/base/event_versions.py; `VERSION_KEY`), and is read back through the schema
+layer (`EventRow.event`): a session stored by an older coder resumes (tests/store holds sessions stored by
+earlier versions), and an older coder still reads the rows of the types it knows.
 """
 
 from __future__ import annotations
@@ -22,10 +28,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
 from coder.base.errors import ConfigError, UsageError
+from coder.base.event_versions import load_event
+from coder.base.events import EVENT_TYPES, Event
+from coder.base.schema import SchemaError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -52,6 +62,34 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS sessions_updated ON sessions(updated);
 """
 
+#: the steps from one shape of the store to the next: step N takes a store of `user_version` N - 1 to N, each a
+#: list of columns to add (table, column, declaration) when missing (a store made before versions may have them)
+MIGRATIONS: tuple[tuple[tuple[str, str, str], ...], ...] = (
+    # 1: which process has a session open (issue 24, bug 12)
+    (("sessions", "pid", "INTEGER"), ("sessions", "pid_start", "TEXT")),
+)
+STORE_VERSION = len(MIGRATIONS)
+#: the key of an event row's data that holds the version of its type's shape, written only when it is not 1: the
+#: rows of every type still at version 1 are byte for byte what an older coder writes and reads
+VERSION_KEY = "_version"
+
+
+def migrate(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the store at `path` to `STORE_VERSION`, each step once and in its own transaction."""
+    current = db.execute("PRAGMA user_version").fetchone()[0]
+    if current > STORE_VERSION:
+        raise ConfigError(f"the session store {path} was written by a newer coder (store version {current}; this one "
+                          f"reads up to {STORE_VERSION}). Upgrade coder, or point CODER_STATE_DIR elsewhere.")
+    for version in range(current + 1, STORE_VERSION + 1):
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            if db.execute("PRAGMA user_version").fetchone()[0] >= version:
+                continue  # another process took this step meanwhile
+            for table, column, declaration in MIGRATIONS[version - 1]:
+                if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+            db.execute(f"PRAGMA user_version = {version}")
+
 
 @dataclass
 class SessionRow:
@@ -70,11 +108,39 @@ class SessionRow:
 
 @dataclass
 class EventRow:
+    """One stored event: its place, its type, and its data as written (`raw`; `VERSION_KEY` in it says the version
+    of its type's shape, 1 when absent). Read it through `event` (parsed) or `data` (the parsed event as a dict);
+    `raw` only to copy it as is."""
+
     session_id: str
     seq: int
     time: float
     type: str
-    data: dict[str, Any]
+    raw: dict[str, Any]
+
+    @property
+    def known(self) -> bool:
+        """Whether this coder knows the event's type (a newer coder's types are kept, and left out of a resume)."""
+        return self.type in EVENT_TYPES
+
+    @cached_property
+    def event(self) -> Event:
+        """The event, migrated to this coder's version of its type and parsed; SchemaError (one line naming the
+        session, the event and the key) when it is damaged or unknown."""
+        data = dict(self.raw)
+        version = data.pop(VERSION_KEY, 1)
+        return load_event(self.type, data, version if isinstance(version, int) else 1,
+                          f"session {self.session_id} event {self.seq}")
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The event's fields as parsed, for exports and transcripts; the data as written when its type is unknown or
+        it does not parse (what reads it as a session, a resume, goes through `event`, which says what is wrong)."""
+        try:
+            data = self.event.to_dict() if self.known else self.raw
+        except SchemaError:
+            return self.raw
+        return {k: v for k, v in data.items() if k != "type"}
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.data, "type": self.type, "session_id": self.session_id, "seq": self.seq, "time": self.time}
@@ -146,10 +212,7 @@ class SessionStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(SCHEMA)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
-            for name, kind in (("pid", "INTEGER"), ("pid_start", "TEXT")):  # a store of an older coder
-                if name not in columns:
-                    self._db.execute(f"ALTER TABLE sessions ADD COLUMN {name} {kind}")
+            migrate(self._db, path)
         except (OSError, sqlite3.OperationalError) as exc:
             raise ConfigError(f"the session store {path} cannot be written ({exc}). Point CODER_STATE_DIR or "
                               "XDG_STATE_HOME at a writable folder.") from exc
@@ -173,16 +236,19 @@ class SessionStore:
         )
 
     @_locked
-    def append(self, session_id: str, event_type: str, data: dict[str, Any]) -> int:
-        """Persist one event in its own transaction and return its sequence number."""
+    def append(self, session_id: str, event: Event) -> int:
+        """Persist one event, with the version of its type's shape, in its own transaction; its sequence number."""
         now = time.time()
-        payload = json.dumps({k: v for k, v in data.items() if k != "type"}, ensure_ascii=False, default=str)
+        data = {k: v for k, v in event.to_dict().items() if k != "type"}
+        if event.schema_version != 1:
+            data[VERSION_KEY] = event.schema_version
+        payload = json.dumps(data, ensure_ascii=False, default=str)
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             seq = self._db.execute(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE session_id = ?", (session_id,)
             ).fetchone()[0]
-            self._db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?)", (session_id, seq, now, event_type, payload))
+            self._db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?)", (session_id, seq, now, event.type, payload))
             self._db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
         return seq
 
@@ -272,12 +338,16 @@ class SessionStore:
     def events(self, session_id: str, last: int | None = None) -> Iterator[EventRow]:
         """The session's events in order; with `last`, only the newest `last` of them (Ctrl+T shows its end
         first)."""
+        columns = "SELECT session_id, seq, time, type, data FROM events WHERE session_id = ?"
         with self._lock:  # read whole: a cursor left open between yields would meet another thread's transaction
             if last is None:
-                rows = self._db.execute("SELECT * FROM events WHERE session_id = ? ORDER BY seq",
-                                        (session_id,)).fetchall()
+                rows = self._db.execute(f"{columns} ORDER BY seq", (session_id,)).fetchall()
             else:
-                rows = self._db.execute("SELECT * FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?",
-                                        (session_id, last)).fetchall()[::-1]
+                rows = self._db.execute(f"{columns} ORDER BY seq DESC LIMIT ?", (session_id, last)).fetchall()[::-1]
         for sid, seq, when, etype, data in rows:
             yield EventRow(sid, seq, when, etype, json.loads(data))
+
+    def stored(self, session_id: str) -> list[Event]:
+        """The session's events of the types this coder knows, parsed, oldest first: what a resume rebuilds from.
+        A damaged event is a SchemaError naming it (the session is left as it is)."""
+        return [row.event for row in self.events(session_id) if row.known]

@@ -1,6 +1,6 @@
 """Knowing when the agent is stuck (issue 22): patterns on the event stream, a nudge, then a warning or a stop.
 
-Engine-level: it depends only on the event types (coder.engine.events). `signals` reduces a tool call to what the
+Engine-level: it depends only on the event types (coder.base.events). `signals` reduces a tool call to what the
 patterns compare, `detector` holds the patterns and their thresholds (`thresholds.json`, data), `guard` decides
 between nudging, warning and stopping, and `replay` turns other agents' trajectories into our events so
 benchmarks/stuck.py measures the same code on real runs.

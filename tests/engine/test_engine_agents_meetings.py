@@ -91,7 +91,7 @@ def test_news_reaches_a_busy_parent_after_its_step_and_survives_a_resume(git_rep
     assert "REPORT: slow job done" in results[0].content  # what the model read
     session_id = opened.session.id
     store = opened.store
-    rebuilt = rebuild(e.to_dict() for e in store.events(session_id))
+    rebuilt = rebuild(store.stored(session_id))
     again = [b for m in rebuilt.history for b in m.content if getattr(b, "tool_use_id", "") == told.id]
     assert again[0].content == results[0].content  # a resumed session reads the same
     opened.finish("done")

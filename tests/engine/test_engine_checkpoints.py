@@ -66,7 +66,7 @@ def test_rewind_conversation_and_resume_honours_it(git_repo: Path) -> None:
     dropped = session.rewind_conversation(first.id)
     assert dropped == 4 and [m.text() for m in session.history if m.role == "user"][0] == "first"
     assert not (git_repo / "b.txt").exists()
-    restored = rebuild(e.to_dict() for e in seen if e.persist)
+    restored = rebuild(e for e in seen if e.persist)
     assert len(restored.history) == 4 and restored.history[-1].text() == "one"
 
 

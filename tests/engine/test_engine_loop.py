@@ -150,10 +150,10 @@ def test_rebuild_pairs_unfinished_tool_calls(tmp_path: Path) -> None:
                                         {"name": "echo", "input": {"text": "b"}}]}, {"text": "done"}]}
     session, seen = make_session(tmp_path, script)
     session.send("go")
-    dicts = [e.to_dict() for e in seen if e.persist]
+    stored = [e for e in seen if e.persist]
     # simulate a kill after the first tool finished: drop everything after it
-    cut = next(i for i, d in enumerate(dicts) if d["type"] == "tool_call_finished") + 1
-    restored = rebuild(dicts[:cut])
+    cut = next(i for i, e in enumerate(stored) if isinstance(e, ev.ToolCallFinished)) + 1
+    restored = rebuild(stored[:cut])
     assert [m.role for m in restored.history] == ["user", "assistant", "user"]
     first, second = restored.history[-1].content
     assert first.content == "echo: a" and not first.is_error  # type: ignore[union-attr]

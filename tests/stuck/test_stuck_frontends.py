@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 from coder.base import events as ev
+from coder.base.event_versions import event_from_dict
 from coder.repl.printer import Printer
 
 
@@ -18,7 +19,7 @@ def test_repl_shows_warnings_and_stops_not_nudges() -> None:
     assert "the agent looks stuck: bash `make test` ran 7 times" in out.getvalue() and "Esc" in out.getvalue()
     printer.event(ev.StuckEvent("repeat", "stop", detail, 9, 9))
     assert "coder stopped the turn" in out.getvalue()
-    assert ev.event_from_dict(ev.StuckEvent("ping_pong", "stop", "a.py", 9, 12).to_dict()).pattern == "ping_pong"
+    assert event_from_dict(ev.StuckEvent("ping_pong", "stop", "a.py", 9, 12).to_dict()).pattern == "ping_pong"
 
 
 def test_repl_folds_warnings_that_repeat_into_one_line() -> None:

@@ -155,5 +155,5 @@ def test_interactive_sessions_warn_and_go_on_and_resume_sees_the_nudges(tmp_path
     assert marks == [("repeat", "nudge", 3), ("repeat", "nudge", 5), ("repeat", "warn", 7), ("repeat", "warn", 9)]
     third = session.history[6].content[0]  # user, then (assistant, results) per step: step 3's result
     assert "alpha" in third.content and "[Note from coder: you may be stuck" in third.content
-    restored = rebuild(e.to_dict() for e in seen if e.persist)
+    restored = rebuild(e for e in seen if e.persist)
     assert [m.to_dict() for m in restored.history] == [m.to_dict() for m in session.history]

@@ -41,7 +41,7 @@ async def test_an_at_image_and_a_dropped_path_show_as_chips_and_go_as_images(fac
         images = [b for b in app.session.history[0].content if isinstance(b, ImageBlock)]
         assert [(i.name, i.width) for i in images] == [("ui.png", 640), ("My Shot.png", 1568)]
         opened = f.opened[0]
-        restored = rebuild(e.to_dict() for e in opened.store.events(opened.session.id))
+        restored = rebuild(opened.store.stored(opened.session.id))
         assert [b for b in restored.history[0].content if isinstance(b, ImageBlock)] == images
 
 

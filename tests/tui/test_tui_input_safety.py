@@ -174,7 +174,7 @@ async def test_fast_command_and_enter_runs_and_enter_on_a_completion_runs(factor
 @async_test
 async def test_collapsed_lines_keep_their_duration_and_the_status_fits_80(factory, git_repo: Path,
                                                                          tmp_path: Path) -> None:
-    from coder.engine import events as ev
+    from coder.base import events as ev
 
     app, f = make_app(factory, git_repo, tmp_path, WRITE)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -232,7 +232,7 @@ async def test_broken_config_doctor_and_model_answer(factory, git_repo: Path, tm
 @async_test
 async def test_compact_says_it_once_and_updates_the_context_figure(factory, git_repo: Path,
                                                                    tmp_path: Path) -> None:
-    from coder.engine import events as ev
+    from coder.base import events as ev
 
     app, f = make_app(factory, git_repo, tmp_path, WRITE)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -36,7 +36,7 @@ async def test_at_path_attaches_the_file_and_a_range(factory, git_repo: Path, tm
         assert texts[2].startswith('<file path="notes.md" lines="2-3"') and "beta\ngamma\n</file>" in texts[2]
         assert "alpha" not in texts[2] and len(texts) == 3
         opened = f.opened[0]
-        restored = rebuild(e.to_dict() for e in opened.store.events(opened.session.id))
+        restored = rebuild(opened.store.stored(opened.session.id))
         assert sent_texts(restored.history[0]) == texts  # a resume sends the same
 
 

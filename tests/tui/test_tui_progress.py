@@ -132,7 +132,7 @@ async def test_ctrl_t_on_2000_calls_shows_the_last_entries_and_scrolls_to_the_fi
         for event in [ev.UserMessage("the first message")] + [e for i in range(2000) for e in (
                 ev.ToolCallRequested(f"t{i}", "bash", {"command": f"echo step{i}"}),
                 ev.ToolCallFinished(f"t{i}", "bash", {"command": f"echo step{i}"}, f"step{i}\n" * 3, False))]:
-            store.append(sid, event.type, event.to_dict())
+            store.append(sid, event)
         await pilot.press("ctrl+t")
         await wait_for(pilot, lambda: isinstance(app.screen, TranscriptScreen) and app.screen.text != "")
         view = app.screen.query_one(TranscriptView)

@@ -24,10 +24,11 @@ def test_a_killed_session_reads_as_interrupted_and_a_live_one_as_running(git_rep
     child = textwrap.dedent(f"""
         import os, signal, sys
         from coder.base import paths
+        from coder.base.events import UserMessage
         from coder.store.db import SessionStore
         store = SessionStore(paths.sessions_db())
         store.create_session("killed-1", {str(git_repo)!r}, {str(git_repo)!r}, "scripted")
-        store.append("killed-1", "user_message", {{"text": "hello"}})
+        store.append("killed-1", UserMessage("hello"))
         print("ready", flush=True)
         if sys.argv[1] == "kill":
             os.kill(os.getpid(), signal.SIGKILL)

@@ -73,7 +73,7 @@ class Factory:
     def __call__(self, on_event: Callable[[ev.Event], None], ask: Callable, override: dict[str, Any]) -> Opened:
         store = SessionStore(paths.sessions_db())
         row = store.session(override["resume"]) if override.get("resume") else None
-        restored = rebuild(e.to_dict() for e in store.events(row.id)) if row else None
+        restored = rebuild(store.stored(row.id)) if row else None
         self.overrides.append(dict(override))
         mode = override.get("permission_mode") or self.mode
         provider = ScriptedProvider(self.script, chunk_delay=self.chunk_delay)
@@ -87,7 +87,7 @@ class Factory:
 
         def record(event: ev.Event) -> None:
             if event.persist:
-                store.append(sid, event.type, event.to_dict())
+                store.append(sid, event)
             on_event(event)
 
         from coder.vcs.checkpoints import Checkpoints
