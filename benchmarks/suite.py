@@ -2,10 +2,10 @@
 
 Usage: python benchmarks/suite.py [--quick] [--runs N] [--burners K] [--best-of N] [-- PYTEST ARGS]
 
-Runs the whole suite as `.ci/run` does (`python3 -m pytest -n 4`) N times in a row, with K CPU burners (a
-`while True: pass` each, at the suite's own priority) beside it, and writes what it saw: the wall time of each run,
-the CPU the run's whole process tree used (user + sys, the figure load cannot inflate much), the machine's load
-while it ran, and every failure by name. The proof the issue asks for is
+Runs the whole suite as `.ci/run` does (`python3 -m pytest -n 4 -m unit`, then `-m "not unit"`) N times in a row,
+with K CPU burners (a `while True: pass` each, at the suite's own priority) beside it, and writes what it saw: the
+wall time of each run, the CPU the run's whole process tree used (user + sys, the figure load cannot inflate
+much), the machine's load while it ran, and every failure by name. The proof the issue asks for is
 
     nice python benchmarks/suite.py --runs 5 --burners 2      # writes benchmarks/sections/suite_under_load.md
 
@@ -74,6 +74,10 @@ def sample_load(stop: threading.Event, into: list[float]) -> None:
             return
 
 
+#: what .ci/run runs after install.sh: the unit tier first, so a failure there shows within minutes, then the rest
+CI_STEPS = (["-m", "unit"], ["-m", "not unit"])
+
+
 def run_suite(number: int, pytest_args: list[str], log_dir: Path) -> Run:
     log = log_dir / f"run-{number}.log"
     load: list[float] = []
@@ -82,9 +86,16 @@ def run_suite(number: int, pytest_args: list[str], log_dir: Path) -> Run:
     cpu_before = children_cpu()
     started = time.monotonic()
     sampler.start()
+    returncode = 0
     with log.open("w") as out:
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "4", "-p", "no:cacheprovider", "-q",
-                               *pytest_args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        for step in CI_STEPS if not pytest_args else ([],):
+            out.flush()
+            proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "4", "-p", "no:cacheprovider", "-q", *step,
+                                   *pytest_args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL)
+            if proc.returncode:  # .ci/run stops there too (set -e)
+                returncode = proc.returncode
+                break
     wall = time.monotonic() - started
     stop.set()
     sampler.join()
@@ -92,8 +103,8 @@ def run_suite(number: int, pytest_args: list[str], log_dir: Path) -> Run:
     finals = [line.strip("= ") for line in text.splitlines() if re.search(r"\d+ (passed|failed)", line)]
     failures = re.findall(r"^(?:FAILED|ERROR) (\S+)", text, re.M)
     tiers = re.findall(r"^tiers: (.*?) \(test time", text, re.M)
-    return Run(number, wall, children_cpu() - cpu_before, proc.returncode, finals[-1] if finals else "(no summary)",
-               tiers[-1] if tiers else "", load, failures)
+    return Run(number, wall, children_cpu() - cpu_before, returncode, " + ".join(finals) or "(no summary)",
+               "; ".join(tiers), load, failures)
 
 
 def start_burners(count: int) -> list[subprocess.Popen[bytes]]:
@@ -110,7 +121,8 @@ def section(runs: list[Run], burners: int, command: str, best_of: int) -> str:
     date = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     green = sum(r.green for r in runs)
     lines = [f"## {title}", "",
-             f"Command: `{command}` (from the repository root; each run is `.ci/run`'s `python3 -m pytest -n 4`).",
+             f"Command: `{command}` (from the repository root; each run is `.ci/run`'s two steps: the unit tier, "
+             "then the rest).",
              f"Date {date}; commit {git_head()}; {os.cpu_count()} cores, Python {platform.python_version()}; "
              f"{burners} CPU burner(s) beside the suite. Load is the machine's 1-minute load average sampled "
              "every 15 s during the run (other engineers' work included); CPU is user + sys of the run's whole "
