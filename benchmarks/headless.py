@@ -148,7 +148,9 @@ def main() -> int:
              "| checkout | CPU s (median) | CPU s (min) | wall s (median) |", "| --- | ---: | ---: | ---: |"]
     for name, got in results.items():
         lines.append(f"| {name} | {got['cpu_s']:.2f} | {got['cpu_min_s']:.2f} | {got['wall_s']:.2f} |")
-    print("\n".join(lines))
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    SECTION.write_text(text)
     return 0
 
 
