@@ -37,7 +37,7 @@ from urllib.parse import unquote, urlparse
 from coder.batch.trajectory import text_of
 from coder.batch.workspace import git
 from coder.sandbox.exec import run_sandboxed
-from coder.sandbox.profile import SandboxConfig
+from coder.sandbox.profile import SandboxConfig, home_binds, outside_home_binds
 
 
 def _iso(epoch: int) -> str:
@@ -134,12 +134,22 @@ def project_name(repo: str) -> str:
     return _normal(repo.rsplit("/", 1)[-1])
 
 
+#: where a site-packages sits inside a folder the sandbox binds (a prefix, pyenv's root, a folder of prefixes)
+PREFIX_GLOBS = ("lib/python*/*-packages", "versions/*/lib/python*/site-packages", "*/lib/python*/site-packages")
+
+
 def project_releases(project: str, roots: list[str]) -> list[str]:
     """Paths of installed distributions of `project` (the metadata folder and its top-level packages) in every
-    site-packages of SITE_GLOBS and of `roots` (the environment): a release newer than the base in reach."""
+    site-packages of SITE_GLOBS, of `roots` (the environment) and of the toolchains the sandbox binds from HOME
+    and from PATH (coder/sandbox/profile.py: a pyenv outside HOME is bound by its shims' PATH entry), and its
+    wheels and sdists in the system's folders (a local index pip's configuration may not name): a release newer
+    than the base in reach."""
+    home, path = Path(os.environ.get("HOME") or os.path.expanduser("~")), os.environ.get("PATH", "")
+    bound = [str(p) for p in (*home_binds(home, path), *outside_home_binds(home, path))]
     sites = [s for pattern in SITE_GLOBS for s in glob.glob(os.path.expanduser(pattern))]
-    sites += [s for root in roots for s in glob.glob(os.path.join(root, "lib", "python*", "site-packages"))]
-    found: list[str] = []
+    sites += [s for root in [*roots, *bound] for pattern in PREFIX_GLOBS
+              for s in glob.glob(os.path.join(root, pattern))]
+    found: list[str] = _archives(project, [*ARCHIVE_ROOTS, *bound])
     for site in dict.fromkeys(sites):
         for meta in glob.glob(os.path.join(site, "*.dist-info")) + glob.glob(os.path.join(site, "*.egg-info")):
             if _normal(os.path.basename(meta).split("-", 1)[0].removesuffix(".egg")) != project:
@@ -149,6 +159,25 @@ def project_releases(project: str, roots: list[str]) -> list[str]:
             found.append(meta)
             for name in names:
                 found += [p for p in (os.path.join(site, name), os.path.join(site, name + ".py")) if os.path.exists(p)]
+    return found
+
+
+#: system folders where wheels and sdists are kept (a local index's files, Debian's python-wheels), searched a few
+#: levels down with the bound toolchains for archives of the project, whatever pip's configuration says
+ARCHIVE_ROOTS = ("/opt", "/srv", "/usr/local/share", "/usr/share/python-wheels")
+_ARCHIVE = re.compile(r"^(.+?)-\d[^/]*\.(whl|tar\.gz|tar\.bz2|zip|egg)$", re.IGNORECASE)
+
+
+def _archives(project: str, roots: list[str], depth: int = 4) -> list[str]:
+    """Wheels and sdists of `project` under `roots` (at most `depth` folders down)."""
+    found: list[str] = []
+    for root in roots:
+        base = root.rstrip("/").count("/")
+        for folder, dirs, files in os.walk(root):
+            if folder.count("/") - base >= depth:
+                dirs.clear()
+            found += [os.path.join(folder, f) for f in files
+                      if (m := _ARCHIVE.match(f)) and _normal(m.group(1)) == project]
     return found
 
 

@@ -280,3 +280,31 @@ def test_the_checkpoint_stores_share_one_copy_of_the_history(tmp_path, monkeypat
     for depth, ws in made.items():
         assert git(ws.path, "log", "--format=%s").split() == [f"c{n}" for n in range(depth, 0, -1)]
         assert future_in_reach(git_reach(ws.path, chain[depth - 1])) == 0 and MARK not in _probe(ws.path)
+
+
+def test_a_release_of_the_project_in_a_toolchain_the_sandbox_binds_is_hidden(tmp_path, monkeypatch):
+    """A newer release of the project installed where the sandbox shows it (here a Python prefix bound through
+    its PATH entry outside HOME, as pyenv's shims bring pyenv) is found and hidden; the control: it is readable in
+    a sandbox without the hide, and another package beside it stays readable with it."""
+    from coder.batch.reach import project_releases
+    from coder.sandbox.exec import run_sandboxed
+    from coder.sandbox.profile import SandboxConfig
+
+    site = tmp_path / "tool" / "lib" / "python3.11" / "site-packages"
+    for rel, text in (("flask/config.py", f"# {MARK} flask 9.9\n"), ("flask-9.9.dist-info/top_level.txt", "flask\n"),
+                      ("other/x.py", "OTHER\n"), ("../../../wheels/Flask-9.9-py3-none-any.whl", f"{MARK} wheel\n"),
+                      ("../../../wheels/flask_cors-9.9-py3-none-any.whl", "OTHER wheel\n")):
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text)
+    wheel = tmp_path / "tool" / "wheels" / "Flask-9.9-py3-none-any.whl"  # a local index's file
+    (tmp_path / "tool" / "bin").mkdir()
+    monkeypatch.setenv("PATH", f"{tmp_path / 'tool' / 'bin'}:{os.environ['PATH']}")
+    found = project_releases("flask", [])
+    assert {str(site / "flask-9.9.dist-info"), str(site / "flask"), str(wheel)} <= set(found)  # (and the machine's)
+    assert not any("flask_cors" in f for f in found)
+    repo = tmp_path / "ws"
+    repo.mkdir()
+    show = f"cat {site}/flask/config.py {site}/other/x.py {wheel}"
+    assert MARK in run_sandboxed(show, repo, SandboxConfig(), 60).output  # the control: in reach without the hide
+    hidden = run_sandboxed(show, repo, SandboxConfig(hide=found), 60).output
+    assert MARK not in hidden and "OTHER" in hidden
