@@ -408,6 +408,8 @@ def report(args: argparse.Namespace, runs: int, rows: dict[str, list[tuple[float
     if not peer:
         lines.append("| aider | not available | | | |")
     keys_app = statistics.median([v[1] for v in rows["coder (Textual app)"]] or [float("nan")])
+    if not app:  # --long-runs 0: the start-ups alone
+        return "\n".join(lines) + "\n"
     echoes = sorted(e for a in app for e in a["echo"])
     idle = sorted(e for a in app for e in a["echo_idle"])
     ratio = statistics.median(a["wall"] / h["wall"] for a, h in zip(app, headless, strict=True))

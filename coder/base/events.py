@@ -391,6 +391,10 @@ class AgentStarted(Event):
     base: str = ""  # the commit its isolated tree started from
 
 
+#: the states of a subagent that has not ended (`AgentUpdate.state`); the others are how it ended
+AGENT_LIVE = ("queued", "running")
+
+
 @dataclass
 class AgentUpdate(Event):
     """A subagent's state, as it changes (for views and the status bar; not persisted: `AgentEnded` is). `waiting`

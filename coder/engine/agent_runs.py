@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from coder.engine.subagents import Parent
 
 #: states of an agent that has not ended
-LIVE = ("queued", "running")
+LIVE = ev.AGENT_LIVE
 #: lines of progress kept per agent
 PROGRESS_LINES = 200
 #: characters of a report the news carries (the rest behind an output handle)

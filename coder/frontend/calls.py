@@ -7,19 +7,28 @@ from __future__ import annotations
 from typing import Any
 
 from coder.base.events import call_failure as failure
-from coder.tools.base import one_line
-from coder.tools.registry import describe
 
 __all__ = ["failure", "input_summary", "one_line", "result_line", "tool_title"]
 
 
+def one_line(text: str, limit: int) -> str:
+    """`coder.tools.base.one_line`: the frontends load the tools only once a session has calls to show."""
+    from coder.tools.base import one_line as line  # start-up time: the tools load after the app's first paint
+
+    return line(text, limit)
+
+
 def tool_title(tool: str, args: dict[str, Any]) -> str:
     """`bash: pytest -q`, `edit src/app.py (str_replace)`: the call as a person would name it (its tool says)."""
+    from coder.tools.registry import describe  # start-up time: the tools load after the app's first paint
+
     return describe(tool, args).title
 
 
 def input_summary(tool: str, args: dict[str, Any]) -> str:
     """What a permission prompt shows: the command itself, or the edit's path and a preview (its tool says)."""
+    from coder.tools.registry import describe  # start-up time: the tools load after the app's first paint
+
     return describe(tool, args).detail
 
 

@@ -21,9 +21,10 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from coder.config.sections import Config
+if TYPE_CHECKING:
+    from coder.config.sections import Config
 
 #: characters that would end or break an OSC string: every control character, and `;` in OSC 777's fields
 UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f]")

@@ -15,7 +15,6 @@ from coder.frontend.compaction import compaction_line, compaction_started
 from coder.repl.live import LiveOutput
 from coder.repl.markdown import MarkdownStream
 from coder.repl.term import StreamWrap
-from coder.stuck.guard import stuck_warning
 
 
 class Printer:
@@ -140,6 +139,8 @@ class Printer:
         elif isinstance(event, ev.StuckEvent) and event.action != "nudge":
             self.warnings += 1
             if event.action == "stop" or self.warnings == 1:  # the scrollback cannot update a line: said once
+                from coder.stuck.guard import stuck_warning  # start-up time: the detector's rules load with a warning
+
                 self.line(stuck_warning(event), "yellow")
         elif isinstance(event, ev.LeftBehind):  # issue 43: what a command left that runs later, and what was done
             self.line(event.text, "yellow")

@@ -2,7 +2,10 @@
 prompts as the app, printed into the terminal's normal scrollback.
 
 One thread: `Session.send` runs in the main thread and the permission prompt asks from inside it, so a Ctrl+C
-(SIGINT) during a turn interrupts the turn cleanly, and a second one while it stops ends the program. The input
+(SIGINT) during a turn interrupts the turn cleanly, and a second one while it stops ends the program. On a terminal
+the session opens on a thread of its own once the first prompt is up (issue 47: the prompt took keys only after the
+engine, the tools and the model's SDK had loaded); the trust question, which needs the terminal, is asked before
+the prompt, and what opening says is printed above the prompt when it is done. The first message waits for it. The input
 prompt ends with `> ` so scripts and tests can wait for it. prompt-toolkit is used when stdin and stdout are a
 terminal (history across sessions, `/` and `@path` completion, Ctrl+J new line, Shift+Tab mode, Ctrl+R search);
 otherwise plain `input()` lines, so the REPL can be driven through a pipe.
@@ -16,22 +19,23 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from coder import __version__
 from coder.base import events as ev
 from coder.base.errors import CoderError
-from coder.commands.approval import approval
-from coder.config.sections import Config
-from coder.engine.history import stored_events
 from coder.engine.options import options_from_args
 from coder.frontend.calls import tool_title
 from coder.frontend.choices import Question, permission_answer, permission_question, saved_note, trust_question
 from coder.frontend.history import InputHistory
 from coder.frontend.notify import Notifier, for_session
+from coder.host.git import repo_top
 from coder.policy.base import PermissionAnswer
 from coder.repl.printer import Printer, is_tty
 from coder.repl.term import KeyWatcher, LineReader
+from coder.trust import decisions as trust
+from coder.trust.reader import workspace_key
 
 QUIT_WINDOW = 2.0
 
@@ -46,11 +50,75 @@ class Repl:
         self.reader = LineReader(self.history, lambda: self.opened.workspace if self.opened else
                                  options_from_args(args).cwd, self.cycle_mode)
         self.keys: Any = None  # the KeyWatcher while a turn runs on a terminal
-        self.notifier = Notifier(Config())  # a turn ended, a question waits (issue 23); this one does nothing yet
+        self.notifier: Notifier | None = None  # a turn ended, a question waits (issue 23): set once a session is open
+        self.opening: threading.Thread | None = None  # the session opening in the background (a terminal)
+        self.open_error: BaseException | None = None
+        self.shown = threading.Lock()  # what opening said is printed once: above the prompt, or before the next
+        self.pending: Callable[[], None] | None = None  # ... that print, until done
 
     # ---- session ----------------------------------------------------------------------------------------------
     def open(self, **override: Any) -> None:
+        """Open the session here and now, and say what opening said."""
+        self._open(override, self.ask_trust if self.reader.interactive else None)()
 
+    def open_later(self) -> None:
+        """On a terminal: the trust question now (it needs the terminal), the session on a thread once the first
+        prompt is up (`start_opening`); what opening says is printed above the prompt, or before the next one."""
+        answer = self._trust_first()
+
+        def work() -> None:
+            try:
+                show = self._open({}, answer)
+            except BaseException as exc:  # noqa: BLE001 - said by the main thread (a CoderError exits with its code)
+                self.open_error = exc
+                self.reader.abort_prompt()
+                return
+            self.pending = show
+            if not self.reader.above_prompt(self.show_opened):
+                return  # no prompt waits: the main thread prints it before the next one
+            self.reader.refresh_prompt()  # the prompt shows the session's mode now
+
+        self.opening = threading.Thread(target=work, name="repl-open", daemon=True)
+
+    def start_opening(self) -> None:
+        """The first prompt is on the screen: the session opens behind it."""
+        if self.opening is not None and not self.opening.is_alive() and self.opening.ident is None:
+            self.opening.start()
+
+    def wait_opened(self) -> None:
+        """The session is open (the first message waits for it) and what opening said is printed; raises what
+        opening raised."""
+        if self.opening is not None:
+            self.start_opening()
+            self.opening.join()
+            self.opening = None
+        if self.open_error is not None:
+            error, self.open_error = self.open_error, None
+            raise error
+        self.show_opened()
+
+    def show_opened(self) -> None:
+        with self.shown:
+            show, self.pending = self.pending, None
+        if show is not None:
+            show()
+
+    def _trust_first(self) -> Callable[[Any, str], bool] | None:
+        """The trust question before the prompt (the terminal is free), answered for the session that opens next:
+        that answer holds only for what was shown (the same fingerprint), else the repository stays untrusted."""
+        if self.opener is not None or getattr(self.args, "trust", None) is not None:
+            return None
+        cwd = options_from_args(self.args).cwd
+        request = trust.inspect(Path(workspace_key(repo_top(cwd) or cwd)))
+        state = trust.status(request)
+        if state.trusted or not request.wants_anything or not request.trustable:
+            return None
+        answer = self.ask_trust(request, state.reason)
+        return lambda seen, _reason: answer and seen.fingerprint == request.fingerprint
+
+    def _open(self, override: dict[str, Any], ask_trust: Callable[[Any, str], bool] | None) -> Callable[[], None]:
+        """Open the session; returns what prints what opening said (a resumed conversation, notes), and where its
+        later events go."""
         buffered: list[ev.Event] = []
         sink: list[Callable[[ev.Event], None]] = [buffered.append]
 
@@ -58,20 +126,29 @@ class Repl:
             sink[0](event)
 
         if self.opener is not None:
-            self.opened = self.opener(on_event, self.ask, override)
+            opened = self.opener(on_event, self.ask, override)
         else:
-            from coder.engine.builder import open_session  # lazy: the banner prints before the engine loads
+            from coder.engine.builder import open_session  # lazy: the prompt shows before the engine loads
 
-            self.opened = open_session(options_from_args(self.args, **override), on_event, self.ask,
-                                       self.ask_trust if self.reader.interactive else None)
-        if self.opened.resumed:
-            for event in stored_events(self.opened.store, self.opened.session.id)[: -len(buffered) or None][-60:]:
+            opened = open_session(options_from_args(self.args, **override), on_event, self.ask, ask_trust)
+        history: list[ev.Event] = []
+        if opened.resumed:
+            from coder.engine.history import stored_events  # lazy: as open_session
+
+            history = stored_events(opened.store, opened.session.id)[: -len(buffered) or None][-60:]
+
+        def show() -> None:
+            for event in history:
                 self.printer.event(event, replay=True)
-            self.printer.line("── resumed: earlier conversation above ──", "dim")
-        for event in buffered:
-            self.printer.event(event)
-        sink[0] = self._event
-        self.notifier = for_session(self.opened, self._echo if is_tty(sys.stdout) else None)
+            if opened.resumed:
+                self.printer.line("── resumed: earlier conversation above ──", "dim")
+            for event in buffered:
+                self.printer.event(event)
+            sink[0] = self._event
+
+        self.opened = opened
+        self.notifier = for_session(opened, self._echo if is_tty(sys.stdout) else None)
+        return show
 
     def _event(self, event: ev.Event) -> None:
         """An event of the session. A background job that ends while the prompt waits for a message is said at
@@ -85,17 +162,22 @@ class Repl:
         if self.opened is None:
             return
         opened, self.opened = self.opened, None
-        self.notifier.close()  # notification hooks still running finish first
+        if self.notifier is not None:
+            self.notifier.close()  # notification hooks still running finish first
         if opened.finish(reason) and reason == "done":
             self.printer.line(f"Session {opened.session.id} is saved; `coder --resume {opened.session.id}` goes on "
                               "with it.", "dim")
 
     def mode(self) -> str:
+        if self.opened is None:  # still opening: the mode asked for, else not known yet
+            return getattr(self.args, "permission_mode", None) or "…"
         from coder.commands.modes import current_mode  # lazy: the banner shows before the engine's imports
 
         return current_mode(self.opened.session)
 
     def cycle_mode(self) -> str:
+        if self.opened is None:
+            return self.mode()
         from coder.commands.modes import cycle_mode  # lazy: as `mode`
 
         return cycle_mode(self.opened.session)
@@ -135,7 +217,10 @@ class Repl:
             return self._ask(request)
 
     def _ask(self, request: ev.PermissionRequest) -> Any:
-        self.notifier.question(tool_title(request.tool, request.input))
+        from coder.commands.approval import approval  # lazy: the tools load with the session, not before the prompt
+
+        if self.notifier is not None:
+            self.notifier.question(tool_title(request.tool, request.input))
         if isinstance(request, ev.PlanProposed):  # issue 19: approve the plan, or keep planning
             from coder.repl.work import ask_plan  # lazy: the plan's engine types load with a plan
 
@@ -204,7 +289,8 @@ class Repl:
                 self.reader.typeahead = self.keys.take_typeahead()
             else:
                 outcome = session.send(text, attached)
-            self.notifier.turn_ended(outcome.reason)
+            if self.notifier is not None:
+                self.notifier.turn_ended(outcome.reason)
         finally:
             self.keys = None
             signal.signal(signal.SIGINT, previous)
@@ -261,13 +347,18 @@ class Repl:
 
         self.printer.line(f"coder {__version__} · /help lists commands · Esc or Ctrl+C stops a turn · Ctrl+C twice "
                           "or /quit leaves", "dim")
-        self.open()
+        if self.reader.interactive:
+            self.open_later()
+        else:
+            self.open()
         last_ctrl_c = 0.0
         try:
             while True:
                 try:
+                    self.show_opened()
                     self.printer.say_ended_jobs()  # a background job that ended is said before the prompt
-                    text = self.reader.read(lambda: f"{self.mode()}> ")
+                    text = self.reader.read(lambda: f"{self.mode()}> ", on_ready=self.start_opening)
+                    self.wait_opened()
                 except KeyboardInterrupt:
                     now = time.monotonic()
                     if now - last_ctrl_c < QUIT_WINDOW:
@@ -292,6 +383,9 @@ class Repl:
                 except Exception as exc:  # noqa: BLE001 - a bug is reported; the session and the prompt go on
                     self.printer.line(f"coder: internal error: {type(exc).__name__}: {exc}", "red")
         finally:
+            if self.opening is not None:  # left before the session had opened: it is closed as any other
+                with contextlib.suppress(Exception):
+                    self.wait_opened()
             self.close("done")
         return 0
 

@@ -285,27 +285,45 @@ class LineReader:
         from prompt_toolkit.application import run_in_terminal  # lazy: as in _prompt_session
 
         app = self.session.app
-        loop = getattr(app, "loop", None)
-        if loop is None or not app.is_running:
+        if getattr(app, "loop", None) is None or not app.is_running:
             return False
-        loop.call_soon_threadsafe(lambda: run_in_terminal(show))
+        self._on_loop(lambda _: run_in_terminal(show))
         return True
 
-    def read(self, prompt: Callable[[], str]) -> str:
-        """One message; raises EOFError at the end of input and KeyboardInterrupt on Ctrl+C."""
+    def _on_loop(self, call: Callable[[Any], object]) -> None:
+        """Run `call(app)` on the waiting prompt's loop, from any thread (nothing when no prompt waits)."""
+        app = self.session.app if self.session is not None else None
+        loop = getattr(app, "loop", None)
+        if app is not None and loop is not None and app.is_running:
+            loop.call_soon_threadsafe(lambda: call(app))
+
+    def refresh_prompt(self) -> None:
+        """Draw the waiting prompt again (its text is a callable: the mode once the session is open)."""
+        self._on_loop(lambda app: app.invalidate())
+
+    def abort_prompt(self) -> None:
+        """End the waiting prompt as if Enter was pressed on nothing (the caller has something to say first)."""
+        self._on_loop(lambda app: app.exit(result="") if not app.future.done() else None)
+
+    def read(self, prompt: Callable[[], str], on_ready: Callable[[], None] | None = None) -> str:
+        """One message; raises EOFError at the end of input and KeyboardInterrupt on Ctrl+C. `on_ready` runs once
+        the prompt is on the screen (prompt-toolkit's pre_run; through a pipe, before reading)."""
         if self.session is not None:
             from prompt_toolkit.input.typeahead import get_typeahead  # lazy: as in _prompt_session
 
             default, self.typeahead = self.typeahead, ""
             self.prompting = True
             try:
-                text = self.session.prompt(prompt, default=default)  # keys typed during the turn are not lost
+                # keys typed during the turn are not lost
+                text = self.session.prompt(prompt, default=default, pre_run=on_ready)
             finally:
                 self.prompting = False
             # keys typed right after Enter, read with it: the start of the next message (prompt-toolkit would
             # append them to the end of the next prompt's text, after what the turn's type-ahead put there)
             self.typeahead = "".join(k.data for k in get_typeahead(self.session.input) if k.data.isprintable())
             return text
+        if on_ready is not None:
+            on_ready()
         sys.stdout.write(prompt())
         sys.stdout.flush()
         line = sys.stdin.readline()

@@ -25,8 +25,7 @@ from textual.widgets.option_list import Option
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
-from coder.engine.agent_runs import LIVE
-from coder.tools.registry import describe
+from coder.frontend.calls import tool_title
 from coder.tui.fit import SPINNER, clip
 from coder.tui.status import short
 
@@ -57,7 +56,7 @@ class AgentLine:
 
     @property
     def live(self) -> bool:
-        return self.state in LIVE
+        return self.state in ev.AGENT_LIVE
 
     def took(self) -> float:
         return self.elapsed + (time.monotonic() - self.seen_at if self.live else 0.0)
@@ -111,7 +110,7 @@ class AgentBoard:
 
     def _follow(self, line: AgentLine, event: ev.Event) -> None:
         if isinstance(event, ev.ToolCallRequested):
-            line.log.append(f"· {describe(event.tool, event.input).title}")
+            line.log.append(f"· {tool_title(event.tool, event.input)}")
         elif isinstance(event, ev.ToolCallFinished):
             first = (event.output.strip().splitlines() or [""])[0]
             line.log.append(f"  {'✗' if event.is_error else '✓'} {clip(first, 160)}")
@@ -120,7 +119,7 @@ class AgentBoard:
             for text in texts:
                 line.log.extend(f"> {row}" for row in text.strip().splitlines()[:20] if row.strip())
         elif isinstance(event, ev.PermissionRequest):
-            line.log.append(f"? asks: may it run {describe(event.tool, event.input).title}")
+            line.log.append(f"? asks: may it run {tool_title(event.tool, event.input)}")
         elif isinstance(event, ev.ToolCallDenied):
             line.log.append(f"  ✗ denied ({event.by}): {clip(event.reason, 160)}")
         elif isinstance(event, ev.ErrorEvent):

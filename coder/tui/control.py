@@ -17,7 +17,6 @@ from typing import Any
 from textual.app import App
 
 from coder.base import events as ev
-from coder.engine.options import options_from_args
 from coder.frontend.history import InputHistory
 from coder.tui.app_notify import Notifications
 from coder.tui.blocks import NoteBlock
@@ -67,6 +66,7 @@ class SessionControl:
         from coder.base.errors import CoderError  # lazy, as the engine below: after the first paint
         from coder.engine.builder import open_session  # lazy: the heaviest of all, in this worker
         from coder.engine.history import stored_events
+        from coder.engine.options import options_from_args
 
         buffered: list[ev.Event] = []
         sink: list[Callable[[ev.Event], None]] = [buffered.append]

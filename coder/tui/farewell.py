@@ -14,8 +14,6 @@ from typing import Any
 from rich.console import Console
 
 from coder.base.termsafe import visible
-from coder.engine.mode_notice import is_notice
-from coder.models.types import TextBlock
 
 MAX_LINES = 400  # a very long answer is cut from the top: its end is what was last on screen
 
@@ -28,6 +26,9 @@ class LastTurn:
 
 def last_turn(session: Any) -> LastTurn | None:
     """The last user message of the session and the answer that followed it (None before the first one)."""
+    from coder.engine.mode_notice import is_notice  # start-up time: the engine's modules load after the first paint
+    from coder.models.types import TextBlock
+
     history = getattr(session, "history", [])
     for i in range(len(history) - 1, -1, -1):
         m = history[i]

@@ -19,16 +19,13 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
-from coder.engine.mentions import chips
 from coder.frontend.compaction import compaction_line, compaction_started
-from coder.tools.base import CallFacts
-from coder.tools.registry import describe
 from coder.tui.agents_part import AGENT_EVENTS, AgentsPart
 from coder.tui.blocks import ToolBlock, UserBlock, assistant_block
 from coder.tui.questions import Questions
@@ -37,6 +34,9 @@ from coder.tui.status import StatusLine
 from coder.tui.transcript import MAX_BLOCKS, Transcript
 from coder.tui.widgets import Conversation
 from coder.tui.work_view import WorkView
+
+if TYPE_CHECKING:
+    from coder.tools.base import CallFacts
 
 #: the app thread's share of the process's CPU time while the engine works; the rest is the engine's (they share
 #: one interpreter, so every millisecond drawing is one the agent waits)
@@ -165,6 +165,8 @@ class EventFeed:
             if item.attachments:  # `@path`: the file went along (coder/engine/mentions.py)
                 transcript.note("attached " + ", ".join(_attached(a) for a in item.attachments))
             if item.images:  # issue 35: a chip with its size for each image that went along
+                from coder.engine.mentions import chips  # start-up time: after the first paint
+
                 transcript.note(visible(chips(item.images)))
         elif isinstance(item, ev.AssistantMessage):
             streamed = await transcript.end_stream()
@@ -240,6 +242,8 @@ class EventFeed:
                                     item.context_window)
 
     def _facts(self, tool: str, args: dict[str, Any]) -> CallFacts:
+        from coder.tools.registry import describe  # start-up time: the tools load after the app's first paint
+
         session = self.state.session
         return describe(tool, args, session.parts.tools if session is not None else None)
 

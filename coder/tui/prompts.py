@@ -15,7 +15,7 @@ typed before it was seen never count, however late the app gets to them. A paste
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events
@@ -25,7 +25,6 @@ from textual.message import Message
 from textual.widgets import Static
 
 from coder.base.termsafe import visible
-from coder.commands.approval import Approval, approval
 from coder.frontend.choices import (
     ARM_DELAY,
     CONFIRM_DWELL,
@@ -37,6 +36,9 @@ from coder.frontend.choices import (
     trust_question,
 )
 from coder.tui.blocks import DiffView, shown
+
+if TYPE_CHECKING:
+    from coder.commands.approval import Approval
 
 HEIGHT = 0.7  # the share of the screen a question may take
 #: keys that stay the app's while a question has the focus: Esc answers it (deny and stop, or not now), Tab moves on
@@ -207,6 +209,8 @@ class PermissionPrompt(ChoicePrompt):
 
     def __init__(self, call_id: str, tool: str, args: dict[str, Any], reason: str, rule: str | None,
                  asker: str = "", agent: str = "") -> None:
+        from coder.commands.approval import approval  # start-up time: the tools load after the first paint
+
         self.view: Approval = approval(tool, args, rule)
         self.asker = asker  # how a background agent that asks is introduced ("agent a1 (writer: ...)")
         self.agent = agent  # its id; empty: the session asks

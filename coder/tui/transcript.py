@@ -18,7 +18,6 @@ from textual.widget import Widget
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
-from coder.stuck.guard import stuck_warning
 from coder.tui.blocks import NoteBlock, ToolBlock, ToolBody, markdown_block, shown
 from coder.tui.state import AppState
 from coder.tui.widgets import Conversation
@@ -64,6 +63,8 @@ class Transcript:
     def stuck(self, event: ev.StuckEvent) -> None:
         """A stuck warning (or stop): the first of a turn is a line, the ones after it update that line."""
         self.warnings += 1
+        from coder.stuck.guard import stuck_warning  # start-up time: the detector's rules load with a warning
+
         text = stuck_warning(event, self.warnings)
         if self.warning is not None and (self.warning.parent is not None or self.warning in self.pending):
             self.warning.update(shown(text))
