@@ -38,6 +38,8 @@ from coder.trust import decisions as trust
 from coder.trust.reader import workspace_key
 
 QUIT_WINDOW = 2.0
+#: seconds after a Ctrl+C during a turn before another one gives up on the turn stopping and leaves the REPL
+STUCK_STOP = 3.0
 
 
 class Repl:
@@ -272,11 +274,18 @@ class Repl:
         """Send what the person typed (or a command of theirs expanded to), with the files and images it names."""
         session = self.opened.session
         attached = self.opened.attach(text)  # only here: the person's words (coder/engine/mentions.py)
+        stopped_at = [0.0]
 
         def on_sigint(*_: Any) -> None:
-            if session.cancel.is_set():
+            """Ctrl+C stops the turn; pressed again while it stops, it is the same stop (issue 47: it raised into
+            the engine mid-stop, which then took seconds to end and left the REPL). Only a turn that has not stopped
+            STUCK_STOP after the first press is left by another one."""
+            now = time.monotonic()
+            if session.cancel.is_set() and now - stopped_at[0] >= STUCK_STOP:
                 raise KeyboardInterrupt
-            session.interrupt()
+            if not session.cancel.is_set():
+                stopped_at[0] = now
+                session.interrupt()
 
         previous = signal.signal(signal.SIGINT, on_sigint)
         try:

@@ -1,0 +1,60 @@
+"""Issue 47: Ctrl+C twice during a command stops it as one Ctrl+C does, in the app and in `--plain` (the banner
+invites the double press). In `--plain` the second press raised into the engine while it was stopping the
+command: the stop then took seconds (the shell's kill and restart path) and the REPL quit. Real terminal (tmux),
+real sandbox; the stored result says how the command ended."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from terminal_support import Tmux, coder_command, quit_plain  # type: ignore[import-not-found]
+
+from coder.base import paths
+from coder.store.db import SessionStore
+
+LOOP = "for i in 1 2 3 4 5 6 7 8 9 10; do echo step $i; sleep 3; done"
+
+
+def how_it_ended(git_repo: Path) -> str:
+    store = SessionStore(paths.sessions_db())
+    try:
+        row = store.latest(str(git_repo))
+        assert row is not None
+        done = [e.data for e in store.events(row.id) if e.type == "tool_call_finished"]
+    finally:
+        store.close()
+    assert len(done) == 1, done  # one result for the one call (the REPL printed it twice)
+    return str(done[0]["output"])
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_ctrl_c_twice_during_a_command_stops_it_like_once(git_repo: Path, tmp_path: Path, plain: bool) -> None:
+    script = tmp_path / "loop.json"
+    script.write_text(json.dumps({"turns": [
+        {"text": "Running it.", "tool_calls": [{"name": "bash", "input": {"command": LOOP}}]},
+        {"text": "Stopped as asked."}]}))
+    extra = ("--permission-mode", "auto", "--plain") if plain else ("--permission-mode", "auto")
+    tmux = Tmux(tmp_path, coder_command(script, *extra), git_repo, width=110, height=34)
+    try:
+        tmux.wait("auto>" if plain else "idle │")
+        if plain:
+            tmux.type_at_prompt("go")
+        else:
+            tmux.type("go")
+        tmux.send("Enter")
+        tmux.wait("step 1")
+        tmux.send("C-c")
+        time.sleep(0.15)
+        tmux.send("C-c")  # while the first one stops it
+        screen = tmux.wait("turn stopped: interrupted", "auto>" if plain else "idle │")
+        assert "EXIT=" not in screen  # still running, at its prompt
+        assert "interrupted (SIGINT); the shell kept its state" in how_it_ended(git_repo)  # no kill, no restart
+        if plain:
+            quit_plain(tmux)
+        else:
+            tmux.quit_app()
+    finally:
+        tmux.close()
