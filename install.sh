@@ -13,7 +13,7 @@ for cmd in bwrap rg tmux git ip setpriv; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "install.sh: installing ${missing[*]} with apt-get"
+    echo "install.sh: installing ${missing[*]} with apt-get (a minute or two)"
     apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
@@ -30,9 +30,11 @@ if [ "$managed" = 1 ]; then
   "$PYTHON" -m venv .venv
   PYTHON=.venv/bin/python
 fi
+echo "install.sh: installing coder (editable) with its dev, swebench and ray extras into $("$PYTHON" -c 'import sys; print(sys.prefix)')"
+echo "            with pip: the first time this takes a few minutes, and pip says nothing until it is done"
 "$PYTHON" -m pip install --quiet --disable-pip-version-check -e ".[dev,swebench,ray]"
 if [ "$managed" = 1 ]; then
   echo "install.sh: done. Activate it with: source .venv/bin/activate   (then: coder doctor)"
 else
-  echo "install.sh: done. Try: coder doctor"
+  echo "install.sh: done. Try: coder doctor, then coder --model scripted:examples/hello.json (the app, no key needed)"
 fi
