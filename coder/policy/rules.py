@@ -144,7 +144,7 @@ class RulePolicy:
             pending.append(part)
         if not pending:
             return Decision("allow", "read-only or allowed by rules", rule="rules" if parts else "empty")
-        first = pending[0]
+        commands = [p for p in pending if p.words != [">"]]
         shown = ", ".join(f"`{p.text}`" for p in pending[:3]) + (" ..." if len(pending) > 3 else "")
         if self.mode == "auto":
             return Decision("allow", rule="mode:auto")
@@ -152,7 +152,10 @@ class RulePolicy:
             return Decision("deny", f"plan mode runs only read-only commands; not allowed: {shown}",
                             rule="mode:plan")
         why = "could not be parsed, so it runs only with approval" if not parsed.ok else "needs approval"
-        return Decision("ask", f"{shown} {why} in {self.mode} mode", suggested_rule=suggest_bash_rule(first))
+        # the rule offered is for a command; `> f` of a group's redirection is no command, and a rule made of it
+        # (`bash(>*)`) would match nothing the user meant (issue 47): then "once" only
+        suggested = suggest_bash_rule(commands[0]) if commands else None
+        return Decision("ask", f"{shown} {why} in {self.mode} mode", suggested_rule=suggested)
 
     # ---- other tools -------------------------------------------------------------------------------------
 

@@ -216,11 +216,21 @@ def _loop(node) -> SimpleCommand:
     return part
 
 
+def _file_redirects(redirects) -> list:
+    """The file redirections among `redirects`, those a here-document carries included (`cat <<EOF > x` parses as
+    one heredoc_redirect holding the `> x`)."""
+    out = []
+    for r in redirects:
+        if r.type == "file_redirect":
+            out.append(r)
+        elif r.type in ("heredoc_redirect", "herestring_redirect"):
+            out.extend(c for c in r.children if c.type == "file_redirect")
+    return out
+
+
 def _redirect_targets(redirects) -> list[str]:
     writes: list[str] = []
-    for r in redirects:
-        if r.type != "file_redirect":
-            continue
+    for r in _file_redirects(redirects):
         ops = [c.type for c in r.children]
         dest = r.child_by_field_name("destination")
         target = _text(dest) if dest is not None else ""
@@ -254,9 +264,8 @@ def _simple(node, redirects) -> SimpleCommand:
             dynamic_name = dynamic_name or (dyn and child.type == "command_name")
     text = _WS.sub(" ", " ".join(assignments + shown)).strip()
     writes = _redirect_targets(redirects or [])
-    for r in redirects or []:
-        if r.type == "file_redirect":
-            text += " " + _WS.sub(" ", _text(r)).strip()
+    for r in _file_redirects(redirects or []):
+        text += " " + _WS.sub(" ", _text(r)).strip()
     part = SimpleCommand(words, text, any(k in (QUOTED, SPLIT) for k in kinds), dynamic_name, writes, assignments,
                          kinds)
     if redirects and any(re.fullmatch(r"\{.+\}", w) for w in words[1:]):

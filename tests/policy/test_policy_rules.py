@@ -12,7 +12,7 @@ from coder.base.errors import ConfigError
 from coder.config.layers import settings
 from coder.config.sections import PermissionsSettings
 from coder.policy.base import PermissionAnswer
-from coder.policy.patterns import Rule
+from coder.policy.patterns import Rule, parse_rules
 from coder.policy.readonly import is_read_only
 from coder.policy.rules import RulePolicy, policy_from_config, remembered_rules_path, suggest_bash_rule
 from coder.policy.shellparse import split_command
@@ -195,3 +195,24 @@ def test_flags_and_bad_config(tmp_path: Path) -> None:
     (tmp_path / ".coder" / "permissions.json").write_text("{not json")
     with pytest.raises(ConfigError, match="permissions.json"):
         policy_from_config(PermissionsSettings(), "ask", [], [], tmp_path)
+
+
+def test_a_compound_command_is_offered_a_rule_for_a_command_never_for_its_redirection() -> None:
+    """Issue 47: `rm ... && echo new > f && sed ...` offered to always allow `bash(>*)`: the group's redirection
+    is its own part (`> f.txt`), and a rule made of it matches nothing the user meant."""
+    policy = RulePolicy()
+    decision = policy.decide("bash", "execute", {"command": "rm -f old.txt && echo new > f.txt && sed -i s/a/b/ f.txt"})
+    assert decision.action == "ask" and decision.suggested_rule == "bash(rm -f old.txt)"
+    grouped = policy.decide("bash", "execute", {"command": "{ echo a; echo b; } > f.txt"})
+    assert grouped.action == "ask" and grouped.suggested_rule is None  # once only: no command to name
+
+
+def test_a_here_document_that_writes_a_file_is_a_write() -> None:
+    """`cat <<EOF > x` parses as one here-document node holding the `> x`: it was read-only `cat`, allowed in
+    plan mode and past an `edit(**/.env)` deny rule."""
+    write = "cat <<EOF > .env\nA=1\nEOF"
+    assert RulePolicy(mode="plan").decide("bash", "execute", {"command": write}).action == "deny"
+    assert RulePolicy(mode="ask").decide("bash", "execute", {"command": write}).action == "ask"
+    denied = RulePolicy(mode="auto", deny=parse_rules(["edit(**/.env)"], "test"))
+    assert denied.decide("bash", "execute", {"command": write}).action == "deny"
+    assert RulePolicy(mode="plan").decide("bash", "execute", {"command": "cat <<EOF\nA=1\nEOF"}).action == "allow"

@@ -53,6 +53,7 @@ PAYLOADS: tuple[tuple[str, str], ...] = (
     ("m_rg_brace", "rg --{pre,pre}=./brace.sh hello"),
     ("m_rg_glob", "rg hello *"),  # the repository holds a file named `--pre=sh`: rg runs every file with sh
     ("magic.mgc", "file -C -m magic"),
+    ("m_heredoc", "cat <<EOF > m_heredoc\npwned\nEOF"),  # issue 47: the `> x` inside a here-document's node
     # already refused before; kept so a regression shows here too
     ("m_env_pager", "GIT_PAGER='sh -c \"echo pwned > m_env_pager\"' git -p log"),
     ("m_git_c", "git -c core.fsmonitor='echo pwned > m_git_c; false' status"),
