@@ -253,7 +253,8 @@ class CoderAgent:
 
     def _ask(self, live: Live, request: ev.PermissionRequest) -> PermissionAnswer:
         """The engine's `ask`: the client answers through `session/request_permission`."""
-        view = approval(request.tool, request.input, request.suggested_rule)
+        where = None if request.agent else (live.opened.workspace, live.session.parts.tool_ctx.cwd)
+        view = approval(request.tool, request.input, request.suggested_rule, where)
         plan = isinstance(request, ev.PlanProposed)
         call = permission.tool_call(request, "Approve the plan" if plan else view.title, view.detail, view.diff or "",
                                     live.translator.current_call if plan else request.id)

@@ -228,7 +228,9 @@ class Repl:
 
             return ask_plan(self.printer, self.reader, self.opened.session)
 
-        view = approval(request.tool, request.input, request.suggested_rule)
+        opened = self.opened
+        view = approval(request.tool, request.input, request.suggested_rule,
+                        (opened.workspace, opened.session.parts.tool_ctx.cwd))
         self.printer.line(f"Allow {view.title}?", "bold yellow")
         if len(view.files) > 1:
             self.printer.line(f"{len(view.files)} files: " + ", ".join(view.files))

@@ -15,6 +15,7 @@ typed before it was seen never count, however late the app gets to them. A paste
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -208,10 +209,10 @@ class PermissionPrompt(ChoicePrompt):
     """`Allow bash: pytest -q?`, the command or the change as a diff, why it asks, then the choices."""
 
     def __init__(self, call_id: str, tool: str, args: dict[str, Any], reason: str, rule: str | None,
-                 asker: str = "", agent: str = "") -> None:
+                 asker: str = "", agent: str = "", where: tuple[Path, Path] | None = None) -> None:
         from coder.commands.approval import approval  # start-up time: the tools load after the first paint
 
-        self.view: Approval = approval(tool, args, rule)
+        self.view: Approval = approval(tool, args, rule, where)
         self.asker = asker  # how a background agent that asks is introduced ("agent a1 (writer: ...)")
         self.agent = agent  # its id; empty: the session asks
         super().__init__(permission_question(self.view.rules))

@@ -100,8 +100,11 @@ class Questions:
         if self.future is None or self.future.done() or self.asker != event.agent:
             return  # answered before it was drawn (an interrupt; the agent was stopped)
         asker = self.agent_title(event.agent) if event.agent else ""
+        opened = self.state.opened
+        # where a replacement sits in its file; an agent's files are in its own tree, so not for an agent's call
+        where = (opened.workspace, opened.session.parts.tool_ctx.cwd) if opened is not None and not asker else None
         self.show(PermissionPrompt(event.id, event.tool, event.input, event.reason, event.suggested_rule, asker,
-                                   event.agent))
+                                   event.agent, where))
 
     def show(self, prompt: ChoicePrompt) -> None:
         if self.prompt is not None:
