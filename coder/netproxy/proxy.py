@@ -171,6 +171,9 @@ class NetProxy:
             return verdict, refusal_message(host, verdict)
         if verdict.action == "allow":
             return verdict, ""
+        never = self._never_reached(host)
+        if never:  # asking would offer what is refused once allowed (issue 47: "allow 127.0.0.1?", then refused)
+            return verdict, never
         if self.ask is None:
             with self._lock:
                 self._refused_now.add(host)
@@ -245,6 +248,24 @@ class NetProxy:
                 self.report(access)
             except Exception:  # noqa: BLE001 - an event sink must not break a download
                 pass
+
+    def _never_reached(self, host: str) -> str:
+        """Why `host` is refused whatever the user answers, when that is known without resolving a name: an address
+        of the host itself or its link, written as an address or as `localhost` (`hosts` may still map it)."""
+        if host in self.hosts:
+            return ""
+        name = host.strip("[]").lower()
+        try:
+            ip = unwrapped(ipaddress.ip_address(name.split("%", 1)[0]))
+        except ValueError:
+            if name == "localhost" or name.endswith(".localhost"):
+                return (f"coder refused {host}: it names this machine (loopback), which the sandbox never reaches; "
+                        "a server the model starts runs inside the sandbox, where `localhost` is its own")
+            return ""
+        if ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast:
+            return (f"coder refused {host}: an address of the host itself or its link (loopback, link-local, cloud "
+                    "metadata), which the sandbox never reaches, so it is not asked about")
+        return ""
 
     async def _addresses(self, host: str, port: int, verdict: Verdict) -> list[str] | str:
         """The addresses to try, or the reason none may be used. `verdict` allowed `host`: a private address is

@@ -172,3 +172,27 @@ def test_canonical_hosts() -> None:
 def test_network_true_with_a_deny_list_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="denied_domains"):
         settings({"sandbox": {"network": True, "denied_domains": ["evil.test"]}})
+
+
+def test_an_address_never_reached_is_refused_without_a_question(tmp_path: Path) -> None:
+    """Issue 47: web_fetch of http://127.0.0.1/ asked "allow 127.0.0.1?", then refused it once allowed. Loopback,
+    link-local (cloud metadata) and `localhost` are refused at once, and nobody is asked; an unlisted public name
+    (the control) is still asked about."""
+    from coder.netproxy.client import FetchError, fetch
+    from coder.netproxy.domains import DomainPolicy
+    from coder.netproxy.proxy import NetProxy
+
+    asked: list[str] = []
+    proxy = NetProxy(DomainPolicy.from_lists(["pypi.org"], [], []), tmp_path / "proxy.sock",
+                     ask=lambda host, port: asked.append(host) or "deny")
+    proxy.start()
+    try:
+        for url in ("http://127.0.0.1:9/x", "http://169.254.169.254/latest/", "http://localhost/", "http://0.0.0.0/"):
+            with pytest.raises(FetchError, match="never reaches"):
+                fetch(proxy.socket_path, url, max_bytes=1000, timeout=10)
+        assert asked == []
+        with pytest.raises(FetchError, match="refused it when asked"):
+            fetch(proxy.socket_path, "http://unlisted.example/", max_bytes=1000, timeout=10)
+        assert asked == ["unlisted.example"]
+    finally:
+        proxy.close()
