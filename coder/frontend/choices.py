@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from coder.policy.base import PermissionAnswer
 
@@ -156,6 +157,16 @@ def trust_question() -> Question:
                      Choice("trust", "Yes, trust this repository (remembered until its settings change)",
                             grants="trust this repository: its servers, hooks, tools and settings run")],
                     default=0, escape="not_now")
+
+
+def untrusted_means(request: Any) -> str:
+    """What saying "not now" to the trust question means for this repository (`request`: a TrustRequest), in the
+    dialog of both frontends: its deny and ask rules hold either way (coder/policy/rules.py, coder/ext/
+    claude_settings.py), and the dialog says so instead of "ignores all of that" (issue 47)."""
+    narrowing = any(w.kind == "permissions" and w.name in ("deny", "ask") for w in request.wanted)
+    return ("Untrusted, coder ignores all of that " + ("except the deny and ask rules, which apply either way (they "
+            "only make it ask or refuse more), " if narrowing else "") + "and still works on the code. Trust it "
+            "only if you know what those commands do.")
 
 
 def permission_answer(answer: str, rules: list[str], remember: Callable[[PermissionAnswer], None] | None,

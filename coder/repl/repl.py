@@ -27,7 +27,14 @@ from coder.base import events as ev
 from coder.base.errors import CoderError
 from coder.engine.options import options_from_args
 from coder.frontend.calls import tool_title
-from coder.frontend.choices import Question, permission_answer, permission_question, saved_note, trust_question
+from coder.frontend.choices import (
+    Question,
+    permission_answer,
+    permission_question,
+    saved_note,
+    trust_question,
+    untrusted_means,
+)
 from coder.frontend.history import InputHistory
 from coder.frontend.notify import Notifier, for_session
 from coder.host.git import repo_top
@@ -189,8 +196,7 @@ class Repl:
         remembered; typing cannot answer it (coder/frontend/choices.py)."""
         self.printer.line(f"This repository is not trusted ({reason}).", "bold yellow")
         self.printer.line(request.describe())
-        self.printer.line("Untrusted, coder ignores all of that (it still works on the code). Trust it only if you "
-                          "know what those commands do.", "dim")
+        self.printer.line(untrusted_means(request), "dim")
         question = trust_question()
         self.print_choices(question)
         try:

@@ -70,7 +70,8 @@ def wanted(rel: str, data: bytes) -> list[tuple[str, str, str, str]]:
         for key in ("allow", "ask", "deny"):
             rules = permissions.get(key)
             if isinstance(rules, list) and rules:
-                note = " (never applied: allow rules are yours to give)" if key == "allow" else ""
+                note = (" (never applied: allow rules are yours to give)" if key == "allow" else
+                        " (applied whether you trust it or not: they only make coder ask or refuse more)")
                 out.append(("permissions", key, f"{', '.join(map(str, rules[:6]))}{note} ({rel})", ""))
     plugins = table.get("enabledPlugins")
     if isinstance(plugins, dict) and plugins:

@@ -35,6 +35,7 @@ from coder.frontend.choices import (
     Question,
     permission_question,
     trust_question,
+    untrusted_means,
 )
 from coder.tui.blocks import DiffView, shown
 
@@ -248,5 +249,4 @@ class TrustPrompt(ChoicePrompt):
     def compose_head(self) -> ComposeResult:
         yield Static(Text.assemble(("This repository is not trusted", "bold yellow"), f" ({visible(self.reason)})."))
         yield Static(shown(self.request.describe()), classes="what")
-        yield Static("Untrusted, coder ignores all of that and still works on the code. Trust it only if you know "
-                     "what those commands do.", classes="why")
+        yield Static(untrusted_means(self.request), classes="why")
