@@ -37,7 +37,16 @@ def agents(ctx: Ctx, arg: str) -> CommandResult:
             return CommandResult(f"What should the agent do? `/agents run [AGENT] TASK` (agents: "
                                  f"{', '.join(control.parent.agents)}).", error=True)
         result = control.start(name, task, task[:60], background=True, by="user")
-        return CommandResult(result.output, error=result.is_error)
+        ident = str(result.data.get("agent", "")) if not result.is_error else ""
+        if not ident:
+            return CommandResult(result.output, error=result.is_error)
+        run = control.runs[ident]
+        tree = (f" It works in its own worktree (`{run.tree.path}`); what it changes comes back as a patch for "
+                f"`/agents merge {ident}` or `/agents discard {ident}`.") if run.tree else ""
+        # the engine's words are the model's ("you will read of its end after a later tool call"): these are yours
+        return CommandResult(f"Started agent **{ident}** ({name}) in the background: {run.title()}.{tree} Ctrl+G "
+                             f"follows its work, `/agents stop {ident}` stops it; when it ends a note says so and "
+                             f"`/agents show {ident}` has its report.")
     if not rest:
         return CommandResult(f"`/agents {action}` needs an agent's id. {USAGE}", error=True)
     ident, _, flags = rest.partition(" ")

@@ -250,7 +250,11 @@ class Agents:
         if not ended:
             why = "interrupted" if cancel.is_set() else f"{timeout:.0f}s passed"
             return ToolResult(f"[{why}; still running: " + "; ".join(r.line() for r in watched) + "]")
-        return ToolResult(self.news(only=ended) + self._still_running())
+        # an agent whose end was already told is said again in one line, never nothing (issue 47: waiting on an
+        # agent that had ended returned an empty result)
+        earlier = [f"Agent {r.title()} had already ended ({r.state}); its report came with that news (`read` "
+                   "shows it again)." for r in ended if r.told]
+        return ToolResult("\n\n".join([*earlier, self.news(only=ended)]).strip() + self._still_running())
 
     def stop(self, ident: str, wait: bool = True) -> ToolResult:
         """Stop agent `ident`; `wait`: until its thread has ended (at most STOP_GRACE), else return at once (a

@@ -40,8 +40,9 @@ def result_line(output: str, is_error: bool, duration: float = 0.0, data: dict[s
     more = f" … {rest} more line{'s' if rest > 1 else ''}" if rest > 0 else ""
     took = f" {duration:.1f}s" if duration >= 0.1 else ""
     why = failure(is_error, data, output)
-    if data and data.get("background"):  # the user sent it on with Ctrl+B (coder/tools/bash_jobs.py)
-        return f"⇥ background job {data['background']} · {first}{more}{took}"
+    job = data.get("background") if data else None
+    if isinstance(job, str) and job:  # the user sent it on with Ctrl+B (coder/tools/bash_jobs.py): its job id
+        return f"⇥ background job {job} · {first}{more}{took}"
     if why is None:
         return f"✓ {first}{more}{took}"
     return f"✗ {why + ' · ' if why != 'failed' else ''}{first}{more}{took}"

@@ -31,6 +31,8 @@ from coder.tui.status import short
 
 #: lines of an agent's work kept for the follow view
 FOLLOW_LINES = 300
+#: lines of one call's output the follow view shows (as it comes, or from its result when none came live)
+OUTPUT_LINES = 12
 
 
 @dataclass
@@ -53,6 +55,9 @@ class AgentLine:
     files: list[str] = field(default_factory=list)
     outcome: str = ""
     log: deque[str] = field(default_factory=lambda: deque(maxlen=FOLLOW_LINES))
+    #: output lines shown so far of each running call (by call id), and a partial last line
+    shown: dict[str, int] = field(default_factory=dict)
+    partial: dict[str, str] = field(default_factory=dict)
 
     @property
     def live(self) -> bool:
@@ -109,11 +114,24 @@ class AgentBoard:
         return True
 
     def _follow(self, line: AgentLine, event: ev.Event) -> None:
+        """An agent's own event, as its follow view tells it: each call, its output (issue 47: only the first line
+        of a result showed), its words, its questions and errors."""
         if isinstance(event, ev.ToolCallRequested):
             line.log.append(f"· {tool_title(event.tool, event.input)}")
+        elif isinstance(event, ev.ToolOutput):
+            text = line.partial.pop(event.id, "") + event.text
+            rows = text.split("\n")
+            if rows[-1]:
+                line.partial[event.id] = rows[-1]
+            self._output(line, event.id, rows[:-1])
         elif isinstance(event, ev.ToolCallFinished):
-            first = (event.output.strip().splitlines() or [""])[0]
-            line.log.append(f"  {'✗' if event.is_error else '✓'} {clip(first, 160)}")
+            live = event.id in line.shown
+            self._output(line, event.id, [line.partial.pop(event.id, "")] if live else
+                         event.output.strip("\n").splitlines())
+            rows = [r for r in event.output.splitlines() if r.strip()]
+            said = f"{len(rows)} line{'s' if len(rows) != 1 else ''} of output" if rows else "no output"
+            line.log.append(f"  {'✗' if event.is_error else '✓'} {said}")
+            line.shown.pop(event.id, None)
         elif isinstance(event, ev.AssistantMessage):
             texts = [b.get("text", "") for b in event.message.get("content", []) if b.get("type") == "text"]
             for text in texts:
@@ -124,6 +142,20 @@ class AgentBoard:
             line.log.append(f"  ✗ denied ({event.by}): {clip(event.reason, 160)}")
         elif isinstance(event, ev.ErrorEvent):
             line.log.append(f"! {clip(event.message, 200)}")
+
+    @staticmethod
+    def _output(line: AgentLine, call: str, rows: list[str]) -> None:
+        """Up to OUTPUT_LINES of a call's output into the log, then one line saying how many more there were."""
+        shown = line.shown.get(call, 0)
+        for row in rows:
+            if not row.strip() and not shown:
+                continue
+            if shown < OUTPUT_LINES:
+                line.log.append(f"  │ {clip(row, 200)}")
+            elif shown == OUTPUT_LINES:
+                line.log.append("  │ … (more output: the agent's session has it, `coder sessions show`)")
+            shown += 1
+        line.shown[call] = shown
 
     def live(self) -> list[AgentLine]:
         return [a for a in self.agents.values() if a.live]
@@ -157,7 +189,7 @@ class AgentBoard:
 
 class AgentsPanel(Static):
     DEFAULT_CSS = """
-    AgentsPanel { dock: bottom; height: auto; max-height: 6; padding: 0 1; background: $boost; display: none; }
+    AgentsPanel { height: auto; max-height: 6; padding: 0 1; background: $boost; display: none; }
     AgentsPanel.shown { display: block; }
     """
 

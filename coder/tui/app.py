@@ -132,8 +132,8 @@ class CoderApp(App[None]):
         yield QuestionArea()  # issue 32: a question stands here, seen whatever the conversation is scrolled to
         yield CompletionList()
         yield PromptInput(id="input")
+        yield AgentsPanel(id="agents")  # issue 36: the running agents, between the input and the status bar
         yield StatusBar(id="status")
-        yield AgentsPanel(id="agents")  # issue 36: the running agents, docked above the status bar
 
     def on_mount(self) -> None:
         self.transcript.note(f"coder {__version__} · /help lists commands · Ctrl+C twice quits")

@@ -173,3 +173,23 @@ def test_a_background_agent_asks_while_its_parent_goes_on(git_repo: Path, tmp_pa
                if isinstance(e, ev.AgentRelay) and isinstance(e.event, ev.ToolCallFinished)]
     assert any("ran-once" in o for o in outputs) and any("ran-twice" in o for o in outputs)
     opened.finish("done")
+
+
+def test_waiting_on_an_agent_that_already_ended_says_so(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 47: `subagents wait` on an agent whose end the model had already read returned nothing."""
+    define_agent(tmp_path, "quick", [{"text": "REPORT: quick job done"}], tools=("bash",))
+    script = tmp_path / "parent.json"
+    script.write_text(json.dumps({"turns": [
+        {"text": "Starting it.", "tool_calls": [start("quick", "do the quick job")]},
+        {"text": "Waiting for it.", "tool_calls": [control("wait", "a1", timeout=120)]},
+        {"text": "Waiting again.", "tool_calls": [control("wait", "a1", timeout=120)]},
+        {"text": "Both waits returned."},
+    ]}))
+    events: list[ev.Event] = []
+    opened = open_session(SessionOptions(cwd=git_repo, model=f"scripted:{script}", permission_mode="auto"),
+                          events.append)
+    assert opened.session.send("go").final_text == "Both waits returned."
+    waits = [e.output for e in events if isinstance(e, ev.ToolCallFinished) and e.input.get("action") == "wait"]
+    assert len(waits) == 2 and "REPORT: quick job done" in waits[0]
+    assert "a1 (quick: do the quick job) had already ended (done)" in waits[1]
+    opened.finish("done")
