@@ -34,7 +34,7 @@ from coder.tui.agents_view import AgentsPanel
 from coder.tui.app_notify import Notifications
 from coder.tui.commands_view import CommandRunner
 from coder.tui.control import Opener, SessionControl
-from coder.tui.farewell import print_last_turn
+from coder.tui.farewell import print_conversation
 from coder.tui.feed import EventFeed
 from coder.tui.inputs import InputAssist
 from coder.tui.keys import KeyActions
@@ -227,5 +227,5 @@ def run_app(args: Any) -> int:
     app.control.freeze_heap = True
     app.run()
     # after the screen is restored: it stays in the scrollback
-    print_last_turn(app.control.last_turn, app.control.last_session_id)
+    print_conversation(app.control.conversation, app.control.last_session_id)
     return 0

@@ -121,9 +121,14 @@ def markdown_block(text: str = "", kind: str = "assistant") -> Markdown:
     return _markdown_classes[name](visible(text))
 
 
+def uses_markdown(text: str) -> bool:
+    """Whether the model's text uses any Markdown (then it is rendered, else shown as it is)."""
+    return bool(_MARKDOWN.search(text.strip()))
+
+
 def assistant_block(text: str) -> Widget:
     """The model's finished text: Markdown when it uses any, else a plain TextBlock."""
-    return markdown_block(text) if _MARKDOWN.search(text.strip()) else TextBlock(text)
+    return markdown_block(text) if uses_markdown(text) else TextBlock(text)
 
 
 class OutputView(ScrollableContainer):

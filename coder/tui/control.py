@@ -20,7 +20,7 @@ from coder.base import events as ev
 from coder.frontend.history import InputHistory
 from coder.tui.app_notify import Notifications
 from coder.tui.blocks import NoteBlock
-from coder.tui.farewell import LastTurn, last_turn
+from coder.tui.farewell import Conversation, read_conversation
 from coder.tui.feed import EventFeed
 from coder.tui.questions import Questions
 from coder.tui.state import AppState
@@ -53,7 +53,8 @@ class SessionControl:
         self.freeze_heap = False
         self.opened_at: float | None = None
         self.last_session_id: str | None = None  # printed on quit: how to resume it
-        self.last_turn: LastTurn | None = None  # what is printed to the scrollback on quit (coder/tui/farewell.py)
+        #: what is printed to the scrollback on quit (coder/tui/farewell.py), read as the session closes
+        self.conversation: Conversation | None = None
         #: runs a slash command (CommandRunner.run; the app wires it: the commands part is built after this one)
         self.run_command: Callable[[str], None] = lambda text: None
 
@@ -131,7 +132,8 @@ class SessionControl:
         self.questions.notifier = None
         self.questions.close()  # an agent's question still waiting is denied, and so is any asked while agents stop
         try:
-            self.last_turn = last_turn(opened.session)
+            if reason == "done":  # the app is quitting: the conversation goes to the scrollback
+                self.conversation = read_conversation(opened)
             kept = opened.finish(reason)
             self.last_session_id = opened.session.id if kept else None
         except Exception:  # noqa: BLE001 - closing must not keep the user from leaving

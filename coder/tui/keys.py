@@ -14,9 +14,12 @@
 
 from __future__ import annotations
 
+import io
 import time
 from typing import Any
 
+from rich.console import Console
+from rich.segment import Segment
 from textual import events
 from textual.app import App
 from textual.screen import Screen
@@ -213,11 +216,12 @@ class KeyActions:
             return
         store, sid = opened.store, opened.session.id
 
-        def read(last: int | None) -> str:  # in the screen's worker, off the app's thread
-            from coder.commands.transcript import transcript_markdown  # lazy: read when first asked for
+        def read(last: int | None, width: int) -> list[list[Segment]]:  # in the screen's worker, off the app's thread
+            from coder.tui.session_text import session_lines  # lazy: read when first asked for
 
-            return transcript_markdown(store.session(sid), [e.to_dict() for e in store.events(sid, last)],
-                                       max_output_lines=TRANSCRIPT_OUTPUT_LINES)
+            console = Console(width=width, file=io.StringIO(), force_terminal=True, highlight=False)
+            return session_lines(store.session(sid), [e.to_dict() for e in store.events(sid, last)], console, width,
+                                 TRANSCRIPT_OUTPUT_LINES)
 
         def closed(_: None) -> None:
             self.box.focus()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from rich.cells import cell_len
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -101,9 +102,10 @@ class HistorySearch(Picker):
 
 
 class TranscriptView(ScrollView, can_focus=True):
-    """A long text, read-only, drawn one screen of lines at a time (issue 32: a TextArea measured and wrapped all
-    of a 2,000-call transcript before it showed a line, 1.8 s). Lines keep their shape and scroll sideways;
-    the mouse selects and Ctrl+C copies, as in the conversation."""
+    """A long transcript, read-only, drawn one screen of lines at a time (issue 32: a TextArea measured and wrapped
+    all of a 2,000-call transcript before it showed a line, 1.8 s). Each line is styled segments
+    (coder/tui/session_text.py: the words rendered, issue 47); lines keep their shape and scroll sideways; the
+    mouse selects and Ctrl+C copies, as in the conversation."""
 
     ALLOW_SELECT = True
     DEFAULT_CSS = "TranscriptView { height: 1fr; overflow: auto; }"
@@ -115,13 +117,18 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def __init__(self) -> None:
         super().__init__(id="transcript")
-        self.lines: list[str] = []
+        self.lines: list[list[Segment]] = []
+        self.texts: list[str] = []  # each line's text: widths and selections
 
-    def show(self, text: str) -> None:
-        """Only the lines are found here; each is made safe to draw (`visible`, tabs) when it is on screen."""
-        self.lines = text.splitlines()
-        self.virtual_size = Size(max(map(len, self.lines), default=0) + 8, len(self.lines))
+    def show(self, lines: list[list[Segment]]) -> None:
+        """The lines come safe to draw (their text made visible where it was built)."""
+        self.lines = lines
+        self.texts = ["".join(segment.text for segment in line) for line in lines]
+        self.virtual_size = Size(max(map(cell_len, self.texts), default=0) + 8, len(self.lines))
         self.refresh()
+
+    def say(self, text: str) -> None:
+        self.show([[Segment(text)]])
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -130,18 +137,17 @@ class TranscriptView(ScrollView, can_focus=True):
         style = self.rich_style
         if index >= len(self.lines):
             return Strip.blank(width, style)
-        line = visible(self.lines[index]).expandtabs(4)
-        text = Text(line, style=style, no_wrap=True)
+        text = Text.assemble(*((s.text, s.style or "") for s in self.lines[index]), style=style, no_wrap=True)
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(index)) is not None:
             start, end = span
-            text.stylize(self.screen.get_component_rich_style("screen--selection"), start, len(line) if end == -1
-                         else end)
-        strip = Strip(text.render(self.app.console), cell_len(line))
+            text.stylize(self.screen.get_component_rich_style("screen--selection"), start,
+                         len(text.plain) if end == -1 else end)
+        strip = Strip(text.render(self.app.console), cell_len(self.texts[index]))
         return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        return selection.extract(visible("\n".join(self.lines)).expandtabs(4)), "\n"
+        return selection.extract("\n".join(self.texts)), "\n"
 
     def selection_updated(self, selection: Selection | None) -> None:
         self.refresh()
@@ -163,12 +169,12 @@ class TranscriptScreen(ModalScreen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "close")]
 
-    def __init__(self, read: Callable[[int | None], str]) -> None:
-        """`read(last)` builds the text of the session's newest `last` events (None: all of them); it runs in a
-        worker thread."""
+    def __init__(self, read: Callable[[int | None, int], list[list[Segment]]]) -> None:
+        """`read(last, width)` builds the lines of the session's newest `last` events (None: all of them) at
+        `width`; it runs in a worker thread."""
         super().__init__()
         self.read = read
-        self.text = ""
+        self.lines: list[list[Segment]] = []
         self.complete = False  # the whole session is shown, not only its end
         self.placed = False  # the text shown was scrolled to its place
 
@@ -180,21 +186,22 @@ class TranscriptScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         view = self.query_one(TranscriptView)
-        view.show("reading the session…")
+        view.say("reading the session…")
         view.focus()
-        self.run_worker(self._read, thread=True)
+        width = max(self.app.size.width - 6, 40)  # the border and the scroll bar
+        self.run_worker(lambda: self._read(width), thread=True)
 
-    def _read(self) -> None:
+    def _read(self, width: int) -> None:
         """The end first (what is on screen when it opens), then the whole session: building 2,000 calls' text
         costs ~0.2 s of CPU, and the end is what the user looks at first (issue 32, round 3)."""
-        self.app.call_from_thread(self._loaded, self.read(FIRST_EVENTS), False)
-        self.app.call_from_thread(self._loaded, self.read(None), True)
+        self.app.call_from_thread(self._loaded, self.read(FIRST_EVENTS, width), False)
+        self.app.call_from_thread(self._loaded, self.read(None, width), True)
 
-    def _loaded(self, text: str, complete: bool) -> None:
+    def _loaded(self, lines: list[list[Segment]], complete: bool) -> None:
         view = self.query_one(TranscriptView)
         from_end = view.max_scroll_y - view.scroll_y if self.placed else 0  # where a reader of the end part is
-        self.text, self.complete, self.placed = text, complete, False
-        view.show(text)
+        self.lines, self.complete, self.placed = lines, complete, False
+        view.show(lines)
 
         def place() -> None:
             """The newest part first, as in the conversation (once the new size is laid out: it scrolls that far);

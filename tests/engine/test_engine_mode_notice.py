@@ -21,7 +21,7 @@ from coder.engine.mode_notice import PLAN_ON
 from coder.engine.turns import user_turns
 from coder.models.wire import segments
 from coder.tools.plan_tool import PlanVerdict
-from coder.tui.farewell import last_turn
+from coder.tui.farewell import read_conversation
 from coder_testkit.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,7 +105,10 @@ def test_a_switch_into_plan_mode_loads_exit_plan_with_a_notice_and_the_prefix_ho
             sid = driven.session.id
             # what the user wrote, as /rewind lists it and the app says it at quit: without the notices
             assert [t.text for t in user_turns(driven.session, None)] == ["look around", "plan the notes", "just ask"]
-            assert last_turn(driven.session).message == "just ask"  # type: ignore[union-attr]
+            said = read_conversation(driven.opened)
+            assert said is not None
+            typed = [e["text"] for e in said.events if e["type"] == "user_message"]
+            assert typed == ["look around", "plan the notes", "just ask"]
             history = list(driven.session.history)
         finally:
             driven.close()

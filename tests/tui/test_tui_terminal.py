@@ -236,12 +236,15 @@ def test_plain_repl_in_tmux_echoes_type_ahead_and_renders_markdown(git_repo: Pat
         tmux.close()
 
 
-def test_textual_app_leaves_the_last_turn_in_the_scrollback(git_repo: Path, tmp_path: Path) -> None:
-    """Issue 24: the app's alternate screen vanishes on quit; the last turn is printed where the shell keeps it."""
+def test_textual_app_leaves_the_conversation_in_the_scrollback(git_repo: Path, tmp_path: Path) -> None:
+    """Issues 24 and 47: the app's alternate screen vanishes on quit; the conversation is printed where the shell
+    keeps it (it was the last turn only), rendered, each call in one line."""
     script = tmp_path / "answer.json"
-    script.write_text(json.dumps({"turns": [{"text": "First answer."},
-                                            {"text": "## Result\n\nThe **parser** is fixed.\n\n- one\n- two\n"}]}))
-    tmux = Tmux(tmp_path, coder_command(script), git_repo, width=80, height=24)
+    script.write_text(json.dumps({"turns": [
+        {"text": "First answer.", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
+        {"text": "Listed."},
+        {"text": "## Result\n\nThe **parser** is fixed.\n\n- one\n- two\n"}]}))
+    tmux = Tmux(tmp_path, coder_command(script, "--permission-mode", "auto"), git_repo, width=80, height=24)
     try:
         tmux.wait("idle")
         for message in ("hello", "fix the parser"):
@@ -250,10 +253,13 @@ def test_textual_app_leaves_the_last_turn_in_the_scrollback(git_repo: Path, tmp_
             time.sleep(0.3)
         tmux.wait("The parser is fixed.")
         tmux.wait("idle")
-        screen = tmux.quit_app()
-        after = screen[screen.index("› fix the parser"):]  # the shell's screen now: the app is gone
-        assert "Result" in after and "The parser is fixed." in after and "**parser**" not in after
-        assert "• one" in after and "First answer." not in after  # the last turn only, rendered
+        tmux.quit_app()
+        tmux.run("resize-window", "-t", "t", "-y", "60")  # the scrollback's lines come back into the pane
+        after = tmux.run("capture-pane", "-p", "-t", "t", "-S", "-200")
+        after = after[after.index("› hello"):]  # the shell's screen now: the app is gone
+        assert after.index("First answer.") < after.index("▶ bash: ls") < after.index("Listed.")
+        assert after.index("Listed.") < after.index("› fix the parser") < after.index("The parser is fixed.")
+        assert "Result" in after and "**parser**" not in after and "• one" in after
         assert after.index("The parser is fixed.") < after.index("is saved; `coder --resume")
     finally:
         tmux.close()
