@@ -136,6 +136,30 @@ def dropped_images(text: str, workspace: Path) -> tuple[list[ImageBlock], list[s
     return images, refused
 
 
+def named(text: str, workspace: Path, cwd: Path | None = None) -> list[str]:
+    """What sending `text` would attach, by name only (nothing read): each `@path` of a file inside the workspace
+    and each dropped image path of a file, as the frontend's chips show them before the message is sent (issue
+    47: a pasted image showed nothing until then). `attach` still decides, when it is sent."""
+    out: list[str] = []
+    root = Path(os.path.realpath(workspace))
+    base = Path(os.path.realpath(cwd or workspace))
+    for m in MENTION.finditer(text):
+        raw = m.group(1)
+        for candidate in (raw, raw.rstrip(".,;:!?)")):
+            rel = _inside(root, base, candidate)
+            if rel is not None and os.path.isfile(root / rel) and not os.path.islink(root / rel):
+                kind = "image" if looks_like_image(rel) else "file"
+                out.append(f"{kind} {rel}" + (f":{m.group(2)}" + (f"-{m.group(3)}" if m.group(3) else "")
+                                              if m.group(2) else ""))
+                break
+    for m in DROPPED.finditer(text):
+        raw = next(g for g in m.groups() if g is not None).replace("\\ ", " ")
+        path = Path(os.path.normpath(os.path.expanduser(raw)))
+        if looks_like_image(path) and path.is_file():
+            out.append(f"image {path.name}")
+    return list(dict.fromkeys(out))[:MAX_FILES]
+
+
 def _outside(path: Path) -> bytes | None:
     try:
         return path.read_bytes() if path.is_file() else None

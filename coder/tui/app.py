@@ -43,7 +43,7 @@ from coder.tui.questions import QuestionArea, Questions
 from coder.tui.state import AppState, StatusInfo
 from coder.tui.status import StatusLine
 from coder.tui.transcript import MAX_BLOCKS, Transcript
-from coder.tui.widgets import CompletionList, Conversation, PromptInput, StatusBar
+from coder.tui.widgets import AttachmentChips, CompletionList, Conversation, PromptInput, StatusBar
 from coder.tui.work_view import TodoPanel, WorkView
 
 __all__ = ["MAX_BLOCKS", "CoderApp", "run_app"]
@@ -132,6 +132,7 @@ class CoderApp(App[None]):
         yield QuestionArea()  # issue 32: a question stands here, seen whatever the conversation is scrolled to
         yield CompletionList()
         yield PromptInput(id="input")
+        yield AttachmentChips()  # issue 47: what the message attaches, before it is sent
         yield AgentsPanel(id="agents")  # issue 36: the running agents, between the input and the status bar
         yield StatusBar(id="status")
 

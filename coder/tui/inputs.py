@@ -11,7 +11,7 @@ from coder.frontend.history import InputHistory
 from coder.frontend.workspace import match_paths, project_files, word_at_end
 from coder.tui.screens import HistorySearch
 from coder.tui.state import AppState
-from coder.tui.widgets import CompletionList, PromptInput
+from coder.tui.widgets import AttachmentChips, CompletionList, PromptInput
 
 
 class InputAssist:
@@ -59,6 +59,16 @@ class InputAssist:
             self.picked = None
         completion.show(kind, items)
         box.completion_open = completion.is_open
+        self.app.query_one(AttachmentChips).show(self.attaching(text))
+
+    def attaching(self, text: str) -> list[str]:
+        """What the message would attach once sent (coder/engine/mentions.py `named`: by name, nothing read)."""
+        if "@" not in text and "/" not in text:
+            return []
+        from coder.engine.mentions import named  # lazy: a path in the input loads it, after the first paint
+
+        opened = self.state.opened
+        return named(text, self.state.workspace, opened.session.parts.tool_ctx.cwd if opened is not None else None)
 
     def _load_files(self) -> None:
         files = project_files(self.state.workspace)

@@ -83,6 +83,27 @@ class StatusBar(Static):
     """
 
 
+class AttachmentChips(Static):
+    """Under the input, what the message would attach once sent (`@path`, a dropped or pasted image's path), one
+    chip each (issue 47: nothing showed until the message was sent)."""
+
+    DEFAULT_CSS = """
+    AttachmentChips { display: none; height: auto; padding: 0 1; color: $text-muted; }
+    AttachmentChips.shown { display: block; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(id="chips")
+        self.labels: list[str] = []
+
+    def show(self, labels: list[str]) -> None:
+        if labels == self.labels:
+            return
+        self.labels = labels
+        self.set_class(bool(labels), "shown")
+        self.update(Text("attaching: " + "  ".join(f"[{visible(label)}]" for label in labels)) if labels else "")
+
+
 class CompletionList(Static):
     """Candidates for `/command` or `@path` above the input; the app moves the highlight and accepts."""
 

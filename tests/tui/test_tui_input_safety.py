@@ -50,7 +50,7 @@ async def test_typing_while_a_prompt_appears_goes_to_the_input(factory, git_repo
         box = app.query_one(PromptInput)
         assert box.text == "xalso run lint  now" and box.has_focus
         assert app.questions.prompt is not None and not app.questions.prompt.answered
-        assert "Tab answers this question" in screen_text(app)
+        await wait_for(pilot, lambda: "Tab answers this question" in screen_text(app))  # drawn a moment later
         assert not (git_repo / "out.txt").exists()
         await pilot.press("tab")  # deliberately to the prompt: armed a moment later
         prompt = await wait_armed(pilot, app)

@@ -1,0 +1,42 @@
+"""Issue 47's smaller findings, each in a real terminal (tmux) or through Pilot, as a new user would meet them."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from PIL import Image
+from terminal_support import Tmux, coder_command  # type: ignore[import-not-found]
+
+HELLO = {"turns": [{"text": "Seen."}, {"text": "Again."}]}
+
+
+def script(tmp_path: Path, turns: dict) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(turns))
+    return path
+
+
+def test_a_pasted_image_shows_its_chip_before_the_message_is_sent(git_repo: Path, tmp_path: Path) -> None:
+    """A screenshot dropped (pasted as its path) into the input showed nothing until Enter; now a chip says what
+    the message will attach, and goes with the message."""
+    shot = tmp_path / "shots" / "screen shot.png"
+    shot.parent.mkdir()
+    Image.new("RGB", (40, 30), "red").save(shot)
+    (git_repo / "notes.txt").write_text("a note\n")
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, HELLO)), git_repo, width=110, height=30)
+    try:
+        tmux.wait("idle │")
+        tmux.type("what is wrong here? ")
+        tmux.run("set-buffer", "--", f"'{shot}'")
+        tmux.run("paste-buffer", "-p", "-t", "t")  # as a terminal pastes a dropped file: quoted, bracketed
+        tmux.wait("attaching: [image screen shot.png]")
+        tmux.type(" and @notes.txt ")  # the space ends the path (Enter on it would complete it)
+        tmux.wait("attaching: [file notes.txt]  [image screen shot.png]")
+        tmux.send("Enter")
+        screen = tmux.wait("Seen.")
+        assert "attaching:" not in screen  # the input is empty again
+        assert "[image screen shot.png 40x30" in screen  # the message carried it
+    finally:
+        tmux.close()
