@@ -184,7 +184,8 @@ async def test_ctrl_t_renders_the_words_as_the_conversation_does(factory, git_re
     """Issue 47: Ctrl+T showed the transcript's Markdown source (`## You`, `**bold**`, fences around outputs)."""
     from coder.tui.screens import TranscriptScreen, TranscriptView
 
-    script = {"turns": [{"text": "Looking.", "tool_calls": [{"name": "bash", "input": {"command": "echo one; echo two"}}]},
+    call = {"name": "bash", "input": {"command": "echo one; echo two"}}
+    script = {"turns": [{"text": "Looking.", "tool_calls": [call]},
                         {"text": "## Result\n\nThe **parser** is fixed:\n\n- first point\n- second point\n"}]}
     app, _ = make_app(factory, git_repo, tmp_path, script, mode="auto")
     async with app.run_test(size=(110, 40)) as pilot:
