@@ -66,6 +66,8 @@ class SimpleCommand:
     kinds: list[str] = field(default_factory=list)
     #: why the shell itself evaluates or changes something here (see the module docstring): never read-only
     unsafe: list[str] = field(default_factory=list)
+    #: its output goes into a pipe (`pytest | tail`): the line's exit status is not its own (issue 49)
+    piped: bool = False
 
     @property
     def name(self) -> str:
@@ -179,6 +181,15 @@ def _collect(node, out: list[SimpleCommand], owner: SimpleCommand | None) -> Non
     elif kind == "for_statement":
         owner = _loop(node)
         out.append(owner)
+    elif kind == "pipeline":
+        named = [c for c in node.children if c.is_named]
+        for child in node.children:
+            start = len(out)
+            _collect(child, out, owner)
+            if child.is_named and child is not named[-1]:
+                for part in out[start:]:
+                    part.piped = True
+        return
     for child in node.children:
         _collect(child, out, owner)
 

@@ -100,16 +100,33 @@ def related_python_tests(ctx: ReviewContext) -> list[str]:
     runnable = [t for t in tests if t.endswith(".py") and (PurePosixPath(t).name.startswith("test_")
                                                           or t.endswith("_test.py"))]
     for mod in modules:
-        for t in runnable:
-            stem = PurePosixPath(t).stem
-            if stem in (f"test_{mod}", f"{mod}_test") or stem.startswith(f"test_{mod}_"):
-                related.add(t)
+        related.update(t for t in runnable if names_module(t, mod))
     if modules and runnable:
-        pattern = r"(import|from)\s+[\w.]*\b(" + "|".join(re.escape(m) for m in sorted(modules)) + r")\b"
+        pattern = import_pattern(sorted(modules), posix=True)
         proc = run_git(ctx.root, "grep", "-l", "-E", "-e", pattern, ctx.new_tree, "--", *runnable[:2000], check=False)
         for line in proc.stdout.splitlines():
             related.add(line.split(":", 1)[1] if ":" in line else line)
     return sorted(related)[:80]
+
+
+def names_module(test_path: str, module: str) -> bool:
+    """A test file named after module `module` (its last dotted part): test_mod.py, mod_test.py, test_mod_x.py,
+    mod.test.js, mod_spec.rb: the reviewer's selection, and what coder.evidence calls covering the module."""
+    name = PurePosixPath(test_path).name
+    stem = name.split(".", 1)[0]
+    mod = module.rsplit(".", 1)[-1]
+    return bool(mod) and (stem in (f"test_{mod}", f"{mod}_test", f"{mod}_spec") or stem.startswith(f"test_{mod}_")
+                          or name.startswith((f"{mod}.test.", f"{mod}.spec.")))
+
+
+def import_pattern(modules: list[str], posix: bool = False) -> str:
+    """An import of any of `modules` (dotted names, each matched as a whole word, inside a dotted path too):
+    Python's `from pkg.mod import x` and `import pkg`, JavaScript's `from './mod'` and `require('../mod')`. With
+    `posix`, in the syntax `git grep -E` reads (a backslash class inside brackets is literal there: the old
+    `[\\w.]` never matched `from pkg.mod`)."""
+    word = "[[:alnum:]_./'\"]" if posix else r"[\w./'\"]"
+    names = "|".join(re.escape(m) for m in sorted(set(modules)) if m)
+    return r"\b(import|from|require\()\s*" + word + r"*\b(" + names + r")\b"
 
 
 def _sandbox_config(ctx: ReviewContext) -> SandboxConfig:
@@ -126,6 +143,28 @@ def _run(ctx: ReviewContext, command: str, workdir: Path, timeout: float) -> tup
         str(p) for p in (workdir / "src", workdir) if p.is_dir())}
     run = run_sandboxed(command, workdir, _sandbox_config(ctx), timeout, env=env)
     return run.exit_code, run.output, run.timed_out
+
+
+@dataclass
+class SelectedRun:
+    """The reviewer's selected tests for a diff, run once (`run_selected`)."""
+
+    command: str
+    exit_code: int | None
+    output: str
+    timed_out: bool
+
+
+def run_selected(ctx: ReviewContext) -> SelectedRun | None:
+    """Run the tests the reviewer would select for `ctx`'s diff (the related ones, else the whole suite) once in
+    the sandbox, within `[review.tests] timeout`; None when no test command is detected. For coder.engine.verify
+    (`[verify] on_unverified = "run"`): the same selection as the tests stage, without its verdict."""
+    plan = detect(ctx, ctx.workdir)
+    if plan is None:
+        return None
+    command = plan.related or plan.full
+    code, output, timed_out = _run(ctx, command, ctx.workdir, ctx.settings.tests.timeout)
+    return SelectedRun(command, code, output, timed_out)
 
 
 def _failures(output: str) -> list[tuple[str, str, str]]:

@@ -40,11 +40,14 @@ def test_related_tests_found_by_import_and_by_name(shop_repo: Path) -> None:
     (shop_repo / "tests" / "test_other.py").write_text("def test_other():\n    assert True\n")
     (shop_repo / "tests" / "test_uses.py").write_text("from shop import pricing\n\n\ndef test_u():\n"
                                                       "    assert pricing.TAX_RATE\n")
+    # a dotted import (the pattern `git grep -E` got read `[\w.]` as three characters: never matched, issue 49)
+    (shop_repo / "tests" / "test_dotted.py").write_text("from shop.pricing import TAX_RATE\n\n\ndef test_d():\n"
+                                                        "    assert TAX_RATE\n")
     _git(shop_repo, "add", "-A")
     _git(shop_repo, "commit", "-qm", "more tests")
     (shop_repo / "src" / "shop" / "pricing.py").write_text(PRICING + "\nX = 1\n")
     ctx = ReviewContext(shop_repo, diff(shop_repo))
-    assert related_python_tests(ctx) == ["tests/test_pricing.py", "tests/test_uses.py"]
+    assert related_python_tests(ctx) == ["tests/test_dotted.py", "tests/test_pricing.py", "tests/test_uses.py"]
 
 
 def test_failure_that_existed_before_is_a_warning(shop_repo: Path, run_review) -> None:
