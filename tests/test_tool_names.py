@@ -38,6 +38,8 @@ NOT_TOOL_NAMES: dict[tuple[str, str], tuple[int, str]] = {
     ("coder/trust/reader.py", "skill"): (1, "the kind of thing a repository defines (a skill folder)"),
     ("coder/vcs/message.py", "task"): (1, "a variable of the commit-message prompt"),
     ("coder/models/script.py", "web_search"): (2, "a scripted turn's key: the server-side searches the fake runs"),
+    ("coder/evidence/commands.py", "bash"): (2, "a program a shell line runs (a script's interpreter, `bash x.sh`)"),
+    ("coder/evidence/runners.py", "todo"): (2, "Jest's and node's word for a test not written yet, in their summaries"),
     # other agents' vocabularies, in replay code
     ("coder/context/replay.py", "bash"): (2, "SWE-agent's shell tool, in the trajectories it replays"),
     ("coder/stuck/replay.py", "bash"): (1, "other agents' shell tool, in the trajectories the stuck benchmark replays"),
