@@ -13,6 +13,7 @@ from coder.base.resources import data_dir, parse_template, prompt, template
 from coder.batch.instance_run import INSTANCE_VARIABLES
 from coder.batch.testbed import ENV_NOTE_VARIABLES
 from coder.engine.builder import SYSTEM_PROMPT_VARIABLES, render_system_prompt
+from coder.engine.verify import NUDGE_VARIABLES, RAN_VARIABLES
 
 #: every template of prompts/ and the variables its caller fills (the callers name the same sets)
 TEMPLATES = {
@@ -25,6 +26,8 @@ TEMPLATES = {
     "review_confirm_user.md": {"task", "finding", "context", "diff"},
     "swebench_instance.md": set(INSTANCE_VARIABLES),
     "swebench_environment.md": set(ENV_NOTE_VARIABLES),
+    "verify_nudge.md": set(NUDGE_VARIABLES),
+    "verify_ran.md": set(RAN_VARIABLES),
 }
 
 

@@ -145,7 +145,9 @@ class CoderAgent:
             why = f" ({outcome.error})" if outcome.error else ""
             await self.conn.session_update(session_id=session_id, update=_text(
                 f"\n\ncoder: stopped: {outcome.reason}{why}"))
-        return PromptResponse(stop_reason=STOP_REASONS.get(outcome.reason, "end_turn"))  # type: ignore[arg-type]
+        meta = {"coder/evidence": outcome.evidence} if outcome.evidence is not None else None  # issue 49
+        return PromptResponse(stop_reason=STOP_REASONS.get(outcome.reason, "end_turn"),  # type: ignore[arg-type]
+                              field_meta=meta)
 
     async def _with_buffers(self, session_id: str, blocks: list[Any]) -> list[Any]:
         """Files the user attached by link, read through the client when it offers `fs/read_text_file`: the

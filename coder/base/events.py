@@ -465,6 +465,29 @@ class AgentRelay(Event):
 
 
 @dataclass
+class VerifyNudge(Event):
+    """What coder told the model when its turn would have ended with changed code and no passing verification
+    after the last change (coder/engine/verify.py, `[verify] on_unverified`): `text` went to the model as the next
+    user message, once in that turn; `action` "nudge", or "run" when coder ran the reviewer's selected tests
+    itself and `text` holds their result."""
+
+    type: ClassVar[str] = "verify_nudge"
+    action: str
+    text: str
+
+
+@dataclass
+class TurnEvidence(Event):
+    """The evidence a turn that changed code ends with (coder/evidence, issue 49): `state` verified, failed or
+    unverified; `record` the whole record (the verifying runs after the last change with their counts, why this
+    state, the final message's claim and whether the evidence supports it). Said just before TurnEnd."""
+
+    type: ClassVar[str] = "evidence"
+    state: str
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class TurnEnd(Event):
     type: ClassVar[str] = "turn_end"
     turns: int

@@ -100,6 +100,7 @@ class Tally:
     #: key dropped): in the result too, so a script that reads only the JSON still learns it
     notices: list[str] = field(default_factory=list)
     plan: str | None = None  # the last plan the model proposed (exit_plan): a plan-mode run's result
+    evidence: dict[str, Any] | None = None  # the last turn's evidence record that changed code (issue 49)
 
     def add(self, data: dict[str, Any]) -> None:
         if data["type"] == "usage":
@@ -111,6 +112,8 @@ class Tally:
             self.notices.append(data["message"])
         elif data["type"] == "plan_proposed":
             self.plan = str(data.get("plan") or "")
+        elif data["type"] == "evidence" and "agent_id" not in data:
+            self.evidence = data["record"]
 
 
 def run_command(args) -> int:
@@ -234,7 +237,7 @@ def run_command(args) -> int:
             "duration_s": round(time.monotonic() - started, 3), "files_changed": sorted(session.stats.files_changed),
             "exit_reason": outcome.reason, "exit_code": code, "error": outcome.error,
             "model": session.parts.provider.spec, "commit": commit.to_dict() if commit else None,
-            "agents": _agents_summary(opened.agents), "notices": tally.notices,
+            "agents": _agents_summary(opened.agents), "notices": tally.notices, "evidence": tally.evidence,
         }
         if schema is not None:
             result["structured_output"] = checked.value if checked is not None and checked.ok else None
@@ -248,6 +251,8 @@ def run_command(args) -> int:
             say(final_text, sys.stdout)
         if schema_error and outcome.reason == "done":
             say(f"coder: {schema_error}", sys.stderr)
+        if tally.evidence is not None:  # issue 49: what proves the change works, or that nothing does
+            say(f"coder: {_evidence_line(tally.evidence)}", sys.stderr)
         if commit is not None:
             detail = f" {commit.sha[:10]} {commit.message.splitlines()[0]}" if commit.committed and commit.sha \
                 else f" ({commit.message})"
@@ -310,6 +315,12 @@ def _settle(session, agents, outcome):
     from coder.engine.agents import settle
 
     return settle(session, agents, outcome)
+
+
+def _evidence_line(record: dict[str, Any]) -> str:
+    from coder.evidence.record import Evidence  # start-up time: `coder --help` imports this module
+
+    return Evidence.from_dict(record).line()
 
 
 def _agents_summary(agents) -> list[dict[str, Any]]:

@@ -336,6 +336,16 @@ class StuckSettings:
 
 
 @dataclass
+class VerifySettings:
+    """`[verify]`: the evidence a turn that changed code ends with (docs/verification.md)."""
+
+    on_unverified: Literal["off", "nudge", "run"] = setting(
+        "nudge", doc="When a turn would end with changed code and no passing verification after the last change: "
+        "say nothing (off), tell the model once (nudge), or run the reviewer's selected tests in the sandbox and "
+        "hand the model the result (run).", repo=Repo.LOWER, env="CODER_VERIFY")
+
+
+@dataclass
 class NotifySettings:
     """`[notifications]`: the app's and the REPL's notifications (a turn ended, a question waits)."""
 
@@ -460,6 +470,7 @@ class Config:
     mcp: McpSettings = section(McpSettings, "MCP servers.")
     lsp: LspSettings = section(LspSettings, "Language servers.")
     stuck: StuckSettings = section(StuckSettings, "The stuck detector.")
+    verify: VerifySettings = section(VerifySettings, "The evidence a change ends with.")
     notifications: NotifySettings = section(NotifySettings, "Notifications.")
     skills: SkillsSettings = section(SkillsSettings, "Agent Skills.")
     telemetry: TelemetrySettings = section(TelemetrySettings, "OpenTelemetry export.")

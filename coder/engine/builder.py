@@ -29,11 +29,16 @@ from coder.engine.mentions import Attached, attach
 from coder.engine.network import network_hint, network_hooks
 from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
 from coder.engine.subagents import Parent
+from coder.engine.verify import Verification
 from coder.engine.work import install_work, open_work
+from coder.evidence.commands import from_instructions
+from coder.evidence.probe import TreeProbe
+from coder.evidence.tracker import EvidenceTracker
 from coder.ext.claude_hooks import ClaudeHookRunner
 from coder.ext.claude_settings import ClaudeSettings, load_claude_settings
 from coder.ext.custom_tools import load_custom_tools
 from coder.ext.session_hooks import hooks_from_config
+from coder.fs.beneath import read_beneath
 from coder.host import TimeoutExpired, register_workspace
 from coder.lsp.hook import install as install_language_servers
 from coder.lsp.service import check_settings
@@ -309,6 +314,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
         max_tokens=config.max_tokens, thinking_budget=config.thinking_budget,
         stuck=StuckGuard.from_config(config.stuck, headless=ask is no_questions),  # issue 22
     )
+    parts.evidence = evidence_for(config, workspace, root is not None, instructions.text, parts.tools, state)
     install_work(tool_ctx.services, record, ask, policy, parts.pinned, work.skills, parts.tools)
     # a tool that starts agents needs their definitions: read here, once (the repository's only when trusted)
     agents = None
@@ -323,6 +329,23 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
         agents.attach(session)
     session.started("resume" if row is not None else "startup")
     return Opened(session, store, config, workspace, root is not None, row is not None, agents)
+
+
+def evidence_for(config: Config, workspace: Path, git: bool, instructions: str, tools: dict[str, Any],
+                 state: Path) -> Verification:
+    """The session's evidence (issue 49): shell-made changes seen through a tree probe (in a git repository), the
+    project's test commands from its instructions and `[review.tests] command`, test files read beneath the
+    workspace."""
+    project = from_instructions(instructions) + ([config.review.tests.command] if config.review.tests.command
+                                                 else [])
+
+    def read(rel: str) -> str | None:
+        data = read_beneath(workspace, rel, 256 * 1024)
+        return data.decode("utf-8", "replace") if data is not None else None
+
+    probe = TreeProbe(workspace, state) if git else None
+    tracker = EvidenceTracker(probe, read, project, tools, str(workspace))
+    return Verification(tracker, config, workspace, git)
 
 
 def session_tools(config: Config, workspace: Path, note: Callable[[str], None], model: str = "",

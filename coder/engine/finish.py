@@ -46,7 +46,7 @@ def review_and_commit(session: Session, branch: str | None = None, override: boo
         override=(lambda _: True) if override else None, message=message,
         model_name=parts.provider.spec, branch=branch, paths=sorted(session.stats.files_changed) or None,
         on_review=on_review, before_commit=getattr(parts.hooks, "before_commit", None),
-        on_stage=lambda stage: session.emit(stage_event(stage))))
+        on_stage=lambda stage: session.emit(stage_event(stage)), trailers=lambda: evidence_trailers(session)))
     last = result.last
     outcome = CommitOutcome(result.committed, result.reason, result.message, verdict=last.verdict if last else None,
                             fix_rounds=result.rounds,
@@ -55,6 +55,14 @@ def review_and_commit(session: Session, branch: str | None = None, override: boo
         outcome.sha, outcome.branch, outcome.message = result.commit.sha, result.commit.branch, result.commit.message
         session.emit(ev.CommitEvent(result.commit.sha or "", result.commit.message, result.commit.branch))
     return outcome
+
+
+def evidence_trailers(session: Session) -> list[str]:
+    """The commit's evidence trailer (issue 49): `Verified-by: <command>: <counts>`, or `Evidence: failed|unverified
+    (why)`; none when the session tracks no evidence or changed no code."""
+    watch = session.parts.evidence
+    record = watch.current() if watch is not None else None
+    return [record.trailer()] if record is not None else []
 
 
 def stage_event(stage: Any) -> ev.ReviewStage:

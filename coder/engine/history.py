@@ -87,6 +87,9 @@ def rebuild(events: Iterable[ev.Event]) -> Restored:
         elif isinstance(event, ev.HookContext):
             flush()
             add_hook_context(out.history, event.event, event.text)
+        elif isinstance(event, ev.VerifyNudge):  # what coder told the model when its turn ended without proof
+            flush()
+            out.history.append(Message("user", [TextBlock(event.text)]))
         elif isinstance(event, ev.CheckpointEvent):
             flush()
             out.history_at[event.id] = event.history_len if event.history_len else len(out.history)

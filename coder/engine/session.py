@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from coder.base import events as ev
 from coder.base.errors import ContextOverflowError, ModelError, ToolError
@@ -38,6 +38,7 @@ from coder.stuck.guard import StuckGuard
 from coder.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from coder.evidence.record import Evidence
     from coder.vcs.checkpoints import Checkpoint, RestoreResult
 
 AskHandler = Callable[[ev.PermissionRequest], PermissionAnswer]
@@ -62,6 +63,19 @@ class Checkpointer(Protocol):
     def delete_all(self) -> None: ...
 
 
+class EvidenceWatch(Protocol):
+    """The evidence of the session's changes (coder/engine/verify.py, issue 49): fed every event; asked once the
+    model would end its turn (a note for the model, or None) and when the turn has ended (its record, or None)."""
+
+    def observe(self, event: ev.Event) -> None: ...
+
+    def before_end(self, session: Session) -> ev.VerifyNudge | None: ...
+
+    def end_turn(self, final_text: str) -> Evidence | None: ...
+
+    def current(self) -> Evidence | None: ...
+
+
 @dataclass
 class Limits:
     """`max_turns` (model requests) and `max_wall_time` (seconds) hold for each user turn, so an interactive
@@ -78,6 +92,7 @@ class TurnOutcome:
     final_text: str = ""
     error: str | None = None
     exit_code: int = 1  # for reason "error": 2 when the API refused the configuration (key, model)
+    evidence: dict[str, Any] | None = None  # the turn's evidence record (coder/evidence), when it changed code
 
 
 @dataclass
@@ -105,6 +120,8 @@ class SessionParts:
     news: Callable[[], str] | None = None
     #: called first when the session closes (stopping background agents)
     on_close: list[Callable[[], None]] = field(default_factory=list)
+    #: the evidence that the session's changes work (issue 49); None: not tracked
+    evidence: EvidenceWatch | None = None
 
 
 @dataclass
@@ -212,6 +229,10 @@ class Session:
         if outcome.reason == "interrupted" and self._out_of_time:
             outcome.reason = "wall_time"
         self._checkpoint(f"turn {self.stats.turns}")
+        record = self.parts.evidence.end_turn(outcome.final_text) if self.parts.evidence is not None else None
+        if record is not None:
+            outcome.evidence = record.to_dict()
+            self.emit(ev.TurnEvidence(record.state, outcome.evidence))
         self.emit(ev.TurnEnd(self.stats.turns, outcome.reason))
         return outcome
 
@@ -461,23 +482,36 @@ class Session:
             add_hook_context(self.history, event, text)
 
     def _turn_ends(self, active: bool) -> TurnOutcome | None:
-        """The model ended its turn: the outcome, or None when a Stop hook blocks the stop (its reason goes to the
-        model and the turn goes on; `active` tells the hook it already did so, as Claude Code's
-        `stop_hook_active`). A blocked stop is a step the stuck detector counts like any other: a hook that never
-        lets go while the model says the same thing is a loop it nudges, then stops (headless)."""
+        """The model ended its turn: the outcome, or None when the turn goes on: the changed code has no proof yet
+        and the model is told so, once (issue 49, coder/engine/verify.py), or a Stop hook blocks the stop (its
+        reason goes to the model; `active` tells the hook it already did so, as Claude Code's
+        `stop_hook_active`). Either is a step the stuck detector counts like any other: a hook that never lets go
+        while the model says the same thing is a loop it nudges, then stops (headless)."""
         done = TurnOutcome("hook" if self._hook_stop else "done", self.last_text, self._hook_stop)
-        if self.parts.hooks is None or self._hook_stop is not None or self.cancel.is_set():
+        if self._hook_stop is not None or self.cancel.is_set():
             return done
-        verdict = self._heard(self.parts.hooks.stopping(active, self.last_text))
-        if verdict.stop is not None:
-            self._hook_stop = verdict.stop
-            return TurnOutcome("hook", self.last_text, verdict.stop)
-        if verdict.block is None:
-            return done
+        nudge = self.parts.evidence.before_end(self) if self.parts.evidence is not None else None
+        block = ""
+        if nudge is None:
+            if self.parts.hooks is None:
+                return done
+            verdict = self._heard(self.parts.hooks.stopping(active, self.last_text))
+            if verdict.stop is not None:
+                self._hook_stop = verdict.stop
+                return TurnOutcome("hook", self.last_text, verdict.stop)
+            if verdict.block is None:
+                return done
+            block = verdict.block
         stuck = self.stuck.after_step()
         for event in stuck.events:
             self.emit(event)
-        self._add_context("Stop", [verdict.block + (f"\n\n{stuck.note}" if stuck.note else "")])
+        note = f"\n\n{stuck.note}" if stuck.note else ""
+        if nudge is not None:
+            nudge.text += note
+            self.emit(nudge)
+            self.history.append(Message("user", [TextBlock(nudge.text)]))
+        else:
+            self._add_context("Stop", [block + note])
         if stuck.stop:
             self.stuck_reason = stuck.reason
             return TurnOutcome("stuck", self.last_text, stuck.reason)
@@ -540,6 +574,8 @@ class Session:
 
     def emit(self, event: ev.Event) -> None:
         self.stuck.observe(event)
+        if self.parts.evidence is not None:
+            self.parts.evidence.observe(event)
         self.parts.record(event)
         if self.parts.hooks is not None:
             self.parts.hooks.on_event(event)

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
+from coder.evidence.record import Evidence
 from coder.frontend.calls import failure, result_line, tool_title
 from coder.frontend.compaction import compaction_line, compaction_started
 from coder.repl.live import LiveOutput
@@ -146,6 +147,9 @@ class Printer:
             self.line(event.text, "yellow")
         elif isinstance(event, ev.ErrorEvent):
             self.line(("error: " if event.fatal else "note: ") + event.message, "red" if event.fatal else "yellow")
+        elif isinstance(event, ev.TurnEvidence):  # issue 49
+            record = Evidence.from_dict(event.record)
+            self.line(record.line(), {"ok": "green", "error": "red"}.get(record.tone, "yellow"))
         elif isinstance(event, ev.TurnEnd):
             if self.warnings > 1:
                 self.line(f"(the stuck warning came {self.warnings} times this turn)", "yellow")

@@ -19,6 +19,7 @@ from coder.review.llm import _ask
 from coder.review.pipeline import review
 from coder.review.types import ReviewResult
 from coder.vcs.commit import commit_changes, commit_message
+from coder.vcs.message import add_trailers
 from coder.vcs.repo import diff_trees, resolve_tree, worktree_tree
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ class GateRequest:
     on_review: Callable[[ReviewResult, int], None] | None = None
     before_commit: Callable[[str, str], str | None] | None = None
     on_stage: Callable[[Any], None] | None = None  # each review stage as it ends (progress)
+    #: trailers for the message, asked once the review passed (the evidence for the change then: issue 49)
+    trailers: Callable[[], list[str]] | None = None
 
 
 def review_and_commit(request: GateRequest) -> GateResult:
@@ -107,6 +110,7 @@ def review_and_commit(request: GateRequest) -> GateResult:
         return gate
     msg = request.message or commit_message(text, request.task, model_asker(provider),
                                             request.model_name or getattr(provider, "spec", ""))
+    msg = add_trailers(msg, request.trailers() if request.trailers is not None else [])
     if request.before_commit is not None:
         blocked = request.before_commit(msg, text)
         if blocked is not None:

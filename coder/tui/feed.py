@@ -25,6 +25,7 @@ from textual.app import App
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
+from coder.evidence.record import Evidence
 from coder.frontend.compaction import compaction_line, compaction_started
 from coder.tui.agents_part import AGENT_EVENTS, AgentsPart
 from coder.tui.blocks import ToolBlock, UserBlock, assistant_block
@@ -229,6 +230,9 @@ class EventFeed:
             transcript.note(item.text, "error")
         elif isinstance(item, ev.ErrorEvent):
             transcript.note(("error: " if item.fatal else "note: ") + item.message, "error" if item.fatal else "")
+        elif isinstance(item, ev.TurnEvidence):  # issue 49: the turn's line says what proves its change
+            record = Evidence.from_dict(item.record)
+            transcript.note(record.line(), {"warn": ""}.get(record.tone, record.tone))
         elif isinstance(item, ev.TurnEnd) and not replay:
             await transcript.end_stream()
             transcript.end_turn()

@@ -94,6 +94,20 @@ def _with_trailer(message: str, model_name: str) -> str:
     return f"{message.rstrip()}\n\n{trailer(model_name)}\n"
 
 
+_TRAILER_LINE = re.compile(r"^[A-Za-z][\w-]*: \S")
+
+
+def add_trailers(message: str, trailers: list[str]) -> str:
+    """`message` with `trailers` (`Key: value` lines) added to its trailer block, or as a new block after it."""
+    lines = [t for t in trailers if t.strip()]
+    if not lines:
+        return message
+    body = message.rstrip()
+    last = body.rsplit("\n\n", 1)[-1]
+    joined = "\n" if "\n\n" in body and all(_TRAILER_LINE.match(x) for x in last.splitlines()) else "\n\n"
+    return body + joined + "\n".join(lines) + "\n"
+
+
 def _is_test(path: str) -> bool:
     p = PurePosixPath(path)
     return (any(part in ("tests", "test", "__tests__", "spec") for part in p.parts[:-1])
