@@ -24,12 +24,12 @@ from pathlib import Path
 
 from coder.base.errors import CoderError, ConfigError, Interrupted, UsageError
 from coder.batch.ahead import WorkspacesAhead
+from coder.batch.attempts import run_instance
 from coder.batch.instance_run import (
     InstanceOutcome,
     RunConfig,
     make_workspace,
     model_for,
-    process_instance,
     workspace_dir,
 )
 from coder.batch.instances import Instance
@@ -141,7 +141,8 @@ def preflight(instances: list[Instance], cfg: RunConfig, warn: Callable[[str], N
     no_script = []
     for inst in instances:
         try:
-            model_for(inst, cfg.model)
+            for attempt in range(1, cfg.attempts + 1) if cfg.attempts > 1 else (0,):
+                model_for(inst, cfg.model, attempt)
         except CoderError:
             no_script.append(inst.instance_id)
     if no_script:
@@ -213,7 +214,7 @@ def _run_local(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
                 while pending or running:
                     while pending and len(running) < cfg.workers and not guard.exhausted:
                         inst = pending.pop(0)
-                        running[pool.submit(process_instance, inst, cfg, None, ahead)] = inst
+                        running[pool.submit(run_instance, inst, cfg, None, ahead)] = inst
                         progress.started_one()
                         for nxt in pending[:cfg.workers] if not guard.exhausted else ():
                             dest = workspace_dir(nxt, cfg)

@@ -167,6 +167,10 @@ def _run_flags(p: Any) -> None:
                    help="let the agent's sandbox reach this preset's package registries (python, node, rust, go) "
                         "through coder's proxy, e.g. to install a missing test dependency; off by default so "
                         "SWE-bench runs stay comparable (repeatable)")
+    p.add_argument("--attempts", type=int, default=1, metavar="N",
+                   help="run N independent attempts per instance (each in its own workspace, within --workers) and "
+                        "submit the one with the strongest evidence: a patch, then verified over failed over "
+                        "unverified, then the reviewer's verdict, then the smaller patch (attempts.json says why)")
     p.add_argument("--no-progress", action="store_true", help="no status lines or live progress")
 
 
@@ -185,12 +189,14 @@ def _config(args: Any, run_dir: Path, **extra: Any):
 
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    if args.attempts < 1:
+        raise UsageError("--attempts must be at least 1")
     return RunConfig(run_dir=run_dir.resolve(), model=_model(args), workers=args.workers, max_turns=args.max_turns,
                      max_cost=args.max_cost, wall_time=args.wall_time, total_cost=args.total_cost, redo=args.redo,
                      exclude_new_tests=args.exclude_new_tests, keep_workspaces=args.keep_workspaces,
                      prompt_template=args.prompt_template, include_hints=args.with_hints, backend=args.backend,
                      address=args.address, network_presets=list(args.net_preset or []),
-                     progress=not args.no_progress, **extra)
+                     progress=not args.no_progress, attempts=args.attempts, **extra)
 
 
 def _check_template(args: Any) -> None:

@@ -39,6 +39,8 @@ from coder.batch.workspace import (
     settle_index,
     workspace_patch,
 )
+from coder.config.layers import settings
+from coder.review.pipeline import review
 
 #: the task each instance's agent gets (prompts/swebench_instance.md) and what a template may use
 INSTANCE_TEMPLATE = "swebench_instance.md"
@@ -77,6 +79,8 @@ class RunConfig:
     network_presets: list[str] = field(default_factory=list)
     #: paths kept from every agent's sandbox (coder/batch/reach.py): mirrors, dataset, run folder, caches
     hide: list[str] = field(default_factory=list)
+    #: independent attempts per instance; the one with the strongest evidence is submitted (coder/batch/attempts.py)
+    attempts: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
@@ -89,12 +93,14 @@ class InstanceOutcome:
     files: dict[str, str] = field(default_factory=dict)  # extra artifacts by file name (for remote workers)
 
 
-def model_for(inst: Instance, model: str) -> str:
-    """`scripted:DIR` gives each instance the script DIR/<instance_id>.json."""
+def model_for(inst: Instance, model: str, attempt: int = 0) -> str:
+    """`scripted:DIR` gives each instance the script DIR/<instance_id>.json (attempt k of several:
+    DIR/<instance_id>.<k>.json when there is one)."""
     if model.startswith("scripted:"):
         target = Path(model.split(":", 1)[1]).expanduser()
         if target.is_dir():
-            script = target / f"{inst.instance_id}.json"
+            own = target / f"{inst.instance_id}.{attempt}.json"
+            script = own if attempt and own.is_file() else target / f"{inst.instance_id}.json"
             if not script.is_file():
                 raise CoderError(f"no script for {inst.instance_id}: {script} does not exist")
             return f"scripted:{script}"
@@ -150,15 +156,21 @@ def make_workspace(inst: Instance, cfg: RunConfig, ws_dir: Path) -> Workspace:
 
 
 def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = None,
-                     ahead: WorkspacesAhead | None = None) -> InstanceOutcome:
-    """`ahead` (the local backend's) may have made the workspace already, and removes it afterwards."""
+                     ahead: WorkspacesAhead | None = None, attempt: int = 0) -> InstanceOutcome:
+    """`ahead` (the local backend's) may have made the workspace already, and removes it afterwards. `attempt`
+    k > 0: one of several attempts (coder/batch/attempts.py), in `instances/<id>/attempts/<k>/` and a workspace
+    of its own."""
     root = Path(work_root or cfg.run_dir)
     inst_dir = root / "instances" / inst.instance_id
     ws_dir = workspace_dir(inst, cfg, work_root)
+    if attempt:
+        inst_dir = inst_dir / "attempts" / str(attempt)
+        ws_dir = ws_dir if attempt == 1 else ws_dir.with_name(f"{inst.instance_id}.{attempt}")
     status = InstanceStatus(instance_id=inst.instance_id, worker=socket.gethostname())
     started = time.monotonic()
     try:
-        return _process(inst, cfg, inst_dir, ws_dir, status, ahead)
+        return _process(inst, cfg, inst_dir, ws_dir, status, ahead, attempt, root.resolve() != Path(cfg.run_dir)
+                        .resolve())
     except Exception as exc:  # noqa: BLE001 - one instance must never take the batch down
         status.state = "interrupted" if isinstance(exc, InstanceInterrupted) else "crashed"
         status.exit_reason = "interrupted" if isinstance(exc, InstanceInterrupted) else "error"
@@ -178,11 +190,11 @@ def process_instance(inst: Instance, cfg: RunConfig, work_root: Path | None = No
 
 
 def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, status: InstanceStatus,
-             ahead: WorkspacesAhead | None) -> InstanceOutcome:
+             ahead: WorkspacesAhead | None, attempt: int, remote: bool) -> InstanceOutcome:
     if inst_dir.exists():  # a previous attempt (killed, crashed or --redo): start clean
         shutil.rmtree(inst_dir, ignore_errors=True)
     inst_dir.mkdir(parents=True, exist_ok=True)
-    model = model_for(inst, cfg.model)
+    model = model_for(inst, cfg.model, attempt)
     status.model = cfg.model
     prompt_file = inst_dir / "prompt.md"
     prompt_file.write_text(render_prompt(inst, cfg.prompt_template, cfg.include_hints), encoding="utf-8")
@@ -211,6 +223,8 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, statu
         raise WorkspaceError(message)
     patch = workspace_patch(ws.path, ws.base_commit, cfg.exclude_new_tests)
     _fill_status(status, result, patch, cfg.model)
+    if attempt and patch.strip():  # best of N ranks the attempts by the reviewer's verdict after their evidence
+        status.verdict = review_verdict(ws.path, patch, inst.problem_statement)
     if result.exit_reason == "interrupted":
         status.state = "interrupted"
 
@@ -227,7 +241,6 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, statu
     if cfg.branches and cfg.source_repo is not None and patch.strip():
         _make_branch(ws.path, cfg.source_repo, inst)
     files: dict[str, str] = {}
-    remote = inst_dir.parent.parent.resolve() != Path(cfg.run_dir).resolve()
     for name in ("events.jsonl", f"{inst.instance_id}.traj.json", "result.json", "prompt.md") if remote else ():
         path = inst_dir / name
         if path.is_file():
@@ -237,7 +250,7 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, statu
 
 #: what an instance's status takes over from the agent's result as it is
 _FROM_RESULT = ("exit_reason", "turns", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-                "cost_usd", "duration_s", "session_id", "error")
+                "cost_usd", "duration_s", "session_id", "error", "evidence")
 
 
 def _fill_status(status: InstanceStatus, result: AgentResult, patch: str, model: str) -> None:
@@ -249,6 +262,18 @@ def _fill_status(status: InstanceStatus, result: AgentResult, patch: str, model:
     status.patch_added, status.patch_removed = added, removed
     status.model = model  # what the user asked for: one model_name_or_path for the whole run
     status.finished_at = time.time()
+
+
+#: the reviewer's stages that rank attempts: everything but its tests (the evidence) and the model's review
+RANKING_STAGES = ["apply", "parse", "lint", "hygiene", "gaming"]
+
+
+def review_verdict(workspace: Path, patch: str, task: str) -> str:
+    """The reviewer's mechanical verdict on an attempt's patch (pass, warn, fail), or "" when it could not run."""
+    try:
+        return review(workspace, patch, task, None, settings({"review": {"stages": RANKING_STAGES}})).verdict
+    except (CoderError, OSError):
+        return ""
 
 
 def _make_branch(ws: Path, source_repo: Path, inst: Instance) -> None:

@@ -3,6 +3,8 @@
 Layout of RUN_DIR:
   run.json                      the configuration of the (last) invocation
   preds.json / preds.jsonl      predictions, official format, rebuilt from the instance folders after each one
+  evidence.json                 each prediction's evidence record (issue 49; beside preds: they keep the three
+                                official keys the harness and its submission tools read)
   status.jsonl                  one line per finished instance (appended; the last line of an id wins)
   instances/<id>/status.json    the outcome of that instance: written last, atomically; its presence = done
   instances/<id>/patch.diff, <id>.traj.json, events.jsonl, prompt.md, agent.log, state/ (CODER_STATE_DIR)
@@ -60,6 +62,12 @@ class InstanceStatus:
     reach: dict[str, Any] = field(default_factory=dict)
     #: where the run was not clean: {flag, turn, evidence} (turn 0: the workspace before the agent)
     flags: list[dict[str, Any]] = field(default_factory=list)
+    #: the evidence record the agent's run ended with (coder/evidence: state verified | failed | unverified)
+    evidence: dict[str, Any] | None = None
+    verdict: str = ""  # the reviewer's mechanical verdict, when attempts were ranked by it
+    attempts: int = 1  # `--attempts`: how many ran; the status is the chosen one's (attempts.json says why)
+    chosen_attempt: int = 0
+    choice: str = ""
 
     @property
     def tokens(self) -> int:
@@ -77,9 +85,11 @@ class InstanceStatus:
         patch = f"+{self.patch_added}/-{self.patch_removed}" if self.patch_files else "empty"
         err = f" error={self.error[:160]!r}" if self.error else ""
         flags = f" flags={len(self.flags)}" if self.flags else ""
+        evidence = f" evidence={self.evidence.get('state')}" if self.evidence else ""
+        best = f" best-of={self.attempts} chose={self.chosen_attempt}" if self.attempts > 1 else ""
         return (f"{self.instance_id}  exit={self.exit_reason} submitted={'yes' if self.submitted else 'no'} "
                 f"turns={self.turns} tokens={_k(self.tokens)} cost=${self.cost_usd:.4f} "
-                f"time={self.duration_s:.1f}s patch={patch}{flags}{err}")
+                f"time={self.duration_s:.1f}s patch={patch}{evidence}{best}{flags}{err}")
 
 
 def _k(n: int) -> str:
@@ -104,6 +114,7 @@ class RunDir:
         #: the predictions, read from the instance folders once and then kept up to date by `record`, so a
         #: finished instance costs one write of preds.json, not a read of every other instance's files
         self._preds: dict[str, dict[str, str]] | None = None
+        self._evidence: dict[str, Any] = {}  # instance id -> its prediction's evidence record (evidence.json)
 
     def inst_dir(self, instance_id: str) -> Path:
         return self.instances / instance_id
@@ -145,6 +156,7 @@ class RunDir:
                 self._preds = self.predictions()
             elif status.state == "done":
                 self._preds[status.instance_id] = _prediction(status, patch or "")
+                self._evidence[status.instance_id] = status.evidence
             else:
                 self._preds.pop(status.instance_id, None)
             self._write_preds(self._preds)
@@ -157,6 +169,7 @@ class RunDir:
             patch_file = self.inst_dir(st.instance_id) / "patch.diff"
             patch = patch_file.read_text(encoding="utf-8") if patch_file.is_file() else ""
             preds[st.instance_id] = _prediction(st, patch)
+            self._evidence[st.instance_id] = st.evidence
         return preds
 
     def write_preds(self) -> None:
@@ -169,6 +182,8 @@ class RunDir:
         atomic_write(self.root / "preds.json", json.dumps(ordered, indent=2), durable=False)
         atomic_write(self.root / "preds.jsonl", "".join(json.dumps(p) + "\n" for p in ordered.values()),
                      durable=False)
+        evidence = {k: self._evidence.get(k) for k in ordered}  # beside the predictions, which keep the three
+        atomic_write(self.root / "evidence.json", json.dumps(evidence, indent=1), durable=False)  # official keys
 
 
 def _prediction(status: InstanceStatus, patch: str) -> dict[str, str]:

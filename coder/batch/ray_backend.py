@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import CoderError, UsageError
-from coder.batch.instance_run import InstanceOutcome, RunConfig, process_instance
+from coder.batch.attempts import run_instance
+from coder.batch.instance_run import InstanceOutcome, RunConfig
 from coder.batch.instances import Instance
 from coder.batch.outputs import InstanceStatus
 
@@ -26,7 +27,7 @@ from coder.batch.outputs import InstanceStatus
 def _remote_process(inst: Instance, cfg: RunConfig) -> InstanceOutcome:
     scratch = Path(tempfile.mkdtemp(prefix=f"coder-ray-{inst.instance_id}-"))
     try:
-        return process_instance(inst, cfg, work_root=scratch)
+        return run_instance(inst, cfg, work_root=scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

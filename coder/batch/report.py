@@ -89,11 +89,12 @@ def build(run_dir: Path, eval_path: Path | None = None) -> dict[str, Any]:
         "time_s": _stats([r.status.duration_s for r in rows]),
         "exit_reasons": dict(Counter(r.status.exit_reason for r in rows)),
         "clean": _clean(rows),
+        "evidence": _evidence(rows, bool(ev)),
         "per_instance": [{"instance_id": r.status.instance_id, "outcome": r.outcome,
                           "exit_reason": r.status.exit_reason, "turns": r.status.turns,
                           "tokens": r.status.tokens, "cost_usd": r.status.cost_usd,
                           "time_s": round(r.status.duration_s, 2), "patch_files": len(r.status.patch_files),
-                          "flags": sorted({f.get("flag", "") for f in r.status.flags})}
+                          "flags": sorted({f.get("flag", "") for f in r.status.flags}), "evidence": _state(r.status)}
                          for r in rows],
     }
 
@@ -108,6 +109,25 @@ def _clean(rows: list[Row]) -> dict[str, Any]:
             "flagged_resolved": [r.status.instance_id for r in flagged if r.outcome == "resolved"],
             "future_in_reach": [r.status.instance_id for r in recorded
                                 if future_in_reach((r.status.reach or {}).get("git") or {})]}
+
+
+def _state(st: InstanceStatus) -> str:
+    return str((st.evidence or {}).get("state") or "none")
+
+
+def _evidence(rows: list[Row], evaluated: bool) -> dict[str, dict[str, int | None]]:
+    """Per evidence state (issue 49; "none": no code changed): instances, and resolved ones when evaluated (how
+    far `verified` predicts a resolved instance), and final messages with a claim the evidence did not support."""
+    out: dict[str, dict[str, int | None]] = {}
+    for r in rows:
+        row = out.setdefault(_state(r.status), {"instances": 0, "resolved": 0 if evaluated else None,
+                                                 "unsupported_claims": 0})
+        row["instances"] = int(row["instances"] or 0) + 1
+        if evaluated:
+            row["resolved"] = int(row["resolved"] or 0) + (r.outcome == "resolved")
+        row["unsupported_claims"] = int(row["unsupported_claims"] or 0) + \
+            bool((r.status.evidence or {}).get("unsupported_claim"))
+    return out
 
 
 def markdown(rep: dict[str, Any]) -> str:
@@ -138,13 +158,17 @@ def markdown(rep: dict[str, Any]) -> str:
               f"- Turns: {t['mean']:.1f} mean, {t['median']:.0f} median, {t['max']:.0f} max",
               f"- Time: {tm['total']:.1f}s total, {tm['mean']:.1f}s mean per instance",
               "- Exit reasons: " + ", ".join(f"{k} {v}" for k, v in sorted(rep["exit_reasons"].items())),
-              "", "![cost against outcome](report.png)", "",
-              "| instance | outcome | exit | turns | tokens | cost | time | files | flags |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "", "| evidence | instances | resolved | unsupported claims |", "|---|---|---|---|"]
+    for state, row in rep.get("evidence", {}).items():
+        resolved = "n/a" if row["resolved"] is None else row["resolved"]
+        lines.append(f"| {state} | {row['instances']} | {resolved} | {row['unsupported_claims']} |")
+    lines += ["", "![cost against outcome](report.png)", "",
+              "| instance | outcome | exit | evidence | turns | tokens | cost | time | files | flags |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rep["per_instance"]:
-        lines.append(f"| {r['instance_id']} | {r['outcome']} | {r['exit_reason']} | {r['turns']} | {r['tokens']:,} "
-                     f"| ${r['cost_usd']:.4f} | {r['time_s']:.1f}s | {r['patch_files']} | "
-                     f"{'; '.join(r['flags']) or '-'} |")
+        lines.append(f"| {r['instance_id']} | {r['outcome']} | {r['exit_reason']} | {r.get('evidence', 'none')} "
+                     f"| {r['turns']} | {r['tokens']:,} | ${r['cost_usd']:.4f} | {r['time_s']:.1f}s "
+                     f"| {r['patch_files']} | {'; '.join(r['flags']) or '-'} |")
     return "\n".join(lines) + "\n"
 
 

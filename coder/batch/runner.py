@@ -97,6 +97,7 @@ class AgentResult:
     error: str | None = None
     model: str = ""
     returncode: int | None = None
+    evidence: dict[str, Any] | None = None  # the run's evidence record (coder/evidence), when it changed code
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -120,6 +121,7 @@ class AgentResult:
             error=data.get("error"),
             model=str(data.get("model") or ""),
             returncode=returncode,
+            evidence=data.get("evidence") if isinstance(data.get("evidence"), dict) else None,
         )
 
 

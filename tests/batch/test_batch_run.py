@@ -33,7 +33,8 @@ def test_scripted_run_then_eval_is_resolved(swe, env_cache, tmp_path):
     run_dir = tmp_path / "run"
     proc = coder(*run_args(swe, run_dir, f"scripted:{scripts}", "--instances", "acme__calc-1"))
     assert proc.returncode == 0, proc.stderr
-    assert "acme__calc-1  exit=done submitted=yes turns=3" in proc.stdout  # the status line
+    # the status line: the edit, the answer, and the answer to coder's note that no test ran (issue 49)
+    assert "acme__calc-1  exit=done submitted=yes turns=4" in proc.stdout and "evidence=unverified" in proc.stdout
     preds = json.loads((run_dir / "preds.json").read_text())
     assert list(preds) == ["acme__calc-1"]
     assert preds["acme__calc-1"]["model_name_or_path"] == f"scripted:{scripts}"
@@ -58,7 +59,7 @@ def test_scripted_run_then_eval_is_resolved(swe, env_cache, tmp_path):
     events = [json.loads(line) for line in (inst / "events.jsonl").read_text().splitlines()]
     assert events[0]["type"] == "session_start" and events[-1]["type"] == "session_end"
     status = json.loads((inst / "status.json").read_text())
-    assert status["exit_reason"] == "done" and status["turns"] == 3 and status["patch_files"] == ["calc.py"]
+    assert status["exit_reason"] == "done" and status["turns"] == 4 and status["patch_files"] == ["calc.py"]
     assert not (run_dir / "workspaces" / "acme__calc-1").exists()  # cleaned after the patch was taken
     assert git(swe.mirror, "status", "--porcelain") == ""
 
