@@ -46,16 +46,29 @@ class Reply:
 # ----------------------------------------------------------------------------------------- anthropic
 
 
-def anthropic_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) -> Reply:
+def anthropic_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache,
+                    waiting: dict[str, Any] | None = None) -> Reply:
+    """The answer to `body`. `waiting` (call id -> result content) holds the scripted results of the server tool
+    calls left waiting by earlier answers: the calls the request's turn left waiting run first ("the next response
+    begins with the result block", [server-tools]); this answer's own waiting calls are added to it."""
+    waiting = {} if waiting is None else waiting
+    resumed = [{"type": f"{use.get('name')}_tool_result", "tool_use_id": use["id"],
+                "content": waiting.pop(str(use["id"]), None) or search_results(
+                    [{"url": "https://search.example.test/" + hashlib.sha256(
+                        canonical(use.get("input")).encode()).hexdigest()[:8], "title": str(use.get("input"))}])}
+               for use in waiting_calls(body)]
     turn = answer.turn
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = list(resumed or [])
     facts = facts_for(str(body.get("model", "")))
     thinking = ""
     if thinking_active(body):
         thinking = turn.thinking or THINKING_PLACEHOLDER
         blocks.append({"type": "thinking", "thinking": thinking,
-                       "signature": sign(body, facts, thinking)})
+                       "signature": sign(body, facts, thinking, lead=blocks)})
     searches = web_searches(turn.web_search, body, answer.index)
+    for search, use in zip(turn.web_search, (b for b in searches if b["type"] == "server_tool_use"), strict=False):
+        if search.get("pending"):
+            waiting[use["id"]] = search_results(search.get("results") or [])
     blocks += searches
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
@@ -70,9 +83,10 @@ def anthropic_reply(answer: Answer, body: dict[str, Any], cache: PrefixCache) ->
         "cache_creation_input_tokens": cached.cache_write_tokens,
         "cache_read_input_tokens": cached.cache_read_tokens,
     }
-    if searches:
-        usage["server_tool_use"] = {"web_search_requests": sum(1 for b in searches if b["type"] == "server_tool_use"
-                                                               and not _failed(b, searches))}
+    ran = [b for b in searches if b["type"] == "server_tool_use" and _answered(b, searches)
+           and not _failed(b, searches)]
+    if ran or resumed:
+        usage["server_tool_use"] = {"web_search_requests": len(ran) + len(resumed or [])}
     return Reply(blocks, turn.final_stop_reason, usage)
 
 
@@ -89,14 +103,35 @@ def web_searches(scripted: list[dict[str, Any]], body: dict[str, Any], number: i
         use_id = f"srvtoolu_fake_{number:04d}_{n}"
         blocks.append({"type": "server_tool_use", "id": use_id, "name": declared.get("name"),
                        "input": {"query": search["query"]}})
+        if search.get("pending"):  # the call waits: its result opens the answer that continues the turn
+            continue
         if n >= int(declared.get("max_uses") or len(scripted)):
             content: Any = {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}
         else:
-            content = [{"type": "web_search_result", "url": str(r.get("url", "")), "title": str(r.get("title", "")),
-                        "encrypted_content": "fake-" + hashlib.sha256(str(r.get("url", "")).encode()).hexdigest()[:16],
-                        "page_age": None} for r in search.get("results") or []]
+            content = search_results(search.get("results") or [])
         blocks.append({"type": "web_search_tool_result", "tool_use_id": use_id, "content": content})
     return blocks
+
+
+def search_results(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`web_search_result` blocks: a page's text travels only as `encrypted_content` ([web-search]); `page_age`
+    is left out when unknown, as the SDK's round trip (exclude_none) sends it back."""
+    return [{"type": "web_search_result", "url": str(r.get("url", "")), "title": str(r.get("title", "")),
+             "encrypted_content": "fake-" + hashlib.sha256(str(r.get("url", "")).encode()).hexdigest()[:16]}
+            for r in results]
+
+
+def waiting_calls(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The server tool calls of the request that have no result block anywhere: those its turn left waiting (the
+    rules have checked that the request continues that turn)."""
+    blocks = [b for m in body.get("messages") or [] if isinstance(m.get("content"), list) for b in m["content"]
+              if isinstance(b, dict)]
+    done = {b.get("tool_use_id") for b in blocks if str(b.get("type", "")).endswith("_tool_result")}
+    return [b for b in blocks if b.get("type") == "server_tool_use" and b.get("id") not in done]
+
+
+def _answered(use: dict[str, Any], blocks: list[dict[str, Any]]) -> bool:
+    return any(b.get("tool_use_id") == use["id"] for b in blocks)
 
 
 def _failed(use: dict[str, Any], blocks: list[dict[str, Any]]) -> bool:

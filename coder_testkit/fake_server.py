@@ -107,6 +107,7 @@ class FakeServer:
         self.anthropic_cache = PrefixCache()
         self.openai_cache = PrefixCache(every_segment=True)
         self.id_nonce = secrets.token_hex(4)  # tool-use ids unique across servers (restarts, resumes)
+        self.waiting: dict[str, Any] = {}  # server tool calls left waiting -> their scripted results
         self._count = 0
         self._lock = threading.Lock()
         self._httpd = _HTTPServer((host, port), _Handler)
@@ -265,7 +266,7 @@ class _Handler(BaseHTTPRequestHandler):
         taken = {b.get("id") for m in body["messages"] if isinstance(m.get("content"), list) for b in m["content"]
                  if b.get("type") == "tool_use"}
         answer = fake.answer(system, last_user, broken is None, taken)
-        reply = fr.anthropic_reply(answer, body, fake.anthropic_cache)
+        reply = fr.anthropic_reply(answer, body, fake.anthropic_cache, fake.waiting)
         model = body["model"]
         if not body.get("stream"):
             return self._json(200, fr.anthropic_message(reply, model, number))

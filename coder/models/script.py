@@ -33,7 +33,7 @@ from coder.base.errors import ModelConfigError
 
 EXHAUSTED_TEXT = "The script has no more turns."
 _TURN_KEYS = {"text", "tool_calls", "thinking", "when", "repeat", "stop_reason", "web_search"}
-_STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"}
+_STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"}
 
 
 @dataclass
@@ -52,7 +52,9 @@ class Turn:
     repeat: bool = False
     stop_reason: str | None = None
     #: server-side web searches the model runs before its text (issue 35): {"query": ..., "results": [{"url",
-    #: "title"}]}; the fake server answers them only when the request declares the web search tool
+    #: "title"}]}; the fake server answers them only when the request declares the web search tool. `"pending":
+    #: true` (the last search only) leaves the call waiting, as the API does when the turn pauses (`stop_reason`
+    #: pause_turn) or the model also calls a client tool: its result opens the answer that continues the turn
     web_search: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -156,6 +158,12 @@ def parse_script(data: Any, source: str) -> Script:
         if not isinstance(searches, list) or not all(isinstance(s, dict) and isinstance(s.get("query"), str)
                                                      for s in searches):
             raise bad(f"turn {number}: \"web_search\" is a list of {{\"query\": ..., \"results\": [...]}}")
+        if stop == "pause_turn" and calls:
+            raise bad(f"turn {number}: a paused turn leaves no client tool call waiting (server-tools page)")
+        if any(s.get("pending") for s in searches[:-1]) or (
+                searches and searches[-1].get("pending") and not calls and stop != "pause_turn"):
+            raise bad(f"turn {number}: only the last search may be \"pending\", in a turn that pauses "
+                      "(stop_reason pause_turn) or calls a client tool")
         turns.append(Turn(text, calls, thinking, when, bool(item.get("repeat", False)), stop, searches))
     return Script(turns, source)
 

@@ -20,6 +20,7 @@ from coder_testkit.fake_rules import (
     messages_fields,
     messages_history,
     messages_media,
+    messages_server,
     messages_thinking,
     messages_tools,
     signatures,
@@ -35,7 +36,8 @@ __all__ = ["CHAT_RULES", "MESSAGES_RULES", "ModelFacts", "Refusal", "Rule", "che
 
 # Shape first (what the API's schema validation refuses), then what the fields mean together, then the conversation.
 MESSAGES_RULES: Rules[MessagesCall] = (messages_fields.RULES + messages_content.RULES + messages_media.RULES
-                                       + messages_tools.RULES + messages_thinking.RULES + messages_caching.RULES
+                                       + messages_tools.RULES + messages_server.RULES + messages_thinking.RULES
+                                       + messages_caching.RULES
                                        + messages_history.RULES + signatures.RULES)
 CHAT_RULES: Rules[ChatCall] = chat.RULES + chat_messages.RULES
 

@@ -33,6 +33,7 @@ BASH_TOOL = _CLAUDE + "agents-and-tools/tool-use/bash-tool"
 EDITOR_TOOL = _CLAUDE + "agents-and-tools/tool-use/text-editor-tool"
 WEB_SEARCH = _CLAUDE + "agents-and-tools/tool-use/web-search-tool"
 TOOL_SEARCH = _CLAUDE + "agents-and-tools/tool-use/tool-search-tool"
+SERVER_TOOLS = _CLAUDE + "agents-and-tools/tool-use/server-tools"
 THINKING = _CLAUDE + "build-with-claude/extended-thinking"
 ADAPTIVE = _CLAUDE + "build-with-claude/adaptive-thinking"
 THINKING_TROUBLE = _CLAUDE + "build-with-claude/thinking-troubleshooting"
@@ -49,6 +50,7 @@ CHAT_API = "https://platform.openai.com/docs/api-reference/chat/create"
 FUNCTION_CALLING = "https://platform.openai.com/docs/guides/function-calling"
 REASONING = "https://platform.openai.com/docs/guides/reasoning"
 OPENAI_SDK = "https://github.com/openai/openai-python/blob/main/src/openai/types/chat/completion_create_params.py"
+IMAGES_VISION = "https://developers.openai.com/api/docs/guides/images-vision"
 
 WORDINGS = ("documented", "seen", "schema", "closest")
 

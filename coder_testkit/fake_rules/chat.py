@@ -22,7 +22,7 @@ CHAT_FIELDS = frozenset({
     "prompt_cache_key", "prompt_cache_options", "prompt_cache_retention", "safety_identifier", "moderation",
     "functions", "function_call",
 })
-REASONING_MODELS = re.compile(r"^(o\d|gpt-5)")  # [reasoning] models that refuse max_tokens and sampling settings
+REASONING_MODELS = re.compile(r"^(o\d|gpt-5|gpt-6)")  # [reasoning] models that refuse max_tokens and sampling settings
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")  # [chat] reasoning_effort
 _NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
 MAX_TOOLS = 128  # [function-calling] "up to 128 functions"
@@ -200,6 +200,21 @@ def _reasoning_effort(call: ChatCall) -> Found:
             param="reasoning_effort", code="unsupported_parameter")
 def _reasoning_effort_model(call: ChatCall) -> Found:
     return {} if call.body.get("reasoning_effort") is not None and not call.reasoning_model else None
+
+
+#: GPT-5.6 (Sol, Terra, Luna) take function tools on Chat Completions only with reasoning_effort "none" (unset
+#: counts as the model's default effort): refused as quoted in public answers since the models' release
+TOOLS_WITHOUT_REASONING = re.compile(r"^gpt-(?:5\.6|6)")
+
+
+@RULES.rule("chat.tools-with-reasoning", "GPT-5.6 models take function tools only with reasoning_effort none",
+            "Function tools with reasoning_effort are not supported for {model} in /v1/chat/completions. To use "
+            "function tools, use /v1/responses or set reasoning_effort to 'none'.", REASONING, "seen",
+            seen="https://github.com/itzcrazykns/vane/issues/1173", param="reasoning_effort")
+def _tools_with_reasoning(call: ChatCall) -> Found:
+    if TOOLS_WITHOUT_REASONING.match(call.model) and call.tools and call.body.get("reasoning_effort") != "none":
+        return {"model": call.model}
+    return None
 
 
 @RULES.rule("chat.response-format", "response_format is text, json_object or json_schema (with its schema)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coder_testkit.fake_rules.book import CHAT_API, FUNCTION_CALLING, Found, Rules
+from coder_testkit.fake_rules.book import CHAT_API, FUNCTION_CALLING, IMAGES_VISION, Found, Rules
 from coder_testkit.fake_rules.chat import ChatCall
 
 RULES: Rules[ChatCall] = Rules()
@@ -14,7 +14,11 @@ ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 #: [chat] the content part types each role may send
 PARTS = {"system": ("text",), "developer": ("text",), "user": ("text", "image_url", "input_audio", "file"),
          "assistant": ("text", "refusal"), "tool": ("text",)}
-IMAGE_DETAILS = ("auto", "low", "high")
+IMAGE_DETAILS = ("auto", "low", "high", "original")  # [images-vision] "original" since the GPT-5.5 models
+#: [images-vision] "Image input requirements": PNG, JPEG, WEBP, non-animated GIF; "Up to 1500 individual image
+#: inputs per request" (500 before the page's 2026 revision)
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/jpg", "image/webp", "image/gif")
+MAX_IMAGES = 1500
 
 
 def _supported(values: tuple[str, ...]) -> str:
@@ -59,8 +63,9 @@ def _content_part(call: ChatCall) -> Found:
     return None
 
 
-@RULES.rule("chat.image-url", "an image_url part has a url and a detail of auto, low or high",
-            "Invalid value: '{value}'. Supported values are: 'auto', 'low', and 'high'.", CHAT_API, "schema",
+@RULES.rule("chat.image-url", "an image_url part has a url and a detail of auto, low, high or original",
+            "Invalid value: '{value}'. Supported values are: 'auto', 'low', 'high', and 'original'.", CHAT_API,
+            "schema",
             param="messages[{index}].content[{position}].image_url.detail", code="invalid_value")
 def _image_url(call: ChatCall) -> Found:
     for index, position, _, part in _parts(call):
@@ -71,6 +76,30 @@ def _image_url(call: ChatCall) -> Found:
         if not isinstance(image, dict) or not isinstance(image.get("url"), str) or detail not in IMAGE_DETAILS:
             return {"index": index, "position": position, "value": detail}
     return None
+
+
+def _image_urls(call: ChatCall) -> list[tuple[int, int, str]]:
+    return [(index, position, str(part["image_url"]["url"])) for index, position, _, part in _parts(call)
+            if part.get("type") == "image_url" and isinstance(part.get("image_url"), dict)]
+
+
+@RULES.rule("chat.image-type", "an image sent as a data URL is PNG, JPEG, WEBP or GIF",
+            "You uploaded an unsupported image. Please make sure your image has of one the following formats: "
+            "['png', 'jpeg', 'gif', 'webp'].", IMAGES_VISION, "seen",
+            seen="https://github.com/marketing-factory/ai-filemetadata/issues/19", code="invalid_image_format")
+def _image_type(call: ChatCall) -> Found:
+    for _, _, url in _image_urls(call):
+        if url.startswith("data:") and url[5:].split(";", 1)[0].split(",", 1)[0].lower() not in IMAGE_TYPES:
+            return {}
+    return None
+
+
+@RULES.rule("chat.image-count", "at most 1500 images a request",
+            "Invalid 'messages': too many image inputs. Expected at most 1500, but got {count}.", IMAGES_VISION,
+            "closest", param="messages", code="invalid_value")
+def _image_count(call: ChatCall) -> Found:
+    count = len(_image_urls(call))
+    return {"count": count} if count > MAX_IMAGES else None
 
 
 @RULES.rule("chat.tool-call-id", "a tool message names the call it answers (tool_call_id)",

@@ -37,6 +37,9 @@ Sources (platform.claude.com/docs/en/ unless a full URL is given):
               with Sonnet 3.5 (computer-use beta). The name is always "bash".
   [vision]    build-with-claude/vision: 100 images a request for models with a 200k-token context window, 600 for
               all other models.
+  [tool-search] agents-and-tools/tool-use/tool-search-tool, "Model compatibility": the Claude 4.5 models and later
+              (the 5.x models in its supportedModels list); "Claude Opus 4.1 and earlier models don't support the tool
+              search tool", so they take neither `defer_loading` nor `tool_reference`.
   [sampling]  Sampling parameters are refused by Opus 4.7 and later, Sonnet 5 and later, Haiku 5.5 and the Fable /
               Mythos 5 models ([sonnet5]; Opus 4.7 migration guide "Sampling parameters removed").
 """
@@ -84,6 +87,7 @@ class ModelFacts:
     forced_tool_choice: bool = True  # accepts tool_choice "any" / "tool" ([errors], [opus55], [sonnet55])
     server_tools: frozenset[str] = MODERN_TOOLS
     reads_as: str = ""  # the family whose thinking blocks it reads and signs as its own ([fable52]: Mythos = Fable)
+    defers_tools: bool = True  # takes defer_loading / tool_reference ([tool-search]: not Opus 4.1 and earlier)
     known: bool = True
 
     @property
@@ -111,14 +115,14 @@ def _always(family: str, bound: bool = True, disable_hint: str = "enabled", read
 
 # Longest prefix wins; ids may carry a date suffix (claude-haiku-4-5-20251001) or an alias suffix (-latest).
 _TABLE: tuple[ModelFacts, ...] = (
-    # [overview] legacy models; [bash]/[editor] tool versions
-    ModelFacts("claude-3-haiku", 200 * K, 4096, "none", server_tools=frozenset()),
-    ModelFacts("claude-3-5-haiku", 200 * K, 8192, "none", server_tools=frozenset()),
-    ModelFacts("claude-3-5-sonnet", 200 * K, 8192, "none", server_tools=SONNET35_TOOLS),
-    ModelFacts("claude-3-7-sonnet", 200 * K, 64 * K, "budget", server_tools=SONNET37_TOOLS),
-    ModelFacts("claude-sonnet-4", 200 * K, 64 * K, "budget", server_tools=CLAUDE4_TOOLS),
-    ModelFacts("claude-opus-4", 200 * K, 32 * K, "budget", server_tools=CLAUDE4_TOOLS),
-    ModelFacts("claude-opus-4-1", 200 * K, 32 * K, "budget", server_tools=CLAUDE4_TOOLS),
+    # [overview] legacy models; [bash]/[editor] tool versions; [tool-search] none of them defers tools
+    ModelFacts("claude-3-haiku", 200 * K, 4096, "none", server_tools=frozenset(), defers_tools=False),
+    ModelFacts("claude-3-5-haiku", 200 * K, 8192, "none", server_tools=frozenset(), defers_tools=False),
+    ModelFacts("claude-3-5-sonnet", 200 * K, 8192, "none", server_tools=SONNET35_TOOLS, defers_tools=False),
+    ModelFacts("claude-3-7-sonnet", 200 * K, 64 * K, "budget", server_tools=SONNET37_TOOLS, defers_tools=False),
+    ModelFacts("claude-sonnet-4", 200 * K, 64 * K, "budget", server_tools=CLAUDE4_TOOLS, defers_tools=False),
+    ModelFacts("claude-opus-4", 200 * K, 32 * K, "budget", server_tools=CLAUDE4_TOOLS, defers_tools=False),
+    ModelFacts("claude-opus-4-1", 200 * K, 32 * K, "budget", server_tools=CLAUDE4_TOOLS, defers_tools=False),
     # [overview] 4.5: 200K / 64K, extended thinking only ([trouble]); effort on Opus 4.5 only ([effort])
     ModelFacts("claude-haiku-4-5", 200 * K, 64 * K, "budget", server_tools=CLAUDE4_TOOLS),
     ModelFacts("claude-sonnet-4-5", 200 * K, 64 * K, "budget", server_tools=CLAUDE4_TOOLS),

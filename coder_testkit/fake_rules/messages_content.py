@@ -18,7 +18,8 @@ BLOCK_TYPES = ("text", "image", "document", "search_result", "thinking", "redact
 TOOL_RESULT_TYPES = ("text", "image", "search_result", "document", "tool_reference")
 #: [handle-tool-calls] results go back in a user message; calls and thinking are the assistant's own output
 ONLY_IN = {"tool_result": "user", "tool_use": "assistant", "server_tool_use": "assistant",
-           "thinking": "assistant", "redacted_thinking": "assistant"}
+           "thinking": "assistant", "redacted_thinking": "assistant",
+           "image": "user", "document": "user"}  # [vision], [pdf]: images and documents are what the user sends
 
 
 def _tags(types: tuple[str, ...]) -> str:

@@ -18,11 +18,17 @@ _DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 
 
 @RULES.rule("history.prefill", "a request for an answer ends with a user turn on models without prefill (Claude 4.6 "
-            "and later, Mythos Preview; counting tokens continues nothing)", "This model does not support assistant "
+            "and later, Mythos Preview; counting tokens continues nothing), unless it sends back a paused server-tool "
+            "turn to continue it ([server-tools] pause_turn)", "This model does not support assistant "
             "message prefill. The conversation must end with a user message.", ERRORS, "documented")
 def _prefill(call: MessagesCall) -> Found:
     last = call.messages[-1]
-    return {} if last["role"] == "assistant" and not call.facts.prefill and not call.count_tokens else None
+    if last["role"] != "assistant" or call.facts.prefill or call.count_tokens:
+        return None
+    paused = isinstance(last["content"], list) and any(
+        isinstance(b, dict) and (b.get("type") == "server_tool_use" or str(b.get("type")).endswith("_tool_result"))
+        for b in last["content"])
+    return None if paused else {}
 
 
 @RULES.rule("history.tool-use-id", "tool_use ids match ^[a-zA-Z0-9_-]+$",
@@ -120,9 +126,19 @@ def _results_first(call: MessagesCall) -> Found:
 # ---------------------------------------------------------------------------------------------- thinking blocks
 
 
+def _own(kinds: list[Any]) -> list[Any]:
+    """An assistant message's blocks from its first of the model's own: an answer that continues a turn whose
+    server tool waited begins with that tool's result block ([server-tools]), which the API ran, not the model."""
+    lead = 0
+    while lead < len(kinds) and str(kinds[lead]).endswith("_tool_result"):
+        lead += 1
+    return kinds[lead:]
+
+
 def _assistant_kinds(call: MessagesCall) -> list[tuple[int, list[str]]]:
-    return [(i, [b.get("type") for b in m["content"]]) for i, m in enumerate(call.messages)
-            if m["role"] == "assistant" and isinstance(m["content"], list) and m["content"]]
+    return [(i, _own([b.get("type") for b in m["content"]])) for i, m in enumerate(call.messages)
+            if m["role"] == "assistant" and isinstance(m["content"], list) and _own([b.get("type")
+                                                                                   for b in m["content"]])]
 
 
 @RULES.rule("history.thinking-first", "an assistant message with thinking blocks starts with one",
@@ -174,6 +190,7 @@ def _tool_loop_thinking(call: MessagesCall) -> Found:
     in_loop = last["role"] == "user" and any(b.get("type") == "tool_result" for b in last_content)
     if not (call.thinking_active and in_loop and len(messages) >= 2 and messages[-2]["role"] == "assistant"):
         return None
-    content = messages[-2]["content"]
-    first = content[0].get("type") if isinstance(content, list) and content else "text"
+    content = _own([b.get("type") for b in messages[-2]["content"]]) if isinstance(messages[-2]["content"], list) \
+        else []
+    first = content[0] if content else "text"
     return {"index": len(messages) - 2, "first": first} if first not in THINKING_BLOCKS else None

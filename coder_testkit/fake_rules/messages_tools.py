@@ -158,8 +158,8 @@ def _defer_loading(call: MessagesCall) -> Found:
 
 
 @RULES.rule("tools.not-all-deferred", "at least one tool is not deferred",
-            "tools: At least one tool must not have defer_loading set (the tool search itself is never deferred).",
-            TOOL_SEARCH, "closest")
+            "At least one tool must have defer_loading=false. All tools cannot be deferred.", TOOL_SEARCH,
+            "documented")
 def _not_all_deferred(call: MessagesCall) -> Found:
     tools = _tools(call)
     return {} if tools and all(t.get("defer_loading") is True for _, t in tools) else None
@@ -253,8 +253,7 @@ def _forced_with_thinking(call: MessagesCall) -> Found:
 
 @RULES.rule("tool-reference.unresolved", "a tool_reference (in a tool result) names a tool of `tools` marked "
             "defer_loading: the API expands it into that definition",
-            "messages.{index}: tool_reference '{name}' does not match any tool with defer_loading in tools",
-            TOOL_SEARCH, "closest")
+            "Tool reference '{name}' not found in available tools", TOOL_SEARCH, "documented")
 def _tool_reference(call: MessagesCall) -> Found:
     deferred = {t.get("name") for _, t in _tools(call) if t.get("defer_loading")}
     for block in call.of_type("tool_reference"):

@@ -55,12 +55,19 @@ def _signature(thinking: str, family: str | None, prefix: str | None) -> str:
     return "sig_" + hashlib.sha256(bound).hexdigest()[:40]
 
 
-def sign(body: dict[str, Any], facts: ModelFacts, thinking: str) -> str:
-    """The signature of a thinking block the fake answers `body` with (as block 0 of a new assistant message)."""
-    messages = body.get("messages") or []
+def sign(body: dict[str, Any], facts: ModelFacts, thinking: str, lead: list[dict[str, Any]] | None = None) -> str:
+    """The signature of a thinking block the fake answers `body` with, after the answer's `lead` blocks (the results
+    of server tools that waited). A request that ends with an assistant message (a paused turn, continued) is
+    answered in that message: the block's prefix is that message's blocks, then the lead."""
     if not facts.preserved_thinking:
         return _signature(thinking, None, None)
-    return _signature(thinking, facts.thinking_family, _prefix_digest(body, len(messages), 0))
+    messages = list(body.get("messages") or [])
+    if messages and messages[-1].get("role") == "assistant":
+        current = _blocks(messages.pop().get("content")) + list(lead or [])
+    else:
+        current = list(lead or [])
+    whole = {**body, "messages": [*messages, {"role": "assistant", "content": current}]}
+    return _signature(thinking, facts.thinking_family, _prefix_digest(whole, len(messages), len(current)))
 
 
 def _thinking_blocks(call: MessagesCall) -> list[Block]:

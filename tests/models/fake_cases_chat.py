@@ -42,6 +42,9 @@ CASES: list[ChatCase] = [
     ChatCase("chat.temperature-reasoning", {"model": "gpt-5", "temperature": 0.2},
              "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is "
              "supported.", "temperature", "unsupported_value"),
+    ChatCase("chat.tools-with-reasoning", {"model": "gpt-5.6-terra", "tools": [FUNCTION]},
+             "Function tools with reasoning_effort are not supported for gpt-5.6-terra in /v1/chat/completions. To "
+             "use function tools, use /v1/responses or set reasoning_effort to 'none'.", "reasoning_effort"),
     ChatCase("chat.n", {"n": 0}, "Invalid 'n': integer below minimum value. Expected a value >= 1, but got 0 instead.",
              "n", "integer_below_min_value"),
     ChatCase("chat.stop", {"stop": ["a", "b", "c", "d", "e"]},
@@ -110,8 +113,16 @@ CASES: list[ChatCase] = [
              "invalid_value"),
     ChatCase("chat.image-url", {"messages": [{"role": "user", "content": [
         {"type": "image_url", "image_url": {"url": "https://example.org/a.png", "detail": "ultra"}}]}]},
-             "Invalid value: 'ultra'. Supported values are: 'auto', 'low', and 'high'.",
+             "Invalid value: 'ultra'. Supported values are: 'auto', 'low', 'high', and 'original'.",
              "messages[0].content[0].image_url.detail", "invalid_value"),
+    ChatCase("chat.image-type", {"messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "data:image/bmp;base64,Qk0="}}]}]},
+             "You uploaded an unsupported image. Please make sure your image has of one the following formats: "
+             "['png', 'jpeg', 'gif', 'webp'].", None, "invalid_image_format"),
+    ChatCase("chat.image-count", {"messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": "https://example.org/a.png"}}] * 1501}]},
+             "Invalid 'messages': too many image inputs. Expected at most 1500, but got 1501.", "messages",
+             "invalid_value"),
     ChatCase("chat.tool-call-id", {"messages": HI + [{"role": "assistant", "content": None, "tool_calls": [CALL]},
                                                      {"role": "tool", "content": "r"}]},
              "Missing required parameter: 'messages[2].tool_call_id'.", "messages[2].tool_call_id",

@@ -10,6 +10,7 @@ from pathlib import Path
 import fake_cases_chat
 import fake_cases_media
 import fake_cases_messages
+import fake_cases_server
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,12 +21,12 @@ from coder.models.wire import build_anthropic_body
 from coder_testkit.fake_rules import CHAT_RULES, MESSAGES_RULES, check_chat, check_messages, rule_table
 
 ROOT = Path(__file__).resolve().parents[2]
-MESSAGE_CASES = fake_cases_messages.CASES + fake_cases_media.CASES
+MESSAGE_CASES = fake_cases_messages.CASES + fake_cases_media.CASES + fake_cases_server.CASES
 #: rules whose broken body needs a conversation the fake signed first: proved by the named test
 COVERED_ELSEWHERE = {
     "thinking-block.bound": "test_models_fake_rules.py::test_preserved_thinking_refuses_a_changed_prefix"}
 DOC_HOSTS = ("https://platform.claude.com/docs/", "https://platform.openai.com/docs/", "https://github.com/anthropics/",
-             "https://github.com/openai/")
+             "https://github.com/openai/", "https://developers.openai.com/api/docs/")
 
 
 def test_every_rule_has_a_broken_body() -> None:

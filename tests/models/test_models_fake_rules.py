@@ -11,6 +11,7 @@ from typing import Any
 import anthropic
 import fake_cases_media
 import fake_cases_messages
+import fake_cases_server
 import pytest
 from fake_rules_support import (  # noqa: F401 (server is a fixture)
     BASH,
@@ -26,7 +27,7 @@ from fake_rules_support import (  # noqa: F401 (server is a fixture)
 
 from coder_testkit.fake_server import FakeServer
 
-CASES = fake_cases_messages.CASES + fake_cases_media.CASES
+CASES = fake_cases_messages.CASES + fake_cases_media.CASES + fake_cases_server.CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.rule}-{i}" for i, c in enumerate(CASES)])
@@ -62,6 +63,20 @@ def test_a_body_over_32_mb_is_refused_before_it_is_read_as_json(server: FakeServ
 def test_valid_media_bodies_are_accepted(server: FakeServer, request_body: dict[str, Any]) -> None:
     message = send_messages(server, request_body)
     assert message.content[0].text == "ok"
+
+
+@pytest.mark.parametrize("request_body", fake_cases_server.VALID, ids=["paused-turn-continued", "mixed-turn-results",
+                                                                       "result-opens-the-answer", "domain-formats"])
+def test_the_documented_server_tool_continuations_are_accepted(server: FakeServer,
+                                                               request_body: dict[str, Any]) -> None:
+    """[server-tools]: a paused turn is sent back as it came (not a prefill on a model without prefill), a turn whose
+    search waited for a client tool goes on with the results alone, and then its answer opens with the result."""
+    message = send_messages(server, request_body)
+    if request_body["messages"][-1]["role"] == "user" and isinstance(request_body["messages"][-1]["content"], list):
+        assert message.content[0].type == "web_search_tool_result"  # the waiting search runs first
+        assert message.content[0].tool_use_id == "srvtoolu_a"
+    else:
+        assert message.content[-1].text == "ok"
 
 
 # --------------------------------------------------------------------------------------------- controls
