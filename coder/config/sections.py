@@ -21,6 +21,7 @@ from coder.base.settings import Repo, SettingError, not_blank, section, setting
 from coder.config.modes import MODES, Mode  # noqa: F401 - MODES: here with every other declaration
 from coder.edit.fileio import MAX_EDIT_BYTES
 from coder.models.providers import PROVIDERS
+from coder.models.server_blocks import domain_problem
 from coder.models.settings import ProviderSettings, UserPrice
 from coder.sandbox.profile import SandboxConfig
 
@@ -354,6 +355,14 @@ class NotifySettings:
                                                                 "the bell.", repo=Repo.NEVER)
 
 
+def _search_domains(entries: list[str]) -> None:
+    """The domain format the API takes (coder.models.server_blocks.domain_problem), checked when coder starts."""
+    for entry in entries:
+        problem = domain_problem(entry)
+        if problem:
+            raise ValueError(f"{entry!r} {problem}")
+
+
 @dataclass
 class WebSettings:
     """`[web]`: web search (issue 35; web_fetch follows `[sandbox]`'s domain lists). A repository may only turn
@@ -366,9 +375,11 @@ class WebSettings:
     search_session_cap: int = setting(25, doc="Searches in a whole session; then the tool is withdrawn.",
                                       repo=Repo.LOWER, at_least=0)
     search_allowed_domains: list[str] = setting(factory=list, doc="Only results from these domains (the "
-                                                "Anthropic route).", repo=Repo.NEVER)
+                                                "Anthropic route): `example.com`, `docs.example.com/guide/*`.",
+                                                repo=Repo.NEVER, check=_search_domains)
     search_blocked_domains: list[str] = setting(factory=list, doc="Never results from these domains (the "
-                                                "Anthropic route).", repo=Repo.NEVER)
+                                                "Anthropic route), written as search_allowed_domains.",
+                                                repo=Repo.NEVER, check=_search_domains)
     search_backend: str = setting("", doc="Other routes: a search URL with {query} answering SearXNG-style JSON, "
                                   "fetched through the domain lists; empty: no web search there.", repo=Repo.NEVER)
 

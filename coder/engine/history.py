@@ -47,6 +47,7 @@ def rebuild(events: Iterable[ev.Event]) -> Restored:
     pending: list[str] = []  # tool_use ids of the last assistant message without a result yet
     results: dict[str, ToolResultBlock] = {}
     notices: list[TextBlock] = []  # a mode notice waiting for the user message it goes with
+    paused = False  # the last answer paused a server-tool turn: the next answer continues its message
 
     def flush() -> None:
         if pending:
@@ -56,6 +57,8 @@ def rebuild(events: Iterable[ev.Event]) -> Restored:
             results.clear()
 
     for event in events:
+        if isinstance(event, (ev.UserMessage, ev.HookContext, ev.RewindEvent)):
+            paused = False
         if isinstance(event, ev.UserMessage):
             flush()
             attached = blocks(event.attachments)  # `@path` files, sent again as they were
@@ -73,7 +76,11 @@ def rebuild(events: Iterable[ev.Event]) -> Restored:
         elif isinstance(event, ev.AssistantMessage):
             flush()
             message = Message.from_dict(event.message)
-            out.history.append(message)
+            if paused and out.history and out.history[-1].role == "assistant":  # as Session._record_response
+                out.history[-1].content.extend(message.content)
+            else:
+                out.history.append(message)
+            paused = event.stop_reason == "pause_turn"
             pending.extend(u.id for u in message.tool_uses())
         elif isinstance(event, ev.ToolCallFinished):
             results[event.id] = ToolResultBlock(event.id, event.output, event.is_error,

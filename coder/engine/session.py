@@ -151,6 +151,8 @@ class Session:
         #: context a SessionStart hook gave, sent with the next user message
         self._start_context: list[str] = []
         self._cost_lock = threading.Lock()
+        #: the last answer was a paused server-tool turn: the next answer continues its message
+        self._paused = False
         #: mode switches the model has not heard of yet: a resumed session opened in another mode than the one its
         #: model last knew starts with one
         self.switches = ModeSwitches(restored.mode if restored and restored.mode not in ("", parts.policy.mode)
@@ -165,6 +167,10 @@ class Session:
             parts.context.restore(restored.compactions)
             if not parts.pinned.task:
                 parts.pinned.task = restored.task
+            for message in restored.history:  # what tools the API runs itself counted (web search's cap)
+                for tool in parts.tools.values():
+                    if message.role == "assistant":
+                        tool.saw_answer(message)
         parts.context.on_event = self.emit  # a summary's start is shown as it happens (CompactionStarted)
 
     # ---- public API used by frontends -------------------------------------------------------------------------
@@ -198,6 +204,7 @@ class Session:
         # the user may have edited files since the last turn: record that state so /undo stops there
         self._checkpoint(f"before turn {self.stats.turns + 1}", ours=False)
         if text is not None:
+            self._paused = False  # a turn left paused ended: the user's message starts a new one
             given = attached or Attached()
             for why in given.refused:
                 self.emit(ev.ErrorEvent(f"image not attached: {why}"))
@@ -292,6 +299,8 @@ class Session:
                 if uses:
                     self._append_results([self._not_run(u, "interrupted by the user") for u in uses])
                 return TurnOutcome("interrupted", self.last_text)
+            if response.stop_reason == "pause_turn" and not uses:
+                continue  # the API paused a server-tool turn: the next request ends with the answer, which resumes
             if not uses:
                 ended = self._turn_ends(stop_hook_active)
                 if ended is not None:
@@ -364,13 +373,20 @@ class Session:
         self.emit(ev.TextDelta(delta))
 
     def _record_response(self, response: ModelResponse) -> Message:
+        """The answer into the history; the answer to a paused turn continues that turn's message (the API resumes
+        it: one assistant message, as the next request sends it; history.rebuild merges the same way)."""
         message = response.message
+        resumes, self._paused = self._paused, response.stop_reason == "pause_turn"
         if response.stop_reason == "interrupted":  # tool calls cut mid-stream never ran: keep the text only
             kept: list[Block] = [b for b in message.content if isinstance(b, TextBlock) and b.text]
             message = Message("assistant", kept or [TextBlock("[interrupted]")])
-        if not message.content:
+        resumes = resumes and bool(self.history) and self.history[-1].role == "assistant"
+        if not message.content and not resumes:
             message = Message("assistant", [TextBlock("(no answer)")])
-        self.history.append(message)
+        if resumes:
+            self.history[-1] = Message("assistant", [*self.history[-1].content, *message.content])
+        else:
+            self.history.append(message)
         if message.text():
             self.last_text = message.text()
         self.emit(ev.AssistantMessage(message.to_dict(), response.stop_reason))
@@ -543,6 +559,7 @@ class Session:
         keep = self.history_at[str(checkpoint_id)] if keep is None else keep
         dropped = len(self.history) - keep
         del self.history[keep:]
+        self._paused = False
         forget_after(self.history_at, keep)
         self.emit(ev.RewindEvent(str(checkpoint_id), keep))
         return dropped

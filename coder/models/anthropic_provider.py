@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 
 #: the blocks of the tools the API runs itself that coder declares (web search)
 SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result")
-_STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"}
+#: the SDK's StopReason, less model_context_window_exceeded (max_tokens to us); pause_turn: a long server-tool turn
+#: the API paused, continued by the engine (coder/engine/session.py)
+_STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"}
 _RETRY_STATUS = {408, 409, 429}
 _STREAM_ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429, "timeout_error": 504}
 

@@ -27,7 +27,10 @@ _SUFFIX = re.compile(r"^(?:[-@](?:\d{8}|latest)(?:[-:@].*)?|-v\d.*|:.*)?$")
 _VENDOR = re.compile(r"^(?:anthropic[/.]|openai/|(?:us|eu|apac|global)\.anthropic\.)")
 #: OpenAI reasoning models refuse `max_tokens` and take `max_completion_tokens`
 #: (https://platform.openai.com/docs/guides/reasoning); used for ids the table does not list
-OPENAI_REASONING = re.compile(r"^(?:o\d|gpt-5)")
+OPENAI_REASONING = re.compile(r"^(?:o\d|gpt-5|gpt-[6-9])")
+#: ... and, from GPT-5.6 on, take function tools on Chat Completions only with reasoning_effort "none" (the table's
+#: `effort_with_tools`; this pattern for ids it does not list yet)
+OPENAI_TOOLS_WITHOUT_REASONING = re.compile(r"^gpt-(?:5\.(?:[6-9]|\d\d)|[6-9])")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,11 @@ class ModelInfo:
     source: dict[str, str] = field(default_factory=dict)
     known: bool = True
     vision: bool = True  # takes images (issue 35); a record says `"vision": false` for a model that does not
+    #: takes `defer_loading` and `tool_reference` (the tool-search page's "Model compatibility"): loads on demand
+    #: without changing the tool list (coder.models.tool_loading)
+    defers_tools: bool = False
+    #: OpenAI route: the `reasoning_effort` a request with function tools must carry (GPT-5.6: "none"), else None
+    effort_with_tools: str | None = None
 
     @property
     def thinks(self) -> bool:
@@ -99,7 +107,8 @@ def load_table() -> tuple[ModelInfo, ...]:
                 bool(record.get("effort", record["thinking"] in ("adaptive", "always"))),
                 bool(record.get("sampling", True)), bool(record.get("preserved_thinking", False)), tools,
                 record.get("price"), record.get("token_param", "max_tokens"), src,
-                vision=bool(record.get("vision", True))))
+                vision=bool(record.get("vision", True)), defers_tools=bool(record.get("defers_tools", False)),
+                effort_with_tools=record.get("effort_with_tools")))
     return tuple(out)
 
 

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from coder.base.errors import ContextOverflowError, ModelError, ModelRejected
 from coder.models.images import max_images, within_limits
-from coder.models.model_table import OPENAI_REASONING, bare_name, model_info, unknown_model_note
+from coder.models.model_table import (
+    OPENAI_REASONING,
+    OPENAI_TOOLS_WITHOUT_REASONING,
+    bare_name,
+    model_info,
+    unknown_model_note,
+)
 from coder.models.pricing import PriceTable
 from coder.models.retry import (
     RetryPolicy,
@@ -28,6 +34,8 @@ from coder.models.retry import (
     retry_after_seconds,
     run_with_retries,
 )
+from coder.models.server_blocks import as_text
+from coder.models.tool_loading import declare
 from coder.models.tool_names import ToolMap
 from coder.models.types import (
     Block,
@@ -35,6 +43,7 @@ from coder.models.types import (
     Message,
     ModelRequest,
     ModelResponse,
+    ServerToolBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -45,6 +54,9 @@ from coder.models.wire import chat_item_tokens
 if TYPE_CHECKING:
     from coder.models.registry import ProviderRequest
 
+#: images a request may hold: the images-vision guide said 500 until its 2026 revision (now 1500); the lower
+#: figure holds against either
+MAX_IMAGES = 500
 _FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens",
            "content_filter": "refusal"}
 _OVERFLOW_MARKERS = ("context_length_exceeded", "maximum context length", "context length", "too many tokens",
@@ -58,8 +70,9 @@ def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
     if request.system.strip():
         out.append({"role": "system", "content": request.system})
     for message in request.messages:
-        if message.role == "assistant":
-            text = "".join(b.text for b in message.content if isinstance(b, TextBlock))
+        if message.role == "assistant":  # server tool blocks (web search on Anthropic, then /model) as text
+            text = "".join(b.text if isinstance(b, TextBlock) else as_text(b.data) + "\n" for b in message.content
+                           if isinstance(b, (TextBlock, ServerToolBlock)))
             text = text if text.strip() else ""
             entry: dict[str, Any] = {"role": "assistant", "content": text or None}
             calls = [{"id": b.id, "type": "function",
@@ -98,14 +111,11 @@ def _image_part(image: ImageBlock) -> dict[str, Any]:
 
 
 def to_openai_tools(request: ModelRequest) -> list[dict[str, Any]]:
-    """Tools under names and schemas the API accepts (coder.models.tool_names). A deferred tool is sent once a
-    tool result of the history loaded it, appended after the others in the order they were loaded (chat
-    completions has no deferred loading: each load costs one miss of the cached prefix, never a reorder)."""
+    """Tools under names and schemas the API accepts (coder.models.tool_names). Chat completions has no deferred
+    loading: a deferred tool is sent once the history loaded it, appended after the others in the order of the
+    loads (coder.models.tool_loading)."""
     names = ToolMap.of(request.tools)
-    specs = {t.name: t for t in request.tools}
-    loaded = [n for m in request.messages for b in m.content if isinstance(b, ToolResultBlock)
-              for n in b.tool_references if n in specs and specs[n].deferred]
-    chosen = [t for t in request.tools if not t.deferred] + [specs[n] for n in dict.fromkeys(loaded)]
+    chosen = declare(request.tools, request.messages, defer=False).specs
     return [{"type": "function", "function": {"name": names.api_name(t.name), "description": t.description,
                                               "parameters": names.api_schema(t)}} for t in chosen]
 
@@ -133,14 +143,18 @@ class OpenAIProvider:
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         token_param = self.info.token_param if self.info.known else (
             "max_completion_tokens" if OPENAI_REASONING.match(bare_name(self.model)) else "max_tokens")
-        fitted = replace(request, messages=within_limits(request.messages, max_images(self.context_window),
-                                                          self.info.vision))
+        limit = min(max_images(self.context_window), MAX_IMAGES)
+        fitted = replace(request, messages=within_limits(request.messages, limit, self.info.vision))
         body: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(fitted),
                                 token_param: max(1, min(request.max_tokens, self.info.max_output))}
         tools = to_openai_tools(request)
         if tools:
             body["tools"] = tools
-        if request.temperature is not None:
+            effort = self.info.effort_with_tools if self.info.known else (
+                "none" if OPENAI_TOOLS_WITHOUT_REASONING.match(bare_name(self.model)) else None)
+            if effort:  # GPT-5.6 takes function tools only with reasoning_effort "none"
+                body["reasoning_effort"] = effort
+        if request.temperature is not None and self.info.sampling:  # reasoning models: only the default
             body["temperature"] = request.temperature
         return body
 

@@ -130,6 +130,11 @@ class _Prefix:
     def bound(self) -> str:
         return f"{self.family}:{self._hash.copy().hexdigest()[:32]}"
 
+    def copy(self) -> _Prefix:
+        twin = _Prefix.__new__(_Prefix)
+        twin.family, twin._hash = self.family, self._hash.copy()
+        return twin
+
 
 def _keep_thinking(block: Any, info: ModelInfo, prefix: _Prefix | None) -> bool:
     """Whether a thinking block may be sent back to `info`'s model at this point of the conversation (`prefix`
@@ -141,24 +146,30 @@ def _keep_thinking(block: Any, info: ModelInfo, prefix: _Prefix | None) -> bool:
 
 
 def shape_messages(messages: list[Message], tools: ToolMap, info: ModelInfo, system: Any,
-                   api_tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history as API messages under every rule above (one API message per message, so indexes hold)."""
+                   api_tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], set[str]]:
+    """The history as API messages under every rule above (one API message per message, so indexes hold), and the
+    API names of the tools whose `tool_reference` went out as text with its call (coder.models.tool_loading then
+    sends them whole: a reference in text loads nothing)."""
     prefix = _Prefix(info.family, system, api_tools) if info.preserved_thinking else None
     loadable = {str(t["name"]) for t in api_tools if t.get("defer_loading")}
     out: list[dict[str, Any]] = []
     as_text: dict[str, str] = {}  # tool_use ids sent as text (models that always think) -> tool name
+    lost: set[str] = set()
     for message in messages:
         if prefix is not None:
             prefix.feed({"role": message.role})
+        running = prefix.copy() if prefix is not None else None  # a block's prefix holds the blocks before it
         kept: list[dict[str, Any]] = []
         for api, block in message_blocks(message, tools, loadable):
-            if api["type"] in THINKING_TYPES and not _keep_thinking(block, info, prefix):
+            if api["type"] in THINKING_TYPES and not _keep_thinking(block, info, running):
                 continue
             kept.append(api)
+            if running is not None:
+                running.feed(api)
         if message.role == "assistant" and info.thinking == "always":
             kept = _calls_as_text(kept, as_text)
         elif message.role == "user" and as_text:
-            kept = _results_as_text(kept, as_text)
+            kept = _results_as_text(kept, as_text, lost)
             as_text = {}
         if not kept:
             kept = [{"type": "text", "text": PLACEHOLDER}]
@@ -166,7 +177,7 @@ def shape_messages(messages: list[Message], tools: ToolMap, info: ModelInfo, sys
             for api in kept:
                 prefix.feed(api)
         out.append({"role": message.role, "content": kept})
-    return out
+    return out, lost
 
 
 def bind_answer(body: dict[str, Any], info: ModelInfo, answer: Message, tools: ToolMap) -> None:
@@ -183,16 +194,27 @@ def bind_answer(body: dict[str, Any], info: ModelInfo, answer: Message, tools: T
         prefix.feed({"role": message["role"]})
         for api in message["content"]:
             prefix.feed(api)
-    prefix.feed({"role": "assistant"})
+    if body["messages"][-1]["role"] != "assistant":  # else the answer continues it (a paused turn): one message
+        prefix.feed({"role": "assistant"})
     for api, block in message_blocks(answer, tools):
         if api["type"] in THINKING_TYPES:
             block.bound = prefix.bound()
         prefix.feed(api)
 
 
+def first_own(content: list[dict[str, Any]]) -> str:
+    """The type of an assistant message's first block of the model's own: an answer that continues a turn whose
+    server tool waited for the client's results begins with that tool's result block ([server-tools] "Mixing
+    server tools and client tools in one turn"), which the API ran, not the model."""
+    for block in content:
+        if not str(block.get("type", "")).endswith("_tool_result"):
+            return str(block.get("type"))
+    return "text"
+
+
 def _calls_as_text(blocks: list[dict[str, Any]], as_text: dict[str, str]) -> list[dict[str, Any]]:
     """A tool call with no thinking block before it, for a model that always thinks: as text."""
-    if not blocks or blocks[0]["type"] in THINKING_TYPES or not any(b["type"] == "tool_use" for b in blocks):
+    if not blocks or first_own(blocks) in THINKING_TYPES or not any(b["type"] == "tool_use" for b in blocks):
         return blocks
     out = []
     for b in blocks:
@@ -204,14 +226,17 @@ def _calls_as_text(blocks: list[dict[str, Any]], as_text: dict[str, str]) -> lis
     return out
 
 
-def _results_as_text(blocks: list[dict[str, Any]], as_text: dict[str, str]) -> list[dict[str, Any]]:
+def _results_as_text(blocks: list[dict[str, Any]], as_text: dict[str, str], lost: set[str]) -> list[dict[str, Any]]:
     out = []
     for b in blocks:
         if b["type"] == "tool_result" and b["tool_use_id"] in as_text:
             flag = " (error)" if b.get("is_error") else ""
             parts = b["content"] if isinstance(b["content"], list) else [{"type": "text", "text": b["content"]}]
+            loads = [str(p["tool_name"]) for p in parts if p.get("type") == "tool_reference"]
+            lost.update(loads)
             content = "\n".join(p["text"] if p.get("type") == "text" else canonical(p) for p in parts
-                                if p.get("type") != "image")
+                                if p.get("type") not in ("image", "tool_reference"))
+            content = "\n".join(x for x in (content, "Loaded: " + ", ".join(loads) if loads else "") if x)
             out.append({"type": "text", "text": f"[tool result of {as_text[b['tool_use_id']]}{flag}]\n"
                                                 f"{content.strip() or '(no output)'}"})
             out.extend(p for p in parts if p.get("type") == "image")  # images stay images
@@ -241,7 +266,7 @@ def in_open_loop(messages: list[dict[str, Any]]) -> bool:
 
 def loop_has_thinking(messages: list[dict[str, Any]]) -> bool:
     """Outside a tool loop, or inside one whose assistant message starts with a thinking block."""
-    return not in_open_loop(messages) or messages[-2]["content"][0]["type"] in THINKING_TYPES
+    return not in_open_loop(messages) or first_own(messages[-2]["content"]) in THINKING_TYPES
 
 
 def effort_for(budget: int) -> str:

@@ -139,6 +139,17 @@ class Message(Stored):
         return parse(cls, data, where)
 
 
+def loaded_tools(messages: list[Message]) -> list[str]:
+    """The deferred tools the conversation loaded (every tool search's result), in the order they were first
+    loaded: what the request builders declare loaded and what the engine lets the model call."""
+    names: dict[str, None] = {}
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                names.update(dict.fromkeys(block.tool_references))
+    return list(names)
+
+
 @dataclass
 class ToolSpec:
     """What a provider needs to declare one tool to the model."""
@@ -193,7 +204,9 @@ class ModelRequest:
     temperature: float | None = None
 
 
-StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "interrupted"]
+#: `pause_turn`: the API paused a long server-tool turn (web search); the engine sends the paused answer back as the
+#: last message and the API resumes the same turn (platform.claude.com/docs/en/agents-and-tools/tool-use/server-tools)
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "interrupted", "pause_turn"]
 
 
 @dataclass

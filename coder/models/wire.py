@@ -32,6 +32,8 @@ from coder.models.request_rules import (  # noqa: F401 - canonical and block_to_
     plan_thinking,
     shape_messages,
 )
+from coder.models.server_blocks import settle
+from coder.models.tool_loading import Declared, declare
 from coder.models.tool_names import ToolMap
 from coder.models.types import ModelRequest
 
@@ -63,20 +65,17 @@ def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
     """
     info = model_info(model)
     names = ToolMap.of(request.tools)
-    tools: list[dict[str, Any]] = []
-    # deferred tools last, marked: the API leaves them out of the prompt until a tool_reference loads one, so
-    # neither their number nor a load changes the cached prefix (tools, then system, then messages)
-    for spec in sorted(request.tools, key=lambda s: s.deferred):
-        if spec.anthropic_type and server_tool_supported(spec.anthropic_type, model, spec.name):
-            tools.append({"type": spec.anthropic_type, "name": spec.name, **spec.server_params})
-        else:
-            tools.append({"name": names.api_name(spec.name), "description": spec.description,
-                          "input_schema": names.api_schema(spec)})
-            if spec.deferred:
-                tools[-1]["defer_loading"] = True
     system: list[dict[str, Any]] = [{"type": "text", "text": request.system}] if request.system.strip() else []
     fitted = within_limits(request.messages, max_images(info.context_window), info.vision)
-    messages = shape_messages(fitted, names, info, system, tools)
+    whole: set[str] = set()
+    while True:  # coder.models.tool_loading: a load sent as text declares its tool whole (at most once per tool)
+        tools = _api_tools(declare(request.tools, fitted, info.defers_tools, whole), names, model)
+        settled = settle(fitted, {str(t["name"]) for t in tools if "type" in t})
+        messages, lost = shape_messages(settled, names, info, system, tools)
+        unloaded = {s.name for s in request.tools if s.deferred and names.api_name(s.name) in lost} - whole
+        if not unloaded or not info.defers_tools:
+            break
+        whole |= unloaded
     plan = plan_thinking(info, request.thinking_budget, request.max_tokens, loop_has_thinking(messages))
 
     budget = MAX_CACHE_BREAKPOINTS
@@ -107,6 +106,23 @@ def build_anthropic_body(request: ModelRequest, model: str) -> dict[str, Any]:
     if request.temperature is not None and info.sampling and not plan.active:
         body["temperature"] = request.temperature  # thinking requires the default temperature
     return body
+
+
+def _api_tools(declared: Declared, names: ToolMap, model: str) -> list[dict[str, Any]]:
+    """The `tools` array: a server tool by its type where the model takes it, every other tool as a schema (marked
+    `defer_loading` when the plan defers it: the API leaves it out of the prompt until a tool_reference loads it,
+    so neither the number of deferred tools nor a load changes the cached prefix: tools, then system, then
+    messages)."""
+    tools: list[dict[str, Any]] = []
+    for spec in declared.specs:
+        if spec.anthropic_type and server_tool_supported(spec.anthropic_type, model, spec.name):
+            tools.append({"type": spec.anthropic_type, "name": spec.name, **spec.server_params})
+        else:
+            tools.append({"name": names.api_name(spec.name), "description": spec.description,
+                          "input_schema": names.api_schema(spec)})
+            if spec.name in declared.deferred:
+                tools[-1]["defer_loading"] = True
+    return tools
 
 
 # ------------------------------------------------------------------------------------------------- usage

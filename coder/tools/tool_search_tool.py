@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 from coder.base.errors import ToolError
+from coder.models.types import Message, loaded_tools
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
 
 MAX_RESULTS = 5
@@ -70,6 +71,18 @@ class ToolSearchTool(Tool):
             return name
         ends = [n for n in self.catalog if n.endswith("__" + name)]
         return ends[0] if len(ends) == 1 else name
+
+
+def not_loaded(tools: dict[str, Tool], name: str, history: list[Message]) -> str | None:
+    """Why the engine refuses a call to `name`, or None: a deferred tool the conversation never loaded has no
+    definition the model could have read (coder/models/tool_loading.py), so its call is a guess at the input; the
+    error says how to load it."""
+    tool = tools.get(name)
+    if tool is None or not tool.contract.deferred or name in loaded_tools(history):
+        return None
+    searcher = next((n for n, t in tools.items() if isinstance(t, ToolSearchTool)), None)
+    how = f" Load it first: call {searcher} with query \"select:{name}\", then call it." if searcher else ""
+    return f"{name} is not loaded, so its definition is not in your tools and the call did not run.{how}"
 
 
 def search(catalog: dict[str, Tool], query: str) -> list[str]:
