@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
 import pytest
+from fake_rules_support import png
 from models_support import fake, script_file  # noqa: F401 (fixtures; see models_support.py)
 
 from coder.base.errors import ContextOverflowError, ModelError
 from coder.models.openai_provider import OpenAIProvider, to_openai_messages
 from coder.models.retry import RetryPolicy
 from coder.models.types import (
+    ImageBlock,
     Message,
     ModelRequest,
     TextBlock,
@@ -21,6 +24,7 @@ from coder.models.types import (
     ToolSpec,
     ToolUseBlock,
 )
+from coder_testkit.fake_rules import check_chat
 from coder_testkit.fake_server import FakeServer
 
 BASH = ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"command": {"type": "string"}}},
@@ -134,3 +138,34 @@ def test_cancel_during_a_stalled_stream_returns_interrupted(script_file: Path) -
         response = provider(server).complete(request(), cancel=cancel)
         assert time.monotonic() - started < 30
     assert response.stop_reason == "interrupted" and response.message.tool_uses() == []
+
+
+@pytest.mark.parametrize(("model", "effort"), [("gpt-5.6-terra", "none"), ("gpt-5.6-sol", "none"),
+                                              ("gpt-6-luna", "none"), ("gpt-5.5", None), ("gpt-5", None)])
+def test_gpt5_families_get_the_parameters_their_pages_document(fake: FakeServer, model: str,
+                                                               effort: str | None) -> None:
+    """Issue 46: GPT-5.6 (and ids after it the table does not list yet) take function tools on Chat Completions only
+    with reasoning_effort "none"; GPT-5.5 and earlier with their default (the 5.0 models refuse "none"); no GPT-5
+    model takes a temperature but the default; every one takes max_completion_tokens. The fake refuses each."""
+    p = OpenAIProvider(model, api_key="k", base_url=fake.base_url + "/v1", policy=RetryPolicy(max_retries=0))
+    asked = request()
+    asked.temperature = 0.2
+    assert p.complete(asked).stop_reason == "tool_use"
+    body = fake.requests[-1]
+    assert body.get("reasoning_effort") == effort and "temperature" not in body and "max_tokens" not in body
+    assert body["max_completion_tokens"] > 0
+    plain = request()
+    plain.tools = []
+    p.complete(plain)
+    assert "reasoning_effort" not in fake.requests[-1], "only with tools"
+
+
+def test_an_openai_request_holds_at_most_500_images() -> None:
+    """The images-vision guide allowed 500 images a request before its 2026 revision (1500 now): coder keeps the
+    newest 500 on every OpenAI-compatible model, which holds against either; the older ones become notes."""
+    image = ImageBlock("image/png", base64.b64encode(png(8, 8)).decode(), "dot.png", 8, 8)
+    p = OpenAIProvider("gpt-4.1", api_key="k", base_url="http://127.0.0.1:9/v1", context_window=1_047_576)
+    body = p._body(ModelRequest("s", [Message("user", [TextBlock("look"), *[image] * 600])]))
+    parts = body["messages"][-1]["content"]
+    assert sum(1 for x in parts if x["type"] == "image_url") == 500
+    assert check_chat(body) is None

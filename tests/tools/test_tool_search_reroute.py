@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_session_support import Driven
 
-from coder.base import events as ev
-from coder.engine.builder import SessionOptions, open_session
 from coder.models.registry import create_provider
 from coder.models.wire import segments
 from coder_testkit.fake_server import FakeServer
@@ -43,30 +42,6 @@ PATCH_AGAIN = {"turns": [
         "patch": "*** Begin Patch\n*** Update File: made.txt\n@@\n-one\n+two\n*** End Patch"}}]},
     {"text": "Edited."},
     {"text": "Still here."}]}
-
-
-class Driven:
-    """One session opened in-process, its model behind the fake server."""
-
-    def __init__(self, repo: Path, model: str, monkeypatch: pytest.MonkeyPatch, server: FakeServer,
-                 resume: str | None = None) -> None:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url + "/v1")
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-        monkeypatch.setenv("OPENAI_API_KEY", "k")
-        self.events: list[ev.Event] = []
-        self.opened = open_session(SessionOptions(cwd=repo, model=model, permission_mode="auto", resume=resume,
-                                                  no_sandbox=True, trust=True), self.events.append, lambda _: None)
-        self.session = self.opened.session
-
-    def send(self, text: str) -> None:
-        outcome = self.session.send(text)
-        errors = [e for e in self.events if isinstance(e, ev.ErrorEvent)]
-        assert outcome.reason == "done" and not errors, (outcome, errors)
-
-    def close(self) -> None:
-        self.session.close("done")
-        self.opened.store.close()
 
 
 def run_then_resume(repo: Path, monkeypatch: pytest.MonkeyPatch, first: tuple[str, dict[str, Any]],
