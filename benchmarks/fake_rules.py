@@ -27,6 +27,7 @@ import anthropic  # noqa: E402
 import fake_cases_chat  # noqa: E402
 import fake_cases_media  # noqa: E402
 import fake_cases_messages  # noqa: E402
+import fake_cases_server  # noqa: E402
 import openai  # noqa: E402
 from fake_rules_support import SCRIPT  # noqa: E402
 
@@ -54,19 +55,24 @@ def _post_all(url: str) -> dict[str, object]:
     counts = {api: {"refused": 0, "accepted": 0, "broken": 0} for api in ("messages", "chat")}
     let_through: list[str] = []
     started = time.monotonic()
-    for case in fake_cases_messages.CASES + fake_cases_media.CASES:
+    for case in fake_cases_messages.CASES + fake_cases_media.CASES + fake_cases_server.CASES:
         path = "/v1/messages/count_tokens" if case.count_tokens else "/v1/messages"
         outcome = _outcome(anthropic, claude.post, path, body=case.body, cast_to=object,
                            options={"headers": case.headers})
         counts["messages"][outcome] += 1
         if outcome != "refused":
             let_through.append(f"{case.rule} ({outcome})")
+    wrongly: list[str] = []  # valid bodies the API takes (the documented continuations of server tool turns)
+    for n, valid in enumerate(fake_cases_server.VALID):
+        if _outcome(anthropic, claude.post, "/v1/messages", body=valid, cast_to=object) != "accepted":
+            wrongly.append(f"server-tools valid body {n + 1}")
     for chat in fake_cases_chat.CASES:
         outcome = _outcome(openai, gpt.post, "/chat/completions", cast_to=object, body=chat.request())
         counts["chat"][outcome] += 1
         if outcome != "refused":
             let_through.append(f"{chat.rule} ({outcome})")
-    return {"counts": counts, "let_through": let_through, "seconds": round(time.monotonic() - started, 1)}
+    return {"counts": counts, "let_through": let_through, "wrongly_refused": wrongly,
+            "seconds": round(time.monotonic() - started, 1)}
 
 
 def _outcome(sdk: Any, send: Any, *args: Any, **kwargs: Any) -> str:
@@ -80,7 +86,7 @@ def _outcome(sdk: Any, send: Any, *args: Any, **kwargs: Any) -> str:
 
 
 def section(results: dict[str, dict[str, object]], command: str) -> str:
-    lines = ["## Fake server strictness (issue 30)", "", f"Command: `{command}`  ",
+    lines = ["## Fake server strictness (issues 30 and 46)", "", f"Command: `{command}`  ",
              f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
              f"Machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (shared)  ",
              "Bodies: every broken body of tests/models/fake_cases_*.py (one or more per rule of the table), posted "
@@ -94,10 +100,13 @@ def section(results: dict[str, dict[str, object]], command: str) -> str:
         cells = [" / ".join(str(c[api][k]) for k in ("refused", "accepted", "broken")) for api in ("messages", "chat")]
         lines.append(f"| {name} | {cells[0]} | {cells[1]} |")
     for name, result in results.items():
-        through = result["let_through"]
-        assert isinstance(through, list)
+        through, wrongly = result["let_through"], result.get("wrongly_refused", [])
+        assert isinstance(through, list) and isinstance(wrongly, list)
         if through:
             lines += ["", f"Let through by {name}: " + ", ".join(f"`{x}`" for x in through) + "."]
+        lines += ["", f"Valid bodies refused by {name} (of {len(fake_cases_server.VALID)}: a paused turn sent back, "
+                  f"a mixed turn's results, the answer they open, valid domains): {len(wrongly)}"
+                  + (" (" + ", ".join(wrongly) + ")" if wrongly else "") + "."]
     return "\n".join(lines) + "\n"
 
 
