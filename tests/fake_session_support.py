@@ -49,6 +49,18 @@ class Driven:
         self.opened.store.close()
 
 
+def resumed_request(repo: Path, model: str, monkeypatch: pytest.MonkeyPatch, session_id: str, text: str
+                    ) -> dict[str, Any]:
+    """Resume `session_id` in-process, send `text`: the body of the request that sends."""
+    with FakeServer({"turns": [{"text": "Resumed."}]}) as server:
+        resumed = Driven(repo, model, monkeypatch, server, resume=session_id)
+        try:
+            resumed.send(text)
+        finally:
+            resumed.close()
+        return server.requests[0]
+
+
 def coder_env(server: FakeServer, **more: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k",
             "OPENAI_BASE_URL": server.base_url + "/v1", "OPENAI_API_KEY": "k", **more}

@@ -25,6 +25,7 @@ from fake_session_support import (
     killed_while_running,
     own_sleep,
     result,
+    resumed_request,
 )
 
 from coder.base import events as ev
@@ -83,13 +84,7 @@ def test_a_paused_turn_is_sent_back_and_goes_on_in_the_same_message(git_repo: Pa
     assert _kinds(third["messages"][1]) == ["thinking", "server_tool_use", "web_search_tool_result", "thinking",
                                             "text"], "both thinking blocks still bound to their prefix"
     _no_search_left_waiting(third)
-    with FakeServer({"turns": [{"text": "Still here."}]}) as server:  # a resume rebuilds the same message
-        resumed = Driven(git_repo, OPUS55, monkeypatch, server, resume=sid)
-        try:
-            resumed.send("and 2.1?")
-        finally:
-            resumed.close()
-        again = server.requests[0]
+    again = resumed_request(git_repo, OPUS55, monkeypatch, sid, "and 2.1?")  # a resume rebuilds the same message
     assert again["messages"][:3] == third["messages"], "the resumed history renders the same bytes"
 
 
@@ -215,13 +210,7 @@ def test_a_withdrawn_search_goes_back_as_text_and_the_cap_holds_across_a_resume(
     assert not blocks(second, "server_tool_use") and not blocks(second, "web_search_tool_result")
     replayed = [b["text"] for b in blocks(second, "text") if "[web_search" in b["text"]]
     assert any(RESULTS[0]["url"] in t for t in replayed), "what was found stays, as text"
-    with FakeServer({"turns": [{"text": "Resumed."}]}) as server:
-        resumed = Driven(git_repo, SONNET, monkeypatch, server, resume=sid)
-        try:
-            resumed.send("once more")
-        finally:
-            resumed.close()
-        body = server.requests[0]
+    body = resumed_request(git_repo, SONNET, monkeypatch, sid, "once more")
     assert not any(t["name"] == "web_search" for t in body["tools"]), "the session's cap counted the stored search"
 
 
