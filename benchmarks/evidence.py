@@ -37,6 +37,7 @@ from coder.evidence.claims import find_claim  # noqa: E402
 from coder.evidence.probe import TreeProbe  # noqa: E402
 from coder.evidence.record import VERIFIED, Evidence  # noqa: E402
 from coder.evidence.replay import replay_evidence  # noqa: E402
+from coder.vcs.repo import Repo  # noqa: E402
 
 
 def _beside(*parts: str) -> Path:
@@ -165,7 +166,7 @@ def probe_cost(files: int, rounds: int) -> tuple[float, float]:
         subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
         subprocess.run(["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "x"],
                        check=True)
-        probe = TreeProbe(root)
+        probe = TreeProbe(Repo.open(root))
         probe.changes()
         still, changed = [], []
         for k in range(rounds):

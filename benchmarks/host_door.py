@@ -8,8 +8,8 @@ that the machine's load falls on both alike; each figure is the median over the 
 this/base. Both checkouts are compiled first (`compileall`): with PYTHONDONTWRITEBYTECODE set, the old workers
 compiled coder afresh in every process while the isolated ones (`-I` ignores the variable) keep their `.pyc`,
 which would credit the door with a saving that is not its own. The measurements:
-- host git: one hardened `git rev-parse HEAD` and one `git status` through `coder.vcs.repo.run_git` (median of
-  20 calls each, after 3 warm-up calls);
+- host git: one hardened `git rev-parse HEAD` and one `git status` through `coder.vcs.repo` (`run_git`, or the
+  `Repo` object's `resolve` and `has_changes` since issue 48; median of 20 calls each, after 3 warm-up calls);
 - index build: a cold build of the code index (`CodeIndex.refresh`, 2 parse workers) of 1,500 Python files;
 - review round: `coder.review.pipeline.review` of a 3-file patch with every model-free stage (apply, parse,
   lint with ruff, hygiene, gaming, the tests in the sandbox) in a repository of 300 files;
@@ -29,6 +29,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = ROOT / "benchmarks" / "sections" / "host_door.md"
@@ -65,13 +66,19 @@ def median_ms(fn, runs):
 
 work = Path(tempfile.mkdtemp(prefix="hdoor-"))
 out = {}
-from coder.vcs.repo import run_git
 repo = work / "gitrepo"
 make_repo(repo, 200)
+try:
+    from coder.vcs.repo import run_git
+    rev_parse, status = lambda: run_git(repo, "rev-parse", "HEAD"), lambda: run_git(repo, "status", "--porcelain")
+except ImportError:  # the Repo object (issue 48)
+    from coder.vcs.repo import Repo
+    opened = Repo.open(repo)
+    rev_parse, status = lambda: opened.resolve("HEAD"), opened.has_changes
 for _ in range(3):
-    run_git(repo, "rev-parse", "HEAD")
-out["git rev-parse"] = median_ms(lambda: run_git(repo, "rev-parse", "HEAD"), 20)
-out["git status"] = median_ms(lambda: run_git(repo, "status", "--porcelain"), 20)
+    rev_parse()
+out["git rev-parse"] = median_ms(rev_parse, 20)
+out["git status"] = median_ms(status, 20)
 
 from coder.codeintel.index import CodeIndex
 big = work / "big"
@@ -85,14 +92,24 @@ def build():
 out["index build"] = median_ms(build, 1)
 
 from coder.review.pipeline import review
-from coder.vcs.repo import diff
 proj = work / "proj"
 make_repo(proj, 300, with_tests=True)
 for i in (0, 1, 2):
     path = proj / f"pkg{i}" / f"sub{i}" / f"m{i}.py"
     path.write_text(path.read_text().replace(f"return x + {i}", f"y = x\n    return y + {i}"))
-patch = diff(proj)
+try:
+    from coder.vcs.repo import diff
+    patch = diff(proj)
+except ImportError:  # the Repo object (issue 48)
+    from coder.vcs.repo import Repo
+    proj = Repo.open(proj)
+    patch = proj.diff()
 config = {"review": {"stages": ["apply", "parse", "lint", "hygiene", "gaming", "tests"]}}
+try:  # the review takes a typed configuration since issue 30's
+    from coder.config.layers import settings
+    config = settings(config)
+except ImportError:
+    pass
 def one_review():
     result = review(proj, patch, "change", None, config)
     assert result.stages, result
@@ -133,10 +150,23 @@ def base_checkout(commit: str, into: Path) -> Path:
     return into
 
 
-def measure(side: Path) -> dict[str, float]:
+def compiled_sides(commit: str, tmp: Path) -> dict[str, Path]:
+    """{"base": `git archive` of `commit` under `tmp`, "this": this checkout}, both compiled first: with
+    PYTHONDONTWRITEBYTECODE set, a side whose processes ignore it (the isolated workers: `-I`) would keep its `.pyc`
+    while the other compiles coder afresh in every process (also for benchmarks/repo.py)."""
+    sides = {"base": base_checkout(commit, tmp / "base"), "this": ROOT}
+    for side in sides.values():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(side / "coder")], check=True,
+                       capture_output=True)
+    return sides
+
+
+def measure(side: Path, code: str = CHILD, *args: str, timeout: float = 1800) -> Any:
+    """What the script `code` prints last (one JSON value), run with `side` first on the import path (also for
+    benchmarks/repo.py)."""
     env = {**os.environ, "PYTHONPATH": str(side)}
-    proc = subprocess.run([sys.executable, "-c", CHILD], cwd=tempfile.gettempdir(), env=env, capture_output=True,
-                          text=True, timeout=1800)
+    proc = subprocess.run([sys.executable, "-c", code, *args], cwd=tempfile.gettempdir(), env=env,
+                          capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise SystemExit(f"measurement in {side} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -153,13 +183,10 @@ def main() -> int:
     load = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M")
     with tempfile.TemporaryDirectory() as tmp:
-        base = base_checkout(args.base, Path(tmp) / "base")
-        for side in (base, ROOT):  # both import from compiled files: the isolated workers ignore
-            subprocess.run([sys.executable, "-m", "compileall", "-q", str(side / "coder")],  # PYTHONDONTWRITEBYTECODE
-                           check=True, capture_output=True)
+        sides = compiled_sides(args.base, Path(tmp))
         samples: dict[str, dict[str, list[float]]] = {"base": {}, "this": {}}
         for _ in range(rounds):
-            for name, side in (("base", base), ("this", ROOT)):
+            for name, side in sides.items():
                 for key, value in measure(side).items():
                     samples[name].setdefault(key, []).append(value)
     rows = []

@@ -4,7 +4,7 @@ Usage: python benchmarks/host_safety.py [--quick] [--files N] [--seed S] [--writ
 
 - protected-set scan: `NestedScanner.scan` (nested `.git`, instruction files), which the sandbox runs before
   every command: the first (cold) walk and the cached one that follows;
-- host git: `coder.vcs.repo.run_git("rev-parse", "HEAD")` (hardened: scrubbed env, forced config, pinned git dir,
+- host git: `coder.vcs.repo.Repo.resolve("HEAD")` (hardened: scrubbed env, forced config, pinned git dir,
   the link scan of `.git`) against plain `git rev-parse HEAD`, median of repeated calls;
 - trust: `coder.trust.decisions.inspect` of a repository defining a server, a config, 20 tools and 20 commands.
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from coder.sandbox.nested import NestedScanner  # noqa: E402
 from coder.trust.decisions import inspect  # noqa: E402
-from coder.vcs.repo import run_git  # noqa: E402
+from coder.vcs.repo import Repo  # noqa: E402
 
 
 def make_tree(root: Path, files: int, seed: int) -> None:
@@ -95,7 +95,8 @@ def main() -> int:
         found = scanner.scan()
         cold = (time.perf_counter() - start) * 1000
         warm = timed(scanner.scan, runs)
-        hardened = timed(lambda: run_git(root, "rev-parse", "HEAD"), runs)
+        repo = Repo.open(root)
+        hardened = timed(lambda: repo.resolve("HEAD"), runs)
         plain = timed(lambda: subprocess.run(["git", "-c", "gc.auto=0", "rev-parse", "HEAD"], cwd=root,
                                              capture_output=True), runs)
         trust_ms = timed(lambda: inspect(root), runs)

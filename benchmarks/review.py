@@ -66,7 +66,9 @@ def verdict_of(stages: list, names: set[str]) -> str:
 def run(args: argparse.Namespace) -> dict:
     from review_corpus import PACKAGES, QUICK, build
 
+    from coder.config.layers import settings
     from coder.review.pipeline import review
+    from coder.vcs.repo import Repo
 
     packages = args.packages or (list(QUICK) if args.quick else list(PACKAGES))
     mutants = args.mutants or (2 if args.quick else 3)
@@ -75,9 +77,9 @@ def run(args: argparse.Namespace) -> dict:
     build_time = time.monotonic() - t0
     rows = []
     for i, case in enumerate(cases, 1):
-        config = {"review": {"base": case.base, "stages": MODEL_FREE, "tests": {"timeout": 180}}}
+        config = settings({"review": {"base": case.base, "stages": MODEL_FREE, "tests": {"timeout": 180}}})
         start = time.monotonic()
-        result = review(repos[case.package], case.patch, "fix the failing test", None, config)
+        result = review(Repo.open(repos[case.package]), case.patch, "fix the failing test", None, config)
         elapsed = time.monotonic() - start
         mech_time = sum(s.duration for s in result.stages if s.name in MECHANICAL)
         row = {
@@ -101,18 +103,22 @@ def run(args: argparse.Namespace) -> dict:
 def history(repo: Path, count: int) -> dict:
     """Review the last `count` commits of a real repository (model-free stages, no tests): real changes that
     were committed on purpose, so every error here is a false alarm or a real problem to look at."""
+    from coder.config.layers import settings
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff, run_git
+    from coder.vcs.repo import Repo
 
-    shas = run_git(repo, "rev-list", "--no-merges", f"--max-count={count}", "HEAD").stdout.split()
+    opened = Repo.open(repo)
+    shas = subprocess.run(["git", "rev-list", "--no-merges", f"--max-count={count}", "HEAD"], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout.split()
     rows = []
     for sha in shas:
-        parent = run_git(repo, "rev-parse", "--verify", "--quiet", f"{sha}^1", check=False).stdout.strip()
+        parent = opened.resolve(f"{sha}^1")
         if not parent:
             continue
         start = time.monotonic()
-        result = review(repo, diff(repo, commit=sha), "", None,
-                        {"review": {"base": parent, "stages": ["apply", "parse", "lint", "hygiene", "gaming"]}})
+        result = review(opened, opened.diff(commit=sha), "", None,
+                        settings({"review": {"base": parent,
+                                             "stages": ["apply", "parse", "lint", "hygiene", "gaming"]}}))
         files = len({f.file for f in result.findings})
         rows.append({"sha": sha[:10], "verdict": result.verdict, "time": time.monotonic() - start,
                      "errors": [f"{f.file}:{f.line} {f.check}" for f in result.findings if f.severity == "error"],

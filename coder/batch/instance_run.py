@@ -41,6 +41,7 @@ from coder.batch.workspace import (
 )
 from coder.config.layers import settings
 from coder.review.pipeline import review
+from coder.vcs.repo import Repo
 
 #: the task each instance's agent gets (prompts/swebench_instance.md) and what a template may use
 INSTANCE_TEMPLATE = "swebench_instance.md"
@@ -271,7 +272,7 @@ RANKING_STAGES = ["apply", "parse", "lint", "hygiene", "gaming"]
 def review_verdict(workspace: Path, patch: str, task: str) -> str:
     """The reviewer's mechanical verdict on an attempt's patch (pass, warn, fail), or "" when it could not run."""
     try:
-        return review(workspace, patch, task, None, settings({"review": {"stages": RANKING_STAGES}})).verdict
+        return review(Repo.open(workspace), patch, task, None, settings({"review": {"stages": RANKING_STAGES}})).verdict
     except (CoderError, OSError):
         return ""
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coder.base import paths
 from coder.base.errors import UsageError
 from coder.base.termsafe import inert_json, visible
+
+if TYPE_CHECKING:
+    from coder.vcs.repo import Repo
 
 
 def register(sub) -> None:
@@ -26,7 +29,7 @@ def register(sub) -> None:
 
 def sessions_command(args) -> int:
     # start-up time: `coder --help` imports this module, and only this command needs it
-    from coder.engine.builder import git_root
+    from coder.engine.builder import git_repo
     from coder.store.db import SessionStore
 
     store = SessionStore(paths.sessions_db())
@@ -37,11 +40,12 @@ def sessions_command(args) -> int:
 
     if args.action == "list":
         cwd = Path.cwd()
-        workspace = None if args.all else str(git_root(cwd) or cwd)
+        repo = git_repo(cwd)
+        workspace = None if args.all else str(repo.root if repo is not None else cwd)
         rows = store.sessions(args.limit, workspace, top_level=True)
         if not rows:
             say("no sessions" + ("" if args.all else f" in {workspace} (--all lists every workspace)"))
-        checkpoints = _checkpoint_counts(git_root(cwd))
+        checkpoints = _checkpoint_counts(repo)
         for row in rows:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
             title = row.title or _first_user_text(store, row.id)
@@ -79,7 +83,7 @@ def sessions_command(args) -> int:
     return 0
 
 
-def _checkpoint_counts(repo) -> dict[str, int] | None:
+def _checkpoint_counts(repo: Repo | None) -> dict[str, int] | None:
     """Session id -> checkpoints kept in `repo` (None outside git)."""
     if repo is None:
         return None

@@ -10,8 +10,7 @@ from coder.commands.base import CommandResult, Ctx
 from coder.engine.finish import review_and_commit, stage_event
 from coder.engine.turns import user_turns
 from coder.review.pipeline import review as run_review
-from coder.vcs.repo import diff as working_tree_diff
-from coder.vcs.restore_plan import plan_restore
+from coder.vcs.repo import Repo
 
 if TYPE_CHECKING:
     from coder.vcs.checkpoints import RestoreResult
@@ -20,8 +19,13 @@ if TYPE_CHECKING:
 def diff(ctx: Ctx, arg: str) -> CommandResult:
     if not ctx.is_git:
         return CommandResult("Not a git repository: there is no diff to show.", error=True)
-    text = working_tree_diff(ctx.workspace)
+    text = _repo(ctx).diff()
     return CommandResult("" if text.strip() else "No changes against HEAD.", diff=text)
+
+
+def _repo(ctx: Ctx) -> Repo:
+    """The session's repository (opened when the session was: `SessionParts.repo`)."""
+    return ctx.session.parts.repo or Repo.open(ctx.workspace)
 
 
 def _task(ctx: Ctx) -> str:
@@ -31,12 +35,13 @@ def _task(ctx: Ctx) -> str:
 def review(ctx: Ctx, arg: str) -> CommandResult:
     if not ctx.is_git:
         return CommandResult("Not a git repository: nothing to review.", error=True)
-    text = working_tree_diff(ctx.workspace)
+    repo = _repo(ctx)
+    text = repo.diff()
     if not text.strip():
         return CommandResult("No changes against HEAD: nothing to review.")
 
     record = ctx.session.parts.record  # each stage is shown as it ends: a review takes seconds
-    result = run_review(ctx.workspace, text, _task(ctx), ctx.session.parts.provider, ctx.config,
+    result = run_review(repo, text, _task(ctx), ctx.session.parts.provider, ctx.config,
                         on_stage=lambda stage: record(stage_event(stage)))
     findings = [f.to_dict() for f in result.findings]
     ctx.session.parts.record(ev.ReviewEvent(result.verdict, findings))  # both frontends show the verdict line from it
@@ -99,7 +104,7 @@ def undo(ctx: Ctx, arg: str) -> CommandResult:
         return CommandResult(("Nothing to undo: the changes of " + said + " are already undone.") if already else
                              f"Nothing to undo: the files are no longer where {said} left them (a /rewind since?). "
                              "`/rewind` lists your messages.", error=True)
-    plan = plan_restore(cp, last.start_id)
+    plan = cp.plan(last.start_id)
     if not YES & set(words):
         return CommandResult(f"`/undo` would undo the changes of {said}. {plan.describe()}\n\n"
                              "Type `/undo yes` to do it.")
@@ -170,7 +175,7 @@ def rewind(ctx: Ctx, arg: str) -> CommandResult:
         return CommandResult(f"No checkpoint holds the files as they were before message {turn.number} "
                              "(pruned, or taken by an older coder).", error=True)
     said = f"before your message {turn.number} (“{turn.short()}”)"
-    plan = plan_restore(cp, turn.start_id)
+    plan = cp.plan(turn.start_id)
     if not YES & set(words):
         rest = " ".join(w for w in words[1:] if w not in YES)
         return CommandResult(f"`/rewind {turn.number}` would bring the files back to {said}. {plan.describe()}"

@@ -139,7 +139,7 @@ def read_text(run: AgentRun, state_dir: Path) -> tuple[str, dict[str, Any]]:
         lines.append(f"Its report:\n{clip_output(run.report, state_dir, max_chars=REPORT_CHARS).text}"
                      if run.report else "(no report)")
         if run.pending_patch and run.tree is not None:
-            text = worktrees.patch(run.tree.root, run.tree.base, run.result)
+            text = worktrees.patch(run.tree.repo, run.tree.base, run.result)
             handle = save_output(state_dir, text)
             data["patch"] = handle
             lines.append(f"{patch_note(run)}\nIts patch ({len(text.splitlines())} lines): {handle} (read it with "
@@ -157,11 +157,11 @@ def merge_run(run: AgentRun, parent: Parent, settings: AgentsSettings, checkpoin
     if not run.pending_patch:
         return ToolResult(f"Agent {run.title()}: {patch_note(run) or 'nothing to merge'}", run.outcome != "merged")
     tree = run.tree
-    text = worktrees.patch(tree.root, tree.base, run.result)
+    text = worktrees.patch(tree.repo, tree.base, run.result)
     config = dataclasses.replace(parent.config, review=dataclasses.replace(
         parent.config.review, base=tree.base, stages=list(settings.review_stages)))
     provider = parent.provider if "llm" in settings.review_stages else None
-    verdict = review(tree.root, text, run.prompt, provider, config)
+    verdict = review(tree.repo, text, run.prompt, provider, config)
     parent.record(ev.ReviewEvent(verdict.verdict, [f.to_dict() for f in verdict.findings]))
     if verdict.verdict == "fail" and not despite_review:
         run.outcome = "review_failed"
@@ -170,7 +170,7 @@ def merge_run(run: AgentRun, parent: Parent, settings: AgentsSettings, checkpoin
                           "Merge it despite the review, fix it here yourself, or discard it.", True)
     ours = _checkpoint(checkpointer, f"before merging agent {run.ident}")
     try:
-        outcome = worktrees.merge(tree.root, tree.base, run.result, ours)
+        outcome = worktrees.merge(tree.repo, tree.base, run.result, ours)
     except worktrees.VcsError as exc:
         return ToolResult(f"Agent {run.ident}'s patch could not be merged: {exc}", True)
     changed = sorted(set(outcome.written) | set(outcome.deleted))

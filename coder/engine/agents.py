@@ -43,6 +43,7 @@ from coder.tools.agent_control import AGENT_CONTROL
 from coder.tools.base import PermissionClass, ToolResult, one_line
 from coder.tools.registry import describe
 from coder.vcs import worktrees
+from coder.vcs.repo import Repo
 from coder.vcs.worktrees import IsolatedTree
 
 #: how long a stop waits for the agent's thread before closing its tools under it (seconds)
@@ -52,8 +53,8 @@ STOP_GRACE = 10.0
 class Agents:
     """The session's agents (see the module docstring). Thread-safe: agents run on their own threads."""
 
-    def __init__(self, parent: Parent, settings: AgentsSettings, root: Path | None, checkpointer: Any = None) -> None:
-        self.parent, self.settings, self.root, self.checkpointer = parent, settings, root, checkpointer
+    def __init__(self, parent: Parent, settings: AgentsSettings, repo: Repo | None, checkpointer: Any = None) -> None:
+        self.parent, self.settings, self.repo, self.checkpointer = parent, settings, repo, checkpointer
         self.runs: dict[str, AgentRun] = {}
         self._changed = threading.Condition()
         self._slots = threading.Semaphore(max(1, settings.max_running))
@@ -81,7 +82,7 @@ class Agents:
         if self._closed:
             return ToolResult("The session is closing; no agent starts now.", True)
         isolated = background and agent_permission(definition) != "read"
-        if isolated and self.root is None:
+        if isolated and self.repo is None:
             return ToolResult(f"Agent {agent!r} can change files, so in the background it works in its own git "
                               "worktree, and this workspace is not a git repository. Run it without `background` "
                               "(it then works in this tree while you wait).", True)
@@ -99,7 +100,7 @@ class Agents:
                     del self.runs[ident]
                 return ToolResult(f"Could not make agent {ident}'s worktree: {exc}", True)
             workspace, cwd = run.tree.path, _inside(run.tree.path, workspace, cwd)
-            extra_ro = [str(worktrees.objects_dir(run.tree.root))]
+            extra_ro = [str(run.tree.repo.objects_dir())]
         if not background:
             run.cancel = self.parent.tool_ctx.cancel  # the parent's interrupt (and wall time) stop it too
         child = ChildRun(ident, definition, prompt, description, workspace, cwd, run.cancel, background,
@@ -118,13 +119,13 @@ class Agents:
                           "stop it by its id.", data={"agent": ident, "background": True})
 
     def _make_tree(self, ident: str) -> IsolatedTree:
-        assert self.root is not None
+        assert self.repo is not None
         folder = self.worktree_dir / self.parent.session_id
         if self._janitor is None:
             agent_janitor.claim(folder)
             self._janitor = agent_janitor.Janitor(folder)
-        base = worktrees.base_commit(self.root)
-        return worktrees.create(self.root, base, folder / ident, ident, self.parent.session_id)
+        base = worktrees.base_commit(self.repo)
+        return worktrees.create(self.repo, base, folder / ident, ident, self.parent.session_id)
 
     # ---- running one ----------------------------------------------------------------------------------------
     def _run(self, run: AgentRun, child_run: ChildRun) -> None:
@@ -170,7 +171,7 @@ class Agents:
             return
         try:
             run.result = worktrees.result_commit(run.tree)
-            run.files = worktrees.changed(run.tree.root, run.tree.base, run.result)
+            run.files = worktrees.changed(run.tree.repo, run.tree.base, run.result)
         except worktrees.VcsError as exc:
             run.error = (run.error + "; " if run.error else "") + f"its changes could not be read: {exc}"
         if not run.files:
@@ -304,7 +305,7 @@ class Agents:
         run = self.runs.get(ident)
         if run is None or not run.pending_patch or run.tree is None:
             return ""
-        return worktrees.patch(run.tree.root, run.tree.base, run.result)
+        return worktrees.patch(run.tree.repo, run.tree.base, run.result)
 
     def merge(self, ident: str, *, despite_review: bool = False) -> ToolResult:
         run = self.runs.get(ident)
@@ -393,7 +394,7 @@ class Agents:
     def _save_patch(self, run: AgentRun) -> Path | None:
         assert run.tree is not None
         try:
-            text = worktrees.patch(run.tree.root, run.tree.base, run.result)
+            text = worktrees.patch(run.tree.repo, run.tree.base, run.result)
             folder = Path(self.parent.tool_ctx.state_dir) / "agents"
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"{run.ident}.patch"
@@ -416,13 +417,13 @@ def _inside(tree: Path, workspace: Path, cwd: Path) -> Path:
     return mirrored if mirrored.is_dir() else tree
 
 
-def install_agents(parent: Parent, root: Path | None, checkpointer: Any) -> Agents:
+def install_agents(parent: Parent, repo: Repo | None, checkpointer: Any) -> Agents:
     """Read the agent definitions once (the repository's only when `config.trusted`) and give the session's
     tools its agents (`ctx.services[AGENT_CONTROL]`)."""
     parent.agents = load_agents(parent.tool_ctx.workspace, trusted=parent.config.trusted,
                                 repo_files=parent.config.repo_files,
                                 plugin_dirs=parent.config.plugin_dirs.get("agents", []))
-    agents = Agents(parent, parent.config.agents, root, checkpointer)
+    agents = Agents(parent, parent.config.agents, repo, checkpointer)
     parent.tool_ctx.services[AGENT_CONTROL] = agents
     return agents
 

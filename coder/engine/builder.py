@@ -55,7 +55,7 @@ from coder.tools.registry import builtin_tools
 from coder.tools.tool_search_tool import arrange
 from coder.trust import decisions as trust
 from coder.vcs.checkpoints import Checkpoints, default_keep, prune_sessions
-from coder.vcs.repo import VcsError, find_repo
+from coder.vcs.repo import Repo, VcsError
 
 
 @dataclass
@@ -121,13 +121,20 @@ class Opened:
         return kept
 
 
-def git_root(cwd: Path) -> Path | None:
-    """The repository `cwd` is in: `cwd` or a folder above it (coder/vcs/repo.py `find_repo`), None when there is
-    none or it cannot be used (a planted git dir: the session then runs in `cwd` without git)."""
+def git_repo(cwd: Path) -> Repo | None:
+    """The repository `cwd` is in (its work tree is `cwd` or a folder above it: `Repo.find`), None when there is
+    none or it cannot be used (a planted git dir: the session then runs in `cwd` without git). Opened once per
+    session: checkpoints, review, commits and agents' trees share it."""
     try:
-        return find_repo(cwd)
+        return Repo.find(cwd)
     except (OSError, TimeoutExpired, VcsError):
         return None
+
+
+def git_root(cwd: Path) -> Path | None:
+    """The top of the work tree `cwd` is in (`git_repo`), None outside a usable repository."""
+    repo = git_repo(cwd)
+    return repo.root if repo is not None else None
 
 
 def config_flags(options: SessionOptions) -> dict[str, Any]:
@@ -178,8 +185,8 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     if not cwd.is_dir():
         raise UsageError(f"--cwd {options.cwd}: not a directory.")
     register_workspace(cwd)  # before the first host process: none may come from there (coder/host)
-    root = git_root(cwd)
-    workspace = root or cwd
+    repo = git_repo(cwd)
+    workspace = repo.root if repo is not None else cwd
     register_workspace(workspace)
     trusted, request, why = decide_trust(workspace, options.trust, ask_trust)
     config = load_config(workspace, config_flags(options), trusted=trusted, repo_files=request.files)
@@ -216,7 +223,7 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     else:
         store.set_status(session_id, "running")
     try:
-        stored = StoredSession(options, config, store, row, restored, provider, session_id, workspace, cwd, root,
+        stored = StoredSession(options, config, store, row, restored, provider, session_id, workspace, cwd, repo,
                                policy, trust_notes(config, request, why) + claude.notes, claude)
         return _assemble(stored, on_event, ask)
     except BaseException:
@@ -239,7 +246,7 @@ class StoredSession:
     session_id: str
     workspace: Path
     cwd: Path
-    root: Path | None  # the git root, None outside a repository
+    repo: Repo | None  # the repository, None outside one
     policy: Any
     notes: list[str] = field(default_factory=list)  # said once as the session opens (trust)
     claude: ClaudeSettings = field(default_factory=ClaudeSettings)  # Claude Code's settings: hooks and rules
@@ -248,7 +255,7 @@ class StoredSession:
 def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: AskHandler) -> Opened:
     """The session's parts, once it is stored (events from here on are persisted)."""
     options, config, store, row, provider = stored.options, stored.config, stored.store, stored.row, stored.provider
-    session_id, workspace, cwd, root, policy = (stored.session_id, stored.workspace, stored.cwd, stored.root,
+    session_id, workspace, cwd, repo, policy = (stored.session_id, stored.workspace, stored.cwd, stored.repo,
                                                 stored.policy)
 
     telemetry = start_telemetry(config.telemetry)  # None unless the user turned OpenTelemetry export on
@@ -265,9 +272,9 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
 
     mode = config.permission_mode
     sandbox_state = sandbox_status(config)
-    record(ev.SessionStart(session_id, provider.spec, str(workspace), str(cwd), mode, sandbox_state, root is not None,
+    record(ev.SessionStart(session_id, provider.spec, str(workspace), str(cwd), mode, sandbox_state, repo is not None,
                            resumed=row is not None, version=__version__))
-    if root is None:
+    if repo is None:
         note("not a git repository: checkpoints, /undo and commits are off")
     for line in stored.notes:
         note(line)
@@ -284,13 +291,13 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
     tool_ctx.services["after_hooks"] = after_hooks(record, ask)  # what a command left that runs later
     install_language_servers(tool_ctx.services)  # diagnostics after edits, code_search navigation (issue 20)
     checkpointer = None
-    if root is not None and options.checkpoints:
+    if repo is not None and options.checkpoints:
 
         try:
-            checkpointer = Checkpoints(workspace, session_id)  # takes the baseline: the first turn is undoable
+            checkpointer = Checkpoints(repo, session_id)  # takes the baseline: the first turn is undoable
 
             checkpointer.prune(default_keep())
-            prune_sessions(workspace, config.vcs.keep_sessions, current=session_id)
+            prune_sessions(repo, config.vcs.keep_sessions, current=session_id)
         except VcsError as exc:
             note(f"checkpoints are off for this session ({str(exc).splitlines()[0][:200]}); /undo will not work")
     if sandbox_state.startswith("unavailable"):
@@ -305,33 +312,33 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
         session_id=session_id, provider=provider, tools=tools,
         policy=policy,
         context=TieredContext(provider, config.context, state, cancel=tool_ctx.cancel), tool_ctx=tool_ctx,
-        system_prompt=render_system_prompt(workspace, cwd, root is not None, sandbox_state, instructions.text,
+        system_prompt=render_system_prompt(workspace, cwd, repo is not None, sandbox_state, instructions.text,
                                            network_hint(config.sandbox)) + work.prompt,
         pinned=Pinned(instructions=instructions.text, **work.pins),
         limits=Limits(config.max_turns, config.max_cost, config.max_wall_time),
-        record=record, ask=ask, checkpointer=checkpointer,
+        record=record, ask=ask, checkpointer=checkpointer, repo=repo,
         hooks=hooks_from_config(config, workspace, session_id, note, claude_hooks, provider.spec),
         max_tokens=config.max_tokens, thinking_budget=config.thinking_budget,
         stuck=StuckGuard.from_config(config.stuck, headless=ask is no_questions),  # issue 22
     )
-    parts.evidence = evidence_for(config, workspace, root is not None, instructions.text, parts.tools, state)
+    parts.evidence = evidence_for(config, workspace, repo, instructions.text, parts.tools, state)
     install_work(tool_ctx.services, record, ask, policy, parts.pinned, work.skills, parts.tools)
     # a tool that starts agents needs their definitions: read here, once (the repository's only when trusted)
     agents = None
     if any(tool.contract.spawns_agents for tool in parts.tools.values()):
         agents = install_agents(Parent(session_id, provider, config, store, tool_ctx, policy, parts.hooks, ask=ask,
-                                       relay=on_event, record=record, sandbox=sandbox_state, git=root is not None),
-                                root, checkpointer)
+                                       relay=on_event, record=record, sandbox=sandbox_state, git=repo is not None),
+                                repo, checkpointer)
         parts.news = agents.news
         parts.on_close.append(agents.close)
     session = Session(parts, stored.restored)
     if agents is not None:
         agents.attach(session)
     session.started("resume" if row is not None else "startup")
-    return Opened(session, store, config, workspace, root is not None, row is not None, agents)
+    return Opened(session, store, config, workspace, repo is not None, row is not None, agents)
 
 
-def evidence_for(config: Config, workspace: Path, git: bool, instructions: str, tools: dict[str, Any],
+def evidence_for(config: Config, workspace: Path, repo: Repo | None, instructions: str, tools: dict[str, Any],
                  state: Path) -> Verification:
     """The session's evidence (issue 49): shell-made changes seen through a tree probe (in a git repository), the
     project's test commands from its instructions and `[review.tests] command`, test files read beneath the
@@ -343,9 +350,9 @@ def evidence_for(config: Config, workspace: Path, git: bool, instructions: str, 
         data = read_beneath(workspace, rel, 256 * 1024)
         return data.decode("utf-8", "replace") if data is not None else None
 
-    probe = TreeProbe(workspace, state) if git else None
+    probe = TreeProbe(repo, state) if repo is not None else None
     tracker = EvidenceTracker(probe, read, project, tools, str(workspace))
-    return Verification(tracker, config, workspace, git)
+    return Verification(tracker, config, workspace, repo)
 
 
 def session_tools(config: Config, workspace: Path, note: Callable[[str], None], model: str = "",

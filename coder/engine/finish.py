@@ -11,6 +11,7 @@ from coder.base import events as ev
 from coder.engine.session import Session
 from coder.review.gate import GateRequest
 from coder.review.gate import review_and_commit as gate
+from coder.vcs.repo import Repo
 
 
 @dataclass
@@ -41,7 +42,7 @@ def review_and_commit(session: Session, branch: str | None = None, override: boo
         session.emit(ev.ReviewEvent(result.verdict, [f.to_dict() for f in result.findings], number))
 
     result = gate(GateRequest(
-        parts.tool_ctx.workspace, parts.pinned.task, fix_round, parts.provider, config,
+        parts.repo or Repo.open(parts.tool_ctx.workspace), parts.pinned.task, fix_round, parts.provider, config,
         max_rounds=config.review.max_fix_rounds,
         override=(lambda _: True) if override else None, message=message,
         model_name=parts.provider.spec, branch=branch, paths=sorted(session.stats.files_changed) or None,

@@ -40,6 +40,8 @@ from coder.tools.base import Tool, ToolContext, ToolResult
 if TYPE_CHECKING:
     from coder.evidence.record import Evidence
     from coder.vcs.checkpoints import Checkpoint, RestoreResult
+    from coder.vcs.repo import Repo
+    from coder.vcs.restore_plan import RestorePlan
 
 AskHandler = Callable[[ev.PermissionRequest], PermissionAnswer]
 
@@ -57,6 +59,8 @@ class Checkpointer(Protocol):
     def restore(self, checkpoint_id: int | str, force: bool = False) -> RestoreResult: ...
 
     def undo(self, force: bool = False) -> RestoreResult: ...
+
+    def plan(self, checkpoint_id: int) -> RestorePlan: ...
 
     def current(self) -> Checkpoint | None: ...
 
@@ -109,6 +113,8 @@ class SessionParts:
     record: Callable[[ev.Event], None]  # persists (the store) and forwards to the frontend
     ask: AskHandler
     checkpointer: Checkpointer | None = None
+    #: the repository the session works in (coder/vcs/repo.py), opened once by the builder; None outside one
+    repo: Repo | None = None
     hooks: Hooks | None = None
     max_tokens: int = 8192
     thinking_budget: int | None = None

@@ -24,7 +24,7 @@ from coder.evidence.runners import Counts, any_counts
 from coder.evidence.tracker import EvidenceTracker
 from coder.review.context import ReviewContext
 from coder.review.testing import run_selected
-from coder.vcs.repo import VcsError, diff_trees, resolve_tree, worktree_tree
+from coder.vcs.repo import Repo, VcsError
 
 #: what prompts/verify_nudge.md and prompts/verify_ran.md are filled with
 NUDGE_VARIABLES, RAN_VARIABLES = ("changed", "situation"), ("command", "result", "output")
@@ -37,11 +37,11 @@ OUTPUT_TAIL = 4000
 class Verification:
     """One session's evidence: the tracker, and what to do when a turn would end without proof."""
 
-    def __init__(self, tracker: EvidenceTracker, config: Config, workspace: Path, git: bool) -> None:
+    def __init__(self, tracker: EvidenceTracker, config: Config, workspace: Path, repo: Repo | None) -> None:
         self.tracker = tracker
         self.config = config
         self.workspace = workspace
-        self.git = git
+        self.repo = repo  # None outside a repository
 
     def observe(self, event: ev.Event) -> None:
         self.tracker.observe(event)
@@ -80,12 +80,10 @@ class Verification:
         return self.tracker.record()
 
     def _run_selected(self, record: Evidence) -> _Ran | None:
-        if not self.git:
+        if self.repo is None:
             return None
         try:
-            base = resolve_tree(self.workspace, "HEAD")
-            diff = diff_trees(self.workspace, base, worktree_tree(self.workspace), record.changed)
-            ctx = ReviewContext(self.workspace, diff, config=self.config)
+            ctx = ReviewContext(self.repo, self.repo.diff(paths=record.changed), config=self.config)
         except (VcsError, OSError):
             return None
         try:

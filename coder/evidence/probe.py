@@ -15,28 +15,26 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from coder.vcs.checkpoints import OWN_FOLDER
-from coder.vcs.repo import VcsError, changed_paths, copy_index, git_dir, run_git
+from coder.vcs.repo import OWN_FOLDER, PrivateIndex, Repo, VcsError, copy_index
 
 
 class TreeProbe:
     """The work tree of one repository, snapshot by snapshot."""
 
-    def __init__(self, root: Path, state_dir: Path | None = None) -> None:
-        self.root = root
+    def __init__(self, repo: Repo, state_dir: Path | None = None) -> None:
+        self.repo = repo
         self.base: str | None = None  # the tree when the session's first turn began
         self.last: str | None = None
         folder = Path(tempfile.mkdtemp(prefix="coder-probe-")) if state_dir is None else state_dir
         folder.mkdir(parents=True, exist_ok=True)
-        self.index = folder / "evidence-index"
-        self._env = {"GIT_INDEX_FILE": str(self.index)}
+        self.index = PrivateIndex(repo, folder / "evidence-index")
 
     def _tree(self) -> str | None:
         try:
-            if not self.index.exists() and not copy_index(git_dir(self.root) / "index", self.index):
-                run_git(self.root, "read-tree", "--empty", env=self._env)  # no index yet: every file is new
-            run_git(self.root, "add", "-A", "--", ".", f":(exclude,literal){OWN_FOLDER}", env=self._env)
-            return run_git(self.root, "write-tree", env=self._env).stdout.strip()
+            if not self.index.path.exists() and not copy_index(self.repo.git_dir / "index", self.index.path):
+                self.index.read_tree(None)  # no index yet: every file is new
+            self.index.add([".", f":(exclude,literal){OWN_FOLDER}"])
+            return self.index.write_tree()
         except (VcsError, OSError):
             return None  # the repository went away or git failed: this step's changes are unknown
 
@@ -49,10 +47,10 @@ class TreeProbe:
         if previous is None:
             self.base = tree
             return []
-        return changed_paths(self.root, previous, tree) if tree != previous else []
+        return self.repo.changed_paths(previous, tree) if tree != previous else []
 
     def net(self) -> list[str] | None:
         """Files that differ now from the base (changed and not changed back); None when unknown."""
         if self.base is None or self.last is None:
             return None
-        return changed_paths(self.root, self.base, self.last) if self.last != self.base else []
+        return self.repo.changed_paths(self.base, self.last) if self.last != self.base else []

@@ -49,26 +49,25 @@ def handler(args: argparse.Namespace) -> int:
     from coder.host import register_workspace
     from coder.review.pipeline import review
     from coder.review.types import ReviewResult
-    from coder.vcs.repo import EMPTY_TREE, diff, require_repo, resolve_commit, run_git
+    from coder.vcs.repo import EMPTY_TREE, Repo
 
     register_workspace(Path(getattr(args, "cwd", None) or "."))
-    root = require_repo(Path(getattr(args, "cwd", None) or "."))
-    register_workspace(root)
+    repo = Repo.open(Path(getattr(args, "cwd", None) or "."))
+    register_workspace(repo.root)
     if args.commit:
-        sha = resolve_commit(root, args.commit)
-        parent = run_git(root, "rev-parse", "--verify", "--quiet", f"{sha}^1", check=False).stdout.strip()
-        base = parent or EMPTY_TREE
-        text = diff(root, commit=sha)
+        sha = repo.resolve_commit(args.commit)
+        base = repo.resolve(f"{sha}^1") or EMPTY_TREE
+        text = repo.diff(commit=sha)
         what = f"commit {sha[:10]}"
     elif args.staged:
         base = "HEAD"
-        text = diff(root, staged=True)
+        text = repo.diff(staged=True)
         what = "the index"
     else:
         base = args.base or "HEAD"
-        text = diff(root, base=base)
+        text = repo.diff(base=base)
         what = f"the work tree against {base}"
-    config = _config(root, args, base)
+    config = _config(repo.root, args, base)
     if not text.strip():
         if args.json:
             print(json.dumps(ReviewResult("pass").to_dict()))
@@ -85,7 +84,7 @@ def handler(args: argparse.Namespace) -> int:
         progress = show
 
         print(f"reviewing {what}...", file=sys.stderr)
-    result = review(root, text, args.task, provider, config, on_stage=progress)
+    result = review(repo, text, args.task, provider, config, on_stage=progress)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
@@ -93,7 +92,7 @@ def handler(args: argparse.Namespace) -> int:
     return 1 if result.verdict == "fail" else 0
 
 
-def _config(root, args: argparse.Namespace, base: str) -> Config:
+def _config(root: Path, args: argparse.Namespace, base: str) -> Config:
     """The configuration, with this command's flags as its top layer."""
     # start-up time: `coder --help` imports this module, and only this command needs it
     from coder.config.layers import load_config

@@ -22,9 +22,13 @@ from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.host import run as host_run
 from coder.review.lintexport import export_for_lint
 from coder.vcs.patch import FilePatch, parse_diff
-from coder.vcs.repo import resolve_tree, run_git, temp_index, worktree_tree
+from coder.vcs.repo import Repo
 
 TEST_DIRS = {"tests", "test", "testing", "__tests__", "spec", "specs"}
+#: the changed files read with the trees, each up to this size and all together up to READ_AHEAD_TOTAL (larger
+#: ones are read when a stage asks)
+READ_AHEAD_FILE = 1 << 20
+READ_AHEAD_TOTAL = 32 << 20
 
 
 def is_test_path(path: str) -> bool:
@@ -44,23 +48,40 @@ def is_test_path(path: str) -> bool:
 
 @dataclass
 class ReviewContext:
-    root: Path
+    repo: Repo
     diff: str
     task: str = ""
     config: Config = field(default_factory=Config)  # the session's whole configuration
     base: str = "HEAD"
 
     def __post_init__(self) -> None:
+        self.settings: ReviewSettings = self.config.review
         self.files: list[FilePatch] = parse_diff(self.diff)
-        self.base_tree = resolve_tree(self.root, self.base)
+        self.base_tree = self.repo.resolve_tree(self.base)
         self.apply_error: str = ""
         self.new_tree = self._apply()
         self._tmpdirs: list[str] = []
+        # the changed files before and after, which every stage reads: their sizes, and their contents within the
+        # read-ahead bounds, by one `cat-file --batch-check` and one `--batch` a tree (one git process a read was
+        # two a file)
+        self._sizes: dict[tuple[str, str], int] = {}
+        self._blobs: dict[tuple[str, str], bytes] = {}
+        budget = READ_AHEAD_TOTAL
+        text = {p for f in self.files if not f.binary for p in (f.old_path, f.new_path)}
+        for tree, paths in ((self.base_tree, [f.old_path for f in self.files if f.old_path]),
+                            (self.new_tree, [f.new_path for f in self.files if f.new_path])):
+            wanted = []
+            for path, size in self.repo.blob_sizes(tree, paths).items():
+                self._sizes[tree, path] = size
+                if path in text and size <= min(READ_AHEAD_FILE, budget):
+                    wanted.append(path)
+                    budget -= size
+            self._blobs.update(((tree, p), data) for p, data in self.repo.blobs(tree, wanted).items())
 
     @property
-    def settings(self) -> ReviewSettings:
-        """`[review]`."""
-        return self.config.review
+    def root(self) -> Path:
+        """The work tree."""
+        return self.repo.root
 
     # --- the trees -----------------------------------------------------------------------------------------
     def _apply(self) -> str:
@@ -68,18 +89,15 @@ class ReviewContext:
         stage reports the failure; the others still look at what they can)."""
         if not self.diff.strip():
             return self.base_tree
-        excludes = [f"--exclude={f.path}" for f in self.files if f.binary]
-        with temp_index(self.root) as env:
-            run_git(self.root, "read-tree", self.base_tree, env=env)
-            proc = run_git(self.root, "apply", "--cached", "--whitespace=nowarn", *excludes, "-",
-                           env=env, input=self.diff if self.diff.endswith("\n") else self.diff + "\n", check=False)
-            if proc.returncode != 0:
-                self.apply_error = proc.stderr.strip() or "git apply failed"
-                return worktree_tree(self.root)
+        with self.repo.private_index() as index:
+            index.read_tree(self.base_tree)
+            self.apply_error = index.apply(self.diff, [f.path for f in self.files if f.binary])
+            if self.apply_error:
+                return self.repo.worktree_tree()
             for f in self.files:  # binary files: take them from the work tree when they are there (as regular
                 if f.binary and f.new_path and self._on_disk(f.new_path) is not None:  # files, not links)
-                    run_git(self.root, "add", "-f", "--", f.new_path, env=env)
-            return run_git(self.root, "write-tree", env=env).stdout.strip()
+                    index.add([f.new_path], force=True)
+            return index.write_tree()
 
     def read_old(self, path: str | None) -> str | None:
         return self._read(self.base_tree, path)
@@ -90,16 +108,18 @@ class ReviewContext:
     def _read(self, tree: str, path: str | None) -> str | None:
         if not path:
             return None
-        proc = run_git(self.root, "cat-file", "blob", f"{tree}:{path}", check=False, text=False)
-        if proc.returncode != 0:
-            return None
-        return proc.stdout.decode("utf-8", errors="replace")
+        data = self._blobs.get((tree, path))
+        if data is None:
+            data = self.repo.blobs(tree, [path]).get(path)
+        return data.decode("utf-8", errors="replace") if data is not None else None
 
     def blob_size(self, path: str, new: bool = True) -> int | None:
         tree = self.new_tree if new else self.base_tree
-        proc = run_git(self.root, "cat-file", "-s", f"{tree}:{path}", check=False)
-        if proc.returncode == 0:
-            return int(proc.stdout.strip())
+        size = self._sizes.get((tree, path))
+        if size is None:
+            size = self.repo.blob_sizes(tree, [path]).get(path)
+        if size is not None:
+            return size
         st = self._on_disk(path) if new else None
         return st.st_size if st is not None else None
 
@@ -114,9 +134,7 @@ class ReviewContext:
         return st if stat.S_ISREG(st.st_mode) else None
 
     def tree_files(self, new: bool = True) -> list[str]:
-        tree = self.new_tree if new else self.base_tree
-        out = run_git(self.root, "ls-tree", "-r", "-z", "--name-only", tree).stdout
-        return [p for p in out.split("\0") if p]
+        return [e.path for e in self.repo.tree_entries(self.new_tree if new else self.base_tree, recursive=True)]
 
     @cached_property
     def test_files(self) -> list[str]:
@@ -132,15 +150,15 @@ class ReviewContext:
     @cached_property
     def workdir(self) -> Path:
         """The work tree itself when it is exactly the patched tree, else an export of the tree to a temp dir."""
-        if worktree_tree(self.root) == self.new_tree:
+        if self.repo.worktree_tree() == self.new_tree:
             return self.root
         return self.export(self.new_tree)
 
     def export(self, tree: str) -> Path:
         tmp = tempfile.mkdtemp(prefix="coder-review-")
         self._tmpdirs.append(tmp)
-        archive = run_git(self.root, "archive", "--format=tar", tree, text=False)
-        proc = host_run(["tar", "-x", "-C", tmp], purpose="a review export", input=archive.stdout, timeout=600)
+        proc = host_run(["tar", "-x", "-C", tmp], purpose="a review export", input=self.repo.archive(tree),
+                        timeout=600)
         if proc.returncode != 0:
             raise OSError(f"tar could not extract the tree: {proc.stderr.decode(errors='replace').strip()}")
         return Path(tmp)
@@ -149,7 +167,7 @@ class ReviewContext:
         """A private folder with what a linter reads of the patched tree (coder/review/lintexport.py)."""
         tmp = tempfile.mkdtemp(prefix="coder-lint-")
         self._tmpdirs.append(tmp)
-        return export_for_lint(self.root, self.new_tree, paths, config_names, Path(tmp))
+        return export_for_lint(self.repo, self.new_tree, paths, config_names, Path(tmp))
 
     def cleanup(self) -> None:
         for tmp in self._tmpdirs:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder.config.sections import Config
@@ -20,7 +19,7 @@ from coder.review.pipeline import review
 from coder.review.types import ReviewResult
 from coder.vcs.commit import commit_changes, commit_message
 from coder.vcs.message import add_trailers
-from coder.vcs.repo import diff_trees, resolve_tree, worktree_tree
+from coder.vcs.repo import Repo
 
 if TYPE_CHECKING:
     from coder.models.types import ModelProvider
@@ -53,7 +52,7 @@ class GateRequest:
     verdict through; `on_review(result, n)` sees every review; `before_commit(message, diff)` may block with a
     reason. `paths` limits review and commit to those files."""
 
-    repo_root: Path
+    repo: Repo
     task: str
     fix_round: Callable[[str], bool | None]
     provider: ModelProvider | None = None
@@ -75,18 +74,14 @@ def review_and_commit(request: GateRequest) -> GateResult:
     """Review the work tree against HEAD (only `request.paths` when given); while it fails and rounds are left,
     send the feedback to the agent and review again; then commit (a failing verdict only with `override`'s
     consent)."""
-    repo_root, provider, paths, config = request.repo_root, request.provider, request.paths, request.config
+    repo, provider, paths, config = request.repo, request.provider, request.paths, request.config
     gate = GateResult(False, 0)
-
-    def current_diff() -> str:
-        return diff_trees(repo_root, resolve_tree(repo_root, "HEAD"), worktree_tree(repo_root), paths)
-
     while True:
-        text = current_diff()
+        text = repo.diff(paths=paths)
         if not text.strip():
             gate.message, gate.reason = "nothing to commit: no changes against HEAD", "nothing to commit"
             return gate
-        result = review(repo_root, text, request.task, provider, config, on_stage=request.on_stage)
+        result = review(repo, text, request.task, provider, config, on_stage=request.on_stage)
         gate.reviews.append(result)
         if request.on_review is not None:
             request.on_review(result, len(gate.reviews))
@@ -104,7 +99,7 @@ def review_and_commit(request: GateRequest) -> GateResult:
             gate.message = "not committed: the fix round did not finish"
             gate.reason = "fix round stopped"
             return gate
-    text = current_diff()
+    text = repo.diff(paths=paths)
     if not text.strip():
         gate.message, gate.reason = "nothing to commit after the fix rounds", "nothing to commit"
         return gate
@@ -116,7 +111,7 @@ def review_and_commit(request: GateRequest) -> GateResult:
         if blocked is not None:
             gate.message, gate.reason = f"not committed: a before_commit hook blocked it: {blocked}", "blocked by hook"
             return gate
-    gate.commit = commit_changes(repo_root, msg, branch=request.branch, run_hooks_in=config.vcs.hooks,
+    gate.commit = commit_changes(repo, msg, branch=request.branch, run_hooks_in=config.vcs.hooks,
                                  paths=paths, sandbox_config=config.sandbox)
     gate.committed = gate.commit.committed
     gate.message = gate.commit.summary()

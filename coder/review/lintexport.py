@@ -14,62 +14,30 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from coder.vcs.repo import run_git
+from coder.vcs.repo import Repo
 
 REGULAR_MODES = ("100644", "100755")
 
 
-def _listing(root: Path, tree: str, paths: list[str]) -> list[tuple[str, str, str]]:
-    """(mode, kind, path) of the entries `git ls-tree` lists for `paths` in `tree`."""
-    out = run_git(root, "ls-tree", "-z", tree, "--", *paths).stdout if paths else ""
-    entries = []
-    for record in filter(None, out.split("\0")):
-        meta, _, path = record.partition("\t")
-        mode, kind = meta.split()[:2]
-        entries.append((mode, kind, path))
-    return entries
-
-
-def _blobs(root: Path, tree: str, paths: list[str]) -> dict[str, bytes]:
-    """The contents of `paths` in `tree`, read by one `git cat-file --batch`."""
-    specs = [p for p in paths if "\n" not in p]
-    if not specs:
-        return {}
-    out = run_git(root, "cat-file", "--batch", input="".join(f"{tree}:{p}\n" for p in specs).encode(),
-                  text=False).stdout
-    blobs: dict[str, bytes] = {}
-    pos = 0
-    for path in specs:
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
-        if len(header) != 3 or header[1] != b"blob":
-            continue  # "missing"
-        size = int(header[2])
-        blobs[path] = out[pos:pos + size]
-        pos += size + 1
-    return blobs
-
-
-def export_for_lint(root: Path, tree: str, paths: list[str], config_names: tuple[str, ...], into: Path) -> Path:
+def export_for_lint(repo: Repo, tree: str, paths: list[str], config_names: tuple[str, ...], into: Path) -> Path:
     """Fill `into` with `paths` and the `config_names` files of their folders and every folder above (regular
     files of `tree` only), and placeholders for the names at the top and in `src/`. Returns `into`."""
     folders: set[PurePosixPath] = set()
     for path in paths:
         folders.update(PurePosixPath(path).parents)
     wanted = set(paths) | {str(folder / name) for folder in folders for name in config_names}
-    regular = [path for mode, kind, path in _listing(root, tree, sorted(wanted))
-               if kind == "blob" and mode in REGULAR_MODES and path in wanted]
-    for mode, kind, path in _listing(root, tree, [".", "src/"]):
-        if "/" in path and not path.startswith("src/"):
+    listed = repo.tree_entries(tree, sorted(wanted)) if wanted else []
+    regular = [e.path for e in listed if e.kind == "blob" and e.mode in REGULAR_MODES and e.path in wanted]
+    for entry in repo.tree_entries(tree, [".", "src/"]):
+        if "/" in entry.path and not entry.path.startswith("src/"):
             continue
-        placeholder = into / path
-        if kind == "tree":
+        placeholder = into / entry.path
+        if entry.kind == "tree":
             placeholder.mkdir(parents=True, exist_ok=True)
-        elif kind == "blob" and mode in REGULAR_MODES and path not in wanted:
+        elif entry.kind == "blob" and entry.mode in REGULAR_MODES and entry.path not in wanted:
             placeholder.parent.mkdir(parents=True, exist_ok=True)
             placeholder.touch()
-    for path, data in _blobs(root, tree, regular).items():
+    for path, data in repo.blobs(tree, regular).items():
         target = into / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coder.config.sections import STAGES, Config, ReviewSettings
@@ -23,8 +22,7 @@ from coder.review.llm import stage_llm
 from coder.review.mechanical import stage_apply, stage_lint, stage_parse
 from coder.review.testing import stage_tests
 from coder.review.types import ReviewResult, StageResult
-from coder.vcs.repo import diff as vcs_diff
-from coder.vcs.repo import require_repo
+from coder.vcs.repo import Repo
 
 if TYPE_CHECKING:
     from coder.models.types import ModelProvider
@@ -40,21 +38,20 @@ def _stage_functions() -> dict[str, Callable[[ReviewContext], StageResult]]:
 
 
 def review(
-    repo_root: Path,
+    repo: Repo,
     diff: str,
     task: str = "",
     provider: ModelProvider | None = None,
     config: Config | None = None,
     on_stage: Callable[[StageResult], None] | None = None,
 ) -> ReviewResult:
-    """Review `diff` (against `review.base`, default HEAD) in the repository at `repo_root`.
+    """Review `diff` (against `review.base`, default HEAD) in `repo`.
 
     `on_stage` is called after each stage (frontends show progress with it)."""
     start = time.monotonic()
     config = config or Config()
-    root = require_repo(repo_root)
     rcfg = config.review
-    ctx = ReviewContext(root, diff, task, config, rcfg.base or "HEAD")
+    ctx = ReviewContext(repo, diff, task, config, rcfg.base or "HEAD")
     wanted = rcfg.stages
     functions = _stage_functions()
     stages: list[StageResult] = []
@@ -94,9 +91,3 @@ def _guarded(fn: Callable[[ReviewContext], StageResult], ctx: ReviewContext, nam
     except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others' findings
         return StageResult(name, "error", time.monotonic() - start, f"{type(exc).__name__}: {exc}")
 
-
-def review_worktree(repo_root: Path, task: str = "", provider: ModelProvider | None = None,
-                    config: Config | None = None) -> ReviewResult:
-    """Review everything in the work tree against HEAD (what the engine calls before a commit)."""
-    base = (config or Config()).review.base or "HEAD"
-    return review(repo_root, vcs_diff(repo_root, base=base), task, provider, config)

@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from coder.review.context import ReviewContext, is_test_path
 from coder.review.types import Finding, gaming_finding
-from coder.vcs.repo import run_git
+from coder.vcs.repo import Repo
 
 _COND_RE = re.compile(r"^\s*(if|elif|else\s+if|case|when|switch|while)\b|\bif\s*\(|[=!]==?|\bin\s*[\[\(\{]|"
                       r"\?\s*[^:]+:|\bmatch\b")
@@ -156,7 +156,7 @@ def _inline_return(text: str, ctx: ReviewContext) -> bool:
 
 
 def _in_tests(ctx: ReviewContext, literal: str) -> bool:
-    return bool(_grep(ctx.root, ctx.base_tree, literal, tuple(ctx.base_test_files), literal[:1].isdigit() or
+    return bool(_grep(ctx.repo, ctx.base_tree, literal, tuple(ctx.base_test_files), literal[:1].isdigit() or
                       literal[:1] == "-"))
 
 
@@ -249,10 +249,10 @@ def _test_only_string(ctx: ReviewContext, s: str, old_source: str, path: str = "
     if len(s) < min_len or (old_source and _knows(old_source, path or "x.txt", s)):
         return False
     quoted = [f'"{s}"', f"'{s}'"]
-    if not any(_grep(ctx.root, ctx.base_tree, q, tuple(ctx.base_test_files), False) for q in quoted):
+    if not any(_grep(ctx.repo, ctx.base_tree, q, tuple(ctx.base_test_files), False) for q in quoted):
         return False
     searched = quoted if len(s) < 4 else [s]  # short strings: only as literals, or every file matches
-    known_files = sorted({p for q in searched for p in _grep(ctx.root, ctx.base_tree, q, None, False)})
+    known_files = sorted({p for q in searched for p in _grep(ctx.repo, ctx.base_tree, q, None, False)})
     for known in known_files:
         if is_test_path(known):
             continue
@@ -264,18 +264,13 @@ def _test_only_string(ctx: ReviewContext, s: str, old_source: str, path: str = "
 def _test_only_number(ctx: ReviewContext, n: str, old_source: str) -> bool:
     if re.search(rf"(?<![\w.]){re.escape(n)}(?![\w.])", old_source):
         return False
-    return bool(_grep(ctx.root, ctx.base_tree, n, tuple(ctx.base_test_files), True))
+    return bool(_grep(ctx.repo, ctx.base_tree, n, tuple(ctx.base_test_files), True))
 
 
 @lru_cache(maxsize=4096)
-def _grep(root, tree: str, literal: str, paths: tuple[str, ...] | None, word: bool) -> tuple[str, ...]:
+def _grep(repo: Repo, tree: str, literal: str, paths: tuple[str, ...] | None, word: bool) -> tuple[str, ...]:
     """Files of `tree` (restricted to `paths`) containing `literal`, via `git grep` on the object store."""
     if paths is not None and not paths:
         return ()
-    args = ["grep", "-l", "-I", "-F"] + (["-w"] if word else []) + ["-e", literal, tree]
-    if paths is not None:
-        args += ["--", *paths[:2000]]
-    proc = run_git(root, *args, check=False)
-    if proc.returncode not in (0, 1):
-        return ()
-    return tuple(line.split(":", 1)[1] if ":" in line else line for line in proc.stdout.splitlines())
+    return tuple(repo.grep(tree, literal, paths[:2000] if paths is not None else None, fixed=True, word=word,
+                           text_only=True) or ())

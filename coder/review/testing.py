@@ -22,7 +22,6 @@ from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult
 from coder.sandbox.exec import run_sandboxed
 from coder.sandbox.profile import SandboxConfig
-from coder.vcs.repo import run_git
 
 _PYTEST_FAIL_RE = re.compile(r"^(FAILED|ERROR) (\S+?)(?:::(\S+))?(?: - (.*))?$", re.M)
 
@@ -103,9 +102,7 @@ def related_python_tests(ctx: ReviewContext) -> list[str]:
         related.update(t for t in runnable if names_module(t, mod))
     if modules and runnable:
         pattern = import_pattern(sorted(modules), posix=True)
-        proc = run_git(ctx.root, "grep", "-l", "-E", "-e", pattern, ctx.new_tree, "--", *runnable[:2000], check=False)
-        for line in proc.stdout.splitlines():
-            related.add(line.split(":", 1)[1] if ":" in line else line)
+        related.update(ctx.repo.grep(ctx.new_tree, pattern, runnable[:2000]) or [])
     return sorted(related)[:80]
 
 

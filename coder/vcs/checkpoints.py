@@ -25,19 +25,12 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from coder.trust.protected import protected_reason
 from coder.vcs.checkpoint_record import CheckpointRecord
-from coder.vcs.repo import (
-    VcsError,
-    changed_paths,
-    large_untracked,
-    require_repo,
-    run_git,
-    worktree_tree,
-)
+from coder.vcs.repo import CODER_IDENTITY, Repo, VcsError
 from coder.vcs.restore_files import RestoreBlocked, apply_tree
+from coder.vcs.restore_plan import RestorePlan
 
 REF_ROOT = "refs/coder"
 _SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -118,13 +111,13 @@ class SessionCheckpoints:
 class Checkpoints:
     """The checkpoints of one session in one repository."""
 
-    def __init__(self, repo_root: Path, session_id: str, take_baseline: bool = True, max_file_mb: float = 100.0):
+    def __init__(self, repo: Repo, session_id: str, take_baseline: bool = True, max_file_mb: float = 100.0):
         """Open (or start) the checkpoints of `session_id`. Creating the object at session start takes the
         baseline right away (idempotent: a resumed session keeps its own), so the first turn is undoable even
         when the caller never calls `baseline()` itself."""
         if not _SESSION_RE.match(session_id) or ".." in session_id or session_id.endswith(".lock"):
             raise CheckpointError(f"session id {session_id!r} cannot name a git ref (use letters, digits, . _ -)")
-        self.root = require_repo(repo_root)
+        self.repo = repo
         self.session_id = session_id
         self.prefix = f"{REF_ROOT}/{session_id}"
         #: untracked files above this size are left out of snapshots (and so never touched by a restore)
@@ -135,19 +128,14 @@ class Checkpoints:
     # --- reading -----------------------------------------------------------------------------------------
     def list(self) -> list[Checkpoint]:
         """The checkpoints of the session coder wrote (its host record says so), oldest first."""
-        record = CheckpointRecord.load(self.session_id, self.root)
+        record = CheckpointRecord.load(self.session_id, self.repo.root)
         return [cp for cp in self._refs() if record.trusts(cp.id, cp.commit)]
 
     def _refs(self) -> list[Checkpoint]:
         """Every checkpoint ref of the session, as the (sandbox-writable) refs say."""
-        fmt = "%(refname)%00%(objectname)%00%(tree)%00%(contents)%00%00"
-        out = run_git(self.root, "for-each-ref", f"--format={fmt}", f"{self.prefix}/").stdout
         result = []
-        for record in out.split("\0\0"):
-            record = record.strip("\n")
-            if not record:
-                continue
-            ref, commit, tree, contents = (record.split("\0") + ["", "", ""])[:4]
+        for ref, commit, tree, contents in self.repo.refs(f"{self.prefix}/", "refname", "objectname", "tree",
+                                                          "contents"):
             name = ref.rsplit("/", 1)[-1]
             if not name.isdigit():
                 continue
@@ -181,7 +169,7 @@ class Checkpoints:
                 raise ForgedCheckpoint(
                     f"Not restoring checkpoint {checkpoint_id!r}: {cp.ref} points at commit {cp.commit[:12]}, which "
                     f"coder did not write for session {self.session_id} (its record of them is "
-                    f"{CheckpointRecord.load(self.session_id, self.root).path}). Something, e.g. a command in the "
+                    f"{CheckpointRecord.load(self.session_id, self.repo.root).path}). Something, e.g. a command in the "
                     "sandbox, rewrote the ref; /rewind lists the checkpoints coder wrote.")
         raise CheckpointError(
             f"no checkpoint {checkpoint_id!r} in session {self.session_id} (list them with /rewind)"
@@ -190,7 +178,7 @@ class Checkpoints:
     def current(self) -> Checkpoint | None:
         """The checkpoint the work tree was last brought to (by a snapshot or a restore), as the host record
         says (the `current` ref is only written for people to look at: the sandbox can move it)."""
-        sha = CheckpointRecord.load(self.session_id, self.root).current
+        sha = CheckpointRecord.load(self.session_id, self.repo.root).current
         for cp in self.list():
             if cp.commit == sha:
                 return cp
@@ -202,13 +190,13 @@ class Checkpoints:
         for cp in self.list():
             if cp.id == 0:
                 return cp
-        return self._write(self._tree(), "baseline (session start)", force_id=0)
+        return self._write(self.tree_now(), "baseline (session start)", force_id=0)
 
     def snapshot(self, label: str) -> Checkpoint | None:
         """Save the work tree if it changed since the current checkpoint; None when it did not."""
         if not self.list():
             self.baseline()
-        tree = self._tree()
+        tree = self.tree_now()
         current = self.current()
         if current is not None and current.tree == tree:
             return None
@@ -218,19 +206,15 @@ class Checkpoints:
         existing = self.list()
         current = self.current() if existing else None
         n = force_id if force_id is not None else (max(c.id for c in existing) + 1 if existing else 0)
-        files = changed_paths(self.root, current.tree, tree) if current is not None else []
+        files = self.repo.changed_paths(current.tree, tree) if current is not None else []
         created = time.time()
         meta = {"label": label, "created": created, "parent": current.id if current else None, "files": files}
         message = f"coder checkpoint {n}: {label}\n\n{_META_PREFIX}{json.dumps(meta)}\n"
-        env = {
-            "GIT_AUTHOR_NAME": "coder", "GIT_AUTHOR_EMAIL": "coder@localhost",
-            "GIT_COMMITTER_NAME": "coder", "GIT_COMMITTER_EMAIL": "coder@localhost",
-        }
-        commit = run_git(self.root, "commit-tree", tree, input=message, env=env).stdout.strip()
+        commit = self.repo.commit_tree(tree, [], message, identity=CODER_IDENTITY)
         ref = f"{self.prefix}/{n}"
-        run_git(self.root, "update-ref", "--no-deref", ref, commit)
-        run_git(self.root, "update-ref", "--no-deref", f"{self.prefix}/current", commit)
-        CheckpointRecord.load(self.session_id, self.root).add(n, commit)
+        self.repo.update_ref(ref, commit, no_deref=True)
+        self.repo.update_ref(f"{self.prefix}/current", commit, no_deref=True)
+        CheckpointRecord.load(self.session_id, self.repo.root).add(n, commit)
         return Checkpoint(n, ref, label, created, files, commit, tree, meta["parent"])
 
     def restore(self, checkpoint_id: int | str, force: bool = False) -> RestoreResult:
@@ -239,11 +223,11 @@ class Checkpoints:
         current = self.current()
         if current is None:
             raise CheckpointError("this session has no checkpoints yet")
-        now_tree = self._tree()
-        to_change = set(changed_paths(self.root, current.tree, target.tree))
-        drifted = set(changed_paths(self.root, current.tree, now_tree))
-        conflicts = sorted(p for p in to_change & drifted
-                           if not protected_reason(p) and not self._same_in(now_tree, target.tree, p))
+        now_tree = self.tree_now()
+        to_change = set(self.repo.changed_paths(current.tree, target.tree))
+        drifted = set(self.repo.changed_paths(current.tree, now_tree))
+        conflicts = sorted(p for p in to_change & drifted if not protected_reason(p)
+                           and self.repo.entry(now_tree, p) != self.repo.entry(target.tree, p))
         safety = None
         if conflicts and not force:
             shown = ", ".join(conflicts[:8]) + (" ..." if len(conflicts) > 8 else "")
@@ -256,10 +240,32 @@ class Checkpoints:
         if drifted and force:
             safety = self._write(now_tree, "before restore (forced)")
         written, deleted, skipped = self._apply(target.tree, sorted(to_change))
-        run_git(self.root, "update-ref", "--no-deref", f"{self.prefix}/current", target.commit)
-        CheckpointRecord.load(self.session_id, self.root).move_to(target.commit)
+        self.repo.update_ref(f"{self.prefix}/current", target.commit, no_deref=True)
+        CheckpointRecord.load(self.session_id, self.repo.root).move_to(target.commit)
         kept = sorted(drifted - to_change)
         return RestoreResult(target, written, deleted, kept, safety, skipped)
+
+    def plan(self, checkpoint_id: int) -> RestorePlan:
+        """What restoring checkpoint `checkpoint_id` would write and delete, said before it is done (nothing is
+        changed): every file, and which of them are committed as they are now (coder/vcs/restore_plan.py)."""
+        target = self.get(checkpoint_id)
+        current = self.current()
+        if current is None:
+            return RestorePlan(target.id, -1)
+        repo, plan = self.repo, RestorePlan(target.id, current.id)
+        now = self.tree_now()
+        drifted = set(repo.changed_paths(current.tree, now))
+        for path in repo.changed_paths(current.tree, target.tree):
+            if protected_reason(path):
+                continue
+            in_target = repo.entry(target.tree, path)
+            (plan.write if in_target else plan.delete).append(path)
+            if path in drifted and repo.entry(now, path) != in_target:
+                plan.edited.append(path)
+            head = repo.entry("HEAD", path)
+            if head and head != in_target and head == repo.entry(current.tree, path):
+                plan.committed[path] = repo.last_commit(path)[:80] or "a commit"
+        return plan
 
     def undo(self, force: bool = False) -> RestoreResult:
         """Back to the state before the last snapshot-producing turn (the current checkpoint's parent)."""
@@ -279,34 +285,24 @@ class Checkpoints:
         current = self.current()
         protected = {0, current.id if current else -1}
         victims = [c for c in cps[: max(0, len(cps) - keep)] if c.id not in protected]
-        if victims:
-            stdin = "".join(f"delete {c.ref}\n" for c in victims)
-            run_git(self.root, "update-ref", "--stdin", input=stdin)
+        self.repo.delete_refs([c.ref for c in victims])
         return [c.id for c in victims]
 
     def delete_all(self) -> None:
         """Forget the session's checkpoints (their objects go at the next `git gc`)."""
-        refs = run_git(self.root, "for-each-ref", "--format=%(refname)", f"{self.prefix}/").stdout.split()
-        if refs:
-            run_git(self.root, "update-ref", "--stdin", input="".join(f"delete {r}\n" for r in refs))
+        self.repo.delete_refs([ref for ref, in self.repo.refs(f"{self.prefix}/", "refname")])
 
     # --- helpers -----------------------------------------------------------------------------------------
-    def _tree(self) -> str:
-        # coder's own project files (config, remembered permissions) are not the agent's work: never snapshotted,
-        # so never reverted or deleted by /undo and /rewind
-        return worktree_tree(self.root, large_untracked(self.root, self.max_file_bytes) + [OWN_FOLDER])
-
-    def _same_in(self, tree_a: str, tree_b: str, path: str) -> bool:
-        a = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{tree_a}:{path}", check=False).stdout.strip()
-        b = run_git(self.root, "rev-parse", "--verify", "--quiet", f"{tree_b}:{path}", check=False).stdout.strip()
-        return a == b
+    def tree_now(self) -> str:
+        """The tree of the work tree as a checkpoint would take it now (nothing is written but objects)."""
+        return self.repo.snapshot_tree(self.max_file_bytes)
 
     def _apply(self, tree: str, paths: list[str]) -> tuple[list[str], list[str], list[str]]:
         """Write `paths` from `tree` into the work tree (modes and symlinks kept), delete those it lacks; beneath
         the work tree, never through a symlink, never a protected path (coder/vcs/restore_files.py). Returns the
         paths written, deleted and left alone as protected."""
         try:
-            return apply_tree(self.root, tree, paths)
+            return apply_tree(self.repo, tree, paths)
         except RestoreBlocked as exc:
             raise CheckpointError(str(exc)) from None
 
@@ -321,13 +317,10 @@ def _parse_meta(contents: str) -> dict:
     return {}
 
 
-def list_sessions(repo_root: Path) -> list[SessionCheckpoints]:
+def list_sessions(repo: Repo) -> list[SessionCheckpoints]:
     """Sessions that have checkpoints in this repository (for `coder sessions`)."""
-    root = require_repo(repo_root)
-    out = run_git(root, "for-each-ref", "--format=%(refname)%00%(creatordate:unix)", f"{REF_ROOT}/").stdout
     sessions: dict[str, SessionCheckpoints] = {}
-    for line in out.splitlines():
-        ref, _, created = line.partition("\0")
+    for ref, created in repo.refs(f"{REF_ROOT}/", "refname", "creatordate:unix"):
         parts = ref.split("/")
         if len(parts) != 4 or not parts[3].isdigit():
             continue
@@ -337,17 +330,13 @@ def list_sessions(repo_root: Path) -> list[SessionCheckpoints]:
     return sorted(sessions.values(), key=lambda s: s.last_created)
 
 
-#: the folder of coder's own project files, left out of every checkpoint
-OWN_FOLDER = ".coder"
-
-
-def prune_sessions(repo_root: Path, keep_sessions: int, current: str | None = None) -> list[str]:
+def prune_sessions(repo: Repo, keep_sessions: int, current: str | None = None) -> list[str]:
     """Forget the checkpoints of all but the newest `keep_sessions` sessions (never `current`); returns the
     session ids pruned. Their objects go at the next `git gc`."""
-    sessions = [s for s in list_sessions(repo_root) if s.session_id != current]
+    sessions = [s for s in list_sessions(repo) if s.session_id != current]
     victims = sessions[: max(0, len(sessions) - keep_sessions)]
     for victim in victims:
-        Checkpoints(repo_root, victim.session_id, take_baseline=False).delete_all()
+        Checkpoints(repo, victim.session_id, take_baseline=False).delete_all()
     return [v.session_id for v in victims]
 
 

@@ -36,30 +36,21 @@ class FilePatch:
     binary: bool = False
     hunks: list[Hunk] = field(default_factory=list)
     new_mode: str | None = None
+    #: read off the fields above once the file's part of the diff is parsed (`settle`): the reviewer's checks read
+    #: them again and again, as data
+    path: str = ""
+    status: FileStatus = "modified"
+    added: list[Line] = field(default_factory=list)
+    removed: list[Line] = field(default_factory=list)
+    added_numbers: set[int] = field(default_factory=set)
 
-    @property
-    def path(self) -> str:
-        return self.new_path or self.old_path or ""
-
-    @property
-    def status(self) -> FileStatus:
-        if self.old_path is None:
-            return "added"
-        if self.new_path is None:
-            return "deleted"
-        return "modified"
-
-    @property
-    def added(self) -> list[Line]:
-        return [line for h in self.hunks for line in h.added]
-
-    @property
-    def removed(self) -> list[Line]:
-        return [line for h in self.hunks for line in h.removed]
-
-    @property
-    def added_numbers(self) -> set[int]:
-        return {line.number for line in self.added}
+    def settle(self) -> FilePatch:
+        self.path = self.new_path or self.old_path or ""
+        self.status = "added" if self.old_path is None else "deleted" if self.new_path is None else "modified"
+        self.added = [line for h in self.hunks for line in h.added]
+        self.removed = [line for h in self.hunks for line in h.removed]
+        self.added_numbers = {line.number for line in self.added}
+        return self
 
 
 def _strip_prefix(path: str) -> str | None:
@@ -139,7 +130,7 @@ def parse_diff(text: str) -> list[FilePatch]:
                 old_left = int(m.group(2)) if m.group(2) is not None else 1
                 new_left = int(m.group(4)) if m.group(4) is not None else 1
                 current.hunks.append(hunk)
-    return files
+    return [f.settle() for f in files]
 
 
 def diff_stat(files: list[FilePatch]) -> list[tuple[str, int, int]]:

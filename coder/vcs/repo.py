@@ -1,9 +1,9 @@
-"""The repository: where it is, what state it is in, and the diffs the reviewer and the committer work on.
-
-We drive the `git` executable directly (GitPython's command layer is the same subprocess underneath, but we need
-per-call environments, e.g. a private GIT_INDEX_FILE, stdin input and exact byte output), always through
-`hostgit`, which keeps configuration the sandbox could have planted from running anything. Every user-facing
-failure is a `VcsError` with one paragraph saying what is wrong and what to do about it.
+"""The repository as one object (`Repo`), opened once where a path enters and shared by review, commit,
+checkpoints and isolated trees: each method is one thing they do with git, and all run host git through
+`coder/host/git.py` (`Repo._git` is the one call). Resolved once: what a sandboxed command cannot move (the work
+tree's top, never what a `core.worktree` says; the git dir; the common dir). Read again by the door at every
+command: what it can (the git dir's links, the config whose program keys come from the user only), so a config
+include written after the Repo was opened is overridden too. Why not GitPython: docs/decisions/48-typed-doors.md.
 """
 
 from __future__ import annotations
@@ -12,195 +12,398 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from coder.base.errors import CoderError
 from coder.host import CompletedProcess
 from coder.host import git as hostgit
+from coder.vcs.errors import GitCommandError, NotARepository, UnknownRevision, VcsError
 
 #: the tree every repository knows: what `git hash-object -t tree /dev/null` gives
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#: the folder of coder's own project files, left out of every snapshot of the work tree
+OWN_FOLDER = ".coder"
+#: the identity of the commits coder writes for itself (checkpoints, an isolated tree's base and result)
+CODER_IDENTITY = {"GIT_AUTHOR_NAME": "coder", "GIT_AUTHOR_EMAIL": "coder@localhost",
+                  "GIT_COMMITTER_NAME": "coder", "GIT_COMMITTER_EMAIL": "coder@localhost"}
+_DIFF_FLAGS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "-U3")
 
 
-class VcsError(CoderError):
-    """A git operation cannot be done in the repository's current state (message says why and what to do)."""
+def _paths(paths: Sequence[str] | None) -> list[str]:
+    return ["--", *paths] if paths else []
 
 
-class NotARepository(VcsError):
-    """The path is not inside a git work tree: a usage error."""
+@dataclass(frozen=True)
+class TreeEntry:
+    """One line of `git ls-tree`."""
 
-    exit_code = 2
-
-
-class UnknownRevision(VcsError):
-    """A revision the user named does not exist: a usage error."""
-
-    exit_code = 2
+    mode: str
+    kind: str  # blob | tree | commit
+    sha: str
+    path: str
 
 
-class GitCommandError(VcsError):
-    """`git` itself failed; the message carries its stderr."""
-
-
-def git_executable() -> str:
-    try:
-        return hostgit.git_path()
-    except FileNotFoundError as exc:
-        raise VcsError(str(exc)) from None
-
-
-def run_git(
-    root: Path,
-    *args: str,
-    env: Mapping[str, str] | None = None,
-    input: bytes | str | None = None,
-    check: bool = True,
-    text: bool = True,
-) -> CompletedProcess:
-    """Run host git in `root`, hardened (coder/host/git.py), with `env` added; raise GitCommandError on
-    failure when `check`."""
-    git_executable()
-    try:
-        proc = hostgit.run(root, args, env=env, input=input, text=text)
-    except hostgit.PlantedGitDir as exc:
-        raise VcsError(str(exc)) from None
-    if check and proc.returncode != 0:
-        stderr = proc.stderr if text else proc.stderr.decode(errors="replace")
-        raise GitCommandError(f"git {' '.join(args[:3])} failed (exit {proc.returncode}): {stderr.strip()}")
-    return proc
-
-
-def find_repo(path: Path | str) -> Path | None:
-    """The top of the work tree containing `path`, or None when `path` is not inside one (bare repos too).
-
-    The top is the nearest folder at or above `path` holding a `.git` entry (`hostgit.repo_top`), never what a
-    `core.worktree` says: that could name any host folder, which would then become coder's workspace, mounted
-    read-write in the sandbox. Host git runs with GIT_DIR/GIT_WORK_TREE pinned there, so git agrees; if it ever
-    did not, that is refused rather than guessed. Every frontend (sessions, `coder review`, `coder trust`) and the
-    commit and checkpoint code find the repository here."""
-    start = Path(path)
-    if not start.exists():
-        return None
-    if start.is_file():
-        start = start.parent
-    top = hostgit.repo_top(start)
-    if top is None:
-        return None
-    proc = run_git(top, "rev-parse", "--show-toplevel", check=False)
-    if proc.returncode != 0 or not proc.stdout.strip():
-        return None
-    found = Path(proc.stdout.strip()).resolve()
-    if found != top:
-        raise VcsError(
-            f"git puts the work tree of the repository at {top} in {found}, which is not {start} or a folder above "
-            "it (a `core.worktree` setting?). coder will not work there; check the repository's git config.")
-    return top
-
-
-def require_repo(path: Path | str) -> Path:
-    root = find_repo(path)
-    if root is None:
-        raise NotARepository(
-            f"{path} is not inside a git repository. Run `git init` there first (coder needs git for "
-            "checkpoints, review and commits)."
-        )
-    return root
-
-
-def git_dir(root: Path) -> Path:
-    """The repository's private git dir (per worktree)."""
-    out = run_git(root, "rev-parse", "--absolute-git-dir").stdout.strip()
-    return Path(out)
-
-
-@dataclass
-class RepoState:
-    """What a commit needs to know about the repository before touching it."""
+@dataclass(frozen=True)
+class Repo:
+    """One repository: its work tree `root`, its git dir (per worktree) and common dir (objects, refs, config).
+    `env` pins another work tree to this git dir (`borrowing`); empty otherwise."""
 
     root: Path
-    branch: str | None  # None when HEAD is detached
-    head: str | None  # None on an unborn branch (no commit yet)
-    operations: list[str] = field(default_factory=list)  # "merge", "rebase", "cherry-pick", "revert", "bisect"
+    git_dir: Path
+    common_dir: Path
+    env: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def detached(self) -> bool:
-        return self.branch is None
+    # --- opening -------------------------------------------------------------------------------------------
+    @classmethod
+    def find(cls, path: Path | str) -> Repo | None:
+        """The repository whose work tree contains `path`, None when it is in none (bare repositories too). The top
+        is the nearest folder at or above `path` holding a `.git` entry (`hostgit.repo_top`), never what a
+        `core.worktree` says (any host folder, which would become the workspace the sandbox writes); host git
+        runs pinned there, so git agrees, and if it ever did not, that is refused rather than guessed."""
+        start = Path(path)
+        if not start.exists():
+            return None
+        top = hostgit.repo_top(start.parent if start.is_file() else start)
+        if top is None:
+            return None
+        proc = cls(top, top, top)._git("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir",
+                                       check=False)
+        lines = proc.stdout.splitlines()
+        if proc.returncode != 0 or len(lines) != 3 or not lines[0].strip():
+            return None
+        found = Path(lines[0]).resolve()
+        if found != top:
+            raise VcsError(f"git puts the work tree of the repository at {top} in {found}, which is not {start} or a "
+                           "folder above it (a `core.worktree` setting?). coder will not work there; check its config.")
+        return cls(top, Path(lines[1]), Path(os.path.normpath(top / lines[2])))
 
-    @property
-    def busy(self) -> bool:
-        return bool(self.operations)
+    @classmethod
+    def open(cls, path: Path | str) -> Repo:
+        """`find`, or NotARepository saying what to do."""
+        repo = cls.find(path)
+        if repo is None:
+            raise NotARepository(f"{path} is not inside a git repository. Run `git init` there first (coder needs "
+                                 "git for checkpoints, review and commits).")
+        return repo
+
+    @classmethod
+    def init(cls, folder: Path) -> Repo:
+        """A new, empty repository in `folder` (no template: no sample hooks)."""
+        cls(folder, folder, folder)._git("init", "-q", "--template=", str(folder))  # `init` is never pinned
+        return cls(folder, folder / ".git", folder / ".git")
+
+    def borrowing(self, work_tree: Path) -> Repo:
+        """This repository's git dir with `work_tree` as its work tree: files of another folder hashed into this
+        object store, nothing read from that folder's own git dir (coder/vcs/worktrees.py)."""
+        pinned = {**hostgit.pinned_repo(self.root), "GIT_WORK_TREE": str(work_tree)}
+        return Repo(work_tree, self.git_dir, self.common_dir, tuple(pinned.items()))
+
+    def objects_dir(self) -> Path:
+        """The object store: what an isolated tree borrows (and its sandbox reads)."""
+        return Path(os.path.realpath(self.common_dir / "objects"))
+
+    def _git(self, *args: str, env: Mapping[str, str] | None = None, input: bytes | str | None = None,
+             check: bool = True, text: bool = True) -> CompletedProcess:
+        """Host git in the work tree (coder/host/git.py) with `env` added; GitCommandError on failure if `check`."""
+        try:
+            hostgit.git_path()
+        except FileNotFoundError as exc:
+            raise VcsError(str(exc)) from None
+        try:
+            proc = hostgit.run(self.root, args, env={**dict(self.env), **(env or {})}, input=input, text=text)
+        except hostgit.PlantedGitDir as exc:
+            raise VcsError(str(exc)) from None
+        if check and proc.returncode != 0:
+            stderr = proc.stderr if text else proc.stderr.decode(errors="replace")
+            raise GitCommandError(f"git {' '.join(args[:3])} failed (exit {proc.returncode}): {stderr.strip()}")
+        return proc
+
+    # --- configuration and state ---------------------------------------------------------------------------
+    def has_changes(self) -> bool:
+        """Whether the work tree or index differs from HEAD, counting untracked files that are not ignored."""
+        return bool(self._git("status", "--porcelain=v1", "--untracked-files=all").stdout.strip())
+
+    def signs_commits(self) -> bool:
+        """Whether the user signs commits (`commit.gpgSign` as host git reads it: a repository cannot turn it on)."""
+        return self._git("config", "--type=bool", "commit.gpgSign", check=False).stdout.strip() == "true"
+
+    def hooks_dir(self) -> Path:
+        """Where the repository's hooks are: the user's `core.hooksPath` (read from the config files, leaving out
+        the command-line scope where host git's `/dev/null` override lives), else the common dir's `hooks`."""
+        proc = self._git("config", "--show-scope", "--type=path", "--get-all", "core.hooksPath", check=False)
+        own = [line.split("\t", 1)[1] for line in proc.stdout.splitlines()
+               if "\t" in line and not line.startswith("command\t")]
+        hooks = Path(own[-1]) if own and own[-1] else self.common_dir / "hooks"
+        return hooks if hooks.is_absolute() else self.root / hooks
+
+    def untrusted_filters(self) -> list[str]:
+        """The filter drivers (`filter.lfs`) the repository's own config defines: host git does not run them."""
+        return [name for name in hostgit.untrusted_drivers(self.root) if name.startswith("filter.")]
+
+    # --- revisions and objects -----------------------------------------------------------------------------
+    def branch(self) -> str | None:
+        """The branch HEAD is on; None when HEAD is detached."""
+        proc = self._git("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    def resolve(self, spec: str) -> str | None:
+        """The object `spec` names (`rev-parse --verify`), or None."""
+        proc = self._git("rev-parse", "--verify", "--quiet", spec, check=False)
+        return (proc.stdout.strip() or None) if proc.returncode == 0 else None
+
+    def resolve_tree(self, rev: str | None) -> str:
+        """The tree of `rev` (a commit, tag or tree); the empty tree for none ("", None) or an unborn HEAD."""
+        tree = self.resolve(f"{rev}^{{tree}}") if rev else EMPTY_TREE
+        if tree is None and rev != "HEAD":
+            raise UnknownRevision(f"{rev!r} is not a commit or tree in {self.root} (check the name with `git log "
+                                  "--oneline`).")
+        return tree or EMPTY_TREE
+
+    def resolve_commit(self, rev: str) -> str:
+        sha = self.resolve(f"{rev}^{{commit}}")
+        if sha is None:
+            raise UnknownRevision(f"{rev!r} is not a commit in {self.root} (check the name with `git log --oneline`).")
+        return sha
+
+    def entry(self, tree: str, path: str) -> str:
+        """The object id of `path` in `tree` ("" when it has none)."""
+        return self.resolve(f"{tree}:{path}") or ""
+
+    def blob_sizes(self, tree: str, paths: Sequence[str]) -> dict[str, int]:
+        """The sizes of the blobs `paths` of `tree` (others left out), by one `git cat-file --batch-check`."""
+        specs = [p for p in paths if "\n" not in p]
+        out = self._git("cat-file", "--batch-check", input="".join(f"{tree}:{p}\n" for p in specs)) if specs else None
+        fields = [line.split() for line in out.stdout.splitlines()] if out else []
+        return {p: int(f[2]) for p, f in zip(specs, fields, strict=False) if len(f) == 3 and f[1] == "blob"}
+
+    def blobs(self, tree: str, paths: Sequence[str]) -> dict[str, bytes]:
+        """The contents of the blobs `paths` of `tree` (others left out), read by one `git cat-file --batch`."""
+        specs = [p for p in paths if "\n" not in p]
+        if not specs:
+            return {}
+        out = self._git("cat-file", "--batch", input="".join(f"{tree}:{p}\n" for p in specs).encode(),
+                        text=False).stdout
+        found: dict[str, bytes] = {}
+        pos = 0
+        for path in specs:
+            end = out.index(b"\n", pos)
+            header = out[pos:end].split()
+            pos = end + 1
+            if len(header) == 3:  # an object (else "missing"): its content follows, whatever its type
+                if header[1] == b"blob":
+                    found[path] = out[pos:pos + int(header[2])]
+                pos += int(header[2]) + 1
+        return found
+
+    def tree_entries(self, tree: str, paths: Sequence[str] = (), recursive: bool = False) -> list[TreeEntry]:
+        """`git ls-tree` of `tree` (`paths` limit it; `recursive` lists files, not folders)."""
+        out = self._git("ls-tree", "-z", *(["-r"] if recursive else []), tree, *_paths(paths)).stdout
+        entries = []
+        for record in filter(None, out.split("\0")):
+            meta, _, path = record.partition("\t")
+            mode, kind, sha = meta.split()[:3]
+            entries.append(TreeEntry(mode, kind, sha, path))
+        return entries
+
+    def grep(self, tree: str, pattern: str, paths: Sequence[str] | None = None, *, fixed: bool = False,
+             word: bool = False, text_only: bool = False) -> list[str] | None:
+        """Files of `tree` (within `paths`) matching `pattern` (an extended regex, or `fixed` text; `text_only`:
+        binary files skipped); None when git grep failed."""
+        flags = ["-F" if fixed else "-E", *(["-w"] if word else []), *(["-I"] if text_only else [])]
+        proc = self._git("grep", "-l", *flags, "-e", pattern, tree, *(["--", *paths] if paths is not None else []),
+                         check=False)
+        if proc.returncode not in (0, 1):
+            return None
+        return [line.split(":", 1)[1] if ":" in line else line for line in proc.stdout.splitlines()]
+
+    def archive(self, tree: str) -> bytes:
+        """`tree` as a tar archive (`git archive`)."""
+        return self._git("archive", "--format=tar", tree, text=False).stdout
+
+    def last_commit(self, path: str) -> str:
+        """"abc1234 subject" of the last commit that touched `path`, "" when none did."""
+        return self._git("log", "-1", "--format=%h %s", "--", path, check=False).stdout.strip()
+
+    def commit_tree(self, tree: str, parents: Sequence[str], message: str, *,
+                    identity: Mapping[str, str] | None = None, sign: bool = False) -> str:
+        """A commit of `tree` on `parents` with `message` as given (`stripspace` first for a user's message)."""
+        args = ["commit-tree", tree, *(a for p in parents for a in ("-p", p)), *(["-S"] if sign else [])]
+        return self._git(*args, input=message, env=identity).stdout.strip()
+
+    def stripspace(self, message: str) -> str:
+        return self._git("stripspace", input=message).stdout
+
+    # --- refs ----------------------------------------------------------------------------------------------
+    def refs(self, prefix: str, *fields: str) -> list[list[str]]:
+        """The `fields` (for-each-ref atoms: refname, objectname, tree, contents, ...) of each ref under `prefix`."""
+        fmt = "%00".join(f"%({name})" for name in fields) + "%00%1e"
+        out = self._git("for-each-ref", f"--format={fmt}", prefix).stdout
+        records = [r.lstrip("\n").split("\0", len(fields) - 1) for r in out.split("\0\x1e") if r.strip("\n")]
+        return [r + [""] * (len(fields) - len(r)) for r in records]  # the last field may hold anything (a NUL)
+
+    def update_ref(self, ref: str, new: str, old: str | None = None, *, message: str | None = None,
+                   no_deref: bool = False, check: bool = True) -> None:
+        """Point `ref` at `new` (only if it is `old` when given; "" for "must not exist")."""
+        self._git("update-ref", *(["-m", message] if message else []), *(["--no-deref"] if no_deref else []), ref,
+                  new, *([old] if old is not None else []), check=check)
+
+    def delete_refs(self, refs: Sequence[str], check: bool = True) -> None:
+        if refs:
+            self._git("update-ref", "--stdin", input="".join(f"delete {r}\n" for r in refs), check=check)
+
+    def point_head(self, ref: str, message: str | None = None, check: bool = True) -> None:
+        """HEAD as a symbolic ref to `ref` (a branch checked out by refs alone)."""
+        self._git("symbolic-ref", *(["-m", message] if message else []), "HEAD", ref, check=check)
+
+    def valid_branch_name(self, name: str) -> bool:
+        return self._git("check-ref-format", "--branch", name, check=False).returncode == 0
+
+    # --- the index and the work tree -----------------------------------------------------------------------
+    @contextmanager
+    def private_index(self, seed_from_user_index: bool = False) -> Iterator[PrivateIndex]:
+        """An index of coder's own in a temp folder: the user's (stat cache, staged work, conflicts) is never
+        written. Seeding copies the user's index bytes (for `add -A` speed)."""
+        with tempfile.TemporaryDirectory(prefix="coder-index-") as tmp:
+            path = Path(tmp) / "index"
+            if seed_from_user_index:
+                copy_index(self.git_dir / "index", path)
+            yield PrivateIndex(self, path)
+
+    def gitlinks(self, index: PrivateIndex | None = None) -> dict[str, str]:
+        """Submodules and embedded repositories in `index` (default: the user's): path -> commit."""
+        out = self._git("ls-files", "--stage", "-z", env=index.env if index else None).stdout
+        return hostgit.parse_gitlinks(out)
+
+    def large_untracked(self, max_bytes: int, index: PrivateIndex | None = None) -> list[str]:
+        """Untracked, not ignored files (against `index`, or the user's) over `max_bytes` by lstat (datasets,
+        downloads: not worth snapshotting; a link is its own size, never its target's)."""
+        out = self._git("ls-files", "--others", "--exclude-standard", "-z", env=index.env if index else None).stdout
+        big = []
+        for rel in filter(None, out.split("\0")):
+            try:
+                if os.lstat(self.root / rel).st_size > max_bytes:
+                    big.append(rel)
+            except OSError:
+                continue
+        return big
+
+    def worktree_tree(self, exclude: Sequence[str] = ()) -> str:
+        """The tree of the work tree now (tracked and untracked-not-ignored files, deletions applied; `exclude`
+        left out), written with a private index: no index or ref of the user's changes."""
+        with self.private_index(seed_from_user_index=True) as index:
+            head = None if (self.git_dir / "index").exists() else self.resolve("HEAD^{tree}")
+            if head is not None:  # no index yet (a fresh clone's checkout never ran): start from HEAD
+                index.read_tree(head)
+            return index.snapshot(exclude)
+
+    def snapshot_tree(self, max_file_bytes: int) -> str:
+        """`worktree_tree` without coder's own folder (its config and remembered permissions are not the agent's
+        work: never snapshotted, so never reverted by /undo) and untracked files over `max_file_bytes`."""
+        return self.worktree_tree([*self.large_untracked(max_file_bytes), OWN_FOLDER])
+
+    def reset_paths(self, commit: str, paths: Sequence[str]) -> str:
+        """`paths` of the user's index to `commit` (git writes it, through its lock); "" or git's complaint."""
+        proc = self._git("reset", "-q", commit, "--pathspec-from-file=-", "--pathspec-file-nul",
+                         env={"GIT_LITERAL_PATHSPECS": "1"}, input="".join(p + "\0" for p in paths), check=False)
+        return "" if proc.returncode == 0 else proc.stderr.strip() or f"exit {proc.returncode}"
+
+    def checkout_hard(self, commit: str) -> None:
+        """Index and work tree at `commit` (an isolated tree's, which coder made)."""
+        self._git("reset", "-q", "--hard", commit)
+
+    # --- diffs ---------------------------------------------------------------------------------------------
+    def diff_trees(self, old_tree: str, new_tree: str, paths: Sequence[str] | None = None) -> str:
+        return self._git("diff", *_DIFF_FLAGS, old_tree, new_tree, *_paths(paths)).stdout
+
+    def changed_paths(self, old_tree: str, new_tree: str) -> list[str]:
+        out = self._git("diff", "--name-only", "--no-renames", "-z", old_tree, new_tree).stdout
+        return [p for p in out.split("\0") if p]
+
+    def diff(self, base: str | None = None, staged: bool = False, commit: str | None = None,
+             include_untracked: bool = True, paths: Sequence[str] | None = None) -> str:
+        """The unified diff to review or commit: what `commit` changed (against its first parent); with `staged`
+        the index against `base` (default HEAD); else the work tree against `base` within `paths`, new untracked
+        files included (plain `git diff` leaves out an agent's new files, what a review must see)."""
+        if commit is not None:
+            sha = self.resolve_commit(commit)
+            return self.diff_trees(self.resolve_tree(self.resolve(f"{sha}^1")), self.resolve_tree(sha))
+        base_tree = self.resolve_tree(base or "HEAD")
+        if staged:
+            index_tree = self._git("write-tree", check=False)
+            if index_tree.returncode != 0:
+                raise VcsError(f"The index of {self.root} has unresolved conflicts; resolve them before reviewing it.")
+            return self.diff_trees(base_tree, index_tree.stdout.strip())
+        if include_untracked:
+            return self.diff_trees(base_tree, self.worktree_tree(), paths)
+        return self._git("diff", *_DIFF_FLAGS, base_tree, *_paths(paths)).stdout
+
+    def merge_tree(self, ours: str, theirs: str, messages: bool = False) -> tuple[bool, list[str]]:
+        """`git merge-tree --write-tree` of two commits: (clean, the NUL-separated fields of its answer: the tree,
+        the conflicting paths, and with `messages` git's informational messages)."""
+        proc = self._git("merge-tree", "--write-tree", "--name-only", "-z", *([] if messages else ["--no-messages"]),
+                         ours, theirs, check=False)
+        if proc.returncode not in (0, 1):
+            raise GitCommandError(f"git merge-tree failed (exit {proc.returncode}): {proc.stderr.strip()}")
+        return proc.returncode == 0, proc.stdout.split("\0")
 
 
-_OPERATION_MARKERS = {
-    "merge": ("MERGE_HEAD",),
-    "rebase": ("rebase-merge", "rebase-apply"),
-    "cherry-pick": ("CHERRY_PICK_HEAD",),
-    "revert": ("REVERT_HEAD",),
-    "bisect": ("BISECT_LOG",),
-}
+class PrivateIndex:
+    """An index file of coder's own (`Repo.private_index`); `env` names it to git, and to the commit hooks."""
 
-_OPERATION_ADVICE = {
-    "merge": "finish it (`git commit`) or abort it (`git merge --abort`)",
-    "rebase": "finish it (`git rebase --continue`) or abort it (`git rebase --abort`)",
-    "cherry-pick": "finish it (`git cherry-pick --continue`) or abort it (`git cherry-pick --abort`)",
-    "revert": "finish it (`git revert --continue`) or abort it (`git revert --abort`)",
-    "bisect": "end it (`git bisect reset`)",
-}
+    def __init__(self, repo: Repo, path: Path) -> None:
+        self.repo, self.path, self.env = repo, path, {"GIT_INDEX_FILE": str(path)}
 
+    def _git(self, *args: str, input: str | None = None, check: bool = True) -> CompletedProcess:
+        return self.repo._git(*args, env=self.env, input=input, check=check)
 
-def repo_state(root: Path) -> RepoState:
-    gdir = git_dir(root)
-    branch_proc = run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-    branch = branch_proc.stdout.strip() if branch_proc.returncode == 0 else None
-    head_proc = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
-    head = head_proc.stdout.strip() if head_proc.returncode == 0 else None
-    # rebase-merge/-apply live in the common dir's worktree-specific part: gdir is already per worktree
-    operations = [op for op, markers in _OPERATION_MARKERS.items() if any((gdir / m).exists() for m in markers)]
-    return RepoState(root=root, branch=branch, head=head, operations=operations)
+    def read_tree(self, tree: str | None, keep_stat: bool = False) -> bool:
+        """Make the index `tree` (None: empty); `keep_stat` keeps unchanged entries' stat data (`-m`: False on an
+        index with conflicts)."""
+        args = ["--empty"] if tree is None else [*(["-m"] if keep_stat else []), tree]
+        return self._git("read-tree", *args, check=not keep_stat).returncode == 0
 
+    def add(self, paths: Sequence[str], force: bool = False) -> None:
+        """`git add -A` of `paths` (`force`: ignored files too); host git adds no gitlink the index has."""
+        self._git("add", "-f" if force else "-A", "--", *paths)
 
-def check_can_commit(root: Path, allow_detached: bool = False) -> RepoState:
-    """Raise a VcsError naming the problem when a commit must not happen now; return the state otherwise."""
-    state = repo_state(root)
-    for op in state.operations:
-        raise VcsError(
-            f"A {op} is in progress in {root}; coder will not commit in the middle of it. "
-            f"First {_OPERATION_ADVICE[op]}."
-        )
-    if state.detached and not allow_detached:
-        raise VcsError(
-            f"HEAD is detached in {root} (no branch is checked out), so a commit would be easy to lose. "
-            "Check out a branch, or pass a branch name (`--branch NAME`) to commit on a new one."
-        )
-    return state
+    def remove(self, paths: Sequence[str]) -> None:
+        """Drop `paths` from the index (never touching the work tree)."""
+        if paths:
+            self._git("update-index", "--force-remove", "-z", "--stdin", input="".join(p + "\0" for p in paths))
 
+    def write_tree(self) -> str:
+        return self._git("write-tree").stdout.strip()
 
-def has_changes(root: Path) -> bool:
-    """True when the work tree or index differs from HEAD, counting untracked files that are not ignored."""
-    out = run_git(root, "status", "--porcelain=v1", "--untracked-files=all").stdout
-    return bool(out.strip())
+    def staged(self) -> list[str]:
+        """The paths this index changes against HEAD."""
+        return [p for p in self._git("diff", "--cached", "--name-only", "-z").stdout.split("\0") if p]
 
+    def apply(self, diff: str, exclude: Sequence[str] = ()) -> str:
+        """Apply `diff` to the index only (`exclude`: paths left out); "" when it applied, else git's complaint."""
+        proc = self._git("apply", "--cached", "--whitespace=nowarn", *(f"--exclude={p}" for p in exclude), "-",
+                         input=diff if diff.endswith("\n") else diff + "\n", check=False)
+        return "" if proc.returncode == 0 else proc.stderr.strip() or "git apply failed"
 
-@contextmanager
-def temp_index(root: Path, seed_from_user_index: bool = False) -> Iterator[dict[str, str]]:
-    """A private index file for plumbing work; yields the env to pass to run_git.
+    def checkout(self, paths: Sequence[str], into: Path) -> None:
+        """Write the index's `paths` under the folder `into` (git's conversions applied there), not the work tree."""
+        if paths:
+            self._git("checkout-index", "-f", "-z", "--stdin", f"--prefix={into}/",
+                      input="".join(p + "\0" for p in sorted(paths)))
 
-    Seeding it from the user's index only copies bytes (their stat cache makes `git add -A` fast); the user's
-    index itself is never written."""
-    with tempfile.TemporaryDirectory(prefix="coder-index-") as tmp:
-        path = Path(tmp) / "index"
-        if seed_from_user_index:
-            copy_index(git_dir(root) / "index", path)
-        yield {"GIT_INDEX_FILE": str(path)}
+    def snapshot(self, exclude: Sequence[str] = ()) -> str:
+        """Add the work tree (but the literal paths `exclude`) and write its tree. Gitlinks stay as the index has
+        them; an embedded repository the add found is left out (a checkpoint could not restore its commit)."""
+        known = set(self.repo.gitlinks(self))
+        self.add([".", *(f":(exclude,literal){p}" for p in exclude)])
+        self.remove(sorted(set(self.repo.gitlinks(self)) - known))
+        return self.write_tree()
 
 
 def copy_index(user_index: Path, dest: Path) -> bool:
-    """Copy the user's index to `dest`, keeping its mtime (git's racy-entry check depends on it); False when there
-    is none. Opened without following a link and without blocking: the sandbox can write the git dir, and a link
-    there must not make coder read a host file, nor a FIFO hang it."""
+    """Copy the user's index to `dest` with its mtime (git's racy-entry check reads it); False when there is none.
+    No link followed, no blocking: the sandbox writes the git dir (a link to a host file, a FIFO)."""
     try:
         fd = os.open(user_index, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -213,106 +416,3 @@ def copy_index(user_index: Path, dest: Path) -> bool:
             shutil.copyfileobj(src, out, 1 << 20)
     os.utime(dest, ns=(st.st_atime_ns, st.st_mtime_ns))
     return True
-
-
-def large_untracked(root: Path, max_bytes: int) -> list[str]:
-    """Untracked, not ignored files bigger than `max_bytes` (datasets, downloads: not worth snapshotting)."""
-    out = run_git(root, "ls-files", "--others", "--exclude-standard", "-z").stdout
-    big = []
-    for rel in filter(None, out.split("\0")):
-        try:
-            if (root / rel).stat().st_size > max_bytes:
-                big.append(rel)
-        except OSError:
-            continue
-    return big
-
-
-def worktree_tree(root: Path, exclude: list[str] | None = None) -> str:
-    """The tree object of the work tree as it is now: tracked and untracked-not-ignored files, deletions applied.
-
-    Written with a private index, so neither the user's index nor any ref changes. `exclude` leaves those
-    untracked paths out. Gitlinks stay as the user's index has them and embedded repositories are left out:
-    a checkpoint could not restore another repository's commit anyway, and `git add` on a submodule runs git
-    inside it (with whatever config the sandbox wrote there)."""
-    with temp_index(root, seed_from_user_index=True) as env:
-        if not (git_dir(root) / "index").exists():
-            head = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{tree}", check=False).stdout.strip()
-            if head:
-                run_git(root, "read-tree", head, env=env)
-        known = gitlinks(root, env)  # hostgit keeps `add` away from them
-        specs = ["."] + [f":(exclude,literal){p}" for p in exclude or []]
-        run_git(root, "add", "-A", "--", *specs, env=env)
-        embedded = sorted(set(gitlinks(root, env)) - set(known))
-        if embedded:
-            run_git(root, "update-index", "--force-remove", "-z", "--stdin", env=env,
-                    input="".join(p + "\0" for p in embedded))
-        return run_git(root, "write-tree", env=env).stdout.strip()
-
-
-def gitlinks(root: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Submodules and embedded repositories in the index (`env` may name a private one): path -> commit."""
-    return hostgit.parse_gitlinks(run_git(root, "ls-files", "--stage", "-z", env=env).stdout)
-
-
-def resolve_tree(root: Path, rev: str | None) -> str:
-    """The tree of `rev` (a commit, tag or tree); the empty tree for None or an unborn HEAD."""
-    if rev is None:
-        return EMPTY_TREE
-    proc = run_git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{tree}}", check=False)
-    if proc.returncode != 0:
-        if rev == "HEAD":
-            return EMPTY_TREE
-        raise UnknownRevision(f"{rev!r} is not a commit or tree in {root} (check the name with `git log --oneline`).")
-    return proc.stdout.strip()
-
-
-def resolve_commit(root: Path, rev: str) -> str:
-    proc = run_git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
-    if proc.returncode != 0:
-        raise UnknownRevision(f"{rev!r} is not a commit in {root} (check the name with `git log --oneline`).")
-    return proc.stdout.strip()
-
-
-_DIFF_FLAGS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "-U3")
-
-
-def diff_trees(root: Path, old_tree: str, new_tree: str, paths: list[str] | None = None) -> str:
-    args = ["diff", *_DIFF_FLAGS, old_tree, new_tree]
-    if paths:
-        args += ["--", *paths]
-    return run_git(root, *args).stdout
-
-
-def diff(
-    root: Path,
-    base: str | None = None,
-    staged: bool = False,
-    commit: str | None = None,
-    include_untracked: bool = True,
-) -> str:
-    """The unified diff to review or commit.
-
-    - `commit`: what that commit changed (against its first parent; a root commit against the empty tree);
-    - `staged`: the index against `base` (default HEAD), like `git diff --cached`;
-    - otherwise the work tree against `base` (default HEAD), new untracked files included (plain `git diff`
-      leaves them out, and an agent's new files are exactly what a review must see).
-    """
-    if commit is not None:
-        sha = resolve_commit(root, commit)
-        parent = run_git(root, "rev-parse", "--verify", "--quiet", f"{sha}^1", check=False).stdout.strip()
-        return diff_trees(root, resolve_tree(root, parent) if parent else EMPTY_TREE, resolve_tree(root, sha))
-    base_tree = resolve_tree(root, base or "HEAD")
-    if staged:
-        index_tree = run_git(root, "write-tree", check=False)
-        if index_tree.returncode != 0:
-            raise VcsError(f"The index of {root} has unresolved conflicts; resolve them before reviewing it.")
-        return diff_trees(root, base_tree, index_tree.stdout.strip())
-    if include_untracked:
-        return diff_trees(root, base_tree, worktree_tree(root))
-    return run_git(root, "diff", *_DIFF_FLAGS, base_tree).stdout
-
-
-def changed_paths(root: Path, old_tree: str, new_tree: str) -> list[str]:
-    out = run_git(root, "diff", "--name-only", "--no-renames", "-z", old_tree, new_tree).stdout
-    return [p for p in out.split("\0") if p]

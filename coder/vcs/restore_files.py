@@ -25,7 +25,8 @@ from pathlib import Path
 from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.host.git import GITLINK_MODE
 from coder.trust.protected import protected_reason
-from coder.vcs.repo import VcsError, run_git, temp_index
+from coder.vcs.errors import VcsError
+from coder.vcs.repo import Repo
 
 #: git's mode of a symlink entry (a submodule's, GITLINK_MODE, comes from hostgit)
 SYMLINK_MODE = "120000"
@@ -35,16 +36,17 @@ class RestoreBlocked(VcsError):
     """A restore cannot write or delete a path safely (a symlink stands in its way, or it changed meanwhile)."""
 
 
-def apply_tree(root: Path, tree: str, paths: list[str]) -> tuple[list[str], list[str], list[str]]:
+def apply_tree(repo: Repo, tree: str, paths: list[str]) -> tuple[list[str], list[str], list[str]]:
     """Bring `paths` to their state in `tree`: written when it has them, deleted when not. Returns the paths
     written, deleted, and left alone because they are protected."""
     skipped = sorted(p for p in paths if protected_reason(p))
     paths = [p for p in paths if p not in skipped]
     if not paths:
         return [], [], skipped
-    entries = _tree_entries(root, tree, paths)
+    wanted = set(paths)
+    entries = {e.path: e.mode for e in repo.tree_entries(tree, paths, recursive=True) if e.path in wanted}
     gone = [p for p in paths if p not in entries]
-    with WorkspaceFS(root) as fs:
+    with WorkspaceFS(repo.root) as fs:
         gone_set = set(gone)
         with _fs_errors("the check for symlinks"):
             blocked = {p: link for p in entries if (link := _symlinked_parent(fs, p, gone_set))}
@@ -70,22 +72,19 @@ def apply_tree(root: Path, tree: str, paths: list[str]) -> tuple[list[str], list
             deleted.append(path)
             _remove_empty_parents(fs, path)
         if entries:
-            linked = _write_entries(root, fs, tree, entries)
+            linked = _write_entries(repo, fs, tree, entries)
             skipped = sorted(skipped + linked)
             entries = {p: m for p, m in entries.items() if p not in linked}
     return sorted(entries), sorted(deleted), skipped
 
 
-def _write_entries(root: Path, fs: WorkspaceFS, tree: str, entries: dict[str, str]) -> list[str]:
+def _write_entries(repo: Repo, fs: WorkspaceFS, tree: str, entries: dict[str, str]) -> list[str]:
     """Check the blobs out into a private host folder, then copy each one in beneath the work tree. Returns the
     symlinks left out because they point at a protected path."""
     linked: list[str] = []
-    with temp_index(root) as env, tempfile.TemporaryDirectory(prefix="coder-restore-") as tmp:
-        run_git(root, "read-tree", tree, env=env)
-        files = [p for p, mode in entries.items() if mode != GITLINK_MODE]
-        if files:
-            run_git(root, "checkout-index", "-f", "-z", "--stdin", f"--prefix={tmp}/", env=env,
-                    input="".join(p + "\0" for p in sorted(files)))
+    with repo.private_index() as index, tempfile.TemporaryDirectory(prefix="coder-restore-") as tmp:
+        index.read_tree(tree)
+        index.checkout([p for p, mode in entries.items() if mode != GITLINK_MODE], Path(tmp))
         for path, mode in sorted(entries.items()):
             with _fs_errors(path):
                 if mode == GITLINK_MODE:  # a submodule: its folder, not its content
@@ -107,18 +106,6 @@ def _write_entries(root: Path, fs: WorkspaceFS, tree: str, entries: dict[str, st
                     fs.write_atomic(path, handle, stat.S_IMODE(os.fstat(handle.fileno()).st_mode),
                                     create_parents=True)
     return linked
-
-
-def _tree_entries(root: Path, tree: str, paths: list[str]) -> dict[str, str]:
-    """path -> git mode of the `paths` that `tree` has (files, symlinks, gitlinks)."""
-    listing = run_git(root, "ls-tree", "-r", "-z", tree, "--", *paths).stdout
-    wanted = set(paths)
-    entries = {}
-    for record in filter(None, listing.split("\0")):
-        meta, _, path = record.partition("\t")
-        if path in wanted:
-            entries[path] = meta.split(" ", 1)[0]
-    return entries
 
 
 def _symlinked_parent(fs: WorkspaceFS, path: str, removed_first: set[str]) -> str | None:

@@ -10,10 +10,6 @@ decides knowing that.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-from coder.trust.protected import protected_reason
-from coder.vcs.repo import changed_paths, run_git
 
 
 @dataclass
@@ -52,36 +48,3 @@ class RestorePlan:
 def _names(paths: list[str]) -> str:
     shown = ", ".join(f"`{p}`" for p in paths[:12])
     return shown + (f" and {len(paths) - 12} more" if len(paths) > 12 else "")
-
-
-def plan_restore(checkpoints: Any, target_id: int) -> RestorePlan:
-    """The plan of bringing the work tree from the current checkpoint of `checkpoints` (a
-    coder.vcs.checkpoints.Checkpoints) back to `target_id`; nothing is changed."""
-    target = checkpoints.get(target_id)
-    current = checkpoints.current()
-    if current is None:
-        return RestorePlan(target.id, -1)
-    root = checkpoints.root
-    plan = RestorePlan(target.id, current.id)
-    now = checkpoints._tree()  # the work tree as it is (the same snapshot rules as a checkpoint)
-    drifted = set(changed_paths(root, current.tree, now))
-    for path in changed_paths(root, current.tree, target.tree):
-        if protected_reason(path):
-            continue
-        in_target = _blob(root, target.tree, path)
-        (plan.write if in_target else plan.delete).append(path)
-        if path in drifted and _blob(root, now, path) != in_target:
-            plan.edited.append(path)
-        head = _blob(root, "HEAD", path)
-        if head and head != in_target and head == _blob(root, current.tree, path):
-            plan.committed[path] = _last_commit(root, path)
-    return plan
-
-
-def _blob(root: Any, tree: str, path: str) -> str:
-    return run_git(root, "rev-parse", "--verify", "--quiet", f"{tree}:{path}", check=False).stdout.strip()
-
-
-def _last_commit(root: Any, path: str) -> str:
-    out = run_git(root, "log", "-1", "--format=%h %s", "--", path, check=False).stdout.strip()
-    return out[:80] or "a commit"

@@ -29,26 +29,14 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coder.host import git as hostgit
-from coder.vcs.checkpoints import OWN_FOLDER, REF_ROOT
-from coder.vcs.repo import (
-    EMPTY_TREE,
-    VcsError,
-    changed_paths,
-    diff_trees,
-    gitlinks,
-    large_untracked,
-    run_git,
-    temp_index,
-    worktree_tree,
-)
+from coder.vcs.checkpoints import REF_ROOT
+from coder.vcs.errors import VcsError
+from coder.vcs.repo import CODER_IDENTITY, OWN_FOLDER, Repo
 from coder.vcs.restore_files import RestoreBlocked, apply_tree
 
 #: untracked files above this size stay out of a base and a result, as out of checkpoints
 MAX_FILE_BYTES = 100 * 1024 * 1024
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_IDENTITY = {"GIT_AUTHOR_NAME": "coder", "GIT_AUTHOR_EMAIL": "coder@localhost",
-             "GIT_COMMITTER_NAME": "coder", "GIT_COMMITTER_EMAIL": "coder@localhost"}
 #: lines of conflicting hunks shown per file
 CONFLICT_LINES = 40
 
@@ -59,10 +47,10 @@ class WorktreeError(VcsError):
 
 @dataclass
 class IsolatedTree:
-    """One agent's tree: `path` (its own repository), made from `base` (a commit of the user's repository at
-    `root`), on branch `branch`; `ref` keeps the base and then the result alive in the user's repository."""
+    """One agent's tree: `path` (its own repository), made from `base` (a commit of the user's repository
+    `repo`), on branch `branch`; `ref` keeps the base and then the result alive in the user's repository."""
 
-    root: Path
+    repo: Repo
     path: Path
     branch: str
     base: str
@@ -107,99 +95,83 @@ class MergeOutcome:
         return text
 
 
-def base_commit(root: Path) -> str:
-    """A commit of the work tree of `root` as it is now: HEAD when the tree equals HEAD's, else a commit on top
+def base_commit(repo: Repo) -> str:
+    """A commit of the work tree of `repo` as it is now: HEAD when the tree equals HEAD's, else a commit on top
     of HEAD (parentless on an unborn branch) holding the uncommitted and untracked, not ignored, files."""
-    tree = _tree_of(root)
-    head = run_git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).stdout.strip()
-    if head and run_git(root, "rev-parse", f"{head}^{{tree}}").stdout.strip() == tree:
+    tree = repo.snapshot_tree(MAX_FILE_BYTES)
+    head = repo.resolve("HEAD^{commit}")
+    if head and repo.resolve_tree(head) == tree:
         return head
-    parents = ["-p", head] if head else []
-    return run_git(root, "commit-tree", tree, *parents, input="coder: the work tree when an agent started\n",
-                   env=_IDENTITY).stdout.strip()
+    return repo.commit_tree(tree, [head] if head else [], "coder: the work tree when an agent started\n",
+                            identity=CODER_IDENTITY)
 
 
-def create(root: Path, base: str, dest: Path, name: str, session_id: str) -> IsolatedTree:
+def create(repo: Repo, base: str, dest: Path, name: str, session_id: str) -> IsolatedTree:
     """Make the isolated tree of agent `name` at `dest` (which must not exist), checked out at `base`."""
     if not _NAME_RE.match(name) or not _NAME_RE.match(session_id):
         raise WorktreeError(f"{name!r} / {session_id!r} cannot name a branch and a ref (letters, digits, . _ -)")
     if os.path.lexists(dest):
         raise WorktreeError(f"{dest} exists already; an isolated tree needs a folder of its own")
-    objects = objects_dir(root)
+    objects = repo.objects_dir()
     dest.mkdir(parents=True)
     branch = f"coder/{name}"
     ref = f"{REF_ROOT}/{session_id}/agents/{name}"
     try:
-        run_git(dest, "init", "-q", "--template=", str(dest))
-        (dest / ".git" / "objects" / "info").mkdir(parents=True, exist_ok=True)
-        (dest / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n", encoding="utf-8")
-        run_git(dest, "update-ref", f"refs/heads/{branch}", base)
-        run_git(dest, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
-        run_git(dest, "reset", "-q", "--hard", base)
-        run_git(root, "update-ref", "--no-deref", ref, base)
+        own = Repo.init(dest)
+        (own.git_dir / "objects" / "info").mkdir(parents=True, exist_ok=True)
+        (own.git_dir / "objects" / "info" / "alternates").write_text(f"{objects}\n", encoding="utf-8")
+        own.update_ref(f"refs/heads/{branch}", base)
+        own.point_head(f"refs/heads/{branch}")
+        own.checkout_hard(base)
+        repo.update_ref(ref, base, no_deref=True)
     except BaseException:
         remove_tree(dest)
         raise
-    return IsolatedTree(root, dest, branch, base, ref)
-
-
-def objects_dir(root: Path) -> Path:
-    """The object store of the repository at `root` (its common dir's, for a linked worktree): what an isolated
-    tree borrows, and what its sandbox must be able to read."""
-    path = run_git(root, "rev-parse", "--git-path", "objects").stdout.strip()
-    return Path(os.path.realpath(root / path))
+    return IsolatedTree(repo, dest, branch, base, ref)
 
 
 def result_commit(tree: IsolatedTree) -> str:
     """The isolated tree's files as a commit on top of its base, hashed into the user's repository (see the module
     docstring); the session's ref for the agent moves to it. Call it only when nothing runs in the tree any more."""
-    result_tree = _tree_of(tree.root, tree.path, tree.base)
-    base_tree = run_git(tree.root, "rev-parse", f"{tree.base}^{{tree}}").stdout.strip()
-    if result_tree == base_tree:
-        commit = tree.base
-    else:
-        commit = run_git(tree.root, "commit-tree", result_tree, "-p", tree.base,
-                         input=f"coder: the result of agent {tree.branch}\n", env=_IDENTITY).stdout.strip()
-    run_git(tree.root, "update-ref", "--no-deref", tree.ref, commit)
+    repo = tree.repo
+    result_tree = _tree_of(repo, tree.path, tree.base)
+    commit = tree.base if result_tree == repo.resolve_tree(tree.base) else repo.commit_tree(
+        result_tree, [tree.base], f"coder: the result of agent {tree.branch}\n", identity=CODER_IDENTITY)
+    repo.update_ref(tree.ref, commit, no_deref=True)
     return commit
 
 
-def patch(root: Path, base: str, result: str) -> str:
+def patch(repo: Repo, base: str, result: str) -> str:
     """The unified diff from `base` to `result` (commits of the user's repository)."""
-    return diff_trees(root, _tree(root, base), _tree(root, result))
+    return repo.diff_trees(repo.resolve_tree(base), repo.resolve_tree(result))
 
 
-def changed(root: Path, base: str, result: str) -> list[str]:
-    return changed_paths(root, _tree(root, base), _tree(root, result))
+def changed(repo: Repo, base: str, result: str) -> list[str]:
+    return repo.changed_paths(repo.resolve_tree(base), repo.resolve_tree(result))
 
 
-def merge(root: Path, base: str, result: str, ours_tree: str | None = None) -> MergeOutcome:
-    """Merge the agent's `result` into the work tree of `root`, whose state is `ours_tree` (a tree of the work tree
-    now; taken here when None). All or nothing: conflicts write nothing."""
-    if _tree(root, base) == _tree(root, result):
+def merge(repo: Repo, base: str, result: str, ours_tree: str | None = None) -> MergeOutcome:
+    """Merge the agent's `result` into the work tree of `repo`, whose state is `ours_tree` (a tree of the work
+    tree now; taken here when None). All or nothing: conflicts write nothing."""
+    if repo.resolve_tree(base) == repo.resolve_tree(result):
         return MergeOutcome(True, nothing=True)
-    ours_tree = ours_tree or _tree_of(root)
-    ours = run_git(root, "commit-tree", ours_tree, "-p", base, input="coder: the work tree before a merge\n",
-                   env=_IDENTITY).stdout.strip()
-    proc = run_git(root, "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages", ours, result,
-                   check=False)
-    if proc.returncode not in (0, 1):
-        raise WorktreeError(f"git merge-tree failed (exit {proc.returncode}): {proc.stderr.strip()}")
-    merged_tree = proc.stdout.split("\0", 1)[0]
-    if proc.returncode == 1:
-        return MergeOutcome(False, conflicts=_conflicts(root, ours, result, merged_tree))
-    paths = changed_paths(root, ours_tree, merged_tree)
+    ours_tree = ours_tree or repo.snapshot_tree(MAX_FILE_BYTES)
+    ours = repo.commit_tree(ours_tree, [base], "coder: the work tree before a merge\n", identity=CODER_IDENTITY)
+    clean, fields = repo.merge_tree(ours, result)
+    merged_tree = fields[0]
+    if not clean:
+        return MergeOutcome(False, conflicts=_conflicts(repo, ours, result, merged_tree))
+    paths = repo.changed_paths(ours_tree, merged_tree)
     try:
-        written, deleted, protected = apply_tree(root, merged_tree, paths)
+        written, deleted, protected = apply_tree(repo, merged_tree, paths)
     except RestoreBlocked as exc:
         raise WorktreeError(str(exc)) from None
     return MergeOutcome(True, written, deleted, protected)
 
 
-def _conflicts(root: Path, ours: str, result: str, merged_tree: str) -> list[Conflict]:
+def _conflicts(repo: Repo, ours: str, result: str, merged_tree: str) -> list[Conflict]:
     """The conflicts of a merge, with git's messages and the marked regions of each text file."""
-    proc = run_git(root, "merge-tree", "--write-tree", "--name-only", "-z", ours, result, check=False)
-    fields = proc.stdout.split("\0")
+    fields = repo.merge_tree(ours, result, messages=True)[1]
     names: list[str] = []
     i = 1
     while i < len(fields) and fields[i]:
@@ -221,18 +193,18 @@ def _conflicts(root: Path, ours: str, result: str, merged_tree: str) -> list[Con
         for path in paths:
             conflicts.setdefault(path, Conflict(path)).messages.append(message.strip())
     for conflict in conflicts.values():
-        conflict.hunks = _marked_regions(root, merged_tree, conflict.path)
+        conflict.hunks = _marked_regions(repo, merged_tree, conflict.path)
     return list(conflicts.values())
 
 
-def _marked_regions(root: Path, tree: str, path: str) -> str:
+def _marked_regions(repo: Repo, tree: str, path: str) -> str:
     """The lines between git's conflict markers in `tree`'s version of `path`, at most CONFLICT_LINES."""
-    blob = run_git(root, "cat-file", "-p", f"{tree}:{path}", check=False)
-    if blob.returncode != 0 or "\0" in blob.stdout:
+    blob = repo.blobs(tree, [path]).get(path)
+    if blob is None or b"\0" in blob:
         return ""
     shown: list[str] = []
     inside = False
-    for line in blob.stdout.splitlines():
+    for line in blob.decode("utf-8", "surrogateescape").splitlines():
         if line.startswith("<<<<<<< "):
             inside = True
             line = "<<<<<<< here (the parent)"
@@ -249,7 +221,7 @@ def _marked_regions(root: Path, tree: str, path: str) -> str:
 
 def forget(tree: IsolatedTree) -> None:
     """Remove the tree's folder and its ref (merged, discarded, or its session ended)."""
-    run_git(tree.root, "update-ref", "-d", tree.ref, check=False)
+    tree.repo.delete_refs([tree.ref], check=False)
     remove_tree(tree.path)
 
 
@@ -276,41 +248,15 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=fix)  # onerror: Python 3.11 has no onexc
 
 
-def _tree(root: Path, commit: str) -> str:
-    return run_git(root, "rev-parse", f"{commit}^{{tree}}").stdout.strip() if commit else EMPTY_TREE
+def _tree_of(repo: Repo, work_tree: Path, base: str) -> str:
+    """The tree of the files of `work_tree` in the object store of `repo`, with the exclusions of checkpoints
+    (coder's own folder, large untracked files).
 
-
-def _tree_of(root: Path, work_tree: Path | None = None, base: str = "") -> str:
-    """The tree of `work_tree` (default: the work tree of `root`) in the object store of `root`, with the
-    exclusions of checkpoints (coder's own folder, large untracked files).
-
-    For another work tree, host git runs there with the user's git dir pinned (`hostgit.pinned_repo(root)`) and a
-    private index holding `base` (its gitlinks stay as they are, since host git never adds a known one): every
-    file is hashed, nothing is read from the tree's own git dir, and as in `worktree_tree` an embedded repository
-    the agent made is left out (git would record its HEAD as a gitlink)."""
-    if work_tree is None:
-        return worktree_tree(root, large_untracked(root, MAX_FILE_BYTES) + [OWN_FOLDER])
-    pinned = {**hostgit.pinned_repo(root), "GIT_WORK_TREE": str(work_tree)}
-    with temp_index(root) as env:
-        env = {**env, **pinned}
-        run_git(work_tree, "read-tree", base, env=env)
-        known = set(gitlinks(work_tree, env))
-        big = [f":(exclude,literal){p}" for p in _large_files(work_tree, env)]
-        run_git(work_tree, "add", "-A", "--", ".", f":(exclude,literal){OWN_FOLDER}", *big, env=env)
-        embedded = sorted(set(gitlinks(work_tree, env)) - known)
-        if embedded:
-            run_git(work_tree, "update-index", "--force-remove", "-z", "--stdin", env=env,
-                    input="".join(p + "\0" for p in embedded))
-        return run_git(work_tree, "write-tree", env=env).stdout.strip()
-
-
-def _large_files(work_tree: Path, env: dict[str, str]) -> list[str]:
-    out = run_git(work_tree, "ls-files", "--others", "--exclude-standard", "-z", env=env).stdout
-    big = []
-    for rel in filter(None, out.split("\0")):
-        try:
-            if os.lstat(work_tree / rel).st_size > MAX_FILE_BYTES:
-                big.append(rel)
-        except OSError:
-            continue
-    return big
+    Host git runs there with the user's git dir pinned (`Repo.borrowing`) and a private index holding `base` (its
+    gitlinks stay as they are, since host git never adds a known one): every file is hashed, nothing is read from
+    the tree's own git dir, and as in `Repo.worktree_tree` an embedded repository the agent made is left out (git
+    would record its HEAD as a gitlink)."""
+    borrowed = repo.borrowing(work_tree)
+    with borrowed.private_index() as index:
+        index.read_tree(base)
+        return index.snapshot([*borrowed.large_untracked(MAX_FILE_BYTES, index), OWN_FOLDER])

@@ -13,6 +13,7 @@ from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
 from coder.vcs.checkpoints import Checkpoints
+from coder.vcs.repo import Repo
 
 WRITE = ToolContract("write", "Write a file.", {"type": "object", "properties": {"name": {"type": "string"}}},
                      "write")
@@ -33,7 +34,7 @@ TWO_WRITES = {"turns": [{"tool_calls": [{"name": "write", "input": {"name": "a.t
 def two_write_session(repo: Path, session_id: str) -> tuple[Session, Checkpoints, list[ev.Event]]:
     """A session whose two user turns each write one file, with real checkpoints; and the events it emits."""
     seen: list[ev.Event] = []
-    checkpoints = Checkpoints(repo, session_id)
+    checkpoints = Checkpoints(Repo.open(repo), session_id)
     ctx = ToolContext(repo, repo, session_id, threading.Event(), repo.parent / "state")
     parts = SessionParts(session_id, ScriptedProvider(TWO_WRITES), {"write": WriteTool()}, ModePolicy("auto"),
                          PassthroughContext(), ctx, "sys", Pinned(), Limits(), seen.append, no_questions,
@@ -76,17 +77,17 @@ def test_old_sessions_checkpoints_are_pruned(git_repo: Path) -> None:
     from coder.vcs.checkpoints import list_sessions, prune_sessions
 
     for name in ("s-old1", "s-old2", "s-new"):
-        cp = Checkpoints(git_repo, name)
+        cp = Checkpoints(Repo.open(git_repo), name)
         (git_repo / f"{name}.txt").write_text(name)
         cp.snapshot("turn")
         _time.sleep(1.1)  # ref creation dates have one-second resolution
-    pruned = prune_sessions(git_repo, keep_sessions=1, current="s-old1")
+    pruned = prune_sessions(Repo.open(git_repo), keep_sessions=1, current="s-old1")
     assert pruned == ["s-old2"]
-    assert {s.session_id for s in list_sessions(git_repo)} == {"s-old1", "s-new"}
+    assert {s.session_id for s in list_sessions(Repo.open(git_repo))} == {"s-old1", "s-new"}
 
 
 def test_undo_never_touches_coders_own_folder(git_repo: Path) -> None:
-    checkpoints = Checkpoints(git_repo, "s-own")
+    checkpoints = Checkpoints(Repo.open(git_repo), "s-own")
     (git_repo / "new.txt").write_text("agent\n")
     (git_repo / ".coder").mkdir()
     (git_repo / ".coder" / "permissions.json").write_text('{"allow": ["bash(npm test*)"]}')

@@ -13,6 +13,7 @@ from coder.evidence.record import Evidence
 from coder.evidence.replay import replay_evidence, write_targets
 from coder.evidence.tracker import EvidenceTracker
 from coder.tools.registry import builtin_by_protocol
+from coder.vcs.repo import Repo
 
 SHELL, EDITOR = builtin_by_protocol("bash_"), builtin_by_protocol("text_editor_")
 PASSED, FAILED = "..\n2 passed in 0.02s\n", "F.\n1 failed, 1 passed in 0.03s\n"
@@ -24,7 +25,8 @@ class Session:
 
     def __init__(self, repo: Path, project: list[str] | None = None) -> None:
         self.repo = repo
-        self.tracker = EvidenceTracker(TreeProbe(repo, repo.parent / "state"), self.read, project, None, str(repo))
+        self.tracker = EvidenceTracker(TreeProbe(Repo.open(repo), repo.parent / "state"), self.read, project, None,
+                                       str(repo))
         self.tracker.observe(ev.UserMessage("fix add"))
         self.n = 0
 

@@ -1,6 +1,7 @@
 """Nothing in coder starts a host process except through the door (coder/host), read from the code's syntax trees.
 
-A spawn is: importing `subprocess`, `pexpect`, `ptyprocess`, `pty` or the MCP SDK's stdio client; calling
+A spawn is: importing `subprocess`, `pexpect`, `ptyprocess`, `pty`, the MCP SDK's stdio client or GitPython (`git`,
+which runs `git version` as it is imported: docs/decisions/48-typed-doors.md); calling
 `os.exec*`, `os.spawn*`, `os.posix_spawn*`, `os.fork*`, `os.system`, `os.popen` (or importing those names from
 os), `asyncio.create_subprocess_*`, an event loop's `subprocess_exec/shell`, `anyio.open_process/run_process`,
 pygls's `start_io`, `stdio_client`, `pty.spawn`, multiprocessing's start methods that exec
@@ -27,7 +28,7 @@ EXEMPT: dict[str, str] = {
 DOOR = "coder/host/"
 
 FORBIDDEN_MODULES = ("subprocess", "pexpect", "ptyprocess", "pty", "mcp.client.stdio", "multiprocessing.popen_fork",
-                     "multiprocessing.popen_spawn_posix", "multiprocessing.popen_forkserver")
+                     "multiprocessing.popen_spawn_posix", "multiprocessing.popen_forkserver", "git")
 OS_SPAWNS = ("exec", "spawn", "posix_spawn", "fork", "system", "popen")
 CALL_NAMES = {"create_subprocess_exec", "create_subprocess_shell", "subprocess_exec", "subprocess_shell",
               "open_process", "run_process", "start_io", "stdio_client", "set_start_method", "set_executable",
@@ -141,6 +142,8 @@ def test_the_door_is_where_the_spawns_are() -> None:
     "import ptyprocess",
     "import pty",
     "from mcp.client.stdio import stdio_client",
+    "import git",
+    "from git import Repo",
     "import os\nos.execvpe('x', ['x'], {})",
     "import os\nos.execv('x', ['x'])",
     "import os\nos.spawnlp(os.P_WAIT, 'x', 'x')",
@@ -182,6 +185,7 @@ def test_each_rule_fires(source: str) -> None:
 
 @pytest.mark.parametrize("source", [
     "from coder.host import run, start, TimeoutExpired",
+    "from coder.host import git as hostgit",
     "import asyncio\nasync def f(p: asyncio.subprocess.Process) -> None: ...",
     "import multiprocessing.connection\nmultiprocessing.connection.wait([], 1)",
     "import os\nos.execute = 1\nos.environ.get('X')",

@@ -32,7 +32,7 @@ def shop_repo(tmp_path: Path) -> Path:
 def run_review() -> Callable:
     """run_review(repo, {path: new content or None to delete}, stages=[...], task=..., config=...)."""
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
+    from coder.vcs.repo import Repo
 
     def run(repo: Path, edits: dict[str, str | bytes | None], stages: list[str] | None = None, task: str = "",
             config: dict | None = None, provider=None):
@@ -51,7 +51,8 @@ def run_review() -> Callable:
         if stages is not None:
             review_cfg["stages"] = stages
         cfg["review"] = review_cfg
-        return review(repo, diff(repo), task, provider, settings(cfg))
+        opened = Repo.open(repo)
+        return review(opened, opened.diff(), task, provider, settings(cfg))
 
     return run
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from review_support import PRICING, TESTS  # noqa: I001 - the folder's fixtures module
 
 from coder.config.layers import settings
+from coder.vcs.repo import Repo
 
 GAMING = ["gaming"]
 
@@ -127,14 +128,13 @@ def test_ci_change_is_a_warning(shop_repo: Path, run_review) -> None:
 
 def test_javascript_tests_line_based(tmp_path: Path, g_init) -> None:
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
 
     repo = g_init(tmp_path, {"src/sum.test.js": "const sum = require('./sum');\n\ntest('adds', () => {\n"
                                                 "  expect(sum(1, 2)).toBe(3);\n  expect(sum(0, 0)).toBe(0);\n});\n"
                                                 "test('negatives', () => {\n  expect(sum(-1, -2)).toBe(-3);\n});\n"})
     (repo / "src/sum.test.js").write_text("const sum = require('./sum');\n\ntest.skip('adds', () => {\n"
                                           "  expect(sum(1, 2)).toBe(4);\n});\n")
-    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
+    result = review(Repo.open(repo), Repo.open(repo).diff(), config=settings({"review": {"stages": GAMING}}))
     found = checks(result)
     assert {("skip-added", "error"), ("test-removed", "error"), ("expected-value-edited", "error"),
             ("assertion-removed", "error")} <= found
@@ -163,13 +163,12 @@ def test_new_test_file_with_skips_is_flagged_but_plain_new_tests_are_not(shop_re
 
 def test_parametrize_table_edited(g_init, tmp_path: Path) -> None:
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
 
     table = ('import pytest\n\nfrom m import double\n\nCASES = [\n    (1, 2),\n    (3, 6),\n    (5, 10),\n]\n\n\n'
              '@pytest.mark.parametrize("x, want", CASES)\ndef test_double(x, want):\n    assert double(x) == want\n')
     repo = g_init(tmp_path, {"m.py": "def double(x):\n    return 2 * x\n", "tests/test_m.py": table})
     (repo / "tests/test_m.py").write_text(table.replace("(3, 6)", "(3, 7)").replace("]\n", "    (7, 14),\n]\n"))
-    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
+    result = review(Repo.open(repo), Repo.open(repo).diff(), config=settings({"review": {"stages": GAMING}}))
     assert [(f.check, f.line) for f in result.findings] == [("expected-value-edited", 7)]
 
 
@@ -177,25 +176,23 @@ def test_canned_answer_and_doctest_literals(g_init, tmp_path: Path) -> None:
     """`if i == 1: return "B"` (a trivial number, a canned string) and a guard on a literal that the project's
     docstrings mention (doctest examples are test data, not domain constants) are both special-casing."""
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
 
     source = ('def get(i, seq):\n    """Item i.\n\n    >>> get(1, "ABCDE")\n    \'B\'\n    """\n    return seq[i]\n')
     tests = 'from lib import get\n\n\ndef test_get():\n    assert get(1, "ABCDE") == "B"\n'
     repo = g_init(tmp_path, {"lib.py": source, "tests/test_lib.py": tests})
     (repo / "lib.py").write_text(source.replace("    return seq[i]\n", '    if i == 1:\n        return "B"\n'
                                                 "    return seq[i]\n"))
-    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
+    result = review(Repo.open(repo), Repo.open(repo).diff(), config=settings({"review": {"stages": GAMING}}))
     assert [(f.check, f.line) for f in result.findings] == [("special-cased-test-input", 7)]
     assert "'B'" in result.findings[0].message
     (repo / "lib.py").write_text(source.replace("    return seq[i]\n", '    if seq == "ABCDE":\n'
                                                 "        return seq[1]\n    return seq[i]\n"))
-    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
+    result = review(Repo.open(repo), Repo.open(repo).diff(), config=settings({"review": {"stages": GAMING}}))
     assert [(f.check, f.severity) for f in result.findings] == [("special-cased-test-input", "error")]
 
 
 def test_condition_on_a_domain_constant_is_not_special_casing(g_init, tmp_path: Path) -> None:
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
 
     files = {"codec.py": 'DEFAULT = "utf-8"\n\n\ndef name(enc):\n    return enc.lower()\n',
              "tests/test_codec.py": ('from codec import name\n\n\ndef test_name():\n'
@@ -205,13 +202,12 @@ def test_condition_on_a_domain_constant_is_not_special_casing(g_init, tmp_path: 
                                                              '    if enc is None:\n        return DEFAULT\n'
                                                              '    if enc.lower() in ("utf8", "utf-8"):\n'
                                                              '        return "utf-8"\n    return enc.lower()\n'))
-    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
+    result = review(Repo.open(repo), Repo.open(repo).diff(), config=settings({"review": {"stages": GAMING}}))
     assert result.verdict == "pass", result.render()
 
 
 def test_canned_collection_returned_for_a_small_number(g_init, tmp_path: Path) -> None:
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
 
     source = ('def pairs(n, seq):\n    """Chunks.\n\n    >>> pairs(2, [1, 2, 3, 4])\n    [(1, 2), (3, 4)]\n    """\n'
               '    return [tuple(seq[i:i + n]) for i in range(0, len(seq), n)]\n')
@@ -219,7 +215,7 @@ def test_canned_collection_returned_for_a_small_number(g_init, tmp_path: Path) -
     repo = g_init(tmp_path, {"lib.py": source, "tests/test_lib.py": tests})
     (repo / "lib.py").write_text(source.replace('    """\n    return', '    """\n    if n == 2:\n'
                                                 '        return [(1, 2), (3, 4)]\n    return'))
-    result = review(repo, diff(repo), config=settings({"review": {"stages": GAMING}}))
+    result = review(Repo.open(repo), Repo.open(repo).diff(), config=settings({"review": {"stages": GAMING}}))
     assert [(f.check, f.severity, f.line) for f in result.findings] == [("special-cased-test-input", "error", 7)]
 
 

@@ -12,6 +12,7 @@ import pytest
 from review_support import PRICING  # noqa: I001
 
 from coder.config.layers import settings
+from coder.vcs.repo import Repo
 
 FIXED = PRICING + "\n\ndef count(prices):\n    return len(prices)\n"
 BROKEN = FIXED.replace("(1 + TAX_RATE)", "(1 - TAX_RATE)")  # the task's change, plus a regression
@@ -51,8 +52,9 @@ def test_failing_patch_is_fixed_from_the_findings_then_committed(shop_repo: Path
         provider = create_provider("anthropic:claude-sonnet-4-6", {})
         seen: list[str] = []
         config = settings({"review": {"stages": ["apply", "parse", "lint", "hygiene", "gaming", "tests"]}})
-        gate = review_and_commit(GateRequest(shop_repo, "add a count function", agent(provider, shop_repo, seen),
-                                             provider, config, max_rounds=2, model_name="claude-sonnet-4-6"))
+        gate = review_and_commit(GateRequest(Repo.open(shop_repo), "add a count function",
+                                             agent(provider, shop_repo, seen), provider, config, max_rounds=2,
+                                             model_name="claude-sonnet-4-6"))
         requests = server.requests
     assert [r.verdict for r in gate.reviews] == ["fail", "pass"] and gate.rounds == 1, gate.message
     assert "test_total_plain fails" in seen[0] and "Review verdict: FAIL" in seen[0]
@@ -76,12 +78,14 @@ def test_no_commit_while_the_review_fails_unless_overridden(shop_repo: Path, tmp
     (shop_repo / "src/shop/pricing.py").write_text(BROKEN)
     config = settings({"review": {"stages": ["gaming", "tests"]}})
     seen: list[str] = []
-    gate = review_and_commit(GateRequest(shop_repo, "x", agent(provider, shop_repo, seen), None, config, max_rounds=1))
+    gate = review_and_commit(GateRequest(Repo.open(shop_repo), "x", agent(provider, shop_repo, seen), None, config,
+                                         max_rounds=1))
     assert not gate.committed and gate.rounds == 1 and len(seen) == 1
     assert "still fails after 1 fix round" in gate.message
     assert head_message(shop_repo).strip() == "initial"
     asked: list[str] = []
-    gate = review_and_commit(GateRequest(shop_repo, "x", agent(provider, shop_repo, seen), None, config, max_rounds=0,
+    gate = review_and_commit(GateRequest(Repo.open(shop_repo), "x", agent(provider, shop_repo, seen), None, config,
+                                         max_rounds=0,
                                          override=lambda result: asked.append(result.verdict) or True,
                                          message="fix: forced"))
     assert gate.committed and gate.overridden and asked == ["fail"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from review_support import PRICING  # noqa: I001
 
 from coder.config.layers import settings
+from coder.vcs.repo import Repo
 
 MECH = ["apply", "parse", "lint", "hygiene"]
 
@@ -88,11 +89,11 @@ def test_syntax_errors_python_and_javascript(shop_repo: Path, run_review) -> Non
 
 def test_file_broken_before_the_change_is_only_a_warning(g_init, tmp_path: Path) -> None:
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
+    from coder.vcs.repo import Repo
 
     repo = g_init(tmp_path, {"legacy.py": "def f(:\n    pass\n"})
     (repo / "legacy.py").write_text("def f(:\n    pass\nx = 1\n")
-    result = review(repo, diff(repo), config=settings({"review": {"stages": ["parse"]}}))
+    result = review(Repo.open(repo), Repo.open(repo).diff(), config=settings({"review": {"stages": ["parse"]}}))
     assert [(f.check, f.severity) for f in result.findings] == [("syntax", "warning")]
 
 
@@ -127,7 +128,7 @@ def test_diff_that_does_not_apply(shop_repo: Path) -> None:
 
     stale = ("diff --git a/src/shop/pricing.py b/src/shop/pricing.py\n--- a/src/shop/pricing.py\n"
              "+++ b/src/shop/pricing.py\n@@ -2,3 +2,3 @@\n \n-TAX_RATE = 0.3\n+TAX_RATE = 0.4\n \n")
-    result = review(shop_repo, stale, config=settings({"review": {"stages": ["apply", "parse", "tests"]}}))
+    result = review(Repo.open(shop_repo), stale, config=settings({"review": {"stages": ["apply", "parse", "tests"]}}))
     assert result.verdict == "fail" and result.findings[0].check == "apply"
     assert result.stage("tests").status == "skipped" and "does not apply" in result.stage("tests").note
 
@@ -135,7 +136,7 @@ def test_diff_that_does_not_apply(shop_repo: Path) -> None:
 def test_empty_diff(shop_repo: Path) -> None:
     from coder.review.pipeline import review
 
-    result = review(shop_repo, "", config=settings({"review": {"stages": ["apply", "tests", "llm"]}}))
+    result = review(Repo.open(shop_repo), "", config=settings({"review": {"stages": ["apply", "tests", "llm"]}}))
     assert result.verdict == "pass" and all(s.status == "skipped" for s in result.stages)
 
 
@@ -145,7 +146,7 @@ def test_diff_against_a_commit_is_reviewed_from_the_object_store(shop_repo: Path
 
     patch = ("diff --git a/src/shop/pricing.py b/src/shop/pricing.py\n--- a/src/shop/pricing.py\n"
              "+++ b/src/shop/pricing.py\n@@ -2,3 +2,3 @@\n \n-TAX_RATE = 0.2\n+TAX_RATE = (0.2\n \n")
-    result = review(shop_repo, patch, config=settings({"review": {"stages": ["apply", "parse"]}}))
+    result = review(Repo.open(shop_repo), patch, config=settings({"review": {"stages": ["apply", "parse"]}}))
     assert (shop_repo / "src/shop/pricing.py").read_text() == PRICING  # the disk was never touched
     assert result.stage("apply").status == "pass"
     assert [(f.check, f.severity) for f in result.findings] == [("syntax", "error")]

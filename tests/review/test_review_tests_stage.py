@@ -7,6 +7,7 @@ from pathlib import Path
 from review_support import PRICING, TESTS, _git  # noqa: I001
 
 from coder.config.layers import settings
+from coder.vcs.repo import Repo
 
 TESTS_ONLY = ["tests"]
 
@@ -35,7 +36,6 @@ def test_correct_change_passes_and_runs_related_tests_in_the_sandbox(shop_repo: 
 def test_related_tests_found_by_import_and_by_name(shop_repo: Path) -> None:
     from coder.review.context import ReviewContext
     from coder.review.testing import related_python_tests
-    from coder.vcs.repo import diff
 
     (shop_repo / "tests" / "test_other.py").write_text("def test_other():\n    assert True\n")
     (shop_repo / "tests" / "test_uses.py").write_text("from shop import pricing\n\n\ndef test_u():\n"
@@ -46,7 +46,7 @@ def test_related_tests_found_by_import_and_by_name(shop_repo: Path) -> None:
     _git(shop_repo, "add", "-A")
     _git(shop_repo, "commit", "-qm", "more tests")
     (shop_repo / "src" / "shop" / "pricing.py").write_text(PRICING + "\nX = 1\n")
-    ctx = ReviewContext(shop_repo, diff(shop_repo))
+    ctx = ReviewContext(Repo.open(shop_repo), Repo.open(shop_repo).diff())
     assert related_python_tests(ctx) == ["tests/test_dotted.py", "tests/test_pricing.py", "tests/test_uses.py"]
 
 
@@ -77,11 +77,10 @@ def test_custom_command_and_full_suite(shop_repo: Path, run_review) -> None:
 
 def test_no_test_command_detected(g_init, tmp_path: Path) -> None:
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
 
     repo = g_init(tmp_path, {"notes.txt": "a\n"})
     (repo / "notes.txt").write_text("b\n")
-    result = review(repo, diff(repo), config=settings({"review": {"stages": TESTS_ONLY}}))
+    result = review(Repo.open(repo), Repo.open(repo).diff(), config=settings({"review": {"stages": TESTS_ONLY}}))
     assert result.verdict == "pass" and result.stage("tests").status == "skipped"
     assert "no test command detected" in result.stage("tests").note
 
@@ -89,13 +88,13 @@ def test_no_test_command_detected(g_init, tmp_path: Path) -> None:
 def test_review_of_the_index_runs_tests_on_the_staged_tree(shop_repo: Path) -> None:
     """Staged: a good change; unstaged on top: a breaking one. The review of the index must pass."""
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
 
     good = PRICING.replace("def label(name):", "def label(name: str) -> str:")
     (shop_repo / "src/shop/pricing.py").write_text(good)
     _git(shop_repo, "add", "src/shop/pricing.py")
     (shop_repo / "src/shop/pricing.py").write_text(good.replace("(1 + TAX_RATE)", "(1 - TAX_RATE)"))
-    result = review(shop_repo, diff(shop_repo, staged=True), config=settings({"review": {"stages": TESTS_ONLY}}))
+    repo, config = Repo.open(shop_repo), settings({"review": {"stages": TESTS_ONLY}})
+    result = review(repo, repo.diff(staged=True), config=config)
     assert result.verdict == "pass", result.render()
-    result = review(shop_repo, diff(shop_repo), config=settings({"review": {"stages": TESTS_ONLY}}))
+    result = review(repo, repo.diff(), config=config)
     assert result.verdict == "fail"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from coder.review.types import Finding, ReviewResult, StageResult
+from coder.vcs.repo import Repo
 
 
 def test_verdicts_and_feedback() -> None:
@@ -36,7 +37,6 @@ def test_verdicts_and_feedback() -> None:
 def test_detection_for_npm_go_and_cargo(g_init, tmp_path: Path) -> None:
     from coder.review.context import ReviewContext
     from coder.review.testing import detect
-    from coder.vcs.repo import diff
 
     cases = {
         "npm": {"package.json": json.dumps({"scripts": {"test": "vitest run"}}), "src/a.js": "x\n"},
@@ -48,7 +48,7 @@ def test_detection_for_npm_go_and_cargo(g_init, tmp_path: Path) -> None:
         repo = g_init(tmp_path / kind, files)
         changed = next(p for p in files if p.startswith(("src", "pkg")))
         (repo / changed).write_text("changed\n")
-        ctx = ReviewContext(repo, diff(repo))
+        ctx = ReviewContext(Repo.open(repo), Repo.open(repo).diff())
         plan = detect(ctx, repo)
         assert plan is not None and plan.kind == kind
         if kind == "go":
@@ -57,4 +57,4 @@ def test_detection_for_npm_go_and_cargo(g_init, tmp_path: Path) -> None:
     repo = g_init(tmp_path / "none", {"package.json": json.dumps({"scripts": {
         "test": "echo \"Error: no test specified\" && exit 1"}})})
     (repo / "package.json").write_text("{}\n")
-    assert detect(ReviewContext(repo, diff(repo)), repo) is None
+    assert detect(ReviewContext(Repo.open(repo), Repo.open(repo).diff()), repo) is None

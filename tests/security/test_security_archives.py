@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from coder.vcs.repo import Repo
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from cli_support import coder  # noqa: E402
 
@@ -249,7 +251,7 @@ def test_the_reviewers_export_writes_nothing_through_a_crafted_tree(git_repo: Pa
     assert (outside / "marker").read_text() == "planted\n"  # the plant is live
     (outside / "marker").unlink()
 
-    ctx = ReviewContext(git_repo, "")
+    ctx = ReviewContext(Repo.open(git_repo), "")
     try:
         try:
             export = ctx.export(tree)

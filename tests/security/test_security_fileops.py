@@ -49,6 +49,7 @@ from coder.tools.base import ToolContext, ToolContract, ToolResult
 from coder.tools.edit_tool import EditTool
 from coder.tools.patch_tool import ApplyPatchTool
 from coder.vcs.checkpoints import CheckpointError, Checkpoints, RestoreConflict
+from coder.vcs.repo import Repo
 
 REPO = Path(__file__).resolve().parents[2]
 MARKER = "OUTSIDE-MARKER-4f1c"
@@ -159,7 +160,7 @@ def test_a_fifo_planted_in_place_of_a_file_does_not_hang_a_read(git_repo: Path, 
 # ---- (a) checkpoints: /undo and /rewind ----------------------------------------------------------------------
 
 def test_undo_removes_a_planted_file_link_not_its_outside_target(git_repo: Path, outside: Path) -> None:
-    cps = Checkpoints(git_repo, "s1")
+    cps = Checkpoints(Repo.open(git_repo), "s1")
     (git_repo / "new.txt").write_text("made in turn 1\n")
     assert cps.snapshot("turn 1") is not None
     sandbox(git_repo, f"rm new.txt && ln -s {outside}/secret.txt new.txt")  # after the checkpoint
@@ -173,7 +174,7 @@ def test_undo_removes_a_planted_file_link_not_its_outside_target(git_repo: Path,
 
 
 def test_undo_never_deletes_through_a_planted_folder_link(git_repo: Path, outside: Path) -> None:
-    cps = Checkpoints(git_repo, "s1")
+    cps = Checkpoints(Repo.open(git_repo), "s1")
     (git_repo / "d" / "sub").mkdir(parents=True)
     (git_repo / "d" / "f.txt").write_text("inside f\n")
     (git_repo / "d" / "sub" / "g.txt").write_text("inside g\n")
@@ -188,7 +189,7 @@ def test_undo_never_deletes_through_a_planted_folder_link(git_repo: Path, outsid
 
 
 def test_restore_never_writes_through_a_planted_link(git_repo: Path, outside: Path) -> None:
-    cps = Checkpoints(git_repo, "s1")
+    cps = Checkpoints(Repo.open(git_repo), "s1")
     original = (git_repo / "src" / "app.py").read_text()
     (git_repo / "src" / "app.py").write_text("changed in turn 1\n")
     subprocess.run(["mkdir", "-p", "d"], cwd=git_repo, check=True)

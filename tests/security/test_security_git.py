@@ -33,7 +33,7 @@ from coder.frontend.workspace import git_state
 from coder.host import git as hostgit
 from coder.vcs.checkpoints import Checkpoints
 from coder.vcs.commit import commit_changes
-from coder.vcs.repo import VcsError, diff, gitlinks
+from coder.vcs.repo import Repo, VcsError
 
 REPO = Path(__file__).resolve().parents[2]
 HOOK_NAMES = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-index-change",
@@ -109,7 +109,7 @@ def planted(tmp_path: Path, outside: Path) -> Path:
     (repo / ".gitignore").write_text(".modgit/\n")
     git(repo, "-c", "advice.addEmbeddedRepo=false", "add", "sub", "mod", ".gitignore")
     git(repo, "commit", "-q", "-m", "gitlinks")
-    assert (repo / "mod" / ".git").is_file() and set(gitlinks(repo)) == {"sub", "mod"}
+    assert (repo / "mod" / ".git").is_file() and set(Repo.open(repo).gitlinks()) == {"sub", "mod"}
     hooks = _evil_hooks(repo / ".evilhooks", evil)
     _plant(repo / "sub" / ".git", evil, hooks)
     _plant(repo / ".modgit", evil, hooks)
@@ -137,7 +137,7 @@ def test_control_plain_git_runs_what_was_planted(planted: Path, outside: Path) -
 # ---- every host path --------------------------------------------------------------------------------------------
 
 def test_checkpoint_snapshot_undo_and_restore_run_nothing(planted: Path, outside: Path) -> None:
-    cps = Checkpoints(planted, "s1")
+    cps = Checkpoints(Repo.open(planted), "s1")
     (planted / "a.txt").write_text("two\n")
     (planted / "new.txt").write_text("new\n")
     snap = cps.snapshot("turn 1")
@@ -148,13 +148,13 @@ def test_checkpoint_snapshot_undo_and_restore_run_nothing(planted: Path, outside
     cps.restore(snap.id)
     assert (planted / "a.txt").read_text() == "two\n"
     # the user's gitlinks are kept as the index has them, and the nested repositories' files never touched
-    assert set(gitlinks(planted)) == {"sub", "mod"}
+    assert set(Repo.open(planted).gitlinks()) == {"sub", "mod"}
     assert (planted / "sub" / "f.txt").read_text() == "inner, changed by the agent\n"
     assert _fired(outside) == []
 
 
 def test_checkpoints_leave_new_embedded_repositories_out(planted: Path, outside: Path) -> None:
-    cps = Checkpoints(planted, "s2")
+    cps = Checkpoints(Repo.open(planted), "s2")
     git(planted, "init", "-q", "emb")
     (planted / "emb" / "x.txt").write_text("x\n")
     git(planted / "emb", "add", "x.txt")
@@ -179,13 +179,13 @@ def test_coder_review_runs_nothing_and_sees_no_provider_key(planted: Path, outsi
                               stdin=subprocess.DEVNULL)
         assert proc.returncode in (0, 1), proc.stderr
         assert "verdict" in json.loads(proc.stdout)
-    assert "+two" in diff(planted)
+    assert "+two" in Repo.open(planted).diff()
     assert _fired(outside) == []
 
 
 def test_commit_runs_nothing_and_keeps_the_gitlinks(planted: Path, outside: Path) -> None:
     (planted / "a.txt").write_text("two\n")
-    result = commit_changes(planted, "change a")
+    result = commit_changes(Repo.open(planted), "change a")
     assert result.committed and "a.txt" in result.files
     assert git(planted, "ls-tree", "HEAD", "sub").split()[:2] == ["160000", "commit"]
     assert _fired(outside) == []
@@ -200,12 +200,12 @@ def test_commit_refuses_a_new_embedded_repository(planted: Path, outside: Path) 
     index = (planted / ".git" / "index").read_bytes()
     head = git(planted, "rev-parse", "HEAD")
     with pytest.raises(VcsError, match="emb is an embedded git repository"):
-        commit_changes(planted, "with emb")
+        commit_changes(Repo.open(planted), "with emb")
     assert (planted / ".git" / "index").read_bytes() == index and git(planted, "rev-parse", "HEAD") == head
     # control: without it the same commit goes through
     (planted / "emb" / ".git").rename(planted / "emb-gitdir")
     (planted / ".gitignore").write_text(".modgit/\nemb-gitdir/\n")
-    assert commit_changes(planted, "files of emb").committed
+    assert commit_changes(Repo.open(planted), "files of emb").committed
     assert git(planted, "ls-tree", "HEAD", "emb/x.txt").split()[0] == "100644"
     assert _fired(outside) == []
 
@@ -250,15 +250,16 @@ def test_repository_filter_and_diff_drivers_never_run(planted: Path, outside: Pa
     assert "clean" in _control(planted, outside, "add", "-A", "--dry-run", "a.txt")
     assert "clean" in _control(planted, outside, "hash-object", "a.txt")
     assert hostgit.untrusted_drivers(planted) == ["diff.evil", "filter.evil", "merge.evil"]
-    cps = Checkpoints(planted, "s3")
+    cps = Checkpoints(Repo.open(planted), "s3")
     (planted / "a.txt").write_text("three\n")
     snap = cps.snapshot("turn")
     cps.undo()  # read-tree + checkout-index: the smudge filter must not run either
     assert (planted / "a.txt").read_text() == "two\n"
-    assert snap is not None and "+two" in diff(planted, base=snap.commit) and "-three" in diff(planted, snap.commit)
-    assert "+two" in diff(planted)
+    repo = Repo.open(planted)
+    assert snap is not None and "+two" in repo.diff(base=snap.commit) and "-three" in repo.diff(snap.commit)
+    assert "+two" in Repo.open(planted).diff()
     with pytest.raises(VcsError, match="sets git filters \\(filter.evil\\)"):
-        commit_changes(planted, "filtered")
+        commit_changes(Repo.open(planted), "filtered")
     assert _fired(outside) == []
 
 
@@ -271,7 +272,7 @@ def test_planted_commondir_cannot_redirect_the_repository(planted: Path, outside
         "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
         f"\tworktree = {outside}\n" + _evil_config(outside / "evil.sh", planted / ".evilhooks"))
     (planted / ".gitattributes").write_text("* filter=evil\n")
-    cps = Checkpoints(planted, "s4")
+    cps = Checkpoints(Repo.open(planted), "s4")
     (planted / "a.txt").write_text("two\n")
     (planted / ".git" / "commondir").write_text(str(evil_dir) + "\n")
     assert "fsmonitor" in _control(planted, outside, "status")  # control: git follows it
@@ -280,7 +281,7 @@ def test_planted_commondir_cannot_redirect_the_repository(planted: Path, outside
     with pytest.raises(VcsError, match="commondir exists"):
         cps.undo()
     with pytest.raises(VcsError, match="commondir exists"):
-        commit_changes(planted, "redirected")
+        commit_changes(Repo.open(planted), "redirected")
     assert git_root(planted) is None and git_state(planted).branch is None  # no git at all, rather than theirs
     assert not list_files(planted).from_git
     assert sorted(p.name for p in outside.iterdir()) == ["evil.sh"]  # no marker, nothing written outside

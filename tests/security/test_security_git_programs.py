@@ -24,6 +24,7 @@ from coder.host import git as hostgit
 from coder.host.gitconfig import PROGRAM_KEYS
 from coder.vcs.checkpoints import Checkpoints
 from coder.vcs.commit import commit_changes
+from coder.vcs.repo import Repo
 
 #: where the repository's configuration is planted (each is read by plain git in the repository)
 PLACES = ("local", "worktree", "include-in-work-tree", "global-include-into-work-tree")
@@ -97,13 +98,13 @@ def test_the_repositorys_signing_program_never_runs(tmp_path: Path, outside: Pat
     _plant(repo, place, _plant_text(outside))
     (repo / "a.txt").write_text("two\n")
     # every host path: checkpoints, status and diff, the question "does the user sign?", the commit itself
-    checkpoints = Checkpoints(repo, "s1")
+    checkpoints = Checkpoints(Repo.open(repo), "s1")
     (repo / "b.txt").write_text("new\n")
     assert checkpoints.snapshot("turn 1") is not None
     for args in (["status", "--porcelain"], ["diff", "HEAD"], ["log", "-1", "--format=%H %G?"]):
         assert hostgit.run(repo, args).returncode == 0, args
     assert hostgit.run(repo, ["config", "--type=bool", "commit.gpgSign"]).stdout.strip() == "false"
-    result = commit_changes(repo, "feat: two", run_hooks_in="skip")
+    result = commit_changes(Repo.open(repo), "feat: two", run_hooks_in="skip")
     assert result.committed, result
     assert "gpgsig" not in git(repo, "cat-file", "commit", "HEAD")
     assert _fired(outside) == []
@@ -122,14 +123,14 @@ def test_the_users_own_signing_still_runs(tmp_path: Path, outside: Path) -> None
     _fired(outside)  # the initial commit was signed by the user's program already
     _plant(repo, "include-in-work-tree", _plant_text(outside))
     (repo / "a.txt").write_text("two\n")
-    result = commit_changes(repo, "feat: signed", run_hooks_in="skip")
+    result = commit_changes(Repo.open(repo), "feat: signed", run_hooks_in="skip")
     assert result.committed, result
     assert "gpgsig -----BEGIN PGP SIGNATURE-----" in git(repo, "cat-file", "commit", "HEAD")
     assert _fired(outside) == ["user-gpg"]
     # a repository may turn signing off (that runs nothing): coder honours it
     git(repo, "config", "commit.gpgSign", "false")
     (repo / "a.txt").write_text("three\n")
-    assert commit_changes(repo, "feat: unsigned", run_hooks_in="skip").committed
+    assert commit_changes(Repo.open(repo), "feat: unsigned", run_hooks_in="skip").committed
     assert "gpgsig" not in git(repo, "cat-file", "commit", "HEAD") and _fired(outside) == []
 
 

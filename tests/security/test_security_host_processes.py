@@ -32,7 +32,7 @@ from coder.review.context import ReviewContext
 from coder.review.mechanical import stage_lint
 from coder.sandbox.exec import run_sandboxed
 from coder.trust import decisions
-from coder.vcs.repo import diff
+from coder.vcs.repo import Repo
 
 REPO = Path(__file__).resolve().parents[2]
 MCP_DEMO = REPO / "tests" / "ext" / "mcp_demo_server.py"
@@ -258,7 +258,7 @@ def test_a_fifo_swapped_in_for_the_changed_file_does_not_stall_the_review(git_re
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-q", "-m", "pkg")
     (pkg / "mod.py").write_text("import os\n\n\ndef f():\n    return 1\n")
-    ctx = ReviewContext(git_repo, diff(git_repo))
+    ctx = ReviewContext(Repo.open(git_repo), Repo.open(git_repo).diff())
     try:
         (pkg / "mod.py").unlink()
         for name in ("mod.py", "pyproject.toml", "ruff.toml"):

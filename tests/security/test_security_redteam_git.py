@@ -30,7 +30,7 @@ from coder.host import git as hostgit
 from coder.sandbox.exec import run_sandboxed
 from coder.vcs.checkpoints import Checkpoints, ForgedCheckpoint
 from coder.vcs.commit import commit_changes
-from coder.vcs.repo import VcsError, find_repo, require_repo
+from coder.vcs.repo import Repo, VcsError
 
 REPO = Path(__file__).resolve().parents[2]
 MODES = (("plan", ()), ("ask", ("--allow", "bash(*)")), ("auto-edit", ("--allow", "bash(*)")), ("auto", ()))
@@ -96,11 +96,11 @@ def test_separate_git_dir_with_an_outside_worktree_keeps_the_workspace(git_repo:
     # session in pkg works there without git (never in the outside folder)
     assert git_root(pkg) is None
     with pytest.raises(VcsError, match="planted"):
-        find_repo(pkg)
+        Repo.find(pkg)
     with pytest.raises(hostgit.PlantedGitDir):
         hostgit.run(pkg, ["rev-parse", "--show-toplevel"])
     with pytest.raises(VcsError):
-        require_repo(pkg / ".git")
+        Repo.open(pkg / ".git")
     assert list(target.iterdir()) == []
 
 
@@ -114,7 +114,7 @@ def test_a_git_file_planted_in_a_plain_folder_keeps_the_workspace(tmp_path: Path
                   f"cp pkg/.git .git")
     for where in (proj, proj / "pkg"):
         assert plain_git(where, "rev-parse", "--show-toplevel").stdout.strip() == str(target)  # control
-    assert git_root(proj) == proj and find_repo(proj) == proj  # `.x` is inside proj: pinned to proj
+    assert git_root(proj) == proj and Repo.open(proj).root == proj  # `.x` is inside proj: pinned to proj
     assert git_root(proj / "pkg") is None  # from pkg, `.x` is outside and names nothing back: refused
 
 
@@ -152,7 +152,7 @@ def test_commit_refuses_a_planted_commit_editmsg_and_reflog_link(git_repo: Path,
     sandbox(git_repo, f"echo 'print(1)' > hello.py && ln -sf {bashrc} .git/COMMIT_EDITMSG && "
                       f"rm -f .git/logs/HEAD && ln -s {outside / 'reflog_head'} .git/logs/HEAD")
     head = git(git_repo, "rev-parse", "HEAD")
-    why = refusal(lambda: commit_changes(git_repo, "feat: add hello\n\ntouch PWNED #"))
+    why = refusal(lambda: commit_changes(Repo.open(git_repo), "feat: add hello\n\ntouch PWNED #"))
     assert bashrc.read_text() == "# the user's shell startup\n" and not (outside / "reflog_head").exists()
     assert re.search("symbolic link.*COMMIT_EDITMSG", why) and git(git_repo, "rev-parse", "HEAD") == head
     # control: plain git writes the message and the reflog through the links
@@ -169,7 +169,7 @@ def test_a_hook_swapping_the_message_file_for_a_link_reads_no_host_file(git_repo
     hook.chmod(0o755)
     (git_repo / "README.md").write_text("changed\n")
     head = git(git_repo, "rev-parse", "HEAD")
-    why = refusal(lambda: commit_changes(git_repo, "docs: readme"))  # the hook runs in the sandbox
+    why = refusal(lambda: commit_changes(Repo.open(git_repo), "docs: readme"))  # the hook runs in the sandbox
     assert "SECRET" not in git(git_repo, "log", "--format=%B") and git(git_repo, "rev-parse", "HEAD") == head
     assert re.search("replaced|symbolic link", why)
     assert os.path.realpath(git_repo / ".git" / "COMMIT_EDITMSG") == str(secret)  # control: the hook did plant it
@@ -178,7 +178,7 @@ def test_a_hook_swapping_the_message_file_for_a_link_reads_no_host_file(git_repo
 def test_commit_without_links_still_commits_and_writes_nothing_in_the_git_dir(git_repo: Path) -> None:
     """Control for 2 and 4: the plumbing commit works, message cleaned as `git commit` would."""
     (git_repo / "README.md").write_text("changed\n")
-    result = commit_changes(git_repo, "docs: readme  \n\n\nbody\n\n")
+    result = commit_changes(Repo.open(git_repo), "docs: readme  \n\n\nbody\n\n")
     assert result.committed and result.files == ["README.md"]
     assert git(git_repo, "log", "-1", "--format=%B") == "docs: readme\n\nbody\n\n"
     assert (git_repo / ".git" / "COMMIT_EDITMSG").read_text() == "initial\n"  # git's, from the fixture's commit
@@ -194,12 +194,12 @@ def test_commit_with_a_planted_restore_link_and_index_lock_writes_nothing_outsid
     target.write_text("precious\n")
     sandbox(git_repo, f"echo 'print(2)' > lib.py && ln -s {target} .git/index.coder-restore && : > .git/index.lock")
     assert "index.lock" in plain_git(git_repo, "add", "lib.py").stderr  # control: git's own add fails here
-    why = refusal(lambda: commit_changes(git_repo, "feat: lib"))
+    why = refusal(lambda: commit_changes(Repo.open(git_repo), "feat: lib"))
     assert target.read_bytes() == b"precious\n" and not (git_repo / ".git" / "index").is_symlink()
     assert "symbolic link" in why
     # with the link gone but the lock left: the commit needs no lock on the user's index, and says so
     (git_repo / ".git" / "index.coder-restore").unlink()
-    result = commit_changes(git_repo, "feat: lib")
+    result = commit_changes(Repo.open(git_repo), "feat: lib")
     assert result.committed and result.files == ["lib.py"] and "index was not updated" in result.summary()
     assert target.read_text() == "precious\n"
 
@@ -210,9 +210,9 @@ def test_a_linked_index_is_neither_read_nor_written(git_repo: Path, outside: Pat
     sandbox(git_repo, f"echo 'print(3)' > lib.py && rm .git/index && ln -s {secret} .git/index")
     assert "index" in plain_git(git_repo, "status").stderr  # control: git reads the link's target
     with pytest.raises(VcsError, match="symbolic link"):
-        commit_changes(git_repo, "feat: lib")
+        commit_changes(Repo.open(git_repo), "feat: lib")
     with pytest.raises(VcsError, match="symbolic link"):
-        Checkpoints(git_repo, "s-index")
+        Checkpoints(Repo.open(git_repo), "s-index")
     assert secret.read_text() == "not an index\n"
 
 
@@ -247,7 +247,7 @@ echo $c
 
 
 def _one_turn(repo: Path, session: str) -> Checkpoints:
-    cps = Checkpoints(repo, session)
+    cps = Checkpoints(Repo.open(repo), session)
     (repo / "README.md").write_text("turn 1\n")
     assert cps.snapshot("turn 1") is not None
     return cps
@@ -285,7 +285,7 @@ def test_rewind_to_a_forged_checkpoint_with_coder_files_is_refused(git_repo: Pat
 
 def test_restore_never_writes_or_deletes_protected_paths(git_repo: Path) -> None:
     """Even checkpoints coder wrote: the agent's AGENTS.md and a link into .git stay as they are on /undo."""
-    cps = Checkpoints(git_repo, "s-prot")
+    cps = Checkpoints(Repo.open(git_repo), "s-prot")
     sandbox(git_repo, "echo 'agent text' > AGENTS.md && ln -s .git/hooks/pre-commit hooklink && echo x > plain.txt")
     assert cps.snapshot("turn 1") is not None
     result = cps.undo()
@@ -314,7 +314,7 @@ PLANTS = {
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 def test_checkpoint_refuses_links_inside_the_git_dir(git_repo: Path, outside: Path, plant: str) -> None:
     (outside / "objdir").mkdir()
-    cps = Checkpoints(git_repo, "s-links")
+    cps = Checkpoints(Repo.open(git_repo), "s-links")
     sandbox(git_repo, PLANTS[plant].format(o=outside))
     why = refusal(lambda: cps.snapshot("turn 1"))
     assert list((outside / "objdir").iterdir()) == [] and not (outside / "ckpt_reflog").exists()
@@ -351,7 +351,7 @@ def test_commit_leaves_out_what_the_sandbox_staged(git_repo: Path, paths: list[s
     assert "vendored: a new gitlink" in output and "removed from the index" in output, output
     staged = git(git_repo, "diff", "--cached", "--name-only").split()
     assert ".github/workflows/ci.yml" in staged and "vendored" not in staged  # control: a plain commit takes it
-    result = commit_changes(git_repo, "feat: lib", paths=paths)
+    result = commit_changes(Repo.open(git_repo), "feat: lib", paths=paths)
     assert result.committed and result.files == ["lib.py"]
     assert git(git_repo, "ls-tree", "-r", "--name-only", "HEAD").split() == ["README.md", "lib.py", "src/app.py"]
     # it stays staged in the user's index, for the user to see, and nothing else changed there
@@ -362,7 +362,7 @@ def test_the_users_own_staged_changes_elsewhere_stay_staged(git_repo: Path) -> N
     (git_repo / "README.md").write_text("# user's staged edit\n")
     git(git_repo, "add", "README.md")
     (git_repo / "src" / "app.py").write_text("# agent\n")
-    result = commit_changes(git_repo, "chore: agent change", paths=["src/app.py"])
+    result = commit_changes(Repo.open(git_repo), "chore: agent change", paths=["src/app.py"])
     assert result.files == ["src/app.py"]
     assert git(git_repo, "show", "--name-only", "--format=", "HEAD").split() == ["src/app.py"]
     assert git(git_repo, "status", "--porcelain") == "M  README.md\n"
@@ -395,4 +395,4 @@ def test_a_git_file_naming_another_repositorys_git_dir_is_refused(tmp_path: Path
     linked = tmp_path / "linked"  # control: a real linked worktree, whose git dir names it back, still works
     git(git_repo, "worktree", "add", "-q", str(linked))
     assert hostgit.pinned_repo(linked)["GIT_WORK_TREE"] == str(linked.resolve())
-    assert find_repo(linked) == linked.resolve()
+    assert Repo.open(linked).root == linked.resolve()

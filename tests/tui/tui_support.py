@@ -23,6 +23,7 @@ from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
 from coder.store.db import SessionStore, new_session_id
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult
+from coder.vcs.repo import Repo
 
 WRITE = ToolContract("write_file", "Write a file.", {"type": "object", "properties": {
     "path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}, "write")
@@ -92,7 +93,7 @@ class Factory:
 
         from coder.vcs.checkpoints import Checkpoints
 
-        checkpoints = Checkpoints(self.workspace, sid)
+        checkpoints = Checkpoints(Repo.open(self.workspace), sid)
         ctx = ToolContext(self.workspace, self.workspace, sid, threading.Event(), paths.session_dir(sid))
         parts = SessionParts(sid, provider, {"write_file": WriteTool(), "bash": EchoShell()}, ModePolicy(mode),
                              self.context(provider) if self.context else PassthroughContext(), ctx, "system",

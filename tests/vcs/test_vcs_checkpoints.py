@@ -15,6 +15,7 @@ from coder.vcs.checkpoints import (
     RestoreConflict,
     list_sessions,
 )
+from coder.vcs.repo import Repo
 
 
 def files(repo: Path) -> dict[str, str]:
@@ -32,7 +33,7 @@ def files(repo: Path) -> dict[str, str]:
 
 
 def test_snapshot_and_undo_cover_edits_and_shell_changes(git_repo: Path, g, fingerprint) -> None:
-    cps = Checkpoints(git_repo, "s1")
+    cps = Checkpoints(Repo.open(git_repo), "s1")
     base = cps.baseline()
     before = files(git_repo)
     user = fingerprint(git_repo)
@@ -69,7 +70,7 @@ def test_snapshot_and_undo_cover_edits_and_shell_changes(git_repo: Path, g, fing
 def test_user_work_from_before_the_session_survives(dirty_repo: Path, g, fingerprint) -> None:
     user = fingerprint(dirty_repo)
     before = files(dirty_repo)
-    cps = Checkpoints(dirty_repo, "sess-2")
+    cps = Checkpoints(Repo.open(dirty_repo), "sess-2")
     cps.baseline()
     # the agent edits the user's dirty files, deletes the untracked one, makes build output (ignored)
     (dirty_repo / "README.md").write_text("# agent rewrote this\n")
@@ -95,7 +96,7 @@ def test_user_work_from_before_the_session_survives(dirty_repo: Path, g, fingerp
 
 
 def test_restore_refuses_to_overwrite_later_user_changes_then_force_saves_them(git_repo: Path) -> None:
-    cps = Checkpoints(git_repo, "s3")
+    cps = Checkpoints(Repo.open(git_repo), "s3")
     cps.baseline()
     (git_repo / "src" / "app.py").write_text("agent version\n")
     cps.snapshot("turn 1")
@@ -116,7 +117,7 @@ def test_restore_refuses_to_overwrite_later_user_changes_then_force_saves_them(g
 
 
 def test_later_changes_outside_the_restored_files_are_kept(git_repo: Path) -> None:
-    cps = Checkpoints(git_repo, "s4")
+    cps = Checkpoints(Repo.open(git_repo), "s4")
     cps.baseline()
     (git_repo / "a.txt").write_text("turn 1\n")
     cps.snapshot("turn 1")
@@ -128,7 +129,7 @@ def test_later_changes_outside_the_restored_files_are_kept(git_repo: Path) -> No
 
 
 def test_rewind_list_branches_and_undo_after_restore(git_repo: Path) -> None:
-    cps = Checkpoints(git_repo, "s5")
+    cps = Checkpoints(Repo.open(git_repo), "s5")
     cps.baseline()
     for i in range(1, 4):
         (git_repo / f"f{i}.txt").write_text(str(i))
@@ -151,7 +152,7 @@ def test_rewind_list_branches_and_undo_after_restore(git_repo: Path) -> None:
 
 
 def test_file_replaced_by_directory_and_back(git_repo: Path) -> None:
-    cps = Checkpoints(git_repo, "s6")
+    cps = Checkpoints(Repo.open(git_repo), "s6")
     cps.baseline()
     (git_repo / "README.md").unlink()
     (git_repo / "README.md").mkdir()
@@ -164,7 +165,7 @@ def test_file_replaced_by_directory_and_back(git_repo: Path) -> None:
 
 
 def test_prune_keeps_baseline_and_current_and_sessions_are_listed(git_repo: Path, g) -> None:
-    cps = Checkpoints(git_repo, "s7")
+    cps = Checkpoints(Repo.open(git_repo), "s7")
     cps.baseline()
     for i in range(6):
         (git_repo / "x.txt").write_text(str(i))
@@ -172,15 +173,15 @@ def test_prune_keeps_baseline_and_current_and_sessions_are_listed(git_repo: Path
     removed = cps.prune(keep=3)
     ids = [c.id for c in cps.list()]
     assert removed == [1, 2, 3] and ids == [0, 4, 5, 6]
-    other = Checkpoints(git_repo, "other")
+    other = Checkpoints(Repo.open(git_repo), "other")
     other.baseline()
-    sessions = {s.session_id: s.count for s in list_sessions(git_repo)}
+    sessions = {s.session_id: s.count for s in list_sessions(Repo.open(git_repo))}
     assert sessions == {"s7": 4, "other": 1}
     # the user's branch log and refs never mention checkpoints
     assert "checkpoint" not in g(git_repo, "log", "--branches", "--tags", "--oneline")
     assert g(git_repo, "for-each-ref", "refs/heads", "--format=%(refname)").split() == ["refs/heads/main"]
     other.delete_all()
-    assert "other" not in {s.session_id for s in list_sessions(git_repo)}
+    assert "other" not in {s.session_id for s in list_sessions(Repo.open(git_repo))}
     assert cps.undo().checkpoint.id == 5
     assert cps.undo().checkpoint.id == 4
     with pytest.raises(NothingToUndo, match="pruned"):
@@ -191,7 +192,7 @@ def test_unborn_repository_and_bad_session_ids(tmp_path: Path, g) -> None:
     repo = tmp_path / "fresh"
     repo.mkdir()
     g(repo, "init", "-q", "-b", "main")
-    cps = Checkpoints(repo, "s8")
+    cps = Checkpoints(Repo.open(repo), "s8")
     cps.baseline()
     (repo / "first.py").write_text("print('hi')\n")
     assert cps.snapshot("turn 1") is not None
@@ -200,29 +201,29 @@ def test_unborn_repository_and_bad_session_ids(tmp_path: Path, g) -> None:
     assert g(repo, "rev-parse", "--verify", "-q", "HEAD", check=False) == ""  # still no commit on main
     for bad in ("../x", "a b", "", "x.lock", "-rf"):
         with pytest.raises(CheckpointError):
-            Checkpoints(repo, bad)
+            Checkpoints(Repo.open(repo), bad)
 
 
 def test_not_a_repository(tmp_path: Path) -> None:
     from coder.vcs.repo import NotARepository
 
     with pytest.raises(NotARepository, match="git init"):
-        Checkpoints(tmp_path, "s9")
+        Checkpoints(Repo.open(tmp_path), "s9")
 
 
 def test_baseline_is_taken_when_the_session_opens(dirty_repo: Path) -> None:
     """The engine only creates the object and snapshots after turns: the first turn must still be undoable."""
-    cps = Checkpoints(dirty_repo, "engine-like")
+    cps = Checkpoints(Repo.open(dirty_repo), "engine-like")
     (dirty_repo / "README.md").write_text("turn 1 by the agent\n")
     assert cps.snapshot("turn 1") is not None
     cps.undo()
     assert (dirty_repo / "README.md").read_text() == "# demo\nuser notes, unstaged\n"
-    again = Checkpoints(dirty_repo, "engine-like")  # a resumed session keeps its baseline
+    again = Checkpoints(Repo.open(dirty_repo), "engine-like")  # a resumed session keeps its baseline
     assert [c.id for c in again.list()] == [0, 1]
 
 
 def test_huge_untracked_files_are_left_out_and_left_alone(git_repo: Path) -> None:
-    cps = Checkpoints(git_repo, "big", max_file_mb=0.01)
+    cps = Checkpoints(Repo.open(git_repo), "big", max_file_mb=0.01)
     (git_repo / "data.bin").write_bytes(b"\0" * 20_000)
     (git_repo / "small.txt").write_text("x")
     cp = cps.snapshot("turn 1")
@@ -235,7 +236,7 @@ def test_changes_made_inside_the_sandbox_are_undone(git_repo: Path) -> None:
     """What the agent's shell does (in bubblewrap) is covered like an edit."""
     from coder.sandbox.exec import run_sandboxed
 
-    cps = Checkpoints(git_repo, "sandboxed")
+    cps = Checkpoints(Repo.open(git_repo), "sandboxed")
     before = files(git_repo)
     run = run_sandboxed("sed -i 's/hello/bye/' src/app.py && mkdir -p out && echo 1 > out/gen.txt && rm README.md",
                         git_repo, None, 30)
@@ -249,7 +250,7 @@ def test_changes_made_inside_the_sandbox_are_undone(git_repo: Path) -> None:
 def test_user_edits_between_turns_survive_undo_with_a_pre_turn_snapshot(git_repo: Path) -> None:
     """The engine's pattern: snapshot before a turn (None unless someone changed files since) and after it.
     Undoing the turn then goes back to the user's between-turns state, not before it."""
-    cps = Checkpoints(git_repo, "between")
+    cps = Checkpoints(Repo.open(git_repo), "between")
     (git_repo / "a.txt").write_text("turn 1\n")
     cps.snapshot("after turn 1")
     (git_repo / "README.md").write_text("# edited by the user between turns\n")

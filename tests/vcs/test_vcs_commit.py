@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from coder.vcs.commit import commit_changes, find_hooks
-from coder.vcs.repo import NotARepository, VcsError, check_can_commit, repo_state
+from coder.vcs.commit import check_can_commit, commit_changes, find_hooks, repo_state
+from coder.vcs.repo import NotARepository, Repo, VcsError
 
 
 def hook(repo: Path, name: str, body: str) -> Path:
@@ -25,7 +25,7 @@ def index_hash(repo: Path) -> str:
 def test_commit_all_changes_with_message(git_repo: Path, g) -> None:
     (git_repo / "src" / "app.py").write_text("def greet(name):\n    return f'hello {name}'\n")
     (git_repo / "src" / "new.py").write_text("X = 1\n")
-    result = commit_changes(git_repo, "fix(src): use an f-string\n\nGenerated-by: coder (test)\n")
+    result = commit_changes(Repo.open(git_repo), "fix(src): use an f-string\n\nGenerated-by: coder (test)\n")
     assert result.committed and result.branch == "main"
     assert result.sha == g(git_repo, "rev-parse", "HEAD").strip()
     assert sorted(result.files) == ["src/app.py", "src/new.py"]
@@ -37,22 +37,22 @@ def test_commit_all_changes_with_message(git_repo: Path, g) -> None:
 def test_commit_only_selected_paths(git_repo: Path, g) -> None:
     (git_repo / "README.md").write_text("# user's own edit\n")
     (git_repo / "src" / "app.py").write_text("# agent\n")
-    result = commit_changes(git_repo, "chore: agent change", paths=["src/app.py"])
+    result = commit_changes(Repo.open(git_repo), "chore: agent change", paths=["src/app.py"])
     assert result.files == ["src/app.py"]
     assert g(git_repo, "status", "--porcelain").strip() == "M README.md"
 
 
 def test_not_a_repository(tmp_path: Path) -> None:
     with pytest.raises(NotARepository, match="not inside a git repository"):
-        commit_changes(tmp_path, "feat: x")
+        commit_changes(Repo.open(tmp_path), "feat: x")
 
 
 def test_empty_diff(git_repo: Path) -> None:
     with pytest.raises(VcsError, match="Nothing to commit"):
-        commit_changes(git_repo, "feat: nothing")
+        commit_changes(Repo.open(git_repo), "feat: nothing")
     (git_repo / "README.md").write_text("changed\n")
     with pytest.raises(VcsError, match="Nothing to commit"):
-        commit_changes(git_repo, "feat: nothing", paths=["src"])
+        commit_changes(Repo.open(git_repo), "feat: nothing", paths=["src"])
 
 
 def test_detached_head_refused_then_allowed_on_a_new_branch(git_repo: Path, g) -> None:
@@ -60,8 +60,8 @@ def test_detached_head_refused_then_allowed_on_a_new_branch(git_repo: Path, g) -
     g(git_repo, "checkout", "-q", "--detach")
     (git_repo / "README.md").write_text("work on detached head\n")
     with pytest.raises(VcsError, match="detached"):
-        commit_changes(git_repo, "docs: readme")
-    result = commit_changes(git_repo, "docs: readme", branch="coder/readme")
+        commit_changes(Repo.open(git_repo), "docs: readme")
+    result = commit_changes(Repo.open(git_repo), "docs: readme", branch="coder/readme")
     assert result.committed and result.branch == "coder/readme"
     assert g(git_repo, "symbolic-ref", "--short", "HEAD").strip() == "coder/readme"
     assert g(git_repo, "rev-parse", "HEAD~1").strip() == head
@@ -71,9 +71,9 @@ def test_detached_head_refused_then_allowed_on_a_new_branch(git_repo: Path, g) -
 def test_new_branch_must_be_new_and_valid(git_repo: Path) -> None:
     (git_repo / "README.md").write_text("x\n")
     with pytest.raises(VcsError, match="already exists"):
-        commit_changes(git_repo, "docs: x", branch="main")
+        commit_changes(Repo.open(git_repo), "docs: x", branch="main")
     with pytest.raises(VcsError, match="not a valid branch name"):
-        commit_changes(git_repo, "docs: x", branch="bad..name")
+        commit_changes(Repo.open(git_repo), "docs: x", branch="bad..name")
 
 
 def _conflict(repo: Path, g) -> None:
@@ -88,19 +88,19 @@ def _conflict(repo: Path, g) -> None:
 def test_merge_in_progress(git_repo: Path, g) -> None:
     _conflict(git_repo, g)
     g(git_repo, "merge", "other", check=False)
-    assert repo_state(git_repo).operations == ["merge"]
+    assert repo_state(Repo.open(git_repo)).operations == ["merge"]
     with pytest.raises(VcsError, match=r"merge is in progress.*git merge --abort"):
-        commit_changes(git_repo, "fix: resolve")
+        commit_changes(Repo.open(git_repo), "fix: resolve")
 
 
 def test_rebase_in_progress(git_repo: Path, g) -> None:
     _conflict(git_repo, g)
     g(git_repo, "checkout", "-q", "other")
     g(git_repo, "rebase", "main", check=False)
-    state = repo_state(git_repo)
+    state = repo_state(Repo.open(git_repo))
     assert "rebase" in state.operations and state.detached
     with pytest.raises(VcsError, match="rebase --abort"):
-        check_can_commit(git_repo)
+        check_can_commit(Repo.open(git_repo))
 
 
 def test_failing_pre_commit_hook_on_host_leaves_everything_as_it_was(git_repo: Path, g) -> None:
@@ -108,7 +108,7 @@ def test_failing_pre_commit_hook_on_host_leaves_everything_as_it_was(git_repo: P
     (git_repo / "src" / "app.py").write_text("bad = 1\n")
     (git_repo / "extra.py").write_text("y = 2\n")
     head, index = g(git_repo, "rev-parse", "HEAD").strip(), index_hash(git_repo)
-    result = commit_changes(git_repo, "fix: thing", branch="coder/try", run_hooks_in="host")
+    result = commit_changes(Repo.open(git_repo), "fix: thing", branch="coder/try", run_hooks_in="host")
     assert not result.committed
     assert "pre-commit hook failed (exit 1)" in result.error and "lint failed: src/app.py" in result.error
     assert g(git_repo, "rev-parse", "HEAD").strip() == head
@@ -123,9 +123,9 @@ def test_hooks_run_in_the_sandbox(git_repo: Path, g) -> None:
                                  "git diff --cached --name-only\n")
     hook(git_repo, "commit-msg", "echo 'Reviewed-by: hook' >> \"$1\"\n")
     hook(git_repo, "post-commit", "echo done\n")
-    assert set(find_hooks(git_repo)) == {"pre-commit", "commit-msg", "post-commit"}
+    assert set(find_hooks(Repo.open(git_repo).hooks_dir())) == {"pre-commit", "commit-msg", "post-commit"}
     (git_repo / "src" / "app.py").write_text("ok = 1\n")
-    result = commit_changes(git_repo, "refactor: simplify", run_hooks_in="sandbox")
+    result = commit_changes(Repo.open(git_repo), "refactor: simplify", run_hooks_in="sandbox")
     assert result.committed, result.error
     assert [(h.name, h.where, h.exit_code) for h in result.hooks] == [
         ("pre-commit", "sandbox", 0), ("commit-msg", "sandbox", 0), ("post-commit", "sandbox", 0)]
@@ -136,7 +136,7 @@ def test_hooks_run_in_the_sandbox(git_repo: Path, g) -> None:
 def test_failing_hook_in_the_sandbox(git_repo: Path, g) -> None:
     hook(git_repo, "pre-commit", "echo 'tests failed' ; exit 7\n")
     (git_repo / "README.md").write_text("x\n")
-    result = commit_changes(git_repo, "docs: x")
+    result = commit_changes(Repo.open(git_repo), "docs: x")
     assert not result.committed and "exit 7" in result.error and "tests failed" in result.error
     assert g(git_repo, "status", "--porcelain").strip() == "M README.md"
 
@@ -144,7 +144,7 @@ def test_failing_hook_in_the_sandbox(git_repo: Path, g) -> None:
 def test_skipping_hooks_is_explicit_and_reported(git_repo: Path) -> None:
     hook(git_repo, "pre-commit", "exit 1\n")
     (git_repo / "README.md").write_text("x\n")
-    result = commit_changes(git_repo, "docs: x", run_hooks_in="skip")
+    result = commit_changes(Repo.open(git_repo), "docs: x", run_hooks_in="skip")
     assert result.committed and result.hooks_skipped == ["pre-commit"] and result.hooks == []
     assert "hooks NOT run" in result.summary()
 
@@ -156,7 +156,7 @@ def test_core_hooks_path_is_respected(git_repo: Path, g) -> None:
     (hooks_dir / "pre-commit").chmod(0o755)
     g(git_repo, "config", "core.hooksPath", "githooks")
     (git_repo / "README.md").write_text("x\n")
-    assert not commit_changes(git_repo, "docs: x", run_hooks_in="host").committed
+    assert not commit_changes(Repo.open(git_repo), "docs: x", run_hooks_in="host").committed
 
 
 def test_first_commit_in_an_empty_repository(tmp_path: Path, g) -> None:
@@ -164,7 +164,7 @@ def test_first_commit_in_an_empty_repository(tmp_path: Path, g) -> None:
     repo.mkdir()
     g(repo, "init", "-q", "-b", "main")
     (repo / "a.py").write_text("A = 1\n")
-    result = commit_changes(repo, "feat: first", branch="start")
+    result = commit_changes(Repo.open(repo), "feat: first", branch="start")
     assert result.committed and result.branch == "start"
     assert g(repo, "log", "--format=%s").strip() == "feat: first"
     assert g(repo, "symbolic-ref", "--short", "HEAD").strip() == "start"
@@ -173,6 +173,6 @@ def test_first_commit_in_an_empty_repository(tmp_path: Path, g) -> None:
 def test_hook_that_hangs_times_out(git_repo: Path, g) -> None:
     hook(git_repo, "pre-commit", "echo started\nsleep 30\n")
     (git_repo / "README.md").write_text("x\n")
-    result = commit_changes(git_repo, "docs: x", run_hooks_in="host", hook_timeout=1)
+    result = commit_changes(Repo.open(git_repo), "docs: x", run_hooks_in="host", hook_timeout=1)
     assert not result.committed and result.hooks[0].timed_out and "timed out" in result.error
     assert g(git_repo, "log", "--format=%s").strip() == "initial"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from coder.host import git as hostgit
 from coder.vcs.commit import commit_changes, find_hooks
-from coder.vcs.repo import worktree_tree
+from coder.vcs.repo import Repo
 
 
 def _hook(where: Path, name: str) -> Path:
@@ -21,12 +21,13 @@ def _hook(where: Path, name: str) -> Path:
 
 
 def test_find_hooks_reads_the_users_hooks_path_not_the_override(git_repo: Path, g) -> None:
-    assert find_hooks(git_repo) == {}
+    assert find_hooks(Repo.open(git_repo).hooks_dir()) == {}
     default = _hook(git_repo / ".git" / "hooks", "pre-commit")
-    assert find_hooks(git_repo) == {"pre-commit": default}
+    assert find_hooks(Repo.open(git_repo).hooks_dir()) == {"pre-commit": default}
     g(git_repo, "config", "core.hooksPath", "githooks")
     mine = _hook(git_repo / "githooks", "commit-msg")
-    assert find_hooks(git_repo) == {"commit-msg": git_repo / "githooks" / "commit-msg"} and mine.exists()
+    hooks = find_hooks(Repo.open(git_repo).hooks_dir())
+    assert hooks == {"commit-msg": git_repo / "githooks" / "commit-msg"} and mine.exists()
 
 
 def test_filters_from_the_users_global_config_still_run(git_repo: Path, g) -> None:
@@ -35,15 +36,15 @@ def test_filters_from_the_users_global_config_still_run(git_repo: Path, g) -> No
         fh.write(f'[filter "up"]\n\tclean = {upper}\n\tsmudge = cat\n')
     (git_repo / ".gitattributes").write_text("*.up filter=up\n")
     (git_repo / "a.up").write_text("hello\n")
-    tree = worktree_tree(git_repo)
+    tree = Repo.open(git_repo).worktree_tree()
     assert g(git_repo, "cat-file", "blob", f"{tree}:a.up") == "HELLO\n"
     assert hostgit.untrusted_drivers(git_repo) == []
-    assert commit_changes(git_repo, "add a.up").committed
+    assert commit_changes(Repo.open(git_repo), "add a.up").committed
     # the same driver in the repository's config is not run
     g(git_repo, "config", "filter.local.clean", upper)
     (git_repo / ".gitattributes").write_text("*.up filter=local\n")
     (git_repo / "b.up").write_text("hello\n")
-    assert g(git_repo, "cat-file", "blob", f"{worktree_tree(git_repo)}:b.up") == "hello\n"
+    assert g(git_repo, "cat-file", "blob", f"{Repo.open(git_repo).worktree_tree()}:b.up") == "hello\n"
 
 
 def test_host_git_reaches_no_other_repository_unless_asked(git_repo: Path, tmp_path: Path) -> None:
@@ -67,15 +68,15 @@ def test_linked_worktrees_and_submodule_checkouts_keep_working_with_the_pinned_g
     """A `.git` file is handed to git as GIT_DIR with the work tree pinned to its folder: a linked worktree (whose
     git dir has a legitimate `commondir`) and a submodule (whose git dir sets `core.worktree`) still work."""
     from coder.vcs.checkpoints import Checkpoints
-    from coder.vcs.repo import find_repo
+    from coder.vcs.repo import Repo
 
     wt = tmp_path / "wt"
     g(git_repo, "worktree", "add", "-q", "-b", "side", str(wt))
-    assert find_repo(wt / "src") == wt and hostgit.repo_top(wt / "src") == wt
-    cps = Checkpoints(wt, "wt-session")
+    assert Repo.open(wt / "src").root == wt and hostgit.repo_top(wt / "src") == wt
+    cps = Checkpoints(Repo.open(wt), "wt-session")
     (wt / "README.md").write_text("in the worktree\n")
     assert cps.snapshot("turn") is not None
-    assert commit_changes(wt, "docs: worktree").committed
+    assert commit_changes(Repo.open(wt), "docs: worktree").committed
     assert g(git_repo, "log", "-1", "--format=%s", "side").strip() == "docs: worktree"
     cps.undo()  # back to the baseline: the committed edit is undone in the work tree only
     assert (wt / "README.md").read_text() == "# demo\n"
@@ -83,7 +84,7 @@ def test_linked_worktrees_and_submodule_checkouts_keep_working_with_the_pinned_g
     assert (git_repo / "mod" / ".git").is_file()
     assert g(git_repo, "config", "--file", ".git/modules/mod/config", "core.worktree").strip()  # git's own
     mod = git_repo / "mod"
-    assert find_repo(mod) == mod and hostgit.run(mod, ["rev-parse", "--show-toplevel"]).stdout.strip() == str(mod)
+    assert Repo.open(mod).root == mod and hostgit.run(mod, ["rev-parse", "--show-toplevel"]).stdout.strip() == str(mod)
     assert hostgit.run(mod, ["status", "--porcelain"]).stdout == ""
 
 

@@ -1,4 +1,4 @@
-"""find_repo, diffs (work tree with new files, index, commits), the diff parser, and commit messages."""
+"""Finding the repository, diffs (work tree with new files, index, commits), the diff parser, and commit messages."""
 
 from __future__ import annotations
 
@@ -7,35 +7,35 @@ from pathlib import Path
 
 from coder.vcs.message import commit_message, fallback_message, normalise
 from coder.vcs.patch import parse_diff
-from coder.vcs.repo import diff, find_repo, has_changes
+from coder.vcs.repo import Repo
 
 
-def test_find_repo_from_subdirectory_and_outside(git_repo: Path, tmp_path: Path) -> None:
-    assert find_repo(git_repo / "src") == git_repo.resolve()
-    assert find_repo(git_repo / "src" / "app.py") == git_repo.resolve()
+def test_the_repository_is_found_from_a_subdirectory_and_not_outside(git_repo: Path, tmp_path: Path) -> None:
+    assert Repo.open(git_repo / "src").root == git_repo.resolve()
+    assert Repo.open(git_repo / "src" / "app.py").root == git_repo.resolve()
     outside = tmp_path / "plain"
     outside.mkdir()
-    assert find_repo(outside) is None
-    assert find_repo(tmp_path / "missing") is None
+    assert Repo.find(outside) is None
+    assert Repo.find(tmp_path / "missing") is None
 
 
 def test_diff_includes_new_files_and_respects_index(git_repo: Path, g) -> None:
-    assert not has_changes(git_repo) and diff(git_repo) == ""
+    assert not Repo.open(git_repo).has_changes() and Repo.open(git_repo).diff() == ""
     (git_repo / "src" / "new.py").write_text("x = 1\n")
     (git_repo / "README.md").write_text("# demo\nmore\n")
-    text = diff(git_repo)
+    text = Repo.open(git_repo).diff()
     files = {f.path: f for f in parse_diff(text)}
     assert files["src/new.py"].status == "added" and files["README.md"].status == "modified"
     assert files["README.md"].added[0].text == "more" and files["README.md"].added[0].number == 2
-    assert diff(git_repo, staged=True) == ""
+    assert Repo.open(git_repo).diff(staged=True) == ""
     g(git_repo, "add", "README.md")
-    assert [f.path for f in parse_diff(diff(git_repo, staged=True))] == ["README.md"]
+    assert [f.path for f in parse_diff(Repo.open(git_repo).diff(staged=True))] == ["README.md"]
     g(git_repo, "commit", "-q", "-m", "readme")
-    committed = parse_diff(diff(git_repo, commit="HEAD"))
+    committed = parse_diff(Repo.open(git_repo).diff(commit="HEAD"))
     assert [f.path for f in committed] == ["README.md"]
     root_commit = g(git_repo, "rev-list", "--max-parents=0", "HEAD").strip()
-    assert {f.path for f in parse_diff(diff(git_repo, commit=root_commit))} == {"README.md", "src/app.py"}
-    assert diff(git_repo, base="HEAD~1", include_untracked=False).count("diff --git") == 1
+    assert {f.path for f in parse_diff(Repo.open(git_repo).diff(commit=root_commit))} == {"README.md", "src/app.py"}
+    assert Repo.open(git_repo).diff(base="HEAD~1", include_untracked=False).count("diff --git") == 1
 
 
 def test_parse_diff_line_numbers_deletions_binary_and_odd_lines() -> None:
@@ -54,7 +54,7 @@ def test_parse_diff_line_numbers_deletions_binary_and_odd_lines() -> None:
 
 def test_fallback_message_is_conventional_with_trailer(git_repo: Path) -> None:
     (git_repo / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
-    text = diff(git_repo)
+    text = Repo.open(git_repo).diff()
     msg = commit_message(text, "Fix the greeting so it says hi.", None, "")
     header, _, rest = msg.partition("\n\n")
     assert header == "fix(app): fix the greeting so it says hi"
@@ -85,7 +85,7 @@ def test_commit_message_with_scripted_model(git_repo: Path, tmp_path: Path) -> N
     script.write_text(json.dumps({"turns": [{"text": "fix(app): say hi instead of hello\n\nUsers asked for it."}]}))
     provider = create_provider(f"scripted:{script}", {})
     (git_repo / "src" / "app.py").write_text("def greet(name):\n    return 'hi ' + name\n")
-    msg = commit_message(diff(git_repo), "greet with hi", model_asker(provider), "claude-test")
+    msg = commit_message(Repo.open(git_repo).diff(), "greet with hi", model_asker(provider), "claude-test")
     assert msg == "fix(app): say hi instead of hello\n\nUsers asked for it.\n\nGenerated-by: coder (claude-test)\n"
 
 
@@ -98,7 +98,7 @@ def test_same_size_edit_right_after_a_commit_is_seen(git_repo: Path, g) -> None:
         (git_repo / "x.txt").write_text(f"v{i}+a\n")
         g(git_repo, "add", "x.txt")
         g(git_repo, "commit", "-q", "-m", f"v{i}")
-        cps = Checkpoints(git_repo, f"racy{i}")
+        cps = Checkpoints(Repo.open(git_repo), f"racy{i}")
         (git_repo / "x.txt").write_text(f"v{i}-a\n")  # same size, same second
-        assert f"+v{i}-a" in diff(git_repo)
+        assert f"+v{i}-a" in Repo.open(git_repo).diff()
         assert cps.snapshot("turn") is not None
