@@ -22,6 +22,8 @@ from suite_tiers import (  # noqa: F401 - the tiers' hooks, registered by being 
     pytest_terminal_summary,
 )
 
+from coder.host.audit import install as install_door
+
 # Hypothesis times each example (a 200 ms deadline) and fails a test whose data it finds slow to generate: on a
 # machine loaded ten times over, both fail working tests. Speed is for benchmarks/; a property test checks results.
 settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -33,6 +35,8 @@ DONT_WRITE_BYTECODE = sys.dont_write_bytecode
 # set, every xdist worker of every run parsed, rewrote and compiled all ~280 test modules again (5 s of CPU each,
 # 40% of its collection). They are cached, in the gitignored __pycache__ folders, while the tests are collected.
 sys.dont_write_bytecode = False
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -47,10 +51,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         compileall.compile_dir(REPO / "coder", quiet=1)
 
 
+# the run-time door (coder/host/audit.py) over the whole suite: coder's code, and libraries it calls, start no
+# process except through coder/host; the suite's own starts (git, tmux, pexpect from a test) are not coder's
+install_door(suite_roots=[str(REPO / "tests"), str(REPO / "benchmarks"), str(REPO / "coder_testkit")])
+
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "CODER_MODEL")
 
 
-REPO = Path(__file__).resolve().parents[1]
 GITCONFIG = "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"
 
 

@@ -22,9 +22,12 @@ from coder.batch.attempts import run_instance
 from coder.batch.instance_run import InstanceOutcome, RunConfig
 from coder.batch.instances import Instance
 from coder.batch.outputs import InstanceStatus
+from coder.host.audit import install
+from coder.host.bridges import ray_init
 
 
 def _remote_process(inst: Instance, cfg: RunConfig) -> InstanceOutcome:
+    install()  # a Ray worker runs coder from here: held to the door as any coder process (coder/host/audit.py)
     scratch = Path(tempfile.mkdtemp(prefix=f"coder-ray-{inst.instance_id}-"))
     try:
         return run_instance(inst, cfg, work_root=scratch)
@@ -68,7 +71,7 @@ def run_on_ray(todo: list[Instance], cfg: RunConfig, on_outcome: Callable[[Insta
             init_kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": os.pathsep.join(
                 p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}}
         try:
-            ray.init(**init_kwargs)
+            ray_init(ray, **init_kwargs)  # through the door: a local Ray starts its own processes
         except Exception as exc:  # noqa: BLE001 - Ray raises many kinds for "no cluster there"
             raise CoderError(f"could not connect to Ray at {cfg.address or 'a new local instance'}: {exc}") from None
         started_here = True

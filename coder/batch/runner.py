@@ -27,12 +27,12 @@ import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
-from multiprocessing import forkserver
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
 from coder.host import exec_replace, forkserver_context
+from coder.host.python import ensure_forkserver, start_forked
 from coder.models.providers import preload_modules
 from coder.store.db import SessionStore
 
@@ -151,7 +151,7 @@ def start_fork_server(model: str) -> None:
     """Start the fork server now rather than at the first instance's agent, so that its imports and warm-up (most
     of a second) run while the batch makes the first workspaces."""
     _forkserver(model)
-    forkserver.ensure_running()
+    ensure_forkserver()
 
 
 def _agent_main(args: list[str], cwd: str, env: dict[str, str], out_path: str, log_path: str,
@@ -244,7 +244,7 @@ def run_agent(req: AgentRequest) -> AgentResult:
             target=_agent_main, name="coder-agent",
             args=(args, str(req.workspace), env, str(out_path), str(req.log_path or os.devnull), override))
         with _RUNNING_LOCK:
-            proc.start()
+            start_forked(proc)  # through the door: it may start the fork server
             _RUNNING.add(proc)
         try:
             # The CLI stops itself at --max-wall-time; this is the backstop for a hung process.

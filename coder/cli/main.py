@@ -67,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"coder {__version__}")
         return 0
     from coder.base.errors import EXIT_INTERRUPTED, CoderError  # start-up time: after the --version answer
+    from coder.host.audit import install  # start-up time: after the --version answer
+
+    install()  # from here on, a process start that does not come through coder/host fails (coder/host/audit.py)
 
     global _prebuilt
     parser, _prebuilt = _prebuilt or build_parser(), None

@@ -13,9 +13,11 @@ import pickle
 import sys
 
 from coder.codeintel.build import parse_batch
+from coder.host.audit import install
 
 
 def main() -> int:
+    install()  # a parse worker starts no process: none may start (coder/host/audit.py)
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     root = pickle.load(inp)
     while (items := pickle.load(inp)) is not None:

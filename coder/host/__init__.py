@@ -17,8 +17,10 @@ launch of the sandbox itself. Each gets the same rules, applied once (coder/host
 - resource limits by an exec wrapper, never `preexec_fn` (coder/host/limits.py), and a pty without Python in the
   forked child (coder/host/pty.py).
 
-tests/host/test_host_door.py fails when any module of coder outside this package spawns directly. The inventory
-of host processes (why each is on the host, what it may read) is docs/decisions/29-host-safety.md.
+tests/host/test_host_door.py fails when any module of coder outside this package spawns directly, and at run time
+coder/host/audit.py refuses every start that does not come through one of this package's functions, whoever asks
+for it (coder's code or a library it calls). The inventory of host processes (why each is on the host, what it
+may read) is docs/decisions/29-host-safety.md; the library starts and their bridges, 43-host-safety-round-3.md.
 
 This package imports only coder.base, so every layer can use it.
 """

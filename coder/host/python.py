@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from coder.host.audit import door
 from coder.host.spawn import NEUTRAL_CWD, inside, workspaces
 
 #: the folder holding the `coder` package this process runs
@@ -91,3 +92,18 @@ def forkserver_context(preload: list[str]) -> Any:
     ctx.set_executable(isolated_launcher())
     ctx.set_forkserver_preload(preload)
     return ctx
+
+
+@door
+def ensure_forkserver() -> None:
+    """Start multiprocessing's fork server (and its resource tracker) now, if it is not running."""
+    from multiprocessing import forkserver  # start-up time: only the batch's fork server needs it
+
+    forkserver.ensure_running()
+
+
+@door
+def start_forked(process: Any) -> None:
+    """`process.start()` for a process of `forkserver_context`: the first start (and one after the server died)
+    starts the fork server and multiprocessing's resource tracker, which the run-time door allows only here."""
+    process.start()

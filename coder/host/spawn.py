@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
+from coder.host.audit import HostSpawnError, door
 from coder.host.env import scrubbed_env
 from coder.host.limits import ProcessLimits, wrap, wrapper_env
 
@@ -40,10 +41,6 @@ OPERAND_KINDS = (stat.S_ISREG, stat.S_ISDIR)
 class Text(str):
     """An argument that is text for the program (a search pattern, a message), never a path it opens: the operand
     check leaves it alone."""
-
-
-class HostSpawnError(OSError):
-    """The door refused to start a process: what it would have been given breaks one of its rules."""
 
 
 _WORKSPACES: dict[str, None] = {}
@@ -208,6 +205,7 @@ _LIVE: weakref.WeakSet[subprocess.Popen[Any]] = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
 
 
+@door
 def popen(launch: Launch, *, stdin: int | IO[Any] | None = DEVNULL, stdout: int | IO[Any] | None = PIPE,
           stderr: int | IO[Any] | None = PIPE, text: bool = False, errors: str | None = None,
           new_session: bool = True) -> subprocess.Popen[Any]:
@@ -281,6 +279,7 @@ def run(argv: Sequence[str | os.PathLike[str]], *, purpose: str, timeout: float,
     return subprocess.CompletedProcess(list(launch.argv), proc.returncode, out, err)
 
 
+@door
 def exec_replace(argv: Sequence[str], env: Mapping[str, str]) -> NoReturn:
     """Replace the current (forked) process with `argv`, its program found outside the working directory and any
     workspace (a batch agent's child has already moved into the instance's checkout)."""

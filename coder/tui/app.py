@@ -29,6 +29,7 @@ from textual.widgets import TextArea
 
 from coder import __version__
 from coder.frontend.history import InputHistory
+from coder.host.links import open_link
 from coder.tui.agents_part import AgentsPart
 from coder.tui.agents_view import AgentsPanel
 from coder.tui.app_notify import Notifications
@@ -158,6 +159,13 @@ class CoderApp(App[None]):
         self.control.shut_down()
 
     # ---- messages from the widgets ----------------------------------------------------------------------------
+    def open_url(self, url: str, *, new_tab: bool = True) -> None:
+        """A link clicked in the conversation: opened through the door (coder/host/links.py), never by Textual's
+        `webbrowser`, which would start the browser with coder's environment and outside the door."""
+        why = open_link(url)
+        if why is not None:
+            self.notify(f"{why}: {url}", severity="warning")
+
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         text = message.text.strip()
         if not text:

@@ -195,3 +195,18 @@ def test_each_rule_fires(source: str) -> None:
 ])
 def test_what_is_not_a_spawn(source: str) -> None:
     assert not spawns(source), source
+
+
+def test_only_the_door_marks_its_own_frames() -> None:
+    """The run-time door (coder/host/audit.py) allows a start while a function marked `door` runs: only
+    coder/host may mark one, and Pillow's `Image.open` (whose plugins may start programs) runs only in
+    coder/models/images.py, which gives it one format at a time."""
+    marks, opens = [], []
+    for path in sorted(CODER.rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if not rel.startswith(DOOR) and ("import door" in text or "audit.door" in text or "@door" in text):
+            marks.append(rel)
+        if "Image.open(" in text and rel not in ("coder/models/images.py", "coder/models/image_worker.py"):
+            opens.append(rel)
+    assert not marks and not opens, (marks, opens)
