@@ -25,13 +25,14 @@ _RLIMITS: dict[str, tuple[int, str, int]] = {
     "fsize": (resource.RLIMIT_FSIZE, "-f", 1024),
     "data": (resource.RLIMIT_DATA, "-d", 1024),
     "nproc": (resource.RLIMIT_NPROC, "-u", 1),
+    "cpu": (resource.RLIMIT_CPU, "-t", 1),  # seconds
 }
 
 
 @dataclass(frozen=True)
 class ProcessLimits:
-    """What a process gets before its program runs: rlimits (name -> value in bytes, or a count for nproc) and the
-    `cgroup.procs` files it joins (coder/sandbox/limits.py makes the groups)."""
+    """What a process gets before its program runs: rlimits (name -> value in bytes, a count for nproc, seconds
+    for cpu) and the `cgroup.procs` files it joins (coder/sandbox/limits.py makes the groups)."""
 
     rlimits: Mapping[str, int]
     cgroup_procs: Sequence[str] = ()

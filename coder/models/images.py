@@ -1,11 +1,21 @@
 """Images the model sees (issue 35): made to obey the API's rules before they are sent, and priced.
 
 Every image enters through `prepare` (a pasted file, `coder run --image`, stream-json input, ACP, the editor's
-`view`, an MCP result), which decodes it with a real image library (Pillow) and returns an `ImageBlock` the API
-accepts, or raises `ImageRefused` with a message a person can act on:
+`view`, web_fetch, an MCP result), and returns an `ImageBlock` the API accepts, or raises `ImageRefused` with a
+message a person can act on. The bytes are somebody else's (a repository, a web page, an MCP server), so they are
+decoded where a decoder's bug or a plugin that starts programs can do no harm (issue 43):
 
-- media types: PNG, JPEG, GIF and WebP are sent as they are when they fit; anything else Pillow reads (BMP, TIFF,
-  ICO, ...) is converted to PNG (JPEG for photos too big as PNG); what Pillow cannot read is refused.
+- the format is known from the first bytes, before any parser sees them: PNG, JPEG, GIF and WebP (the API's
+  four), BMP, TIFF and ICO (converted). Anything else is refused: EPS and PostScript above all, whose Pillow
+  plugin starts Ghostscript on the host.
+- the size is read from the header (Pillow's plain-Python header readers, one format each: PNG, JPEG, GIF, BMP,
+  TIFF) and more than MAX_SOURCE_PIXELS is refused before anything is decoded (a 23 KB PNG can claim 190 million
+  pixels, a gigabyte once decoded). WebP's and ICO's headers are read by C code in Pillow, so only in the worker.
+- the decoding, scaling and encoding happen in a worker (coder/models/image_worker.py) in a confined filter
+  (coder/sandbox/filter.py: bubblewrap, no network, no workspace, rlimits on memory and CPU time), the bytes in
+  on stdin, the result out on stdout; the worker refuses any process start, and opens with that one format.
+- media types: PNG, JPEG, GIF and WebP are sent as they are when they fit and decode whole; the others are
+  converted to PNG (JPEG for photos too big as PNG).
 - size and dimensions ([vision]): an image larger than 1568 px on its long edge or ~1.2 megapixels is scaled
   down before sending. The API would scale it down itself, at the same token price, after the upload and with a
   delay; at 1568 px neither the 8000 px limit nor the 2000 px limit of a request with more than 20 images can be
@@ -21,15 +31,27 @@ accepts, or raises `ImageRefused` with a message a person can act on:
 from __future__ import annotations
 
 import base64
+import importlib.util
 import io
+import json
 import math
+import os
+import sys
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 from coder.base.errors import CoderError
 from coder.models.types import ImageBlock, Message, TextBlock, ToolResultBlock
+from coder.sandbox.filter import FilterFailed, run_filter
 
 MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
+#: the formats coder takes, by their first bytes (WebP: RIFF....WEBP, in `sniff`); BMP, TIFF and ICO are converted
+MAGIC = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF87a", "GIF"), (b"GIF89a", "GIF"),
+         (b"BM", "BMP"), (b"II*\x00", "TIFF"), (b"MM\x00*", "TIFF"), (b"\x00\x00\x01\x00", "ICO"))
+#: formats whose header Pillow reads in Python without decoding (ICO's opening decodes, WebP's is C): their size
+#: is checked on the host before the worker starts
+HEADER_READ_ON_HOST = ("PNG", "JPEG", "GIF", "BMP", "TIFF")
 SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".ico")
 MAX_BYTES = 5 * 1024 * 1024  # [vision] per image, decoded
 LONG_EDGE = 1568  # [vision] "images larger than 1568 px on the long edge are resized"
@@ -37,7 +59,8 @@ LONG_EDGE = 1568  # [vision] "images larger than 1568 px on the long edge are re
 #: (1:2): that size, so no documented size is scaled by us and none more than the API would take
 MAX_PIXELS = 784 * 1568
 MAX_SOURCE_BYTES = 64 * 1024 * 1024  # a file bigger than this is not read at all
-MAX_SOURCE_PIXELS = 100_000_000  # Pillow refuses more (a decompression bomb), and so do we, with a message
+#: more pixels than this is refused from the header, before anything is decoded (a decompression bomb)
+MAX_SOURCE_PIXELS = 100_000_000
 
 
 class ImageRefused(CoderError):
@@ -61,45 +84,58 @@ def fitted_size(width: int, height: int) -> tuple[int, int]:
     return max(1, int(width * scale)), max(1, int(height * scale))
 
 
-def header_size(data: bytes) -> tuple[int, int] | None:
-    """The width and height of PNG, JPEG, GIF or WebP bytes, read from their header (Pillow, those four formats
-    only: no other plugin is tried); None for anything else. `data` may be the first part of the file only."""
+def sniff(data: bytes) -> str | None:
+    """The format of `data` by its first bytes (Pillow's plugin name), when it is one coder takes; else None."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WEBP"
+    return next((fmt for magic, fmt in MAGIC if data.startswith(magic)), None)
+
+
+def header_size(data: bytes, formats: tuple[str, ...] = tuple(MEDIA_TYPES)) -> tuple[int, int] | None:
+    """The width and height of `data` read from its header by Pillow, trying `formats` only (by default the
+    API's four, for the request path, whose images `prepare` made); None for anything else. `data` may be the
+    first part of the file only."""
     # start-up time: Pillow loads only when an image comes in
     from PIL import Image, UnidentifiedImageError
 
+    Image.MAX_IMAGE_PIXELS = None  # the callers judge the size (prepare: MAX_SOURCE_PIXELS); nothing is decoded here
     try:
-        with Image.open(io.BytesIO(data), formats=list(MEDIA_TYPES)) as opened:
+        with Image.open(io.BytesIO(data), formats=list(formats)) as opened:
             return opened.size
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError):
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError, EOFError):
         return None
 
 
 def prepare(data: bytes, name: str) -> ImageBlock:
     """`data` as an image block the API accepts (see the module docstring), named `name` for people."""
-    # start-up time: Pillow loads only when an image comes in
-    from PIL import Image, UnidentifiedImageError
-
     if len(data) > MAX_SOURCE_BYTES:
         raise ImageRefused(f"{name}: {len(data) // (1024 * 1024)} MB is too big to read as an image "
                            f"(at most {MAX_SOURCE_BYTES // (1024 * 1024)} MB)")
-    Image.MAX_IMAGE_PIXELS = MAX_SOURCE_PIXELS
+    fmt = sniff(data)
+    if fmt is None:
+        raise ImageRefused(f"{name}: not an image coder can read (it takes PNG, JPEG, GIF, WebP, BMP, TIFF and ICO)")
+    if fmt in HEADER_READ_ON_HOST:
+        size = header_size(data, (fmt,))
+        if size is None:
+            raise ImageRefused(f"{name}: not an image coder can read (it starts as {fmt} does, but its header "
+                               "cannot be read)")
+        if size[0] * size[1] > MAX_SOURCE_PIXELS:
+            raise ImageRefused(f"{name}: {size[0]}x{size[1]} pixels is more than coder decodes "
+                               f"({MAX_SOURCE_PIXELS:,}); nothing was decoded")
+    params = {"format": fmt, "site": _pillow_site(), "max_pixels": MAX_SOURCE_PIXELS, "long_edge": LONG_EDGE,
+              "max_fit_pixels": MAX_PIXELS, "max_bytes": MAX_BYTES, "send_as_is": list(MEDIA_TYPES)}
     try:
-        with Image.open(io.BytesIO(data)) as opened:
-            fmt = opened.format or ""
-            width, height = opened.size
-            target = fitted_size(width, height)
-            if fmt in MEDIA_TYPES and target == (width, height) and len(data) <= MAX_BYTES:
-                opened.verify()  # a truncated or broken file is refused here, not by the API
-                return _block(MEDIA_TYPES[fmt], data, name, width, height)
-            opened.seek(0)  # an animation: its first frame
-            picture = opened.convert("RGBA" if _has_alpha(opened) else "RGB")
-    except (UnidentifiedImageError, Image.DecompressionBombError) as exc:
-        raise ImageRefused(f"{name}: not an image coder can read ({_why(exc)})") from exc
-    except (OSError, ValueError, SyntaxError) as exc:
-        raise ImageRefused(f"{name}: the image is broken ({_why(exc)})") from exc
-    if target != picture.size:
-        picture = picture.resize(target, Image.Resampling.LANCZOS)
-    return _encode(picture, name)
+        out = run_filter([sys.executable, "-I", "-S", "-c", _worker_source(), json.dumps(params)], data,
+                         purpose="the image decoder", readable=_worker_reads(params["site"]))
+    except FilterFailed as exc:
+        raise ImageRefused(f"{name}: {exc}") from None
+    except OSError as exc:
+        raise ImageRefused(f"{name}: the image decoder could not start ({exc})") from exc
+    head, _, encoded = out.partition(b"\n")
+    header = json.loads(head)
+    if header["same"]:
+        return _block(header["media_type"], data, name, header["width"], header["height"])
+    return _block(header["media_type"], encoded, name, header["width"], header["height"])
 
 
 def prepare_file(path: Path, name: str | None = None) -> ImageBlock:
@@ -110,31 +146,24 @@ def prepare_file(path: Path, name: str | None = None) -> ImageBlock:
     return prepare(data, name or path.name)
 
 
-def _has_alpha(image: object) -> bool:
-    mode = getattr(image, "mode", "")
-    return mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in getattr(image, "info", {}))
+@cache
+def _worker_source() -> str:
+    return (Path(__file__).parent / "image_worker.py").read_text(encoding="utf-8")
 
 
-def _why(exc: BaseException) -> str:
-    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+@cache
+def _pillow_site() -> str:
+    """The folder holding Pillow (the worker's only import path), found without importing it."""
+    spec = importlib.util.find_spec("PIL")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImageRefused("Pillow is not installed: `pip install pillow`")
+    return os.path.dirname(os.path.realpath(next(iter(spec.submodule_search_locations))))
 
 
-def _encode(picture: object, name: str) -> ImageBlock:
-    """PNG when it fits in MAX_BYTES (screenshots and diagrams stay sharp), else JPEG at falling quality."""
-    from PIL import Image  # start-up time, as in prepare
-
-    assert isinstance(picture, Image.Image)
-    out = io.BytesIO()
-    picture.save(out, "PNG", optimize=False)
-    if out.tell() <= MAX_BYTES:
-        return _block("image/png", out.getvalue(), name, *picture.size)
-    flat = picture.convert("RGB")
-    for quality in (90, 80, 70, 55, 40):
-        out = io.BytesIO()
-        flat.save(out, "JPEG", quality=quality)
-        if out.tell() <= MAX_BYTES:
-            return _block("image/jpeg", out.getvalue(), name, *picture.size)
-    raise ImageRefused(f"{name}: still over {MAX_BYTES // (1024 * 1024)} MB after scaling and compressing")
+def _worker_reads(site: str) -> list[str]:
+    """What the worker's sandbox binds read-only: this Python and Pillow's folder (Pillow's own libraries sit
+    beside it, in `pillow.libs`)."""
+    return [sys.base_prefix, sys.prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)), site]
 
 
 def _block(media_type: str, data: bytes, name: str, width: int, height: int) -> ImageBlock:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -425,6 +425,19 @@ def _inside_only(paths: list[Path], workspace: Path) -> list[Path]:
     return list(out)
 
 
+def system_binds(paths: Sequence[str]) -> list[str]:
+    """bwrap options binding the system's `paths` read-only where they exist; one that is a link (as /bin, /lib
+    on merged-/usr systems) is made the same link inside."""
+    args: list[str] = []
+    for path in paths:
+        p = Path(path)
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), path]
+        elif p.exists():
+            args += ["--ro-bind", path, path]
+    return args
+
+
 def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = None,
                env_path: str = "", protected: Protected | None = None, extra: list[str] | None = None) -> list[str]:
     """The bwrap options (without the trailing `--` and command) for a sandbox on `workspace`; `protected` is
@@ -445,12 +458,7 @@ def bwrap_args(workspace: Path, cfg: SandboxConfig, control_dir: Path | None = N
         args += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
     for cap in TARPIT_CAPS if cfg.tarpits else ():  # for the tarpit prelude only, which drops them all
         args += ["--cap-add", cap]
-    for path in SYSTEM_RO:
-        p = Path(path)
-        if p.is_symlink():
-            args += ["--symlink", os.readlink(p), path]
-        elif p.is_dir():
-            args += ["--ro-bind", path, path]
+    args += system_binds(SYSTEM_RO)
     if cfg.private_cgroups and Path("/sys/fs/cgroup").is_dir():
         args += ["--tmpfs", "/sys/fs/cgroup", "--remount-ro", "/sys/fs/cgroup"]
     if cfg.network:  # resolv.conf is often a symlink into /run
