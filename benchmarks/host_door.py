@@ -34,10 +34,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = ROOT / "benchmarks" / "sections" / "host_door.md"
 
-CHILD = r'''
-import json, os, shutil, statistics, subprocess, sys, tempfile, time
-from pathlib import Path
-
+#: the synthetic repositories both host benchmarks measure on (host_runtime_door.py runs the same)
+REPOS = r'''
 def git(repo, *args):
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, stdin=subprocess.DEVNULL)
 
@@ -57,7 +55,12 @@ def make_repo(root, files, with_tests=False):
             "from m0 import f0\n\n\ndef test_f0():\n    assert f0(1) == 1\n")
     git(root, "add", "-A")
     git(root, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "-m", "x")
+'''
 
+CHILD = r'''
+import json, os, shutil, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+''' + REPOS + r'''
 def median_ms(fn, runs):
     samples = []
     for _ in range(runs):
