@@ -3,7 +3,8 @@ outside the workspace, or hang on a FIFO, when it searches, outlines, maps, revi
 
 Setup (every test): a real git repository whose tracked files the REAL bubblewrap sandbox then replaces, as the
 model's shell would: the folder `d/` (tracked `d/s.py`) becomes a link to an outside folder, the tracked `t.py`
-a link to an outside file, the tracked `x.py` a FIFO, plus an untracked `link.py` and an `AGENTS.md` linking out.
+a link to an outside file, the tracked `x.py` a FIFO, plus an untracked `link.py`; an `AGENTS.md`
+linking out arrives with the repository (the sandbox may no longer make one).
 The outside folder (owned by the test) holds MARKER in identifiers, comments and text. Git still lists the
 tracked names, so every reader is asked for them, which is the attack: before this change the index parsed
 `d/s.py` from outside, text search and references printed its lines, `coder review` ran ruff on the linked file
@@ -90,8 +91,11 @@ def hostile(git_repo: Path, tmp_path: Path) -> Path:
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-q", "-m", "more")
     result = run_sandboxed(f"rm -rf d t.py x.py && ln -s {out}/d d && ln -s ../outside/secret.py t.py && mkfifo x.py"
-                           f" && ln -s {out}/secret.py link.py && ln -s {out}/agents.txt AGENTS.md", git_repo, None, 60)
+                           f" && ln -s {out}/secret.py link.py", git_repo, None, 60)
     assert result.exit_code == 0, result.output
+    # a new instruction file the sandbox makes is removed when its call ends (decision 43): AGENTS.md linking out
+    # arrives with the repository instead (an archive, a shared folder), which the readers must refuse the same way
+    os.symlink(out / "agents.txt", git_repo / "AGENTS.md")
     # controls: the links lead outside and a plain open() follows them; x.py is a FIFO; git still lists the names
     assert os.path.realpath(git_repo / "d") == str(out / "d")
     for name in ("d/s.py", "t.py", "link.py", "AGENTS.md"):

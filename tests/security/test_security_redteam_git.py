@@ -284,9 +284,14 @@ def test_rewind_to_a_forged_checkpoint_with_coder_files_is_refused(git_repo: Pat
 
 
 def test_restore_never_writes_or_deletes_protected_paths(git_repo: Path) -> None:
-    """Even checkpoints coder wrote: the agent's AGENTS.md and a link into .git stay as they are on /undo."""
+    """Even checkpoints coder wrote: an AGENTS.md and a link into .git stay as they are on /undo.
+
+    The sandbox can no longer make an instruction file (a new one is removed when its command ends, decision 43), so
+    the AGENTS.md of the turn is written beside it on the host (the person's editor); the restore must still keep
+    its hands off it."""
     cps = Checkpoints(Repo.open(git_repo), "s-prot")
-    sandbox(git_repo, "echo 'agent text' > AGENTS.md && ln -s .git/hooks/pre-commit hooklink && echo x > plain.txt")
+    (git_repo / "AGENTS.md").write_text("agent text\n")
+    sandbox(git_repo, "ln -s .git/hooks/pre-commit hooklink && echo x > plain.txt")
     assert cps.snapshot("turn 1") is not None
     result = cps.undo()
     assert result.protected == ["AGENTS.md"] and "protected" in result.summary()

@@ -300,7 +300,7 @@ def test_broken_agent_file_counts_only_when_trusted(git_repo: Path, tmp_path: Pa
     assert opened.agents is not None and set(opened.agents.parent.agents) == {"explore"}
     opened.store.close()
     options.trust = True
-    with pytest.raises(ConfigError, match=r"bad\.md: unknown tool\(s\) rm_rf"):
+    with pytest.raises(ConfigError, match=r"bad\.md:2: tools = \[\"rm_rf\"\]: unknown tool\(s\) rm_rf"):
         open_session(options, lambda e: None)
 
 
