@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+#: the permission modes in which the model's bash runs without a question (plan mode runs none)
+BASH_MODES = (("auto", ()), ("ask", ("--allow", "bash(*)")), ("auto-edit", ("--allow", "bash(*)")))
+MODE_IDS = [m for m, _ in BASH_MODES]
 
 
 #: how a console script starts coder: never with the working directory on sys.path (`python -m coder` in a
@@ -31,3 +34,11 @@ def run_scripted(repo: Path, turns: list[dict[str, Any]], *flags: str, timeout: 
     assert events, proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
     return events
+
+
+def take_fired(marker_dir: Path) -> list[str]:
+    """The words the planted programs wrote to `marker_dir/marker` since the last look (the file is removed)."""
+    marker = marker_dir / "marker"
+    words = marker.read_text().split() if marker.exists() else []
+    marker.unlink(missing_ok=True)
+    return words

@@ -17,11 +17,9 @@ from pathlib import Path
 
 import pytest
 from repo_support import git
-from security_run_support import run_scripted
+from security_run_support import BASH_MODES, run_scripted, take_fired
 
 from coder.sandbox.aftercheck import DISABLED, dangerous_config
-
-BASH_MODES = (("auto", ()), ("ask", ("--allow", "bash(*)")), ("auto-edit", ("--allow", "bash(*)")))
 
 
 @pytest.fixture
@@ -33,12 +31,6 @@ def outside(tmp_path: Path) -> Path:
     evil.chmod(0o755)
     return path
 
-
-def _fired(outside: Path) -> list[str]:
-    marker = outside / "marker"
-    fired = marker.read_text().split() if marker.exists() else []
-    marker.unlink(missing_ok=True)
-    return fired
 
 
 def _users_git(repo: Path, *folders: str) -> None:
@@ -104,7 +96,7 @@ def test_what_the_shell_plants_for_the_users_git_is_neutralised(repo: Path, outs
     assert git(repo, "log", "-1", "--format=%s").strip() == "the model commits"
     # the user's git runs nothing
     _users_git(repo, "sub", "vendor/x", "lib")
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     links = git(repo, "ls-files", "--stage")
     assert "\tsub\n" not in links and "\tvendor/x\n" not in links and "\tlib\n" in links  # the user's own stays
     # control: put the plants back as they were, and the user's git runs them
@@ -114,10 +106,10 @@ def test_what_the_shell_plants_for_the_users_git_is_neutralised(repo: Path, outs
     sha = git(repo / "sub", "rev-parse", "HEAD").strip()
     git(repo, "update-index", "--add", "--cacheinfo", f"160000,{sha},sub")
     _users_git(repo)
-    assert "fsmonitor" in _fired(outside)
+    assert "fsmonitor" in take_fired(outside)
     for folder in ("vendor/x", "lib"):
         _users_git(repo / folder)
-        assert "fsmonitor" in _fired(outside), folder
+        assert "fsmonitor" in take_fired(outside), folder
 
 
 def test_a_background_job_planting_after_its_command_is_caught_before_the_next(repo: Path, outside: Path) -> None:
@@ -137,10 +129,10 @@ def test_a_background_job_planting_after_its_command_is_caught_before_the_next(r
     assert any("late/.git" in out and "neutralised" in out for out in outputs[1:]), outputs
     assert not (repo / "late" / ".git").exists() and (repo / "late" / DISABLED / "config").is_file()
     _users_git(repo, "late")
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     (repo / "late" / DISABLED).rename(repo / "late" / ".git")  # control
     _users_git(repo / "late")
-    assert "fsmonitor" in _fired(outside)
+    assert "fsmonitor" in take_fired(outside)
 
 
 def test_a_gitlink_left_by_a_session_that_never_checked_is_caught_by_the_next(repo: Path, outside: Path) -> None:
@@ -156,11 +148,11 @@ def test_a_gitlink_left_by_a_session_that_never_checked_is_caught_by_the_next(re
     with open(repo / "left" / ".git" / "config", "a") as fh:
         fh.write(f'[core]\n\tfsmonitor = "{evil} fsmonitor"\n')
     _users_git(repo)
-    assert "fsmonitor" in _fired(outside)  # control: the plant is live for the user's git
+    assert "fsmonitor" in take_fired(outside)  # control: the plant is live for the user's git
     run = run_sandboxed("echo first", repo, None, 60)
     assert "left: a new gitlink" in run.output and "left/.git" in run.output, run.output
     _users_git(repo, "left")
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     assert "\tlib\n" in git(repo, "ls-files", "--stage")  # the user's submodule is untouched
 
 
@@ -196,11 +188,11 @@ def test_plants_that_try_to_slip_past_the_check(repo: Path, outside: Path, plant
     assert "PLANTED-OK" in run.output, run.output
     assert "x/.git" in run.output and "neutralised" in run.output, run.output
     _users_git(repo, "x")
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     (repo / "x" / DISABLED).rename(repo / "x" / ".git")  # control: restored, the user's git runs it
     git(repo, "update-index", "--add", "--cacheinfo", f"160000,{git(repo, 'rev-parse', 'HEAD').strip()},x")
     _users_git(repo, "x")
-    assert "fsmonitor" in _fired(outside)
+    assert "fsmonitor" in take_fired(outside)
 
 
 def test_the_top_git_dir_cannot_be_redirected_for_the_users_git(tmp_path: Path, outside: Path) -> None:
@@ -224,10 +216,10 @@ def test_the_top_git_dir_cannot_be_redirected_for_the_users_git(tmp_path: Path, 
     assert "PLANTED-OK" in run.output and "MODULES-READ-ONLY" in run.output, run.output
     assert ".git/commondir" in run.output and "neutralised" in run.output, run.output
     _users_git(repo)
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     (repo / ".git" / "commondir-disabled-by-coder").rename(repo / ".git" / "commondir")  # control
     _users_git(repo)
-    assert "fsmonitor" in _fired(outside)
+    assert "fsmonitor" in take_fired(outside)
 
 
 def test_a_common_dir_seen_clean_then_armed_is_caught(repo: Path, outside: Path) -> None:
@@ -244,10 +236,10 @@ def test_a_common_dir_seen_clean_then_armed_is_caught(repo: Path, outside: Path)
                           None, 60)
     assert "SECOND-OK" in armed.output and "x/.git" in armed.output and "neutralised" in armed.output, armed.output
     _users_git(repo, "x")
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     (repo / "x" / DISABLED).rename(repo / "x" / ".git")  # control: restored, the user's git runs it
     _users_git(repo / "x")
-    assert "fsmonitor" in _fired(outside)
+    assert "fsmonitor" in take_fired(outside)
 
 
 def test_a_hook_made_executable_by_a_background_job_is_caught(repo: Path, outside: Path, tmp_path: Path) -> None:
@@ -276,10 +268,10 @@ def test_a_hook_made_executable_by_a_background_job_is_caught(repo: Path, outsid
     finally:
         shell.close()
     subprocess.run(["git", "checkout", "-q", "-b", "other"], cwd=repo / "x", capture_output=True, timeout=120)
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     (repo / "x" / DISABLED).rename(repo / "x" / ".git")  # control
     subprocess.run(["git", "checkout", "-q", "-b", "another"], cwd=repo / "x", capture_output=True, timeout=120)
-    assert "hook" in _fired(outside)
+    assert "hook" in take_fired(outside)
 
 
 @pytest.mark.parametrize(("text", "dangerous"), [

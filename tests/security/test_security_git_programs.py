@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from repo_support import git
-from security_run_support import run_scripted
+from security_run_support import run_scripted, take_fired
 
 from coder.host import git as hostgit
 from coder.host.gitconfig import PROGRAM_KEYS
@@ -46,12 +46,6 @@ def outside(tmp_path: Path) -> Path:
     user.chmod(0o755)
     return path
 
-
-def _fired(outside: Path) -> list[str]:
-    marker = outside / "marker"
-    fired = marker.read_text().split() if marker.exists() else []
-    marker.unlink(missing_ok=True)
-    return fired
 
 
 def _plant_text(outside: Path) -> str:
@@ -107,10 +101,10 @@ def test_the_repositorys_signing_program_never_runs(tmp_path: Path, outside: Pat
     result = commit_changes(Repo.open(repo), "feat: two", run_hooks_in="skip")
     assert result.committed, result
     assert "gpgsig" not in git(repo, "cat-file", "commit", "HEAD")
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     # control: plain git in the same repository runs the plant (signing, fsmonitor)
     _plain_commit(repo)
-    fired = _fired(outside)
+    fired = take_fired(outside)
     assert "evil:gpg" in fired and "evil:fsmonitor" in fired, fired
 
 
@@ -120,18 +114,18 @@ def test_the_users_own_signing_still_runs(tmp_path: Path, outside: Path) -> None
     with open(os.environ["GIT_CONFIG_GLOBAL"], "a") as fh:
         fh.write(f'[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = "{outside / "user-gpg.sh"}"\n')
     repo = _repo(tmp_path)
-    _fired(outside)  # the initial commit was signed by the user's program already
+    take_fired(outside)  # the initial commit was signed by the user's program already
     _plant(repo, "include-in-work-tree", _plant_text(outside))
     (repo / "a.txt").write_text("two\n")
     result = commit_changes(Repo.open(repo), "feat: signed", run_hooks_in="skip")
     assert result.committed, result
     assert "gpgsig -----BEGIN PGP SIGNATURE-----" in git(repo, "cat-file", "commit", "HEAD")
-    assert _fired(outside) == ["user-gpg"]
+    assert take_fired(outside) == ["user-gpg"]
     # a repository may turn signing off (that runs nothing): coder honours it
     git(repo, "config", "commit.gpgSign", "false")
     (repo / "a.txt").write_text("three\n")
     assert commit_changes(Repo.open(repo), "feat: unsigned", run_hooks_in="skip").committed
-    assert "gpgsig" not in git(repo, "cat-file", "commit", "HEAD") and _fired(outside) == []
+    assert "gpgsig" not in git(repo, "cat-file", "commit", "HEAD") and take_fired(outside) == []
 
 
 def test_coder_run_commit_in_a_repository_that_signs_with_its_own_program(tmp_path: Path, outside: Path) -> None:
@@ -149,9 +143,9 @@ def test_coder_run_commit_in_a_repository_that_signs_with_its_own_program(tmp_pa
     assert commits and commits[0]["sha"], json.dumps(events)[-2000:]
     assert git(repo, "log", "-1", "--format=%s").strip() == "docs: say two"
     assert "gpgsig" not in git(repo, "cat-file", "commit", "HEAD")
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     _plain_commit(repo)  # control
-    assert "evil:gpg" in _fired(outside)
+    assert "evil:gpg" in take_fired(outside)
 
 
 #: one concrete key for each row of PROGRAM_KEYS, and a value the repository sets

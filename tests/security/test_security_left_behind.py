@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from repo_support import git
-from security_run_support import run_scripted
+from security_run_support import BASH_MODES, MODE_IDS, run_scripted, take_fired
 
 from coder.context.instructions import discover
 from coder.review.context import ReviewContext
@@ -28,9 +28,6 @@ from coder.tools.base import ToolContext
 from coder.tools.bash_tool import BashTool
 from coder.tools.registry import load_contracts
 from coder.vcs.repo import Repo
-
-BASH_MODES = (("auto", ()), ("ask", ("--allow", "bash(*)")), ("auto-edit", ("--allow", "bash(*)")))
-MODE_IDS = [m for m, _ in BASH_MODES]
 
 
 @pytest.fixture
@@ -42,12 +39,6 @@ def outside(tmp_path: Path) -> Path:
     evil.chmod(0o755)
     return path
 
-
-def _fired(outside: Path) -> list[str]:
-    marker = outside / "marker"
-    fired = marker.read_text().split() if marker.exists() else []
-    marker.unlink(missing_ok=True)
-    return fired
 
 
 @pytest.fixture
@@ -89,10 +80,10 @@ def test_an_included_config_file_the_shell_writes_runs_nothing_later(repo: Path,
     assert reports and reports[0]["items"][0]["kind"] == "gitconfig"
     assert not (repo / ".gitconfig").exists()
     _users_git(repo, "status")
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     (repo / ".gitconfig").write_text(f"[core]\n\tfsmonitor = {outside / 'evil.sh'} fsmonitor\n")  # control
     _users_git(repo, "status")
-    assert "evil:fsmonitor" in _fired(outside)
+    assert "evil:fsmonitor" in take_fired(outside)
 
 
 def test_an_included_config_file_that_exists_is_read_only_in_the_sandbox(repo: Path, outside: Path) -> None:
@@ -128,11 +119,11 @@ def test_bytecode_rewritten_in_place_is_removed(repo: Path, outside: Path, mode:
     assert reports and {i["kind"] for i in reports[0]["items"]} == {"bytecode"}
     assert not pyc.exists()
     _users_import(repo)
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     subprocess.run([sys.executable, "-c", STALE.format(marker=str(outside / "marker"))], cwd=repo, check=True,
                    capture_output=True, timeout=120)  # control: the same plant, written outside coder
     _users_import(repo)
-    assert _fired(outside) == ["pyc"]
+    assert take_fired(outside) == ["pyc"]
 
 
 # ---- item 6: programs on PATH later, .pth files, git hooks: asked ----------------------------------------------
@@ -189,14 +180,14 @@ def test_programs_pth_and_hooks_left_for_later_are_asked_about(repo: Path, outsi
     _later(repo)
     if answer:
         assert "kept" in result.output and all(p.exists() for p in planted)
-        assert {"evil:venv-git", "evil:pth", "evil:hook"} <= set(_fired(outside))  # the user's choice
+        assert {"evil:venv-git", "evil:pth", "evil:hook"} <= set(take_fired(outside))  # the user's choice
         return
     assert not any(os.path.lexists(p) for p in [*planted, repo / "node_modules/.bin/eslint"])
-    assert _fired(outside) == []
+    assert take_fired(outside) == []
     # control: the same files written outside coder run
     subprocess.run(["sh", "-c", _executables_plant(outside, site, repo)], cwd=repo, check=True, timeout=60)
     _later(repo)
-    assert {"evil:venv-git", "evil:pth", "evil:hook"} <= set(_fired(outside))
+    assert {"evil:venv-git", "evil:pth", "evil:hook"} <= set(take_fired(outside))
 
 
 # ---- item 6: instruction files of every agent, at any depth -----------------------------------------------------
