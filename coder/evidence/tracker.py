@@ -30,21 +30,25 @@ from coder.review.context import TEST_DIRS, is_test_path
 from coder.review.testing import import_pattern, names_module
 from coder.tools.registry import describe
 
-#: files that are not code: documents, logs and outputs (a change to them alone needs no tests)
-_DOC_SUFFIXES = (".md", ".rst", ".adoc", ".markdown", ".log", ".out", ".txt")
-_CODE_TEXT = re.compile(r"^(requirements.*|constraints.*|CMakeLists)\.txt$")
-_DOC_NAMES = re.compile(r"^(LICENSE|LICENCE|COPYING|CHANGELOG|CHANGES|AUTHORS|NEWS|CONTRIBUTORS)(\.\w+)?$", re.I)
+#: what a change to needs proof: source code and the configuration that builds and runs it, by suffix or by name
+#: (documents, logs, data, marker files and the like need none)
+CODE_SUFFIXES = frozenset(
+    ".py .pyi .pyx .pxd .js .jsx .ts .tsx .mjs .cjs .vue .svelte .go .rs .java .kt .kts .scala .groovy .gradle .c .h "
+    ".cc .cpp .cxx .hpp .hh .hxx .cs .fs .vb .rb .php .swift .m .mm .sh .bash .zsh .fish .ps1 .pl .pm .lua .r .jl .ex "
+    ".exs .erl .hrl .hs .ml .mli .clj .cljs .dart .zig .nim .sql .html .htm .css .scss .sass .less .toml .yaml .yml "
+    ".json .ini .cfg .xml .properties .cmake .mk .proto .graphql .tf .nix".split())
+CODE_NAMES = re.compile(r"^(Makefile|GNUmakefile|Dockerfile|Containerfile|Gemfile|Rakefile|Justfile|BUILD|WORKSPACE|"
+                        r"CMakeLists\.txt|requirements.*\.txt|constraints.*\.txt|Pipfile|Procfile|\.\w+rc)$")
 #: what running code leaves behind (when the repository does not ignore it)
 _ARTIFACTS = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.tox|\.nox|node_modules|"
-                        r"[^/]+\.egg-info|\.coverage[^/]*|\.hypothesis)(/|$)|\.py[co]$")
+                        r"[^/]+\.egg-info|\.hypothesis)(/|$)")
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):|^\w*(Error|Exception): |^AssertionError", re.M)
 
 
 def is_code(path: str) -> bool:
-    name = PurePosixPath(path).name
-    if _CODE_TEXT.match(name):
-        return True
-    return not (path.endswith(_DOC_SUFFIXES) or _DOC_NAMES.match(name) or _ARTIFACTS.search(path))
+    """Whether a change to `path` needs proof: source or build configuration, not what running code left."""
+    p = PurePosixPath(path)
+    return bool(p.suffix.lower() in CODE_SUFFIXES or CODE_NAMES.match(p.name)) and not _ARTIFACTS.search(path)
 
 
 @dataclass

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from coder.base import events as ev
 from coder.evidence.probe import TreeProbe
 from coder.evidence.record import Evidence
 from coder.evidence.replay import replay_evidence, write_targets
-from coder.evidence.tracker import EvidenceTracker
+from coder.evidence.tracker import EvidenceTracker, is_code
 from coder.tools.registry import builtin_by_protocol
 from coder.vcs.repo import Repo
 
@@ -150,3 +152,15 @@ def test_write_targets() -> None:
     assert write_targets("cat > /testbed/r.py << 'EOF'\nprint(1)\nEOF") == ({"/testbed/r.py"}, False)
     assert write_targets("cd /testbed && patch -p1 < fix.diff") == (set(), True)
     assert write_targets("git diff -- a.py > patch.txt") == ({"patch.txt"}, False)
+
+
+@pytest.mark.parametrize(("path", "code"), [
+    ("calc.py", True), ("src/app.TS", True), ("Makefile", True), ("requirements-dev.txt", True),
+    ("CMakeLists.txt", True), ("pyproject.toml", True), (".eslintrc", True), ("ci/deploy.yaml", True),
+    ("README.md", False), ("notes.txt", False), ("parent_ran", False), ("LICENSE", False), ("out.log", False),
+    ("pkg/__pycache__/m.cpython-311.pyc", False), ("pkg/m.pyc", False), ("calc.egg-info/PKG-INFO", False),
+    (".pytest_cache/v/cache/lastfailed", False), ("node_modules/x/index.js", False),
+])
+def test_what_is_code(path: str, code: bool) -> None:
+    """A positive list: a marker file a command touched (`touch parent_ran`) is no change to prove."""
+    assert is_code(path) is code
