@@ -201,7 +201,11 @@ def _doctor(ctx: Ctx, arg: str) -> CommandResult:
                          (f", context window {window:,} tokens)" if window else ")"))
             continue
         mark = "·" if c.ok and c.detail == "not set" else "✓" if c.ok else "✗"
-        lines.append(f"- {mark} **{c.name}** {c.detail}" + (f" (fix: `{c.fix}`)" if not c.ok and c.fix else ""))
+        # a check indented under another (each language server under "language servers") is a nested item: the
+        # spaces inside `** name**` left the bold unrendered (issue 47)
+        nested = "  " if c.name != c.name.lstrip() else ""
+        lines.append(f"{nested}- {mark} **{c.name.strip()}** {c.detail}" +
+                     (f" (fix: `{c.fix}`)" if not c.ok and c.fix else ""))
     return CommandResult("\n".join(lines))
 
 

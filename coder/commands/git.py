@@ -72,8 +72,10 @@ def commit(ctx: Ctx, arg: str) -> CommandResult:
     outcome = review_and_commit(ctx.session, override=force, message=text or None)
     parts = [_findings(outcome.findings)]
     if not outcome.committed:
-        parts.append(outcome.message + ("" if force or outcome.reason != "review failed"
-                                        else " Fix the findings, or `/commit --force`."))
+        said = outcome.message.rstrip()
+        said += "" if said.endswith((".", "!", "?", ":")) else "."  # a sentence of its own before the next one
+        parts.append(said + ("" if force or outcome.reason != "review failed"
+                             else " Fix the findings, or `/commit --force`."))
     return CommandResult("\n\n".join(p for p in parts if p),
                          error=not outcome.committed and outcome.reason != "nothing to commit")
 

@@ -184,7 +184,9 @@ def merge_run(run: AgentRun, parent: Parent, settings: AgentsSettings, checkpoin
     review_line = f"Review: {verdict.verdict}." + (f"\n{verdict.feedback()}" if verdict.verdict != "pass" else "")
     tail = "" if outcome.merged else (f"\nAgent {run.ident}'s worktree is kept ({tree.path}); resolve the conflict "
                                       "here by hand (its patch: read it), then discard it.")
-    return ToolResult(f"Agent {run.ident}: {outcome.summary()}\n{review_line}{tail}", not outcome.merged,
+    summary = outcome.summary()  # ended as a sentence: Markdown joins the next line to it
+    summary += "" if summary.endswith(".") else "."
+    return ToolResult(f"Agent {run.ident}: {summary}\n{review_line}{tail}", not outcome.merged,
                       files_changed=changed, data={"agent": run.ident, "outcome": run.outcome})
 
 

@@ -15,8 +15,11 @@ from coder.host import git as hostgit
 class GitState:
     branch: str | None = None
     dirty: bool = False
+    known: bool = True  # False until it has been read: the status bar says "…", not "no git"
 
     def label(self) -> str:
+        if not self.known:
+            return "…"
         if self.branch is None:
             return "no git"
         return f"⎇ {self.branch}{' *' if self.dirty else ''}"

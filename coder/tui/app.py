@@ -141,6 +141,7 @@ class CoderApp(App[None]):
         self.transcript.note(f"coder {__version__} · /help lists commands · Ctrl+C twice quits")
         self.query_one(PromptInput).focus()
         self.status.refresh()
+        self.status.refresh_git()  # the branch, in a worker: "…" until then, never "no git" in a repository
         self.feed.start()
         self.call_after_refresh(self._painted)
         self.control.open()

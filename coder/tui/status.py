@@ -25,7 +25,7 @@ class StatusLine:
     def __init__(self, app: App[Any], state: AppState) -> None:
         self.app = app
         self.state = state
-        self.git = GitState()
+        self.git = GitState(known=False)  # until read: not "no git" (issue 47)
         self.shown: Text | None = None
         #: True while a shell command runs (Ctrl+B can send it on); the transcript, which has the tool blocks, says
         self.shell_running: Callable[[], bool] = lambda: False
@@ -33,10 +33,9 @@ class StatusLine:
         self.agent_costs: Callable[[], list[tuple[str, float]]] = list
 
     def refresh_git(self) -> None:
-        """Read the branch and whether the tree is dirty, in a worker (git can take a moment on a big tree)."""
-        if self.state.opened is None:
-            return
-        workspace = self.state.opened.workspace
+        """Read the branch and whether the tree is dirty, in a worker (git can take a moment on a big tree); from
+        the first paint on, before a session is open (the workspace the flags name)."""
+        workspace = self.state.workspace
 
         def work() -> None:
             found = git_state(workspace)
@@ -58,11 +57,13 @@ class StatusLine:
             bar.update(text, layout=False)
 
     def render(self, width: int) -> Text:
-        from coder.commands.modes import current_mode  # lazy: the commands' imports come after the first paint
-
         state, info = self.state, self.state.info
         session = state.session
-        mode = current_mode(session) if session is not None else (getattr(state.args, "permission_mode", None) or "…")
+        mode = getattr(state.args, "permission_mode", None) or "…"
+        if session is not None:
+            from coder.commands.modes import current_mode  # lazy: the commands load with the session, not before
+
+            mode = current_mode(session)
         pct = 100 * info.ctx / info.window if info.window else 0.0
         label = info.state
         if state.running:

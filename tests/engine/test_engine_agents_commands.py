@@ -50,6 +50,7 @@ def test_the_user_runs_follows_and_merges_agents(git_repo: Path, tmp_path: Path)
     assert "REPORT: made made.txt" in shown.text and "+from-a1" in shown.diff
     merged = run_slash(opened, "/agents merge a1")
     assert not merged.error and "merged: 1 file(s) written" in merged.text and "Review: pass" in merged.text
+    assert "0 deleted.\nReview: pass." in merged.text  # two sentences (issue 47: "0 deleted Review: pass.")
     assert (git_repo / "made.txt").read_text() == "from-a1\n"
     second = run_slash(opened, "/agents merge a2")  # the same new file, other content: add/add
     assert second.error and "made.txt" in second.text and "nothing was written" in second.text

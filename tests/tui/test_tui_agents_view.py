@@ -65,3 +65,4 @@ async def test_following_an_agent_shows_its_commands_output(factory, git_repo: P
         assert "✓ 20 lines of output" in shown and "│ first" in shown and "│ second" in shown
         assert "│ step 5" not in shown  # what came live is not repeated from the result
         await pilot.press("escape")
+

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -177,6 +178,8 @@ async def test_commit_findings_are_drawn_after_the_stages(factory, git_repo: Pat
         assert text.index("parse: fail") < text.index("review: fail") < text.index("src/app.py")
         block = [b for b in app.query("CommandBlock") if "/commit --force" in getattr(b, "source", "")][-1]
         assert block.has_class("error") and "**" not in " ".join(str(w.render()) for w in block.query("*"))
+        # the gate's sentence ends before the next one (issue 47: "after 2 fix round(s) Fix the findings")
+        assert re.search(r"[.:] Fix the findings, or `/commit --force`\.", block.source), block.source
 
 
 @async_test

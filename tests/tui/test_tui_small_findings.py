@@ -7,6 +7,7 @@ from pathlib import Path
 
 from PIL import Image
 from terminal_support import Tmux, coder_command  # type: ignore[import-not-found]
+from tui_support import app_args, async_test, screen_text, wait_for  # type: ignore[import-not-found]
 
 HELLO = {"turns": [{"text": "Seen."}, {"text": "Again."}]}
 
@@ -39,3 +40,45 @@ def test_a_pasted_image_shows_its_chip_before_the_message_is_sent(git_repo: Path
         assert "[image screen shot.png 40x30" in screen  # the message carried it
     finally:
         tmux.close()
+
+
+def test_doctor_in_the_app_renders_every_check_bold(git_repo: Path, tmp_path: Path) -> None:
+    """`/doctor` showed `** basedpyright**` raw: the language servers' checks are indented under theirs, and the
+    spaces went inside the bold."""
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, HELLO)), git_repo, width=150, height=50)
+    try:
+        tmux.wait("idle │")
+        tmux.type("/doctor ")
+        tmux.send("Enter")
+        screen = tmux.wait("language servers", "clangd")
+        assert "**" not in screen
+    finally:
+        tmux.close()
+
+
+@async_test
+async def test_the_status_bar_shows_the_branch_before_the_session_opens(factory, git_repo: Path,
+                                                                       tmp_path: Path) -> None:
+    """The status bar said `no git` in a git repository until the session had opened (and for good when it
+    failed to): the branch is read from the first paint on; before that it says `…`."""
+    import threading
+
+    release = threading.Event()
+    f = factory(HELLO)
+
+    def slow(on_event, ask, override):  # the engine loading: a while
+        release.wait(60)
+        return f(on_event, ask, override)
+
+    from coder.frontend.history import InputHistory
+    from coder.tui.app import CoderApp
+
+    app = CoderApp(app_args(git_repo), opener=slow, history=InputHistory(tmp_path / "hist.jsonl"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        try:
+            assert "no git" not in screen_text(app)
+            await wait_for(pilot, lambda: "⎇ main" in screen_text(app))
+            assert app.opened is None and "starting" in screen_text(app)
+        finally:
+            release.set()
+        await wait_for(pilot, lambda: app.opened is not None)
