@@ -142,3 +142,14 @@ def test_bad_hook_config_leaves_no_running_session(git_repo: Path, tmp_path: Pat
     result = coder("run", "--trust", "--model", f"scripted:{script}", "hi", cwd=git_repo)
     assert result.returncode == 2 and "command" in result.stderr
     assert "running" not in coder("sessions", "list", cwd=git_repo).stdout
+
+
+def test_an_image_flag_on_a_text_file_says_what_images_it_takes(git_repo: Path, tmp_path: Path) -> None:
+    """Issue 47: `--image README.md` printed Pillow's message, which names a Python object (`<_io.BytesIO object at
+    0x7f...>`)."""
+    (git_repo / "README.md").write_text("# not a picture\n")
+    script = write_script(tmp_path / "s.json", [{"text": "hi"}])
+    result = coder("run", "--model", f"scripted:{script}", "--image", "README.md", "look", cwd=git_repo)
+    assert result.returncode == 2
+    assert "--image README.md: not an image coder can read (it takes PNG, JPEG" in result.stderr
+    assert "object at 0x" not in result.stderr and "<_io" not in result.stderr
