@@ -143,14 +143,34 @@ def _changed(result: RestoreResult) -> str:
     return ("\n\nFiles: " + ", ".join(f"`{p}`" for p in changed[:20])) if changed else ""
 
 
+def _sent_at(ctx: Ctx, texts: list[str]) -> list[float | None]:
+    """When each of the user's messages `texts` (in order) was sent, from the stored events (issue 47: the time
+    was the checkpoint's, empty for a message that changed nothing). A message cut from the conversation by a
+    rewind is still stored, so they are matched in order by their text."""
+    times: list[float | None] = [None] * len(texts)
+    if ctx.store is None:
+        return times
+    stored = [(row.time, str(row.data.get("text", ""))) for row in ctx.store.events(ctx.session.id)
+              if row.type == "user_message"]
+    at = 0
+    for n, text in enumerate(texts):
+        for k in range(at, len(stored)):
+            if stored[k][1].strip() == text.strip():
+                times[n], at = stored[k][0], k + 1
+                break
+    return times
+
+
 def _listing(ctx: Ctx, cp: Any) -> CommandResult:
     """The user's messages, each with what changed after it: the points /rewind goes back to."""
     turns = user_turns(ctx.session, cp)
     if not turns:
         return CommandResult("No messages yet in this session: nothing to rewind to.")
     rows = ["| # | when | your message | changed after it |", "| ---: | --- | --- | --- |"]
+    sent = _sent_at(ctx, [t.text for t in turns])
     for t in turns:
-        when = time.strftime("%H:%M", time.localtime(t.end.created)) if t.end is not None else ""
+        at = sent[t.number - 1] or (t.end.created if t.end is not None else None)
+        when = time.strftime("%H:%M", time.localtime(at)) if at is not None else "?"
         files = ", ".join(f"`{p}`" for p in t.files[:4]) + (f" +{len(t.files) - 4}" if len(t.files) > 4 else "")
         text = t.short(50).replace("|", "\\|")
         rows.append(f"| {t.number} | {when} | {text} | {files or 'nothing'} |")

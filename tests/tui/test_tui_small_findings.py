@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from PIL import Image
@@ -82,3 +83,31 @@ async def test_the_status_bar_shows_the_branch_before_the_session_opens(factory,
         finally:
             release.set()
         await wait_for(pilot, lambda: app.opened is not None)
+
+
+def test_rewind_lists_when_each_message_was_sent(git_repo: Path, tmp_path: Path) -> None:
+    """`/rewind`'s table had an empty time cell for a message that changed nothing (the time was its
+    checkpoint's); each row now has the time the message was sent."""
+    import re
+
+    turns = {"turns": [{"text": "Nothing to change."},
+                       {"text": "Writing.", "tool_calls": [{"name": "str_replace_based_edit_tool", "input": {
+                           "command": "create", "path": "new.txt", "file_text": "x\n"}}]},
+                       {"text": "Written."}]}
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--permission-mode", "auto"), git_repo,
+                width=120, height=40)
+    try:
+        tmux.wait("idle │")
+        for message in ("look only", "write new.txt"):
+            tmux.type(message)
+            tmux.send("Enter")
+            tmux.wait("idle │")
+            time.sleep(0.3)
+        tmux.wait("Written.")
+        tmux.type("/rewind ")
+        tmux.send("Enter")
+        screen = tmux.wait("look only", "new.txt", "your message")
+        rows = [line for line in screen.splitlines() if "look only" in line or "write new.txt" in line]
+        assert len(rows) >= 2 and all(re.search(r"\b\d\d:\d\d\b", row) for row in rows[-2:]), rows
+    finally:
+        tmux.close()
