@@ -22,6 +22,7 @@ from typing import Any
 from coder.base import events as ev
 from coder.config.sections import StuckSettings
 from coder.stuck.signals import Call, call_from_event, digest
+from coder.tools.base import one_line
 from coder.tools.registry import describe
 
 DEFAULT_THRESHOLDS = Path(__file__).with_name("thresholds.json")
@@ -180,7 +181,7 @@ class Detector:
                         if c.failed and c.kind == call.kind and c.error == call.error)
             if count >= self.t.of("same_error", "nudge_at", 4) and not call.waits:
                 out.append(Detection("same_error", digest(call.kind + call.error), count,
-                                     f"{count} {call.kind} calls failed the same way ({call.error[:120]}); "
+                                     f"{count} {call.kind} calls failed the same way ({one_line(call.error, 120)}); "
                                      f"the last: {_label(call)}"))
         return _strongest(out)
 
@@ -213,7 +214,7 @@ class Detector:
                     if s.text == step.text and not s.progress)
         if count >= self.t.of("same_text", "nudge_at", 3):
             return [Detection("same_text", digest(step.text), count,
-                              f"the same message ({step.text[:80]!r}) {count} times")]
+                              f"the same message ({one_line(step.text, 80)!r}) {count} times")]
         return []
 
 

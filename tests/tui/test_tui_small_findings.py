@@ -111,3 +111,27 @@ def test_rewind_lists_when_each_message_was_sent(git_repo: Path, tmp_path: Path)
         assert len(rows) >= 2 and all(re.search(r"\b\d\d:\d\d\b", row) for row in rows[-2:]), rows
     finally:
         tmux.close()
+
+
+
+def test_a_stuck_warning_quoting_the_models_words_says_where_it_is_cut(git_repo: Path, tmp_path: Path) -> None:
+    """The stuck warning quoted the model's repeated message cut at 80 characters mid-word, as if it had ended
+    there (`'... try the tests agai') 3 times`); the quote is cut at a word with `…`, and the warning reads on."""
+    said = ("Let me look at the configuration once more and then run the whole test suite again to see whether "
+            "the failure is still there.")
+    turns = {"turns": [*({"text": said, "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]}
+                         for _ in range(8)), {"text": "Giving up."}]}
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--permission-mode", "auto"), git_repo,
+                width=160, height=60)
+    try:
+        tmux.wait("idle │")
+        tmux.type("go")
+        tmux.send("Enter")
+        tmux.wait("Giving up.")
+        flat = " ".join(tmux.screen().split())
+        warning = flat[flat.index("the agent looks stuck"):]
+        quoted = warning[warning.index("the same message (") + len("the same message ("):]
+        assert quoted.index("…") < quoted.index(") ")  # the cut is marked where the quote ends
+        assert "to stop the turn." in warning
+    finally:
+        tmux.close()
