@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from coder.base import paths
 from coder.base.errors import UsageError
+from coder.base.events import call_failure
 from coder.base.termsafe import inert_json, visible
 
 if TYPE_CHECKING:
@@ -135,7 +136,9 @@ def _describe(event: dict[str, Any]) -> str:
         return "< " + "\n  ".join(" ".join(texts).splitlines()[:20])
     if kind == "tool_call_finished":
         first = (event["output"].splitlines() or [""])[0][:100]
-        mark = "✗" if event["is_error"] else "✓"
+        # an interrupted or failed command is a call that worked and a command that did not: ✗, as in the app
+        why = call_failure(bool(event["is_error"]), event.get("data"), str(event["output"]))
+        mark = "✓" if why is None else f"✗ {why}" if why != "failed" else "✗"
         return f"  {mark} {event['tool']} {json.dumps(event['input'], ensure_ascii=False)[:100]} -> {first}"
     if kind == "usage":
         cost = f"$ {event['total_cost_usd']:.4f} total" if event.get("cost_known", True) else "cost unknown"

@@ -59,6 +59,7 @@ class Repl:
         self.reader = LineReader(self.history, lambda: self.opened.workspace if self.opened else
                                  options_from_args(args).cwd, self.cycle_mode)
         self.keys: Any = None  # the KeyWatcher while a turn runs on a terminal
+        self.last_reason = "done"  # how the last turn ended: the session's status when the REPL is left
         self.notifier: Notifier | None = None  # a turn ended, a question waits (issue 23): set once a session is open
         self.opening: threading.Thread | None = None  # the session opening in the background (a terminal)
         self.open_error: BaseException | None = None
@@ -173,7 +174,7 @@ class Repl:
         opened, self.opened = self.opened, None
         if self.notifier is not None:
             self.notifier.close()  # notification hooks still running finish first
-        if opened.finish(reason) and reason == "done":
+        if opened.finish(reason) and reason != "switched":
             self.printer.line(f"Session {opened.session.id} is saved; `coder --resume {opened.session.id}` goes on "
                               "with it.", "dim")
 
@@ -306,6 +307,7 @@ class Repl:
                 self.reader.typeahead = self.keys.take_typeahead()
             else:
                 outcome = session.send(text, attached)
+            self.last_reason = outcome.reason  # the session's status if it is left now (not "done" when stopped)
             if self.notifier is not None:
                 self.notifier.turn_ended(outcome.reason)
         finally:
@@ -336,6 +338,7 @@ class Repl:
 
                 override.update(carry_over(self.opened.session))
             self.close("switched")
+            self.last_reason = "done"
             self.open(**override)
         elif result.send:
             self.send(result.send)
@@ -403,7 +406,7 @@ class Repl:
             if self.opening is not None:  # left before the session had opened: it is closed as any other
                 with contextlib.suppress(Exception):
                     self.wait_opened()
-            self.close("done")
+            self.close(self.last_reason)
         return 0
 
 

@@ -53,6 +53,9 @@ class SessionControl:
         self.freeze_heap = False
         self.opened_at: float | None = None
         self.last_session_id: str | None = None  # printed on quit: how to resume it
+        #: how the last turn ended: the session's status when the app quits after it (issue 47: an interrupted
+        #: turn's session was stored as "done")
+        self.last_reason = "done"
         #: what is printed to the scrollback on quit (coder/tui/farewell.py), read as the session closes
         self.conversation: Conversation | None = None
         #: runs a slash command (CommandRunner.run; the app wires it: the commands part is built after this one)
@@ -124,7 +127,7 @@ class SessionControl:
         self.status.refresh()
 
     # ---- closing and switching --------------------------------------------------------------------------------
-    def close(self, reason: str) -> None:
+    def close(self, reason: str, quitting: bool = False) -> None:
         opened, self.state.opened = self.state.opened, None
         if opened is None:
             return
@@ -132,7 +135,7 @@ class SessionControl:
         self.questions.notifier = None
         self.questions.close()  # an agent's question still waiting is denied, and so is any asked while agents stop
         try:
-            if reason == "done":  # the app is quitting: the conversation goes to the scrollback
+            if quitting:  # the app is quitting: the conversation goes to the scrollback
                 self.conversation = read_conversation(opened)
             kept = opened.finish(reason)
             self.last_session_id = opened.session.id if kept else None
@@ -154,6 +157,7 @@ class SessionControl:
             state.args.model = override.get("model", state.args.model)
             state.args.permission_mode = override["permission_mode"]
         self.close("switched")
+        self.last_reason = "done"
         self.questions.resolve(None)  # an agent's question, answered by the close, leaves the screen
         self.questions.closed = False  # the next session asks again
         self.transcript.clear()
@@ -168,7 +172,7 @@ class SessionControl:
         self.questions.close()  # a waiting engine thread or opening worker (the trust question) goes on
         if session is not None and self.state.busy:
             self.turn_done.wait(5.0)  # let the turn stop cleanly before the session closes its tools
-        self.close("done")
+        self.close(self.last_reason, quitting=True)
 
     # ---- messages ---------------------------------------------------------------------------------------------
     def submitted(self, text: str) -> None:
@@ -235,6 +239,7 @@ class SessionControl:
         self.status.refresh()
 
     def turn_ended(self, reason: str) -> None:
+        self.last_reason = reason
         state = self.state
         state.busy = False
         state.info.state = "idle"
