@@ -23,6 +23,7 @@ from coder.commands.perms import permissions
 from coder.commands.transcript import export
 from coder.config.modes import MODES
 from coder.engine.doctor import run_checks
+from coder.tools.tool_search_tool import ToolSearchTool
 
 if TYPE_CHECKING:
     from coder.store.db import SessionStore
@@ -99,9 +100,14 @@ def _estimate(value: Any) -> int:
 
 
 def _context(ctx: Ctx, arg: str) -> CommandResult:
+    """What the context holds, part by part. The parts' sizes are estimates (4 characters a token); scaled to the
+    measured size of the last request, they add up to it (issue 47: a table of raw estimates did not add up to the
+    figure above it, and counted the definitions of deferred tools, which are not sent whole)."""
     parts = ctx.session.parts
-    rows: dict[str, int] = {"system prompt": _estimate(parts.system_prompt),
-                            "tool definitions": _estimate([t.contract.spec().__dict__ for t in parts.tools.values()])}
+    search = next((t for t in parts.tools.values() if isinstance(t, ToolSearchTool)), None)
+    deferred = set(search.catalog) if search is not None else set()
+    sent = [t.contract.spec().__dict__ for name, t in parts.tools.items() if name not in deferred]
+    rows: dict[str, int] = {"system prompt": _estimate(parts.system_prompt), "tool definitions": _estimate(sent)}
     for message in ctx.session.history:
         for block in message.content:
             kind = type(block).__name__
@@ -109,15 +115,28 @@ def _context(ctx: Ctx, arg: str) -> CommandResult:
                      "ToolResultBlock": "tool results", "ThinkingBlock": "thinking"}.get(kind, kind)
             rows[label] = rows.get(label, 0) + _estimate(block.__dict__)
     t = usage_totals(ctx)
+    used, window = t["context_tokens"], t["context_window"]
+    estimated = sum(rows.values())
+    if used:  # the measured size, shared out as the estimates are
+        scaled = {label: round(n * used / max(estimated, 1)) for label, n in rows.items()}
+        largest = max(scaled, key=lambda label: scaled[label])
+        scaled[largest] += used - sum(scaled.values())  # what rounding left over: the sum is the measured size
+        rows = scaled
     total = sum(rows.values())
     lines = ["| part | ~tokens | share |", "| --- | ---: | ---: |"]
     for label, n in sorted(rows.items(), key=lambda kv: -kv[1]):
         lines.append(f"| {label} | {n:,} | {100 * n / max(total, 1):.0f}% |")
-    used = t["context_tokens"]
-    head = (f"Context: **{used:,}** of {t['context_window']:,} tokens "
-            f"({100 * used / max(t['context_window'], 1):.1f}%) at the last request; "
-            f"{len(ctx.session.history)} messages in the history (estimates below, 4 characters a token).\n\n")
-    return CommandResult(head + "\n".join(lines))
+    lines.append(f"| **all** | **{total:,}** | 100% |")
+    if used:
+        head = (f"Context: **{used:,}** of {window:,} tokens ({100 * used / max(window, 1):.1f}%) at the last "
+                f"request; {len(ctx.session.history)} messages in the history. Its parts, their shares estimated "
+                "from their characters:")
+    else:
+        head = (f"No request yet (the window is {window:,} tokens); what the first would hold, estimated at 4 "
+                "characters a token:")
+    note = f"\n\n{len(deferred)} more tools load on demand (`tool search`): only their names are sent." \
+        if deferred else ""
+    return CommandResult(head + "\n\n" + "\n".join(lines) + note)
 
 
 def _sessions(ctx: Ctx, arg: str) -> CommandResult:

@@ -135,3 +135,29 @@ def test_a_stuck_warning_quoting_the_models_words_says_where_it_is_cut(git_repo:
         assert "to stop the turn." in warning
     finally:
         tmux.close()
+
+
+def test_context_parts_add_up_to_the_context(git_repo: Path, tmp_path: Path) -> None:
+    """`/context`'s parts did not add up to the figure above them (raw estimates, deferred tools' definitions
+    counted as sent); they are the measured request shared out now, and an `all` row says their sum."""
+    import re
+
+    turns = {"turns": [{"text": "Looking.", "tool_calls": [{"name": "bash", "input": {"command": "ls"}}]},
+                       {"text": "Done looking."}]}
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--permission-mode", "auto", "--plain"), git_repo,
+                width=120, height=50)
+    try:
+        tmux.wait("auto>")
+        tmux.type_at_prompt("look")
+        tmux.send("Enter")
+        tmux.wait("Done looking.", "ctx ")
+        tmux.type_at_prompt("/context")
+        tmux.send("Enter")
+        screen = tmux.wait("all", "share")
+        measured = int(re.search(r"Context: ([\d,]+) of", screen).group(1).replace(",", ""))  # type: ignore[union-attr]
+        rows = re.findall(r"^\s*([a-z][a-z ()]+?)\s+([\d,]+)\s+\d+%\s*$", screen, re.MULTILINE)
+        parts = {label.strip(): int(n.replace(",", "")) for label, n in rows}
+        assert parts.pop("all") == measured == sum(parts.values()) > 0, (parts, measured)
+        assert "tool definitions" in parts and "load on demand" in " ".join(screen.split())
+    finally:
+        tmux.close()
