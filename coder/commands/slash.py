@@ -108,6 +108,10 @@ def run_slash(target: Opened | Session, line: str, busy: bool = False) -> Comman
     name, arg = parse(line)
     commands = ctx.commands = all_commands(ctx.workspace)
     cmd = commands.get(name)
+    starting = [n for n in commands if name and n.startswith(name)]
+    if cmd is None and len(starting) == 1:  # `/cos`: what the completion would have taken, whatever the timing
+        name = starting[0]  # (issue 47: typed in a burst with Enter, it was unknown; after a pause it ran)
+        cmd = commands[name]
     if cmd is None:
         near = [n for n in commands if n.startswith(name[:2])] if name else []
         hint = f" Did you mean {', '.join('/' + n for n in near[:4])}?" if near else ""

@@ -161,3 +161,18 @@ def test_context_parts_add_up_to_the_context(git_repo: Path, tmp_path: Path) -> 
         assert "tool definitions" in parts and "load on demand" in " ".join(screen.split())
     finally:
         tmux.close()
+
+
+def test_a_command_typed_in_a_burst_is_the_one_its_start_names(git_repo: Path, tmp_path: Path) -> None:
+    """`/cos` typed with Enter in one burst was an unknown command, and after a pause (the completion up) ran
+    `/cost`: a start that names one command runs it, whatever the timing; one that names several asks."""
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, HELLO)), git_repo, width=110, height=30)
+    try:
+        tmux.wait("idle │")
+        tmux.type("/cos\r")  # one burst, Enter with it
+        screen = tmux.wait("Session cost")
+        assert "Unknown command" not in screen
+        tmux.type("/co\r")  # /commit, /compact, /context, /cost: which one was meant is not known
+        tmux.wait("Unknown command /co. Did you mean")  # rendered: the backticks are code
+    finally:
+        tmux.close()
