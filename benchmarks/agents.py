@@ -5,7 +5,8 @@ Usage: python benchmarks/agents.py [--quick] [--tasks N] [--delay SECONDS] [--ro
 Each run is a real `coder run` (auto mode, the real bubblewrap sandbox) against the fake server over HTTP with
 the real Anthropic SDK, every model request delayed by `--delay` seconds (the wait for a real model's answer). A
 subtask is one agent: a model turn, a shell command that does some CPU work and writes a file of its own, a
-second model turn with its report. The parent hands out N subtasks:
+second model turn with its report. The parent first loads `task` and `subagents` (tools on demand: one request
+in both ways), then hands out N subtasks:
 - one after another: N `task` calls in one answer, each run to its end in the parent's tree (as before issue 36);
 - in parallel: N `task` calls with `background: true` in one answer, then one answer that waits for each and
   merges each patch (the agents write in their own worktrees, under the default cap of 4), then the last answer.
@@ -45,7 +46,8 @@ def script(tasks: int, parallel: bool) -> dict:
     ]
     calls = [{"name": "task", "input": {"agent": "bench", "description": f"subtask {i}", "background": parallel,
                                         "prompt": f"BENCH-SUBTASK {i}: write your file."}} for i in range(1, tasks + 1)]
-    main = [{"text": "Handing out the subtasks.", "tool_calls": calls}]
+    load = {"tool_calls": [{"name": "tool_search", "input": {"query": "select:task,subagents"}}]}  # on demand
+    main = [load, {"text": "Handing out the subtasks.", "tool_calls": calls}]
     if parallel:
         idents = [f"a{i}" for i in range(1, tasks + 1)]
         main.append({"text": "Collecting.", "tool_calls": [
@@ -143,7 +145,7 @@ def main() -> None:
               "~0.3 s of CPU; in parallel each agent also gets a worktree (made from the parent's tree, read back "
               "and merged: the CPU column shows what that costs), and the parent one more request (wait and merge). "
               "The parallel figure is bounded below by one subtask's chain (two delayed requests, the command) plus "
-              "the parent's three requests; the CPU work shares the 2 cores."]
+              "the parent's four requests; the CPU work shares the 2 cores."]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write_section:

@@ -60,7 +60,7 @@ class Run:
 def run_coder(repo: Path, tmp_path: Path, turns: list[dict[str, Any]], *args: str, mode: str = "auto",
               timeout: float = 240) -> Run:
     script = tmp_path / f"parent-{len(list(tmp_path.glob('parent-*')))}.json"
-    script.write_text(json.dumps({"turns": turns}))
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS, *turns]}))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-m", "coder", "run", "--output-format", "stream-json",
                            "--permission-mode", mode, "--model", f"scripted:{script}", *args, "go"],
@@ -68,6 +68,11 @@ def run_coder(repo: Path, tmp_path: Path, turns: list[dict[str, Any]], *args: st
                           stdin=subprocess.DEVNULL)
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     return Run(proc.returncode, events, proc.stderr)
+
+
+#: `task` and `subagents` are loaded on demand: a parent model loads them before it calls them, as a real one must
+#: (the engine refuses to run a deferred tool the conversation never loaded)
+LOAD_AGENT_TOOLS = {"tool_calls": [{"name": "tool_search", "input": {"query": "select:task,subagents"}}]}
 
 
 def start(agent: str, prompt: str, description: str = "") -> dict[str, Any]:

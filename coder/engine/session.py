@@ -36,6 +36,7 @@ from coder.models.types import (
 from coder.policy.base import PermissionAnswer, PermissionPolicy
 from coder.stuck.guard import StuckGuard
 from coder.tools.base import Tool, ToolContext, ToolResult
+from coder.tools.tool_search_tool import not_loaded
 
 if TYPE_CHECKING:
     from coder.evidence.record import Evidence
@@ -409,6 +410,9 @@ class Session:
         if tool is None:
             known = ", ".join(sorted(parts.tools))
             return self._finish(use, ToolResult(f"Unknown tool {use.name!r}. Available tools: {known}.", True))
+        unloaded = not_loaded(parts.tools, use.name, self.history)
+        if unloaded:  # a deferred tool never loaded: the model has no definition of it, its input is a guess
+            return self._finish(use, ToolResult(unloaded, True))
         problem = validate_input(tool.contract.input_schema, use.input)
         if problem:
             return self._finish(use, ToolResult(f"Invalid input for {use.name}: {problem}", True))

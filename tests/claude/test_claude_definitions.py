@@ -69,6 +69,7 @@ def test_a_claude_agent_runs_as_a_subagent(git_repo: Path, tmp_path: Path) -> No
     (git_repo / ".claude" / "agents").mkdir(parents=True)
     (git_repo / ".claude" / "agents" / "code-reviewer.md").write_text(REVIEWER)
     model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "select:task"}}]},  # task is loaded on demand
         {"tool_calls": [{"name": "task", "input": {"agent": "code-reviewer", "prompt": "Review src/app.py",
                                                    "description": "review"}}]},
         {"tool_calls": [{"name": "str_replace_based_edit_tool",
@@ -79,7 +80,7 @@ def test_a_claude_agent_runs_as_a_subagent(git_repo: Path, tmp_path: Path) -> No
     opened, seen = open_on(git_repo, model)
     outcome = opened.session.send("review my code")
     opened.finish("done")
-    task = finished(seen)[0]
+    task = next(e for e in finished(seen) if e.tool == "task")
     assert not task.is_error and task.output.startswith("Review: greet() concatenates strings")
     assert task.data["agent"] == "code-reviewer" and task.data["mode"] == "plan"
     assert not (git_repo / "child.txt").exists()  # its tools only read: plan mode denied the write

@@ -59,6 +59,7 @@ def test_an_installed_plugin_brings_its_skill_mcp_server_command_agent_and_hook(
     shutil.rmtree(plugin)  # the installed copy is what runs
 
     model = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "select:mcp__team-tools-demo__add"}}]},
         {"tool_calls": [{"name": "mcp__team-tools-demo__add", "input": {"a": 2, "b": 3}}]}, {"text": "5"}])
     opened, seen = open_on(git_repo, model)
     try:
@@ -67,7 +68,7 @@ def test_an_installed_plugin_brings_its_skill_mcp_server_command_agent_and_hook(
         assert "release-notes" in opened.session.parts.tool_ctx.services["skills"].skills
         assert opened.agents.parent.agents["helper"].permission_mode == "plan"
         opened.session.send("add two and three")
-        results = [e for e in seen if type(e).__name__ == "ToolCallFinished"]
+        results = [e for e in seen if type(e).__name__ == "ToolCallFinished" and e.tool != "tool_search"]
         assert results and not results[0].is_error and results[0].output.strip() == "5"
         assert any("deploys happen on Tuesdays" in t for t in texts_sent(opened))
     finally:

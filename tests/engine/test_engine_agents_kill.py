@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from agents_support import REPO, control, define_agent, start, worktrees_left
+from agents_support import LOAD_AGENT_TOOLS, REPO, control, define_agent, start, worktrees_left
 from repo_support import git
 
 from coder.base import events as ev
@@ -73,7 +73,7 @@ def sleeper(tmp_path: Path) -> str:
 def test_a_killed_parent_leaves_no_process_and_no_worktree(git_repo: Path, tmp_path: Path) -> None:
     mark = sleeper(tmp_path)
     script = tmp_path / "parent.json"
-    script.write_text(json.dumps({"turns": [
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS,
         {"text": "Starting.", "tool_calls": [start("sleeper", "work long")]},
         {"text": "Waiting.", "tool_calls": [control("wait", "a1", timeout=600)]},
         {"text": "never reached"},
@@ -126,7 +126,7 @@ def test_a_stop_ends_the_agents_commands_and_its_tree(git_repo: Path, tmp_path: 
     the agent ends `stopped`, the parent's wait returns, and the tree with its half-done work is dropped."""
     mark = sleeper(tmp_path)
     script = tmp_path / "parent.json"
-    script.write_text(json.dumps({"turns": [
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS,
         {"text": "Starting.", "tool_calls": [start("sleeper", "work long")]},
         {"text": "Waiting.", "tool_calls": [control("wait", "a1", timeout=600)]},
         {"text": "Stopped, then."},

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from agents_support import control, define_agent, start, user_config
+from agents_support import LOAD_AGENT_TOOLS, control, define_agent, start, user_config
 
 from coder.base import events as ev
 from coder.engine.agents import NEWS_HEADER, settle
@@ -43,7 +43,7 @@ def test_the_parent_compacts_while_its_agent_runs(git_repo: Path, tmp_path: Path
     gate = gated_agent(tmp_path)
     script = tmp_path / "parent.json"
     big = {"name": "bash", "input": {"command": "seq 1 4000"}}
-    script.write_text(json.dumps({"turns": [
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS,
         {"text": "Starting the slow job.", "tool_calls": [start("slow", "do the slow job")]},
         {"text": "Meanwhile, counting.", "tool_calls": [big]},
         {"text": "Counting more.", "tool_calls": [big]},
@@ -74,7 +74,7 @@ def test_news_reaches_a_busy_parent_after_its_step_and_survives_a_resume(git_rep
     gate = gated_agent(tmp_path)
     gate.write_text("go")  # no waiting: the agent ends while the parent works
     script = tmp_path / "parent.json"
-    script.write_text(json.dumps({"turns": [
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS,
         {"text": "Starting.", "tool_calls": [start("slow", "do the slow job")]},
         *({"text": f"Working {i}.", "tool_calls": [{"name": "bash", "input": {"command": "sleep 0.3; echo w"}}]}
           for i in range(40)),
@@ -102,7 +102,7 @@ def test_an_idle_parent_is_woken_with_the_news(git_repo: Path, tmp_path: Path) -
     then gives the model a turn of its own with the agent's report."""
     gate = gated_agent(tmp_path)
     script = tmp_path / "parent.json"
-    script.write_text(json.dumps({"turns": [
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS,
         {"text": "Started it; I will hear of it.", "tool_calls": [start("slow", "do the slow job")]},
         {"text": "Waiting for the agent."},
         {"text": "The agent reported: done."},
@@ -136,7 +136,7 @@ def test_a_background_agent_asks_while_its_parent_goes_on(git_repo: Path, tmp_pa
         {"text": "REPORT: asked twice"},
     ], tools=("bash",))
     script = tmp_path / "parent.json"
-    script.write_text(json.dumps({"turns": [
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS,
         {"text": "Starting.", "tool_calls": [start("asker", "run commands")]},
         {"text": "Reading its progress.", "tool_calls": [control("read", "a1")]},
         {"text": "Waiting.", "tool_calls": [control("wait", "a1", timeout=120)]},
@@ -179,7 +179,7 @@ def test_waiting_on_an_agent_that_already_ended_says_so(git_repo: Path, tmp_path
     """Issue 47: `subagents wait` on an agent whose end the model had already read returned nothing."""
     define_agent(tmp_path, "quick", [{"text": "REPORT: quick job done"}], tools=("bash",))
     script = tmp_path / "parent.json"
-    script.write_text(json.dumps({"turns": [
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS,
         {"text": "Starting it.", "tool_calls": [start("quick", "do the quick job")]},
         {"text": "Waiting for it.", "tool_calls": [control("wait", "a1", timeout=120)]},
         {"text": "Waiting again.", "tool_calls": [control("wait", "a1", timeout=120)]},

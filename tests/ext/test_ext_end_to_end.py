@@ -36,6 +36,7 @@ def test_mcp_hook_and_custom_tool_in_one_run(git_repo: Path) -> None:
         "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
         "command": "wc -l < {path}"}))
     script = {"turns": [
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "select:mcp__demo__add"}}]},  # on demand
         {"tool_calls": [{"name": "mcp__demo__add", "input": {"a": 20, "b": 22}}]},
         {"tool_calls": [{"name": "bash", "input": {"command": "rm -rf src"}}]},
         {"tool_calls": [{"name": "count_lines", "input": {"path": "src/app.py"}}]},
@@ -49,7 +50,8 @@ def test_mcp_hook_and_custom_tool_in_one_run(git_repo: Path) -> None:
         tools_declared = {t["name"] for t in server.requests[0]["tools"]}
     assert result.returncode == 0, result.stderr
     assert {"mcp__demo__add", "count_lines", "bash"} <= tools_declared
-    finished = [json.loads(x) for x in result.stdout.splitlines() if '"tool_call_finished"' in x]
+    finished = [e for e in map(json.loads, result.stdout.splitlines())  # the load first, then the calls
+                if e["type"] == "tool_call_finished" and e["tool"] != "tool_search"]
     assert finished[0]["output"] == "42"
     assert finished[1]["is_error"] and "rm -rf is not allowed here" in finished[1]["output"]
     assert (git_repo / "src" / "app.py").exists()  # the hook really blocked it

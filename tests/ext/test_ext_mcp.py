@@ -39,13 +39,15 @@ def test_scripted_model_calls_mcp_tool_over_stdio(git_repo: Path, tmp_path: Path
     write_mcp_json(git_repo, {"demo": stdio_entry()})
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": [
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "select:mcp__demo__add,mcp__demo__env_probe"}}]},
         {"tool_calls": [{"name": "mcp__demo__add", "input": {"a": 2, "b": 40}}]},
         {"tool_calls": [{"name": "mcp__demo__env_probe", "input": {}}]},
         {"text": "done"}]}))
     result = coder(["run", "--trust", "--output-format", "stream-json", "--permission-mode", "auto", "--model",
                     f"scripted:{script}", "add"], git_repo, {"ANTHROPIC_API_KEY": "sk-secret"})
     assert result.returncode == 0, result.stderr
-    finished = [json.loads(x) for x in result.stdout.splitlines() if '"tool_call_finished"' in x]
+    finished = [e for e in map(json.loads, result.stdout.splitlines())  # the load first, then the calls
+                if e["type"] == "tool_call_finished" and e["tool"] != "tool_search"]
     assert finished[0]["tool"] == "mcp__demo__add" and finished[0]["output"] == "42"
     assert finished[1]["output"] == "clean"  # our API key never reaches an MCP server
 
@@ -54,13 +56,15 @@ def test_mcp_tools_obey_permission_rules(git_repo: Path, tmp_path: Path) -> None
     write_mcp_json(git_repo, {"demo": stdio_entry()})
     script = tmp_path / "s.json"
     script.write_text(json.dumps({"turns": [
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "select:mcp__demo__add,mcp__demo__write_note"}}]},
         {"tool_calls": [{"name": "mcp__demo__add", "input": {"a": 1, "b": 1}}]},
         {"tool_calls": [{"name": "mcp__demo__write_note", "input": {"text": "hi"}}]},
         {"text": "done"}]}))
     result = coder(["run", "--trust", "--output-format", "stream-json", "--permission-mode", "auto", "--deny",
                     "mcp__demo__write*", "--model", f"scripted:{script}", "go"], git_repo)
     assert result.returncode == 0, result.stderr
-    finished = [json.loads(x) for x in result.stdout.splitlines() if '"tool_call_finished"' in x]
+    finished = [e for e in map(json.loads, result.stdout.splitlines())  # the load first, then the calls
+                if e["type"] == "tool_call_finished" and e["tool"] != "tool_search"]
     assert finished[0]["output"] == "2"
     assert finished[1]["is_error"] and "denied" in finished[1]["output"].lower()
     assert not (git_repo / "note-from-mcp.txt").exists()

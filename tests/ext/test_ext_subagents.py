@@ -14,6 +14,7 @@ from coder_testkit.fake_server import FakeServer
 REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = {"turns": [
+    {"tool_calls": [{"name": "tool_search", "input": {"query": "select:task"}}]},  # task is loaded on demand
     {"text": "Delegating the search.", "tool_calls": [{"name": "task", "input": {
         "description": "find greet", "prompt": "Where is greet defined? Report file and line."}}]},
     {"when": "search subagent", "text": "Viewing.", "tool_calls": [
@@ -40,7 +41,7 @@ def test_subagent_report_only(git_repo: Path, tmp_path: Path) -> None:
     assert data["final_text"] == "greet lives in src/app.py."
     parent = [r for r in requests if "search subagent" not in json.dumps(r.get("system"))]
     child = [r for r in requests if "search subagent" in json.dumps(r.get("system"))]
-    assert len(parent) == 2 and len(child) == 3
+    assert len(parent) == 3 and len(child) == 3
     final_parent = json.dumps(parent[-1]["messages"])
     assert "REPORT: greet is defined in src/app.py at line 1." in final_parent
     assert "return 'hello ' + name" not in final_parent  # the child's view output stayed in the child

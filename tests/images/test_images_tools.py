@@ -48,6 +48,7 @@ def test_mcp_image_and_view_of_a_png_reach_the_model_in_the_tool_results(tmp_pat
     (workspace / "notes.png").write_text("not really a picture")
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "select:mcp__demo__plot"}}]},  # on demand
         {"tool_calls": [{"name": "mcp__demo__plot", "input": {"width": 300, "height": 200}},
                         {"name": "str_replace_based_edit_tool", "input": {"command": "view", "path": "ui.png"}},
                         {"name": "str_replace_based_edit_tool", "input": {"command": "view", "path": "notes.png"}}]},

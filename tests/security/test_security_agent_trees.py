@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from agents_support import control, define_agent, start
+from agents_support import LOAD_AGENT_TOOLS, control, define_agent, start
 
 from coder.base import events as ev
 from coder.engine.builder import SessionOptions, open_session
@@ -37,7 +37,7 @@ def attack(repo: Path) -> str:
 
 def run(repo: Path, tmp_path: Path, mode: str, parent_turns: list[dict]) -> list[ev.Event]:
     script = tmp_path / f"parent-{mode}.json"
-    script.write_text(json.dumps({"turns": parent_turns}))
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS, *parent_turns]}))
     events: list[ev.Event] = []
     opened = open_session(SessionOptions(cwd=repo, model=f"scripted:{script}", permission_mode=mode), events.append)
     opened.session.send("go")
@@ -47,7 +47,7 @@ def run(repo: Path, tmp_path: Path, mode: str, parent_turns: list[dict]) -> list
 
 def outputs(events: list[ev.Event], ident: str | None) -> list[str]:
     if ident is None:
-        return [e.output for e in events if isinstance(e, ev.ToolCallFinished)]
+        return [e.output for e in events if isinstance(e, ev.ToolCallFinished) and e.tool != "tool_search"]
     return [e.event.output for e in events if isinstance(e, ev.AgentRelay) and e.ident == ident
             and isinstance(e.event, ev.ToolCallFinished)]
 

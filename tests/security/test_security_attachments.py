@@ -80,6 +80,7 @@ def test_text_a_model_or_an_agent_wrote_never_attaches_a_host_file(git_repo: Pat
     script.write_text(json.dumps({"turns": [
         {"when": "FOREGROUND-JOB", "text": f"Report: {named}"},
         {"when": "BACKGROUND-JOB", "text": f"Background report: {named}"},
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "select:task"}}]},  # task is loaded on demand
         {"tool_calls": [
             {"name": "task", "input": {"description": "look", "prompt": f"FOREGROUND-JOB {named}"}},
             {"name": "task", "input": {"description": "look later", "prompt": f"BACKGROUND-JOB {named}",

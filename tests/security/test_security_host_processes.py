@@ -171,13 +171,14 @@ def test_trusted_mcp_server_script_cannot_be_rewritten_and_runs_in_the_sandbox(
     script = mcp_repo / "tools" / "mcp_server.py"
     before = script.read_text()
     rewrite = f"echo {_marker_code(outside / 'marker', 'rewritten')!r} >> tools/mcp_server.py; echo rc=$?"
-    turns = [{"tool_calls": [{"name": "mcp__demo__add", "input": {"a": 2, "b": 40}}]},
+    turns = [{"tool_calls": [{"name": "tool_search", "input": {"query": "select:mcp__demo__add"}}]},  # on demand
+             {"tool_calls": [{"name": "mcp__demo__add", "input": {"a": 2, "b": 40}}]},
              {"tool_calls": [{"name": "bash", "input": {"command": rewrite}}]},
              {"tool_calls": [{"name": "str_replace_based_edit_tool", "input": {
                  "command": "create", "path": "tools/mcp_server.py", "file_text": "print('pwned')\n"}}]},
              {"text": "done"}]
     events = run_scripted(mcp_repo, turns, "--trust", "--permission-mode", mode, *flags)
-    results = [e for e in events if e["type"] == "tool_call_finished"]
+    results = [e for e in events if e["type"] == "tool_call_finished" and e["tool"] != "tool_search"]
     assert results[0]["output"] == "42", results  # the server ran
     assert "rc=0" not in results[1]["output"] and "Read-only file system" in results[1]["output"], results[1]
     assert results[2].get("is_error") or "protected" in results[2]["output"].lower(), results[2]

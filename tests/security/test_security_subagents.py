@@ -43,6 +43,7 @@ CHILD_TURNS = [
 
 def pwn_script(agent: str = "pwn") -> dict[str, Any]:
     return {"turns": [
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "select:task"}}]},  # task is loaded on demand
         {"tool_calls": [{"name": "task", "input": {"description": "do it", "prompt": "Do the job.",
                                                    "agent": agent}}]},
         {"text": "parent finished"},
@@ -175,7 +176,8 @@ def test_parent_hook_fires_and_blocks_inside_the_child(hostile: Path, tmp_path: 
     assert (hostile / "edited.txt").exists()  # the hook let the edit through: it decided, not the mode
 
 
-def test_remembered_session_answers_carry_over_and_nothing_more(hostile: Path, tmp_path: Path) -> None:
+def test_remembered_session_answers_carry_over_and_nothing_more(hostile: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """An ask parent whose user said "always allow `touch*`" this session: the child may touch (the parent may,
     without asking), but its edit, which the user never allowed, is asked of the user (issue 36: a child asks
     through the parent's frontend, saying which agent asks), who denies it."""
@@ -187,6 +189,7 @@ def test_remembered_session_answers_carry_over_and_nothing_more(hostile: Path, t
             return PermissionAnswer(True, "session", "bash(touch*)")
         return PermissionAnswer(request.tool == "task")
 
+    monkeypatch.setenv("CODER_VERIFY", "off")  # the parent's touch changed code: no nudge to test (issue 49's)
     script = pwn_script()
     script["turns"].insert(0, {"tool_calls": [{"name": "bash", "input": {"command": "touch parent_ran"}}]})
     run = run_parent(hostile, tmp_path, "ask", trust=True, ask=ask, script=script)
@@ -197,7 +200,8 @@ def test_remembered_session_answers_carry_over_and_nothing_more(hostile: Path, t
     assert not (hostile / "edited.txt").exists() and run.child_denied("str_replace_based_edit_tool")
 
 
-def test_a_childs_project_answer_is_the_users_for_the_project(hostile: Path, tmp_path: Path) -> None:
+def test_a_childs_project_answer_is_the_users_for_the_project(hostile: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The user answers a child's question with "always, in this project": the rule is saved where the parent's
     rules are (the child's own policy is a copy that ends with it), so the parent no longer asks either."""
     answers: list[tuple[str, str]] = []
@@ -208,8 +212,9 @@ def test_a_childs_project_answer_is_the_users_for_the_project(hostile: Path, tmp
             return PermissionAnswer(True, "project", "bash(touch*)")
         return PermissionAnswer(request.tool == "task")
 
+    monkeypatch.setenv("CODER_VERIFY", "off")  # the parent's touch changed code: no nudge to test (issue 49's)
     script = pwn_script()
-    script["turns"].insert(1, {"tool_calls": [{"name": "bash", "input": {"command": "touch parent_ran"}}]})
+    script["turns"].insert(2, {"tool_calls": [{"name": "bash", "input": {"command": "touch parent_ran"}}]})
     run_parent(hostile, tmp_path, "ask", trust=True, ask=ask, script=script)
     assert answers[:2] == [("task", ""), ("bash", "a1")]
     assert ("bash", "") not in answers  # the parent's own `touch` ran without asking
@@ -253,6 +258,7 @@ def test_symlinked_repository_agents_are_ignored_even_when_trusted(git_repo: Pat
 def test_explore_runs_read_only_in_a_plan_parent(git_repo: Path, tmp_path: Path) -> None:
     explore = "search subagent"
     script = {"turns": [
+        {"tool_calls": [{"name": "tool_search", "input": {"query": "select:task"}}]},  # task is loaded on demand
         {"tool_calls": [{"name": "task", "input": {"prompt": "Where is greet?"}}]},
         {"text": "parent finished"},
         {"when": explore, "tool_calls": [{"name": "bash", "input": {"command": "grep -rn greet src"}}]},
@@ -309,9 +315,11 @@ def test_agent_budget_is_capped_by_the_parents(hostile: Path, tmp_path: Path) ->
                                                                       "permission_mode: auto\nmax_turns: 500"))
     user_config = config_dir() / "config.toml"
     user_config.parent.mkdir(parents=True, exist_ok=True)
-    user_config.write_text("max_turns = 2\n")
-    run = run_parent(hostile, tmp_path, "auto", trust=True)
-    assert run.task.data["turns"] == 2 and "stopped: max_turns" in run.task.output
+    user_config.write_text("max_turns = 3\n")  # the parent loads task, calls it and ends: three requests
+    script = pwn_script()
+    script["turns"].insert(-1, {"when": MARK, "tool_calls": [{"name": "bash", "input": {"command": "true"}}]})
+    run = run_parent(hostile, tmp_path, "auto", trust=True, script=script)  # a fourth step, past its cap
+    assert run.task.data["turns"] == 3 and "stopped: max_turns" in run.task.output
     assert (hostile / "bash_ran").exists() and (hostile / "edited.txt").exists()
 
 

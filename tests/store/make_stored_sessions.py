@@ -152,7 +152,9 @@ class Maker:
         agents.mkdir()
         (agents / "scout.md").write_text(f"---\nname: scout\ndescription: looks around\ntools: [bash]\n"
                                          f"permission_mode: plan\nmodel: scripted:{child}\n---\nYou look around.\n")
-        self.run([{"text": "Asking a scout.", "tool_calls": [
+        self.run([{"text": "Loading the subagents.", "tool_calls": [
+                      {"name": "tool_search", "input": {"query": "select:task"}}]},
+                  {"text": "Asking a scout.", "tool_calls": [
                       {"name": "task", "input": {"agent": "scout", "prompt": "What is in the repository?",
                                                  "description": "look around"}}]},
                   {"text": "The scout says: src/app.py and shot.png."}], "ask a scout what is here")

@@ -101,3 +101,20 @@ def test_no_defer_loading_for_a_model_without_tool_search(git_repo: Path, monkey
     names = [[t["name"] for t in b["tools"]] for b in bodies]
     assert TOOL not in names[0] and names[1][-1] == TOOL and names[1][:-1] == names[0], "appended once loaded"
     assert '"tool_reference"' not in str(bodies)
+
+
+@pytest.mark.parametrize("model", ["anthropic:claude-sonnet-4-6", "openai:gpt-4.1"])
+def test_a_deferred_tool_never_loaded_does_not_run(git_repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   model: str) -> None:
+    """The model has no definition of a deferred tool it never loaded (the request does not declare it, or marks it
+    deferred): its call is a guess. The engine answers with an error saying how to load it; loaded, it runs."""
+    script = {"turns": [USE, LOAD, USE, {"text": "Used it."}]}
+    with FakeServer(script) as server:
+        driven = Driven(git_repo, model, monkeypatch, server)
+        try:
+            driven.send("use it")
+        finally:
+            driven.close()
+    refused, used = ran(driven)
+    assert refused.is_error and "not loaded" in refused.output and "select:bash_output" in refused.output
+    assert "bg9" in used.output and "not loaded" not in used.output, "loaded, the same call runs"

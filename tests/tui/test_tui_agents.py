@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents_support import control, define_agent, start  # type: ignore[import-not-found]
+from agents_support import LOAD_AGENT_TOOLS, control, define_agent, start  # type: ignore[import-not-found]
 from tui_support import answer, app_args, async_test, type_and_send, wait_armed, wait_for  # type: ignore[import-not-found]
 
 from coder.tui.agents_view import AgentsPanel, AgentsScreen
@@ -36,7 +36,7 @@ def make(git_repo: Path, tmp_path: Path, turns: list[dict[str, Any]]) -> Any:
     from coder.tui.app import CoderApp
 
     script = tmp_path / "parent.json"
-    script.write_text(json.dumps({"turns": turns}))
+    script.write_text(json.dumps({"turns": [LOAD_AGENT_TOOLS, *turns]}))
     args = app_args(git_repo, model=f"scripted:{script}", permission_mode="auto-edit", no_sandbox=False)
     return CoderApp(args, history=InputHistory(tmp_path / "hist.jsonl"))
 
