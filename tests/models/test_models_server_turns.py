@@ -6,7 +6,8 @@ encrypted content) and refuses what it refuses ([server-tools]: text after the r
 - A turn whose search waits for a client tool goes on with the results alone, and the next answer opens with the
   search's result.
 - The same turn cut by --max-turns, Ctrl+C or SIGKILL, then resumed (with a new message, or without one to go on),
-  and summarised by a compaction: no request leaves a search waiting where the API would refuse it.
+  and summarised by a compaction, or brought back to the end by `/rewind`: no request leaves a search waiting
+  where the API would refuse it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from fake_session_support import (
 )
 
 from coder.base import events as ev
+from coder.commands.slash import run_slash
 from coder.engine.history import rebuild
 from coder.models.registry import create_provider
 from coder.models.types import ServerToolBlock, TextBlock
@@ -270,3 +272,27 @@ def test_web_search_domains_are_checked_when_coder_starts(git_repo: Path, tmp_pa
         declared = next(t for t in server.requests[0]["tools"] if t["name"] == "web_search")
     assert done.returncode == 0, done.stderr[-2000:]
     assert declared["allowed_domains"] == ["docs.example.test", "example.org/blog/*"]
+
+
+def test_a_rewind_back_to_a_cut_mixed_turn_closes_its_search(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`/rewind 2 --conversation` after a mixed turn cut by the turn cap and a new message: the conversation ends
+    with the cut turn again (its search waits, the user has moved on), and the next message closes the search."""
+    script = {"turns": [MIXED, {"text": "New answer."}, {"text": "After the rewind."}]}
+    with FakeServer(script) as server:
+        driven = Driven(git_repo, SONNET, monkeypatch, server)
+        try:
+            driven.session.parts.limits.max_turns = 1
+            driven.send("search and look", reason="max_turns")
+            driven.session.parts.limits.max_turns = 100
+            driven.send("what did you find?")
+            rewound = run_slash(driven.opened, "/rewind 2 yes --conversation")
+            assert not rewound.error and "conversation is back there" in rewound.text, rewound.text
+            assert "what did you find?" not in json.dumps([m.to_dict() for m in driven.session.history])
+            driven.send("start over")
+        finally:
+            driven.close()
+        body = server.requests[-1]
+    assert len(server.requests) == 3 and "what did you find?" not in json.dumps(body), "the rewind held"
+    _no_search_left_waiting(body)
+    closed = [b["text"] for b in blocks(body, "text") if "[web_search" in b["text"]]
+    assert len(closed) == 1 and "not run" in closed[0], "the search that never ran is text that says so"

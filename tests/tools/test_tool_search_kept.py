@@ -9,6 +9,7 @@ the tools those calls loaded must go whole. Models without tool search (Claude O
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from fake_session_support import Driven
 
 from coder.base import events as ev
+from coder.commands.modes import set_mode
 from coder.models.registry import create_provider
 from coder_testkit.fake_server import FakeServer
 
@@ -118,3 +120,31 @@ def test_a_deferred_tool_never_loaded_does_not_run(git_repo: Path, monkeypatch: 
     refused, used = ran(driven)
     assert refused.is_error and "not loaded" in refused.output and "select:bash_output" in refused.output
     assert "bg9" in used.output and "not loaded" not in used.output, "loaded, the same call runs"
+
+
+@pytest.mark.parametrize("model", ["anthropic:claude-opus-5-5", "anthropic:claude-fable-5", "openai:gpt-4.1"])
+def test_a_loaded_tool_stays_loaded_through_a_resume_and_a_mode_switch(
+        git_repo: Path, monkeypatch: pytest.MonkeyPatch, model: str) -> None:
+    """Loaded, the session ends; resumed, the user switches to plan mode (a notice with the next message, which
+    says how to load exit_plan): every request of the resumed session still gives the model the tool, and its call
+    runs."""
+    with FakeServer({"turns": [LOAD, {"text": "Loaded."}]}) as server:
+        driven = Driven(git_repo, model, monkeypatch, server)
+        try:
+            driven.send("load it")
+            sid = driven.session.id
+        finally:
+            driven.close()
+    with FakeServer({"turns": [USE, {"text": "Used it."}]}) as server:
+        resumed = Driven(git_repo, model, monkeypatch, server, resume=sid)
+        try:
+            set_mode(resumed.session, "plan")
+            resumed.send("use it")
+        finally:
+            resumed.close()
+        bodies = server.requests
+    assert ran(resumed) and "bg9" in ran(resumed)[0].output and "not loaded" not in ran(resumed)[0].output
+    assert "plan" in json.dumps(bodies[0]["messages"][-1]).lower(), "the switch was told"
+    for body in bodies:
+        names = loaded(body) if "system" in body else {t["function"]["name"] for t in body["tools"]}
+        assert TOOL in names, f"{model}: {sorted(names)}"
