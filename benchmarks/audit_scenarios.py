@@ -72,7 +72,7 @@ def _session(rec: Recorder, model: str, turns: list[dict[str, Any]], messages: l
             for i, text in enumerate(messages):
                 if between is not None:
                     between(driven, i)
-                driven.session.send(text)
+                driven.session.send(text, driven.opened.attach(text))  # the person's words: @path attaches
         finally:
             driven.close()
         rec.errors += [f"{model}: {e.message[:160]}" for e in driven.events if isinstance(e, ev.ErrorEvent)
