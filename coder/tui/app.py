@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 from textual.widgets import TextArea
 
 from coder import __version__
@@ -39,6 +40,7 @@ from coder.tui.farewell import print_conversation
 from coder.tui.feed import EventFeed
 from coder.tui.inputs import InputAssist
 from coder.tui.keys import KeyActions
+from coder.tui.main_screen import MainScreen
 from coder.tui.prompts import ChoicePrompt
 from coder.tui.questions import QuestionArea, Questions
 from coder.tui.state import AppState, StatusInfo
@@ -127,6 +129,9 @@ class CoderApp(App[None]):
         return self.transcript.conversation
 
     # ---- layout -----------------------------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen:
+        return MainScreen()  # arranged without a collection, so what it folds is freed (coder/tui/main_screen.py)
+
     def compose(self) -> ComposeResult:
         yield Conversation()
         yield TodoPanel()  # issue 19: the task list, visible while there is one
