@@ -21,6 +21,7 @@ from typing import IO, Any, NoReturn
 
 from coder.host.audit import HostSpawnError, door
 from coder.host.env import scrubbed_env
+from coder.host.imports import guard as guard_imports
 from coder.host.limits import ProcessLimits, wrap, wrapper_env
 
 TimeoutExpired = subprocess.TimeoutExpired
@@ -49,10 +50,12 @@ _WORKSPACES_LOCK = threading.Lock()
 
 def register_workspace(path: Path | str) -> None:
     """Tell the door about a workspace this process serves (its sandbox can write it): programs are never found
-    on PATH entries inside it, our Python never imports from it, and no FIFO or device in it is given by name."""
+    on PATH entries inside it, our Python never imports from it (a child: coder/host/python.py; this process: a
+    module changed since start, coder/host/imports.py), and no FIFO or device in it is given by name."""
     real = os.path.realpath(path)
     with _WORKSPACES_LOCK:
         _WORKSPACES[real] = None
+    guard_imports(real)
 
 
 def workspaces() -> tuple[str, ...]:

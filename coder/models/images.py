@@ -42,6 +42,7 @@ from functools import cache
 from pathlib import Path
 
 from coder.base.errors import CoderError
+from coder.host.imports import refused as refused_imports
 from coder.models.types import ImageBlock, Message, TextBlock, ToolResultBlock
 from coder.sandbox.filter import FilterFailed, run_filter
 
@@ -102,7 +103,8 @@ def header_size(data: bytes, formats: tuple[str, ...] = tuple(MEDIA_TYPES)) -> t
     try:
         with Image.open(io.BytesIO(data), formats=list(formats)) as opened:
             return opened.size
-    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError, EOFError):
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError, EOFError,
+            KeyError):  # KeyError: the format's plugin did not load (coder/host/imports.py refused it)
         return None
 
 
@@ -115,10 +117,12 @@ def prepare(data: bytes, name: str) -> ImageBlock:
     if fmt is None:
         raise ImageRefused(f"{name}: not an image coder can read (it takes PNG, JPEG, GIF, WebP, BMP, TIFF and ICO)")
     if fmt in HEADER_READ_ON_HOST:
+        refusals = len(refused_imports())
         size = header_size(data, (fmt,))
         if size is None:
-            raise ImageRefused(f"{name}: not an image coder can read (it starts as {fmt} does, but its header "
-                               "cannot be read)")
+            why = refused_imports()[refusals:]
+            raise ImageRefused(f"{name}: " + (why[-1] if why else f"not an image coder can read (it starts as {fmt} "
+                                                                    "does, but its header cannot be read)"))
         if size[0] * size[1] > MAX_SOURCE_PIXELS:
             raise ImageRefused(f"{name}: {size[0]}x{size[1]} pixels is more than coder decodes "
                                f"({MAX_SOURCE_PIXELS:,}); nothing was decoded")

@@ -1,0 +1,115 @@
+"""coder's own process never imports code the sandbox could have written since it started.
+
+The host process holds the API key and imports some modules late (Pillow when the first picture comes in, the web
+readers at the first web_fetch, the MCP SDK, YAML). When the running Python's libraries lie inside a workspace (coder
+installed into the project's `.venv`, `python -m coder` run from the project's root, coder's own checkout opened as
+the workspace), the sandbox can write those files: a line appended to `PIL/PngImagePlugin.py` would run in this
+process, with the key, the first time a picture is viewed (decision 43, the red team's finding F2).
+
+Binding those folders read-only in the sandbox would stop the model from `pip install` into the project's own
+environment, a daily task, so the rule is kept here instead, where the import happens: once a workspace holds one of
+this process's import roots (`sys.prefix`, `sys.exec_prefix`, a `sys.path` entry, the working directory that `-m`
+puts first), `guard` adds an import finder in front of all others that refuses a module whose file (source or
+extension module) changed after this process started (`st_ctime`, which no file operation can set back), with an
+ImportError naming it and saying to start coder again. Bytecode is the other way in (a `__pycache__/*.pyc` whose
+header matches an untouched source is loaded without reading the source): `sys.pycache_prefix` moves this
+process's bytecode, reading and writing, to coder's cache folder, which the sandbox cannot see.
+
+What this cannot see: modules imported before the guard (at start-up, before any sandboxed command ran), the next
+start of coder (which imports what the environment then holds, as any program would; the after-command check reports
+new `.pth`, `sitecustomize.py` and extension modules), and code that reads files and runs them by other means.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+
+from coder.base.paths import cache_dir
+
+#: when this module was first imported: coder's entry point imports it before any sandbox can run
+_SINCE = time.time()
+_LOCK = threading.Lock()
+_REFUSED: list[str] = []
+
+
+class ChangedSinceStart(ImportError):
+    """A module's file changed after coder started, in a folder a sandbox can write."""
+
+
+def import_roots() -> list[str]:
+    """The folders this process imports from (real paths): its prefixes, every sys.path entry (the empty entry is
+    the working directory)."""
+    roots = {os.path.realpath(sys.prefix), os.path.realpath(sys.exec_prefix)}
+    roots |= {os.path.realpath(entry or os.getcwd()) for entry in sys.path if isinstance(entry, str)}
+    return sorted(roots)
+
+
+class _Guard(importlib.abc.MetaPathFinder):
+    """First on sys.meta_path: finds a module as the path finder would and refuses it when its file lies under a
+    guarded root and changed since start; otherwise it returns None and the usual finders load it."""
+
+    def __init__(self) -> None:
+        self.roots: tuple[str, ...] = ()
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
+        origin = spec.origin if spec is not None and spec.has_location else None
+        if origin:
+            real = os.path.realpath(origin)
+            if any(_inside(real, root) for root in self.roots) and _changed(real):
+                message = (f"coder will not import {fullname} from {real}: the file changed after coder started, "
+                           "in a folder its sandbox can write (start coder again to use it)")
+                with _LOCK:
+                    _REFUSED.append(message)
+                raise ChangedSinceStart(message, name=fullname, path=real)
+        return None
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _changed(path: str) -> bool:
+    try:
+        return os.stat(path).st_ctime > _SINCE
+    except OSError:
+        return False
+
+
+_GUARD = _Guard()
+
+
+def guarded_roots() -> tuple[str, ...]:
+    return _GUARD.roots
+
+
+def refused() -> list[str]:
+    """Every import refused so far, oldest first (a library that catches ImportError hides the reason: its caller
+    can name it)."""
+    with _LOCK:
+        return list(_REFUSED)
+
+
+def guard(workspace: str) -> None:
+    """Refuse, from now on, the import of a module changed since start under each of this process's import roots
+    that lies inside `workspace` (a real path); nothing is installed when none does (the usual case)."""
+    held = [root for root in import_roots() if _inside(root, workspace)]
+    if not held:
+        return
+    with _LOCK:
+        _GUARD.roots = tuple(sorted({*_GUARD.roots, *held}))
+        if _GUARD not in sys.meta_path:
+            sys.meta_path.insert(0, _GUARD)
+        prefix = cache_dir() / "pycache"
+        if sys.pycache_prefix is None and not _inside(str(prefix.resolve()), workspace):
+            prefix.mkdir(parents=True, exist_ok=True)
+            sys.pycache_prefix = str(prefix)
