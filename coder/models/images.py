@@ -92,10 +92,35 @@ def sniff(data: bytes) -> str | None:
     return next((fmt for magic, fmt in MAGIC if data.startswith(magic)), None)
 
 
-def header_size(data: bytes, formats: tuple[str, ...] = tuple(MEDIA_TYPES)) -> tuple[int, int] | None:
-    """The width and height of `data` read from its header by Pillow, trying `formats` only (by default the
-    API's four, for the request path, whose images `prepare` made); None for anything else. `data` may be the
-    first part of the file only."""
+def webp_size(data: bytes) -> tuple[int, int] | None:
+    """The canvas size of a WebP from its first chunk, read here in Python (Pillow reads it with libwebp, C code
+    that must not see untrusted bytes in coder's process): VP8 (lossy), VP8L (lossless) or VP8X (extended)."""
+    if sniff(data) != "WEBP" or len(data) < 30:
+        return None
+    chunk = data[12:16]
+    if chunk == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
+        return (int.from_bytes(data[26:28], "little") & 0x3FFF, int.from_bytes(data[28:30], "little") & 0x3FFF)
+    if chunk == b"VP8L" and data[20] == 0x2F:
+        bits = int.from_bytes(data[21:25], "little")
+        return ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
+    if chunk == b"VP8X":
+        return (int.from_bytes(data[24:27], "little") + 1, int.from_bytes(data[27:30], "little") + 1)
+    return None
+
+
+def request_image_size(data: bytes) -> tuple[int, int] | None:
+    """The size of an image in a request (one `prepare` made, or a stored one), read without any C decoder: WebP in
+    Python, PNG, JPEG and GIF by Pillow's plain-Python header readers; None for anything else."""
+    fmt = sniff(data)
+    if fmt == "WEBP":
+        return webp_size(data)
+    return header_size(data, (fmt,)) if fmt in MEDIA_TYPES else None
+
+
+def header_size(data: bytes, formats: tuple[str, ...]) -> tuple[int, int] | None:
+    """The width and height of `data` read from its header by Pillow, trying `formats` only (give only formats of
+    HEADER_READ_ON_HOST in coder's process); None for anything else. `data` may be the first part of the file
+    only."""
     # start-up time: Pillow loads only when an image comes in
     from PIL import Image, UnidentifiedImageError
 

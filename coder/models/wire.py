@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coder.models.hidden_tokens import server_tool_tokens, tool_prompt_tokens
-from coder.models.images import fitted_size, header_size, image_tokens, max_images, within_limits
+from coder.models.images import fitted_size, image_tokens, max_images, request_image_size, within_limits
 from coder.models.model_table import model_info, server_tool_names
 from coder.models.request_rules import (  # noqa: F401 - canonical and block_to_api are part of this module's API
     block_to_api,
@@ -209,7 +209,7 @@ def chat_item_tokens(item: Any) -> int:
 
 def _image_price(data: str) -> int:
     try:
-        size = header_size(base64.b64decode(data[:HEADER_CHARS], validate=False))
+        size = request_image_size(base64.b64decode(data[:HEADER_CHARS], validate=False))
     except ValueError:
         size = None
     return image_tokens(*fitted_size(*size)) if size else 0
