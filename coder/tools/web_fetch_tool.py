@@ -117,7 +117,11 @@ def html_to_markdown(html: str) -> str:
     for tag in soup(DROPPED_TAGS):
         tag.decompose()
     main = soup.find("main") or soup.find("article") or soup.body or soup
-    text = MarkdownConverter(heading_style="ATX", bullets="-", code_language="").convert_soup(main)
+    try:
+        text = MarkdownConverter(heading_style="ATX", bullets="-", code_language="").convert_soup(main)
+    except RecursionError:  # markdownify recurses per nesting level: a page 3,000 elements deep is read as text
+        text = "[the page is nested too deeply to convert to Markdown: its text only]\n\n" + main.get_text(
+            "\n", strip=True)
     lines = [line.rstrip() for line in text.splitlines()]
     compact: list[str] = []
     for line in lines:  # at most one blank line in a row
