@@ -18,6 +18,7 @@ import pytest
 from fake_session_support import Driven, coder_env, coder_run, killed_while_running, own_sleep
 
 from coder.base import events as ev
+from coder.commands.slash import run_slash
 from coder.models.registry import create_provider
 from coder_testkit.fake_server import FakeServer
 
@@ -127,10 +128,9 @@ def mixed_interrupted_then_compacted(rec: Recorder, quick: bool) -> None:
                 if isinstance(event, ev.ToolCallApproved):
                     driven.session.interrupt()
             driven.session.parts.record = record
-        if i == 3:  # /compact; the interrupt's event is still set (the next send clears it): cleared first
+        if i == 3:  # /compact at once, as the user types it
             driven.session.parts.record = driven.events.append
-            driven.session.cancel.clear()
-            driven.session.parts.context.compact_now(driven.session.history, driven.session.parts.pinned)
+            run_slash(driven.opened, "/compact")
     _session(rec, "anthropic:claude-haiku-5-5", turns, ["one", "two", "search and list", "go on"], cut)
 
 

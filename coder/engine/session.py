@@ -188,7 +188,9 @@ class Session:
             self._start_context += verdict.context
 
     def compacting(self, instructions: str) -> None:
-        """`/compact` is about to summarise the conversation: the PreCompact hooks run first."""
+        """`/compact` is about to summarise the conversation: the PreCompact hooks run first. A Ctrl+C that stopped
+        the turn before is spent (as `send` clears it): only one pressed during the summary stops it."""
+        self.cancel.clear()
         if self.parts.hooks is not None:
             self.parts.hooks.compacting(instructions)
 

@@ -296,3 +296,37 @@ def test_a_rewind_back_to_a_cut_mixed_turn_closes_its_search(git_repo: Path, mon
     _no_search_left_waiting(body)
     closed = [b["text"] for b in blocks(body, "text") if "[web_search" in b["text"]]
     assert len(closed) == 1 and "not run" in closed[0], "the search that never ran is text that says so"
+
+
+def test_compact_right_after_ctrl_c_summarises_and_closes_the_waiting_search(
+        git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl+C while a mixed turn's client tool runs, then `/compact` at once: the interrupt stopped the turn, not the
+    summary (it stopped the summary at once: 'compaction interrupted'); the summary request closes the search."""
+    sleep = own_sleep()
+    interrupted = {**MIXED, "tool_calls": [{"name": "bash", "input": {"command": sleep, "timeout": 120}}]}
+    summary = {"when": "Your context is about to be compacted", "repeat": True, "text": "## Intent\nwidget news"}
+    script = {"turns": [summary, {"text": "One."}, {"text": "Two."}, interrupted, {"text": "After."}]}
+    with FakeServer(script) as server:
+        driven = Driven(git_repo, SONNET, monkeypatch, server)
+
+        def on_event(event: ev.Event) -> None:
+            driven.events.append(event)
+            if isinstance(event, ev.ToolCallApproved):
+                driven.session.interrupt()
+
+        try:
+            driven.send("one")
+            driven.send("two")
+            driven.session.parts.record = on_event
+            driven.send("search and look", reason="interrupted")
+            driven.session.parts.record = driven.events.append
+            compacted = run_slash(driven.opened, "/compact")
+            assert not compacted.error, compacted.text
+            assert [e for e in driven.events if isinstance(e, ev.CompactionEvent)], "no compaction"
+            driven.send("go on")
+        finally:
+            driven.close()
+    summaries = [b for b in server.requests if "Your context is about to be compacted" in json.dumps(b)]
+    assert len(summaries) == 1
+    for body in server.requests:
+        _no_search_left_waiting(body)
