@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from coder.batch.ahead import WorkspacesAhead
-from coder.batch.instance_run import InstanceOutcome, RunConfig, process_instance
+from coder.batch.instance_run import InstanceOutcome, RunConfig, attempt_ref, branch_ref, process_instance
 from coder.batch.instances import Instance
 from coder.batch.outputs import atomic_write
+from coder.batch.workspace import git
 from coder.evidence.record import STRENGTH
 
 #: the artefacts of the chosen attempt that the instance's own folder gets (besides status and patch)
@@ -115,11 +116,22 @@ def choose(inst: Instance, cfg: RunConfig, outcomes: list[InstanceOutcome], inst
                             "error": o.status.error}
                            for r, o in zip(rows, outcomes, strict=True)]}
     atomic_write(inst_dir / "attempts.json", json.dumps(record, indent=1))
+    if cfg.branches and cfg.source_repo is not None:
+        _branch(Path(cfg.source_repo), inst, best.number if (chosen.patch or "").strip() else 0, len(rows))
     files = _lift(inst_dir, best.number, inst.instance_id)
     remote = inst_dir.parent.parent.resolve() != Path(cfg.run_dir).resolve()
     return InstanceOutcome(status, chosen.patch, {**(files if remote else {}),
                                                   **({"attempts.json": json.dumps(record, indent=1)}
                                                      if remote else {})})
+
+
+def _branch(source_repo: Path, inst: Instance, chosen: int, attempts: int) -> None:
+    """`--branches`: the chosen attempt's commit becomes branch coder/<id> (none when no attempt made a patch),
+    and the attempts' own refs go."""
+    if chosen:
+        git(source_repo, "update-ref", branch_ref(inst), attempt_ref(inst, chosen))
+    for k in range(1, attempts + 1):
+        git(source_repo, "update-ref", "-d", attempt_ref(inst, k), check=False)
 
 
 def _lift(inst_dir: Path, number: int, instance_id: str) -> dict[str, str]:

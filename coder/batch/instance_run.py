@@ -240,7 +240,7 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, statu
     # an artefact, as events.jsonl and the trajectory (status.json, written after it, is what counts as done)
     atomic_write(inst_dir / "result.json", json.dumps(result.to_dict(), indent=1), durable=False)
     if cfg.branches and cfg.source_repo is not None and patch.strip():
-        _make_branch(ws.path, cfg.source_repo, inst)
+        _make_branch(ws.path, cfg.source_repo, inst, attempt_ref(inst, attempt) if attempt else branch_ref(inst))
     files: dict[str, str] = {}
     for name in ("events.jsonl", f"{inst.instance_id}.traj.json", "result.json", "prompt.md") if remote else ():
         path = inst_dir / name
@@ -277,11 +277,22 @@ def review_verdict(workspace: Path, patch: str, task: str) -> str:
         return ""
 
 
-def _make_branch(ws: Path, source_repo: Path, inst: Instance) -> None:
-    """Commit the workspace and fetch that commit into the user's repository as branch coder/<id>.
+def branch_ref(inst: Instance) -> str:
+    """The branch an issue's fix gets in the user's repository (`--branches`)."""
+    return f"refs/heads/coder/{inst.instance_id}"
+
+
+def attempt_ref(inst: Instance, attempt: int) -> str:
+    """Where attempt k of several keeps its commit until one is chosen: not a branch (`git branch` does not list
+    it), so no attempt but the chosen one ever becomes coder/<id> (coder/batch/attempts.py moves it there)."""
+    return f"refs/coder-attempts/{inst.instance_id}/{attempt}"
+
+
+def _make_branch(ws: Path, source_repo: Path, inst: Instance, ref: str) -> None:
+    """Commit the workspace and fetch that commit into the user's repository as `ref`.
 
     Only a ref is created there; the user's checkout, index and current branch are untouched."""
     git(ws, "add", "-A")
     title = inst.problem_statement.strip().splitlines()[0][:60] if inst.problem_statement.strip() else ""
     git(ws, "commit", "-q", "--no-verify", "-m", f"coder: {inst.instance_id}: {title}".strip())
-    git(source_repo, "fetch", "-q", str(ws), f"+HEAD:refs/heads/coder/{inst.instance_id}", protocols="file")
+    git(source_repo, "fetch", "-q", str(ws), f"+HEAD:{ref}", protocols="file")

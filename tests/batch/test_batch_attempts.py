@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from batch_fixtures import git
+
 from coder.batch.attempts import Attempt, why
 
 EDIT = "str_replace_based_edit_tool"
@@ -61,6 +63,35 @@ def test_best_of_three_submits_the_verified_attempt(swe, tmp_path: Path) -> None
                          text=True, timeout=120)
     assert rep.returncode == 0, rep.stderr
     assert "| verified | 1 | n/a | 0 |" in (run_dir / "report.md").read_text()
+
+
+def test_best_of_two_in_your_own_repository_branches_the_chosen_one(git_repo: Path, tmp_path: Path) -> None:
+    """`coder batch --branches --attempts 2`: branch coder/<id> is the chosen attempt's commit, never the attempt
+    that happened to finish last, and the attempts leave no ref behind. One worker, so the verified attempt (1)
+    finishes first and the unverified one (2) after it: the last to finish must not win."""
+    (git_repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (git_repo / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "calc")
+    issues = tmp_path / "issues.jsonl"
+    issues.write_text(json.dumps({"id": "calc-1", "title": "add subtracts", "body": "add(2, 3) is -1."}) + "\n")
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    for k, turns in {1: [edit("return a - b", "return a + b"), pytest_turn(), {"text": "Fixed; the test passes."}],
+                     2: [edit("return a - b", "return b + a"), {"text": "Fixed."}, {"text": "Fixed."}]}.items():
+        (scripts / f"calc-1.{k}.json").write_text(json.dumps({"turns": turns}))
+    run_dir = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "coder", "batch", str(issues), "--repo", str(git_repo), "--model",
+                           f"scripted:{scripts}", "--branches", "--attempts", "2", "--workers", "1", "--output",
+                           str(run_dir)], capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = json.loads((run_dir / "instances" / "calc-1" / "attempts.json").read_text())
+    assert {a["number"]: a["evidence"] for a in record["attempts"]} == {1: "verified", 2: "unverified"}, record
+    assert record["chosen"] == 1
+    assert "return a + b" in git(git_repo, "show", "coder/calc-1:calc.py")  # the verified attempt's fix
+    assert git(git_repo, "for-each-ref", "--format=%(refname)").split() == ["refs/heads/coder/calc-1",
+                                                                            "refs/heads/main"]
+    assert git(git_repo, "status", "--porcelain") == ""  # the user's tree untouched
 
 
 def test_why_one_attempt_wins() -> None:
