@@ -20,7 +20,7 @@ from acp import helpers
 from acp.schema import ToolCallLocation
 
 from coder.base import events as ev
-from coder.evidence.record import Evidence
+from coder.evidence.record import Evidence, nudge_line
 from coder.tools.base import CallFacts
 from coder.tools.registry import describe
 
@@ -115,6 +115,8 @@ class Translator:
             return [helpers.update_current_mode(event.mode)]  # approving a plan leaves plan mode
         if isinstance(event, ev.ErrorEvent) and event.fatal:
             return [helpers.update_agent_message_text(f"\n\ncoder: error: {event.message}")]
+        if isinstance(event, ev.VerifyNudge):  # issue 49: why the agent goes on after it said it was done
+            return [helpers.update_agent_message_text(f"\n\ncoder: {nudge_line(event.action)}\n\n")]
         if isinstance(event, ev.TurnEvidence):  # issue 49: what proves the turn's change works, or that nothing does
             return [helpers.update_agent_message_text(f"\n\ncoder: {Evidence.from_dict(event.record).line()}")]
         if isinstance(event, ev.StuckEvent) and event.action == "stop":

@@ -95,3 +95,11 @@ class Evidence:
             return f"Verified-by: {covering[-1].line().replace('`', '')}"
         what = covering[-1].line().replace("`", "") if covering else self.reason
         return f"Evidence: {self.state} ({what})"
+
+
+def nudge_line(action: str) -> str:
+    """What a person reads when coder told the model, before its turn ended, that the change had no proof (the app,
+    `--plain`, ACP; the model's note itself is longer and goes to the model only)."""
+    if action == "run":
+        return "verify: coder ran the selected tests, which did not pass; the model has the result"
+    return "verify: no proof yet; the model was asked once to test its change"

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
-from coder.evidence.record import Evidence
+from coder.evidence.record import Evidence, nudge_line
 from coder.frontend.calls import failure, result_line, tool_title
 from coder.frontend.compaction import compaction_line, compaction_started
 from coder.repl.live import LiveOutput
@@ -147,6 +147,8 @@ class Printer:
             self.line(event.text, "yellow")
         elif isinstance(event, ev.ErrorEvent):
             self.line(("error: " if event.fatal else "note: ") + event.message, "red" if event.fatal else "yellow")
+        elif isinstance(event, ev.VerifyNudge):  # issue 49: why the model goes on after it said it was done
+            self.line(nudge_line(event.action), "yellow")
         elif isinstance(event, ev.TurnEvidence):  # issue 49
             record = Evidence.from_dict(event.record)
             self.line(record.line(), {"ok": "green", "error": "red"}.get(record.tone, "yellow"))

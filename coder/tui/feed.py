@@ -25,7 +25,7 @@ from textual.app import App
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
-from coder.evidence.record import Evidence
+from coder.evidence.record import Evidence, nudge_line
 from coder.frontend.compaction import compaction_line, compaction_started
 from coder.tui.agents_part import AGENT_EVENTS, AgentsPart
 from coder.tui.blocks import ToolBlock, UserBlock, assistant_block
@@ -230,6 +230,8 @@ class EventFeed:
             transcript.note(item.text, "error")
         elif isinstance(item, ev.ErrorEvent):
             transcript.note(("error: " if item.fatal else "note: ") + item.message, "error" if item.fatal else "")
+        elif isinstance(item, ev.VerifyNudge):  # issue 49: why the model goes on after it said it was done
+            transcript.note(nudge_line(item.action), "")
         elif isinstance(item, ev.TurnEvidence):  # issue 49: the turn's line says what proves its change
             record = Evidence.from_dict(item.record)
             transcript.note(record.line(), {"warn": ""}.get(record.tone, record.tone))
