@@ -210,3 +210,22 @@ def test_the_nudge_is_a_step_of_the_stuck_detector(git_repo: Path, tmp_path: Pat
     assert outcome.reason == "done" and outcome.evidence is not None and outcome.evidence["state"] == "unverified"
     assert len([e for e in seen if isinstance(e, ev.VerifyNudge)]) == 1
     assert len(steps) == 2  # the edit's step, and the nudge's
+
+
+def test_off_and_what_a_repository_may_set(git_repo: Path, tmp_path: Path) -> None:
+    """`off` sends no note and still ends with the record; a repository's config may lower the setting (to off)
+    and never raise it (to run: coder running the tests itself)."""
+    repo = calc_repo(git_repo)
+    turns = [FIX, {"text": "Changed."}, {"text": "unused"}]
+    done, events = coder(repo, tmp_path, turns, env={"CODER_VERIFY": "off"})
+    assert not of(events, "verify_nudge") and events[-1]["turns"] == 2, done.stderr
+    assert (events[-1]["evidence"]["state"], events[-1]["evidence"]["nudged"]) == ("unverified", "")
+    (repo / ".coder").mkdir()
+    (repo / ".coder" / "config.toml").write_text('[verify]\non_unverified = "run"\n')
+    subprocess.run(["git", "checkout", "-q", "calc.py"], cwd=repo, check=True)
+    done, events = coder(repo, tmp_path, turns)
+    assert [e["action"] for e in of(events, "verify_nudge")] == ["nudge"], done.stderr  # not raised to run
+    (repo / ".coder" / "config.toml").write_text('[verify]\non_unverified = "off"\n')
+    subprocess.run(["git", "checkout", "-q", "calc.py"], cwd=repo, check=True)
+    done, events = coder(repo, tmp_path, turns)
+    assert not of(events, "verify_nudge") and events[-1]["turns"] == 2, done.stderr  # lowered to off
