@@ -123,13 +123,9 @@ def mixed_interrupted_then_compacted(rec: Recorder, quick: bool) -> None:
 
     def cut(driven: Driven, i: int) -> None:
         if i == 2:  # Ctrl+C as the client tool is approved
-            def record(event: ev.Event) -> None:
-                driven.events.append(event)
-                if isinstance(event, ev.ToolCallApproved):
-                    driven.session.interrupt()
-            driven.session.parts.record = record
+            driven.ctrl_c_at_approval()
         if i == 3:  # /compact at once, as the user types it
-            driven.session.parts.record = driven.events.append
+            driven.ctrl_c_at_approval(False)
             run_slash(driven.opened, "/compact")
     _session(rec, "anthropic:claude-haiku-5-5", turns, ["one", "two", "search and list", "go on"], cut)
 

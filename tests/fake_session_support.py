@@ -44,6 +44,15 @@ class Driven:
         assert outcome.reason == reason and not errors, (outcome, errors)
         return outcome
 
+    def ctrl_c_at_approval(self, on: bool = True) -> None:
+        """From now on (`on`), Ctrl+C as soon as a tool call is approved and its command starts; off, not."""
+        def record(event: ev.Event) -> None:
+            self.events.append(event)
+            if isinstance(event, ev.ToolCallApproved):
+                self.session.interrupt()
+
+        self.session.parts.record = record if on else self.events.append
+
     def close(self) -> None:
         self.session.close("done")
         self.opened.store.close()

@@ -128,16 +128,10 @@ def test_a_mixed_turn_interrupted_then_a_new_message(git_repo: Path, monkeypatch
     interrupted = {**MIXED, "tool_calls": [{"name": "bash", "input": {"command": sleep, "timeout": 120}}]}
     with FakeServer({"turns": [interrupted, {"text": "Stopped; here is what I have."}]}) as server:
         driven = Driven(git_repo, SONNET, monkeypatch, server)
-
-        def on_event(event: ev.Event) -> None:  # Ctrl+C once the command runs
-            driven.events.append(event)
-            if isinstance(event, ev.ToolCallApproved):
-                driven.session.interrupt()
-
-        driven.session.parts.record = on_event
+        driven.ctrl_c_at_approval()
         try:
             driven.send("search and look", reason="interrupted")
-            driven.session.parts.record = driven.events.append
+            driven.ctrl_c_at_approval(False)
             driven.send("what now?")
         finally:
             driven.close()
@@ -308,18 +302,12 @@ def test_compact_right_after_ctrl_c_summarises_and_closes_the_waiting_search(
     script = {"turns": [summary, {"text": "One."}, {"text": "Two."}, interrupted, {"text": "After."}]}
     with FakeServer(script) as server:
         driven = Driven(git_repo, SONNET, monkeypatch, server)
-
-        def on_event(event: ev.Event) -> None:
-            driven.events.append(event)
-            if isinstance(event, ev.ToolCallApproved):
-                driven.session.interrupt()
-
         try:
             driven.send("one")
             driven.send("two")
-            driven.session.parts.record = on_event
+            driven.ctrl_c_at_approval()
             driven.send("search and look", reason="interrupted")
-            driven.session.parts.record = driven.events.append
+            driven.ctrl_c_at_approval(False)
             compacted = run_slash(driven.opened, "/compact")
             assert not compacted.error, compacted.text
             assert [e for e in driven.events if isinstance(e, ev.CompactionEvent)], "no compaction"
