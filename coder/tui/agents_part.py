@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
@@ -21,6 +20,7 @@ from textual.app import App
 from coder.base import events as ev
 from coder.tui.agents_view import AgentBoard, AgentsPanel, AgentsScreen, agent_title
 from coder.tui.blocks import NoteBlock
+from coder.tui.messages import AgentNews
 from coder.tui.questions import Questions
 from coder.tui.state import AppState
 from coder.tui.status import StatusLine
@@ -39,8 +39,6 @@ class AgentsPart:
         self.questions = questions
         self.status = status
         self.board = AgentBoard()
-        #: sends a message as the user's turn (SessionControl.send; the app wires it: control is built later)
-        self.send: Callable[[str], None] = lambda text: None
 
     @property
     def _agents(self) -> Any:
@@ -64,7 +62,7 @@ class AgentsPart:
             self.transcript.note(f"agent {item.ident} ended: {item.state}, {item.turns} turns, ${item.cost_usd:.4f}"
                                  f"{files}", "ok" if item.state == "done" else "error")
             if not replay:
-                self.app.call_after_refresh(self.maybe_wake)
+                self.app.post_message(AgentNews())
         elif isinstance(item, ev.AgentMerged):
             self.transcript.note(f"agent {item.ident}'s patch: {item.outcome}" +
                                  (f" ({', '.join(item.conflicts)})" if item.conflicts else ""),
@@ -77,16 +75,13 @@ class AgentsPart:
         panel = self.app.query_one_optional(AgentsPanel)
         if panel is not None:
             panel.draw(self.board.panel(max(self.app.size.width - 2, 40)))
+        self.state.agent_costs = self.board.status_costs()
         self.status.refresh()
 
     def tick(self) -> None:
         """A drain with nothing new: the running agents' spinner and times move."""
         if self.board.live():
             self.draw()
-
-    def costs(self) -> list[tuple[str, float]]:
-        """The status bar's live cost per running agent."""
-        return self.board.status_costs()
 
     def title(self, ident: str) -> str:
         return agent_title(ident, self.board)
@@ -97,20 +92,17 @@ class AgentsPart:
         self.draw()
 
     # ---- the wake ---------------------------------------------------------------------------------------------
-    def turn_ended(self, reason: str) -> None:
-        if reason == "done":
-            self.maybe_wake()  # agents that ended during the turn, unheard
-
-    def maybe_wake(self) -> None:
-        """Idle, with news of agents the model started: the model's turn to read it (it merges, or goes on)."""
+    def news(self) -> str | None:
+        """Idle, with news of agents the model started: what the model's next turn reads (it merges, or goes on);
+        None when there is none or the session is busy. The app sends it (after a turn that ended done, and when
+        an agent ends: AgentNews)."""
         from coder.engine.agents import NEWS_HEADER  # lazy: the engine's imports come after the first paint
 
         agents = self._agents
         if agents is None or self.state.busy or self.state.queued or not agents.wake_pending():
-            return
+            return None
         news = agents.news()
-        if news:
-            self.send(f"{NEWS_HEADER}\n{news}")
+        return f"{NEWS_HEADER}\n{news}" if news else None
 
     # ---- the screen and its actions ---------------------------------------------------------------------------
     def open_screen(self) -> None:

@@ -1,7 +1,9 @@
 """The interactive app (Textual): a conversation view over one engine session.
 
 The app is composed of parts, each a plain object with the app and the parts it uses handed to it, so what one
-part reads of another is declared (issue 34: it was six mixins reading each other's attributes):
+part reads of another is declared (issue 34: it was six mixins reading each other's attributes). What a part needs
+of a part built after it goes up as a message (coder/tui/messages.py) that the app hands to that part, and what
+more than one part reads is in `state` (issue 48):
 
 - `state` (coder/tui/state.py): what more than one part reads: the session, busy, the status figures;
 - `status` (status.py): the status bar;
@@ -19,12 +21,15 @@ The app itself lays the screen out and hands Textual's messages and key bindings
 
 from __future__ import annotations
 
+import functools
 import time
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import TextArea
 
@@ -41,6 +46,7 @@ from coder.tui.feed import EventFeed
 from coder.tui.inputs import InputAssist
 from coder.tui.keys import KeyActions
 from coder.tui.main_screen import MainScreen
+from coder.tui.messages import AgentNews, RunCommand, SetWrap, StopAgent, StopTurn, TurnEnded
 from coder.tui.prompts import ChoicePrompt
 from coder.tui.questions import QuestionArea, Questions
 from coder.tui.state import AppState, StatusInfo
@@ -50,6 +56,20 @@ from coder.tui.widgets import AttachmentChips, CompletionList, Conversation, Pro
 from coder.tui.work_view import TodoPanel, WorkView
 
 __all__ = ["MAX_BLOCKS", "CoderApp", "run_app"]
+
+M = TypeVar("M", bound=Message)
+
+
+def _while_running(handler: Callable[[CoderApp, M], None]) -> Callable[[CoderApp, M], None]:
+    """A part's message that arrives once the app is closing (its screen gone) is dropped: the session is closed by
+    `SessionControl.shut_down`, nothing is left to draw."""
+
+    @functools.wraps(handler)
+    def handle(app: CoderApp, message: M) -> None:
+        if app.is_running:
+            handler(app, message)
+
+    return handle
 
 
 class CoderApp(App[None]):
@@ -93,18 +113,6 @@ class CoderApp(App[None]):
         self.commands = CommandRunner(self, self.state, self.control, self.feed, self.transcript, self.status)
         self.inputs = InputAssist(self, self.state, self.history)
         self.keys = KeyActions(self, self.state, self.control, self.questions, self.transcript, self.inputs)
-        # the links that go against the order the parts are built in
-        self.status.shell_running = self.transcript.shell_running
-        self.feed.on_turn_end = self._turn_ended
-        self.status.agent_costs = self.agents.costs
-        self.questions.post = self.feed.queue.append
-        self.questions.agent_title = self.agents.title
-        self.questions.stop_agent = self.agents.stop
-        self.agents.send = self.control.send
-        self.work.interrupt = self.control.interrupt
-        self.questions.stop_turn = self.control.interrupt
-        self.control.run_command = self.commands.run
-        self.commands.set_wrap = self.keys.set_wrap
         self.first_paint_at: float | None = None
 
     # ---- what tests and the frontends read ----------------------------------------------------------------------
@@ -157,12 +165,40 @@ class CoderApp(App[None]):
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self.status.refresh)  # the bar is built for its width
 
-    def _turn_ended(self, reason: str) -> None:
-        self.control.turn_ended(reason)  # sends what was queued meanwhile
-        self.agents.turn_ended(reason)  # or, idle, the news of agents that ended (issue 36)
-
     def on_unmount(self) -> None:
         self.control.shut_down()
+
+    # ---- messages from the parts (coder/tui/messages.py): the app hands each to the part concerned ----------------
+    @_while_running
+    def on_turn_ended(self, message: TurnEnded) -> None:
+        self.control.turn_ended(message.reason)  # sends what was queued meanwhile
+        if message.reason == "done":
+            self._agent_news()  # or, idle, the news of agents that ended during the turn, unheard (issue 36)
+
+    @_while_running
+    def on_agent_news(self, message: AgentNews) -> None:
+        self._agent_news()
+
+    def _agent_news(self) -> None:
+        news = self.agents.news()
+        if news:
+            self.control.send(news)
+
+    @_while_running
+    def on_stop_turn(self, message: StopTurn) -> None:
+        self.control.interrupt()
+
+    @_while_running
+    def on_stop_agent(self, message: StopAgent) -> None:
+        self.agents.stop(message.ident)
+
+    @_while_running
+    def on_run_command(self, message: RunCommand) -> None:
+        self.commands.run(message.text)
+
+    @_while_running
+    def on_set_wrap(self, message: SetWrap) -> None:
+        self.keys.set_wrap(message.wrap)
 
     # ---- messages from the widgets ----------------------------------------------------------------------------
     def open_url(self, url: str, *, new_tab: bool = True) -> None:

@@ -7,7 +7,6 @@ same result's text instead of a picker.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from textual.app import App
@@ -15,6 +14,7 @@ from textual.app import App
 from coder.tui.blocks import DiffView, markdown_block
 from coder.tui.control import SessionControl
 from coder.tui.feed import EventFeed
+from coder.tui.messages import SetWrap
 from coder.tui.screens import Picker
 from coder.tui.state import AppState
 from coder.tui.status import StatusLine
@@ -32,7 +32,6 @@ class CommandRunner:
         self.transcript = transcript
         self.status = status
         #: /wrap: long lines wrap (True) or scroll sideways; the keys part owns the setting (Alt+Z)
-        self.set_wrap: Callable[[bool], None] = lambda wrap: None
 
     def run(self, line: str) -> None:
         from coder.commands.base import CommandResult  # lazy: the commands' imports come after the first paint
@@ -48,7 +47,7 @@ class CommandRunner:
             if choice not in ("", "on", "off"):
                 self.transcript.note("/wrap takes on, off or nothing (switch).", "error")
             else:
-                self.set_wrap(choice == "on" or (choice == "" and self.app.has_class("nowrap")))
+                self.app.post_message(SetWrap(choice == "on" or (choice == "" and self.app.has_class("nowrap"))))
             return
         if state.opened is None and name == "model" and arg.strip():
             state.args.model = arg.strip()

@@ -22,6 +22,7 @@ from coder.tui.app_notify import Notifications
 from coder.tui.blocks import NoteBlock
 from coder.tui.farewell import Conversation, read_conversation
 from coder.tui.feed import EventFeed
+from coder.tui.messages import RunCommand
 from coder.tui.questions import Questions
 from coder.tui.state import AppState
 from coder.tui.status import StatusLine
@@ -59,7 +60,6 @@ class SessionControl:
         #: what is printed to the scrollback on quit (coder/tui/farewell.py), read as the session closes
         self.conversation: Conversation | None = None
         #: runs a slash command (CommandRunner.run; the app wires it: the commands part is built after this one)
-        self.run_command: Callable[[str], None] = lambda text: None
 
     # ---- opening ----------------------------------------------------------------------------------------------
     def open(self, **override: Any) -> None:
@@ -189,7 +189,7 @@ class SessionControl:
 
         state = self.state
         if is_command(text):
-            self.run_command(text)
+            self.app.post_message(RunCommand(text))
         elif state.session is None and state.info.state == "starting":
             state.queued.append(text)
             self.transcript.note(f"queued (sent when the session is open): {text[:80]}")

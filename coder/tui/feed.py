@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections import deque
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
@@ -29,6 +27,7 @@ from coder.evidence.record import Evidence, nudge_line
 from coder.frontend.compaction import compaction_line, compaction_started
 from coder.tui.agents_part import AGENT_EVENTS, AgentsPart
 from coder.tui.blocks import ToolBlock, UserBlock, assistant_block
+from coder.tui.messages import TurnEnded
 from coder.tui.questions import Questions
 from coder.tui.state import AppState
 from coder.tui.status import StatusLine
@@ -80,12 +79,10 @@ class EventFeed:
         self.questions = questions
         self.work = work
         self.status = status
-        #: engine events, a ("replay", events) pair and ("question", request) pairs (Questions.ask), from any thread
-        self.queue: deque[Any] = deque()
+        self.queue = state.queue
         self.lock = asyncio.Lock()
         self.pacer = Pacer()
         #: the session's turn ended (SessionControl sends what was queued meanwhile)
-        self.on_turn_end: Callable[[str], None] = lambda reason: None
 
     def start(self) -> None:
         self.app.set_timer(MIN_INTERVAL, self._tick)
@@ -141,7 +138,7 @@ class EventFeed:
     async def handle(self, item: Any, replay: bool = False) -> None:
         transcript, info = self.transcript, self.state.info
         if isinstance(item, tuple) and item[0] == "question":  # the question an engine thread now waits on
-            self.questions.show_permission(item[1])
+            self.questions.show_permission(item[1], self.agents.title(item[1].agent) if item[1].agent else "")
             return
         if isinstance(item, tuple):  # ("replay", the stored events of a resumed session)
             events: list[ev.Event] = item[1]
@@ -238,7 +235,7 @@ class EventFeed:
         elif isinstance(item, ev.TurnEnd) and not replay:
             await transcript.end_stream()
             transcript.end_turn()
-            self.on_turn_end(item.reason)
+            self.app.post_message(TurnEnded(item.reason))
 
     def _usage(self, item: ev.UsageEvent) -> None:
         """The status bar's tokens: every token of every request (input, output, cache read and write), the

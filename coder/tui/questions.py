@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
@@ -28,6 +27,7 @@ from coder.frontend.calls import tool_title
 from coder.frontend.choices import QUIET, permission_answer, saved_note
 from coder.frontend.notify import Notifier
 from coder.policy.base import PermissionAnswer
+from coder.tui.messages import StopAgent, StopTurn
 from coder.tui.prompts import ChoicePrompt, PermissionPrompt, TrustPrompt
 from coder.tui.state import AppState
 from coder.tui.status import StatusLine
@@ -54,16 +54,9 @@ class Questions:
         self.future: Future[Any] | None = None  # what the waiting thread reads its answer from
         self.reason_for: PermissionPrompt | None = None  # "deny, say why": the next line typed is the reason
         self.notifier: Notifier | None = None  # set while a session is open (SessionControl)
-        #: Esc on a permission question: deny and stop the turn (SessionControl.interrupt; the app wires it)
-        self.stop_turn: Callable[[], None] = lambda: None
         self.lock = threading.Lock()  # one question at a time: the session's and its background agents'
         self.asker = ""  # the agent whose question waits now ("": the session's own, or none)
         self.closed = False  # the app is closing: nothing more is asked
-        #: hands a question to the feed, drawn in order with the events before it (the app wires the feed's queue)
-        self.post: Callable[[Any], None] = lambda item: None
-        #: how the question of agent `ident` is introduced, and how "deny and stop" stops it (the agents part's)
-        self.agent_title: Callable[[str], str] = lambda ident: f"agent {ident}"
-        self.stop_agent: Callable[[str], None] = lambda ident: None
 
     # ---- asked from other threads -----------------------------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
@@ -76,7 +69,7 @@ class Questions:
             future: Future[Any] = Future()
             self.future, self.asker = future, request.agent
             if not isinstance(request, ev.PlanProposed):
-                self.post(("question", request))
+                self.state.queue.append(("question", request))  # drawn in order with the events before it
             if self.notifier is not None:
                 self.notifier.question(tool_title(request.tool, request.input))
             answer = future.result()
@@ -96,10 +89,10 @@ class Questions:
         return self.future is not None and not self.future.done() and not self.asker
 
     # ---- on the app's thread ----------------------------------------------------------------------------------
-    def show_permission(self, event: ev.PermissionRequest) -> None:
+    def show_permission(self, event: ev.PermissionRequest, asker: str = "") -> None:
+        """`asker`: how the agent that asks is introduced ("": the session's own question)."""
         if self.future is None or self.future.done() or self.asker != event.agent:
             return  # answered before it was drawn (an interrupt; the agent was stopped)
-        asker = self.agent_title(event.agent) if event.agent else ""
         opened = self.state.opened
         # where a replacement sits in its file; an agent's files are in its own tree, so not for an agent's call
         where = (opened.workspace, opened.session.parts.tool_ctx.cwd) if opened is not None and not asker else None
@@ -153,10 +146,10 @@ class Questions:
             return
         assert isinstance(prompt, PermissionPrompt)
         if answer == "stop" and prompt.agent:  # an agent's question: that agent stops (and its question goes)
-            self.stop_agent(prompt.agent)
+            self.app.post_message(StopAgent(prompt.agent))
             return
         if answer == "stop":
-            self.stop_turn()  # the interrupt answers the waiting engine thread
+            self.app.post_message(StopTurn())  # the interrupt answers the waiting engine thread
             return
         if answer == "reason":  # the next line typed in the input is the reason the model hears
             self.reason_for = prompt

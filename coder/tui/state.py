@@ -5,6 +5,7 @@ is here, and the part named beside each field is the one that writes it."""
 from __future__ import annotations
 
 import argparse
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,11 @@ class AppState:
     work_started: float = 0.0  # when the running turn or command began (SessionControl, CommandRunner)
     asking: bool = False  # a question waits for the person (Questions)
     folded: int = 0  # blocks folded out of the conversation; Ctrl+T shows them (Transcript)
+    #: engine events, a ("replay", events) pair and ("question", request) pairs, from any thread (SessionControl,
+    #: Questions); EventFeed drains it
+    queue: deque[Any] = field(default_factory=deque)
+    shell_calls: set[str] = field(default_factory=set)  # running calls that are shell commands (Transcript)
+    agent_costs: list[tuple[str, float]] = field(default_factory=list)  # live cost per running agent (AgentsPart)
 
     @property
     def session(self) -> Session | None:

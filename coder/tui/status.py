@@ -8,7 +8,6 @@ one line whatever it says, and a layout pass measures every block of the convers
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -27,10 +26,6 @@ class StatusLine:
         self.state = state
         self.git = GitState(known=False)  # until read: not "no git" (issue 47)
         self.shown: Text | None = None
-        #: True while a shell command runs (Ctrl+B can send it on); the transcript, which has the tool blocks, says
-        self.shell_running: Callable[[], bool] = lambda: False
-        #: (id, cost so far) of each running subagent: the live cost per agent (the agents part's; issue 36)
-        self.agent_costs: Callable[[], list[tuple[str, float]]] = list
 
     def refresh_git(self) -> None:
         """Read the branch and whether the tree is dirty, in a worker (git can take a moment on a big tree); from
@@ -74,12 +69,12 @@ class StatusLine:
                 label += f" · retry in {wait:.0f}s"
             elif state.asking:
                 label += " · asking you"
-            elif self.shell_running():
+            elif state.shell_calls:  # a shell command runs: Ctrl+B can send it on
                 label += " · Ctrl+B: background"  # a running command can be sent on (coder/tools/bash_jobs.py)
             elif info.streamed:
                 label += f" ↓{short(info.streamed // 4)}"
         parts = StatusParts(label, visible(info.model), mode, pct, short(info.tokens), info.cost,
-                            visible(info.sandbox), visible(self.git.label()), state.folded, self.agent_costs())
+                            visible(info.sandbox), visible(self.git.label()), state.folded, state.agent_costs)
         styles = {"state": "bold green" if label == "idle" else "bold yellow", "sep": "dim",
                   "mode": "bold magenta" if mode in ("auto", "auto-edit") else "bold",
                   "sandbox": "green" if info.sandbox == "bubblewrap" else "red", "folded": "dim"}

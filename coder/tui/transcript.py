@@ -40,7 +40,6 @@ class Transcript:
         self.stream: MarkdownStream | None = None
         self.stream_block: Markdown | None = None
         self.tool_blocks: dict[str, list[ToolBlock]] = {}  # call id -> blocks awaiting a result (ids can repeat)
-        self.shell_calls: set[str] = set()  # running calls that are shell commands (Ctrl+B can send them on)
         self.warning: NoteBlock | None = None  # this turn's stuck warning: later ones update it (one line)
         self.warnings = 0
         self.released: list[Widget] = []  # folded widgets whose reference cycles are broken once they are gone
@@ -132,7 +131,7 @@ class Transcript:
         self.conversation.remove_children(self.conversation.blocks)
         self.conversation.history.clear()
         self.tool_blocks.clear()
-        self.shell_calls.clear()
+        self.state.shell_calls.clear()
         self.pending.clear()
         self.stream, self.stream_block = None, None
         self.state.folded = 0
@@ -161,7 +160,7 @@ class Transcript:
     def start_tool(self, block: ToolBlock, shell: bool) -> None:
         self.tool_blocks.setdefault(block.call_id, []).append(block)
         if shell:
-            self.shell_calls.add(block.call_id)
+            self.state.shell_calls.add(block.call_id)
         self.add_block(block)
 
     def running(self, call_id: str) -> ToolBlock | None:
@@ -178,7 +177,7 @@ class Transcript:
         block = blocks.pop(0)
         if not blocks:
             del self.tool_blocks[call_id]
-            self.shell_calls.discard(call_id)
+            self.state.shell_calls.discard(call_id)
         return block
 
     def _forget(self, block: ToolBlock) -> None:
@@ -188,13 +187,10 @@ class Transcript:
             blocks.remove(block)
             if not blocks:
                 del self.tool_blocks[block.call_id]
-                self.shell_calls.discard(block.call_id)
+                self.state.shell_calls.discard(block.call_id)
 
     def unfinished(self) -> list[ToolBlock]:
         return [b for blocks in self.tool_blocks.values() for b in blocks if not b.finished]
-
-    def shell_running(self) -> bool:
-        return bool(self.shell_calls)
 
     def tick(self) -> None:
         """The clocks of running calls move while they print nothing."""

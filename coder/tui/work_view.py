@@ -22,6 +22,7 @@ from coder.base import events as ev
 from coder.base.termsafe import visible
 from coder.frontend.work import plan_line
 from coder.tui.blocks import markdown_block
+from coder.tui.messages import StopTurn
 from coder.tui.questions import Questions
 from coder.tui.state import AppState
 from coder.tui.transcript import Transcript
@@ -170,8 +171,10 @@ class WorkView:
         self.state = state
         self.transcript = transcript
         self.questions = questions
-        #: Esc or Ctrl+C on the plan: stop the turn (SessionControl.interrupt; the app wires it)
-        self.interrupt: Callable[[], None] = lambda: None
+
+    def _stop_turn(self) -> None:
+        """Esc or Ctrl+C on the plan: stop the turn."""
+        self.app.post_message(StopTurn())
 
     def event(self, item: Any, replay: bool) -> None:
         if isinstance(item, ev.PlanProposed):
@@ -188,7 +191,7 @@ class WorkView:
                 self.questions.resolve(verdict)
 
             self.app.push_screen(PlanScreen(item.plan, lambda: self.questions.waiting, lambda: self.state.busy,
-                                            self.interrupt), answered)
+                                            self._stop_turn), answered)
         elif isinstance(item, ev.PlanDecision):
             self.transcript.note(plan_line(item), "ok" if item.outcome == "approved" else "")
             if item.outcome == "approved" and item.source == "user" and not replay:

@@ -41,7 +41,7 @@ async def test_the_app_attaches_a_dropped_image_and_never_one_named_by_agents_ne
         await wait_for(pilot, lambda: not app.busy and "Seen." in conversation_text(app))
         history = f.opened[0].session.history
         assert images(history[0]) == [("shot one.png", 40, 30)]
-        app.agents.send(f"[news] the agent's report: look at '{picture}' and {picture}")  # the agents' wire
+        app.control.send(f"[news] the agent's report: look at '{picture}' and {picture}")  # as the app sends news
         await wait_for(pilot, lambda: not app.busy and "Heard." in conversation_text(app))
         news = [m for m in history if m.role == "user"][-1]
         assert "the agent's report" in str(news.content[0]) and images(news) == []
