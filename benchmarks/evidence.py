@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -154,8 +156,11 @@ def table(rows: list[Replayed], variant: str = "") -> dict[str, Any]:
             "unsupported_resolved": sum(r.resolved for r in unsupported)}
 
 
-def probe_cost(files: int, rounds: int) -> tuple[float, float]:
-    """Seconds per probe on a fresh repository of `files` files: (nothing changed, one file changed)."""
+def probe_cost(files: int, rounds: int) -> dict[str, float]:
+    """Seconds per snapshot on a fresh repository of `files` files, median of `rounds`, the probe and its peers
+    alternated in each round: the probe with nothing changed and with one file changed; the per-call private index
+    the checkpoints use (`Repo.worktree_tree`, one file changed); `git status --porcelain` (one file changed: it
+    compares with HEAD and the index, which the model's own `git add` and `stash` move, so it cannot stand in)."""
     with tempfile.TemporaryDirectory(prefix="coder-probe-") as tmp:
         root = Path(tmp)
         subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -166,18 +171,29 @@ def probe_cost(files: int, rounds: int) -> tuple[float, float]:
         subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
         subprocess.run(["git", "-C", str(root), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "x"],
                        check=True)
-        probe = TreeProbe(Repo.open(root))
+        repo = Repo.open(root)
+        probe = TreeProbe(repo)
         probe.changes()
-        still, changed = [], []
+        times: dict[str, list[float]] = {"still": [], "changed": [], "worktree_tree": [], "git status": []}
+
+        def timed(name: str, call: Any) -> Any:
+            started = time.perf_counter()
+            result = call()
+            times[name].append(time.perf_counter() - started)
+            return result
+
         for k in range(rounds):
-            started = time.perf_counter()
-            probe.changes()
-            still.append(time.perf_counter() - started)
+            timed("still", probe.changes)
             (root / "pkg0" / "mod0.py").write_text(f"VALUE = changed {k}\n")
-            started = time.perf_counter()
-            assert probe.changes() == ["pkg0/mod0.py"]
-            changed.append(time.perf_counter() - started)
-        return sorted(still)[len(still) // 2], sorted(changed)[len(changed) // 2]
+            assert timed("changed", probe.changes) == ["pkg0/mod0.py"]
+            timed("worktree_tree", repo.worktree_tree)
+            timed("git status", lambda: subprocess.run(["git", "-C", str(root), "status", "--porcelain"],
+                                                       check=True, capture_output=True))
+        return {name: sorted(v)[len(v) // 2] for name, v in times.items()}
+
+
+def git_version() -> str:
+    return subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.split()[-1]
 
 
 def load_avg() -> str:
@@ -205,15 +221,16 @@ def main() -> None:
         sources += list(mirror_runs(args.mirror, skip, {n for n, _, _ in sources}, missing, runs))
     origin = "shared data" + ("" if args.quick else " + mirror")
     if not sources:
-        sources, origin = list(fixture_runs()), "the committed fixture (no shared data here)"
+        sources, origin = list(fixture_runs()), "the committed fixture: no shared data here"
     rows = [replay(*s) for s in sources]
     elapsed = time.monotonic() - started
-    still, changed = probe_cost(2_000 if args.quick else 20_000, 3 if args.quick else 7)
+    cost = probe_cost(2_000 if args.quick else 20_000, 3 if args.quick else 7)
     splits = {"dev": [r for r in rows if r.split == "dev"], "test_1-100": [r for r in rows if r.split != "dev"],
               "all": rows}
     out = ["## Evidence on real runs (issue 49)", "",
            f"Command: `python benchmarks/evidence.py{' --quick' if args.quick else ''}`  ",
-           f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {load_avg()} on 2 cores  ",
+           f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} cores, Python "
+           f"{platform.python_version()}, git {git_version()}; load average {load_avg()} (shared with other work)  ",
            f"Data: {len(rows)} labelled deepseek-chat runs on SWE-bench Lite ({origin}); "
            f"{len(skip)} held-out runs skipped unread; {len(missing)} not in the mirror; replayed in {elapsed:.1f} s",
            "", "`verified` as a prediction of a resolved instance (dev: the runs the rules were written with; "
@@ -232,9 +249,12 @@ def main() -> None:
                        f"{failed[1]}/{failed[0]} | {unverified[1]}/{unverified[0]} | {t['claims']} | "
                        f"{t['unsupported']} ({t['unsupported'] / max(t['runs'], 1):.0%}) | "
                        f"{t['unsupported_resolved']}/{t['unsupported']} |")
-    out += ["", f"Tree probe after a shell command (`TreeProbe.changes`, median of {3 if args.quick else 7}): "
-            f"{2_000 if args.quick else 20_000:,} files, nothing changed {still * 1000:.0f} ms, one file changed "
-            f"{changed * 1000:.0f} ms.", ""]
+    out += ["", f"Tree probe after a shell command (`TreeProbe.changes`, median of {3 if args.quick else 7}, "
+            f"alternated with its peers in each round): {2_000 if args.quick else 20_000:,} files, nothing changed "
+            f"{cost['still'] * 1000:.0f} ms, one file changed {cost['changed'] * 1000:.0f} ms; peers, one file "
+            f"changed: a snapshot through a new private index each time (`Repo.worktree_tree`, the checkpoints') "
+            f"{cost['worktree_tree'] * 1000:.0f} ms, `git status --porcelain` {cost['git status'] * 1000:.0f} ms.",
+            ""]
     if missing:
         out += [f"Not in the mirror (skipped): {', '.join(missing)}.", ""]
     args.out.write_text("\n".join(out), encoding="utf-8")
