@@ -398,6 +398,13 @@ def parse_gitlinks(stage_listing: str) -> dict[str, str]:
     return links
 
 
+def parse_hidden(tagged_listing: str) -> list[str]:
+    """The paths `git ls-files -v -z` marks assume-unchanged (a lowercase tag) or skip-worktree (`S`): git status,
+    diff and `add -A` take their work-tree file as unchanged, whatever it holds."""
+    return [path for tag, _, path in (r.partition(" ") for r in tagged_listing.split("\0") if r)
+            if tag.islower() or tag == "S"]
+
+
 def run(
     cwd: Path,
     args: Sequence[str],

@@ -139,6 +139,7 @@ class AfterCheck:
     workspace: Path
     index_key: tuple[int, ...] | None = None
     gitlinks: dict[str, str] | None = None
+    hidden: set[str] = field(default_factory=set)  # index entries assume-unchanged or skip-worktree (the user's)
     clean: dict[str, tuple] = field(default_factory=dict)  # nested .git entry -> the stat keys seen clean
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: what else runs later (bytecode, programs on PATH, instruction files, included git config: leftovers.py)
@@ -146,6 +147,12 @@ class AfterCheck:
 
     def __post_init__(self) -> None:
         self.leftovers = Leftovers(self.workspace)
+
+    def close(self) -> None:
+        """Stop watching (the record stays: the next look walks the tree once and compares)."""
+        with self.lock:
+            if self.leftovers is not None:
+                self.leftovers.close()
 
     def config_files(self) -> list[str]:
         """The workspace files the repository's git config includes (coder/sandbox/leftovers.py)."""
@@ -189,6 +196,7 @@ class AfterCheck:
                 staged = self._read_gitlinks() if self.index_key is not None else {}
                 # HEAD is read only when the index holds gitlinks at all (most repositories hold none)
                 self.gitlinks = self._committed_gitlinks() if staged else {}
+                self.hidden = self._read_hidden() if self.index_key is not None else set()
                 if set(staged) - set(self.gitlinks):
                     self.index_key = None  # so that the check below takes the rest out
         return self.after(hooks)
@@ -197,17 +205,52 @@ class AfterCheck:
         """After a command: new gitlinks and dangerous nested repositories neutralised, and the leftovers."""
         with self.lock:
             assert self.leftovers is not None  # made with the check
-            return (self._top_found() + self._gitlinks_found() + self._nested_found()
+            return (self._top_found() + self._index_found() + self._nested_found()
                     + self.leftovers.check(hooks))
 
-    def _gitlinks_found(self) -> list[Finding]:
+    def _read_hidden(self) -> set[str]:
+        try:
+            proc = hostgit.run(self.workspace, ["ls-files", "-v", "-z"], text=False, timeout=120)
+        except (OSError, TimeoutExpired):
+            return set(self.hidden)
+        return set(hostgit.parse_hidden(proc.stdout.decode("utf-8", "surrogateescape")))
+
+    def _index_found(self) -> list[Finding]:
+        """What a command did to the index: new gitlinks, and assume-unchanged / skip-worktree bits."""
         key = _stat_key(self._index())
         if self.gitlinks is None or key == self.index_key:
             return []
+        found = self._gitlinks_found(key) + self._hidden_found(key)
+        self.index_key = _stat_key(self._index())
+        return found
+
+    def _hidden_found(self, key: tuple[int, ...] | None) -> list[Finding]:
+        """Bits the command set that make git take a tracked file as unchanged (`update-index --assume-unchanged`
+        or `--skip-worktree`): git status, /diff, the review and the commit would not show its change. Cleared."""
+        now = self._read_hidden() if key is not None else set()
+        new = sorted(now - self.hidden)
+        self.hidden = now
+        if not new:
+            return []
+        for flag in ("--no-assume-unchanged", "--no-skip-worktree"):  # git applies one such flag a command
+            proc = hostgit.run(self.workspace, ["update-index", flag, "-z", "--stdin"],
+                               input="".join(p + "\0" for p in new), timeout=120)
+            if proc.returncode != 0:
+                break
+        if proc.returncode == 0:
+            self.hidden -= set(new)
+            done = "the bit cleared (git shows the file's changes again)"
+        else:
+            done = f"could not be cleared: {proc.stderr.strip()[:200]}"
+        return [Finding(path, "a tracked file marked assume-unchanged or skip-worktree in the index (your git "
+                        "status, /diff and the review would not show its changes)", done) for path in new]
+
+    def _gitlinks_found(self, key: tuple[int, ...] | None) -> list[Finding]:
+        assert self.gitlinks is not None  # read by `before`
         now = self._read_gitlinks() if key is not None else {}
         new = [path for path in sorted(set(now) - set(self.gitlinks)) if not self._host_made(path)]
         if not new:
-            self.gitlinks, self.index_key = now, key
+            self.gitlinks = now
             return []
         proc = hostgit.run(self.workspace, ["update-index", "--force-remove", "--", *new], timeout=120)
         if proc.returncode == 0:
@@ -219,7 +262,6 @@ class AfterCheck:
         found = [Finding(path, "a new gitlink in the index (your git would run git inside it)", done)
                  for path in new]
         self.gitlinks = now
-        self.index_key = _stat_key(self._index())
         return found
 
     def _host_made(self, path: str) -> bool:
@@ -312,7 +354,7 @@ def checker(workspace: Path) -> AfterCheck:
         check = _CHECKS.get(key)
         if check is None:
             if len(_CHECKS) >= 64:
-                _CHECKS.pop(next(iter(_CHECKS)))
+                _CHECKS.pop(next(iter(_CHECKS))).close()
             check = _CHECKS[key] = AfterCheck(Path(key))
         return check
 
@@ -339,9 +381,11 @@ def after_command(workspace: Path, hooks: AfterHooks | None = None) -> list[str]
 
 
 def at_close(workspace: Path) -> None:
-    """When a shell ends (its background jobs with it): the check once more; findings go to the log."""
+    """When a shell ends (its background jobs with it): the check once more; findings go to the log. The inotify
+    instance is closed (they are limited per user: 128 by default); a later shell here walks once, then watches."""
     for note in _notes(workspace, "after", None):
         logging.getLogger("coder").warning("%s: %s", workspace, note)
+    checker(workspace).close()
 
 
 def accept(workspace: Path, rels: list[str]) -> None:

@@ -15,20 +15,29 @@ changed since the last look are sorted into kinds, and each kind has one rule:
   driver that some config defines.
 - instructions, an instruction file or folder of any agent at any depth (coder/trust/protected.py): asked;
   refused, restored (removed when new).
-- executable, a file in a venv's `bin/` (a folder beside a `pyvenv.cfg`) or in `node_modules/.bin`: asked;
-  refused, removed.
-- pth, a `.pth` in a `site-packages` (an `import` line in it runs at every start of that Python): asked; refused,
-  removed.
-- hook, a file in a `core.hooksPath` folder inside the workspace (the next commit runs it): asked; refused,
-  removed.
+- executable, a file in a venv's `bin/` (a folder that holds, or at any look held, a `pyvenv.cfg` or
+  `bin/activate`: the sandbox can remove both) or in `node_modules/.bin`: asked; refused, removed.
+- venv, a `pyvenv.cfg` (its `home` decides which Python the venv runs): asked; refused, restored or removed.
+- pth, a `.pth` in a `site-packages` (an `import` line in it runs at every start of that Python), and startup, a
+  `sitecustomize.py` or `usercustomize.py` anywhere (the same, no `.pth` needed): asked; refused, removed.
+- extension, a compiled module (`*.so`, `*.pyd`: it runs at the next import, before a `.py` of the same name):
+  asked (installs make them); refused, removed.
+- hidden, a `conftest.py` git ignores (pytest runs it; a self-ignoring `.gitignore` hides it from git status, /diff
+  and the review): asked; refused, removed. One git shows is taken as it is.
+- hook, a file in a `core.hooksPath` folder inside the workspace (the next commit runs it), or that folder made a
+  link: asked; refused, removed.
+
+A link is what it leads to: an include target that is a link is refused whatever it points to (git follows it),
+and a file of a kind reached through a linked folder is undone by removing that link (the sandbox made it).
 
 Asked means the user answers, in every permission mode (auto included): one question for everything one command
 left. Nobody to ask (headless, a hook's or the reviewer's sandbox): refused. Changes come from the kernel
 (coder/sandbox/watch.py), so a look that finds nothing costs a read; when inotify is missing or overflowed, the tree
-is walked and every file of a kind statted. Files coder itself writes with the user's approval (the editor) are
-taken as they are (`accept`). Not seen: anything the model writes that is not of a kind above (a `.py` in
-site-packages runs at import too: it is code the user can read, and `git status` of an ignored folder never shows
-it; a venv made in the sandbox is the model's as a whole).
+is walked and every file of a kind statted; a walk cut at FOLDER_LIMIT folders says the check did not finish.
+Files coder itself writes with the user's approval (the editor) are taken as they are (`accept`). Not seen:
+anything the model writes that is not of a kind above (a `.py` in site-packages runs at import too: it is code the
+user can read, and `git status` of an ignored folder never shows it; a venv made in the sandbox is the model's as
+a whole), and a file of a kind rewritten through a hard link in a folder that is not watched (docs/decisions/43).
 """
 
 from __future__ import annotations
@@ -45,13 +54,17 @@ from coder.host import TimeoutExpired
 from coder.host import git as hostgit
 from coder.host.gitconfig import Entry, include_targets
 from coder.sandbox.findings import AfterHooks, Finding, dangerous_config
-from coder.sandbox.watch import TreeWatch, file_key, walk
+from coder.sandbox.watch import FOLDER_LIMIT, TreeWatch, Walk, file_key
 from coder.trust.protected import instruction_reason
 
 #: the kinds a command's leftovers are asked about (the rest are dealt with at once)
-ASKED = frozenset({"instructions", "executable", "pth", "hook"})
+ASKED = frozenset({"instructions", "executable", "pth", "hook", "extension", "startup", "venv", "hidden"})
 #: files of these kinds are kept in memory (at most KEEP_LIMIT bytes each) so a refused change can be undone
-RESTORED = frozenset({"instructions", "gitconfig", "attributes"})
+RESTORED = frozenset({"instructions", "gitconfig", "attributes", "venv"})
+#: the names of an importable extension module end so (EXTENSION_SUFFIXES on every platform, and Windows' .pyd)
+EXTENSION = (".so", ".pyd")
+#: what makes a folder a venv (`activate` works without pyvenv.cfg, and the sandbox can remove either)
+VENV_MARKERS = (("pyvenv.cfg",), ("bin", "activate"), ("Scripts", "activate.bat"))
 KEEP_LIMIT = 1 << 20
 #: an attribute that selects a driver: `filter=NAME`, `diff=NAME`, `merge=NAME`
 SELECTS = re.compile(r"(?:^|\s)(filter|diff|merge)=([^\s]+)")
@@ -61,6 +74,10 @@ WHAT = {
     "executable": "a new or changed program in a folder that goes on PATH (an activated venv, npm run)",
     "pth": "a .pth file (its import lines run at every start of that Python)",
     "hook": "a git hook in the core.hooksPath folder (your next commit runs it)",
+    "extension": "a compiled extension module (it runs at the next import, before a .py of the same name)",
+    "startup": "a sitecustomize or usercustomize module (it runs at every start of that Python)",
+    "venv": "a venv's pyvenv.cfg (its home decides which Python and standard library the venv runs)",
+    "hidden": "a conftest.py git ignores (pytest runs it; git status, /diff and the review do not show it)",
 }
 
 
@@ -84,6 +101,10 @@ class Leftovers:
     kept: dict[str, bytes] = field(default_factory=dict)
     git: GitFacts = field(default_factory=GitFacts)
     started: bool = False
+    #: folders ever seen holding a `pyvenv.cfg` or `bin/activate`: a venv stays one when the command removes them
+    venvs: set[str] = field(default_factory=set)
+    #: the last walk stopped at FOLDER_LIMIT folders: what it did not reach is unchecked, and said so
+    truncated: bool = False
 
     # ---- what is where -----------------------------------------------------------------------------------
 
@@ -101,16 +122,40 @@ class Leftovers:
             return "instructions"
         if name == ".gitattributes":
             return "attributes"
-        if any(rel.startswith(folder + "/") for folder in self.git.hook_dirs):
-            return "hook"
+        if any(f"{folder}/".startswith(f"{rel}/") or rel.startswith(f"{folder}/") for folder in self.git.hook_dirs):
+            return "hook"  # in the folder, or the folder (or one above it) as a file or link: `.husky/_ -> ../x`
         if len(parts) >= 3 and parts[-2] == ".bin" and parts[-3] == "node_modules":
             return "executable"
-        if len(parts) >= 2 and parts[-2] in ("bin", "Scripts") and \
-                os.path.isfile(os.path.join(self.workspace, *parts[:-2], "pyvenv.cfg")):
+        if len(parts) >= 2 and parts[-2] in ("bin", "Scripts") and self._is_venv(parts[:-2]):
             return "executable"
         if name.endswith(".pth") and "site-packages" in parts:
             return "pth"
+        if name.endswith(EXTENSION):
+            return "extension"
+        if name in ("sitecustomize.py", "usercustomize.py"):
+            return "startup"
+        if name == "pyvenv.cfg":
+            return "venv"
+        if name == "conftest.py":  # asked only when git ignores it: one git shows is in /diff and the review
+            return "hidden"
         return None
+
+    def _is_venv(self, parts: list[str]) -> bool:
+        """Whether the folder `parts` is (or was, at any look) a venv: never only what the sandbox leaves now."""
+        root = "/".join(parts)
+        if root in self.venvs:
+            return True
+        folder = os.path.join(self.workspace, *parts)
+        if any(os.path.isfile(os.path.join(folder, *marker)) for marker in VENV_MARKERS):
+            self.venvs.add(root)
+            return True
+        return False
+
+    def _note_venv(self, rel: str) -> None:
+        for marker in VENV_MARKERS:
+            tail = "/" + "/".join(marker)
+            if ("/" + rel).endswith(tail):
+                self.venvs.add(rel[:len(rel) - len(tail)].lstrip("/"))
 
     def _facts_key(self, targets: frozenset[str]) -> tuple:
         """The stats of the config files the facts came from (a target that appears changes it too)."""
@@ -158,14 +203,17 @@ class Leftovers:
         self._git_facts()
         self.watch = TreeWatch(str(self.workspace))
         self.watch.start()
-        for path in walk(str(self.workspace)):
+        walk = Walk(str(self.workspace))
+        for path in walk:
             self._look_first(path)
+        self.truncated = walk.truncated
         for rel in self.git.targets:  # an include target may sit where the walk does not go
             self._look_first(str(self.workspace / rel))
         self.started = True
 
     def _look_first(self, path: str) -> None:
         rel = self._rel(path)
+        self._note_venv(rel)
         kind = self.kind_of(rel)
         key = file_key(path) if kind else None
         if kind and key is not None:
@@ -180,13 +228,17 @@ class Leftovers:
         assert self.watch is not None  # made by the baseline
         touched = self.watch.drain()
         if self.watch.broken:  # no inotify, or the queue overflowed: look at everything
-            touched = set(walk(str(self.workspace))) | {str(self.workspace / rel) for rel in self.keys}
+            walk = Walk(str(self.workspace))
+            touched = set(walk) | {str(self.workspace / rel) for rel in self.keys}
+            self.truncated = walk.truncated
             self.watch.close()
             self.watch = TreeWatch(str(self.workspace))
             self.watch.start()
         touched |= {str(self.workspace / rel) for rel in self.git.targets}
+        for path in touched:
+            self._note_venv(self._rel(path))
         found: list[Finding] = []
-        asked: list[tuple[str, str]] = []
+        changed: list[tuple[str, str, tuple]] = []
         for path in sorted(touched):
             rel = self._rel(path)
             kind = self.kind_of(rel)
@@ -198,13 +250,36 @@ class Leftovers:
             if key is None:
                 self._forget(rel)
                 continue
-            if kind in ASKED:
+            changed.append((rel, kind, key))
+        hidden = self._ignored([rel for rel, kind, _ in changed if kind == "hidden"])
+        asked: list[tuple[str, str]] = []
+        for rel, kind, key in changed:
+            if kind == "hidden" and rel not in hidden:
+                self._take(rel, kind, key)  # git status, /diff and the review show it
+            elif kind in ASKED:
                 asked.append((rel, kind))
             else:
                 found += self._at_once(rel, kind, key)
         if asked:
             found += self._ask(asked, hooks)
+        if self.truncated:
+            found.append(Finding(".", f"more than {FOLDER_LIMIT} folders: coder could not look at all of them for "
+                                 "files that run later", "not checked: check the workspace before you run anything",
+                                 "unchecked"))
         return found
+
+    def _ignored(self, rels: list[str]) -> set[str]:
+        """Those of `rels` git ignores (a tracked file never is); all of them when git cannot tell."""
+        if not rels:
+            return set()
+        try:
+            proc = hostgit.run(self.workspace, ["check-ignore", "-z", "--stdin"], input="\0".join(rels) + "\0",
+                               timeout=120)
+        except (OSError, TimeoutExpired):
+            return set(rels)
+        if proc.returncode > 1:
+            return set(rels)
+        return set(filter(None, proc.stdout.split("\0")))
 
     def config_files(self) -> list[str]:
         """The workspace files git's configuration includes (read-only in the sandbox where they exist)."""
@@ -224,6 +299,9 @@ class Leftovers:
     def _at_once(self, rel: str, kind: str, key: tuple) -> list[Finding]:
         if kind == "bytecode":
             return [Finding(rel, WHAT[kind], self._remove(rel), kind)]
+        if kind == "gitconfig" and stat.S_ISLNK(key[-1]):  # git reads what it points to: refused, whatever that is
+            return [Finding(rel, "a config file your git includes is now a symbolic link (git would read what it "
+                             "points to)", self._undo(rel), kind)]
         data = _read(self.workspace / rel) or b""
         if kind == "gitconfig":
             keys = dangerous_config(data)
@@ -272,24 +350,50 @@ class Leftovers:
         old = self.kept.get(rel)
         if old is None:
             return self._remove(rel)
+        unlinked = self._unlink_folder_link(rel)
         try:
             with WorkspaceFS(self.workspace) as fs:
-                fs.write_atomic(rel, old)
+                fs.write_atomic(rel, old, create_parents=True)
         except (OSError, EscapeError) as exc:
-            return f"coder could not restore it ({exc}): check it before you run anything"
+            return f"{unlinked}coder could not restore it ({exc}): check it before you run anything"
         self._take(rel, self.kind_of(rel) or "", file_key(str(self.workspace / rel)) or ())
-        return "its previous content restored"
+        return unlinked + "its previous content restored"
 
     def _remove(self, rel: str) -> str:
+        unlinked = self._unlink_folder_link(rel)
+        error = self._unlink(rel)
+        if error:
+            return f"{unlinked}coder could not remove it ({error}): check it before you run anything"
+        self._forget(rel)
+        return unlinked.rstrip("; ") or "removed"
+
+    def _unlink_folder_link(self, rel: str) -> str:
+        """A symbolic link to a folder on the way to `rel` (the sandbox made it: a file of a kind sits behind it)
+        is removed, so the path leads nowhere; what was done, for the report ("" when no link was there)."""
+        parts = rel.split("/")
+        for n in range(1, len(parts)):
+            link = "/".join(parts[:n])
+            try:
+                target = os.readlink(self.workspace / link)
+            except OSError:
+                continue  # not a link (or gone): look further down
+            error = self._unlink(link)
+            if error:
+                return f"coder could not remove the link {link} ({error}); "
+            self._forget(rel)
+            return f"the link {link} (to {target}) that led to it removed; "
+        return ""
+
+    def _unlink(self, rel: str) -> str:
+        """`rel` itself removed (never what a link points to); why it could not be ("" when it is gone)."""
         try:
             with WorkspaceFS(self.workspace) as fs:
                 fs.unlink(rel)
         except FileNotFoundError:
             pass
         except (OSError, EscapeError) as exc:
-            return f"coder could not remove it ({exc}): check it before you run anything"
-        self._forget(rel)
-        return "removed"
+            return str(exc)
+        return ""
 
     def close(self) -> None:
         if self.watch is not None:

@@ -22,6 +22,7 @@ import errno
 import os
 import stat
 import struct
+import weakref
 from collections.abc import Iterator
 
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
@@ -44,26 +45,35 @@ def _descend(parent: str, name: str) -> bool:
     return os.path.basename(parent) != "node_modules" or name == ".bin"
 
 
-def walk(root: str) -> Iterator[str]:
-    """Every file (anything but a folder) under `root`, links not followed, by the rules of `_descend`."""
-    todo, seen = [root], 0
-    while todo and seen < FOLDER_LIMIT:
-        folder = todo.pop()
-        seen += 1
-        try:
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for entry in entries:
+class Walk:
+    """Every file (anything but a folder) under `root`, links not followed, by the rules of `_descend`; at most
+    FOLDER_LIMIT folders. After iterating, `truncated` says whether folders were left unread (the caller must not
+    take the answer as complete)."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.truncated = False
+
+    def __iter__(self) -> Iterator[str]:
+        todo, seen = [self.root], 0
+        while todo and seen < FOLDER_LIMIT:
+            folder = todo.pop()
+            seen += 1
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
+                with os.scandir(folder) as it:
+                    entries = list(it)
             except OSError:
                 continue
-            if not is_dir:
-                yield entry.path
-            elif _descend(folder, entry.name):
-                todo.append(entry.path)
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not is_dir:
+                    yield entry.path
+                elif _descend(folder, entry.name):
+                    todo.append(entry.path)
+        self.truncated = bool(todo)
 
 
 class TreeWatch:
@@ -82,6 +92,8 @@ class TreeWatch:
             return
         if self.fd < 0:
             self.broken = f"inotify is not available ({os.strerror(ctypes.get_errno())})"
+            return
+        self._closer = weakref.finalize(self, os.close, self.fd)  # an instance dropped unclosed frees its fd
 
     def start(self) -> None:
         """Watch every folder of the tree (call before the baseline walk, so nothing falls between them)."""
@@ -148,7 +160,10 @@ class TreeWatch:
         touched.add(path)
         if mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO) and _descend(folder, name):
             self._add_tree(path)  # watched first, then walked: a file made meanwhile is in one or the other
-            touched.update(walk(path))
+            walk = Walk(path)
+            touched.update(walk)
+            if walk.truncated:
+                self.broken = f"more than {FOLDER_LIMIT} folders"
         elif mask & IN_ISDIR and mask & IN_MOVED_FROM:
             gone = path + "/"
             for key, value in list(self.paths.items()):
@@ -157,7 +172,7 @@ class TreeWatch:
 
     def close(self) -> None:
         if self.fd >= 0:
-            os.close(self.fd)
+            self._closer()
             self.fd = -1
         self.broken = self.broken or "closed"
 

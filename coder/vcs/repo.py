@@ -296,6 +296,8 @@ class Repo:
             head = None if (self.git_dir / "index").exists() else self.resolve("HEAD^{tree}")
             if head is not None:  # no index yet (a fresh clone's checkout never ran): start from HEAD
                 index.read_tree(head)
+            else:
+                index.unhide()
             return index.snapshot(exclude)
 
     def snapshot_tree(self, max_file_bytes: int) -> str:
@@ -375,6 +377,15 @@ class PrivateIndex:
 
     def write_tree(self) -> str:
         return self._git("write-tree").stdout.strip()
+
+    def unhide(self) -> None:
+        """Clear the assume-unchanged bits, and the skip-worktree bits of files the work tree has (a sparse
+        checkout's absent files keep theirs): `add -A` then reads what those files hold. A sandboxed command can
+        set either bit on the user's index, which this index is copied from."""
+        out = self._git("ls-files", "-v", "-z").stdout
+        paths = [p for p in hostgit.parse_hidden(out) if os.path.lexists(self.repo.root / p)]
+        for flag in ("--no-assume-unchanged", "--no-skip-worktree") if paths else ():  # one such flag a command
+            self._git("update-index", flag, "-z", "--stdin", input="".join(p + "\0" for p in paths))
 
     def staged(self) -> list[str]:
         """The paths this index changes against HEAD."""
