@@ -237,34 +237,41 @@ def _plain(hint: type, fits: Callable[[Any], bool]) -> Converter:
 
 
 def _model(cls: type, build: bool) -> Converter:
+    #: each field's converter, by the document's key, made on the first value (not here: a model may contain
+    #: itself) and then reused; its required keys; whether it states rules of its own
+    fields: dict[str, tuple[_Field, Converter]] = {}
+    required: list[_Field] = []
+    rules = callable(getattr(cls, "check", None))
+
     def model(value: Any, keys: Keys, src: Source) -> Any:
         if not isinstance(value, dict):
             header = src.header(keys)
             raise src.error(keys, f"expected {src.table_word}{f' ({header})' if header else ''}", value)
         plan = plan_of(cls)
+        if not fields and plan.fields:
+            required[:] = [f for f in plan.fields.values() if f.required]
+            fields.update({k: (f, converter(f.hint, build)) for k, f in plan.fields.items()})
         out: dict[str, Any] = {}
         for name, raw in value.items():
-            spec = plan.fields.get(name)
-            if spec is None:
+            found = fields.get(name)
+            if found is None:
                 if plan.ignore_unknown:
                     continue
                 raise src.error((*keys, str(name)), unknown(str(name), plan.fields))
-            at = (*keys, name)
-            converted = converter(spec.hint, build)(raw, at, src)
+            spec, convert = found
+            converted = convert(raw, (*keys, name), src)
             if spec.bounded:
-                converted = bounded(converted, spec.meta, at, src, raw)
+                converted = bounded(converted, spec.meta, (*keys, name), src, raw)
             out[spec.name] = converted
-        if len(out) < len(plan.fields):
-            for spec in plan.fields.values():
-                if spec.required and spec.name not in out:
-                    raise src.error(keys, f"needs `{spec.key}`")
+        for spec in required:
+            if spec.name not in out:
+                raise src.error(keys, f"needs `{spec.key}`")
         if not build:
             return out
         built = cls(**out)
-        rules = getattr(built, "check", None)
-        if callable(rules):  # rules over several keys (a server needs `command` or `url`)
+        if rules:  # rules over several keys (a server needs `command` or `url`)
             try:
-                rules()
+                built.check()
             except SettingError as exc:
                 raise src.error((*keys, *filter(None, exc.key.split("."))), exc.message) from None
         return built
@@ -331,6 +338,13 @@ def _union(hint: Any, args: tuple[Any, ...], build: bool) -> Converter:
                 raise src.error((*keys, field_name), f"expected one of {choices}", value.get(field_name))
             return converter(arm, build)(value, keys, src)
         return by_tag
+
+    if len(arms) == 1:  # `X | None`: X's own message (with its hints), not the union's
+        only = converter(arms[0], build)
+
+        def optional_value(value: Any, keys: Keys, src: Source) -> Any:
+            return None if value is None else only(value, keys, src)
+        return optional_value
 
     def union(value: Any, keys: Keys, src: Source) -> Any:
         if value is None and optional:
