@@ -197,7 +197,7 @@ def run_edits(name: str, per_kind: int, commits: int, work: Path) -> dict:
     install_language_servers(ctx.services)
     edit = builtin_tools(["str_replace_based_edit_tool"])["str_replace_based_edit_tool"]
     t0 = time.monotonic()
-    first = edit.run({"command": "view", "path": f"{package}/__init__.py"}, ctx)
+    first = edit.run(edit.parse({"command": "view", "path": f"{package}/__init__.py"}), ctx)
     assert not first.is_error
     manager.diagnostics(f"{package}/__init__.py", (repo / package / "__init__.py").read_text(), time.monotonic() + 60)
     start_s = time.monotonic() - t0
@@ -206,7 +206,7 @@ def run_edits(name: str, per_kind: int, commits: int, work: Path) -> dict:
     examples: dict[str, str] = {}
     for kind, rel, old, new in cases:
         original = (repo / rel).read_text()
-        result = edit.run({"command": "str_replace", "path": rel, "old_str": old, "new_str": new}, ctx)
+        result = edit.run(edit.parse({"command": "str_replace", "path": rel, "old_str": old, "new_str": new}), ctx)
         if result.is_error:
             results[kind]["guard" if "syntax" in result.output.lower() else "refused"] += 1
         else:

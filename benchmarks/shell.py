@@ -85,13 +85,13 @@ def bash_tool(workspace: Path, state: Path, calls: int) -> dict[str, float]:
     import threading
 
     from coder.tools.base import ToolContext
-    from coder.tools.bash_tool import BashTool
+    from coder.tools.bash.tool import BashTool
     from coder.tools.registry import load_contracts
 
     tool = BashTool(load_contracts()["bash"])
     ctx = ToolContext(workspace, workspace, "bench", threading.Event(), state, {"sandbox": {}})
     try:
-        return {cmd: median_ms(lambda cmd=cmd: tool.run({"command": cmd}, ctx), calls) for cmd in COMMANDS}
+        return {cmd: median_ms(lambda cmd=cmd: tool.run(tool.parse({"command": cmd}), ctx), calls) for cmd in COMMANDS}
     finally:
         tool.close()
 

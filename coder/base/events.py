@@ -344,7 +344,7 @@ class StuckEvent(Event):
 
 @dataclass
 class BackgroundEnded(Event):
-    """A command the user sent to the background ended (coder/tools/bash_jobs.py). Said from the job's thread, so
+    """A command the user sent to the background ended (coder/tools/bash/jobs.py). Said from the job's thread, so
     not persisted; the model hears of it in its next `bash` or `bash_output` result."""
 
     type: ClassVar[str] = "background_ended"

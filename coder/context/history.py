@@ -36,7 +36,8 @@ def observations(history: list[Message]) -> list[Observation]:
     for index, message in enumerate(history):
         for block in message.content:
             if isinstance(block, ToolUseBlock) and message.role == "assistant":
-                obs = Observation(block.id, block.name, dict(block.input or {}), index)
+                # the input itself, not a copy: one dict is one call (coder.tools.registry.describe remembers it)
+                obs = Observation(block.id, block.name, block.input or {}, index)
                 by_id[block.id] = obs
                 ordered.append(obs)
             elif isinstance(block, ToolResultBlock) and block.tool_use_id in by_id:

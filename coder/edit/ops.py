@@ -41,6 +41,15 @@ class EditOutcome:
     changed: bool = True
 
 
+@dataclass(frozen=True)
+class Change:
+    """One replacement of a multi-edit: `old_str` (exactly one place, unless `replace_all`) becomes `new_str`."""
+
+    old_str: str
+    new_str: str
+    replace_all: bool = False
+
+
 def unified_diff(before: str | None, after: str | None, display: str) -> str:
     a = (before or "").splitlines(keepends=True)
     b = (after or "").splitlines(keepends=True)
@@ -176,21 +185,19 @@ class Editor:
 
     # -- operations ------------------------------------------------------------------------------------
     def str_replace(self, path: str, old: str, new: str, replace_all: bool = False) -> EditOutcome:
-        return self.multi_edit(path, [{"old_str": old, "new_str": new, "replace_all": replace_all}])
+        return self.multi_edit(path, [Change(old, new, replace_all)])
 
-    def multi_edit(self, path: str, edits: list[dict[str, Any]]) -> EditOutcome:
+    def multi_edit(self, path: str, edits: list[Change]) -> EditOutcome:
         if not edits:
             raise EditError("edits is empty: give at least one {old_str, new_str}")
 
         def compute(ft: fileio.FileText) -> tuple[str, list[Replacement]]:
             text, reps = ft.text, []
             for n, edit in enumerate(edits, 1):
-                if not isinstance(edit, dict) or "old_str" not in edit or "new_str" not in edit:
-                    raise EditError(f"edit #{n} needs old_str and new_str")
-                old = _lf(str(edit["old_str"]))
-                new = _lf(str(edit["new_str"]))
+                old = _lf(edit.old_str)
+                new = _lf(edit.new_str)
                 try:
-                    if edit.get("replace_all"):
+                    if edit.replace_all:
                         text, rep = _replace_all(text, old, new)
                     else:
                         rep = find_replacement(text, old, new)

@@ -1,5 +1,5 @@
 """The agents of a session (issue 36): subagents run to their end or in the background, in the session's tree or
-in an isolated one, each followed as it works; the session's `AgentControl` (coder/tools/agent_control.py).
+in an isolated one, each followed as it works; the session's `AgentControl` (coder/tools/agents/control.py).
 
 - **Background.** `start(..., background=True)` returns at once; the agent runs on a thread of its own, after a
   free slot (`[agents] max_running`, default 4: more wait "queued"). Its end is news the parent model reads
@@ -39,7 +39,7 @@ from coder.engine.agent_runs import (
 from coder.engine.session import Session, TurnOutcome
 from coder.engine.subagents import ChildRun, Parent, open_child
 from coder.ext.agents import agent_permission, load_agents
-from coder.tools.agent_control import AGENT_CONTROL
+from coder.tools.agents.control import AGENT_CONTROL
 from coder.tools.base import PermissionClass, ToolResult, one_line
 from coder.tools.registry import describe
 from coder.vcs import worktrees

@@ -306,7 +306,7 @@ def _assemble(stored: StoredSession, on_event: Callable[[ev.Event], None], ask: 
 
     work = open_work(workspace, config, store.stored(session_id) if row else None, note)
     tools = session_tools(config, workspace, note, provider.spec, mode)  # plan mode: exit_plan whole
-    claude_hooks = ClaudeHookRunner(stored.claude.hooks, workspace, cwd, config.sandbox, session_id, tools,
+    claude_hooks = ClaudeHookRunner(stored.claude.hooks, workspace, cwd, config.sandbox, session_id,
                                     lambda: policy.mode, note)
     parts = SessionParts(
         session_id=session_id, provider=provider, tools=tools,

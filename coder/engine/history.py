@@ -118,35 +118,6 @@ def rebuild(events: Iterable[ev.Event]) -> Restored:
     return out
 
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "array": (list,), "object": (dict,),
-}
-
-
-def validate_input(schema: dict[str, Any], args: Any) -> str | None:
-    """A readable problem with `args` against the top level of `schema`, or None. Deep validation is the tool's."""
-    if not isinstance(args, dict):
-        return f"the input must be a JSON object, got {type(args).__name__}"
-    if "_invalid_json" in args:
-        return f"the input is not valid JSON: {str(args['_invalid_json'])[:200]!r}"
-    missing = [k for k in schema.get("required", []) if k not in args]
-    if missing:
-        return "missing required field(s): " + ", ".join(missing)
-    for key, value in args.items():
-        spec = schema.get("properties", {}).get(key)
-        if not spec or "type" not in spec:
-            continue
-        wanted = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
-        allowed = tuple(t for w in wanted for t in _JSON_TYPES.get(w, (object,)))
-        bool_mismatch = isinstance(value, bool) and "boolean" not in wanted
-        if value is not None and (not isinstance(value, allowed) or bool_mismatch):
-            return f"field {key!r} must be {' or '.join(wanted)}, got {type(value).__name__}"
-        if "enum" in spec and value not in spec["enum"]:
-            return f"field {key!r} must be one of {spec['enum']}, got {value!r}"
-    return None
-
-
 def stored_events(store: Any, session_id: str) -> list[ev.Event]:
     """The stored events of a session as Event objects, for a resumed session's transcript (the app, the REPL)
     and an editor's `session/load` (ACP). Rows of a type this version does not know, or cannot read, are left out

@@ -14,12 +14,12 @@ for the user. The repository's hooks cannot allow at all (coder/ext/claude_hooks
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from coder.base import events as ev
 from coder.ext.hookapi import HookVerdict
 from coder.policy.base import Decision
-from coder.tools.base import ToolResult
+from coder.tools.base import ToolCall, ToolResult
 
 #: the policy's rule for the questions that no hook may answer
 PROTECTED_RULE = "protected"
@@ -32,15 +32,15 @@ class Hooks(Protocol):
 
     def prompt(self, text: str) -> HookVerdict: ...
 
-    def pre_tool(self, use_id: str, tool: str, args: dict[str, Any]) -> HookVerdict: ...
+    def pre_tool(self, use_id: str, call: ToolCall) -> HookVerdict: ...
 
-    def permission_request(self, tool: str, args: dict[str, Any]) -> HookVerdict: ...
+    def permission_request(self, call: ToolCall) -> HookVerdict: ...
 
-    def before_tool(self, tool: str, args: dict[str, Any]) -> str | None:
+    def before_tool(self, call: ToolCall) -> str | None:
         """coder's own `before_tool` hooks, after the permission: a reason to block the call, or None."""
         ...
 
-    def after_tool(self, use_id: str, tool: str, args: dict[str, Any], result: ToolResult) -> HookVerdict: ...
+    def after_tool(self, use_id: str, call: ToolCall, result: ToolResult) -> HookVerdict: ...
 
     def stopping(self, active: bool, last_text: str, subagent: bool = False) -> HookVerdict: ...
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from coder.base import events as ev
 from coder.base.errors import ContextOverflowError, ModelError, ToolError
 from coder.context.base import ContextManager, Pinned
-from coder.engine.history import Restored, add_hook_context, validate_input
+from coder.engine.history import Restored, add_hook_context
 from coder.engine.hook_steps import Hooks, hook_permission, with_feedback
 from coder.engine.live_output import LiveOutput
 from coder.engine.mentions import Attached, as_dicts, blocks
@@ -35,7 +35,8 @@ from coder.models.types import (
 )
 from coder.policy.base import PermissionAnswer, PermissionPolicy
 from coder.stuck.guard import StuckGuard
-from coder.tools.base import Tool, ToolContext, ToolResult
+from coder.tools.base import Tool, ToolCall, ToolContext, ToolResult, parse_call
+from coder.tools.params import ToolInputError
 from coder.tools.tool_search_tool import not_loaded
 
 if TYPE_CHECKING:
@@ -415,23 +416,25 @@ class Session:
         unloaded = not_loaded(parts.tools, use.name, self.history)
         if unloaded:  # a deferred tool never loaded: the model has no definition of it, its input is a guess
             return self._finish(use, ToolResult(unloaded, True))
-        problem = validate_input(tool.contract.input_schema, use.input)
-        if problem:
-            return self._finish(use, ToolResult(f"Invalid input for {use.name}: {problem}", True))
-        gate = self._heard(parts.hooks.pre_tool(use.id, use.name, use.input)) if parts.hooks else NO_VERDICT
+        try:
+            call = parse_call(tool, use.input)  # the one door: every step below asks the call's params
+        except ToolInputError as exc:
+            return self._finish(use, ToolResult(str(exc), True))
+        gate = self._heard(parts.hooks.pre_tool(use.id, call)) if parts.hooks else NO_VERDICT
         if gate.stop is not None:
             self._hook_stop = gate.stop
             return self._not_run(use, f"a hook stopped the turn ({gate.stop})")
-        if gate.updated_input is not None:  # the hook rewrote the call: what runs is checked like the original
-            problem = validate_input(tool.contract.input_schema, gate.updated_input)
-            if problem:
-                return self._finish(use, ToolResult(f"A hook rewrote this call's input wrongly: {problem}", True))
-            use = replace(use, input=gate.updated_input)
-        blocked = self._permission(use, tool, gate)
+        if gate.updated_input is not None:  # the hook rewrote the call: what runs comes through the door again
+            try:
+                call = parse_call(tool, gate.updated_input)
+            except ToolInputError as exc:
+                return self._finish(use, ToolResult(f"A hook rewrote this call's input wrongly: {exc}", True))
+            use = replace(use, input=call.input)
+        blocked = self._permission(use, call, gate)
         if blocked is not None:
             return blocked
         if parts.hooks is not None:
-            reason = parts.hooks.before_tool(use.name, use.input)
+            reason = parts.hooks.before_tool(call)
             if reason is not None:
                 self.emit(ev.ToolCallDenied(use.id, use.name, reason, "hook"))
                 return self._finish(use, ToolResult(f"Blocked by a hook: {reason}", True))
@@ -440,7 +443,7 @@ class Session:
         parts.tool_ctx.progress = live
         parts.tool_ctx.detach.clear()  # a Ctrl+B meant for an earlier call
         try:
-            result = tool.run(use.input, parts.tool_ctx)
+            result = call.tool.run(call.params, parts.tool_ctx)
         except ToolError as exc:
             result = ToolResult(str(exc), True)
         except Exception as exc:  # noqa: BLE001 - a tool bug is a result the model can read, never a crash
@@ -449,19 +452,19 @@ class Session:
             parts.tool_ctx.progress = None
             live.close()  # nothing of this call's live output comes after its result
         if parts.hooks is not None:
-            feedback = self._heard(parts.hooks.after_tool(use.id, use.name, use.input, result))
+            feedback = self._heard(parts.hooks.after_tool(use.id, call, result))
             result = with_feedback(result, feedback)
             self._hook_stop = self._hook_stop or feedback.stop
         return self._finish(use, result, time.monotonic() - started)
 
-    def _permission(self, use: ToolUseBlock, tool: Tool, gate: HookVerdict = NO_VERDICT) -> ToolResultBlock | None:
+    def _permission(self, use: ToolUseBlock, call: ToolCall, gate: HookVerdict = NO_VERDICT) -> ToolResultBlock | None:
         """None when the call may run; otherwise the denial result. `gate` is what the PreToolUse hooks said."""
         parts = self.parts
-        permission = tool.permission_for(use.input, parts.tool_ctx)
-        decision = hook_permission(parts.policy.decide(use.name, permission, use.input, tool.facts(use.input)),
-                                   gate)
+        permission = call.tool.permission_for(call.params, parts.tool_ctx)
+        facts = call.tool.facts(call.params)
+        decision = hook_permission(parts.policy.decide(use.name, permission, use.input, facts), gate)
         if decision.action == "ask" and parts.hooks is not None:  # a PermissionRequest hook may answer first
-            asked = self._heard(parts.hooks.permission_request(use.name, use.input))
+            asked = self._heard(parts.hooks.permission_request(call))
             if asked.permission in ("allow", "deny"):
                 decision = hook_permission(decision, asked, answers_question=True)
         if decision.action == "ask":

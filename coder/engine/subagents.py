@@ -26,7 +26,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from coder import __version__
 from coder.base import events as ev
@@ -44,7 +43,7 @@ from coder.models.types import ModelProvider
 from coder.policy.base import MODES, PermissionAnswer, PermissionPolicy
 from coder.store.db import SessionStore, new_session_id
 from coder.stuck.guard import StuckGuard
-from coder.tools.base import ToolContext, ToolResult
+from coder.tools.base import ToolCall, ToolContext, ToolResult
 from coder.tools.registry import builtin_tools
 
 #: a child's own wall-time limit per turn (seconds)
@@ -139,17 +138,17 @@ class ChildHooks:
     def prompt(self, text: str) -> HookVerdict:
         return NO_VERDICT
 
-    def pre_tool(self, use_id: str, tool: str, args: dict[str, Any]) -> HookVerdict:
-        return self.hooks.pre_tool(use_id, tool, args)
+    def pre_tool(self, use_id: str, call: ToolCall) -> HookVerdict:
+        return self.hooks.pre_tool(use_id, call)
 
-    def permission_request(self, tool: str, args: dict[str, Any]) -> HookVerdict:
-        return self.hooks.permission_request(tool, args)
+    def permission_request(self, call: ToolCall) -> HookVerdict:
+        return self.hooks.permission_request(call)
 
-    def before_tool(self, tool: str, args: dict[str, Any]) -> str | None:
-        return self.hooks.before_tool(tool, args)
+    def before_tool(self, call: ToolCall) -> str | None:
+        return self.hooks.before_tool(call)
 
-    def after_tool(self, use_id: str, tool: str, args: dict[str, Any], result: ToolResult) -> HookVerdict:
-        return self.hooks.after_tool(use_id, tool, args, result)
+    def after_tool(self, use_id: str, call: ToolCall, result: ToolResult) -> HookVerdict:
+        return self.hooks.after_tool(use_id, call, result)
 
     def stopping(self, active: bool, last_text: str, subagent: bool = True) -> HookVerdict:
         return self.hooks.stopping(active, last_text, subagent=True)

@@ -24,6 +24,7 @@ from coder.evidence.runners import Counts, any_counts
 from coder.evidence.tracker import EvidenceTracker
 from coder.review.context import ReviewContext
 from coder.review.testing import run_selected
+from coder.tools.params import ToolInputError
 from coder.vcs.repo import Repo, VcsError
 
 #: what prompts/verify_nudge.md and prompts/verify_ran.md are filled with
@@ -124,10 +125,14 @@ def could_run_commands(session: Session, tracker: EvidenceTracker) -> bool:
     line = " ".join(tracker.project[0]) if tracker.project else "make test"
     for name, tool in parts.tools.items():
         args = {"command": line}
-        facts = tool.facts(args)
+        try:
+            params = tool.parse(args)
+        except ToolInputError:
+            continue  # not a tool a command line is the input of
+        facts = tool.facts(params)
         if facts.shell is None:
             continue
-        decision = parts.policy.decide(name, tool.permission_for(args, parts.tool_ctx), args, facts)
+        decision = parts.policy.decide(name, tool.permission_for(params, parts.tool_ctx), args, facts)
         if decision.action == "allow" or (decision.action == "ask" and parts.ask is not no_questions):
             return True
     return False

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +43,7 @@ from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.ext.hooks import BLOCK_EXIT, HookOutcome, host_env, host_or_sandbox, run_hook_command
 from coder.ext.manifests import ClaudeHooks
 from coder.sandbox.profile import SandboxConfig
-from coder.tools.base import ClaudeCall, Tool, ToolResult
+from coder.tools.base import ClaudeCall, ToolCall, ToolResult
 from coder.trust.commands import shell_use
 from coder.trust.protected import protect_command_files
 
@@ -106,13 +106,12 @@ class ClaudeHookRunner:
     """Runs the Claude Code hooks of one session; every method returns what they decided as a `HookVerdict`."""
 
     def __init__(self, hooks: list[ClaudeHook], workspace: Path, cwd: Path, sandbox: SandboxConfig | None,
-                 session_id: str, tools: Mapping[str, Tool], mode: Callable[[], str],
+                 session_id: str, mode: Callable[[], str],
                  report: Callable[[str], None] | None = None) -> None:
         """`sandbox`: the session's `[sandbox]`, which the repository's hooks (and host hooks that name the
         workspace) run in."""
         self.hooks = hooks
         self.workspace, self.cwd, self.sandbox, self.session_id = workspace, cwd, sandbox, session_id
-        self.tools = tools
         self.mode = mode
         self.report = report or (lambda message: None)
         self._said: set[str] = set()
@@ -122,31 +121,27 @@ class ClaudeHookRunner:
                 protect_command_files(workspace, use.files)
 
     # ---- the events ---------------------------------------------------------------------------------------------
-    def claude_call(self, tool: str, args: dict[str, Any]) -> ClaudeCall:
-        known = self.tools.get(tool)
-        return known.claude_call(args, self.cwd) if known is not None else ClaudeCall(tool, dict(args))
+    def pre_tool(self, use_id: str, call: ToolCall) -> HookVerdict:
+        theirs = call.tool.claude_call(call.params, self.cwd)
+        verdict = self.fire("PreToolUse", {"tool_name": theirs.name, "tool_input": theirs.input,
+                                           "tool_use_id": use_id}, (theirs.name, call.name))
+        return self._own_input(verdict, call, theirs)
 
-    def pre_tool(self, use_id: str, tool: str, args: dict[str, Any]) -> HookVerdict:
-        call = self.claude_call(tool, args)
-        verdict = self.fire("PreToolUse", {"tool_name": call.name, "tool_input": call.input,
-                                           "tool_use_id": use_id}, (call.name, tool))
-        return self._own_input(verdict, tool, args)
+    def permission_request(self, call: ToolCall) -> HookVerdict:
+        theirs = call.tool.claude_call(call.params, self.cwd)
+        verdict = self.fire("PermissionRequest", {"tool_name": theirs.name, "tool_input": theirs.input,
+                                                  "permission_suggestions": []}, (theirs.name, call.name))
+        return self._own_input(verdict, call, theirs)
 
-    def permission_request(self, tool: str, args: dict[str, Any]) -> HookVerdict:
-        call = self.claude_call(tool, args)
-        verdict = self.fire("PermissionRequest", {"tool_name": call.name, "tool_input": call.input,
-                                                  "permission_suggestions": []}, (call.name, tool))
-        return self._own_input(verdict, tool, args)
-
-    def post_tool(self, use_id: str, tool: str, args: dict[str, Any], result: ToolResult) -> HookVerdict:
-        call = self.claude_call(tool, args)
-        payload: dict[str, Any] = {"tool_name": call.name, "tool_input": call.input, "tool_use_id": use_id}
+    def post_tool(self, use_id: str, call: ToolCall, result: ToolResult) -> HookVerdict:
+        theirs = call.tool.claude_call(call.params, self.cwd)
+        payload: dict[str, Any] = {"tool_name": theirs.name, "tool_input": theirs.input, "tool_use_id": use_id}
         if result.is_error:
             return self.fire("PostToolUseFailure", {**payload, "error": result.output, "is_interrupt": False},
-                             (call.name, tool))
+                             (theirs.name, call.name))
         return self.fire("PostToolUse", {**payload, "tool_response": {"output": result.output,
                                                                       "files_changed": result.files_changed}},
-                         (call.name, tool))
+                         (theirs.name, call.name))
 
     def prompt(self, text: str) -> HookVerdict:
         return self.fire("UserPromptSubmit", {"prompt": text})
@@ -238,12 +233,11 @@ class ClaudeHookRunner:
             verdict.permission, verdict.permission_reason = None, ""
         return verdict
 
-    def _own_input(self, verdict: HookVerdict, tool: str, args: dict[str, Any]) -> HookVerdict:
-        """A rewritten input, in Claude Code's shape, back in the tool's own."""
+    def _own_input(self, verdict: HookVerdict, call: ToolCall, theirs: ClaudeCall) -> HookVerdict:
+        """A rewritten input, in Claude Code's shape, back in the tool's own (which the engine parses again)."""
         if verdict.updated_input is not None:
-            known = self.tools.get(tool)
-            if known is not None:
-                verdict.updated_input = known.from_claude(verdict.updated_input, args, self.cwd)
+            rewritten = ClaudeCall(theirs.name, verdict.updated_input)
+            verdict.updated_input = call.tool.from_claude(rewritten, call.params, self.cwd)
         return verdict
 
 

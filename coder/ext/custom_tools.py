@@ -8,58 +8,22 @@ the sandbox.
      "input": "args",                      # or "stdin": the whole input as JSON on stdin
      "timeout": 120, "sandbox": true}
 
-The project's folder wins over the user's for the same name; a built-in name cannot be taken.
+The project's folder wins over the user's for the same name; a built-in name cannot be taken. The tool itself (its
+input checked against `input_schema` at the door, its command run in a fresh sandbox): coder/tools/external.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import shlex
-import string
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from coder.base.errors import ConfigError
 from coder.base.paths import config_dir
 from coder.ext.manifests import CustomToolFile, read_json
-from coder.sandbox.exec import run_sandboxed
-from coder.store.outputs import clip_output
-from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.base import Tool, ToolContract
+from coder.tools.external import CommandTool
 from coder.trust.decisions import inspect
-
-
-class CommandTool(Tool):
-    """Runs the contract's command; the output the command prints is the result, its exit code the error flag."""
-
-    def __init__(self, contract: ToolContract, command: str, input_mode: str, timeout: float, sandbox: bool) -> None:
-        self.contract = contract
-        self.command = command
-        self.input_mode = input_mode
-        self.timeout = timeout
-        self.sandbox = sandbox
-
-    def render(self, args: dict[str, Any]) -> str:
-        if self.input_mode == "stdin":
-            return self.command
-        fields = {name for _, name, _, _ in string.Formatter().parse(self.command) if name}
-        values = {name: shlex.quote(_text(args.get(name, ""))) if args.get(name) is not None else "" for name in fields}
-        return self.command.format(**values)
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        stdin = json.dumps(args) if self.input_mode == "stdin" else None
-        sandbox = ctx.config.sandbox if self.sandbox else dataclasses.replace(ctx.config.sandbox, enabled=False)
-        run = run_sandboxed(self.render(args), ctx.workspace, sandbox, self.timeout, stdin=stdin)
-        text = clip_output(run.output, ctx.state_dir).text or "(no output)"
-        if run.timed_out:
-            return ToolResult(f"{text}\n[timed out after {self.timeout:g}s]", True, data={"timed_out": True})
-        return ToolResult(text if run.exit_code == 0 else f"{text}\n[exit code {run.exit_code}]",
-                          run.exit_code != 0, data={"exit_code": run.exit_code})
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 def load_custom_tool(path: Path, raw: bytes | None = None) -> CommandTool:

@@ -1,4 +1,5 @@
-"""MCP tools as coder tools: contracts built from each server's tool list."""
+"""MCP tools as coder tools: contracts built from each server's tool list (the tool itself, its input checked
+against the server's schema at the door: coder/tools/external.py)."""
 
 from __future__ import annotations
 
@@ -8,25 +9,8 @@ from typing import Any
 
 from coder.config.sections import Config
 from coder.ext.mcp_client import MCPManager, servers_from_config, tool_name
-from coder.store.outputs import clip_output
-from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
-
-
-class MCPTool(Tool):
-    def __init__(self, contract: ToolContract, manager: MCPManager, server: str, tool: str) -> None:
-        self.contract = contract
-        self.manager = manager
-        self.server = server
-        self.tool = tool
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        text, is_error, images = self.manager.call_tool(self.server, self.tool, args)
-        clipped = clip_output(text, ctx.state_dir)
-        return ToolResult(clipped.text, is_error, data={"server": self.server, "output_handle": clipped.handle},
-                          images=images)
-
-    def close(self) -> None:
-        self.manager.close()  # idempotent: every tool of the session shares the manager
+from coder.tools.base import Tool, ToolContract
+from coder.tools.external import MCPTool
 
 
 def contract_for(server: str, tool: Any) -> ToolContract:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from coder.base import events as ev
 from coder.config.sections import Config
 from coder.ext.claude_hooks import ClaudeHookRunner
 from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.ext.hooks import HookRunner, parse_hooks
-from coder.tools.base import ToolResult
+from coder.tools.base import ToolCall, ToolResult
 
 
 class SessionHooks:
@@ -32,19 +31,20 @@ class SessionHooks:
     def prompt(self, text: str) -> HookVerdict:
         return self.claude.prompt(text) if self.claude else NO_VERDICT
 
-    def pre_tool(self, use_id: str, tool: str, args: dict[str, Any]) -> HookVerdict:
-        return self.claude.pre_tool(use_id, tool, args) if self.claude else NO_VERDICT
+    def pre_tool(self, use_id: str, call: ToolCall) -> HookVerdict:
+        return self.claude.pre_tool(use_id, call) if self.claude else NO_VERDICT
 
-    def permission_request(self, tool: str, args: dict[str, Any]) -> HookVerdict:
-        return self.claude.permission_request(tool, args) if self.claude else NO_VERDICT
+    def permission_request(self, call: ToolCall) -> HookVerdict:
+        return self.claude.permission_request(call) if self.claude else NO_VERDICT
 
-    def before_tool(self, tool: str, args: dict[str, Any]) -> str | None:
-        return self.coder.before_tool(tool, args) if self.coder else None
+    def before_tool(self, call: ToolCall) -> str | None:
+        """coder's own hooks read the call as the model wrote it (`{"tool": NAME, "input": {...}}`)."""
+        return self.coder.before_tool(call.name, call.input) if self.coder else None
 
-    def after_tool(self, use_id: str, tool: str, args: dict[str, Any], result: ToolResult) -> HookVerdict:
+    def after_tool(self, use_id: str, call: ToolCall, result: ToolResult) -> HookVerdict:
         if self.coder:
-            self.coder.after_tool(tool, args, result)
-        return self.claude.post_tool(use_id, tool, args, result) if self.claude else NO_VERDICT
+            self.coder.after_tool(call.name, call.input, result)
+        return self.claude.post_tool(use_id, call, result) if self.claude else NO_VERDICT
 
     def stopping(self, active: bool, last_text: str, subagent: bool = False) -> HookVerdict:
         return self.claude.stopping(active, last_text, subagent) if self.claude else NO_VERDICT

@@ -41,7 +41,7 @@ def result_line(output: str, is_error: bool, duration: float = 0.0, data: dict[s
     took = f" {duration:.1f}s" if duration >= 0.1 else ""
     why = failure(is_error, data, output)
     job = data.get("background") if data else None
-    if isinstance(job, str) and job:  # the user sent it on with Ctrl+B (coder/tools/bash_jobs.py): its job id
+    if isinstance(job, str) and job:  # the user sent it on with Ctrl+B (coder/tools/bash/jobs.py): its job id
         return f"⇥ background job {job} · {first}{more}{took}"
     if why is None:
         return f"✓ {first}{more}{took}"

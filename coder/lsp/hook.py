@@ -42,9 +42,9 @@ class LanguageServers:
     def after_edit(self, ctx: ToolContext, result: ToolResult, token: Any) -> ToolResult:
         return after_edit(ctx, result, token)
 
-    def answer(self, ctx: ToolContext, index: Any, query_type: str, query: str, args: dict[str, Any],
-               limit: int) -> tuple[ToolResult | None, str]:
-        return search.answer(ctx, index, query_type, query, args, limit)
+    def answer(self, ctx: ToolContext, index: Any, query_type: str, query: str, path: str | None,
+               line: int | None, limit: int) -> tuple[ToolResult | None, str]:
+        return search.answer(ctx, index, query_type, query, path, line, limit)
 
     def close(self) -> None:
         close_for(self.services)

@@ -16,7 +16,7 @@ from coder.tools.search_tool import line_text
 SERVER_TYPES = ("definition", "references", "hover", "calls")
 
 
-def answer(ctx: ToolContext, index: Any, query_type: str, query: str, args: dict[str, Any],
+def answer(ctx: ToolContext, index: Any, query_type: str, query: str, path: str | None, line: int | None,
            limit: int) -> tuple[ToolResult | None, str]:
     from coder.lsp.client import LspError  # asyncio and the client load only when a server may answer
     from coder.lsp.navigate import anchors, deadline_in
@@ -33,7 +33,7 @@ def answer(ctx: ToolContext, index: Any, query_type: str, query: str, args: dict
         return None, f"(language servers off: {exc})"
     if manager is None:
         return None, instead
-    path, line = _path_line(ctx, args)
+    path, line = (rel_path(ctx, path), line) if path and line is not None else (None, None)
     if query_type == "definition" and not line:
         return None, ""  # by name alone the index's definitions are the answer; a server adds a position's view
     try:
@@ -47,17 +47,6 @@ def answer(ctx: ToolContext, index: Any, query_type: str, query: str, args: dict
         return handler[query_type](manager, index, found, deadline, query, limit), ""
     except LspError as exc:
         return None, f"(tree-sitter index answered, by name: {exc})"
-
-
-def _path_line(ctx: ToolContext, args: dict[str, Any]) -> tuple[str | None, int | None]:
-    path, line = args.get("path"), args.get("line")
-    if not isinstance(path, str) or not path or line is None:
-        return None, None
-    try:
-        number = int(line)
-    except (TypeError, ValueError):
-        return None, None
-    return rel_path(ctx, path), number
 
 
 def _by(server: str) -> str:

@@ -14,7 +14,7 @@ How a call works, and why (the shells of SWE-ReX and OpenHands failed in each of
   wedged, a new shell in the last known working directory with a note that the state was lost.
 - Output is capped while it is read (a `yes` is stopped at `max_output_bytes`, not buffered forever).
 - A running command can be detached (`detach`, the user's Ctrl+B): `run` returns its output so far and the
-  command goes on in this shell and sandbox; `follow` then reads the rest to its marker (coder/tools/bash_jobs.py).
+  command goes on in this shell and sandbox; `follow` then reads the rest to its marker (coder/tools/bash/jobs.py).
 """
 
 from __future__ import annotations

@@ -9,20 +9,30 @@ A tool also knows itself: what the permission policy, the frontends and the cont
 an approval prompt shows, whether its result may be masked) comes from the tool, as Codex's tool handlers carry
 theirs, so no module outside a tool matches tool names. Callers that hold only a name (a stored event, a
 replayed trajectory) ask `coder.tools.registry.describe`.
+
+A tool is generic over its params, a dataclass declared beside it (`class BashTool(Tool[BashParams])`): the
+model's input is parsed once, where it enters (`parse_call`, in the engine's dispatch; `describe` for a stored or
+streamed call), into a `ToolCall` whose params every question about the call is asked with. The door and its
+messages: coder/tools/params.py; the tools whose input stays a dict (schema known only at run time):
+coder/tools/external.py.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
 from coder.config.sections import Config
 from coder.models.types import ImageBlock, Message, ToolSpec
+from coder.tools.params import parse_params, written
+
+P = TypeVar("P")
 
 PermissionClass = Literal["read", "write", "execute", "network"]
 
@@ -197,9 +207,10 @@ class CodeNavigator(Protocol):
     """Answers `code_search`'s position queries (definition, references, hover, calls) more precisely than the
     tree-sitter index: the language servers (coder/lsp/search.py)."""
 
-    def answer(self, ctx: ToolContext, index: Any, query_type: str, query: str, args: dict[str, Any],
+    def answer(self, ctx: ToolContext, index: Any, query_type: str, query: str, path: str | None, line: int | None,
                limit: int) -> tuple[ToolResult | None, str]:
-        """Its result, or None and a note saying why the index answers instead (empty: say nothing)."""
+        """Its result, or None and a note saying why the index answers instead (empty: say nothing). `path` and
+        `line` place the name (a call site) when the model gave them."""
         ...
 
     def close(self) -> None:
@@ -224,38 +235,52 @@ def close_observers(services: dict[str, Any] | None) -> None:
         each.close()
 
 
-class Tool(ABC):
-    """Code behind one contract. One instance per session, so a tool may keep state (a persistent shell)."""
+class Tool(ABC, Generic[P]):
+    """Code behind one contract, generic over its params `P` (a dataclass: coder/tools/params.py). One instance per
+    session, so a tool may keep state (a persistent shell). Every method that is about one call takes its params,
+    never the raw input: `parse` is the one door (`parse_call`)."""
 
     contract: ToolContract
+    #: the type a call's input is parsed into: `P` of `Tool[P]`, set from the class's declaration
+    params: type[P]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if typing.get_origin(base) is Tool and not isinstance(typing.get_args(base)[0], TypeVar):
+                cls.params = typing.get_args(base)[0]
+
+    def parse(self, raw: object) -> P:
+        """The door: `raw` (the model's input, or a stored, streamed or rewritten one) as this tool's params;
+        ToolInputError names every problem, one line each."""
+        return parse_params(self.params, raw, self.contract.name)
 
     @abstractmethod
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, params: P, ctx: ToolContext) -> ToolResult:
         """Run one call. Raise ToolError (or return is_error=True) for failures the model should read."""
 
-    def permission_for(self, args: dict[str, Any], ctx: ToolContext) -> PermissionClass:
-        """The permission class of this call, which the policy decides on. Default: the contract's class, or
-        "read" for a command listed in `read_commands` (the editor's `view`). A tool whose power depends on its
-        input (the `task` tool: the agent it starts) overrides this; `ctx` gives it the session's services."""
-        if args.get("command") in self.contract.read_commands:
-            return "read"
+    def permission_for(self, params: P, ctx: ToolContext) -> PermissionClass:
+        """The permission class of this call, which the policy decides on. Default: the contract's class. A tool
+        whose power depends on its input (the `task` tool: the agent it starts; the editor's `view`) overrides
+        this; `ctx` gives it the session's services."""
         return self.contract.permission
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
+    def facts(self, params: P) -> CallFacts:
         """What this call is, for the policy, the frontends and the context manager (see `CallFacts`). The
         default knows only the contract; a tool that runs commands or touches files overrides it."""
-        return generic_facts(self.contract.name, args, self.contract.maskable)
+        return generic_facts(self.contract.name, written(params), self.contract.maskable)
 
-    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+    def claude_call(self, params: P, cwd: Path) -> ClaudeCall:
         """This call as Claude Code would name it (relative paths start at `cwd`). Default: the first of the
         contract's `claude_code` names, else the tool's own (an MCP tool is `mcp__server__tool` in both), with the
-        input as it is."""
-        return ClaudeCall((self.contract.claude_code or [self.contract.name])[0], dict(args))
+        input as the model would write it."""
+        return ClaudeCall((self.contract.claude_code or [self.contract.name])[0], written(params))
 
-    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
-        """The input of this tool for a call a Claude Code hook rewrote (`updatedInput`, in the shape
-        `claude_call` gave it) from `args`. Default: the hook's input as it is."""
-        return dict(updated)
+    def from_claude(self, updated: ClaudeCall, params: P, cwd: Path) -> dict[str, Any]:
+        """The input of this tool (as the model would write it: the engine parses it at the door again) for a call
+        a Claude Code hook rewrote (`updatedInput`, in the shape `claude_call` gave it) from `params`. Default: the
+        hook's input as it is."""
+        return dict(updated.input)
 
     def configure(self, config: Config, model: str) -> None:  # noqa: B027 - optional
         """The session's merged config and its model ("provider:name"), once, before the first request."""
@@ -269,3 +294,25 @@ class Tool(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional: most tools hold nothing
         """Release what the tool holds (processes, files) at session end."""
+
+
+@dataclass(frozen=True)
+class ToolCall(Generic[P]):
+    """One call through its tool's door: the input as written (what events, the store, coder's hooks and Claude
+    Code's hooks carry: the wire format) and the params parsed from it, which every question is asked with
+    (`call.tool.facts(call.params)`: straight to the tool, so a call's path goes down to it and never back)."""
+
+    tool: Tool[P]
+    input: dict[str, Any]
+    params: P
+
+    @property
+    def name(self) -> str:
+        return self.tool.contract.name
+
+
+def parse_call(tool: Tool[P], raw: object) -> ToolCall[P]:
+    """The door of one call (the engine's dispatch; a hook's rewrite; tests and benchmarks that call a tool
+    without a session): its input parsed into the tool's params. ToolInputError when it does not fit."""
+    params = tool.parse(raw)
+    return ToolCall(tool, cast(dict[str, Any], raw), params)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from coder.tools.base import (
     close_observers,
     observed,
 )
+from coder.tools.params import Params
 
 _PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.MULTILINE)
 
@@ -41,39 +43,46 @@ def patch_paths(patch: str) -> list[str]:
     return list(dict.fromkeys(p for p in found if p))
 
 
-class ApplyPatchTool(Tool):
+@dataclass(frozen=True)
+class PatchParams(Params):
+    """tools/apply_patch.json: the patch text."""
+
+    patch: str
+
+    @classmethod
+    def normalize(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """Codex's own apply_patch calls the text `input`, which models trained on it write."""
+        if "patch" not in raw and "input" in raw:
+            return {"patch": raw["input"], **{k: v for k, v in raw.items() if k != "input"}}
+        return raw
+
+
+class ApplyPatchTool(Tool[PatchParams]):
     def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
         self._services: dict[str, Any] | None = None
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
+    def facts(self, params: PatchParams) -> CallFacts:
         """Writes every file the patch names (each one is checked by the policy, and supersedes older views)."""
-        text = args.get("patch") or args.get("input")  # the policy looks wider than the run: never narrower
-        text = text if isinstance(text, str) else ""
-        paths = tuple(patch_paths(text))
+        paths = tuple(patch_paths(params.patch))
         title = "patch " + (", ".join(paths[:3]) + (" …" if len(paths) > 3 else "") if paths else "(files)")
-        return CallFacts(title, text[:DETAIL_LIMIT], paths=paths, writes=True,
+        return CallFacts(title, params.patch[:DETAIL_LIMIT], paths=paths, writes=True,
                          maskable=self.contract.maskable)
 
-    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+    def claude_call(self, params: PatchParams, cwd: Path) -> ClaudeCall:
         """Claude Code has no patch tool: a patch is its `Edit` of the first file it names (what `Edit|Write`
         hooks, formatters for one, read), with every file in `file_paths` and the text in `patch`."""
-        text = args.get("patch") or args.get("input")
-        text = text if isinstance(text, str) else ""
-        paths = [os.path.join(cwd, p) for p in patch_paths(text)]
-        return ClaudeCall("Edit", {"file_path": paths[0] if paths else "", "file_paths": paths, "patch": text})
+        paths = [os.path.join(cwd, p) for p in patch_paths(params.patch)]
+        return ClaudeCall("Edit", {"file_path": paths[0] if paths else "", "file_paths": paths,
+                                   "patch": params.patch})
 
-    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
-        patch = updated.get("patch")
-        return {"patch": patch} if isinstance(patch, str) else dict(args)
+    def from_claude(self, updated: ClaudeCall, params: PatchParams, cwd: Path) -> dict[str, Any]:
+        patch = updated.input.get("patch")
+        return {"patch": patch if isinstance(patch, str) else params.patch}
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        text = args.get("patch", args.get("input"))
-        if not isinstance(text, str):
-            return ToolResult("apply_patch needs the patch text in `patch` ('*** Begin Patch' ... "
-                              "'*** End Patch')", is_error=True, data={"error": "usage"})
+    def run(self, params: PatchParams, ctx: ToolContext) -> ToolResult:
         self._services = ctx.services
-        result = observed(ctx, self.facts(args), lambda: self._apply(text, ctx))
+        result = observed(ctx, self.facts(params), lambda: self._apply(params.patch, ctx))
         aftercheck.accept(ctx.workspace, result.files_changed)  # written with the user's say: no leftover
         return result
 

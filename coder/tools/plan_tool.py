@@ -9,10 +9,11 @@ subagent) is told to report its plan as its answer instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from coder.base.errors import ToolError
-from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult, one_line
+from coder.base.settings import SettingError
+from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
+from coder.tools.params import Params
 
 MAX_PLAN_CHARS = 40_000
 
@@ -50,17 +51,27 @@ def verdict_text(verdict: PlanVerdict) -> str:
             " Do not carry it out; end your turn.")
 
 
-class ExitPlanTool(Tool):
-    def __init__(self, contract: Any) -> None:
+@dataclass(frozen=True)
+class PlanParams(Params):
+    """tools/exit_plan.json: the plan in Markdown."""
+
+    plan: str
+
+    def check(self) -> None:
+        plan = self.plan.strip()
+        if not plan:
+            raise SettingError("plan", "the plan is empty: write it in Markdown in `plan`")
+        if len(plan) > MAX_PLAN_CHARS:
+            raise SettingError("plan", f"the plan has {len(plan)} characters; keep it under {MAX_PLAN_CHARS} (a "
+                                       "plan lists steps, it does not contain the code)")
+
+
+class ExitPlanTool(Tool[PlanParams]):
+    def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        plan = str(args.get("plan", "")).strip()
-        if not plan:
-            raise ToolError("the plan is empty: write it in Markdown in `plan`")
-        if len(plan) > MAX_PLAN_CHARS:
-            raise ToolError(f"the plan has {len(plan)} characters; keep it under {MAX_PLAN_CHARS} (a plan lists "
-                            "steps, it does not contain the code)")
+    def run(self, params: PlanParams, ctx: ToolContext) -> ToolResult:
+        plan = params.plan.strip()
         approve = ctx.services.get("plan_approval")
         if approve is None:
             raise ToolError("exit_plan is not available in this session (a subagent reports its plan as its "
@@ -69,8 +80,8 @@ class ExitPlanTool(Tool):
         return ToolResult(verdict_text(verdict), is_error=verdict.outcome == "rejected",
                           data={"plan": plan, "outcome": verdict.outcome, "mode": verdict.mode})
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
-        plan = str(args.get("plan", ""))
+    def facts(self, params: PlanParams) -> CallFacts:
+        plan = params.plan
         first = next((line.strip("# ").strip() for line in plan.splitlines() if line.strip()), "")
         return CallFacts(f"plan: {one_line(first, 80)}" if first else "plan", plan[:600], maskable=False,
                          plans=True)

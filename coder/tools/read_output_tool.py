@@ -5,23 +5,35 @@ output://<id> handle so that shrinking the context forgets nothing for good; thi
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from coder.base.errors import ToolError
+from coder.base.schema import key
 from coder.store.outputs import HANDLE_PREFIX, load_output
-from coder.tools.base import Tool, ToolContext, ToolResult
+from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 
 MAX_LINES = 400
 MAX_CHARS = 20_000
 DEFAULT_LINES = 200
 
 
-class ReadOutputTool(Tool):
-    def __init__(self, contract: Any) -> None:
+@dataclass(frozen=True)
+class ReadOutputParams(Params):
+    """tools/read_output.json: a handle, a line range (the end: DEFAULT_LINES on from the start), a filter."""
+
+    handle: str
+    start_line: int = key(1, at_least=1)
+    end_line: int | None = key(None, at_least=1)
+    grep: str | None = None
+
+
+class ReadOutputTool(Tool[ReadOutputParams]):
+    def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        handle = str(args.get("handle", "")).strip()
+    def run(self, params: ReadOutputParams, ctx: ToolContext) -> ToolResult:
+        handle = params.handle.strip()
         if not handle.startswith(HANDLE_PREFIX):
             raise ToolError(f"not an output handle: {handle!r} (handles look like {HANDLE_PREFIX}3f2a9c1b7d4e5f60)")
         try:
@@ -30,20 +42,20 @@ class ReadOutputTool(Tool):
             raise ToolError(f"no stored output {handle} in this session") from None
         lines = text.splitlines()
         total = len(lines)
-        start = _int(args, "start_line", 1)
-        end = _int(args, "end_line", start + DEFAULT_LINES - 1)
+        start = params.start_line
+        end = params.end_line if params.end_line is not None else start + DEFAULT_LINES - 1
         if start > max(total, 1):
             raise ToolError(f"{handle} has {total} lines; start_line {start} is past the end")
         if end < start:
             raise ToolError(f"end_line {end} is before start_line {start}")
         end = min(end, total, start + MAX_LINES - 1)
-        needle = args.get("grep")
+        needle = params.grep
         shown: list[str] = []
         size = 0
         last = start - 1
         for number in range(start, end + 1):
             line = lines[number - 1]
-            if needle and str(needle) not in line:
+            if needle and needle not in line:
                 last = number
                 continue
             row = f"{number:>6}\t{line}"
@@ -58,15 +70,3 @@ class ReadOutputTool(Tool):
         body = "\n".join(shown) if shown else "(no matching lines)"
         return ToolResult(f"{header}\n{body}{more}", data={"total_lines": total, "last_line": last})
 
-
-def _int(args: dict[str, Any], key: str, default: int) -> int:
-    value = args.get(key, default)
-    if value is None:
-        return default
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ToolError(f"{key} must be an integer, not {value!r}") from None
-    if number < 1:
-        raise ToolError(f"{key} must be 1 or more, not {number}")
-    return number

@@ -9,6 +9,8 @@ asks `describe`), so that `coder --help` stays fast."""
 from __future__ import annotations
 
 import importlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import lru_cache
@@ -18,18 +20,19 @@ from typing import Any
 from coder.base.errors import ConfigError
 from coder.base.resources import data_dir
 from coder.tools.base import CallFacts, Tool, ToolContract, generic_facts
+from coder.tools.params import ToolInputError
 from coder.tools.tool_search_tool import arrange
 
 #: tool name -> "module:Class"; the class takes the contract as its only argument
 BUILTIN_IMPLEMENTATIONS: dict[str, str] = {
-    "bash": "coder.tools.bash_tool:BashTool",
+    "bash": "coder.tools.bash.tool:BashTool",
     "str_replace_based_edit_tool": "coder.tools.edit_tool:EditTool",
     "code_search": "coder.tools.search_tool:CodeSearchTool",
     "apply_patch": "coder.tools.patch_tool:ApplyPatchTool",
     "read_output": "coder.tools.read_output_tool:ReadOutputTool",
-    "bash_output": "coder.tools.bash_output_tool:BashOutputTool",
-    "task": "coder.tools.task_tool:TaskTool",
-    "subagents": "coder.tools.subagents_tool:SubagentsTool",
+    "bash_output": "coder.tools.bash.output_tool:BashOutputTool",
+    "task": "coder.tools.agents.task_tool:TaskTool",
+    "subagents": "coder.tools.agents.subagents_tool:SubagentsTool",
     "todo": "coder.tools.todo_tool:TodoTool",
     "exit_plan": "coder.tools.plan_tool:ExitPlanTool",
     "skill": "coder.tools.skill_tool:SkillTool",
@@ -91,11 +94,36 @@ def _reference_tools() -> dict[str, Tool]:
 
 
 def describe(name: str, args: dict[str, Any], tools: Mapping[str, Tool] | None = None) -> CallFacts:
-    """The facts of one call known only by its tool's name (a stored event, a replayed trajectory, a policy
-    asked without the session's tools): from `tools` when it has that name, else from the built-in tool, else
-    the generic facts every tool starts from."""
+    """The facts of one call known only by its tool's name and its input as written (a stored event, a streamed
+    call not yet through the engine's door, a replayed trajectory, a policy asked without the session's tools):
+    parsed at this door by the tool of that name in `tools`, else the built-in one. A name no tool answers to,
+    or an input its tool no longer parses (a session stored by an older coder, a call the door refused), gets the
+    generic facts every tool starts from (its name and first text argument; the contract's word on masking)."""
     tool = (tools or {}).get(name) or _reference_tools().get(name)
-    return tool.facts(args) if tool is not None else generic_facts(name, args)
+    if tool is None:
+        return generic_facts(name, args if isinstance(args, dict) else {})
+    key = (id(tool), id(args))
+    known = _described.get(key)
+    if known is not None and known[0] is tool and known[1] is args:
+        return known[2]
+    try:
+        facts = tool.facts(tool.parse(args))
+    except ToolInputError:
+        facts = generic_facts(name, args if isinstance(args, dict) else {}, tool.contract.maskable)
+    with _describing:
+        if len(_described) >= DESCRIBED:
+            _described.popitem(last=False)
+        _described[key] = (tool, args, facts)
+    return facts
+
+
+#: how many calls `describe` remembers. The history's calls are described again for every request (masking and
+#: the handoff ask each one's facts, ~50 times a call over a long session), and one input dict is one call: its
+#: facts, a pure function of the input, are kept with the tool and the dict themselves (so neither id is reused
+#: while remembered). Nothing in coder changes an input in place.
+DESCRIBED = 16_384
+_described: OrderedDict[tuple[int, int], tuple[Tool, object, CallFacts]] = OrderedDict()
+_describing = threading.Lock()
 
 
 def builtin_by_protocol(prefix: str) -> str:

@@ -8,26 +8,30 @@ text search never waits for it.
 
 from __future__ import annotations
 
-import dataclasses
+import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from coder.base.errors import CoderError, ToolError
+from coder.base.schema import key
 from coder.codeintel.languages import language_name
 from coder.codeintel.service import service_for
 from coder.codeintel.textsearch import search
 from coder.tools.base import (
     CODE_NAVIGATOR,
+    DETAIL_LIMIT,
     CallFacts,
     ClaudeCall,
     Tool,
     ToolContext,
+    ToolContract,
     ToolResult,
     close_observers,
-    generic_facts,
     one_line,
 )
+from coder.tools.params import Params, written
 
 if TYPE_CHECKING:
     from coder.fs.beneath import WorkspaceFS
@@ -38,79 +42,85 @@ MAX_RESULTS = 200
 MAX_COUNTED_REFERENCES = 2000
 DEFAULT_MAP_TOKENS = 1024
 MAX_MAP_TOKENS = 8192
-QUERY_TYPES = ("text", "definition", "references", "outline", "map", "hover", "calls")
+QueryType = Literal["text", "definition", "references", "outline", "map", "hover", "calls"]
 
 
-def _int(args: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
-    value = args.get(key, default)
-    if value is None:
-        return default
-    try:
-        return max(low, min(high, int(value)))
-    except (TypeError, ValueError):
-        raise ToolError(f"{key} must be an integer, got {value!r}") from None
+@dataclass(frozen=True)
+class SearchParams(Params):
+    """tools/code_search.json."""
+
+    query_type: QueryType
+    query: str | None = None
+    path: str | None = None
+    line: int | None = key(None, at_least=1)
+    glob: str | None = None
+    context: int = key(0, at_least=0, at_most=10)
+    fixed_strings: bool = False
+    case_insensitive: bool = False
+    max_results: int = key(DEFAULT_RESULTS, at_least=1, at_most=MAX_RESULTS)
+    tokens: int = key(DEFAULT_MAP_TOKENS, at_least=128, at_most=MAX_MAP_TOKENS)
+    focus_files: list[str] | None = None
+
+    @property
+    def text(self) -> str:
+        return (self.query or "").strip()
 
 
-class CodeSearchTool(Tool):
-    def __init__(self, contract: Any) -> None:
+class CodeSearchTool(Tool[SearchParams]):
+    def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
         self._services: dict[str, Any] | None = None
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
-        """Named by its query; the `path` it searches is what path rules match."""
-        facts = generic_facts(self.contract.name, args, self.contract.maskable)
-        query = args.get("query")
-        if not isinstance(query, str):
-            return facts
-        return dataclasses.replace(facts, title=f"{self.contract.name}: {one_line(query, 90)}")
+    def facts(self, params: SearchParams) -> CallFacts:
+        """Named by its query (or its kind); the `path` it searches is what path rules match."""
+        shown = params.query if params.query is not None else params.query_type
+        return CallFacts(f"{self.contract.name}: {one_line(shown, 90)}",
+                         json.dumps(written(params), ensure_ascii=False, indent=1)[:DETAIL_LIMIT],
+                         paths=(params.path,) if params.path else (), maskable=self.contract.maskable)
 
-    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+    def claude_call(self, params: SearchParams, cwd: Path) -> ClaudeCall:
         """A text search is Claude Code's `Grep` (pattern, path, glob, -i); the symbol queries have no Claude Code
         tool and keep this tool's name and input."""
-        if str(args.get("query_type") or "").lower() not in ("text", "grep"):
-            return ClaudeCall(self.contract.name, dict(args))
-        path = args.get("path")
-        call: dict[str, Any] = {"pattern": args.get("query", ""),
-                                "path": os.path.join(cwd, path) if isinstance(path, str) and path else str(cwd)}
-        if args.get("glob"):
-            call["glob"] = args["glob"]
-        if args.get("case_insensitive"):
+        if params.query_type != "text":
+            return ClaudeCall(self.contract.name, written(params))
+        call: dict[str, Any] = {"pattern": params.query or "",
+                                "path": os.path.join(cwd, params.path) if params.path else str(cwd)}
+        if params.glob:
+            call["glob"] = params.glob
+        if params.case_insensitive:
             call["-i"] = True
         return ClaudeCall("Grep", call)
 
-    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
-        if "pattern" not in updated:
-            return dict(updated)
-        out = {**args, "query": updated["pattern"]}
-        for theirs, ours in (("glob", "glob"), ("-i", "case_insensitive")):
-            if theirs in updated:
-                out[ours] = updated[theirs]
-        path = updated.get("path")
+    def from_claude(self, updated: ClaudeCall, params: SearchParams, cwd: Path) -> dict[str, Any]:
+        theirs = updated.input
+        if "pattern" not in theirs:
+            return dict(theirs)
+        out = {**written(params), "query": theirs["pattern"]}
+        for their_key, ours in (("glob", "glob"), ("-i", "case_insensitive")):
+            if their_key in theirs:
+                out[ours] = theirs[their_key]
+        path = theirs.get("path")
         if isinstance(path, str) and path:
             out["path"] = os.path.relpath(path, cwd) if os.path.isabs(path) else path
         return out
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        query_type = str(args.get("query_type") or "").strip().lower()
-        aliases = {"def": "definition", "definitions": "definition", "refs": "references", "reference": "references",
-                   "grep": "text", "repo_map": "map", "symbols": "outline"}
-        query_type = aliases.get(query_type, query_type)
-        if query_type not in QUERY_TYPES:
-            raise ToolError(f"query_type must be one of {', '.join(QUERY_TYPES)}; got {args.get('query_type')!r}")
+    def run(self, params: SearchParams, ctx: ToolContext) -> ToolResult:
+        query_type = params.query_type
         self._services = ctx.services
-        query = str(args.get("query") or "").strip()
-        limit = _int(args, "max_results", DEFAULT_RESULTS, 1, MAX_RESULTS)
+        query = params.text
+        limit = params.max_results
         try:
             if query_type == "text":
-                return self._text(args, ctx, query, limit)
+                return self._text(params, ctx, query, limit)
             if query_type == "outline":
-                return self._outline(ctx, str(args.get("path") or query).strip())
+                return self._outline(ctx, (params.path or query).strip())
             if query_type == "map":
-                return self._map(args, ctx, query)
+                return self._map(params, ctx, query)
             if not query:
                 raise ToolError(f"query_type={query_type} needs a symbol name in query")
             navigator = ctx.services.get(CODE_NAVIGATOR)  # a language server first, where one runs (issue 20)
-            answered, why = (navigator.answer(ctx, self._service(ctx).ready()[0], query_type, query, args, limit)
+            answered, why = (navigator.answer(ctx, self._service(ctx).ready()[0], query_type, query, params.path,
+                                              params.line, limit)
                              if navigator is not None else (None, ""))
             if answered is not None:
                 return answered
@@ -123,12 +133,12 @@ class CodeSearchTool(Tool):
             raise ToolError(str(exc)) from exc
 
     # -- modes ----------------------------------------------------------------------------------------------
-    def _text(self, args: dict[str, Any], ctx: ToolContext, query: str, limit: int) -> ToolResult:
+    def _text(self, params: SearchParams, ctx: ToolContext, query: str, limit: int) -> ToolResult:
         if not query:
             raise ToolError("query_type=text needs a pattern in query")
-        result = search(ctx.workspace, query, fixed=bool(args.get("fixed_strings")),
-                        ignore_case=bool(args.get("case_insensitive")), glob=args.get("glob") or None,
-                        path=args.get("path") or None, context=_int(args, "context", 0, 0, 10), max_matches=limit)
+        result = search(ctx.workspace, query, fixed=params.fixed_strings, ignore_case=params.case_insensitive,
+                        glob=params.glob or None, path=params.path or None, context=params.context,
+                        max_matches=limit)
         if not result.matches:
             return ToolResult(f"no matches for {query!r}", data={"matches": 0})
         lines: list[str] = []
@@ -207,10 +217,10 @@ class CodeSearchTool(Tool):
             lines.append(f"(first {MAX_RESULTS * 2} of {len(symbols)})")
         return ToolResult("\n".join(lines) + _notes([note]), data={"count": len(symbols)})
 
-    def _map(self, args: dict[str, Any], ctx: ToolContext, query: str) -> ToolResult:
+    def _map(self, params: SearchParams, ctx: ToolContext, query: str) -> ToolResult:
         index, note = self._service(ctx).ready()
-        tokens = _int(args, "tokens", DEFAULT_MAP_TOKENS, 128, MAX_MAP_TOKENS)
-        focus_files = [str(f) for f in (args.get("focus_files") or []) if str(f).strip()]
+        tokens = params.tokens
+        focus_files = [f for f in (params.focus_files or []) if f.strip()]
         focus_names = [n for n in query.replace(",", " ").split() if n]
         text = index.repo_map(tokens, focus_files, focus_names, refresh_first=not index.building)
         if not text:

@@ -6,26 +6,35 @@ the system prompt lists only names and descriptions, so a body costs tokens only
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from coder.base.errors import ConfigError, ToolError
-from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult
+from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 
 
-class SkillTool(Tool):
-    def __init__(self, contract: Any) -> None:
+@dataclass(frozen=True)
+class SkillParams(Params):
+    """tools/skill.json: a skill, and optionally one of its files."""
+
+    name: str
+    file: str | None = None
+
+
+class SkillTool(Tool[SkillParams]):
+    def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, params: SkillParams, ctx: ToolContext) -> ToolResult:
         catalog = ctx.services.get("skills")
         if catalog is None:
             raise ToolError("no skills are available in this session")
-        name = str(args.get("name", "")).strip()
+        name = params.name.strip()
         skill = catalog.get(name)
         if skill is None:
             known = ", ".join(sorted(catalog.skills)) or "none are installed"
             raise ToolError(f"no skill named {name!r}; skills: {known}")
-        wanted = str(args.get("file") or "").strip()
+        wanted = (params.file or "").strip()
         if wanted:
             try:
                 text = skill.read(wanted)
@@ -39,9 +48,9 @@ class SkillTool(Tool):
                 f"{skill.body()}\n\n## Files beside SKILL.md\n{listing}")
         return ToolResult(text, data={"skill": skill.name, "source": skill.source, "files": len(files)})
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
-        name = str(args.get("name", ""))
-        wanted = str(args.get("file") or "")
+    def facts(self, params: SkillParams) -> CallFacts:
+        name = params.name
+        wanted = params.file or ""
         title = f"skill {name}" + (f": {wanted}" if wanted else "")
         # a loaded body is instructions the model follows: never masked; a file it read may be, as any read
         return CallFacts(title, title, maskable=bool(wanted))

@@ -10,12 +10,14 @@ check and the rendered list back.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
-from coder.base.errors import ToolError
-from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult
+from coder.base.settings import SettingError
+from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 
-STATUSES = ("pending", "in_progress", "done")
+Status = Literal["pending", "in_progress", "done"]
+STATUSES: tuple[Status, ...] = ("pending", "in_progress", "done")
 MAX_ITEMS = 50
 MAX_TEXT = 300
 #: how a status reads in a one-line list (Markdown checkboxes, with a mark for the item being worked on)
@@ -23,41 +25,53 @@ MARKS = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]"}
 
 
 @dataclass(frozen=True)
-class TodoItem:
+class TodoItem(Params):
     id: str
     text: str
-    status: str
+    status: Status
 
 
-def parse_items(raw: Any) -> list[TodoItem]:
-    """The list from a tool input (or a stored event), checked: ToolError names the first problem."""
-    if not isinstance(raw, list):
-        raise ToolError("`todos` must be a list of items {id, text, status}")
-    if len(raw) > MAX_ITEMS:
-        raise ToolError(f"the list has {len(raw)} items; keep it to {MAX_ITEMS} (merge small steps)")
-    items: list[TodoItem] = []
-    seen: set[str] = set()
-    for number, entry in enumerate(raw, 1):
-        if not isinstance(entry, dict):
-            raise ToolError(f"item {number} must be an object {{id, text, status}}")
-        ident = str(entry.get("id", "")).strip() or str(number)
-        text = " ".join(str(entry.get("text", "")).split())
-        status = str(entry.get("status", "pending")).strip().lower().replace(" ", "_").replace("-", "_")
-        if status == "completed":  # the word other agents' lists use
-            status = "done"
-        if status not in STATUSES:
-            raise ToolError(f"item {ident}: status {entry.get('status')!r} is not one of {', '.join(STATUSES)}")
-        if not text:
-            raise ToolError(f"item {ident} has no text")
-        if ident in seen:
-            raise ToolError(f"two items have the id {ident!r}; ids must be unique")
-        seen.add(ident)
-        items.append(TodoItem(ident, text[:MAX_TEXT], status))
-    return items
+@dataclass(frozen=True)
+class TodoParams(Params):
+    """tools/todo.json: the whole list."""
+
+    todos: list[TodoItem]
+
+    @classmethod
+    def normalize(cls, raw: dict[str, Any]) -> dict[str, Any]:
+        """An item's status as other agents' lists write it (Claude Code's `completed`, `In progress`), and an item
+        without an id numbered by its place."""
+        todos = raw.get("todos")
+        if not isinstance(todos, list):
+            return raw
+        items = []
+        for number, item in enumerate(todos, 1):
+            if isinstance(item, dict):
+                status = item.get("status")
+                if isinstance(status, str):
+                    status = status.strip().lower().replace(" ", "_").replace("-", "_")
+                    item = {**item, "status": "done" if status == "completed" else status}
+                if not str(item.get("id") or "").strip():
+                    item = {**item, "id": str(number)}
+            items.append(item)
+        return {**raw, "todos": items}
+
+    def check(self) -> None:
+        if len(self.todos) > MAX_ITEMS:
+            raise SettingError("todos", f"the list has {len(self.todos)} items; keep it to {MAX_ITEMS} (merge "
+                                        "small steps)")
+        seen: set[str] = set()
+        for number, item in enumerate(self.todos, 1):
+            if not item.text.strip():
+                raise SettingError(f"todos.#{number}.text", f"item {item.id} has no text")
+            if item.id in seen:
+                raise SettingError(f"todos.#{number}.id", f"two items have the id {item.id!r}; ids must be unique")
+            seen.add(item.id)
 
 
 def as_dicts(items: list[TodoItem]) -> list[dict[str, str]]:
-    return [asdict(item) for item in items]
+    """The list as the session keeps it (pinned, stored, drawn): ids and texts on one line, texts cut."""
+    return [asdict(TodoItem(i.id.strip(), " ".join(i.text.split())[:MAX_TEXT], i.status)) for i in items]
 
 
 def counts(items: list[dict[str, Any]] | list[TodoItem]) -> dict[str, int]:
@@ -81,12 +95,12 @@ def summary(items: list[dict[str, Any]]) -> str:
     return f"{c['done']}/{len(items)} done" + (f", {c['in_progress']} in progress" if c["in_progress"] else "")
 
 
-class TodoTool(Tool):
-    def __init__(self, contract: Any) -> None:
+class TodoTool(Tool[TodoParams]):
+    def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        items = as_dicts(parse_items(args.get("todos")))
+    def run(self, params: TodoParams, ctx: ToolContext) -> ToolResult:
+        items = as_dicts(params.todos)
         sink = ctx.services.get("todo_sink")
         if sink is not None:
             sink(items)
@@ -96,12 +110,10 @@ class TodoTool(Tool):
         return ToolResult(f"Task list updated ({summary(items) if items else 'empty'}):\n{render(items)}{note}",
                           data={"todos": items})
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
-        raw = args.get("todos")
-        items = raw if isinstance(raw, list) else []
-        doing = [str(i.get("text", "")) for i in items if isinstance(i, dict) and i.get("status") == "in_progress"]
-        done = sum(1 for i in items if isinstance(i, dict) and i.get("status") in ("done", "completed"))
+    def facts(self, params: TodoParams) -> CallFacts:
+        items = params.todos
+        doing = [i.text for i in items if i.status == "in_progress"]
+        done = sum(1 for i in items if i.status == "done")
         title = f"todo: {done}/{len(items)} done" + (f", now: {doing[0][:60]}" if doing else "")
-        shown = "\n".join(f"- {MARKS.get(str(i.get('status')), '[ ]')} {i.get('text', '')}"
-                          for i in items if isinstance(i, dict))
+        shown = "\n".join(f"- {MARKS[i.status]} {i.text}" for i in items)
         return CallFacts(title, shown[:600], maskable=False, plans=True)

@@ -24,21 +24,29 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from coder.base.errors import ToolError
 from coder.models.types import Message, loaded_tools
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 
 MAX_RESULTS = 5
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-class ToolSearchTool(Tool):
+@dataclass(frozen=True)
+class ToolSearchParams(Params):
+    """tools/tool_search.json: keywords, or `select:NAME,...`."""
+
+    query: str
+
+
+class ToolSearchTool(Tool[ToolSearchParams]):
     def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
-        self.catalog: dict[str, Tool] = {}
+        self.catalog: dict[str, Tool[Any]] = {}
 
     def attach(self, deferred: dict[str, Tool]) -> None:
         """The session's deferred tools: what a search looks through, and what the description lists."""
@@ -46,8 +54,8 @@ class ToolSearchTool(Tool):
         base = self.contract.description.split("\n\nLoadable tools:", 1)[0]
         self.contract = replace(self.contract, description=base + "\n\nLoadable tools:\n" + listing(self.catalog))
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        query = str(args.get("query", "")).strip()
+    def run(self, params: ToolSearchParams, ctx: ToolContext) -> ToolResult:
+        query = params.query.strip()
         if not query:
             raise ToolError("give keywords, or select:NAME[,NAME...]")
         if query.startswith("select:"):

@@ -15,14 +15,17 @@ definition costs nothing per request until the tool search loads it (docs/decisi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from coder.base.errors import ConfigError, ToolError
+from coder.base.schema import key
 from coder.models.images import ImageRefused, prepare
 from coder.netproxy.client import FetchError, Page, fetch
 from coder.sandbox.network import close_fetch_proxy, fetch_proxy
 from coder.store.outputs import save_output
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
+from coder.tools.params import Params
 
 MAX_BYTES = 5 * 1024 * 1024  # read at most this much of a response
 DEFAULT_CHARS = 30_000
@@ -32,22 +35,26 @@ TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml
 DROPPED_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "nav", "footer", "form")
 
 
-class WebFetchTool(Tool):
+@dataclass(frozen=True)
+class WebFetchParams(Params):
+    """tools/web_fetch.json."""
+
+    url: str
+    max_chars: int = key(DEFAULT_CHARS, at_least=1000)
+
+
+class WebFetchTool(Tool[WebFetchParams]):
     def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
         self._services: dict[str, Any] | None = None
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
-        url = str(args.get("url", ""))
-        return CallFacts(f"web_fetch {one_line(url, 90)}", url, maskable=True)
+    def facts(self, params: WebFetchParams) -> CallFacts:
+        return CallFacts(f"web_fetch {one_line(params.url, 90)}", params.url, maskable=True)
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        url = args.get("url")
-        if not isinstance(url, str) or not url.strip():
+    def run(self, params: WebFetchParams, ctx: ToolContext) -> ToolResult:
+        url, limit = params.url, params.max_chars
+        if not url.strip():
             raise ToolError("give the `url` to fetch (http:// or https://)")
-        limit = args.get("max_chars", DEFAULT_CHARS)
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1000:
-            raise ToolError(f"max_chars must be an integer of at least 1000, got {limit!r}")
         try:
             self._services = ctx.services
             proxy = fetch_proxy(ctx.services, ctx.config.sandbox)

@@ -16,7 +16,7 @@ names in the config.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -27,13 +27,21 @@ from coder.models.wire import server_tool_supported
 from coder.netproxy.client import FetchError, fetch
 from coder.sandbox.network import close_fetch_proxy, fetch_proxy
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult, one_line
+from coder.tools.params import Params
 
 MAX_USES = 5  # per request
 SESSION_CAP = 25
 MAX_RESULTS = 8
 
 
-class WebSearchTool(Tool):
+@dataclass(frozen=True)
+class WebSearchParams(Params):
+    """tools/web_search.json."""
+
+    query: str
+
+
+class WebSearchTool(Tool[WebSearchParams]):
     def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
         self.enabled = True
@@ -72,14 +80,13 @@ class WebSearchTool(Tool):
         self.used += sum(1 for b in message.content if isinstance(b, ServerToolBlock)
                          and b.data.get("type") == "server_tool_use" and b.data.get("name") == self.contract.name)
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
-        query = str(args.get("query", ""))
-        return CallFacts(f"web_search {one_line(query, 90)}", query)
+    def facts(self, params: WebSearchParams) -> CallFacts:
+        return CallFacts(f"web_search {one_line(params.query, 90)}", params.query)
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, params: WebSearchParams, ctx: ToolContext) -> ToolResult:
         """A search through `[web] search_backend` (the routes without the API's own search)."""
-        query = args.get("query")
-        if not isinstance(query, str) or not query.strip():
+        query = params.query
+        if not query.strip():
             raise ToolError("give the `query` to search for")
         if not self.backend:
             raise ToolError("web search has no backend on this route: set [web] search_backend")

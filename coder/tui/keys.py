@@ -182,7 +182,7 @@ class KeyActions:
 
     def background(self) -> None:
         """Ctrl+B (as in Claude Code): the running shell command goes on in the background and the model gets
-        its call back at once (coder/tools/bash_jobs.py); a finished job shows as a note."""
+        its call back at once (coder/tools/bash/jobs.py); a finished job shows as a note."""
         running = self.transcript.unfinished()
         session = self.state.session
         if session is None or not self.state.busy or not running:

@@ -70,7 +70,7 @@ class StatusLine:
             elif state.asking:
                 label += " · asking you"
             elif state.shell_calls:  # a shell command runs: Ctrl+B can send it on
-                label += " · Ctrl+B: background"  # a running command can be sent on (coder/tools/bash_jobs.py)
+                label += " · Ctrl+B: background"  # a running command can be sent on (coder/tools/bash/jobs.py)
             elif info.streamed:
                 label += f" ↓{short(info.streamed // 4)}"
         parts = StatusParts(label, visible(info.model), mode, pct, short(info.tokens), info.cost,

@@ -85,7 +85,7 @@ def test_a_forked_agent_imports_nothing_and_builds_no_parser(swe, tmp_path, mode
         assert seen == {"imported": [], "parsers_built": 0}, \
             "the agent imported these per instance: add them to runner.PRELOAD"
     else:  # control: the same child without the fork server's preload imports the tools, yaml...
-        assert {"yaml", "coder.tools.bash_tool"} <= set(seen["imported"]), seen
+        assert {"yaml", "coder.tools.bash.tool"} <= set(seen["imported"]), seen
         assert seen["parsers_built"] == 1
 
 
@@ -103,6 +103,6 @@ def test_the_fork_server_starts_before_the_first_agent_with_the_whole_preload(tm
     assert proc.returncode == 0, proc.stderr
     pid, cmdline = proc.stdout.split("\n", 1)
     assert int(pid) > 0 and "multiprocessing.forkserver" in cmdline
-    assert "'yaml'" in cmdline and "'coder.tools.bash_tool'" in cmdline
+    assert "'yaml'" in cmdline and "'coder.tools.bash.tool'" in cmdline
     assert cmdline.index("'coder.cli.main'") < cmdline.index("'coder.batch.agent_warm'") < \
         cmdline.index("'coder.cli.warm'")

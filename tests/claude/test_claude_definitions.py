@@ -97,9 +97,10 @@ def test_permission_rules_from_claude_settings(git_repo: Path, tmp_path: Path) -
     policy = opened.session.parts.policy
 
     def decide(tool: str, args: dict) -> str:
-        tools = opened.session.parts.tools
-        return policy.decide(tool, tools[tool].permission_for(args, opened.session.parts.tool_ctx), args,
-                             tools[tool].facts(args)).action
+        known = opened.session.parts.tools[tool]
+        params = known.parse(args)
+        return policy.decide(tool, known.permission_for(params, opened.session.parts.tool_ctx), args,
+                             known.facts(params)).action
 
     assert decide("bash", {"command": "npm run test -- --watch=false"}) == "allow"  # the user's allow
     assert decide("bash", {"command": "npm run build"}) == "ask"

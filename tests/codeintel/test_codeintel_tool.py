@@ -35,21 +35,21 @@ def test_every_query_type(git_repo: Path, tmp_path: Path, tool) -> None:
     (git_repo / "src" / "main.py").write_text(
         "from app import greet\n\nclass Runner:\n    def go(self):\n        return greet('x')\n")
     ctx = _ctx(git_repo, tmp_path)
-    out = tool.run({"query_type": "definition", "query": "greet"}, ctx)
+    out = tool.run(tool.parse({"query_type": "definition", "query": "greet"}), ctx)
     assert out.output.splitlines()[:3] == ["1 definition of greet", "src/app.py:1-2 function greet",
                                            "    def greet(name)"]
-    out = tool.run({"query_type": "definition", "query": "Runner.go"}, ctx)
+    out = tool.run(tool.parse({"query_type": "definition", "query": "Runner.go"}), ctx)
     assert "src/main.py:4-5 method Runner.go" in out.output
-    out = tool.run({"query_type": "definition", "query": "Runer"}, ctx)
+    out = tool.run(tool.parse({"query_type": "definition", "query": "Runer"}), ctx)
     assert "closest names" in out.output and "Runner" in out.output
-    out = tool.run({"query_type": "references", "query": "greet"}, ctx)
+    out = tool.run(tool.parse({"query_type": "references", "query": "greet"}), ctx)
     assert "src/main.py\n     1: from app import greet\n     5: return greet('x')" in out.output
-    out = tool.run({"query_type": "outline", "path": "src/main.py"}, ctx)
+    out = tool.run(tool.parse({"query_type": "outline", "path": "src/main.py"}), ctx)
     assert out.output.splitlines() == ["src/main.py: 2 definitions", "     3-5     class Runner",
                                        "     4-5       def go(self)"]
-    out = tool.run({"query_type": "text", "query": "greet\\(", "context": 1}, ctx)
+    out = tool.run(tool.parse({"query_type": "text", "query": "greet\\(", "context": 1}), ctx)
     assert out.output.startswith("2 matching lines in 2 files") and "     4- " in out.output
-    out = tool.run({"query_type": "map", "tokens": 200}, ctx)
+    out = tool.run(tool.parse({"query_type": "map", "tokens": 200}), ctx)
     assert "src/app.py:" in out.output and "def greet(name)" in out.output
     assert isinstance(ctx.services[SERVICE_KEY], IndexService)
 
@@ -57,9 +57,9 @@ def test_every_query_type(git_repo: Path, tmp_path: Path, tool) -> None:
 def test_results_are_capped(git_repo: Path, tmp_path: Path, tool) -> None:
     (git_repo / "src" / "many.py").write_text("".join(f"def f{i}():\n    return greet({i})\n" for i in range(300)))
     ctx = _ctx(git_repo, tmp_path)
-    out = tool.run({"query_type": "text", "query": "greet", "max_results": 5}, ctx)
+    out = tool.run(tool.parse({"query_type": "text", "query": "greet", "max_results": 5}), ctx)
     assert "stopped at 5" in out.output and out.data["truncated"]
-    out = tool.run({"query_type": "references", "query": "greet", "max_results": 7}, ctx)
+    out = tool.run(tool.parse({"query_type": "references", "query": "greet", "max_results": 7}), ctx)
     assert out.output.startswith("300 references to greet in 1 files (showing 7")
     assert len([line for line in out.output.splitlines() if line.startswith("    ")]) == 7
 
@@ -70,7 +70,7 @@ def test_bad_arguments_are_tool_errors(git_repo: Path, tmp_path: Path, tool) -> 
                  {"query_type": "outline", "path": "../etc/passwd"}, {"query_type": "outline", "path": "missing.py"},
                  {"query_type": "text", "query": "x", "max_results": "many"}):
         with pytest.raises(ToolError):
-            tool.run(args, ctx)
+            tool.run(tool.parse(args), ctx)
 
 
 def test_text_search_does_not_wait_for_a_cold_build(git_repo: Path, tmp_path: Path, tool) -> None:
@@ -81,16 +81,17 @@ def test_text_search_does_not_wait_for_a_cold_build(git_repo: Path, tmp_path: Pa
     ctx.services[SERVICE_KEY] = service
     service.start()
     started = time.monotonic()
-    out = tool.run({"query_type": "text", "query": "def greet"}, ctx)
+    out = tool.run(tool.parse({"query_type": "text", "query": "def greet"}), ctx)
     assert "src/app.py" in out.output and time.monotonic() - started < 5
     assert wait_until_built(service, 120)
-    out = tool.run({"query_type": "definition", "query": "fn_399"}, ctx)
+    out = tool.run(tool.parse({"query_type": "definition", "query": "fn_399"}), ctx)
     assert "src/mod_399.py:1-2 function fn_399" in out.output
 
 
 def test_edits_reported_by_tools_update_the_index(git_repo: Path, tmp_path: Path, tool) -> None:
     ctx = _ctx(git_repo, tmp_path)
-    assert "src/app.py:1-2 function greet" in tool.run({"query_type": "definition", "query": "greet"}, ctx).output
+    found = tool.run(tool.parse({"query_type": "definition", "query": "greet"}), ctx)
+    assert "src/app.py:1-2 function greet" in found.output
     (git_repo / "src" / "app.py").write_text("def salute(name):\n    return name\n")
     ctx.services[SERVICE_KEY].note_changed(["src/app.py"])
     index = ctx.services[SERVICE_KEY].index

@@ -32,16 +32,16 @@ def test_reads_ranges_with_line_numbers_and_says_what_is_left(tmp_path: Path) ->
     text = "\n".join(f"row {i}" for i in range(1, 1001))
     handle = clip_output(text, ctx.state_dir, max_chars=2_000).handle
     assert handle
-    out = tool.run({"handle": handle, "start_line": 10, "end_line": 12}, ctx).output
+    out = tool.run(tool.parse({"handle": handle, "start_line": 10, "end_line": 12}), ctx).output
     assert out.splitlines()[1:4] == ["    10\trow 10", "    11\trow 11", "    12\trow 12"]
     assert "lines 10-12 of 1000" in out and "start_line=13" in out
-    default = tool.run({"handle": handle}, ctx)
+    default = tool.run(tool.parse({"handle": handle}), ctx)
     assert default.data["last_line"] == 200
-    capped = tool.run({"handle": handle, "start_line": 1, "end_line": 1000}, ctx)
+    capped = tool.run(tool.parse({"handle": handle, "start_line": 1, "end_line": 1000}), ctx)
     assert capped.data["last_line"] == 400, "at most 400 lines per call"
-    grep = tool.run({"handle": handle, "grep": "row 99", "start_line": 1, "end_line": 400}, ctx).output
+    grep = tool.run(tool.parse({"handle": handle, "grep": "row 99", "start_line": 1, "end_line": 400}), ctx).output
     assert "row 99\n" in grep + "\n" and "row 98" not in grep
-    tail = tool.run({"handle": handle, "start_line": 995}, ctx).output
+    tail = tool.run(tool.parse({"handle": handle, "start_line": 995}), ctx).output
     assert "row 1000" in tail and "more:" not in tail
 
 
@@ -53,15 +53,15 @@ def test_reads_ranges_with_line_numbers_and_says_what_is_left(tmp_path: Path) ->
 def test_bad_handles_are_tool_errors(tmp_path: Path, args: dict[str, str], message: str) -> None:
     tool, ctx = _tool_and_ctx(tmp_path)
     with pytest.raises(ToolError, match=message):
-        tool.run(args, ctx)
+        tool.run(tool.parse(args), ctx)
 
 
 def test_bad_ranges_are_tool_errors(tmp_path: Path) -> None:
     tool, ctx = _tool_and_ctx(tmp_path)
     handle = clip_output("x\n" * 50_000, ctx.state_dir, max_chars=1_000).handle
     with pytest.raises(ToolError, match="past the end"):
-        tool.run({"handle": handle, "start_line": 60_000}, ctx)
+        tool.run(tool.parse({"handle": handle, "start_line": 60_000}), ctx)
     with pytest.raises(ToolError, match="before start_line"):
-        tool.run({"handle": handle, "start_line": 10, "end_line": 5}, ctx)
-    with pytest.raises(ToolError, match="integer"):
-        tool.run({"handle": handle, "start_line": "ten"}, ctx)
+        tool.run(tool.parse({"handle": handle, "start_line": 10, "end_line": 5}), ctx)
+    with pytest.raises(ToolError, match="start_line = \"ten\": expected a whole number"):
+        tool.run(tool.parse({"handle": handle, "start_line": "ten"}), ctx)

@@ -157,10 +157,10 @@ def test_patch_tool_and_undo_through_the_edit_tool(ws: Path, tmp_path: Path) -> 
     patch_tool = ApplyPatchTool(ToolContract.load(data_dir("tools") / "apply_patch.json"))
     edit_tool = EditTool(ToolContract.load(data_dir("tools") / "str_replace_based_edit_tool.json"))
     patch = "*** Begin Patch\n*** Update File: pkg/old.py\n@@\n-x = 1\n+x = 5\n*** End Patch"
-    result = patch_tool.run({"patch": patch}, ctx)
+    result = patch_tool.run(patch_tool.parse({"patch": patch}), ctx)
     assert not result.is_error and result.files_changed == ["pkg/old.py"]
     assert "+x = 5" in result.data["diff"]
-    undo = edit_tool.run({"command": "undo_edit", "path": "pkg/old.py"}, ctx)
+    undo = edit_tool.run(edit_tool.parse({"command": "undo_edit", "path": "pkg/old.py"}), ctx)
     assert not undo.is_error and (ws / "pkg" / "old.py").read_text() == "x = 1\n"
-    bad = patch_tool.run({"patch": "nonsense"}, ctx)
+    bad = patch_tool.run(patch_tool.parse({"patch": "nonsense"}), ctx)
     assert bad.is_error and "Begin Patch" in bad.output

@@ -14,6 +14,7 @@ from coder.base.resources import data_dir
 from coder.config.layers import settings
 from coder.tools.base import ToolContext, ToolContract, ToolResult
 from coder.tools.edit_tool import EditTool
+from coder.tools.params import ToolInputError
 
 
 def make_ctx(repo: Path, tmp_path: Path, **config: Any) -> ToolContext:
@@ -32,7 +33,7 @@ def ctx(git_repo: Path, tmp_path: Path) -> ToolContext:
 
 
 def call(tool: EditTool, ctx: ToolContext, **args: Any) -> ToolResult:
-    return tool.run(args, ctx)
+    return tool.run(tool.parse(args), ctx)
 
 
 def test_contract_declares_write_with_view_as_read() -> None:
@@ -124,14 +125,21 @@ def test_errors_are_results_not_exceptions(tool: EditTool, ctx: ToolContext) -> 
         ({"command": "str_replace", "path": "src", "old_str": "a", "new_str": "b"}, "directory"),
         ({"command": "str_replace", "path": "nope.py", "old_str": "a", "new_str": "b"}, "does not exist"),
         ({"command": "str_replace", "path": "src/app.py", "old_str": "x", "new_str": "x"}, "identical"),
-        ({"command": "str_replace", "path": "src/app.py", "new_str": "x"}, "old_str"),
-        ({"command": "frobnicate", "path": "src/app.py"}, "unknown command"),
         ({"command": "insert", "path": "src/app.py", "insert_line": 9, "insert_text": "x"}, "out of range"),
         ({"command": "undo_edit", "path": "src/app.py"}, "no edit"),
     ]:
-        result = tool.run(args, ctx)
+        result = tool.run(tool.parse(args), ctx)
         assert result.is_error, args
         assert fragment in result.output, (args, result.output)
+    for args, line in [  # what the params cannot hold is refused at the door, before the tool
+        ({"command": "str_replace", "path": "src/app.py", "new_str": "x"},
+         "old_str: `str_replace` needs old_str (or edits: a list of {old_str, new_str})"),
+        ({"command": "frobnicate", "path": "src/app.py"},
+         'command = "frobnicate": expected one of "view", "create", "str_replace", "insert", "undo_edit"'),
+    ]:
+        with pytest.raises(ToolInputError) as refused:
+            tool.parse(args)
+        assert str(refused.value) == f"Invalid input for str_replace_based_edit_tool: {line}"
     assert (ctx.workspace / "src" / "app.py").read_text() == "def greet(name):\n    return 'hello ' + name\n"
 
 
@@ -208,9 +216,9 @@ def test_unviewed_file_can_be_edited(tool: EditTool, ctx: ToolContext) -> None:
 
 def test_syntax_guard_can_be_turned_off(tool: EditTool, git_repo: Path, tmp_path: Path) -> None:
     args = {"command": "str_replace", "path": "src/app.py", "old_str": "(name):", "new_str": "(name:"}
-    guarded = tool.run(args, make_ctx(git_repo, tmp_path))
+    guarded = tool.run(tool.parse(args), make_ctx(git_repo, tmp_path))
     assert guarded.is_error and "syntax errors" in guarded.output
-    unguarded = tool.run(args, make_ctx(git_repo, tmp_path, edit={"syntax_guard": False}))
+    unguarded = tool.run(tool.parse(args), make_ctx(git_repo, tmp_path, edit={"syntax_guard": False}))
     assert not unguarded.is_error
 
 
@@ -264,10 +272,11 @@ def test_concurrent_edits_from_processes_lose_nothing(tmp_path: Path) -> None:
 def test_view_of_a_file_over_the_size_limit_shows_its_head(tool: EditTool, git_repo: Path, tmp_path: Path) -> None:
     (git_repo / "big.txt").write_text("".join(f"row {i}\n" for i in range(500)))
     ctx = make_ctx(git_repo, tmp_path, edit={"max_bytes": 1000})
-    result = tool.run({"command": "view", "path": "big.txt"}, ctx)
+    result = tool.run(tool.parse({"command": "view", "path": "big.txt"}), ctx)
     assert not result.is_error and result.data["truncated"]
     assert "too large" in result.output and "     1\trow 0" in result.output
-    edit = tool.run({"command": "str_replace", "path": "big.txt", "old_str": "row 1\n", "new_str": "x\n"}, ctx)
+    edit = tool.run(tool.parse({"command": "str_replace", "path": "big.txt", "old_str": "row 1\n",
+                             "new_str": "x\n"}), ctx)
     assert edit.is_error and "limit" in edit.output
 
 

@@ -4,6 +4,7 @@ made between turns survives it and is not counted as the session's change."""
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from coder.base import events as ev
@@ -12,18 +13,24 @@ from coder.engine.session import Limits, Session, SessionParts, no_questions
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 from coder.vcs.checkpoints import Checkpoints
 from coder.vcs.repo import Repo
 
-WRITE = ToolContract("write", "Write a file.", {"type": "object", "properties": {"name": {"type": "string"}}},
-                     "write")
+WRITE = ToolContract("write", "Write a file.", {"type": "object", "properties": {"name": {"type": "string"}},
+                                                "required": ["name"]}, "write")
 
 
-class WriteTool(Tool):
+@dataclass(frozen=True)
+class Name(Params):
+    name: str
+
+
+class WriteTool(Tool[Name]):
     contract = WRITE
 
-    def run(self, args, ctx: ToolContext) -> ToolResult:
-        (ctx.workspace / args["name"]).write_text(f"{args['name']} by the agent\n")
+    def run(self, params: Name, ctx: ToolContext) -> ToolResult:
+        (ctx.workspace / params.name).write_text(f"{params.name} by the agent\n")
         return ToolResult("ok")  # reports nothing: the checkpoint must find the change, as for shell commands
 
 

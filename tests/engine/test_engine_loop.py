@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from coder.base import events as ev
 from coder.context.base import PassthroughContext, Pinned
-from coder.engine.history import rebuild, validate_input
+from coder.engine.history import rebuild
 from coder.engine.session import Limits, Session, SessionParts, no_questions
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy, PermissionAnswer
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 
 ECHO = ToolContract("echo", "Echo the text back.", {"type": "object", "properties": {"text": {"type": "string"}},
                                                     "required": ["text"]}, "execute")
@@ -21,21 +22,31 @@ NOTE = ToolContract("note", "Write a note file.", {"type": "object", "properties
                                                    "required": ["name"]}, "write")
 
 
-class EchoTool(Tool):
+@dataclass(frozen=True)
+class Text(Params):
+    text: str
+
+
+@dataclass(frozen=True)
+class Name(Params):
+    name: str
+
+
+class EchoTool(Tool[Text]):
     contract = ECHO
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if args["text"] == "boom":
+    def run(self, params: Text, ctx: ToolContext) -> ToolResult:
+        if params.text == "boom":
             raise RuntimeError("exploded")
-        return ToolResult(f"echo: {args['text']}")
+        return ToolResult(f"echo: {params.text}")
 
 
-class NoteTool(Tool):
+class NoteTool(Tool[Name]):
     contract = NOTE
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        (ctx.workspace / args["name"]).write_text("note\n")
-        return ToolResult("written", files_changed=[args["name"]])
+    def run(self, params: Name, ctx: ToolContext) -> ToolResult:
+        (ctx.workspace / params.name).write_text("note\n")
+        return ToolResult("written", files_changed=[params.name])
 
 
 def make_session(tmp_path: Path, script: dict, mode: str = "auto", limits: Limits | None = None,
@@ -73,7 +84,7 @@ def test_unknown_tool_bad_input_and_tool_crash_become_error_results(tmp_path: Pa
     assert session.send("go").reason == "done"
     outputs = [e.output for e in seen if isinstance(e, ev.ToolCallFinished)]
     assert "Unknown tool 'nope'" in outputs[0] and "echo" in outputs[0]
-    assert "missing required field(s): text" in outputs[1]
+    assert outputs[1] == "Invalid input for echo: text: missing (it is required)"
     assert "RuntimeError: exploded" in outputs[2]
     results = session.history[2].content
     assert all(block.is_error for block in results)  # type: ignore[union-attr]
@@ -159,16 +170,6 @@ def test_rebuild_pairs_unfinished_tool_calls(tmp_path: Path) -> None:
     assert first.content == "echo: a" and not first.is_error  # type: ignore[union-attr]
     assert second.is_error and "stopped before" in second.content  # type: ignore[union-attr]
     assert restored.turns == 1 and restored.task == "go"
-
-
-def test_validate_input_messages() -> None:
-    schema = {"type": "object", "properties": {"n": {"type": "integer"}, "m": {"type": "string", "enum": ["a"]}},
-              "required": ["n"]}
-    assert validate_input(schema, {"n": 1}) is None
-    assert "must be integer" in (validate_input(schema, {"n": True}) or "")
-    assert "one of" in (validate_input(schema, {"n": 1, "m": "b"}) or "")
-    assert "not valid JSON" in (validate_input(schema, {"_invalid_json": "{"}) or "")
-    assert "JSON object" in (validate_input(schema, [1]) or "")
 
 
 def test_turn_and_time_limits_hold_per_user_turn_cost_per_session(tmp_path: Path) -> None:

@@ -17,6 +17,9 @@ from coder.base import events as ev
 from coder.commands.slash import run_slash
 from coder.engine.builder import SessionOptions, open_session
 from coder.engine.work import PlanVerdict
+from coder.tools.base import parse_call
+from coder.tools.params import ToolInputError
+from coder.tools.registry import builtin_tools
 
 REPO = Path(__file__).resolve().parents[2]
 PLAN = "# Plan\n1. Create notes.txt with one line\n2. Check it exists"
@@ -224,12 +227,13 @@ def test_todo_list_and_plan_survive_a_compaction_and_a_resume(git_repo: Path, tm
     ([{"id": "1", "text": " ", "status": "done"}], "no text"),
 ])
 def test_a_bad_todo_list_is_an_error_the_model_reads(bad: list[dict[str, Any]], problem: str) -> None:
-    from coder.base.errors import ToolError
-    from coder.tools.todo_tool import parse_items
-
-    with pytest.raises(ToolError, match=problem):
-        parse_items(bad)
-    assert [i.status for i in parse_items([{"id": "a", "text": "x", "status": "completed"}])] == ["done"]
+    todo = builtin_tools(["todo"])["todo"]
+    with pytest.raises(ToolInputError, match=problem):
+        parse_call(todo, {"todos": bad})
+    # what other agents' lists say (Claude Code's `completed`, an item without an id) is taken as meant
+    kept = parse_call(todo, {"todos": [{"text": "x", "status": "Completed"}, {"id": "b", "text": "y",
+                                                                             "status": "in progress"}]}).params
+    assert [(i.id, i.status) for i in kept.todos] == [("1", "done"), ("b", "in_progress")]
 
 
 def test_the_list_the_plan_and_a_loaded_skill_are_never_masked_as_stale() -> None:

@@ -31,8 +31,8 @@ def test_args_are_quoted_and_output_returned(git_repo: Path) -> None:
     tools = load_custom_tools(git_repo, {"bash"}, trusted=True)
     tool = tools["count_lines"]
     assert tool.contract.permission == "execute"
-    assert tool.run({"path": "src/app.py"}, ctx(git_repo)).output.strip() == "2"
-    injected = tool.run({"path": "x; touch pwned"}, ctx(git_repo))
+    assert tool.run(tool.parse({"path": "src/app.py"}), ctx(git_repo)).output.strip() == "2"
+    injected = tool.run(tool.parse({"path": "x; touch pwned"}), ctx(git_repo))
     assert injected.is_error and not (git_repo / "pwned").exists()
 
 
@@ -41,14 +41,16 @@ def test_stdin_mode_and_outside_writes_never_reach_the_host(git_repo: Path, tmp_
     write_tool(git_repo / ".coder" / "tools", {
         "name": "echo_json", "description": "Echo input.", "input": "stdin",
         "command": f"cat; echo; touch {target} 2>/dev/null; echo done"})
-    result = load_custom_tools(git_repo, set(), trusted=True)["echo_json"].run({"a": 1}, ctx(git_repo))
+    tool = load_custom_tools(git_repo, set(), trusted=True)["echo_json"]
+    result = tool.run(tool.parse({"a": 1}), ctx(git_repo))
     assert json.loads(result.output.splitlines()[0]) == {"a": 1}
     assert "done" in result.output and not target.exists()  # /tmp inside the sandbox is private
 
 
 def test_nonzero_exit_is_an_error_result(git_repo: Path) -> None:
     write_tool(git_repo / ".coder" / "tools", {"name": "fail", "description": "Fails.", "command": "echo nope; exit 3"})
-    result = load_custom_tools(git_repo, set(), trusted=True)["fail"].run({}, ctx(git_repo))
+    tool = load_custom_tools(git_repo, set(), trusted=True)["fail"]
+    result = tool.run(tool.parse({}), ctx(git_repo))
     assert result.is_error and "exit code 3" in result.output and "nope" in result.output
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,15 +19,21 @@ from coder.ext.session_hooks import hooks_from_config
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 
 ECHO = ToolContract("echo", "Echo.", {"type": "object", "properties": {"text": {"type": "string"}}}, "execute")
 
 
-class EchoTool(Tool):
+@dataclass(frozen=True)
+class Text(Params):
+    text: str | None = None
+
+
+class EchoTool(Tool[Text]):
     contract = ECHO
 
-    def run(self, args, ctx: ToolContext) -> ToolResult:
-        return ToolResult(f"echo: {args.get('text')}")
+    def run(self, params: Text, ctx: ToolContext) -> ToolResult:
+        return ToolResult(f"echo: {params.text}")
 
 
 def session_with_hooks(workspace: Path, hooks_config: dict, script: dict) -> tuple[Session, list[ev.Event]]:

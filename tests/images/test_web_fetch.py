@@ -48,7 +48,7 @@ def fetch(site: Site, path: str, tmp_path: Path, allowed: list[str], host: str =
                       settings({"sandbox": {"allowed_domains": allowed}}), services=services)
     (tmp_path / "state").mkdir(exist_ok=True)
     try:
-        return tool.run({"url": f"http://{host}:{site.port}{path}", **extra}, ctx)
+        return tool.run(tool.parse({"url": f"http://{host}:{site.port}{path}", **extra}), ctx)
     finally:
         tool.close()
 

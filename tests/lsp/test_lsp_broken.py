@@ -18,7 +18,7 @@ def _edit(tmp_path: Path, lsp: dict, **changes: str):
     tool = builtin_tools(["str_replace_based_edit_tool"])["str_replace_based_edit_tool"]
     ctx = context(repo, tmp_path, lsp)
     started = time.monotonic()
-    result = tool.run(dict(EDIT, **changes), ctx)
+    result = tool.run(tool.parse(dict(EDIT, **changes)), ctx)
     return repo, tool, ctx, result, time.monotonic() - started
 
 
@@ -44,8 +44,9 @@ def test_a_server_that_never_answers_costs_the_wait_and_is_stopped(tmp_path: Pat
         time.sleep(0.05)
     # the edit that finds the start failed stops what is left of it (up to a second); the ones after it
     # neither start it again nor wait
-    tool.run({"command": "str_replace", "path": "a.py", "old_str": "undefined_name", "new_str": "2"}, ctx)
-    again = tool.run({"command": "str_replace", "path": "a.py", "old_str": "x = 2", "new_str": "x = 3"}, ctx)
+    tool.run(tool.parse({"command": "str_replace", "path": "a.py", "old_str": "undefined_name", "new_str": "2"}), ctx)
+    again = tool.run(tool.parse({"command": "str_replace", "path": "a.py", "old_str": "x = 2",
+                              "new_str": "x = 3"}), ctx)
     # not tried again: a second start would wait its start_timeout (500 ms) at least
     assert "could not start" in again.output and again.data["diagnostics_ms"] < 400
     tool.close()
@@ -71,10 +72,12 @@ def test_a_server_that_crashes_is_restarted_once_then_left_alone(tmp_path: Path)
     assert not result.is_error and (repo / "a.py").read_text() == "x = undefined_name\n"
     assert "no diagnostics for a.py: broken exited with code 3" in result.output
     assert "crashing on didOpen" in result.output  # the server's own last words
-    second = tool.run({"command": "str_replace", "path": "a.py", "old_str": "undefined_name", "new_str": "2"}, ctx)
+    second = tool.run(tool.parse({"command": "str_replace", "path": "a.py", "old_str": "undefined_name",
+                               "new_str": "2"}), ctx)
     assert "broken exited with code 3" in second.output  # restarted, crashed again
     assert ctx.services["lsp"]._slots["broken"].restarts == 1
-    third = tool.run({"command": "str_replace", "path": "a.py", "old_str": "x = 2", "new_str": "x = 3"}, ctx)
+    third = tool.run(tool.parse({"command": "str_replace", "path": "a.py", "old_str": "x = 2",
+                              "new_str": "x = 3"}), ctx)
     assert "not restarted again this session" in third.output
     tool.close()
 
@@ -83,7 +86,7 @@ def test_a_server_that_never_reports_diagnostics_is_skipped_with_a_note(tmp_path
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     tool = builtin_tools(["str_replace_based_edit_tool"])["str_replace_based_edit_tool"]
     ctx = context(repo, tmp_path, broken("silent", wait=1.0))
-    viewed = tool.run({"command": "view", "path": "a.py"}, ctx)  # a view starts the server in the background
+    viewed = tool.run(tool.parse({"command": "view", "path": "a.py"}), ctx)  # starts the server in the background
     assert "x = 1" in viewed.output and "diagnostics" not in viewed.output
     manager = ctx.services["lsp"]
     deadline = time.monotonic() + 15
@@ -91,7 +94,7 @@ def test_a_server_that_never_reports_diagnostics_is_skipped_with_a_note(tmp_path
         time.sleep(0.05)
     assert manager.status()["broken"].startswith("running")
     started = time.monotonic()
-    result = tool.run(EDIT, ctx)
+    result = tool.run(tool.parse(EDIT), ctx)
     assert not result.is_error
     assert "broken did not report diagnostics in time" in result.output
     assert time.monotonic() - started < 2.5

@@ -37,13 +37,13 @@ def test_untrusted_or_disabled_means_no_server_and_todays_output(tmp_path: Path)
         ctx = context(repo, tmp_path, lsp, trusted=trusted)
         assert manager_for(ctx.services, ctx.config, repo) is None
         tool = builtin_tools(["str_replace_based_edit_tool"])["str_replace_based_edit_tool"]
-        result = tool.run(EDIT, ctx)
+        result = tool.run(tool.parse(EDIT), ctx)
         assert "diagnostics" not in result.data and "Diagnostics" not in result.output
-        tool.run({"command": "undo_edit", "path": "a.py"}, ctx)
+        tool.run(tool.parse({"command": "undo_edit", "path": "a.py"}), ctx)
     search = builtin_tools(["code_search"])["code_search"]
     ctx = context(repo, tmp_path, {}, trusted=False)
-    assert "answered by" not in search.run({"query_type": "references", "query": "x"}, ctx).output
-    hover = search.run({"query_type": "hover", "query": "x"}, ctx)
+    assert "answered by" not in search.run(search.parse({"query_type": "references", "query": "x"}), ctx).output
+    hover = search.run(search.parse({"query_type": "hover", "query": "x"}), ctx)
     assert "no language server runs for it" in hover.output  # says who answered instead
     search.close()
 
@@ -100,9 +100,9 @@ def test_jedi_language_server_answers_navigation(tmp_path: Path) -> None:
     manager = LspManager(repo, lsp_section(only("jedi-language-server")), env=server_env(tmp_path))
     ctx = context(repo, tmp_path, {"navigation_wait": 20}, manager=manager)
     search = builtin_tools(["code_search"])["code_search"]
-    found = search.run({"query_type": "definition", "query": "helper", "path": "main.py", "line": 3}, ctx)
+    found = search.run(search.parse({"query_type": "definition", "query": "helper", "path": "main.py", "line": 3}), ctx)
     assert "lib.py:1" in found.output and "(answered by jedi-language-server)" in found.output
-    refs = search.run({"query_type": "references", "query": "helper"}, ctx)
+    refs = search.run(search.parse({"query_type": "references", "query": "helper"}), ctx)
     assert "main.py" in refs.output and "jedi-language-server" in refs.output
     search.close()
     assert manager.closed

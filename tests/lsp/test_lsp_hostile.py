@@ -72,8 +72,10 @@ def test_hover_does_not_read_a_host_file_through_a_link_in_the_workspace(tmp_pat
     ctx = context(repo, tmp_path, {"navigation_wait": 60}, manager=manager)
     try:
         search = tools["code_search"]
-        leak = search.run({"query_type": "hover", "query": "SECRET_KEY", "path": "use.py", "line": 3}, ctx).output
-        fine = search.run({"query_type": "hover", "query": "VISIBLE", "path": "use.py", "line": 4}, ctx).output
+        leak = search.run(search.parse({"query_type": "hover", "query": "SECRET_KEY", "path": "use.py",
+                                   "line": 3}), ctx).output
+        fine = search.run(search.parse({"query_type": "hover", "query": "VISIBLE", "path": "use.py",
+                                   "line": 4}), ctx).output
     finally:
         for tool in tools.values():
             tool.close()

@@ -18,7 +18,7 @@ from typing import Any
 from coder.config.layers import settings
 from coder.sandbox.network import HOSTS_VAR, NetHooks
 from coder.tools.base import ToolContext
-from coder.tools.bash_tool import BashTool
+from coder.tools.bash.tool import BashTool
 from coder.tools.registry import load_contracts
 
 #: the names tests use; all of them resolve (in the proxy only) to the loopback server

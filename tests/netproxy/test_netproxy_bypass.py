@@ -73,7 +73,7 @@ def _connects(tool: Any, ctx: Any, targets: list[str]) -> dict[str, str]:
              "    print('RESULT', t.encode('utf-8').hex(), line)\n"
     (ctx.workspace / "probe.py").write_text(script)
     args = " ".join(f"$'{t}'" for t in targets)
-    out = tool.run({"command": f"python3 probe.py {args}"}, ctx).output
+    out = tool.run(tool.parse({"command": f"python3 probe.py {args}"}), ctx).output
     results = {}
     for line in out.splitlines():
         if line.startswith("RESULT "):
@@ -148,8 +148,8 @@ for bad in bad_requests:
     print('BAD', answer.split(b'\\r\\n')[0].decode())
 EOF"""
     try:
-        out = tool.run({"command": flood}, ctx).output
-        after = tool.run({"command": f"curl -sS http://allowed.test:{served}/"}, ctx).output
+        out = tool.run(tool.parse({"command": flood}), ctx).output
+        after = tool.run(tool.parse({"command": f"curl -sS http://allowed.test:{served}/"}), ctx).output
     finally:
         tool.close()
     assert out.count("BAD HTTP/1.1 400") == 3, out

@@ -16,6 +16,7 @@ from coder.policy.patterns import Rule, parse_rules
 from coder.policy.readonly import is_read_only
 from coder.policy.rules import RulePolicy, policy_from_config, remembered_rules_path, suggest_bash_rule
 from coder.policy.shellparse import split_command
+from coder.tools.base import parse_call
 from coder.tools.patch_tool import patch_paths
 from coder.tools.registry import builtin_tools
 
@@ -98,8 +99,10 @@ def test_modes() -> None:
     assert plan.decide("str_replace_based_edit_tool", "write", edit).action == "deny"
     # a view is a read because the editor says so (its contract's read_commands), not because the policy knows it
     editor = builtin_tools(["str_replace_based_edit_tool"])["str_replace_based_edit_tool"]
-    assert editor.permission_for(view, None) == "read" and editor.permission_for(edit, None) == "write"
-    assert plan.decide("str_replace_based_edit_tool", editor.permission_for(view, None), view).action == "allow"
+    viewed, edited = parse_call(editor, view).params, parse_call(editor, edit).params
+    assert editor.permission_for(viewed, None) == "read" and editor.permission_for(edited, None) == "write"  # type: ignore[arg-type]
+    read = editor.permission_for(viewed, None)  # type: ignore[arg-type]
+    assert plan.decide("str_replace_based_edit_tool", read, view).action == "allow"
     assert _bash(ask, "pytest") == "ask" and ask.decide("str_replace_based_edit_tool", "write", edit).action == "ask"
     assert _bash(auto_edit, "pytest") == "ask"
     assert auto_edit.decide("str_replace_based_edit_tool", "write", edit).action == "allow"

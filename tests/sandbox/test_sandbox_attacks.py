@@ -17,7 +17,7 @@ import pytest
 from coder.config.layers import settings
 from coder.store.outputs import load_output
 from coder.tools.base import ToolContext
-from coder.tools.bash_tool import BashTool
+from coder.tools.bash.tool import BashTool
 from coder.tools.registry import load_contracts
 
 
@@ -35,7 +35,7 @@ class Session:
                                settings({"sandbox": dict(sandbox or {})}))
 
     def __call__(self, command: str, **extra: Any):
-        return self.tool.run({"command": command, **extra}, self.ctx)
+        return self.tool.run(self.tool.parse({"command": command, **extra}), self.ctx)
 
     def still_works(self) -> None:
         result = self("cd . && echo still-alive-$((6*7))")

@@ -17,7 +17,8 @@ from coder.sandbox.profile import SandboxConfig
 from coder.sandbox.shell import PersistentShell
 from coder.sandbox.text import clean_output
 from coder.tools.base import ToolContext
-from coder.tools.bash_tool import UNSANDBOXED_NOTE, BashTool
+from coder.tools.bash.tool import UNSANDBOXED_NOTE, BashTool
+from coder.tools.params import ToolInputError
 from coder.tools.registry import builtin_tools, load_contracts
 
 
@@ -134,12 +135,12 @@ def test_pagers_and_editors_are_disabled(shell: PersistentShell, git_repo: Path)
 def test_restart_through_the_tool(git_repo: Path, tmp_path: Path) -> None:
     tool, ctx = _tool(git_repo, tmp_path / "state")
     try:
-        tool.run({"command": "export X=1"}, ctx)
-        assert tool.run({"command": "echo ${X:-unset}"}, ctx).output == "1\n"
-        restarted = tool.run({"restart": True}, ctx)
+        tool.run(tool.parse({"command": "export X=1"}), ctx)
+        assert tool.run(tool.parse({"command": "echo ${X:-unset}"}), ctx).output == "1\n"
+        restarted = tool.run(tool.parse({"restart": True}), ctx)
         assert restarted.data["restarted"] is True and "restarted" in restarted.output
-        assert tool.run({"command": "echo ${X:-unset}"}, ctx).output == "unset\n"
-        both = tool.run({"command": "echo again", "restart": True}, ctx)
+        assert tool.run(tool.parse({"command": "echo ${X:-unset}"}), ctx).output == "unset\n"
+        both = tool.run(tool.parse({"command": "echo again", "restart": True}), ctx)
         assert "again" in both.output and "restarted first" in both.output
     finally:
         tool.close()
@@ -148,15 +149,19 @@ def test_restart_through_the_tool(git_repo: Path, tmp_path: Path) -> None:
 def test_tool_result_shape_and_errors(git_repo: Path, tmp_path: Path) -> None:
     tool, ctx = _tool(git_repo, tmp_path / "state", {"max_timeout": 2})
     try:
-        assert tool.run({}, ctx).is_error
-        assert tool.run({"command": "ls", "timeout": -1}, ctx).is_error
-        result = tool.run({"command": "exit_code_test() { return 3; }; exit_code_test"}, ctx)
+        nothing_to_run = "command: nothing to run: give a `command` (or `restart: true` to restart the shell)"
+        for nothing, line in [({}, nothing_to_run),
+                              ({"command": "ls", "timeout": -1}, "timeout = -1: must be greater than 0")]:
+            with pytest.raises(ToolInputError) as refused:
+                tool.parse(nothing)
+            assert str(refused.value) == f"Invalid input for bash: {line}"
+        result = tool.run(tool.parse({"command": "exit_code_test() { return 3; }; exit_code_test"}), ctx)
         assert result.data == {**result.data, "exit_code": 3, "timed_out": False, "truncated": False}
         assert "[exit code: 3]" in result.output
-        assert tool.run({"command": "true"}, ctx).output == "(no output)"
-        capped = tool.run({"command": "sleep 5", "timeout": 100}, ctx)
+        assert tool.run(tool.parse({"command": "true"}), ctx).output == "(no output)"
+        capped = tool.run(tool.parse({"command": "sleep 5", "timeout": 100}), ctx)
         assert "capped at 2s" in capped.output and capped.data["timed_out"] is True
-        long = tool.run({"command": "seq 1 50000"}, ctx)
+        long = tool.run(tool.parse({"command": "seq 1 50000"}), ctx)
         assert long.data["truncated"] is True and "lines cut" in long.output
         assert ctx.services["shell"].sandboxed
     finally:
@@ -172,11 +177,11 @@ def test_bad_sandbox_config_is_a_readable_error_before_any_command(git_repo: Pat
 def test_unsandboxed_mode_says_so(git_repo: Path, tmp_path: Path) -> None:
     tool, ctx = _tool(git_repo, tmp_path / "state", {"enabled": False})
     try:
-        result = tool.run({"command": "cd src; echo $HOME; ls /proc | wc -l"}, ctx)
+        result = tool.run(tool.parse({"command": "cd src; echo $HOME; ls /proc | wc -l"}), ctx)
         assert result.output.count("unsandboxed") == 1 and UNSANDBOXED_NOTE in result.output
         assert result.data["sandboxed"] is False
         assert int(result.output.split("\n")[1]) > 20  # the host's /proc, many processes
-        assert tool.run({"command": "pwd"}, ctx).output.startswith(str(git_repo / "src"))
+        assert tool.run(tool.parse({"command": "pwd"}), ctx).output.startswith(str(git_repo / "src"))
     finally:
         tool.close()
 

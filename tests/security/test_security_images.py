@@ -151,7 +151,7 @@ def test_a_web_page_serving_postscript_as_png_is_refused(plant: Plant, tmp_path:
         ctx = ToolContext(tmp_path, tmp_path, "s1", threading.Event(), tmp_path / "state",
                           settings({"sandbox": {"allowed_domains": ["pics.example.test"]}}))
         try:
-            result = tool.run({"url": f"http://pics.example.test:{site.port}/pic.png"}, ctx)
+            result = tool.run(tool.parse({"url": f"http://pics.example.test:{site.port}/pic.png"}), ctx)
         finally:
             tool.close()
     assert site.seen and result.is_error and "not an image coder can read" in result.output

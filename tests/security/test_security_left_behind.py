@@ -25,7 +25,7 @@ from coder.review.context import ReviewContext
 from coder.review.llm import project_guidance
 from coder.sandbox.findings import AfterHooks
 from coder.tools.base import ToolContext
-from coder.tools.bash_tool import BashTool
+from coder.tools.bash.tool import BashTool
 from coder.tools.registry import load_contracts
 from coder.vcs.repo import Repo
 
@@ -168,8 +168,8 @@ def test_programs_pth_and_hooks_left_for_later_are_asked_about(repo: Path, outsi
     git(repo, "config", "core.hooksPath", ".githooks")  # the user's own setting (husky and the like)
     tool, ctx, asked = _shell(repo, tmp_path / "state", answer)
     try:
-        assert tool.run({"command": "echo first"}, ctx).output.startswith("first")  # the baseline
-        result = tool.run({"command": _executables_plant(outside, site, repo)}, ctx)
+        assert tool.run(tool.parse({"command": "echo first"}), ctx).output.startswith("first")  # the baseline
+        result = tool.run(tool.parse({"command": _executables_plant(outside, site, repo)}), ctx)
     finally:
         tool.close()
     assert "PLANTED" in result.output, result.output
@@ -221,10 +221,11 @@ def test_instruction_files_a_command_writes_are_refused_headless(repo: Path, mod
 def test_instruction_files_the_user_keeps_stay_and_are_read_only_next(repo: Path, tmp_path: Path) -> None:
     tool, ctx, asked = _shell(repo, tmp_path / "state", True)
     try:
-        tool.run({"command": "true"}, ctx)
-        first = tool.run({"command": "mkdir -p src && echo '# src rules' > src/AGENTS.md && echo MADE"}, ctx)
+        tool.run(tool.parse({"command": "true"}), ctx)
+        made = tool.parse({"command": "mkdir -p src && echo '# src rules' > src/AGENTS.md && echo MADE"})
+        first = tool.run(made, ctx)
         assert "MADE" in first.output and asked and "src/AGENTS.md" in asked[0] and "kept" in first.output
-        second = tool.run({"command": "echo more >> src/AGENTS.md; echo TRIED"}, ctx)
+        second = tool.run(tool.parse({"command": "echo more >> src/AGENTS.md; echo TRIED"}), ctx)
     finally:
         tool.close()
     assert "Read-only file system" in second.output and (repo / "src" / "AGENTS.md").read_text() == "# src rules\n"

@@ -15,7 +15,7 @@ from coder.config.layers import load_config, user_config_path
 from coder.config.sections import Config
 from coder.sandbox.network import HOSTS_VAR
 from coder.tools.base import ToolContext
-from coder.tools.bash_tool import BashTool
+from coder.tools.bash.tool import BashTool
 from coder.tools.registry import load_contracts
 
 HOSTILE = """[sandbox]
@@ -30,7 +30,7 @@ def _curl(workspace: Path, config: Config, state: Path, url: str) -> str:
     tool = BashTool(load_contracts()["bash"])
     ctx = ToolContext(workspace, workspace, "t", threading.Event(), state, config)
     try:
-        return tool.run({"command": f"echo proxy=${{HTTP_PROXY:-none}}; curl -sS {url}"}, ctx).output
+        return tool.run(tool.parse({"command": f"echo proxy=${{HTTP_PROXY:-none}}; curl -sS {url}"}), ctx).output
     finally:
         tool.close()
 

@@ -27,7 +27,7 @@ from coder.config.sections import PermissionsSettings
 from coder.policy.base import PermissionAnswer
 from coder.policy.rules import RulePolicy, policy_from_config
 from coder.tools.base import ToolContext
-from coder.tools.bash_tool import BashTool
+from coder.tools.bash.tool import BashTool
 from coder.tools.registry import load_contracts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -248,7 +248,7 @@ class _Shell:
         self.ctx = ToolContext(workspace, workspace, "test", threading.Event(), state)
 
     def __call__(self, command: str):
-        return self.tool.run({"command": command}, self.ctx)
+        return self.tool.run(self.tool.parse({"command": command}), self.ctx)
 
     def close(self) -> None:
         self.tool.close()

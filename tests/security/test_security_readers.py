@@ -185,11 +185,12 @@ def test_code_search_tool_every_query_type(hostile: Path, tmp_path: Path) -> Non
     outputs = []
     for args in queries:
         try:
-            outputs.append(within(60, lambda args=args: tool.run(args, c)).output)
+            outputs.append(within(60, lambda args=args: tool.run(tool.parse(args), c)).output)
         except Exception as exc:  # noqa: BLE001 - a refusal is fine, as long as it shows nothing outside
             outputs.append(str(exc))
     assert all(LEAK not in out for out in outputs), outputs
-    assert "src/app.py" in within(60, lambda: tool.run({"query_type": "definition", "query": "greet"}, c)).output
+    params = tool.parse({"query_type": "definition", "query": "greet"})
+    assert "src/app.py" in within(60, lambda: tool.run(params, c)).output
 
 
 # ---- coder review on a diff that touches the links ---------------------------------------------------------------

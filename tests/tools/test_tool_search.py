@@ -154,13 +154,14 @@ def test_search_ranks_names_first_and_select_loads_exact_names() -> None:
     assert search(searcher.catalog, "subagent investigation")[0] == "task"
     assert search(searcher.catalog, "background job output")[0] == "bash_output"
     assert search(searcher.catalog, "kubernetes") == []
-    result = searcher.run({"query": "select:task"}, None)  # type: ignore[arg-type]
+    result = searcher.run(searcher.parse({"query": "select:task"}), None)  # type: ignore[arg-type]
     assert result.data["tool_references"] == ["task"] and "task:" in result.output
     with pytest.raises(Exception, match="no loadable tool named nope"):
-        searcher.run({"query": "select:nope"}, None)  # type: ignore[arg-type]
+        searcher.run(searcher.parse({"query": "select:nope"}), None)  # type: ignore[arg-type]
     assert first_line("[MCP server x] Read a file. Then more.") == "Read a file."
     searcher.attach({**searcher.catalog, "mcp__fs__read_file": tools["task"]})
-    assert searcher.run({"query": "select:read_file"}, None).data["tool_references"] == ["mcp__fs__read_file"]  # type: ignore[arg-type]
+    loaded = searcher.run(searcher.parse({"query": "select:read_file"}), None)  # type: ignore[arg-type]
+    assert loaded.data["tool_references"] == ["mcp__fs__read_file"]
 
 
 def test_without_the_search_tool_nothing_is_deferred() -> None:

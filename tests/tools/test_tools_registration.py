@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,23 +19,32 @@ from coder.frontend.calls import input_summary, tool_title
 from coder.models.types import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from coder.policy.rules import policy_from_config
 from coder.tools import registry
-from coder.tools.base import CallFacts, Tool, ToolContext, ToolResult
+from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 
 NAME = "write_note"
 
 
-class NoteTool(Tool):
+@dataclass(frozen=True)
+class NoteParams(Params):
+    """The new tool's params, as its contract (below) says."""
+
+    name: str
+    text: str
+
+
+class NoteTool(Tool[NoteParams]):
     """The new tool's module: writes `notes/<name>.md`, and says so."""
 
-    def __init__(self, contract: Any) -> None:
+    def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
-        path = f"notes/{args.get('name', '')}.md"
-        return CallFacts(f"note {path}", str(args.get("text", ""))[:200], paths=(path,), writes=True,
+    def facts(self, params: NoteParams) -> CallFacts:
+        path = f"notes/{params.name}.md"
+        return CallFacts(f"note {path}", params.text[:200], paths=(path,), writes=True,
                          maskable=self.contract.maskable)
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, params: NoteParams, ctx: ToolContext) -> ToolResult:
         raise AssertionError("never run here")
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from terminal_support import Tmux, coder_command  # type: ignore[import-not-found]
 from tui_support import async_test, make_app, type_and_send, wait_for  # type: ignore[import-not-found]
@@ -15,21 +15,27 @@ from tui_support import async_test, make_app, type_and_send, wait_for  # type: i
 from coder.base import events as ev
 from coder.engine.live_output import HEAD
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 from coder.tui.blocks import ToolBlock
 
 #: 4 MB of lines and a 10 MB line, under the shell's own 16 MB stop (tests/cli/test_cli_live_output.py goes over it)
 FLOOD = "timeout 5 yes | head -c 4000000; head -c 10000000 /dev/zero | tr '\\\\0' x; echo; echo THE-END"
 
 
-class Flood(Tool):
+@dataclass(frozen=True)
+class NoParams(Params):
+    pass
+
+
+class Flood(Tool[NoParams]):
     """Writes 20 MB of live output in small pieces, as a chatty command does, then returns a short result."""
 
     contract = ToolContract("flood", "Print a lot.", {"type": "object", "properties": {}}, "read")
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
+    def facts(self, params: NoParams) -> CallFacts:
         return CallFacts("flood", "")
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, params: NoParams, ctx: ToolContext) -> ToolResult:
         assert ctx.progress is not None
         for _ in range(20_000):
             ctx.progress("y\n" * 500)

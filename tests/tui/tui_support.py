@@ -23,6 +23,7 @@ from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
 from coder.store.db import SessionStore, new_session_id
 from coder.tools.base import CallFacts, Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 from coder.vcs.repo import Repo
 
 WRITE = ToolContract("write_file", "Write a file.", {"type": "object", "properties": {
@@ -31,33 +32,43 @@ SHELL = ToolContract("bash", "Run a command.", {"type": "object", "properties": 
                                                 "required": ["command"]}, "execute")
 
 
-class WriteTool(Tool):
+@dataclass(frozen=True)
+class WriteParams(Params):
+    path: str
+    content: str
+
+
+class WriteTool(Tool[WriteParams]):
     contract = WRITE
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
         import difflib
 
-        path = ctx.workspace / args["path"]
+        path = ctx.workspace / params.path
         old = path.read_text() if path.exists() else ""
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(args["content"])
-        diff = "".join(difflib.unified_diff(old.splitlines(True), args["content"].splitlines(True),
-                                            f"a/{args['path']}", f"b/{args['path']}"))
-        return ToolResult(f"wrote {args['path']}", files_changed=[args["path"]], data={"diff": diff})
+        path.write_text(params.content)
+        diff = "".join(difflib.unified_diff(old.splitlines(True), params.content.splitlines(True),
+                                            f"a/{params.path}", f"b/{params.path}"))
+        return ToolResult(f"wrote {params.path}", files_changed=[params.path], data={"diff": diff})
 
 
-class EchoShell(Tool):
+@dataclass(frozen=True)
+class Command(Params):
+    command: str
+
+
+class EchoShell(Tool[Command]):
     """Stands in for the sandboxed shell: echoes, so tests need no sandbox."""
 
     contract = SHELL
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
+    def facts(self, params: Command) -> CallFacts:
         """A shell, as the real one says (the rules policy matches `bash(...)` rules on the line)."""
-        return CallFacts(f"bash: {args.get('command', '')}", str(args.get("command", "")),
-                         shell=str(args.get("command", "")))
+        return CallFacts(f"bash: {params.command}", params.command, shell=params.command)
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return ToolResult(f"ran: {args['command']}\nexit 0")
+    def run(self, params: Command, ctx: ToolContext) -> ToolResult:
+        return ToolResult(f"ran: {params.command}\nexit 0")
 
 
 @dataclass

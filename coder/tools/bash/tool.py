@@ -1,20 +1,23 @@
 """The `bash` tool: a persistent shell per session, sandboxed with bubblewrap unless `--no-sandbox`.
 
 The shell lives in `ctx.services["shell"]` so `cd`, `export`, functions and an activated virtualenv carry over
-between calls. What this module adds on top of `coder.sandbox.shell`: argument checking, the timeout cap from
-config, the refusal when no sandbox is available, and the text the model reads (output, notes, exit code, and
+between calls. What this module adds on top of `coder.sandbox.shell`: its params (`BashParams`), the timeout cap
+from config, the refusal when no sandbox is available, and the text the model reads (output, notes, exit code, and
 head+tail clipping with the full output behind an output:// handle). A command the user sends to the background
-(Ctrl+B: `ctx.detach`) keeps its shell and sandbox as a job (coder/tools/bash_jobs.py) and the call returns at
+(Ctrl+B: `ctx.detach`) keeps its shell and sandbox as a job (coder/tools/bash/jobs.py) and the call returns at
 once; the next call gets a new shell."""
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ConfigError, SandboxUnavailable, ShellError
+from coder.base.schema import key
+from coder.base.settings import SettingError
 from coder.sandbox.check import require_sandbox
 from coder.sandbox.network import network_for
 from coder.sandbox.profile import SandboxConfig
@@ -30,12 +33,28 @@ from coder.tools.base import (
     ToolResult,
     one_line,
 )
-from coder.tools.bash_jobs import Jobs
+from coder.tools.bash.jobs import Jobs
+from coder.tools.params import Params
 
 UNSANDBOXED_NOTE = "[unsandboxed: --no-sandbox is on, this command ran with your full user rights]"
 
 
-class BashTool(Tool):
+@dataclass(frozen=True)
+class BashParams(Params):
+    """tools/bash.json: a command, or a restart of the shell (or both: restart first)."""
+
+    command: str | None = None
+    #: seconds (default: `[sandbox] timeout`), capped by `[sandbox] max_timeout`
+    timeout: float | None = key(None, above=0)
+    restart: bool = False
+
+    def check(self) -> None:
+        if not self.restart and not (self.command or "").strip():
+            raise SettingError("command", "nothing to run: give a `command` (or `restart: true` to restart the "
+                                          "shell)")
+
+
+class BashTool(Tool[BashParams]):
     def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
         self._shell: Any = None
@@ -43,29 +62,30 @@ class BashTool(Tool):
         self._jobs: Jobs | None = None
         self._lock = threading.Lock()
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
+    def facts(self, params: BashParams) -> CallFacts:
         """A shell: the policy checks every part of the line, masking compares runs of the same command. A call
         without a command (a restart) runs the empty line."""
-        command = args.get("command")
-        line = command if isinstance(command, str) else ""
+        line = params.command or ""
         return CallFacts(f"{self.contract.name}: {one_line(line or 'restart', 90)}", line[:DETAIL_LIMIT],
                          shell=line, maskable=self.contract.maskable)
 
-    def claude_call(self, args: dict[str, Any], cwd: Path) -> ClaudeCall:
+    def claude_call(self, params: BashParams, cwd: Path) -> ClaudeCall:
         """Claude Code's `Bash`: the command, and the timeout in milliseconds."""
-        call: dict[str, Any] = {"command": args.get("command") or "", "description": ""}
-        if isinstance(args.get("timeout"), (int, float)):
-            call["timeout"] = int(args["timeout"] * 1000)
+        call: dict[str, Any] = {"command": params.command or "", "description": ""}
+        if params.timeout is not None:
+            call["timeout"] = int(params.timeout * 1000)
         return ClaudeCall("Bash", call)
 
-    def from_claude(self, updated: dict[str, Any], args: dict[str, Any], cwd: Path) -> dict[str, Any]:
-        out = {k: v for k, v in args.items() if k != "timeout"}
-        out["command"] = updated.get("command", args.get("command"))
-        timeout = updated.get("timeout")
+    def from_claude(self, updated: ClaudeCall, params: BashParams, cwd: Path) -> dict[str, Any]:
+        """The hook's command and timeout (milliseconds, back in seconds); the rest of the call as it was."""
+        out: dict[str, Any] = {"command": updated.input.get("command", params.command)}
+        if params.restart:
+            out["restart"] = True
+        timeout = updated.input.get("timeout")
         if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
             out["timeout"] = timeout / 1000
-        elif "timeout" in args:
-            out["timeout"] = args["timeout"]
+        elif params.timeout is not None:
+            out["timeout"] = params.timeout
         return out
 
     def _config(self, ctx: ToolContext) -> SandboxConfig:
@@ -89,20 +109,13 @@ class BashTool(Tool):
             self._shell = shell
         return shell
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        command = args.get("command")
-        restart = args.get("restart") is True
-        if command is not None and not isinstance(command, str):
-            return ToolResult("`command` must be a string.", is_error=True)
-        if not restart and not (command or "").strip():
-            return ToolResult("Give a `command` to run (or `restart: true` to restart the shell).", is_error=True)
+    def run(self, params: BashParams, ctx: ToolContext) -> ToolResult:
+        command, restart = params.command or "", params.restart
         cfg = self._config(ctx)
-        timeout = args.get("timeout", cfg.timeout)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            return ToolResult(f"`timeout` must be a positive number of seconds, not {timeout!r}.", is_error=True)
+        timeout = params.timeout if params.timeout is not None else cfg.timeout
         notes: list[str] = []
         if timeout > cfg.max_timeout:
-            if "timeout" in args:
+            if params.timeout is not None:
                 notes.append(f"[timeout capped at {cfg.max_timeout:g}s by the sandbox config]")
             timeout = cfg.max_timeout
         if cfg.enabled:
@@ -120,7 +133,7 @@ class BashTool(Tool):
                         shell.close()
                         ctx.services.pop("shell", None)
                     shell = self._shell_for(ctx, cfg)
-                    if not (command or "").strip():
+                    if not command.strip():
                         text = f"Shell restarted in {shell.cwd}."
                         if not cfg.enabled:
                             text += "\n" + UNSANDBOXED_NOTE
@@ -137,7 +150,7 @@ class BashTool(Tool):
                 if result.detached:  # the user's Ctrl+B: the shell, its sandbox and the command become a job
                     ctx.services.pop("shell", None)
                     self._shell = None
-                    job = jobs.adopt(shell, command or "", result.output, time.monotonic() - result.duration)
+                    job = jobs.adopt(shell, command, result.output, time.monotonic() - result.duration)
             except (ShellError, ConfigError) as exc:
                 ctx.services.pop("shell", None)
                 return ToolResult(f"The shell could not run: {exc}", is_error=True,

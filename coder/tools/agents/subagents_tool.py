@@ -7,45 +7,53 @@ the caller itself started ("read")."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Literal
 
-from coder.tools.agent_control import AGENT_CONTROL, AgentControl
+from coder.base.schema import key
+from coder.tools.agents.control import AGENT_CONTROL, AgentControl
 from coder.tools.base import CallFacts, PermissionClass, Tool, ToolContext, ToolContract, ToolResult
+from coder.tools.params import Params
 
-ACTIONS = ("list", "read", "wait", "stop", "merge", "discard")
 #: longest wait one call may ask for (seconds): the caller polls again after it, and stays interruptible
 MAX_WAIT = 600.0
 
 
-class SubagentsTool(Tool):
+@dataclass(frozen=True)
+class SubagentsParams(Params):
+    """tools/subagents.json."""
+
+    action: Literal["list", "read", "wait", "stop", "merge", "discard"]
+    id: str | None = None
+    timeout: float = key(120.0, at_least=0)
+    despite_review: bool = False
+
+    @property
+    def ident(self) -> str:
+        return (self.id or "").strip()
+
+
+class SubagentsTool(Tool[SubagentsParams]):
     def __init__(self, contract: ToolContract) -> None:
         self.contract = contract
 
-    def permission_for(self, args: dict[str, Any], ctx: ToolContext) -> PermissionClass:
-        return "write" if args.get("action") == "merge" else "read"
+    def permission_for(self, params: SubagentsParams, ctx: ToolContext) -> PermissionClass:
+        return "write" if params.action == "merge" else "read"
 
-    def facts(self, args: dict[str, Any]) -> CallFacts:
-        action = str(args.get("action") or "list")
-        ident = str(args.get("id") or "").strip()
-        what = f"{action} {ident}".strip()
-        return CallFacts(f"{self.contract.name}: {what}", what, writes=action == "merge",
+    def facts(self, params: SubagentsParams) -> CallFacts:
+        what = f"{params.action} {params.ident}".strip()
+        return CallFacts(f"{self.contract.name}: {what}", what, writes=params.action == "merge",
                          maskable=self.contract.maskable)
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, params: SubagentsParams, ctx: ToolContext) -> ToolResult:
         control: AgentControl | None = ctx.services.get(AGENT_CONTROL)
         if control is None:
             return ToolResult("Subagents are not available in this session.", True)
-        action = str(args.get("action") or "list")
-        ident = str(args.get("id") or "").strip()
-        if action not in ACTIONS:
-            return ToolResult(f"Unknown action {action!r}: use one of {', '.join(ACTIONS)}.", True)
+        action, ident = params.action, params.ident
         if action == "list":
             return control.listing()
         if action == "wait":
-            timeout = args.get("timeout", 120)
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-                return ToolResult(f"`timeout` must be a number of seconds, not {timeout!r}.", True)
-            return control.wait([ident] if ident else [], min(float(timeout), MAX_WAIT), ctx.cancel)
+            return control.wait([ident] if ident else [], min(params.timeout, MAX_WAIT), ctx.cancel)
         if not ident:
             return ToolResult(f"`{action}` needs the agent's `id` (`list` shows them).", True)
         if action == "read":
@@ -53,5 +61,5 @@ class SubagentsTool(Tool):
         if action == "stop":
             return control.stop(ident)
         if action == "merge":
-            return control.merge(ident, despite_review=args.get("despite_review") is True)
+            return control.merge(ident, despite_review=params.despite_review)
         return control.discard(ident)
