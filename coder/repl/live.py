@@ -14,6 +14,7 @@ from coder.base import events as ev
 
 MAX_LINES = 200
 WIDE = 400  # a single line longer than this is cut: a minified file would fill the screen
+PREFIX = len(f"{0:>5.0f}s │ ")  # the columns before each line: the command's terminal is that much narrower
 
 
 @dataclass
@@ -54,6 +55,7 @@ class LiveOutput:
                 self._show(call, call.partial)
 
     def _show(self, call: _Call, line: str) -> None:
+        """`  12s │ line`: PREFIX columns before the command's own line."""
         line = line.rstrip()
         if not line.strip():
             return

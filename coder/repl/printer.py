@@ -4,6 +4,7 @@ Markdown and diffs rendered on a terminal and plain on a pipe, and the totals it
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from rich.console import Console
@@ -13,6 +14,7 @@ from coder.base.termsafe import visible
 from coder.evidence.record import Evidence, nudge_line
 from coder.frontend.calls import failure, result_line, tool_title
 from coder.frontend.compaction import compaction_line, compaction_started
+from coder.repl.echo import EchoingOut
 from coder.repl.live import LiveOutput
 from coder.repl.markdown import MarkdownStream
 from coder.repl.term import StreamWrap
@@ -26,9 +28,11 @@ class Printer:
     sequences shown, not executed; the colours Rich adds afterwards are the only escape codes written."""
 
     def __init__(self, out: Any = None, color: bool | None = None) -> None:
-        self.out = out or sys.stdout
+        out = out or sys.stdout
+        # on a terminal, the keys typed during a turn are kept on a line of their own below the output
+        self.out: Any = EchoingOut(out) if is_tty(out) else out
         color = self.out.isatty() if color is None else color
-        self.wrap = is_tty(self.out)  # on a terminal, long lines wrap at word boundaries at its width
+        self.wrap = is_tty(out)  # on a terminal, long lines wrap at word boundaries at its width
         self.console = Console(file=self.out, highlight=False, no_color=not color, force_terminal=color,
                                soft_wrap=not self.wrap, markup=False)
         self.streaming = False
@@ -36,6 +40,28 @@ class Printer:
         self.totals = {"tokens": 0, "cost": 0.0, "ctx": 0, "window": 0}
         self.live = LiveOutput(lambda text: self.line(text, "dim"))  # a running command's lines, as they come
         self.warnings = 0  # stuck warnings this turn: the first is printed, the count at the turn's end
+
+    def typed(self, text: str) -> None:
+        """What the person has typed during the turn so far (the next message's start), shown below the output."""
+        if isinstance(self.out, EchoingOut):
+            self.out.show(text)
+
+    def clear_typed(self) -> None:
+        """The prompt is about to show the typed text itself: take the echo away."""
+        if isinstance(self.out, EchoingOut):
+            self.out.clear()
+
+    def asking(self) -> AbstractContextManager[None]:
+        """A question is asked through the terminal's reader: the typed line steps aside until it is answered."""
+        return self.out.paused() if isinstance(self.out, EchoingOut) else nullcontext()
+
+    def raw(self, text: str) -> None:
+        """Escape sequences that draw nothing (a notification), past the typed line."""
+        if isinstance(self.out, EchoingOut):
+            self.out.raw(text)
+        else:
+            self.out.write(text)
+            self.out.flush()
 
     def _end_stream(self) -> None:
         if self.streaming:

@@ -39,6 +39,7 @@ from coder.frontend.history import InputHistory
 from coder.frontend.notify import Notifier, for_session
 from coder.host.git import repo_top
 from coder.policy.base import PermissionAnswer
+from coder.repl.live import PREFIX
 from coder.repl.printer import Printer, is_tty
 from coder.repl.term import KeyWatcher, LineReader
 from coder.trust import decisions as trust
@@ -139,6 +140,10 @@ class Repl:
             opened = self.opener(on_event, self.ask, override)
         else:
             from coder.engine.builder import open_session  # lazy: the prompt shows before the engine loads
+            from coder.sandbox.shell import reserve_columns  # lazy: as open_session
+
+            if self.reader.interactive:  # a command's lines are printed after `  12s │ `: its terminal is narrower
+                reserve_columns(PREFIX)
 
             opened = open_session(options_from_args(self.args, **override), on_event, self.ask, ask_trust)
         history: list[ev.Event] = []
@@ -157,7 +162,7 @@ class Repl:
             sink[0] = self._event
 
         self.opened = opened
-        self.notifier = for_session(opened, self._echo if is_tty(sys.stdout) else None)
+        self.notifier = for_session(opened, self.printer.raw if is_tty(sys.stdout) else None)
         return show
 
     def _event(self, event: ev.Event) -> None:
@@ -199,9 +204,10 @@ class Repl:
         self.printer.line(request.describe())
         self.printer.line(untrusted_means(request), "dim")
         question = trust_question()
-        self.print_choices(question)
         try:
-            answer = self.reader.ask_choice(question, self._keep, self.print_choices)
+            with self.printer.asking():
+                self.print_choices(question)
+                answer = self.reader.ask_choice(question, self._keep, self.print_choices)
         except (KeyboardInterrupt, EOFError):
             answer = "not_now"
         self.printer.line(saved_note(answer, []) or "not trusted: coder ignores what this repository defines",
@@ -222,7 +228,7 @@ class Repl:
                                     "terminal; the call was denied. Say in your report what you needed.")
         # The key watcher steps aside before the question is printed: a key typed the moment the question shows
         # belongs to the question, not to the type-ahead of the next message.
-        with self.keys.paused() if self.keys is not None else contextlib.nullcontext():
+        with self.keys.paused() if self.keys is not None else contextlib.nullcontext(), self.printer.asking():
             return self._ask(request)
 
     def _ask(self, request: ev.PermissionRequest) -> Any:
@@ -273,10 +279,10 @@ class Repl:
             return
         if self.keys is not None:
             self.keys.typeahead += text
+            self.printer.typed(self.keys.typeahead)
         else:
             self.reader.typeahead += text
-        sys.stdout.write(text)
-        sys.stdout.flush()
+            self.printer.typed(self.reader.typeahead)
 
     # ---- the loop ---------------------------------------------------------------------------------------------
     def send(self, text: str) -> None:
@@ -300,8 +306,8 @@ class Repl:
         try:
             if self.reader.interactive:
                 typed, self.reader.typeahead = self.reader.typeahead, ""  # typed right after the Enter
-                self._echo(typed)
-                with KeyWatcher(session.interrupt, echo=self._echo, on_background=session.background,
+                self.printer.typed(typed)
+                with KeyWatcher(session.interrupt, echo=self.printer.typed, on_background=session.background,
                                 typeahead=typed) as self.keys:
                     outcome = session.send(text, attached)
                 self.reader.typeahead = self.keys.take_typeahead()
@@ -313,10 +319,6 @@ class Repl:
         finally:
             self.keys = None
             signal.signal(signal.SIGINT, previous)
-
-    def _echo(self, text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
 
     def command(self, line: str) -> bool:
         """Run a slash command; False when the REPL should end."""
@@ -377,6 +379,7 @@ class Repl:
                 try:
                     self.show_opened()
                     self.printer.say_ended_jobs()  # a background job that ended is said before the prompt
+                    self.printer.clear_typed()  # the prompt shows what was typed during the turn itself
                     text = self.reader.read(lambda: f"{self.mode()}> ", on_ready=self.start_opening)
                     self.wait_opened()
                 except KeyboardInterrupt:

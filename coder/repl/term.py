@@ -42,7 +42,8 @@ class KeyWatcher:
         self.on_escape = on_escape
         self.on_background = on_background  # Ctrl+B: the running command goes to the background
         self.stream = stream or sys.stdin
-        self.echo = echo  # type-ahead is shown as it is typed (the terminal's own echo is off: it shows Esc as ^[)
+        #: shows the type-ahead (all of it) as it is typed (the terminal's own echo is off: it shows Esc as ^[)
+        self.echo = echo
         self.typeahead = typeahead  # what was typed before the turn began (with the Enter that sent it) comes first
         self._fd: int | None = None
         self._saved: Any = None
@@ -132,17 +133,14 @@ class KeyWatcher:
             return
         if b"\x02" in data and self.on_background is not None:
             self.on_background()
-        shown = []
+        before = self.typeahead
         for ch in data.decode("utf-8", "ignore"):
             if ch in "\x7f\b":
-                if self.typeahead:
-                    shown.append("\b \b")
                 self.typeahead = self.typeahead[:-1]
             elif ch.isprintable():
                 self.typeahead += ch
-                shown.append(ch)
-        if shown and self.echo is not None:
-            self.echo("".join(shown))
+        if self.typeahead != before and self.echo is not None:
+            self.echo(self.typeahead)  # all of it: the printer keeps it on its own line (coder/repl/echo.py)
 
     def take_typeahead(self) -> str:
         text, self.typeahead = self.typeahead, ""

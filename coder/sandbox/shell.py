@@ -412,11 +412,21 @@ class PersistentShell:
                            "background jobs were lost")
 
 
+#: columns a frontend prints before each line of a running command's output (`--plain`'s `    3s │ `): the
+#: command's terminal is that much narrower than coder's, so its lines fit (issue 47: they wrapped)
+_RESERVED = [0]
+
+
+def reserve_columns(columns: int) -> None:
+    """The frontend shows a command's lines after `columns` of its own (called once, by `--plain`)."""
+    _RESERVED[0] = max(columns, 0)
+
+
 def terminal_size() -> tuple[int, int]:
-    """(rows, columns) of coder's own terminal (COLUMNS and LINES when set), or 50 x 200 without one (`coder run`
-    in a pipe, batch): what a command in the sandbox is told its terminal is."""
+    """(rows, columns) of coder's own terminal (COLUMNS and LINES when set), less the columns a frontend reserved,
+    or 50 x 200 without one (`coder run` in a pipe, batch): what a command in the sandbox is told its terminal is."""
     columns, lines = shutil.get_terminal_size((200, 50))
-    return max(lines, 10), max(columns, 40)
+    return max(lines, 10), max(columns - _RESERVED[0], 40)
 
 
 def _quote(text: str) -> str:

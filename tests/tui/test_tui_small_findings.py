@@ -176,3 +176,66 @@ def test_a_command_typed_in_a_burst_is_the_one_its_start_names(git_repo: Path, t
         tmux.wait("Unknown command /co. Did you mean")  # rendered: the backticks are code
     finally:
         tmux.close()
+
+
+def test_plain_keeps_keys_typed_during_live_output_off_it_and_fits_its_lines(git_repo: Path,
+                                                                              tmp_path: Path) -> None:
+    """`--plain` drew the keys typed while a command printed inside its output (`step 2hello`), and told the
+    command a terminal as wide as its own, so a full line printed after `  3s │ ` wrapped. The typed keys stay on a
+    line below the output (and start the next prompt); the command's terminal is narrower by that prefix, so a line
+    as wide as `tput cols` says fits."""
+    import re
+
+    command = ("tput cols; printf '%*s\\n' \"$(tput cols)\" '' | tr ' ' x; "  # a line as wide as it is told
+               "for i in 1 2 3 4 5 6; do echo step $i; sleep 0.5; done")
+    turns = {"turns": [{"text": "Running.", "tool_calls": [{"name": "bash", "input": {"command": command}}]},
+                       {"text": "All steps ran."}]}
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--permission-mode", "auto", "--plain"), git_repo,
+                width=100, height=40)
+    try:
+        tmux.wait("auto>")
+        tmux.type_at_prompt("go")
+        tmux.send("Enter")
+        tmux.wait("step 1")
+        for ch in "hello world":
+            tmux.type(ch)
+            time.sleep(0.25)
+        screen = tmux.wait("All steps ran.", "ctx ")
+        steps = [line for line in screen.splitlines() if "│ step" in line]
+        assert len(steps) == 6 and all(re.fullmatch(rf"\s+\d+s │ step {n}", line.rstrip())
+                                       for n, line in enumerate(steps, 1)), steps  # no typed key inside them
+        told = next(line for line in screen.splitlines() if re.fullmatch(r"\s+\d+s │ \d+", line.rstrip()))
+        columns = int(told.split("│")[1])
+        assert columns <= 100 - 9, told  # 9 columns for `  3s │ ` (from a new pane coder once read 80 columns)
+        assert re.search(rf"\d+s │ x{{{columns}}}\n", screen), screen  # the full line fits on one line of the screen
+        tmux.wait("auto> hello world")
+    finally:
+        tmux.close()
+
+
+def test_plain_keeps_keys_typed_before_a_question_off_its_lines(git_repo: Path, tmp_path: Path) -> None:
+    """The keys typed during a turn are drawn below the output; a permission question that comes then is printed
+    without them (its `>` line read `hello1-5 or ↑↓ and Enter answer`), and they come back under the answer and
+    start the next prompt, once."""
+    turns = {"turns": [{"text": "Waiting.", "tool_calls": [{"name": "bash", "input": {"command": "sleep 3"}}]},
+                       {"text": "Now the file.", "tool_calls": [{"name": "bash", "input": {"command": "touch x.txt"}}]},
+                       {"text": "All done."}]}
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--plain"), git_repo, width=100, height=40)
+    try:
+        tmux.wait("ask>")
+        tmux.type_at_prompt("go")
+        tmux.send("Enter")
+        tmux.wait("sleep 3")
+        tmux.type("hello")
+        tmux.wait("hello")
+        screen = tmux.wait("Allow bash: touch x.txt?", "Enter answer")
+        hint = next(line for line in screen.splitlines() if "Enter answer" in line)
+        assert hint.startswith("1-"), screen  # the question's own line, no typed keys before it
+        assert "hello" not in screen.split("Allow bash: touch x.txt?")[1], screen
+        time.sleep(1.5)  # the question armed, the keyboard quiet
+        tmux.send("1")
+        screen = tmux.wait("All done.", "ask> hello")
+        assert screen.count("hello") == 1, screen  # at the prompt only: the typed line went when it came
+        assert (git_repo / "x.txt").exists()
+    finally:
+        tmux.close()
