@@ -88,11 +88,11 @@ def test_app_no_typing_saves_a_lasting_rule(git_repo: Path, script: Path, tmp_pa
         tmux.send("Enter")
         tmux.wait(DELIBERATE)
         tmux.send("Down")
-        tmux.wait("Enter saves it")
+        tmux.wait("Enter saves it · ↑")  # "Yes, save" highlighted (not "↓ then Enter saves it")
         tmux.send("Enter")
-        tmux.wait("saved: allow bash(touch*) in this project", "All files are made.")
+        tmux.wait("saved: allow bash(touch*) in this project")  # at once: the calls it allows may scroll it away
+        tmux.wait("All files are made.", "idle │")
         assert remembered_rules_path(git_repo).exists() and (git_repo / f"made{CALLS}.txt").exists()
-        tmux.wait("idle │")
         tmux.send("C-u")
         tmux.quit_app()
     finally:
