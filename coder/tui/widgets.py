@@ -152,6 +152,7 @@ class CompletionList(Static):
         self.update(text)
 
 
+NEW_LINE_KEYS = ("shift+enter", "ctrl+j", "alt+enter")  # a new line in the message; Enter sends it
 PROMPT_PLACEHOLDER = "Ask coder… (Enter sends, Ctrl+J new line, / commands, @ files, Esc back here)"
 
 
@@ -186,7 +187,7 @@ class PromptInput(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
-        if key in ("shift+enter", "ctrl+j", "alt+enter"):
+        if key in NEW_LINE_KEYS:
             event.stop()
             event.prevent_default()
             self.insert("\n")
