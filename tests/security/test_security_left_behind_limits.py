@@ -30,8 +30,8 @@ def _inotify_instances() -> int:
 def _plant(repo: Path, tmp_path: Path) -> str:
     tool, ctx, _ = _shell(repo, tmp_path / "state", None)
     try:
-        tool.run({"command": "true"}, ctx)  # the baseline
-        return tool.run({"command": PLANT}, ctx).output
+        tool.run(tool.parse({"command": "true"}), ctx)  # the baseline
+        return tool.run(tool.parse({"command": PLANT}), ctx).output
     finally:
         tool.close()
 
@@ -59,7 +59,7 @@ def test_a_shell_gives_its_inotify_instance_back_when_it_ends(repo: Path, tmp_pa
     before = _inotify_instances()
     tool, ctx, _ = _shell(repo, tmp_path / "state", None)
     try:
-        tool.run({"command": "true"}, ctx)
+        tool.run(tool.parse({"command": "true"}), ctx)
         assert _inotify_instances() == before + 1, "no inotify instance: /proc/sys/fs/inotify/max_user_instances " \
             "reached (another process leaks them), so the check walks instead of watching"
     finally:
@@ -67,8 +67,8 @@ def test_a_shell_gives_its_inotify_instance_back_when_it_ends(repo: Path, tmp_pa
     assert _inotify_instances() == before
     tool, ctx, _ = _shell(repo, tmp_path / "state", None)  # a later shell in the same workspace still checks
     try:
-        output = tool.run({"command": "mkdir -p .venv/bin && touch .venv/pyvenv.cfg .venv/bin/git && echo MADE"},
-                          ctx).output
+        made = tool.parse({"command": "mkdir -p .venv/bin && touch .venv/pyvenv.cfg .venv/bin/git && echo MADE"})
+        output = tool.run(made, ctx).output
     finally:
         tool.close()
     assert "MADE" in output and ".venv/bin/git" in output, output

@@ -29,8 +29,8 @@ def _bash(repo: Path, tmp_path: Path, *commands: str) -> list[str]:
     """Each command through the bash tool, in one shell, nobody to ask (as headless); the outputs."""
     tool, ctx, _ = _shell(repo, tmp_path / "state", None)
     try:
-        tool.run({"command": "true"}, ctx)  # the baseline
-        return [tool.run({"command": command}, ctx).output for command in commands]
+        tool.run(tool.parse({"command": "true"}), ctx)  # the baseline
+        return [tool.run(tool.parse({"command": command}), ctx).output for command in commands]
     finally:
         tool.close()
 
