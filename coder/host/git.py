@@ -18,7 +18,8 @@ review, commits and batch workspaces. So every host git command gets:
   directory, found here rather than by git, so a planted `.git` file, `.git/commondir` or `core.worktree` cannot
   move the work tree (and with it coder's workspace) away from the directory the user started in or its ancestors;
 - a refusal to run at all when the git dir holds a symlink git would write through (refs, logs, objects, index),
-  so no host git command of coder's appends a reflog line or writes an object outside the repository.
+  so no host git command of coder's appends a reflog line or writes an object outside the repository (the git
+  dir is read for that, and a `.git` file's path, in coder/host/gitdir.py).
 
 Every git process starts through the door (coder/host/spawn.py: program found outside the workspace, stdin
 closed, a timeout, its own process group), with the work tree as its working directory: git's job is that tree,
@@ -33,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from coder.host import gitconfig
+from coder.host.gitdir import PlantedGitDir, check_git_dir_links, gitfile_target, read_small
 from coder.host.spawn import CompletedProcess, Text, safe_env, which, workspaces
 from coder.host.spawn import run as door_run
 
@@ -143,20 +145,6 @@ def _git(cwd: Path, args: Sequence[str], env: Mapping[str, str], timeout: float,
                     text=text, errors="surrogateescape" if text else None)
 
 
-class PlantedGitDir(OSError):
-    """The repository's `.git` holds something git itself never puts there (a `commondir` in a top-level git dir,
-    a symlink git would write through); nothing is run until it is removed."""
-
-
-#: entries of a git dir that git never writes through, so a symlink there is the user's own (the sandbox cannot
-#: write either: both are mounted read-only in it)
-LINKS_ALLOWED = frozenset({"hooks", "config"})
-#: folders of a git dir whose whole tree git writes into (loose refs and reflogs): every entry is checked
-WALKED = ("refs", "logs")
-#: folders under objects/ that git writes files into (the fan-out folders are checked as entries of objects/)
-OBJECT_FOLDERS = ("pack", "info")
-
-
 def repo_top(cwd: Path) -> Path | None:
     """The nearest directory at or above `cwd` that holds a `.git` entry (a directory, a gitdir file or a link),
     as git's own discovery would find it (stopping at a file system boundary), or None.
@@ -202,7 +190,7 @@ def pinned_repo(cwd: Path) -> dict[str, str]:
         check_git_dir_links(dot_git)
         gdir = str(dot_git)
         return {"GIT_DIR": gdir, "GIT_COMMON_DIR": gdir, "GIT_WORK_TREE": str(top)}
-    target = _gitfile_target(dot_git)
+    target = gitfile_target(dot_git)
     if target is not None and target.is_dir():
         _check_points_back(dot_git, target, top)
         check_git_dir_links(target)
@@ -216,7 +204,7 @@ def _check_points_back(dot_git: Path, target: Path, top: Path) -> None:
     make coder's checkpoints write refs and objects into somebody else's git dir, anywhere on the host."""
     if target == top or top in target.parents:
         return
-    back = _read_small(target / "gitdir")
+    back = read_small(target / "gitdir")
     if back is not None and os.path.realpath(back.strip() or "/nonexistent") == os.path.realpath(dot_git):
         return
     proc = _git(top, ["config", "--file", str(target / "config"), "--get", "core.worktree"], host_git_env(), 30,
@@ -228,88 +216,6 @@ def _check_points_back(dot_git: Path, target: Path, top: Path) -> None:
         f"{dot_git} names the git dir {target}, outside {top}, and that git dir does not name this work tree "
         "back (as a linked worktree or a submodule would): something (a command in the sandbox?) planted it. "
         "coder runs no git here until you have checked and removed it.")
-
-
-def _read_small(path: Path) -> str | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(4096).decode("utf-8", "surrogateescape")
-
-
-def gitfile_path(data: bytes) -> str | None:
-    """The path a `.git` file's text names, read exactly as git reads it (`read_gitfile_gently`): the text after
-    `gitdir: ` with trailing newlines and carriage returns removed, nothing else (a path with leading spaces or an
-    inner newline is that path); None when git would refuse the file."""
-    if not data.startswith(b"gitdir: "):
-        return None
-    path = data[len(b"gitdir: "):].rstrip(b"\r\n")
-    return path.decode("utf-8", "surrogateescape") if path else None
-
-
-def _gitfile_target(dot_git: Path) -> Path | None:
-    """The git dir a `.git` link or `gitdir: PATH` file names (None when it names none: git then fails)."""
-    if dot_git.is_symlink():
-        return Path(os.path.realpath(dot_git))
-    try:
-        with open(dot_git, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW | os.O_NONBLOCK)) as fh:
-            named = gitfile_path(fh.read(65536))
-    except OSError:
-        return None
-    return None if named is None else Path(os.path.realpath(dot_git.parent / named))
-
-
-def check_git_dir_links(gdir: Path) -> None:
-    """Raise PlantedGitDir when `gdir` holds a symlink that git writes through: one of its own entries (but the
-    read-only `hooks` and `config`), anything under `refs/` and `logs/` (loose refs, reflogs), a fan-out folder
-    of `objects/`, or an entry of `objects/pack` and `objects/info`. The sandbox can write all of these, and git
-    appends reflog lines and writes objects through a link as through a file. Costs a few scandirs (the object
-    files themselves are not walked: git writes them by a temp file and a link, never through one)."""
-    found = _links_in(gdir, "", LINKS_ALLOWED)
-    for name in WALKED:
-        found += _links_below(gdir, name)
-    found += _links_in(gdir, "objects")
-    for name in OBJECT_FOLDERS:
-        found += _links_in(gdir, f"objects/{name}")
-    if found:
-        shown = ", ".join(f"{gdir / rel} -> {os.readlink(gdir / rel) if os.path.islink(gdir / rel) else '?'}"
-                          for rel in found[:5]) + (" ..." if len(found) > 5 else "")
-        raise PlantedGitDir(
-            f"symbolic link(s) in the git dir {gdir}: {shown}. Git writes through them (reflogs, refs, objects, "
-            "the index), so something (a command in the sandbox?) planted them to make coder's host git write "
-            "outside the repository. coder runs no git here until you have checked and removed them.")
-
-
-def _links_in(gdir: Path, rel: str, allowed: frozenset[str] = frozenset()) -> list[str]:
-    """The symlinks among the entries of `gdir/rel` (none when it is missing)."""
-    try:
-        with os.scandir(gdir / rel if rel else gdir) as it:
-            return [f"{rel}/{e.name}" if rel else e.name for e in it if e.name not in allowed and e.is_symlink()]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-
-
-def _links_below(gdir: Path, rel: str) -> list[str]:
-    """The symlinks in the tree `gdir/rel`, itself included (never descending into one)."""
-    if os.path.islink(gdir / rel):
-        return [rel]
-    found: list[str] = []
-    todo = [rel]
-    while todo:
-        here = todo.pop()
-        try:
-            with os.scandir(gdir / here) as it:
-                for entry in it:
-                    child = f"{here}/{entry.name}"
-                    if entry.is_symlink():
-                        found.append(child)
-                    elif entry.is_dir(follow_symlinks=False):
-                        todo.append(child)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-    return found
 
 
 def subcommand(args: Sequence[str]) -> tuple[int, str]:
@@ -344,7 +250,7 @@ def repo_roots(cwd: Path, env: Mapping[str, str]) -> list[str]:
             roots.append(os.path.realpath(env[name]))
     gdir = env.get("GIT_DIR")
     if gdir and not os.path.isdir(gdir):  # a `.git` file: the git dir it names
-        target = _gitfile_target(Path(gdir))
+        target = gitfile_target(Path(gdir))
         if target is not None:
             roots.append(str(target))
     top = repo_top(cwd)

@@ -39,6 +39,7 @@ from pathlib import Path
 from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.host import TimeoutExpired
 from coder.host import git as hostgit
+from coder.host.gitdir import gitfile_path
 from coder.sandbox.findings import DANGEROUS_KEYS, AfterHooks, Finding, dangerous_config, report
 from coder.sandbox.leftovers import Leftovers
 from coder.sandbox.nested import nested_entries, read_regular
@@ -57,7 +58,7 @@ def _git_dir_of(entry: Path, workspace: Path) -> Path | None:
         if entry.is_symlink():
             target = Path(os.path.realpath(entry))
         else:
-            named = hostgit.gitfile_path(read_regular(entry, 65536) or b"")
+            named = gitfile_path(read_regular(entry, 65536) or b"")
             if named is None:
                 return None
             target = Path(os.path.realpath(entry.parent / named))
@@ -269,7 +270,7 @@ class AfterCheck:
         dot_git = self.workspace / path / ".git"
         if dot_git.is_symlink() or not dot_git.is_file():
             return False
-        named = hostgit.gitfile_path(read_regular(dot_git, 65536) or b"")
+        named = gitfile_path(read_regular(dot_git, 65536) or b"")
         if named is None:
             return False
         modules = Path(os.path.realpath(self.workspace / ".git" / "modules"))

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from coder.base.errors import ConfigError
 from coder.base.settings import Repo, SettingError, setting
-from coder.host.git import gitfile_path
+from coder.host.gitdir import gitfile_path
 from coder.netproxy.domains import check_pattern, check_presets
 from coder.sandbox.aftercheck import checker
 from coder.sandbox.nested import nested_entries, read_regular
