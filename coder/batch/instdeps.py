@@ -36,7 +36,8 @@ import shlex
 from collections.abc import Iterable
 from pathlib import Path
 
-from coder.batch.envs import WHEELHOUSE, file_lock, run_build_step, venv_env
+from coder.batch.envs import file_lock, run_build_step, venv_env
+from coder.batch.envsteps import WHEELHOUSE
 from coder.batch.instances import Instance
 from coder.batch.workspace import WorkspaceError, create_workspace, git, remove_workspace
 from coder.fs.beneath import read_beneath

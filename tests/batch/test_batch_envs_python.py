@@ -15,17 +15,8 @@ from pathlib import Path
 import pytest
 from batch_fixtures import GOLD_PATCH, git
 
-from coder.batch.envs import (
-    BUILD_REQUIRES,
-    CONDA_BASE,
-    PIP_UPGRADE,
-    EnvSpec,
-    build_steps,
-    find_python,
-    load_spec_table,
-    venv_env,
-    wheelhouse_step,
-)
+from coder.batch.envs import EnvSpec, find_python, load_spec_table, venv_env
+from coder.batch.envsteps import BUILD_REQUIRES, CONDA_BASE, PIP_UPGRADE, build_steps, wheelhouse_step
 from coder.batch.evaluate import EvalConfig, evaluate
 from coder.batch.instances import load_instances
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from coder.batch import grading
 from coder.batch.condayml import read_yml_requirements
-from coder.batch.envs import ERA_PIP, PIP_UPGRADE, build_steps, missing_distribution
+from coder.batch.envs import missing_distribution
+from coder.batch.envsteps import ERA_PIP, PIP_UPGRADE, build_steps
 from coder.batch.instances import Instance
 from coder.batch.specs import (
     EnvSpec,
