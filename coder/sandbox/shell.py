@@ -45,7 +45,8 @@ from coder.sandbox.env import sandbox_env
 from coder.sandbox.findings import AfterHooks
 from coder.sandbox.held import Held as _Resources
 from coder.sandbox.network import NetworkLink, proxy_env
-from coder.sandbox.profile import CONTROL_DIR, Protected, SandboxConfig, bwrap_args, protected_paths
+from coder.sandbox.profile import CONTROL_DIR, SandboxConfig, bwrap_args
+from coder.sandbox.protected import Protected, protected_paths
 from coder.sandbox.text import clean_output
 
 STARTUP_TIMEOUT = 20.0

@@ -12,7 +12,7 @@ from repo_support import git
 
 from coder.sandbox import nested
 from coder.sandbox.nested import NestedScanner
-from coder.sandbox.profile import protected_paths
+from coder.sandbox.protected import protected_paths
 
 
 def _found(scanner: NestedScanner, root: Path) -> set[str]:
