@@ -6,8 +6,9 @@ A repository with a big ignored `.venv` (folders of `.py` files and their `__pyc
 `node_modules` (with a `.bin`), the kinds of trees whose every file the check must cover. Measured in the same
 run, alternating: one `PersistentShell.run("true")` with the whole check (round 2's git check plus the leftovers),
 and with the leftovers part switched off (round 2 as it was); medians. Also: the baseline (the first look of a
-session: one walk, one watch per folder), and one look when inotify is not there or overflowed (a walk and a stat
-of every file of a kind), which is what every call would cost without the kernel's help.
+session: one walk, one watch per folder and per file of a kind), and one look when inotify is not there or
+overflowed (a walk and a stat of every file of a kind), which is what every call would cost without the kernel's
+help.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def main() -> None:
         f"{figures['without']:.1f} |",
         f"| one shell call (`true`), with the leftovers check | {figures['with']:.1f} |",
         f"| ratio | {ratio:.2f} |",
-        f"| the first look of a session (walk, one watch a folder, stats of the files of a kind) | "
+        f"| the first look of a session (walk, one watch a folder and one a file of a kind) | "
         f"{figures['baseline']:.1f} |",
         f"| one look without inotify (or after its queue overflowed): walk and stat | {figures['walk']:.1f} |",
     ]

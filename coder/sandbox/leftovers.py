@@ -37,7 +37,7 @@ is walked and every file of a kind statted; a walk cut at FOLDER_LIMIT folders s
 Files coder itself writes with the user's approval (the editor) are taken as they are (`accept`). Not seen:
 anything the model writes that is not of a kind above (a `.py` in site-packages runs at import too: it is code the
 user can read, and `git status` of an ignored folder never shows it; a venv made in the sandbox is the model's as
-a whole), and a file of a kind rewritten through a hard link in a folder that is not watched (docs/decisions/43).
+a whole). Each file of a kind is watched itself too: a write through a hard link in a folder not watched is seen.
 """
 
 from __future__ import annotations
@@ -105,6 +105,8 @@ class Leftovers:
     venvs: set[str] = field(default_factory=set)
     #: the last walk stopped at FOLDER_LIMIT folders: what it did not reach is unchecked, and said so
     truncated: bool = False
+    #: files of a kind whose inode could not be watched (`TreeWatch.watch_file`): statted at every look
+    unwatched: set[str] = field(default_factory=set)
 
     # ---- what is where -----------------------------------------------------------------------------------
 
@@ -190,6 +192,10 @@ class Leftovers:
 
     def _take(self, rel: str, kind: str, key: tuple) -> None:
         self.keys[rel] = key
+        if self.watch is not None and self.watch.watch_file(str(self.workspace / rel)):
+            self.unwatched.discard(rel)
+        else:
+            self.unwatched.add(rel)
         if kind in RESTORED:
             data = _read(self.workspace / rel)
             if data is not None:
@@ -197,6 +203,7 @@ class Leftovers:
 
     def _forget(self, rel: str) -> None:
         self.keys.pop(rel, None)
+        self.unwatched.discard(rel)
         self.kept.pop(rel, None)
 
     def baseline(self) -> None:
@@ -234,7 +241,9 @@ class Leftovers:
             self.watch.close()
             self.watch = TreeWatch(str(self.workspace))
             self.watch.start()
-        touched |= {str(self.workspace / rel) for rel in self.git.targets}
+            for rel in self.keys:  # each file watched again
+                self._take(rel, "", self.keys[rel])
+        touched |= {str(self.workspace / rel) for rel in self.git.targets | self.unwatched}
         for path in touched:
             self._note_venv(self._rel(path))
         found: list[Finding] = []

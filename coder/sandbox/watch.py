@@ -9,8 +9,10 @@ whichever mount (the sandbox's bind of the workspace is the same inode): a look 
 
 Bounded and honest about it: the kernel queue holds `max_queued_events` (16,384 by default), and the user's
 watches are limited (`max_user_watches`); when the queue overflowed or a folder could not be watched, `drain`
-says so and the caller walks the tree instead (`walk`), as it does when inotify is missing. `.git` folders are not
-watched (coder/sandbox/aftercheck.py looks at them), nor `node_modules` beyond its `.bin`. Written with ctypes
+says so and the caller walks the tree instead (`Walk`), as it does when inotify is missing. `.git` folders are not
+watched (coder/sandbox/aftercheck.py looks at them), nor `node_modules` beyond its `.bin`. A folder's watch hears
+of writes through the names in it only, so each file the caller cares about can be watched itself (`watch_file`:
+its inode, whichever hard link is written through). Written with ctypes
 (three libc calls) rather than a package: inotify_simple and watchdog wrap the same calls, and watchdog brings
 threads and a polling fallback this does not want.
 """
@@ -31,11 +33,17 @@ IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED = 0x400, 0x800, 0x4000, 
 IN_ONLYDIR, IN_DONT_FOLLOW, IN_EXCL_UNLINK, IN_ISDIR = 0x1000000, 0x2000000, 0x4000000, 0x40000000
 MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
         | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
+#: on one file of a kind: a write or a link count change through any of its names (a hard link in a folder that
+#: is not watched: inotify tells a folder's watch only of writes through the names in it)
+FILE_MASK = IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW
 EVENT = struct.Struct("iIII")
 #: folders never watched nor walked (a `.git` is the git check's; `node_modules` only for its `.bin`)
 SKIP = frozenset({".git"})
 #: at most this many folders are watched or walked: a tree of a million folders degrades to walks, never hangs
 FOLDER_LIMIT = 100_000
+#: at most this many files are watched one by one (the rest are statted at every look): the user's watches
+#: (`max_user_watches`) are shared with the folders and every other program
+FILE_LIMIT = 50_000
 
 
 def _descend(parent: str, name: str) -> bool:
@@ -83,6 +91,7 @@ class TreeWatch:
         self.root = root
         self.fd = -1
         self.paths: dict[int, str] = {}  # watch descriptor -> folder
+        self.files: dict[int, set[str]] = {}  # watch descriptor -> the names a watched file is known by
         self.broken = ""  # why the watch cannot be trusted any more ("" while it can)
         try:
             self._libc = ctypes.CDLL(None, use_errno=True)
@@ -112,6 +121,17 @@ class TreeWatch:
             self.broken = f"a folder could not be watched ({os.strerror(code)})"
             return False
         self.paths[wd] = folder
+        return True
+
+    def watch_file(self, path: str) -> bool:
+        """Watch the file at `path` itself (its inode, not its folder): a write through any name is `path` touched.
+        False when it is not watched (the caller stats it at every look instead)."""
+        if self.broken or len(self.files) >= FILE_LIMIT:
+            return False
+        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), FILE_MASK)
+        if wd < 0:
+            return False
+        self.files.setdefault(wd, set()).add(path)
         return True
 
     def _add_tree(self, top: str) -> None:
@@ -149,6 +169,10 @@ class TreeWatch:
     def _event(self, wd: int, mask: int, name: str, touched: set[str]) -> None:
         if mask & IN_Q_OVERFLOW:
             self.broken = "too many changes at once (the kernel's queue overflowed)"
+            return
+        names = self.files.get(wd)
+        if names is not None:  # a watched file, through whichever name (gone: IN_IGNORED, the watch is dropped)
+            touched.update(self.files.pop(wd) if mask & IN_IGNORED else names)
             return
         folder = self.paths.get(wd)
         if mask & IN_IGNORED:

@@ -7,6 +7,7 @@ thing as the user would later, outside coder, and a control plants the same on t
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from repo_support import git
 from security_run_support import BASH_MODES, MODE_IDS, take_fired
-from test_security_left_behind import _run, _shell, _users_git, _venv, outside, repo
+from test_security_left_behind import STALE, _run, _shell, _users_git, _venv, outside, repo
 
 from coder.vcs.repo import Repo
 
@@ -201,3 +202,36 @@ def test_a_tracked_change_hidden_by_an_index_bit_is_shown(repo: Path, outside: P
     snapshot = Repo.open(repo).worktree_tree()
     assert "marker" in git(repo, "cat-file", "-p", f"{snapshot}:mod.py")
     assert git(repo, "ls-files", "-v", "mod.py")[0] in "hS"  # the user's index keeps the user's bit
+
+
+# ---- a hard link in a folder that is not watched ---------------------------------------------------------------
+
+def test_a_file_of_a_kind_rewritten_through_a_hard_link_is_seen(repo: Path, outside: Path, tmp_path: Path) -> None:
+    """The user's own `.venv/bin/tool` and `__pycache__/mod.*.pyc`, rewritten through hard links made in
+    `node_modules/h/` (a folder not watched), which the command then removes: no event names them."""
+    _venv(repo)
+    tool = repo / ".venv" / "bin" / "tool"
+    tool.write_text("#!/bin/sh\nexit 0\n")
+    tool.chmod(0o755)
+    _users_python(repo, "import mod")
+    pyc = next((repo / "__pycache__").glob("mod.*.pyc")).relative_to(repo)
+    bytecode = STALE.format(marker=str(outside / "marker"))
+    bytecode = bytecode.replace("importlib.util.cache_from_source('mod.py')", "'node_modules/h/a'")
+    plant = (f"mkdir -p node_modules/h && ln {pyc} node_modules/h/a && python3 -c {shlex.quote(bytecode)} && "
+             f"ln .venv/bin/tool node_modules/h/b && printf '#!/bin/sh\\n{outside / 'evil.sh'} tool\\n' > "
+             "node_modules/h/b && rm -rf node_modules")
+    (output,) = _bash(repo, tmp_path, plant)
+    assert "PLANTED" in output and ".venv/bin/tool" in output and str(pyc) in output, output
+    assert not tool.exists() and not (repo / pyc).exists()
+    env = {**os.environ, "PATH": f"{repo / '.venv' / 'bin'}:{os.environ['PATH']}"}
+    subprocess.run(["sh", "-c", "tool"], cwd=repo, env=env, capture_output=True, timeout=60)
+    _users_python(repo, "import mod")
+    assert take_fired(outside) == []
+    tool.write_text("#!/bin/sh\nexit 0\n")  # control: the user's files again, the same plant outside coder
+    tool.chmod(0o755)
+    pyc_path = next((repo / "__pycache__").glob("mod.*.pyc"))
+    assert pyc_path.relative_to(repo) == pyc
+    subprocess.run(["sh", "-c", plant], cwd=repo, check=True, capture_output=True, timeout=60)
+    subprocess.run(["sh", "-c", "tool"], cwd=repo, env=env, capture_output=True, timeout=60)
+    _users_python(repo, "import mod")
+    assert sorted(take_fired(outside)) == ["evil:tool", "pyc"]
