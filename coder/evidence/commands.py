@@ -215,20 +215,25 @@ def quoted(line: str, width: int = 200) -> str:
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _TEST_WORD = re.compile(r"\b(tests?|testing)\b", re.IGNORECASE)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+#: prose that names another kind of check: a span on such a line under a testing heading is not a test command
+_OTHER_CHECK = re.compile(r"\b(lint\w*|format\w*|style|type[- ]?check\w*|typing)\b", re.IGNORECASE)
 _INTERPRETER_ALONE = re.compile(r"^(?:python\d?(?:\.\d+)*|node|bash|sh|ruby|go|cargo|npm|make)$")
 
 
 def from_instructions(text: str) -> list[str]:
     """The project's own test commands, as its instructions (AGENTS.md, CLAUDE.md) give them: the code spans of a
     line whose prose (outside the spans) speaks of tests, and the lines of a code block opening within three lines
-    after one. A single word counts only as a script (`./check.sh`, `run-tests.sh`); a bare interpreter, or one
-    with flags only, never does."""
+    after one; under a heading that speaks of tests (`## Testing`), until the next heading, the spans of every
+    line that does not name another kind of check (lint, format, typing) and every code block. A single word
+    counts only as a script (`./check.sh`, `run-tests.sh`); a bare interpreter, or one with flags only, never
+    does."""
     found: list[str] = []
-    inside = take = False
+    inside = take = section = False
     after_test_line = 0  # prose lines left in which an opening fence starts a block of test commands
     for line in text.splitlines():
         if _FENCE.match(line):
-            inside, take = not inside, not inside and after_test_line > 0
+            inside, take = not inside, not inside and (after_test_line > 0 or section)
             continue
         if inside:
             command = line.strip().removeprefix("$ ")
@@ -236,7 +241,10 @@ def from_instructions(text: str) -> list[str]:
                 found.append(command)
             continue
         after_test_line = max(after_test_line - 1, 0)
-        if _TEST_WORD.search(_CODE_SPAN.sub(" ", line)):
+        prose = _CODE_SPAN.sub(" ", line)
+        if _HEADING.match(line):
+            section = bool(_TEST_WORD.search(prose))
+        elif _TEST_WORD.search(prose) or (section and not _OTHER_CHECK.search(prose)):
             found += _CODE_SPAN.findall(line)
             after_test_line = 3
     out: list[str] = []

@@ -88,3 +88,10 @@ def test_only_reads() -> None:
 ])
 def test_claims(text: str, claim: str) -> None:
     assert find_claim(text) == claim
+
+
+def test_test_commands_under_a_testing_heading() -> None:
+    text = ("# calc\n\nRun `make build` first.\n\n## Testing\n\nRun `./check.sh` before you finish.\n"
+            "Lint with `ruff check .` too; type-check with `mypy src`.\nFixtures live in `tests/conftest.py`.\n"
+            "```\nmake slow\n```\n\n## Style\n\nFormat with `black .` and keep `make docs` green.\n")
+    assert from_instructions(text) == ["./check.sh", "make slow"]  # not build, lint, typing, files, style

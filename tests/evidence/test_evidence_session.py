@@ -220,7 +220,7 @@ def test_off_and_what_a_repository_may_set(git_repo: Path, tmp_path: Path) -> No
     done, events = coder(repo, tmp_path, turns, env={"CODER_VERIFY": "off"})
     assert not of(events, "verify_nudge") and events[-1]["turns"] == 2, done.stderr
     assert (events[-1]["evidence"]["state"], events[-1]["evidence"]["nudged"]) == ("unverified", "")
-    (repo / ".coder").mkdir()
+    (repo / ".coder").mkdir(exist_ok=True)
     (repo / ".coder" / "config.toml").write_text('[verify]\non_unverified = "run"\n')
     subprocess.run(["git", "checkout", "-q", "calc.py"], cwd=repo, check=True)
     done, events = coder(repo, tmp_path, turns)
@@ -229,3 +229,26 @@ def test_off_and_what_a_repository_may_set(git_repo: Path, tmp_path: Path) -> No
     subprocess.run(["git", "checkout", "-q", "calc.py"], cwd=repo, check=True)
     done, events = coder(repo, tmp_path, turns)
     assert not of(events, "verify_nudge") and events[-1]["turns"] == 2, done.stderr  # lowered to off
+
+
+def test_the_projects_command_from_claude_md_and_from_a_trusted_config(git_repo: Path, tmp_path: Path) -> None:
+    repo = calc_repo(git_repo)
+    (repo / "check.sh").write_text("#!/bin/sh\nset -e\npython -m unittest discover -s tests 2>&1\n")
+    (repo / "check.sh").chmod(0o755)
+    (repo / "verify.sh").write_text("#!/bin/sh\nset -e\npython -m unittest discover -s tests 2>&1\n")
+    (repo / "verify.sh").chmod(0o755)
+    (repo / "CLAUDE.md").write_text("# calc\n\n## Testing\n\nRun `./check.sh` before you finish.\n")
+    commit(repo)
+    done, events = coder(repo, tmp_path, [FIX, bash("./check.sh"), {"text": "Ok."}])
+    run = events[-1]["evidence"]["runs"][0]
+    assert (events[-1]["evidence"]["state"], run["kind"]) == ("verified", "project"), done.stderr
+    subprocess.run(["git", "checkout", "-q", "calc.py"], cwd=repo, check=True)
+    done, events = coder(repo, tmp_path, [FIX, bash("./verify.sh"), {"text": "Ok."}])
+    assert events[-1]["evidence"]["state"] == "unverified", done.stderr  # a script nobody named, that imports nothing
+    (repo / ".coder").mkdir(exist_ok=True)
+    (repo / ".coder" / "config.toml").write_text('[review.tests]\ncommand = "./verify.sh"\n')
+    subprocess.run(["git", "checkout", "-q", "calc.py"], cwd=repo, check=True)
+    done, events = coder(repo, tmp_path, [FIX, bash("./verify.sh"), {"text": "Ok."}], "--permission-mode", "auto",
+                         "--trust")
+    run = events[-1]["evidence"]["runs"][0]
+    assert (events[-1]["evidence"]["state"], run["kind"]) == ("verified", "project"), done.stderr
