@@ -6,6 +6,9 @@ sandbox; the stored result says how the command ended."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -30,32 +33,42 @@ def how_it_ended(git_repo: Path) -> str:
     return str(done[0]["output"])
 
 
-@pytest.mark.parametrize("plain", [False, True])
-def test_ctrl_c_twice_during_a_command_stops_it_like_once(git_repo: Path, tmp_path: Path, plain: bool) -> None:
+def running_loop(git_repo: Path, tmp_path: Path, plain: bool) -> Tmux:
+    """The app or `--plain` in tmux, with the loop running (its first step printed)."""
     script = tmp_path / "loop.json"
     script.write_text(json.dumps({"turns": [
         {"text": "Running it.", "tool_calls": [{"name": "bash", "input": {"command": LOOP}}]},
         {"text": "Stopped as asked."}]}))
     extra = ("--permission-mode", "auto", "--plain") if plain else ("--permission-mode", "auto")
     tmux = Tmux(tmp_path, coder_command(script, *extra), git_repo, width=110, height=34)
+    tmux.wait("auto>" if plain else "idle │")
+    if plain:
+        tmux.type_at_prompt("go")
+    else:
+        tmux.type("go")
+    tmux.send("Enter")
+    tmux.wait("step 1")
+    return tmux
+
+
+def leave(tmux: Tmux, plain: bool) -> None:
+    if plain:
+        quit_plain(tmux)
+    else:
+        tmux.quit_app()
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_ctrl_c_twice_during_a_command_stops_it_like_once(git_repo: Path, tmp_path: Path, plain: bool) -> None:
+    tmux = running_loop(git_repo, tmp_path, plain)
     try:
-        tmux.wait("auto>" if plain else "idle │")
-        if plain:
-            tmux.type_at_prompt("go")
-        else:
-            tmux.type("go")
-        tmux.send("Enter")
-        tmux.wait("step 1")
         tmux.send("C-c")
         time.sleep(0.15)
         tmux.send("C-c")  # while the first one stops it
         screen = tmux.wait("turn stopped: interrupted", "auto>" if plain else "idle │")
         assert "EXIT=" not in screen  # still running, at its prompt
         assert "was interrupted by the user" in how_it_ended(git_repo)  # stored once, as interrupted
-        if plain:
-            quit_plain(tmux)
-        else:
-            tmux.quit_app()
+        leave(tmux, plain)
     finally:
         tmux.close()
 
@@ -64,30 +77,11 @@ def test_ctrl_c_twice_during_a_command_stops_it_like_once(git_repo: Path, tmp_pa
 def test_a_session_left_after_an_interrupted_turn_says_so(git_repo: Path, tmp_path: Path, plain: bool) -> None:
     """`coder sessions show` marked an interrupted command ✓ and the session `done`: the call reads `✗
     interrupted` there, as in the app, and the session's status is how its last turn ended."""
-    import os
-    import subprocess
-    import sys
-
-    script = tmp_path / "loop.json"
-    script.write_text(json.dumps({"turns": [
-        {"text": "Running it.", "tool_calls": [{"name": "bash", "input": {"command": LOOP}}]},
-        {"text": "Stopped as asked."}]}))
-    extra = ("--permission-mode", "auto", "--plain") if plain else ("--permission-mode", "auto")
-    tmux = Tmux(tmp_path, coder_command(script, *extra), git_repo, width=110, height=34)
+    tmux = running_loop(git_repo, tmp_path, plain)
     try:
-        tmux.wait("auto>" if plain else "idle │")
-        if plain:
-            tmux.type_at_prompt("go")
-        else:
-            tmux.type("go")
-        tmux.send("Enter")
-        tmux.wait("step 1")
         tmux.send("C-c")
         tmux.wait("turn stopped: interrupted", "auto>" if plain else "idle │")
-        if plain:
-            quit_plain(tmux)
-        else:
-            tmux.quit_app()
+        leave(tmux, plain)
     finally:
         tmux.close()
     store = SessionStore(paths.sessions_db())
