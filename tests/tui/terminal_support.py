@@ -49,7 +49,8 @@ class Tmux:
             if all(needle in screen for needle in needles):
                 return screen
             time.sleep(0.1)
-        raise AssertionError(f"{needles!r} never appeared; the screen was:\n{screen}")
+        size = self.run("display", "-p", "-t", "t", "#{pane_width}x#{pane_height}").strip()
+        raise AssertionError(f"{needles!r} never appeared; the screen ({size}) was:\n{screen}")
 
     def type_at_prompt(self, text: str) -> None:
         type_at_prompt(self.type, self.screen, lambda: self.send("C-u"), text)
