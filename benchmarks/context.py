@@ -44,6 +44,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from context_cost import PARTS, Pricer  # noqa: E402 - the benchmarks folder
+from context_recall import CREDITS, Trajectory, learnt_facts, merge, score  # noqa: E402 - the benchmarks folder
 
 from coder.base.errors import CoderError  # noqa: E402
 from coder.context.replay import Replay, find_trajectories, load_trajectory, session_job  # noqa: E402
@@ -56,6 +57,8 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "trajectories"
 QUICK_COPIES = ROOT / "benchmarks" / "data" / "context_quick"
 GATE_FILE = ROOT / "benchmarks" / "context_gate.json"
 GATE_SLACK = 0.03
+#: recall may fall this much (absolute) below the recorded figure; the replay is deterministic, so any fall is real
+RECALL_SLACK = 0.01
 MODEL = "claude-sonnet-4-5"
 #: raw's tool definitions: what a minimal agent sends for its shell and its editor
 RAW_TOOLS = [
@@ -78,18 +81,22 @@ def requests_of(replay: Replay) -> int:
     return sum(1 for m in replay.messages if m.role == "assistant") + 1  # + the answer after the last result
 
 
-def raw_cost(replay: Replay) -> dict[str, Any]:
+def raw_cost(replay: Replay, facts: Trajectory) -> dict[str, Any]:
+    """Raw's requests priced, and its recall (1.0 by construction: the sanity check of the recall measure)."""
     pricer = Pricer()
     points = [i for i, m in enumerate(replay.messages) if m.role == "assistant"] + [len(replay.messages)]
+    bodies = []
     for i in points:
         request = ModelRequest(replay.system, replay.messages[:i], RAW_TOOLS, cache_breakpoints=[i - 1])
-        pricer.add(build_anthropic_body(request, MODEL))
-    return pricer.priced.result()
+        bodies.append(build_anthropic_body(request, MODEL))
+        pricer.add(bodies[-1])
+    return {**pricer.priced.result(), "recall": score(facts, ((b, False, 0) for b in bodies)).result()}
 
 
-def replay_session(checkout: Path, replay: Replay, folder: Path, mcp: dict[str, Any] | None,
+def replay_session(checkout: Path, replay: Replay, facts: Trajectory, folder: Path, mcp: dict[str, Any] | None,
                    context: dict[str, Any], stand_in: str) -> dict[str, Any]:
-    """One trajectory through the coder at `checkout`: the recorded requests, priced, and the checks."""
+    """One trajectory through the coder at `checkout`: the recorded requests, priced, their recall of next-used
+    facts, and the checks."""
     job = session_job(replay, folder / "workspace", folder / "requests.jsonl", MODEL)
     job["summary_rule"] = stand_in
     home = folder / "home"
@@ -112,15 +119,20 @@ def replay_session(checkout: Path, replay: Replay, folder: Path, mcp: dict[str, 
     task_everywhere = True
     task = job["user_messages"][0]
     sizes = iter(run["summary_tokens"])
+    sent: list[tuple[dict[str, Any], bool, int]] = []
     for body in bodies:
         summary = job["summary_marker"] in json.dumps(body["messages"][-1])
-        pricer.add(body, summary, next(sizes) if summary else 0)
+        sent.append((body, summary, next(sizes) if summary else 0))
+        pricer.add(*sent[-1])
         if not summary:
             task_everywhere &= task in first_text(body)
+    stored = {p.stem: p.read_text(encoding="utf-8", errors="replace") for p in home.glob("**/outputs/*.txt")}
     result = pricer.priced.result()
     result.update(mismatched=len(run["mismatched"]), mismatched_examples=run["mismatched"][:3],
                   outcomes=run["outcomes"], task_in_every_request=task_everywhere,
-                  tools=len(bodies[0].get("tools") or []) if bodies else 0)
+                  tools=len(bodies[0].get("tools") or []) if bodies else 0,
+                  summary_output_tokens=sum(run["summary_tokens"]),
+                  recall=score(facts, sent, stored).result())
     return result
 
 
@@ -147,8 +159,9 @@ def run_set(checkout: Path, replays: list[Replay], mcp: dict[str, Any] | None, c
     out = []
     for n, replay in enumerate(replays):
         folder = work / f"{label}-{n}"
-        result = {"name": replay.name, "requests": requests_of(replay), "raw": raw_cost(replay),
-                  "ours": replay_session(checkout, replay, folder, mcp, context, stand_in)}
+        facts = learnt_facts(replay.system, replay.messages)
+        result = {"name": replay.name, "requests": requests_of(replay), "raw": raw_cost(replay, facts),
+                  "ours": replay_session(checkout, replay, facts, folder, mcp, context, stand_in)}
         result["cost_ratio"] = round(result["ours"]["cost_usd"] / result["raw"]["cost_usd"], 4)
         result["peak_ratio"] = round(result["ours"]["peak_tokens"] / result["raw"]["peak_tokens"], 4)
         out.append(result)
@@ -170,22 +183,36 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
             "requests": int(total("ours", "requests")),
             "task_in_every_request": all(r["ours"]["task_in_every_request"] for r in results),
             "all_turns_done": all(set(r["ours"]["outcomes"]) == {"done"} for r in results),
-            "mismatched_calls": sum(r["ours"]["mismatched"] for r in results)}
+            "mismatched_calls": sum(r["ours"]["mismatched"] for r in results),
+            "summary_output_tokens": int(total("ours", "summary_output_tokens")),
+            "recall": merge(r["ours"]["recall"] for r in results),
+            "raw_recall": merge(r["raw"]["recall"] for r in results)}
 
 
 def table(label: str, results: list[dict[str, Any]], total: dict[str, Any]) -> str:
     rows = [f"**{label}**", "", "| trajectory | req | tools | raw $ | ours $ | ours/raw | raw peak | ours peak | "
-            "peak ratio | cached | summaries | task kept | turns |", "|" + "---|" * 13]
+            "peak ratio | cached | summaries | recall | + read_output | lost steps | task kept | turns |",
+            "|" + "---|" * 16]
     for r in results:
-        o = r["ours"]
+        o, q = r["ours"], r["ours"]["recall"]
         rows.append(f"| {r['name'][:40]} | {r['requests']} | {o['tools']} | {r['raw']['cost_usd']:.4f} | "
                     f"{o['cost_usd']:.4f} | {r['cost_ratio']:.3f} | {r['raw']['peak_tokens']} | {o['peak_tokens']} | "
                     f"{r['peak_ratio']:.2f} | {o['cached_share']:.0%} | {o['summary_requests']} | "
+                    f"{q['recall']['nothing']:.2f} | {q['recall_read']['nothing']:.2f} | "
+                    f"{q['lost_step_share']['nothing']:.1%} | "
                     f"{'yes' if o['task_in_every_request'] else 'NO'} | {','.join(sorted(set(o['outcomes'])))} |")
-    t = total
+    t, q = total, total["recall"]
     rows.append(f"| **total** | {t['requests']} | | {t['raw_cost_usd']:.4f} | {t['ours_cost_usd']:.4f} | "
                 f"**{t['cost_ratio']:.3f}** | | | **{t['peak_ratio']:.3f}** | | {t['summaries']} | "
+                f"**{q['recall']['nothing']:.3f}** | **{q['recall_read']['nothing']:.3f}** | "
+                f"**{q['lost_step_share']['nothing']:.1%}** | "
                 f"{'yes' if t['task_in_every_request'] else 'NO'} | {'done' if t['all_turns_done'] else 'NOT ALL'} |")
+    credits = "; ".join(f"{c}: {q['recall'][c]:.3f} / {q['recall_read'][c]:.3f} / {q['lost_step_share'][c]:.1%}"
+                        for c in CREDITS)
+    rows.append(f"\nrecall of next-used facts ({q['facts']} facts in {q['steps']} steps; in the request / + one "
+                f"read_output / steps acting on a lost fact), summaries credited with {credits}; raw's recall "
+                f"{t['raw_recall']['recall']['nothing']:.3f}; {100 * t['summaries'] / max(1, q['steps']):.1f} "
+                f"summaries per 100 steps, {t['summary_output_tokens']:,} output tokens")
     split = ", ".join(f"{p} ${t['parts_usd'][p]:.4f} ({t['parts_tokens'][p] / max(1, t['requests']):.0f} tok/req)"
                       for p in PARTS)
     rows.append(f"\nwhere ours' main requests' money went: {split}; summaries ${t['summary_cost_usd']:.4f}; "
@@ -193,10 +220,35 @@ def table(label: str, results: list[dict[str, Any]], total: dict[str, Any]) -> s
     return "\n".join(rows)
 
 
+def knows(total: dict[str, Any]) -> dict[str, float]:
+    """What the model still knows, summaries credited with nothing: the figures the gate holds."""
+    return {key: total["recall"][key]["nothing"] for key in ("recall", "recall_read", "lost_step_share")}
+
+
+def gate_figures(total: dict[str, Any], stand_in: str) -> dict[str, Any]:
+    """What --record writes: cost and recall."""
+    return {**{k: total[k] for k in ("ours_cost_usd", "cost_ratio", "peak_ratio", "raw_cost_usd")},
+            **knows(total), "stand_in": stand_in}
+
+
+def recall_gate(total: dict[str, Any], recorded: dict[str, Any]) -> tuple[bool, str]:
+    """Recall in the request and one read_output away may not fall more than RECALL_SLACK below the record, nor
+    the share of steps acting on a lost fact rise more than that above it."""
+    if "recall" not in recorded:
+        return False, "no recorded recall: run with --quick --record once"
+    now = knows(total)
+    ok = (now["recall"] >= recorded["recall"] - RECALL_SLACK
+          and now["recall_read"] >= recorded["recall_read"] - RECALL_SLACK
+          and now["lost_step_share"] <= recorded["lost_step_share"] + RECALL_SLACK)
+    return ok, (f"recall {now['recall']:.3f} / {now['recall_read']:.3f} with read_output, steps on a lost fact "
+                f"{now['lost_step_share']:.1%} (recorded {recorded['recall']:.3f} / {recorded['recall_read']:.3f} / "
+                f"{recorded['lost_step_share']:.1%}, -{RECALL_SLACK} allowed)")
+
+
 def gate(total: dict[str, Any], gate_file: Path, stand_in: str) -> tuple[bool, str]:
-    """The --quick figure against the recorded one: more than GATE_SLACK above it fails, and so does a request
-    without the task or a turn that did not end `done` (a compaction that deadlocked or overflowed). A figure is
-    only compared with one measured by the same stand-in rule."""
+    """The --quick figure against the recorded one: more than GATE_SLACK above it fails, and so does recall below
+    it (`recall_gate`), a request without the task or a turn that did not end `done` (a compaction that deadlocked
+    or overflowed). A figure is only compared with one measured by the same stand-in rule."""
     if not gate_file.exists():
         return False, f"no recorded figure in {gate_file}: run with --quick --record once"
     recorded = json.loads(gate_file.read_text(encoding="utf-8"))
@@ -204,11 +256,12 @@ def gate(total: dict[str, Any], gate_file: Path, stand_in: str) -> tuple[bool, s
         return False, (f"gate: the figure in {gate_file} was measured with --stand-in "
                        f"{recorded.get('stand_in', 'all')}, this run with {stand_in} -> FAIL")
     limit = recorded["ours_cost_usd"] * (1 + GATE_SLACK)
-    ok = total["ours_cost_usd"] <= limit and total["task_in_every_request"] and total["all_turns_done"]
+    knows, recall_line = recall_gate(total, recorded)
+    ok = total["ours_cost_usd"] <= limit and knows and total["task_in_every_request"] and total["all_turns_done"]
     return ok, (f"gate: ${total['ours_cost_usd']:.4f} on the quick set, recorded ${recorded['ours_cost_usd']:.4f} "
                 f"(+{GATE_SLACK:.0%} allows ${limit:.4f}); ratio {total['cost_ratio']:.3f} (recorded "
-                f"{recorded['cost_ratio']:.3f}); task kept: {total['task_in_every_request']}; every turn done: "
-                f"{total['all_turns_done']} -> {'PASS' if ok else 'FAIL'}")
+                f"{recorded['cost_ratio']:.3f}); {recall_line}; task kept: {total['task_in_every_request']}; every "
+                f"turn done: {total['all_turns_done']} -> {'PASS' if ok else 'FAIL'}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,24 +292,24 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no trajectory with at least two model requests", file=sys.stderr)
         return 2
     context = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.context)}
-    runs: dict[str, tuple[Path, dict[str, Any] | None]] = {"this checkout": (args.checkout.resolve(), None)}
+    here = args.checkout.resolve()
+    runs: dict[str, tuple[Path, dict[str, Any] | None, dict[str, Any]]] = {"this checkout": (here, None, context)}
     if args.compare:
-        runs[f"checkout {args.compare}"] = (args.compare.resolve(), None)
+        runs[f"checkout {args.compare}"] = (args.compare.resolve(), None, context)
     if args.mcp:
         from context_mcp import three_servers
 
-        runs["this checkout, three MCP servers"] = (args.checkout.resolve(), three_servers(DEFAULT_DATA))
+        runs["this checkout, three MCP servers"] = (here, three_servers(DEFAULT_DATA), context)
     report: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="ctxbench-") as tmp:
-        for n, (label, (checkout, mcp)) in enumerate(runs.items()):
-            results = run_set(checkout, replays, mcp, context, Path(tmp), f"run{n}", args.stand_in)
+        for n, (label, (checkout, mcp, settings)) in enumerate(runs.items()):
+            results = run_set(checkout, replays, mcp, settings, Path(tmp), f"run{n}", args.stand_in)
             report[label] = {"trajectories": results, "total": totals(results)}
     ok, line = True, ""
     if args.quick:
         total = report["this checkout"]["total"]
         if args.record:
-            figures = {k: total[k] for k in ("ours_cost_usd", "cost_ratio", "peak_ratio", "raw_cost_usd")}
-            args.gate_file.write_text(json.dumps({**figures, "stand_in": args.stand_in}, indent=1) + "\n")
+            args.gate_file.write_text(json.dumps(gate_figures(total, args.stand_in), indent=1) + "\n")
         ok, line = gate(total, args.gate_file, args.stand_in)
     if args.json:
         print(json.dumps(report, indent=1))

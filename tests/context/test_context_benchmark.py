@@ -151,14 +151,24 @@ def test_the_stand_in_handoff_summarises_what_the_model_is_asked_to() -> None:
     assert old == len(TASK) + len("[compacted]") + len(handoff) + len("write it") + 40 + 200 + 16 * 40
 
 
-def test_the_gate_compares_figures_of_one_stand_in_rule(tmp_path: Path) -> None:
+def test_the_gate_compares_figures_of_one_stand_in_rule_and_holds_recall(tmp_path: Path) -> None:
     bench = _benchmark_module("context")
     gate_file = tmp_path / "gate.json"
-    total = {"ours_cost_usd": 1.0, "cost_ratio": 0.7, "task_in_every_request": True, "all_turns_done": True}
-    gate_file.write_text(json.dumps({"ours_cost_usd": 1.0, "cost_ratio": 0.7}))  # recorded before round 4: "all"
+    knows = {"recall": {"nothing": 0.9}, "recall_read": {"nothing": 0.97}, "lost_step_share": {"nothing": 0.02}}
+    total = {"ours_cost_usd": 1.0, "cost_ratio": 0.7, "task_in_every_request": True, "all_turns_done": True,
+             "recall": knows}
+    recorded = {"ours_cost_usd": 1.0, "cost_ratio": 0.7, "recall": 0.9, "recall_read": 0.97, "lost_step_share": 0.02}
+    gate_file.write_text(json.dumps(recorded))  # no stand_in: recorded before round 4, by rule "all"
     assert bench.gate(total, gate_file, "all")[0]
     ok, line = bench.gate(total, gate_file, "narrative")
     assert not ok and "--stand-in all" in line
+    for key, better in (("recall", 0.92), ("recall_read", 0.99), ("lost_step_share", 0.0)):  # this run 0.02 worse
+        gate_file.write_text(json.dumps({**recorded, key: better}))
+        ok, line = bench.gate(total, gate_file, "all")
+        assert not ok and "FAIL" in line, key
+    gate_file.write_text(json.dumps({"ours_cost_usd": 1.0, "cost_ratio": 0.7}))
+    ok, line = bench.gate(total, gate_file, "all")
+    assert not ok and "no recorded recall" in line
 
 
 def test_benchmark_json_total_holds_the_ratios(traj_dir: Path) -> None:
