@@ -112,6 +112,9 @@ class ContextSettings:
     summary_max_tokens: int = setting(2_500, doc="The longest summary a compaction writes (also what a compaction "
                                       "expects it to take: one is not worth it unless it frees more).",
                                       repo=Repo.ALWAYS, at_least=0)
+    calls_tokens: int = setting(3_000, doc="The most a summary's list of the calls it replaces takes: the newest with "
+                                "their short outputs, older ones by command and output handle.", repo=Repo.ALWAYS,
+                                at_least=0)
     instruction_max_chars: int = setting(16_000, doc="Characters of instructions carried through a compaction.",
                                          repo=Repo.ALWAYS, at_least=0)
     max_output_tokens: int = setting(8_192, doc="Tokens kept free for the answer.", repo=Repo.ALWAYS, at_least=0)

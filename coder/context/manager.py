@@ -393,7 +393,8 @@ class TieredContext:
             self.stats.summary_input_tokens += usage.total_input
             self.stats.summary_output_tokens += usage.output_tokens
         facts = collect_facts(history[:cut], pinned, self.state_dir, self.config.instruction_max_chars,
-                              first_kept=True)
+                              first_kept=True,
+                              calls_chars=int(self.config.calls_tokens * self.config.chars_per_token))
         text = render(facts, narrative, cut - 1)
         self.summary = SummaryState(text, cut, fingerprint(history[cut - 1]))
         after = self.estimator.request(system, self._view(history), tools)

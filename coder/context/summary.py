@@ -22,6 +22,7 @@ from typing import Protocol
 from coder.base.errors import Interrupted
 from coder.base.resources import template
 from coder.context.base import Pinned
+from coder.context.calllog import CALLS_HEADER, call_log
 from coder.context.history import observations, user_texts
 from coder.context.masking import command_of, exit_status, is_failure, keys_of
 from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, ToolUseBlock, Usage
@@ -41,12 +42,15 @@ class HandoffFacts:
     last_test_result: str = ""
     last_error: str = ""
     todos: str = ""  # the task list (pinned), as Markdown checkboxes
+    #: one line per call the handoff replaces: what ran, its status, and its output inline or by handle (calllog)
+    calls: list[str] = field(default_factory=list)
 
 
 def collect_facts(covered: list[Message], pinned: Pinned, state_dir: Path, max_chars: int = 6000,
-                  first_kept: bool = False) -> HandoffFacts:
+                  first_kept: bool = False, calls_chars: int = 12_000) -> HandoffFacts:
     """Facts from the messages being summarised (`covered`, straight from the full history) and the pins.
-    `first_kept`: the first message stays in the view ahead of the handoff, so its text is not copied again."""
+    `first_kept`: the first message stays in the view ahead of the handoff, so its text is not copied again.
+    `calls_chars`: the call log's budget (coder/context/calllog.py)."""
     texts = [t for t in user_texts(covered) if not t.startswith(HEADER)]
     first = user_texts(covered[:1]) if first_kept else []
     task = pinned.task or (texts[0] if texts else "")
@@ -68,7 +72,8 @@ def collect_facts(covered: list[Message], pinned: Pinned, state_dir: Path, max_c
             tail = obs.content[-1500:]
             last_error = f"`{' '.join(command_of(obs).split())[:200]}` ({exit_status(obs)}):\n{tail}"
     return HandoffFacts(keep(task), [keep(t) for t in others], files, pinned.plan,
-                        pinned.last_test_result[-3000:], last_error, pinned.todo_text())
+                        pinned.last_test_result[-3000:], last_error, pinned.todo_text(),
+                        call_log(covered, state_dir, budget_chars=calls_chars))
 
 
 def render(facts: HandoffFacts, narrative: str, covered_count: int) -> str:
@@ -91,6 +96,8 @@ def render(facts: HandoffFacts, narrative: str, covered_count: int) -> str:
         parts.append("## Last test result (pinned)\n" + facts.last_test_result)
     if facts.last_error:
         parts.append("## Last error before this handoff\n" + facts.last_error)
+    if facts.calls:
+        parts.append(CALLS_HEADER + "\n" + "\n".join(facts.calls))
     parts.append("## Handoff\n" + (narrative.strip() or "(no narrative)"))
     return "\n\n".join(parts)
 

@@ -112,8 +112,9 @@ def run_benchmark(traj: Path, *args: str, code: int = 0) -> tuple[dict, str]:
 
 def test_the_sanity_check_raw_and_compaction_off_keep_every_fact(tmp_path: Path) -> None:
     """Through real sessions: the raw history and a session that never compacts keep every fact (recall 1.0 in
-    the request); compacting early with no turn kept loses from the request a fact only a long output held. The
-    gate holds recall: recorded with compaction off, the early compaction fails it although it costs less."""
+    the request); compacting early with no turn kept loses from the request a fact only a long output held, which
+    the handoff's call log leaves one read_output away. The gate holds recall: recorded with compaction off, the
+    early compaction fails it although it costs less."""
     traj = tmp_path / "t.traj.json"
     traj.write_text(json.dumps(trajectory()))
     gate = tmp_path / "gate.json"
@@ -126,6 +127,6 @@ def test_the_sanity_check_raw_and_compaction_off_keep_every_fact(tmp_path: Path)
     early, line = run_benchmark(traj, "--context", "compact_at=2000", "--context", "recent_turns=0", "--context",
                                 "mask_target=0.01", "--quick", "--gate-file", str(gate), code=1)
     assert early["summaries"] >= 1 and early["raw_recall"]["recall"]["nothing"] == 1.0
-    assert early["recall"]["recall"]["nothing"] < 1.0
+    assert early["recall"]["recall"]["nothing"] < 1.0 and early["recall"]["recall_read"]["nothing"] == 1.0
     assert early["recall"]["recall"]["everything"] >= early["recall"]["recall"]["nothing"]
     assert early["ours_cost_usd"] < off["ours_cost_usd"] and "FAIL" in line and "recall 0." in line
