@@ -55,6 +55,7 @@ class ReplayedTool:
 
 
 HANDOFF_HEADER, NARRATIVE = "[Context handoff]", "\n## Handoff\n"  # coder/context/summary.py's render()
+EXTENDING = "which stays as it is"  # prompts/compact_extend.md: the model writes only what the new turns add
 
 
 def summarised_chars(request: Any, verbatim: set[str], rule: str) -> int:
@@ -62,8 +63,11 @@ def summarised_chars(request: Any, verbatim: set[str], rule: str) -> int:
     request, 40 for any other block. Rule "narrative": the same minus what the model is told not to repeat because
     the system copies it verbatim beside the handoff (prompts/compact.md: the task, the user's messages, and a
     previous handoff's verbatim sections) and minus the instruction itself; a tool call counts its input, which
-    the model wrote (the "all" rule counted 40 for it)."""
+    the model wrote (the "all" rule counted 40 for it). A summary that extends the previous handoff (issue 45:
+    prompts/compact_extend.md) does not summarise that handoff's narrative again: it stays as it is."""
     messages = request.messages
+    last = messages[-1].content[-1] if messages and messages[-1].content else None
+    extending = EXTENDING in str(getattr(last, "text", ""))
     total = 0
     for m, message in enumerate(messages):
         for b, block in enumerate(message.content):
@@ -76,7 +80,7 @@ def summarised_chars(request: Any, verbatim: set[str], rule: str) -> int:
             if isinstance(text, str) and text.strip() in verbatim:
                 continue
             if isinstance(text, str) and text.startswith(HANDOFF_HEADER) and NARRATIVE in text:
-                text = text[text.index(NARRATIVE) + len(NARRATIVE):]
+                text = "" if extending else text[text.index(NARRATIVE) + len(NARRATIVE):]
             if not text and getattr(block, "input", None) is not None:
                 text = json.dumps(block.input)
             total += len(text) if isinstance(text, str) else len(str(text))

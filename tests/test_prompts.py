@@ -19,6 +19,7 @@ from coder.engine.verify import NUDGE_VARIABLES, RAN_VARIABLES
 TEMPLATES = {
     "system.md": set(SYSTEM_PROMPT_VARIABLES),
     "compact.md": {"kept_turns", "focus"},
+    "compact_extend.md": {"kept_turns", "focus"},
     "commit_message.md": {"task", "diff"},
     "subagent.md": {"agent_prompt", "workspace", "cwd"},
     "review_checklist_user.md": {"task", "guidance", "context", "diff"},

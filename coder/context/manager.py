@@ -19,22 +19,25 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from coder.base.errors import CoderError, ContextOverflowError, Interrupted
 from coder.base.events import CompactionStarted, Event
 from coder.config.sections import ContextSettings
 from coder.context.base import Compaction, Pinned, Prepared
 from coder.context.clipping import ClipTier, cut_user_texts
-from coder.context.history import assistant_indexes, fingerprint, loaded_tools, repair_pairing, replace_results
+from coder.context.history import assistant_indexes, fingerprint, repair_pairing, replace_results
 from coder.context.images import drop_images, old_images
 from coder.context.masking import MaskTier
 from coder.context.summary import (
+    EXTENSION,
     LLMSummarizer,
     Summarizer,
+    SummaryState,
     collect_facts,
     extractive_narrative,
+    handoff,
     instruction,
+    narrative_of,
     render,
     summary_request,
 )
@@ -44,36 +47,9 @@ from coder.models.types import (
     ModelProvider,
     ModelRequest,
     TextBlock,
-    ToolResultBlock,
     ToolSpec,
-    ToolUseBlock,
     Usage,
 )
-
-#: the assistant turn between the first message and the handoff (the roles must alternate)
-ACK = "[Earlier turns were compacted; the handoff follows.]"
-
-
-@dataclass
-class SummaryState:
-    text: str
-    covered: int  # history[:covered] is replaced by the summary message
-    anchor: str  # fingerprint of history[covered - 1]: a rewound history no longer matches
-
-
-def handoff(history: list[Message], summary: SummaryState) -> list[Message]:
-    """The task, the acknowledgement and the handoff that stand in for history[:covered]. Tools loaded on demand in
-    the covered turns are loaded again here (a call of the tool search and its result, made up deterministically),
-    so a compaction never unloads a tool the kept turns or the next step may use."""
-    caller, names = loaded_tools(history[: summary.covered])
-    ack: list[Any] = [TextBlock(ACK)]
-    text: list[Any] = [TextBlock(summary.text)]
-    if caller and names:
-        call_id = f"toolu_reload_{summary.covered}"
-        ack.append(ToolUseBlock(call_id, caller, {"query": "select:" + ",".join(names)}))
-        text.insert(0, ToolResultBlock(call_id, "Loaded again after the compaction: " + ", ".join(names),
-                                       tool_references=names))
-    return [history[0], Message("assistant", ack), Message("user", text)]
 
 
 @dataclass
@@ -194,7 +170,8 @@ class TieredContext:
             elif comp.kind == "images":
                 self.dropped_images.update(data.get("dropped", {}))
             elif comp.kind == "summary":
-                self.summary = SummaryState(data["text"], int(data["covered"]), data["anchor"])
+                self.summary = SummaryState(data["text"], int(data["covered"]), data["anchor"],
+                                            data.get("narrative", narrative_of(data["text"])))
             elif comp.kind == "breaker":
                 self._breaker_until = int(data.get("resume_above", 0))
 
@@ -375,7 +352,11 @@ class TieredContext:
         # sent (all of it in the cache); the kept turns stay verbatim after the handoff and need no summary
         kept_at = next((i for i, m in enumerate(view) if m is history[cut]), len(view))
         seen = view[:kept_at] if kept_at > 1 else view
-        request = summary_request(system, tools, seen, instruction(len(turns) - turns.index(cut), focus),
+        # a summary extends the previous one (the model writes only what the turns since add) until the narrative
+        # reaches half the cap; then, and for a /compact focus, it is written anew
+        previous = self.summary.narrative if done and self.summary else ""
+        extend = bool(previous) and not focus and self.estimator.text(previous) <= self.config.summary_max_tokens // 2
+        request = summary_request(system, tools, seen, instruction(len(turns) - turns.index(cut), focus, extend),
                                   self.config.summary_max_tokens, self._breakpoints(seen))
         fallback = ""
         usage: Usage | None = None
@@ -387,7 +368,9 @@ class TieredContext:
             narrative, fallback = "", f"{type(exc).__name__}: {exc}"
         if not narrative.strip():
             fallback = fallback or "the model returned no text"
-            narrative = extractive_narrative(history[:cut], fallback)
+            narrative = extractive_narrative(history[done:cut], fallback)
+        if extend:
+            narrative = previous.rstrip() + EXTENSION + narrative.strip()
         self.stats.summary_calls += 1
         if usage is not None:
             self.stats.summary_input_tokens += usage.total_input
@@ -396,10 +379,11 @@ class TieredContext:
                               first_kept=True,
                               calls_chars=int(self.config.calls_tokens * self.config.chars_per_token))
         text = render(facts, narrative, cut - 1)
-        self.summary = SummaryState(text, cut, fingerprint(history[cut - 1]))
+        self.summary = SummaryState(text, cut, fingerprint(history[cut - 1]), narrative)
         after = self.estimator.request(system, self._view(history), tools)
         return Compaction("summary", tokens_before, after, duration_s=time.monotonic() - started, data={
-            "text": text, "covered": cut, "anchor": self.summary.anchor, "fallback": fallback,
+            "text": text, "covered": cut, "anchor": self.summary.anchor, "fallback": fallback, "extended": extend,
+            "narrative": narrative,
             "usage": asdict(usage) if usage is not None else None, "focus": focus,
             "cost_usd": float(getattr(self.summarizer, "last_cost", 0.0))})
 

@@ -17,18 +17,30 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from coder.base.errors import Interrupted
 from coder.base.resources import template
 from coder.context.base import Pinned
 from coder.context.calllog import CALLS_HEADER, call_log
-from coder.context.history import observations, user_texts
+from coder.context.history import loaded_tools, observations, user_texts
 from coder.context.masking import command_of, exit_status, is_failure, keys_of
-from coder.models.types import Message, ModelProvider, ModelRequest, TextBlock, ToolSpec, ToolUseBlock, Usage
+from coder.models.types import (
+    Message,
+    ModelProvider,
+    ModelRequest,
+    TextBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+    Usage,
+)
 from coder.store.outputs import clip_output
 
 HEADER = "[Context handoff]"
+NARRATIVE_HEADER = "## Handoff\n"  # the model's part comes last, after everything code copies
+#: between a narrative and what a later summary added to it
+EXTENSION = "\n\n(added at a later compaction)\n"
 
 
 @dataclass
@@ -98,8 +110,35 @@ def render(facts: HandoffFacts, narrative: str, covered_count: int) -> str:
         parts.append("## Last error before this handoff\n" + facts.last_error)
     if facts.calls:
         parts.append(CALLS_HEADER + "\n" + "\n".join(facts.calls))
-    parts.append("## Handoff\n" + (narrative.strip() or "(no narrative)"))
+    parts.append(NARRATIVE_HEADER + (narrative.strip() or "(no narrative)"))
     return "\n\n".join(parts)
+
+
+#: the assistant turn between the first message and the handoff (the roles must alternate)
+ACK = "[Earlier turns were compacted; the handoff follows.]"
+
+
+@dataclass
+class SummaryState:
+    text: str
+    covered: int  # history[:covered] is replaced by the summary message
+    anchor: str  # fingerprint of history[covered - 1]: a rewound history no longer matches
+    narrative: str = ""  # the model's part, which the next summary extends
+
+
+def handoff(history: list[Message], summary: SummaryState) -> list[Message]:
+    """The task, the acknowledgement and the handoff that stand in for history[:covered]. Tools loaded on demand in
+    the covered turns are loaded again here (a call of the tool search and its result, made up deterministically),
+    so a compaction never unloads a tool the kept turns or the next step may use."""
+    caller, names = loaded_tools(history[: summary.covered])
+    ack: list[Any] = [TextBlock(ACK)]
+    text: list[Any] = [TextBlock(summary.text)]
+    if caller and names:
+        call_id = f"toolu_reload_{summary.covered}"
+        ack.append(ToolUseBlock(call_id, caller, {"query": "select:" + ",".join(names)}))
+        text.insert(0, ToolResultBlock(call_id, "Loaded again after the compaction: " + ", ".join(names),
+                                       tool_references=names))
+    return [history[0], Message("assistant", ack), Message("user", text)]
 
 
 def extractive_narrative(covered: list[Message], reason: str, limit: int = 12) -> str:
@@ -110,10 +149,17 @@ def extractive_narrative(covered: list[Message], reason: str, limit: int = 12) -
         "\n".join(lines)
 
 
-def instruction(kept_turns: int, focus: str) -> str:
-    """prompts/compact.md, filled: how many turns stay visible, and the user's focus (`/compact FOCUS`)."""
+def instruction(kept_turns: int, focus: str, extend: bool = False) -> str:
+    """prompts/compact.md, filled: how many turns stay visible, and the user's focus (`/compact FOCUS`); with
+    `extend`, prompts/compact_extend.md: only what the turns since the previous handoff add to it."""
     focus_text = f"\nFocus the handoff on: {focus.strip()}\n" if focus.strip() else ""
-    return template("compact.md", ("kept_turns", "focus")).render(kept_turns=kept_turns, focus=focus_text)
+    name = "compact_extend.md" if extend else "compact.md"
+    return template(name, ("kept_turns", "focus")).render(kept_turns=kept_turns, focus=focus_text)
+
+
+def narrative_of(handoff_text: str) -> str:
+    """The model-written part of a rendered handoff (what a later summary may extend)."""
+    return handoff_text.partition(NARRATIVE_HEADER)[2]
 
 
 def summary_request(system: str, tools: list[ToolSpec], view: list[Message], prompt: str, max_tokens: int,

@@ -1,5 +1,6 @@
 """Issue 45: what a summary keeps of the turns it replaces. Every call is listed with its output inline or its
-`output://` handle, so nothing the session ran is more than a read away."""
+`output://` handle (so nothing the session ran is more than a read away), and a summary extends the previous
+handoff instead of rewriting it, until the narrative reaches half the cap."""
 
 from __future__ import annotations
 
@@ -7,8 +8,17 @@ from pathlib import Path
 
 from context_helpers import HistoryBuilder, lines
 
+from coder.base.events import Event
+from coder.config.layers import settings
+from coder.context.base import Pinned
 from coder.context.calllog import CALLS_HEADER, call_log
+from coder.context.manager import TieredContext
+from coder.context.summary import EXTENSION, instruction
+from coder.models.scripted import ScriptedProvider
+from coder.models.types import ModelRequest, ToolSpec, Usage
 from coder.store.outputs import load_output
+
+TOOLS = [ToolSpec("bash", "Run a command.", {"type": "object", "properties": {"command": {"type": "string"}}})]
 
 
 def _grep_session(n: int) -> HistoryBuilder:
@@ -38,3 +48,51 @@ def test_over_its_budget_the_oldest_calls_give_way_to_the_handle_of_the_whole_li
     whole = load_output(tmp_path, first.rsplit(" ", 1)[1].rstrip(")"))
     assert whole.startswith(CALLS_HEADER) and whole.count("\n- `grep") == 60
     assert "src/rows_1.py:1101:def _pad_1(row):" in whole, "short outputs inline in the whole list too"
+
+
+class Narrator:
+    """A summarizer that answers with numbered parts and records the instruction it was given."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.asked = size, []
+
+    def __call__(self, request: ModelRequest) -> tuple[str, Usage | None]:
+        self.asked.append(request.messages[-1].content[-1].text)  # type: ignore[union-attr]
+        return f"## Decisions\npart {len(self.asked)} " + "d" * self.size, None
+
+
+def _compact_repeatedly(tmp_path: Path, narrator: Narrator, rounds: int) -> list[dict]:
+    config = settings({"context": {"compact_at": 3000, "recent_turns": 1, "mask_target": 0.01,
+                                   "summary_max_tokens": 600}}).context
+    events: list[Event] = []
+    cm = TieredContext(ScriptedProvider({"turns": []}), config, tmp_path, summarizer=narrator, on_event=events.append)
+    h = HistoryBuilder()
+    summaries = []
+    for i in range(200):
+        h.bash(f"cat notes_{i}.txt", lines(30, f"n{i}"))
+        prepared = cm.prepare("SYSTEM", h.messages, TOOLS, Pinned())
+        summaries += [c.data for c in prepared.compactions if c.kind == "summary"]
+        if len(summaries) >= rounds:
+            break
+    return summaries
+
+
+def test_a_summary_extends_the_previous_one_until_half_the_cap(tmp_path: Path) -> None:
+    narrator = Narrator(size=200)
+    summaries = _compact_repeatedly(tmp_path, narrator, rounds=5)
+    assert len(summaries) == 5
+    assert "Answer with the handoff only." in narrator.asked[0] and not summaries[0]["extended"]
+    assert "Answer with the additions only." in narrator.asked[1] and summaries[1]["extended"]
+    second = summaries[1]["narrative"]
+    assert second.startswith(summaries[0]["narrative"]) and EXTENSION in second and "part 2" in second
+    rewritten = [i for i, s in enumerate(summaries) if i and not s["extended"]]
+    assert rewritten, "a narrative past half the cap (300 tokens) is written anew"
+    again = summaries[rewritten[0]]["narrative"]
+    assert EXTENSION not in again and again.startswith("## Decisions\npart")
+    assert all(CALLS_HEADER in s["text"] for s in summaries)
+
+
+def test_a_focus_and_a_first_summary_ask_for_the_whole_handoff() -> None:
+    assert "Answer with the handoff only." in instruction(2, "the parser")
+    assert "Focus the handoff on: the parser" in instruction(2, "the parser", extend=True)
+    assert "stays as it is" in instruction(2, "", extend=True)
