@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What long sessions cost: real agent trajectories replayed through coder, every request recorded and priced.
 
-    python benchmarks/context.py [--quick] [--json] [--compare CHECKOUT] [--mcp] [--record] [PATH ...]
+    python benchmarks/context.py [--quick] [--json] [--compare CHECKOUT] [--preset NAME] [--mcp] [--record]
+                                 [PATH ...]
 
 PATH: SWE-agent `.traj` / mini-swe-agent `.traj.json` files or folders (default: ../shared/data/trajectories next
 to the repository). Each trajectory becomes a real coder session (benchmarks/context_session.py: the checkout's
@@ -19,6 +20,7 @@ every version of coder, so `ours / raw` moves only when coder's requests do.
 --quick      the three shortest trajectories with 40+ requests (the set the settings were tuned on), and the gate:
              exit 1 when their cost rises more than 3% over the figure recorded in benchmarks/context_gate.json
 --compare C  also replay through the checkout C (e.g. a worktree of an older commit), in the same run
+--preset P   also replay through this checkout with `[context] preset = P` (repeatable; issue 45's named settings)
 --mcp        also replay with three real MCP servers configured (benchmarks/context_mcp.py)
 --record     write this run's --quick figure to benchmarks/context_gate.json
 --stand-in R what a stand-in handoff summarises: `narrative` (default since round 4: the text the model is asked
@@ -264,6 +266,14 @@ def gate(total: dict[str, Any], gate_file: Path, stand_in: str) -> tuple[bool, s
                 f"turn done: {total['all_turns_done']} -> {'PASS' if ok else 'FAIL'}")
 
 
+def toml_value(text: str) -> Any:
+    """A --context value: a number, a boolean or a quoted string as JSON has them, else the text as a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, help="trajectory files or folders")
@@ -271,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--checkout", type=Path, default=ROOT, help="replay through this checkout (default: this)")
     parser.add_argument("--compare", type=Path, help="also replay through this checkout (an older commit)")
+    parser.add_argument("--preset", action="append", default=[], help="also replay with this [context] preset")
     parser.add_argument("--mcp", action="store_true", help="also replay with three real MCP servers")
     parser.add_argument("--record", action="store_true", help="record this --quick figure for the gate")
     parser.add_argument("--gate-file", type=Path, default=GATE_FILE, help=f"the recorded figure (default {GATE_FILE})")
@@ -291,11 +302,13 @@ def main(argv: list[str] | None = None) -> int:
     if not replays:
         print("error: no trajectory with at least two model requests", file=sys.stderr)
         return 2
-    context = {k: json.loads(v) for k, _, v in (item.partition("=") for item in args.context)}
+    context = {k: toml_value(v) for k, _, v in (item.partition("=") for item in args.context)}
     here = args.checkout.resolve()
     runs: dict[str, tuple[Path, dict[str, Any] | None, dict[str, Any]]] = {"this checkout": (here, None, context)}
     if args.compare:
         runs[f"checkout {args.compare}"] = (args.compare.resolve(), None, context)
+    for preset in args.preset:
+        runs[f"this checkout, preset {preset}"] = (here, None, {**context, "preset": preset})
     if args.mcp:
         from context_mcp import three_servers
 

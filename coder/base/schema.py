@@ -75,11 +75,23 @@ def check(model: type, raw: Any, where: str | Source, keys: Keys = ()) -> dict[s
     return converter(model, False)(raw, keys, source(where))
 
 
+def preset_values(cls: Any, table: dict[str, Any]) -> dict[str, Any]:
+    """A model that declares `PRESETS` (named sets of its keys) and a `preset` field: the values of the preset the
+    table chooses (else the field's default), which every key the table sets itself overrides (`[context] preset`,
+    issue 45)."""
+    presets: dict[str, dict[str, Any]] | None = getattr(cls, "PRESETS", None)
+    if not presets:
+        return {}
+    default = next(f.default for f in dataclasses.fields(cls) if f.name == "preset")
+    return dict(presets[table.get("preset", default)])
+
+
 def build(hint: Any, value: Any) -> Any:
     """A table already checked (and merged) as the dataclasses `hint` declares."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if dataclasses.is_dataclass(hint) and isinstance(value, dict):
         plan = plan_of(hint)  # type: ignore[arg-type]
+        value = {**preset_values(hint, value), **value}
         return hint(**{k: build(plan.hints[k], v) for k, v in value.items()})  # type: ignore[operator]
     if origin in (Union, types.UnionType) and isinstance(value, dict):
         arm = dispatch(hint, value)

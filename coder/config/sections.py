@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from coder.base.schema import not_read
 from coder.base.settings import Repo, SettingError, not_blank, section, setting
@@ -72,23 +72,31 @@ class PermissionsSettings:
 
 @dataclass
 class ContextSettings:
-    """`[context]`: what the model's context holds, and when it is compacted. Compaction is driven by cost, not only
-    by the window: every request re-reads the whole context (cached reads still cost 10% of input), so a small
-    working set is cheaper on every turn, and each compaction costs one rewrite of the cache plus a summary. 9.5k
-    tokens down to the handoff plus the last turn was the cheapest setting on the trajectories tuned on
-    (benchmarks/context.py --quick, docs/decisions/33-context-cost.md: 16k/4 turns 0.86x raw, 12k/1 0.79x, 10k/1
-    0.77x, 8k/1 0.77x with more summaries in round 1; 9.5k once the tool definitions shrank by 500 tokens in round
-    3; 8.5k with a 2.5k summary in round 4, when what the API bills unseen was counted and exit_plan deferred);
-    never more than 60% of the budget, so small local windows still compact before they overflow. Quality
-    first: `compact_at = 0.5`."""
+    """`[context]`: what the model's context holds, and when it is compacted. Every request re-reads the whole
+    context (cached reads still cost 10% of input), so a small working set is cheaper on every turn; but what a
+    compaction takes out of the request the model no longer sees, and each summary is a wait. Issue 45 measures both
+    (benchmarks/context.py: cost, and the recall of the facts the model goes on to use) and chose the defaults on
+    that curve (docs/decisions/45-recall.md); `preset` names three points of it, and any key set beside it wins.
+    compact_at is never more than 60% of the budget, so small local windows still compact before they overflow."""
 
+    #: the named points of the curve (docs/long-sessions.md has each one's measured recall and cost); the field
+    #: defaults below are `balanced`
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "quality": {"compact_at": 40_000, "recent_turns": 10, "calls_tokens": 5_000},
+        "balanced": {},
+        "cost": {"compact_at": 12_000, "recent_turns": 3, "calls_tokens": 1_500},
+    }
+
+    preset: Literal["quality", "balanced", "cost"] = setting(
+        "balanced", doc="A named set of the keys below: quality (compact late, keep more), balanced, or cost "
+        "(compact early, keep less); a key set beside it wins.", repo=Repo.ALWAYS)
     budget: float = setting(0.8, doc="The most a request may carry: tokens, or a fraction (<= 1) of the model's "
                             "window.", repo=Repo.ALWAYS, above=0)
-    compact_at: float = setting(8_500, doc="When to compact: tokens (at most 60% of the budget), or a fraction "
+    compact_at: float = setting(20_000, doc="When to compact: tokens (at most 60% of the budget), or a fraction "
                                 "(<= 1) of the budget.", repo=Repo.ALWAYS, above=0)
     target: float = setting(0.25, doc="After a compaction, the fraction of compact_at to get down to.",
                             repo=Repo.ALWAYS, above=0, at_most=0.99)
-    recent_turns: int = setting(1, doc="Turns never masked and kept verbatim by a summary.", repo=Repo.ALWAYS,
+    recent_turns: int = setting(5, doc="Turns never masked and kept verbatim by a summary.", repo=Repo.ALWAYS,
                                 at_least=0)
     # issue 33, round 2: masking before summaries (a summary's output is the dearest token of a session; a mask
     # costs nothing to write and only the masked span is written to the cache again); docs/decisions/33-context-cost.md
