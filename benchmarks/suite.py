@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/suite.py [--quick] [--runs N] [--burners K] [--best-of N] [-- PYTEST ARGS]
 
-Runs the whole suite as `.ci/run` does (`python3 -m pytest -n 4 -m unit`, then `-m "not unit"`) N times in a row,
+Runs the whole suite as `.ci/run` does (`python3 -m pytest -n 4`, the README's command, once) N times in a row,
 with K CPU burners (a `while True: pass` each, at the suite's own priority) beside it, and writes what it saw: the
 wall time of each run, the CPU the run's whole process tree used (user + sys, the figure load cannot inflate
 much), the machine's load while it ran, and every failure by name. The proof the issue asks for is
@@ -74,8 +74,8 @@ def sample_load(stop: threading.Event, into: list[float]) -> None:
             return
 
 
-#: what .ci/run runs after install.sh: the unit tier first, so a failure there shows within minutes, then the rest
-CI_STEPS = (["-m", "unit"], ["-m", "not unit"])
+#: what .ci/run runs after install.sh: the README's test command, once (the context gate is one of its tests)
+CI_STEPS: list[list[str]] = [[]]
 
 
 def run_suite(number: int, pytest_args: list[str], log_dir: Path) -> Run:
@@ -88,7 +88,7 @@ def run_suite(number: int, pytest_args: list[str], log_dir: Path) -> Run:
     sampler.start()
     returncode = 0
     with log.open("w") as out:
-        for step in CI_STEPS if not pytest_args else ([],):
+        for step in CI_STEPS if not pytest_args else [[]]:
             out.flush()
             proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "4", "-p", "no:cacheprovider", "-q", *step,
                                    *pytest_args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
@@ -121,8 +121,8 @@ def section(runs: list[Run], burners: int, command: str, best_of: int) -> str:
     date = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     green = sum(r.green for r in runs)
     lines = [f"## {title}", "",
-             f"Command: `{command}` (from the repository root; each run is `.ci/run`'s two steps: the unit tier, "
-             "then the rest).",
+             f"Command: `{command}` (from the repository root; each run is `.ci/run`'s test command, "
+             "the whole suite in one pytest run).",
              f"Date {date}; commit {git_head()}; {os.cpu_count()} cores, Python {platform.python_version()}; "
              f"{burners} CPU burner(s) beside the suite. Load is the machine's 1-minute load average sampled "
              "every 15 s during the run (other engineers' work included); CPU is user + sys of the run's whole "
