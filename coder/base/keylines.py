@@ -77,8 +77,14 @@ def yaml_with_lines(text: str, first_line: int = 1) -> tuple[Any, dict[Keys, int
 
     loader = yaml.SafeLoader(text)
     try:
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
+            # `*name` repeats a node: ten lines of them make a billion entries ("billion laughs"); no manifest
+            # coder reads needs one
+            raise yaml.YAMLError("aliases (*name) are not accepted here")
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
+    except RecursionError:  # nested thousands deep: PyYAML's composer recurses per level
+        raise yaml.YAMLError("nested too deeply") from None
     finally:
         loader.dispose()  # type: ignore[no-untyped-call]
     lines: dict[Keys, int] = {}
@@ -96,5 +102,8 @@ def yaml_with_lines(text: str, first_line: int = 1) -> tuple[Any, dict[Keys, int
                 lines.setdefault(at, value.start_mark.line + first_line)
                 walk(value, at)
 
-    walk(node, ())
+    try:
+        walk(node, ())
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply") from None
     return data, lines

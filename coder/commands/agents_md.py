@@ -57,9 +57,11 @@ def _commands(root: Path, files: set[str]) -> list[tuple[str, str]]:
     if "pyproject.toml" in files:
         try:
             data = tomllib.loads(_read(root, "pyproject.toml"))
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError):  # ValueError: a number over 4,300 digits
             data = {}
-        extras = data.get("project", {}).get("optional-dependencies", {})
+        project = data.get("project")
+        extras = project.get("optional-dependencies") if isinstance(project, dict) else None
+        extras = extras if isinstance(extras, dict) else {}
         found.append(("install", "pip install -e '.[dev]'" if "dev" in extras else "pip install -e ."))
         if "pytest" in json.dumps(data) or any(f.startswith("tests/") for f in files):
             found.append(("test", "python -m pytest -q"))

@@ -72,6 +72,10 @@ def read_file(path: Path, name: str, data: bytes | None = None) -> Layer:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}.") from exc
+    except ValueError as exc:  # tomllib's int() of a number over 4,300 digits
+        raise ConfigError(f"{path}: not valid TOML: {str(exc).split(':')[0]}.") from exc
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply.") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot be read: {exc}.") from exc
     layer = Layer(name, table, str(path), key_lines(text), written=table)

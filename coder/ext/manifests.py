@@ -267,6 +267,8 @@ def read_json(model: type[M], path: Path | str, raw: bytes | None = None, text: 
         data = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc}).") from exc
+    except RecursionError:  # arrays or objects nested thousands deep
+        raise ConfigError(f"{path}: not valid JSON (nested too deeply).") from None
     source = Source(str(path), json_lines(text))
     for part in keys:
         data = data.get(part) if isinstance(data, dict) else None

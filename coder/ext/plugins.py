@@ -113,7 +113,7 @@ class Plugin:
             try:
                 text = path.read_text(encoding="utf-8")
                 data = json.loads(text)
-            except (OSError, ValueError) as exc:
+            except (OSError, ValueError, RecursionError) as exc:
                 raise ConfigError(f"plugin {self.name}: {rel} is not readable JSON ({exc}).") from exc
             out.append((data, Source(str(path), json_lines(text)), ()))
         return out

@@ -98,7 +98,10 @@ def inspect(workspace: Path) -> TrustRequest:
     for rel, data in _defining_files(request.workspace, request.problems):
         request.files[rel] = data
         digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
-        request.wanted.extend(_wanted_from(rel, data, request.workspace))
+        try:
+            request.wanted.extend(_wanted_from(rel, data, request.workspace))
+        except (ValueError, TypeError, AttributeError, KeyError, RecursionError) as exc:  # a hostile file's shape
+            request.wanted.append(Wanted("config", rel, f"not readable ({type(exc).__name__})"))
     for rel in sorted({f for w in request.wanted for f in w.runs}):
         digest.update(b"runs\0" + rel.encode() + b"\0" + _run_file_digest(request.workspace, rel))
     request.fingerprint = digest.hexdigest()
@@ -212,7 +215,7 @@ def _wanted_from(rel: str, data: bytes, root: Path) -> list[Wanted]:
     if rel == ".coder/config.toml":
         try:
             table = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, ValueError, RecursionError):  # ValueError: an int over 4,300 digits
             return [Wanted("config", rel, "not valid TOML")]
         out = [Wanted("config", rel, "sets " + ", ".join(sorted(table)))] if table else []
         servers = (table.get("mcp") or {}).get("servers") or {}
