@@ -278,8 +278,9 @@ class Leftovers:
         return found
 
     def _ignored(self, rels: list[str]) -> set[str]:
-        """Those of `rels` git ignores (a tracked file never is); all of them when git cannot tell."""
-        if not rels:
+        """Those of `rels` git ignores (a tracked file never is); all of them when git cannot tell. Outside a
+        repository none: nothing there shows any file, so a conftest.py is no more hidden than the rest."""
+        if not rels or not os.path.lexists(self.workspace / ".git"):
             return set()
         try:
             proc = hostgit.run(self.workspace, ["check-ignore", "-z", "--stdin"], input="\0".join(rels) + "\0",

@@ -186,6 +186,14 @@ def test_a_conftest_hidden_by_a_self_ignoring_gitignore_is_refused(repo: Path, o
     assert take_fired(outside) == ["conftest"]
 
 
+def test_outside_a_repository_a_conftest_is_not_asked_about(tmp_path: Path) -> None:
+    """Nothing shows any file there (no git status, no review), so a conftest.py is no more hidden than the rest."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (output,) = _bash(folder, tmp_path, "mkdir -p tests && echo 'X = 1' > tests/conftest.py && echo MADE")
+    assert output.strip() == "MADE" and (folder / "tests" / "conftest.py").exists()
+
+
 # ---- the index: a tracked change hidden with assume-unchanged or skip-worktree ---------------------------------
 
 @pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
