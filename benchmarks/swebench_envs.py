@@ -39,7 +39,7 @@ from coder.batch.envprep import READY, describe, env_key, prepare_envs, ready_en
 from coder.batch.envs import load_spec_table  # noqa: E402
 from coder.batch.evaluate import EvalConfig, apply_patch, eval_test_command, evaluate  # noqa: E402
 from coder.batch.instances import Instance, load_instances  # noqa: E402
-from coder.batch.reach import instance_reach  # noqa: E402
+from coder.batch.reach import agent_reach, instance_reach  # noqa: E402
 from coder.batch.testbed import enter_testbed  # noqa: E402
 from coder.batch.workspace import create_workspace, find_mirror, remove_workspace  # noqa: E402
 
@@ -77,7 +77,8 @@ def shell_check(inst: Instance, info: dict, work: Path) -> dict:
         if apply_patch(ws.path, inst.test_patch, "test", fallbacks=False) is None:
             return {"error": "test patch does not apply"}
         # what the agent's sandbox hides (issue 44): the run's folders, local indexes, the project's releases
-        _, hidden, _ = instance_reach(ws.path, {}, inst.repo, [str(work), str(Path(info["mirror"]).parent)], env, [])
+        reach = agent_reach([], env["CODER_SANDBOX_EXTRA_RO"].split(os.pathsep))
+        _, hidden, _ = instance_reach(ws.path, {}, inst.repo, [str(work), str(Path(info["mirror"]).parent)], reach)
         cfg = SandboxConfig(extra_ro=env["CODER_SANDBOX_EXTRA_RO"].split(os.pathsep), hide=hidden,
                             private_cgroups=env.get("CODER_SANDBOX_PRIVATE_CGROUPS") == "1",
                             max_output_chars=10**8, max_timeout=1800)

@@ -167,6 +167,12 @@ def _run_flags(p: Any) -> None:
                    help="let the agent's sandbox reach this preset's package registries (python, node, rust, go) "
                         "through coder's proxy, e.g. to install a missing test dependency; off by default so "
                         "SWE-bench runs stay comparable (repeatable)")
+    p.add_argument("--mcp", action="append", metavar="NAME", default=[],
+                   help="let the agents use this MCP server of your config ([mcp.servers.NAME]); none by default, "
+                        "whatever your config holds; recorded and flagged on every instance (repeatable)")
+    p.add_argument("--web-search", action="store_true",
+                   help="let the agents search the web (off by default: the web holds published fixes); recorded "
+                        "and flagged on every instance")
     p.add_argument("--attempts", type=int, default=1, metavar="N",
                    help="run N independent attempts per instance (each in its own workspace, within --workers) and "
                         "submit the one with the strongest evidence: a patch, then verified over failed over "
@@ -186,6 +192,7 @@ def _model(args: Any) -> str:
 def _config(args: Any, run_dir: Path, **extra: Any):
     # start-up time: the harness loads when its command runs (`coder --help` imports this module)
     from coder.batch.instance_run import RunConfig
+    from coder.batch.reach import granted_servers
 
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
@@ -196,6 +203,7 @@ def _config(args: Any, run_dir: Path, **extra: Any):
                      exclude_new_tests=args.exclude_new_tests, keep_workspaces=args.keep_workspaces,
                      prompt_template=args.prompt_template, include_hints=args.with_hints, backend=args.backend,
                      address=args.address, network_presets=list(args.net_preset or []),
+                     mcp_servers=granted_servers(args.mcp), web_search=args.web_search,
                      progress=not args.no_progress, attempts=args.attempts, **extra)
 
 

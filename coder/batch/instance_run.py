@@ -23,7 +23,7 @@ from coder.base.resources import PromptTemplate, parse_template, placeholders, t
 from coder.batch.ahead import WorkspacesAhead
 from coder.batch.instances import Instance
 from coder.batch.outputs import InstanceStatus, atomic_write, patch_stats
-from coder.batch.reach import git_reach, instance_reach, reach_flags, scan_trajectory
+from coder.batch.reach import agent_reach, git_reach, instance_reach, reach_flags, scan_trajectory
 from coder.batch.runner import AgentRequest, AgentResult, export_session, run_agent
 from coder.batch.testbed import enter_testbed
 from coder.batch.trajectory import write_mini_trajectory
@@ -78,6 +78,11 @@ class RunConfig:
     #: network presets for the agent's sandbox (coder/netproxy: python = PyPI), so it can install a missing test
     #: dependency; empty by default, so SWE-bench runs stay comparable (no network, as the harness's agents)
     network_presets: list[str] = field(default_factory=list)
+    #: MCP servers of the user's config the run lets its agents use (`--mcp NAME`: name -> the server's table);
+    #: none by default, whatever the user's config holds; each is recorded and flagged (coder/batch/reach.py)
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: web search for the agents (`--web-search`): off by default, recorded and flagged when on
+    web_search: bool = False
     #: paths kept from every agent's sandbox (coder/batch/reach.py): mirrors, dataset, run folder, caches
     hide: list[str] = field(default_factory=list)
     #: independent attempts per instance; the one with the strongest evidence is submitted (coder/batch/attempts.py)
@@ -203,17 +208,15 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, statu
     ws = (ahead.take(ws_dir) if ahead is not None else None) or make_workspace(inst, cfg, ws_dir)
     git_record = git_reach(ws.path, ws.base_commit)  # before the environment's setup commit and the agent
     agent_env = enter_testbed(cfg.testbeds.get(inst.instance_id), ws, prompt_file, inst_dir)
-    if cfg.network_presets:
-        agent_env = {**agent_env, "CODER_NETWORK_PRESETS": ",".join(cfg.network_presets)}
-    shown = [p for p in agent_env.get("CODER_SANDBOX_EXTRA_RO", "").split(os.pathsep) if p]
-    agent_env["CODER_SANDBOX_EXTRA_RO"] = os.pathsep.join(dict.fromkeys([*shown, *borrowed_objects(ws.path)]))
-    status.reach, hidden, exposed = instance_reach(ws.path, git_record, inst.repo, cfg.hide, agent_env,
-                                                   cfg.network_presets)
+    shown = [p for p in agent_env.pop("CODER_SANDBOX_EXTRA_RO", "").split(os.pathsep) if p]
+    reach = agent_reach(cfg.network_presets, [*shown, *borrowed_objects(ws.path)], cfg.mcp_servers, cfg.web_search)
+    status.reach, hidden, exposed = instance_reach(ws.path, git_record, inst.repo, cfg.hide, reach)
     agent_env = {**agent_env, "CODER_SANDBOX_HIDE": os.pathsep.join(hidden)}
 
     result = run_agent(AgentRequest(workspace=ws.path, prompt_file=prompt_file, state_dir=inst_dir / "state",
                                     model=model, max_turns=cfg.max_turns, max_cost=cfg.max_cost,
-                                    wall_time=cfg.wall_time, log_path=inst_dir / "agent.log", extra_env=agent_env))
+                                    wall_time=cfg.wall_time, log_path=inst_dir / "agent.log", extra_env=agent_env,
+                                    reach=reach))
     if result.returncode == 130 and not result.session_id:  # Ctrl+C before the agent got going: rerun on resume
         raise InstanceInterrupted("interrupted before the agent started")
     if result.exit_reason == "error" and not result.session_id and result.turns == 0:
@@ -231,7 +234,7 @@ def _process(inst: Instance, cfg: RunConfig, inst_dir: Path, ws_dir: Path, statu
 
     events = export_session(inst_dir / "state", result.session_id, inst_dir / "events.jsonl")
     status.flags = [{"flag": flag, "turn": 0, "evidence": ""} for flag in reach_flags(status.reach)]
-    status.flags += scan_trajectory(events, hidden, exposed)
+    status.flags += scan_trajectory(events, hidden, exposed, status.reach["vendored"])
     write_mini_trajectory(inst_dir / f"{inst.instance_id}.traj.json", inst.instance_id, events,
                           exit_reason=result.exit_reason, patch=patch, cost_usd=result.cost_usd,
                           model=result.model or model, config={"max_turns": cfg.max_turns,

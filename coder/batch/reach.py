@@ -8,36 +8,45 @@ Three parts, each recorded in the instance's status (`reach`, `flags`) and shown
   store, are listed and checked too), the newest commit date against the base's, its refs and alternates, and
   the same for each submodule at its gitlink commit (coder/batch/workspace.py makes them past-only; this checks
   it where it matters).
-- **The sandbox's view**: the paths hidden from the agent (`[sandbox] hide`: the mirrors, the dataset, the run
-  folder with the other instances and the predictions, the caches, local package indexes, and every installed
-  release of the project found in a site-packages the sandbox shows, such as a toolchain's `flask-3.1.3`), then
-  a probe in a sandbox of the agent's configuration that tries entries of each and lists what it still sees; and
-  the network the agent's shell was granted.
+- **The agent's reach**: what it may reach beyond its workspace is the batch's alone (agent_reach, the layer
+  coder/config/layers.py puts over the user's config: a closed network unless `--net-preset`, no MCP server
+  unless `--mcp NAME`, web search only with `--web-search`, the extra folders the batch shows it), recorded
+  whole and flagged for each grant; the paths hidden from it (`[sandbox] hide`: the mirrors, the dataset, the
+  run folder with the other instances and the predictions, the caches, local package indexes, and every release
+  of the project in what the sandbox shows: coder/batch/releases.py), then a probe in a sandbox of the agent's
+  configuration that tries entries of each and lists what it still sees. The project's vendored copies (pip's
+  `_vendor/requests`) are recorded, not hidden: pip needs its own.
 - **The trajectory**: the agent's tool inputs scanned for git commands that look past HEAD (`--all`, `reflog`,
-  `fsck`, `--batch-all-objects`, pack files, fetches), URLs of other hosts, package-index options, and hidden
-  paths (in inputs and outputs). Flags are advisory: a flagged run that found nothing is still clean by the git
+  `fsck`, `--batch-all-objects`, pack files, fetches), hosts (with or without a scheme), package-index options,
+  hidden paths and vendored copies (in inputs and outputs), MCP and web tools; and the hosts coder's proxy let
+  through, as it recorded them. Flags are advisory: a flagged run that found nothing is still clean by the git
   record; the pair says whether the number can be trusted.
 
-What it cannot see: files outside the patterns above that hold the project's future (a copy of the repository
-somewhere under /opt), and a sandbox configured by the user beyond what the batch gives the agent.
+What it cannot see: files that hold the project's future and are neither a git object, an index, an installed
+distribution, an archive nor a vendored copy (a source tree of the project somewhere under /opt); commands that
+reach past the instance in ways the patterns do not name (the git record and the hidden paths make that
+pointless, the network record does not depend on them).
 """
 
 from __future__ import annotations
 
 import configparser
-import glob
 import os
 import re
 import time
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from coder.base.errors import UsageError
+from coder.batch.releases import project_name, project_releases, vendored_copies
 from coder.batch.trajectory import text_of
 from coder.batch.workspace import git
+from coder.config.layers import CLOSED_REACH, load_config
 from coder.sandbox.exec import run_sandboxed
-from coder.sandbox.profile import SandboxConfig, home_binds, outside_home_binds
+from coder.sandbox.profile import SandboxConfig
 
 
 def _iso(epoch: int) -> str:
@@ -119,68 +128,6 @@ def dataset_paths(dataset: str) -> list[str]:
     return ([str(named.resolve())] if named.exists() else []) + [p for p in hub if p]
 
 
-#: where an installed Python package may sit in what the sandbox binds (the system, toolchains, /opt prefixes)
-SITE_GLOBS = ("/usr/lib/python*/*-packages", "/usr/local/lib/python*/*-packages", "/opt/*/lib/python*/site-packages",
-              "/opt/*/*/lib/python*/site-packages", "~/.pyenv/versions/*/lib/python*/site-packages",
-              "~/.local/lib/python*/site-packages", "~/.local/share/uv/python/*/lib/python*/site-packages")
-
-
-def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def project_name(repo: str) -> str:
-    """The distribution a repository publishes, as PyPI normalizes names (`pallets/flask` -> `flask`)."""
-    return _normal(repo.rsplit("/", 1)[-1])
-
-
-#: where a site-packages sits inside a folder the sandbox binds (a prefix, pyenv's root, a folder of prefixes)
-PREFIX_GLOBS = ("lib/python*/*-packages", "versions/*/lib/python*/site-packages", "*/lib/python*/site-packages")
-
-
-def project_releases(project: str, roots: list[str]) -> list[str]:
-    """Paths of installed distributions of `project` (the metadata folder and its top-level packages) in every
-    site-packages of SITE_GLOBS, of `roots` (the environment) and of the toolchains the sandbox binds from HOME
-    and from PATH (coder/sandbox/profile.py: a pyenv outside HOME is bound by its shims' PATH entry), and its
-    wheels and sdists in the system's folders (a local index pip's configuration may not name): a release newer
-    than the base in reach."""
-    home, path = Path(os.environ.get("HOME") or os.path.expanduser("~")), os.environ.get("PATH", "")
-    bound = [str(p) for p in (*home_binds(home, path), *outside_home_binds(home, path))]
-    sites = [s for pattern in SITE_GLOBS for s in glob.glob(os.path.expanduser(pattern))]
-    sites += [s for root in [*roots, *bound] for pattern in PREFIX_GLOBS
-              for s in glob.glob(os.path.join(root, pattern))]
-    found: list[str] = _archives(project, [*ARCHIVE_ROOTS, *bound])
-    for site in dict.fromkeys(sites):
-        for meta in glob.glob(os.path.join(site, "*.dist-info")) + glob.glob(os.path.join(site, "*.egg-info")):
-            if _normal(os.path.basename(meta).split("-", 1)[0].removesuffix(".egg")) != project:
-                continue
-            top = Path(meta) / "top_level.txt"
-            names = top.read_text(encoding="utf-8", errors="replace").split() if top.is_file() else [project]
-            found.append(meta)
-            for name in names:
-                found += [p for p in (os.path.join(site, name), os.path.join(site, name + ".py")) if os.path.exists(p)]
-    return found
-
-
-#: system folders where wheels and sdists are kept (a local index's files, Debian's python-wheels), searched a few
-#: levels down with the bound toolchains for archives of the project, whatever pip's configuration says
-ARCHIVE_ROOTS = ("/opt", "/srv", "/usr/local/share", "/usr/share/python-wheels")
-_ARCHIVE = re.compile(r"^(.+?)-\d[^/]*\.(whl|tar\.gz|tar\.bz2|zip|egg)$", re.IGNORECASE)
-
-
-def _archives(project: str, roots: list[str], depth: int = 4) -> list[str]:
-    """Wheels and sdists of `project` under `roots` (at most `depth` folders down)."""
-    found: list[str] = []
-    for root in roots:
-        base = root.rstrip("/").count("/")
-        for folder, dirs, files in os.walk(root):
-            if folder.count("/") - base >= depth:
-                dirs.clear()
-            found += [os.path.join(folder, f) for f in files
-                      if (m := _ARCHIVE.match(f)) and _normal(m.group(1)) == project]
-    return found
-
-
 def sandbox_view(hidden: list[str], exposed: list[str], extra_ro: list[str], workspace: Path) -> list[str]:
     """What of `hidden` a sandbox of the agent's configuration still shows: up to five entries of each hidden
     folder (not on the way to a path bound again on purpose, `exposed`) and each hidden file, tried inside."""
@@ -219,13 +166,31 @@ INPUT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((flag, re.compil
     ("git: internals", r"\.git/(objects|packed-refs|refs/|logs|FETCH_HEAD|ORIG_HEAD|modules/|shallow)"),
     ("package index", r"\bpip3?\b[^\n;|&]*\s(-i|--index-url|--extra-index-url|-f|--find-links)\b"),
 ))
-_URL = re.compile(r"\b(?:https?|ftp|git|ssh)://([A-Za-z0-9.-]+)")
+_NAME = r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,63}|\d{1,3}(?:\.\d{1,3}){3}"
+#: a host named in a tool input: after any scheme (`https://`, a spliced `'ht'+'tp://'`), as git's `user@host:`,
+#: or bare before a port or a path (`curl -s github.com:443/x`); then any argument of a network client that is a name
+_URL = re.compile(rf"[A-Za-z][\w+.-]*://(?:[^@/\s'\"]*@)?({_NAME})|@({_NAME}):|(?<![\w./@:-])({_NAME})(?=:\d|/)")
+_CLIENT = re.compile(r"(?:^|[\s;|&(`'\"])(?:curl|wget|nc|ncat|netcat|telnet|ssh|scp|sftp|rsync|ftp|ping|dig|nslookup|"
+                     r"aria2c|lynx|w3m)[ \t]([^\n;|&]*)")
+#: a bare name ending so is a file (`app.py:12`, `docs/index.md`), not a host
+_FILE_SUFFIXES = frozenset("py pyi pyx pxd js ts md rst txt cfg ini toml json yaml yml sh html css log out diff patch "
+                           "lock go rs java rb cpp hpp cc in pth whl gz bz2 xz zip tar egg so xml csv".split())
 _LOCAL = {"localhost", "127.0.0.1", "0.0.0.0"}
 
 
-def _calls(events: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
-    """(turn, input as text, output) of each tool call, in order."""
-    calls: list[tuple[int, str, str]] = []
+def hosts_named(text: str) -> list[str]:
+    """The other hosts a tool input names (loopback and file names aside)."""
+    found = [(m.group(3) is not None, next(g for g in m.groups() if g)) for m in _URL.finditer(text)]
+    for args in _CLIENT.findall(text):
+        found += [(True, t) for t in (t.strip("()'\"`,") for t in args.split()) if re.fullmatch(_NAME, t)]
+    hosts = [host.lower() for bare, host in found if not (bare and host.rsplit(".", 1)[-1].lower() in _FILE_SUFFIXES)]
+    return [h for h in dict.fromkeys(hosts) if h not in _LOCAL]
+
+
+def _calls(events: list[dict[str, Any]]) -> list[tuple[int, str, str, str]]:
+    """(turn, tool name, input as text, output) of each tool call, in order; a server tool's (the provider's web
+    search) as `server:NAME`."""
+    calls: list[tuple[int, str, str, str]] = []
     outputs: dict[str, str] = {}
     turn = 0
     for ev in events:
@@ -237,10 +202,22 @@ def _calls(events: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
         turn += 1
         content = (ev.get("message") or {}).get("content") if isinstance(ev.get("message"), dict) else None
         for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
+            if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
                 text = " ".join(str(v) for v in (block.get("input") or {}).values() if isinstance(v, str))
-                calls.append((turn, text, outputs.get(str(block.get("id") or ""), "")))
+                name = ("server:" if block["type"] == "server_tool_use" else "") + str(block.get("name") or "")
+                calls.append((turn, name, text, outputs.get(str(block.get("id") or ""), "")))
     return calls
+
+
+def _reached(events: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """(turn, host) of each host coder's domain proxy let a command, a fetch or a search backend reach (the
+    network as it happened, whatever the command's text looked like)."""
+    found, turn = [], 0
+    for ev in events:
+        turn += ev.get("type") == "assistant_message"
+        if ev.get("type") == "network_access" and ev.get("allowed"):
+            found.append((turn, f"{ev.get('host')}:{ev.get('port')} ({ev.get('source')})"))
+    return found
 
 
 def _outside(text: str, hidden: list[str], exposed: list[str]) -> list[str]:
@@ -258,40 +235,87 @@ def _outside(text: str, hidden: list[str], exposed: list[str]) -> list[str]:
     return found
 
 
-def scan_trajectory(events: list[dict[str, Any]], hidden: list[str], exposed: list[str]) -> list[dict[str, Any]]:
-    """The flags of a trajectory: {flag, turn, evidence} per tool call that reached past the instance."""
+def scan_trajectory(events: list[dict[str, Any]], hidden: list[str], exposed: list[str],
+                    vendored: list[str] | None = None) -> list[dict[str, Any]]:
+    """The flags of a trajectory: {flag, turn, evidence} per tool call that reached past the instance. `vendored`:
+    the project's vendored copies (vendored_copies), named by a call as a path or a module (`pip._vendor.requests`)
+    from their package down."""
     flags: list[dict[str, Any]] = []
-    for turn, text, output in _calls(events):
+    copies = {form: tail for tail in dict.fromkeys("/".join(Path(v).parts[-3:]) for v in vendored or [])
+              for form in (tail, tail.replace("/", "."))}
+    for turn, name, text, output in _calls(events):
         found = [flag for flag, pattern in INPUT_PATTERNS if pattern.search(text)]
-        found += [f"host: {host}" for host in dict.fromkeys(_URL.findall(text)) if host not in _LOCAL]
+        found += [f"host: {host}" for host in hosts_named(text)]
         found += [f"outside path: {path}" for path in _outside(f"{text}\n{output}", hidden, exposed)]
+        found += [f"tool: {name}"] if name.startswith(("mcp__", "server:")) else []  # a fetch: _reached
+        found += list(dict.fromkeys(f"vendored copy: {tail}" for form, tail in copies.items()
+                                    if form in f"{text}\n{output}"))
         flags += [{"flag": flag, "turn": turn, "evidence": text[:200]} for flag in found]
+    flags += [{"flag": f"network: {host}", "turn": turn, "evidence": "allowed by coder's proxy"}
+              for turn, host in _reached(events)]
     return flags
 
 
 # -- per instance ---------------------------------------------------------------------------------------------------
 
-def instance_reach(ws: Path, git_record: dict[str, Any], repo: str, run_hide: list[str], agent_env: dict[str, str],
-                   network_presets: list[str]) -> tuple[dict[str, Any], list[str], list[str]]:
+def agent_reach(presets: list[str], extra_ro: list[str], mcp_servers: dict[str, Any] | None = None,
+                web_search: bool = False) -> dict[str, Any]:
+    """What an agent may reach beyond its workspace, as its configuration's reach layer (CLOSED_REACH with these
+    grants over it: coder/config/layers.py): the run's network presets, the folders the batch shows it (its
+    environment, the borrowed objects), the MCP servers and web search the run asked for. Nothing else: the
+    user's own allow-list, folders, servers and CODER_WEB_SEARCH do not reach a batch agent."""
+    grants = {"sandbox": {"network_presets": list(presets), "extra_ro": list(dict.fromkeys(extra_ro))},
+              "mcp": {"servers": dict(mcp_servers or {})}, "web": {"search": "on" if web_search else "off"}}
+    return {section: {**keys, **grants.get(section, {})} for section, keys in CLOSED_REACH.items()}
+
+
+def granted_servers(names: list[str]) -> dict[str, dict[str, Any]]:
+    """The tables of the MCP servers of the user's config a run lets its agents use (`--mcp NAME`)."""
+    if not names:
+        return {}
+    servers = load_config(None).mcp.servers
+    for name in names:
+        if name not in servers:
+            raise UsageError(f"--mcp {name}: your config has no [mcp.servers.{name}] "
+                             f"(it has {', '.join(sorted(servers)) or 'none'}).")
+    return {name: {k: v for k, v in asdict(servers[name]).items() if v not in (None, [], {})} for name in names}
+
+
+def instance_reach(ws: Path, git_record: dict[str, Any], repo: str, run_hide: list[str],
+                   reach: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
     """Before the agent starts: what it will be kept from (the run's list, local package indexes, the project's
-    installed releases), what a sandbox of its configuration still shows of that, its network, and `git_record`
-    (git_reach of the fresh workspace). Returns (the record, the paths to hide, the paths shown on purpose)."""
-    extra_ro = [p for p in agent_env.get("CODER_SANDBOX_EXTRA_RO", "").split(os.pathsep) if p]
+    installed releases), what a sandbox of its configuration (`reach`, agent_reach's) still shows of that, all
+    it may reach (the network, MCP servers, web search), and `git_record` (git_reach of the fresh workspace).
+    Returns (the record, the paths to hide, the paths shown on purpose). The project's vendored copies are
+    recorded (`vendored`), not hidden; scan_trajectory flags a command that names one."""
+    extra_ro = list(reach["sandbox"]["extra_ro"])
     releases = project_releases(project_name(repo), extra_ro)
     hidden = list(dict.fromkeys([*run_hide, *local_indexes(), *releases]))
     exposed = [str(ws), *extra_ro]
+    sandbox, presets = reach["sandbox"], list(reach["sandbox"]["network_presets"])
+    servers = {name: " ".join([server.get("command") or server.get("url") or "", *server.get("args", [])]).strip()
+               for name, server in reach["mcp"]["servers"].items()}
     record = {"git": git_record, "hidden": hidden, "project_releases": releases,
+              "vendored": vendored_copies(project_name(repo), extra_ro),
               "visible": sandbox_view(hidden, exposed, extra_ro, ws),
-              "network": {"presets": list(network_presets), "index": bool(network_presets)}}
+              "network": {"presets": presets, "index": bool(presets), "allowed_domains": sandbox["allowed_domains"],
+                          "whole": sandbox["network"], "search": reach["web"]["search"] == "on"},
+              "mcp": servers, "extra_ro": extra_ro}
     return record, hidden, exposed
 
 
 def reach_flags(record: dict[str, Any]) -> list[str]:
-    """Why a workspace was not clean before the agent began: future commits, hidden paths still seen, a network."""
+    """Why a workspace was not clean before the agent began: future commits, hidden paths still seen, a network,
+    web search, MCP servers."""
     out = []
     if future_in_reach(record.get("git") or {}):
         out.append(f"future commits in reach: {future_in_reach(record['git'])}")
     out += [f"visible: {path}" for path in record.get("visible") or []]
-    if (record.get("network") or {}).get("presets"):
-        out.append("network: " + ", ".join(record["network"]["presets"]) + " (an index serves newer releases)")
+    network = record.get("network") or {}
+    if network.get("presets"):
+        out.append("network: " + ", ".join(network["presets"]) + " (an index serves newer releases)")
+    if network.get("search"):
+        out.append("web search: on (the web holds the published fix)")
+    out += [f"mcp server: {name} ({command}; it answers whatever the agent asks)"
+            for name, command in (record.get("mcp") or {}).items()]
     return out

@@ -31,6 +31,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from coder.config.layers import BATCH_REACH_VAR
 from coder.host import exec_replace, forkserver_context
 from coder.host.python import ensure_forkserver, start_forked
 from coder.models.providers import preload_modules
@@ -79,6 +80,9 @@ class AgentRequest:
     wall_time: float | None = None
     log_path: Path | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    #: what the agent may reach beyond its workspace, over CLOSED_REACH (coder/config/layers.py): the sandbox's
+    #: network presets and extra folders, MCP servers, web search; nothing of the user's own config
+    reach: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -232,8 +236,9 @@ def run_agent(req: AgentRequest) -> AgentResult:
     """Run one headless session to its end or its wall-time limit; never raises for agent failures."""
     args = agent_args(req)
     req.state_dir.mkdir(parents=True, exist_ok=True)
-    # issue 35: no web search in batch unless the user's environment says CODER_WEB_SEARCH=on
-    env = {"CODER_WEB_SEARCH": "off", **os.environ, **req.extra_env, "CODER_STATE_DIR": str(req.state_dir)}
+    # issue 44: the agent's reach is the batch's alone (closed unless the run grants something, and recorded):
+    # the user's allow-list, extra folders, MCP servers and CODER_WEB_SEARCH=on do not carry over
+    env = {**os.environ, **req.extra_env, BATCH_REACH_VAR: json.dumps(req.reach), "CODER_STATE_DIR": str(req.state_dir)}
     env.pop("CODER_MODEL", None)
     out_path = req.state_dir / "agent.out"  # the JSON result line
     override = agent_command() if os.environ.get("CODER_BATCH_AGENT") else None

@@ -1,5 +1,11 @@
 """Layered configuration: built-in < ~/.config/coder/config.toml < <repo>/.coder/config.toml < environment < flags.
 
+One layer sits above them all when it is there: a batch agent's reach (`CODER_BATCH_REACH`, set by
+coder/batch/runner.py for every agent it starts). What a session can reach beyond its workspace (REACH_KEYS: the
+sandbox's network, extra folders and passed variables, MCP servers, web search) then comes from the batch alone,
+starting closed (CLOSED_REACH), whatever the user's files, environment or flags say: an evaluation's agent must
+not inherit the user's allow-list or servers (issue 44).
+
 Each layer is checked on its own against the declarations (coder/config/sections.py), so a mistake names its own
 file and line (or variable, or flag); the repository's layer is then filtered (coder/config/repository.py); the
 layers are merged (tables merge key by key; a list replaces the one below, except that the environment's and the
@@ -10,6 +16,7 @@ flags' lists, and a repository's lists that only add, are added to it); and the 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import tomllib
@@ -26,6 +33,17 @@ from coder.config.sections import Config, Origin
 from coder.trust.reader import read_repo_file
 
 REPO_FILE = ".coder/config.toml"
+
+#: the environment variable holding a batch agent's reach, a JSON table of REACH_KEYS (the rest is refused)
+BATCH_REACH_VAR = "CODER_BATCH_REACH"
+#: a batch agent's reach before the batch grants anything: the keys that widen what a session reaches, closed
+CLOSED_REACH: dict[str, dict[str, Any]] = {
+    "sandbox": {"enabled": True, "network": False, "extra_rw": [], "extra_ro": [], "env_allow": [],
+                "allowed_domains": [], "network_presets": []},
+    "mcp": {"servers": {}},
+    "web": {"search": "off", "search_backend": ""},
+}
+REACH_KEYS: tuple[Keys, ...] = tuple((section, key) for section, keys in CLOSED_REACH.items() for key in keys)
 
 
 def user_config_path() -> Path:
@@ -231,11 +249,43 @@ def load_config(workspace: Path | None, flags: dict[str, Any] | None = None, tru
             sources.append(repo_path)
     apply(env_layer(), lambda keys: True)
     apply(flag_layer(flags), lambda keys: True)
+    pinned = reach_layer()
+    if pinned is not None:  # replaces, never merges: a table of servers is not added to the user's
+        for section, key in REACH_KEYS:
+            merged.setdefault(section, {})[key] = pinned.data[section][key]
+            prefix = f"{section}.{key}"
+            for below in [k for k in provenance if k == prefix or k.startswith(prefix + ".")]:
+                del provenance[below]
+            provenance[prefix] = Origin(pinned.name)
     config = build(Config, merged)
     config.provenance, config.sources, config.ignored, config.trusted = provenance, sources, ignored, trusted
-    config.repo_files, config.repository_layer = repo_files, written
+    config.repo_files, config.repository_layer, config.reach_pinned = repo_files, written, pinned is not None
     check_all(config, lambda keys: config.origin(".".join(keys), near=True).where)
     return config
+
+
+def reach_layer(environ: typing.Mapping[str, str] | None = None) -> Layer | None:
+    """A batch agent's reach (BATCH_REACH_VAR): CLOSED_REACH with the batch's grants over it, checked like any
+    layer; None outside a batch."""
+    text = (os.environ if environ is None else environ).get(BATCH_REACH_VAR, "")
+    if not text:
+        return None
+    try:
+        given = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{BATCH_REACH_VAR}: not JSON: {exc}.") from None
+    keys = ", ".join(".".join(k) for k in REACH_KEYS)
+    if not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values()):
+        raise ConfigError(f"{BATCH_REACH_VAR}: a JSON table of tables ({keys}).")
+    table = {section: dict(values) for section, values in CLOSED_REACH.items()}
+    for section, values in given.items():
+        for key, value in values.items():
+            if (section, key) not in REACH_KEYS:
+                raise ConfigError(f"{BATCH_REACH_VAR}: {section}.{key} is not a key of the reach ({keys}).")
+            table[section][key] = value
+    layer = Layer("batch", table, labels={(s,): BATCH_REACH_VAR for s in CLOSED_REACH})
+    layer.data = read(Config, table, layer)
+    return layer
 
 
 def settings(data: dict[str, Any] | None = None, source: str = "settings") -> Config:

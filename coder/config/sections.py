@@ -380,7 +380,7 @@ class WebSettings:
     search off, or lower its limits: where searches go and which sites count are the user's."""
 
     search: Literal["off", "on"] = setting("on", doc="Web search: on or off (`coder batch` runs its agents with it "
-                                           "off unless the environment says on).", repo=Repo.SAFE, safe="off",
+                                           "off unless the run says --web-search).", repo=Repo.SAFE, safe="off",
                                            env="CODER_WEB_SEARCH")
     search_max_uses: int = setting(5, doc="Searches the model may run in one request.", repo=Repo.LOWER, at_least=1)
     search_session_cap: int = setting(25, doc="Searches in a whole session; then the tool is withdrawn.",
@@ -519,6 +519,9 @@ class Config:
     mcp_approved: dict[str, str] = not_read(factory=dict, repr=False, compare=False)
     #: the enabled Claude Code plugins' folders by component ("skills", "agents"): coder/ext/claude_settings.py
     plugin_dirs: dict[str, list[Path]] = not_read(factory=dict, repr=False, compare=False)
+    #: a batch agent's configuration: what it may reach beyond its workspace came from the batch alone
+    #: (coder/config/layers.py CODER_BATCH_REACH), and nothing adds MCP servers afterwards (a plugin's, .mcp.json)
+    reach_pinned: bool = not_read(False, repr=False, compare=False)
     #: the repository's layer as written (before checks and filter): what its MCP servers were approved against
     repository_layer: dict[str, Any] = not_read(factory=dict, repr=False, compare=False)
 

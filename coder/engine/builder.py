@@ -198,7 +198,8 @@ def open_session(options: SessionOptions, on_event: Callable[[ev.Event], None],
     claude = load_claude_settings(workspace, trusted, request.files)  # Claude Code's settings (issue 37)
     policy = policy_from_config(config.permissions, config.permission_mode, options.allow, options.deny, workspace,
                                 cwd, claude=claude.permissions())
-    for name, server in claude.plugin_servers().items():  # enabled plugins' MCP servers, the user's names first
+    plugin_servers = {} if config.reach_pinned else claude.plugin_servers()  # a batch agent's are the batch's
+    for name, server in plugin_servers.items():  # enabled plugins' MCP servers, the user's names first
         config.mcp.servers.setdefault(name, server)
     config.plugin_dirs = {kind: claude.plugin_folders(kind) for kind in ("skills", "agents")}
 

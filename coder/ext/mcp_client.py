@@ -94,7 +94,7 @@ def servers_from_config(config: Config, workspace: Path,
     mcp_json = workspace / ".mcp.json"
     files = config.repo_files
     raw = (files.get(".mcp.json") if files is not None else read_repo_file(workspace, ".mcp.json")) \
-        if config.trusted else None
+        if config.trusted and not config.reach_pinned else None  # a batch agent's servers are the batch's alone
     if raw is not None:
         text = read_text(mcp_json, raw)
         checked = read_json(McpFile, mcp_json, text=text)  # a broken entry is an error even before it is approved

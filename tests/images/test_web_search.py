@@ -68,7 +68,11 @@ def test_off_in_batch_off_by_config_and_not_offered_without_a_backend_elsewhere(
     tool.configure(backend, "openai:gpt-4o")
     spec = tool.spec()
     assert spec is not None and spec.anthropic_type is None and "query" in spec.input_schema["properties"]
-    monkeypatch.setenv("CODER_WEB_SEARCH", "off")  # what `coder batch` sets for its agents
+    monkeypatch.setenv("CODER_WEB_SEARCH", "off")
+    tool.configure(load_config(tmp_path), "anthropic:claude-sonnet-4-6")
+    assert tool.spec() is None
+    monkeypatch.setenv("CODER_WEB_SEARCH", "on")  # a batch agent's reach is the batch's: off unless --web-search
+    monkeypatch.setenv("CODER_BATCH_REACH", "{}")
     tool.configure(load_config(tmp_path), "anthropic:claude-sonnet-4-6")
     assert tool.spec() is None
     with pytest.raises(ConfigError, match="search_allowed_domains"):

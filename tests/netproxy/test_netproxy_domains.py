@@ -78,5 +78,7 @@ def test_batch_presets_are_off_by_default_and_reach_the_agent_through_its_enviro
     assert parser.parse_args(["swebench", "run", "--dataset", "d"]).net_preset == []
     user_config_path().parent.mkdir(parents=True, exist_ok=True)
     user_config_path().write_text('[sandbox]\nnetwork_presets = ["node"]\n')
-    monkeypatch.setenv("CODER_NETWORK_PRESETS", "python")  # what `--net-preset python` gives the agent
+    monkeypatch.setenv("CODER_NETWORK_PRESETS", "python")
     assert load_config(tmp_path).sandbox.network_presets == ["node", "python"]
+    monkeypatch.setenv("CODER_BATCH_REACH", '{"sandbox": {"network_presets": ["python"]}}')  # `--net-preset python`
+    assert load_config(tmp_path).sandbox.network_presets == ["python"]  # the batch's alone, not the user's node
