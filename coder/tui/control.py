@@ -112,7 +112,7 @@ class SessionControl:
             gc.freeze()
             gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
             self.freeze_heap = False
-        self.questions.notifier = self.notifications.start(opened)
+        self.state.notifier = self.notifications.start(opened)
         self.state.info.state = "idle"
         self.status.refresh()
         self.status.refresh_git()
@@ -132,7 +132,7 @@ class SessionControl:
         if opened is None:
             return
         self.notifications.stop()
-        self.questions.notifier = None
+        self.state.notifier = None
         self.questions.close()  # an agent's question still waiting is denied, and so is any asked while agents stop
         try:
             if quitting:  # the app is quitting: the conversation goes to the scrollback
@@ -159,7 +159,7 @@ class SessionControl:
         self.close("switched")
         self.last_reason = "done"
         self.questions.resolve(None)  # an agent's question, answered by the close, leaves the screen
-        self.questions.closed = False  # the next session asks again
+        self.questions.reopen()  # the next session asks again
         self.transcript.clear()
         state.info.tokens, state.info.cost, state.info.ctx = 0, 0.0, 0
         self.open(**override)

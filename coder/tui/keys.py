@@ -117,7 +117,7 @@ class KeyActions:
             box.focus()  # back to the input, and nothing else: a reader pressing Esc keeps the turn running
             return
         if self.questions.reason_for is not None and not on_prompt:
-            self.questions.reason_for = None  # Esc while typing a denial reason: deny and stop, as on the prompt
+            self.questions.drop_reason()  # Esc while typing a denial reason: deny and stop, as on the prompt
         if self.questions.escape():
             pass
         elif self.state.busy:

@@ -25,7 +25,6 @@ from textual.containers import Vertical
 from coder.base import events as ev
 from coder.frontend.calls import tool_title
 from coder.frontend.choices import QUIET, permission_answer, saved_note
-from coder.frontend.notify import Notifier
 from coder.policy.base import PermissionAnswer
 from coder.tui.messages import StopAgent, StopTurn
 from coder.tui.prompts import ChoicePrompt, PermissionPrompt, TrustPrompt
@@ -53,7 +52,6 @@ class Questions:
         self.prompt: ChoicePrompt | None = None  # the question on screen
         self.future: Future[Any] | None = None  # what the waiting thread reads its answer from
         self.reason_for: PermissionPrompt | None = None  # "deny, say why": the next line typed is the reason
-        self.notifier: Notifier | None = None  # set while a session is open (SessionControl)
         self.lock = threading.Lock()  # one question at a time: the session's and its background agents'
         self.asker = ""  # the agent whose question waits now ("": the session's own, or none)
         self.closed = False  # the app is closing: nothing more is asked
@@ -70,8 +68,8 @@ class Questions:
             self.future, self.asker = future, request.agent
             if not isinstance(request, ev.PlanProposed):
                 self.state.queue.append(("question", request))  # drawn in order with the events before it
-            if self.notifier is not None:
-                self.notifier.question(tool_title(request.tool, request.input))
+            if (notifier := self.state.notifier) is not None:
+                notifier.question(tool_title(request.tool, request.input))
             answer = future.result()
             self.asker = ""
         return answer if answer is not None else PermissionAnswer(False, message="interrupted by the user")
@@ -179,9 +177,18 @@ class Questions:
             self.resolve(None)
 
     def close(self) -> None:
-        """The app is closing: the waiting thread goes on, and any later question is denied at once."""
+        """The app (or the session, on /clear and /resume) is closing: the waiting thread goes on, and any later
+        question is denied at once, until `reopen`."""
         self.closed = True
         self.release()
+
+    def reopen(self) -> None:
+        """The next session asks again."""
+        self.closed = False
+
+    def drop_reason(self) -> None:
+        """Esc while a denial's reason is being typed: no reason is waited for (the question is answered by Esc)."""
+        self.reason_for = None
 
     def release(self, answer: Any = None) -> None:
         """Answer the waiting thread (None: interrupted; the trust question: not trusted), nothing more: the app may

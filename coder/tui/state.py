@@ -15,6 +15,7 @@ from coder.frontend.workspace import workspace_of
 if TYPE_CHECKING:  # the engine loads in a worker after the first paint; its types are all the app needs here
     from coder.engine.builder import Opened
     from coder.engine.session import Session
+    from coder.frontend.notify import Notifier
 
 
 @dataclass
@@ -52,6 +53,7 @@ class AppState:
     queue: deque[Any] = field(default_factory=deque)
     shell_calls: set[str] = field(default_factory=set)  # running calls that are shell commands (Transcript)
     agent_costs: list[tuple[str, float]] = field(default_factory=list)  # live cost per running agent (AgentsPart)
+    notifier: Notifier | None = None  # the desktop notifier while a session is open (SessionControl)
 
     @property
     def session(self) -> Session | None:
