@@ -14,7 +14,10 @@ programs, in a neutral folder with the scrubbed environment plus the `env` the c
 not leak into them). A server whose command names a file in the workspace (`python tools/server.py`), or whose
 `cwd` lies in it, runs in the sandbox instead (coder/sandbox/confine.py: workspace read-only, the network only
 when `[sandbox] network = true`), and the files it names are read-only to the sandbox for the session: otherwise
-the model could rewrite what the next session starts on the host (coder/trust/commands.py).
+the model could rewrite what the next session starts on the host (coder/trust/commands.py). A server the
+repository defines runs in the sandbox whatever its command names: a `python3 -c` script can find the workspace by
+itself (`/proc/PID/cwd` of its parent) and run a file there that trust never pinned. To run one on the host, the
+user copies it into their own config.
 """
 
 from __future__ import annotations
@@ -64,15 +67,17 @@ class ServerConfig:
     startup_timeout: float = 20.0
     call_timeout: float = 120.0
     source: str = ""
+    #: defined by the repository (`.mcp.json`, its config's [mcp.servers]): runs in the sandbox, always
+    repository: bool = False
 
     @property
     def transport(self) -> str:
         return "http" if self.url else "stdio"
 
 
-def _server(name: str, entry: McpServer, source: str) -> ServerConfig:
+def _server(name: str, entry: McpServer, source: str, repository: bool = False) -> ServerConfig:
     return ServerConfig(name, entry.command, list(entry.args), dict(entry.env), entry.cwd, entry.url,
-                        dict(entry.headers), entry.startup_timeout, entry.call_timeout, source)
+                        dict(entry.headers), entry.startup_timeout, entry.call_timeout, source, repository)
 
 
 def servers_from_config(config: Config, workspace: Path,
@@ -89,7 +94,7 @@ def servers_from_config(config: Config, workspace: Path,
                 report(f"MCP server {name!r} from {source} was not started: you have not approved it as it is "
                        "now (`coder trust` shows and approves it)")
             return
-        servers[name] = _server(name, entry, source)
+        servers[name] = _server(name, entry, source, repository=True)
 
     mcp_json = workspace / ".mcp.json"
     files = config.repo_files
@@ -208,7 +213,7 @@ class MCPManager:
         purpose = f"the MCP server {config.name}"
         root = Path(os.path.realpath(self.workspace))
         use = workspace_use(argv, root, config.cwd, config.env)
-        if not use.any:
+        if not use.any and not config.repository:
             workdir = Path(os.path.expanduser(config.cwd)) if config.cwd else None  # the user's, outside
             return prepare(argv, purpose=purpose, workdir=workdir, extra_env=config.env)
         protect_command_files(root, use.files)

@@ -85,7 +85,10 @@ def test_trusted_repository_runs_what_was_approved_and_never_what_widens(world) 
     repo, outside, trap = world
     events, requests = run_coder(repo, outside, "--trust", "--permission-mode", "auto")
     found = markers(outside)
-    assert "mcp-json" in found and "mcp-config" in found  # control: trusting really switches servers on
+    # trusting switches the repository's servers on, in the sandbox (the second red-team pass): their `touch` of
+    # the outside folder fails there, and so does the start; the note is the control that they were started
+    assert "mcp-json" not in found and "mcp-config" not in found
+    assert "MCP server 'evil' is unavailable" in notes(events)
     assert "host-hook" not in found and "custom-tool" not in found  # sandbox = false: never from a repository
     assert "bash-wrote" not in found  # extra_rw outside the workspace is not honoured
     assert trap.received == []
@@ -113,10 +116,10 @@ def test_no_trust_overrides_a_stored_decision(world) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run([sys.executable, "-m", "coder", "trust", str(repo)], env=env, check=True, capture_output=True,
                    timeout=60)
-    run_coder(repo, outside, "--no-trust", "--permission-mode", "auto")
-    assert markers(outside) == []
-    run_coder(repo, outside, "--permission-mode", "auto")  # control: the stored decision itself works
-    assert "mcp-json" in markers(outside)
+    events, _ = run_coder(repo, outside, "--no-trust", "--permission-mode", "auto")
+    assert markers(outside) == [] and "MCP server 'evil'" not in notes(events)
+    events, _ = run_coder(repo, outside, "--permission-mode", "auto")  # control: the stored decision itself works
+    assert "MCP server 'evil' is unavailable" in notes(events)  # started, in the sandbox, where its touch fails
 
 
 def test_repository_commands_only_when_trusted_and_never_with_allow_rules(world) -> None:
