@@ -105,6 +105,8 @@ class Leftovers:
     venvs: set[str] = field(default_factory=set)
     #: the last walk stopped at FOLDER_LIMIT folders: what it did not reach is unchecked, and said so
     truncated: bool = False
+    #: the conftest.py files git showed at their last look
+    visible: set[str] = field(default_factory=set)
     #: files of a kind whose inode could not be watched (`TreeWatch.watch_file`): statted at every look
     unwatched: set[str] = field(default_factory=set)
 
@@ -203,6 +205,7 @@ class Leftovers:
 
     def _forget(self, rel: str) -> None:
         self.keys.pop(rel, None)
+        self.visible.discard(rel)
         self.unwatched.discard(rel)
         self.kept.pop(rel, None)
 
@@ -214,6 +217,8 @@ class Leftovers:
         for path in walk:
             self._look_first(path)
         self.truncated = walk.truncated
+        conftests = [rel for rel in self.keys if self.kind_of(rel) == "hidden"]
+        self.visible = set(conftests) - self._ignored(conftests)
         for rel in self.git.targets:  # an include target may sit where the walk does not go
             self._look_first(str(self.workspace / rel))
         self.started = True
@@ -260,11 +265,15 @@ class Leftovers:
                 self._forget(rel)
                 continue
             changed.append((rel, kind, key))
-        hidden = self._ignored([rel for rel, kind, _ in changed if kind == "hidden"])
-        asked: list[tuple[str, str]] = []
+        # a conftest.py seen visible is asked about again when a .gitignore changed (it may hide it now)
+        again = sorted(self.visible - {rel for rel, _, _ in changed}) if any(
+            os.path.basename(path) == ".gitignore" for path in touched) else []
+        hidden = self._ignored([rel for rel, kind, _ in changed if kind == "hidden"] + again)
+        asked: list[tuple[str, str]] = [(rel, "hidden") for rel in again if rel in hidden]
         for rel, kind, key in changed:
             if kind == "hidden" and rel not in hidden:
                 self._take(rel, kind, key)  # git status, /diff and the review show it
+                self.visible.add(rel)
             elif kind in ASKED:
                 asked.append((rel, kind))
             else:

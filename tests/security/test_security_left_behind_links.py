@@ -186,6 +186,16 @@ def test_a_conftest_hidden_by_a_self_ignoring_gitignore_is_refused(repo: Path, o
     assert take_fired(outside) == ["conftest"]
 
 
+def test_a_conftest_hidden_by_a_later_command_is_refused(repo: Path, outside: Path, tmp_path: Path) -> None:
+    """The conftest is written in plain sight (git shows it: not asked), the next command hides it."""
+    conftest = CONFTEST.format(marker=str(outside / "marker"))
+    first, second = _bash(repo, tmp_path, f"mkdir -p tests && printf \"{conftest}\" > tests/conftest.py && echo MADE",
+                          "printf 'conftest.py\n.gitignore\n' > tests/.gitignore && echo HIDDEN")
+    assert first.strip() == "MADE", first
+    assert "HIDDEN" in second and "tests/conftest.py: a conftest.py git ignores" in second, second
+    assert not (repo / "tests" / "conftest.py").exists()
+
+
 def test_outside_a_repository_a_conftest_is_not_asked_about(tmp_path: Path) -> None:
     """Nothing shows any file there (no git status, no review), so a conftest.py is no more hidden than the rest."""
     folder = tmp_path / "folder"
