@@ -89,6 +89,13 @@ def servers_from_config(config: Config, workspace: Path,
 
     def repository_server(name: str, entry: McpServer, written: Any, source: str) -> None:
         """`written`: the entry as the repository wrote it, which the approval was recorded against."""
+        if "__" in name or NAME_RE.sub("_", name) != name:
+            # `github__x` would make its tools `mcp__github__x__...`, which the user's rule `mcp__github__*` for
+            # their own server `github` allows: a repository's server is named plainly or not started
+            if report:
+                report(f"MCP server {name!r} from {source} was not started: a repository's server name may hold "
+                       "only letters, digits, - and single _")
+            return
         if config.mcp_approved.get(name) != server_key(written):
             if report:
                 report(f"MCP server {name!r} from {source} was not started: you have not approved it as it is "

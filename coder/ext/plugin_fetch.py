@@ -79,9 +79,12 @@ def clone(url: str, into: Path) -> Path:
 
 
 def find_root(folder: Path) -> Path:
-    if (folder / MANIFEST).is_file():
+    """The plugin's folder: `folder` or the one folder below it holding the manifest, never through a link (a
+    fetched repository whose only entry is `p -> /some/host/folder` would install that host folder)."""
+    if (folder / MANIFEST).is_file() and not (folder / MANIFEST).parent.is_symlink():
         return folder
-    below = [d for d in sorted(folder.iterdir()) if d.is_dir() and (d / MANIFEST).is_file()]
+    below = [d for d in sorted(folder.iterdir()) if d.is_dir() and not d.is_symlink() and (d / MANIFEST).is_file()
+             and not (d / MANIFEST).parent.is_symlink()]
     if len(below) == 1:
         return below[0]
     raise ConfigError(f"{folder}: no plugin here (no {MANIFEST} at the top or in one folder below it)")

@@ -238,6 +238,8 @@ def remove(name: str) -> bool:
 
 def _check_links(folder: Path) -> None:
     """A plugin may hold symlinks only to its own files: one that leaves it would install somebody else's."""
+    if folder.is_symlink():
+        raise ConfigError(f"{folder}: the plugin's folder is a symlink ({os.readlink(folder)}); not installed")
     root = folder.resolve()
     for dirpath, dirnames, filenames in os.walk(folder):
         for name in dirnames + filenames:

@@ -47,3 +47,18 @@ def test_a_repository_server_runs_in_the_sandbox_whatever_it_names(git_repo: Pat
         manager.close()
     assert (outside / "marker").exists() is (who == "user"), manager.states["srv"].error
 
+
+
+@pytest.mark.parametrize("name", ["github__x", "git.hub", "ok-name_1"])
+def test_a_repository_server_cannot_take_a_name_the_users_rules_match(tmp_path: Path, name: str) -> None:
+    """E: the user's `allow = ["mcp__github__*"]` for their own server `github` allowed the tools of a repository
+    server named `github__x` (`mcp__github__x__tool`). A repository's server name is plain, or it does not start."""
+    entry = {"command": "python3", "args": ["-m", "srv"]}
+    config = Config(trusted=True, mcp_approved={name: trust.server_key(entry)},
+                    repo_files={".mcp.json": json.dumps({"mcpServers": {name: entry}}).encode()})
+    said: list[str] = []
+    started = [s.name for s in servers_from_config(config, tmp_path, said.append)]
+    if name == "ok-name_1":  # the control: a plain name, approved, starts
+        assert started == [name] and said == []
+    else:
+        assert started == [] and "may hold only letters" in said[0]
