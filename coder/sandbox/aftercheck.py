@@ -345,6 +345,9 @@ class AfterCheck:
 
 
 _CHECKS: dict[str, AfterCheck] = {}
+#: workspaces whose checks (each an inotify instance) a process keeps: a session serves one, a process of tests
+#: many one after another; the user's instances are 128 in all (max_user_instances), shared by every process
+MAX_CHECKS = 8
 _CHECKS_LOCK = threading.Lock()
 
 
@@ -354,7 +357,7 @@ def checker(workspace: Path) -> AfterCheck:
     with _CHECKS_LOCK:
         check = _CHECKS.get(key)
         if check is None:
-            if len(_CHECKS) >= 64:
+            if len(_CHECKS) >= MAX_CHECKS:
                 _CHECKS.pop(next(iter(_CHECKS))).close()
             check = _CHECKS[key] = AfterCheck(Path(key))
         return check
