@@ -114,7 +114,8 @@ class ChoicePrompt(Vertical, can_focus=True):
     def fit(self) -> None:
         """The question takes at most HEIGHT of the screen, its choices and hint always whole."""
         room = int(self.app.size.height * HEIGHT) - len(self.question.choices) - 3  # the hint and the border
-        self.query_one("#head").styles.max_height = max(room, 3)
+        for head in self.query("#head"):  # none while the app closes under a question being mounted
+            head.styles.max_height = max(room, 3)
 
     def redraw(self) -> None:
         lines = self.question.lines()
