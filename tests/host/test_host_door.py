@@ -210,3 +210,12 @@ def test_only_the_door_marks_its_own_frames() -> None:
         if "Image.open(" in text and rel not in ("coder/models/images.py", "coder/models/image_worker.py"):
             opens.append(rel)
     assert not marks and not opens, (marks, opens)
+
+
+def test_the_image_workers_refusal_watches_the_doors_events() -> None:
+    """The image worker starts no process: it refuses every start (it runs as standalone text in its sandbox, with
+    no coder to import, so it keeps its own copy of the events the door watches). The two lists stay one."""
+    from coder.host.audit import EVENTS
+    from coder.models.image_worker import SPAWNS
+
+    assert set(SPAWNS) == EVENTS
