@@ -65,7 +65,7 @@ class _Guard(importlib.abc.MetaPathFinder):
         origin = spec.origin if spec is not None and spec.has_location else None
         if origin:
             real = os.path.realpath(origin)
-            if any(_inside(real, root) for root in self.roots) and _changed(real):
+            if inside(real, self.roots) and _changed(real):
                 message = (f"coder will not import {fullname} from {real}: the file changed after coder started, "
                            "in a folder its sandbox can write (start coder again to use it)")
                 with _LOCK:
@@ -74,8 +74,9 @@ class _Guard(importlib.abc.MetaPathFinder):
         return None
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
+def inside(path: str, roots: Sequence[str]) -> bool:
+    """Whether `path` (absolute) is one of `roots` or below one (by text: callers give real paths)."""
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
 def _changed(path: str) -> bool:
@@ -102,7 +103,7 @@ def refused() -> list[str]:
 def guard(workspace: str) -> None:
     """Refuse, from now on, the import of a module changed since start under each of this process's import roots
     that lies inside `workspace` (a real path); nothing is installed when none does (the usual case)."""
-    held = [root for root in import_roots() if _inside(root, workspace)]
+    held = [root for root in import_roots() if inside(root, [workspace])]
     if not held:
         return
     with _LOCK:
@@ -110,6 +111,6 @@ def guard(workspace: str) -> None:
         if _GUARD not in sys.meta_path:
             sys.meta_path.insert(0, _GUARD)
         prefix = cache_dir() / "pycache"
-        if sys.pycache_prefix is None and not _inside(str(prefix.resolve()), workspace):
+        if sys.pycache_prefix is None and not inside(str(prefix.resolve()), [workspace]):
             prefix.mkdir(parents=True, exist_ok=True)
             sys.pycache_prefix = str(prefix)

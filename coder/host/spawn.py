@@ -22,6 +22,7 @@ from typing import IO, Any, NoReturn
 from coder.host.audit import HostSpawnError, door
 from coder.host.env import scrubbed_env
 from coder.host.imports import guard as guard_imports
+from coder.host.imports import inside
 from coder.host.limits import ProcessLimits, wrap, wrapper_env
 
 TimeoutExpired = subprocess.TimeoutExpired
@@ -61,11 +62,6 @@ def register_workspace(path: Path | str) -> None:
 def workspaces() -> tuple[str, ...]:
     with _WORKSPACES_LOCK:
         return tuple(_WORKSPACES)
-
-
-def inside(path: str, roots: Sequence[str]) -> bool:
-    """Whether `path` (absolute) is one of `roots` or below one (by text: callers give real paths)."""
-    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
 
 _SEARCH_PATHS: dict[tuple[str, tuple[str, ...]], str] = {}
