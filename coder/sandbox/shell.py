@@ -396,8 +396,13 @@ class PersistentShell:
         what happened, for the note)."""
         bash = self.shell_pid
         if bash is not None and self.alive:
-            procs.signal_all(procs.descendants(bash), signal.SIGINT)
+            # bash first, then what it runs: bash breaks out of a loop when it got SIGINT while its foreground
+            # child died of one. The other order let the child die and be reaped before bash's own SIGINT came,
+            # and the loop went on (half the stops of `for ...; do sleep 1; done` under load), then SIGKILL and a
+            # restarted shell, 4.5 s later (issue 47's trial)
+            children = procs.descendants(bash)
             procs.signal_all([bash], signal.SIGINT)
+            procs.signal_all(children, signal.SIGINT)
             seq = self._send("", sourced=False)
             raw, code, status, _ = self._read_until(seq, 1.5)
             if status == "done":

@@ -94,3 +94,60 @@ def test_a_session_left_after_an_interrupted_turn_says_so(git_repo: Path, tmp_pa
     shown = subprocess.run([sys.executable, "-m", "coder", "sessions", "show", row.id], cwd=git_repo, env=env,
                            capture_output=True, text=True, timeout=60).stdout
     assert "status interrupted" in shown and "✗ interrupted bash" in shown and "✓ bash" not in shown
+
+
+def test_each_ctrl_c_stops_a_loop_and_keeps_the_shell(git_repo: Path, tmp_path: Path) -> None:
+    """The trial's finding: a Ctrl+C during `for ...; do ...; sleep 1; done` sometimes did not stop the loop (the
+    command it ran died of SIGINT before bash got its own, and bash went on with the loop), so the stop went the
+    slow way, SIGKILL and a restarted shell 4.5 s later, with the shell's variables lost. Five stops in one
+    session, then the variable set before them is still there. On the old order of signals, under load, most
+    sessions lost it at one of the five."""
+    rounds = 5
+    loop = "for i in $(seq 1 60); do echo r{n} step $i; sleep 1; done"
+    turns: list[dict[str, object]] = [
+        {"text": "Setting it.", "tool_calls": [{"name": "bash", "input": {"command": "export MARK=kept"}}]},
+        {"text": "Set."}]
+    for n in range(rounds):
+        turns.append({"text": f"Round {n}.", "tool_calls": [{"name": "bash", "input": {"command": loop.format(n=n)}}]})
+    turns += [{"text": "Reading it.", "tool_calls": [{"name": "bash", "input": {"command": "echo MARK=$MARK."}}]},
+              {"text": "Read."}]
+    script = tmp_path / "loops.json"
+    script.write_text(json.dumps({"turns": turns}))
+    tmux = Tmux(tmp_path, coder_command(script, "--permission-mode", "auto", "--plain"), git_repo, width=110,
+                height=34)
+    try:
+        tmux.wait("auto>")
+        tmux.type_at_prompt("set it")
+        tmux.send("Enter")
+        tmux.wait("Set.", "auto>")
+        for n in range(rounds):
+            tmux.type_at_prompt(f"round {n}")
+            tmux.send("Enter")
+            tmux.wait(f"r{n} step 2")
+            tmux.send("C-c")
+            end = time.monotonic() + 30
+            while scrollback(tmux).count("turn stopped: interrupted") <= n:
+                assert time.monotonic() < end, scrollback(tmux)
+                time.sleep(0.1)
+            tmux.wait("auto>")
+        tmux.type_at_prompt("read it")
+        tmux.send("Enter")
+        tmux.wait("Read.", "auto>")
+        quit_plain(tmux)
+    finally:
+        tmux.close()
+    store = SessionStore(paths.sessions_db())
+    try:
+        row = store.latest(str(git_repo))
+        assert row is not None
+        outputs = [str(e.data["output"]) for e in store.events(row.id) if e.type == "tool_call_finished"]
+    finally:
+        store.close()
+    stops = [o for o in outputs if "interrupted by the user" in o]
+    assert len(stops) == rounds, outputs
+    assert all("the shell kept its state" in o and "SIGINT" in o for o in stops), stops
+    assert "MARK=kept." in outputs[-1], outputs[-1]
+
+
+def scrollback(tmux: Tmux) -> str:
+    return tmux.run("capture-pane", "-p", "-S", "-", "-t", "t")
