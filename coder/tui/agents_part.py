@@ -20,24 +20,38 @@ from textual.app import App
 from coder.base import events as ev
 from coder.tui.agents_view import AgentBoard, AgentsPanel, AgentsScreen, agent_title
 from coder.tui.blocks import NoteBlock
-from coder.tui.messages import AgentNews
-from coder.tui.questions import Questions
+from coder.tui.messages import AddBlock, AgentNews, StatusChanged, StopAgent
 from coder.tui.state import AppState
-from coder.tui.status import StatusLine
-from coder.tui.transcript import Transcript
 
 #: the events this part draws
 AGENT_EVENTS = (ev.AgentStarted, ev.AgentUpdate, ev.AgentEnded, ev.AgentMerged, ev.AgentRelay)
 
 
+def agent_note(item: ev.Event) -> tuple[str, str] | None:
+    """An agent's event as a line of the conversation and its kind: the feed adds it in order with the events
+    around it (the board and the panel are this part's, later: AgentEvent)."""
+    if isinstance(item, ev.AgentStarted):
+        where = " in the background" + (f", in its own worktree ({item.worktree})" if item.worktree else "") \
+            if item.background else ""
+        return (f"agent {item.ident} ({item.agent}: {item.description}) started{where}"
+                + (" by you" if item.by == "user" else "")), ""
+    if isinstance(item, ev.AgentEnded):
+        files = f"; {len(item.files)} file(s) changed in its worktree" if item.files else ""
+        return (f"agent {item.ident} ended: {item.state}, {item.turns} turns, ${item.cost_usd:.4f}{files}",
+                "ok" if item.state == "done" else "error")
+    if isinstance(item, ev.AgentMerged):
+        return (f"agent {item.ident}'s patch: {item.outcome}" +
+                (f" ({', '.join(item.conflicts)})" if item.conflicts else "")), \
+            "ok" if item.outcome == "merged" else ""
+    return None
+
+
 class AgentsPart:
-    def __init__(self, app: App[Any], state: AppState, transcript: Transcript, questions: Questions,
-                 status: StatusLine) -> None:
+    """Writes the state's `agent_costs`."""
+
+    def __init__(self, app: App[Any], state: AppState) -> None:
         self.app = app
         self.state = state
-        self.transcript = transcript
-        self.questions = questions
-        self.status = status
         self.board = AgentBoard()
 
     @property
@@ -47,26 +61,18 @@ class AgentsPart:
 
     # ---- events (on the app's thread, from the feed) ----------------------------------------------------------
     def event(self, item: ev.Event, replay: bool) -> None:
-        """A replayed session's agents are told in the conversation only: they ended with their process."""
+        """A replayed session's agents are told in the conversation only: they ended with their process. A new
+        session (not a replayed one's start) has none yet."""
+        if isinstance(item, ev.SessionStart):
+            if not replay:
+                self.clear()
+            return
         redraw = not replay and self.board.event(item)
         if isinstance(item, ev.AgentUpdate):
             info = self.state.info
             info.cost = max(info.cost, item.session_cost_usd)  # the session's, its agents' included
-        elif isinstance(item, ev.AgentStarted):
-            where = " in the background" + (f", in its own worktree ({item.worktree})" if item.worktree else "") \
-                if item.background else ""
-            self.transcript.note(f"agent {item.ident} ({item.agent}: {item.description}) started{where}"
-                                 + (" by you" if item.by == "user" else ""))
-        elif isinstance(item, ev.AgentEnded):
-            files = f"; {len(item.files)} file(s) changed in its worktree" if item.files else ""
-            self.transcript.note(f"agent {item.ident} ended: {item.state}, {item.turns} turns, ${item.cost_usd:.4f}"
-                                 f"{files}", "ok" if item.state == "done" else "error")
-            if not replay:
-                self.app.post_message(AgentNews())
-        elif isinstance(item, ev.AgentMerged):
-            self.transcript.note(f"agent {item.ident}'s patch: {item.outcome}" +
-                                 (f" ({', '.join(item.conflicts)})" if item.conflicts else ""),
-                                 "ok" if item.outcome == "merged" else "")
+        elif isinstance(item, ev.AgentEnded) and not replay:
+            self.app.post_message(AgentNews())
         if redraw:
             self.draw()
 
@@ -76,7 +82,7 @@ class AgentsPart:
         if panel is not None:
             panel.draw(self.board.panel(max(self.app.size.width - 2, 40)))
         self.state.agent_costs = self.board.status_costs()
-        self.status.refresh()
+        self.app.post_message(StatusChanged())
 
     def tick(self) -> None:
         """A drain with nothing new: the running agents' spinner and times move."""
@@ -108,24 +114,33 @@ class AgentsPart:
     def open_screen(self) -> None:
         self.app.push_screen(AgentsScreen(self.board, self.act))
 
-    def stop(self, ident: str) -> None:
-        self.act("stop", ident)
-
     def act(self, action: str, ident: str) -> None:
-        """stop / merge / discard an agent, on a worker (a stop waits for the agent, a merge reviews and writes)."""
+        """stop / merge / discard an agent (the agents screen's buttons). A stop goes through the app (StopAgent),
+        which also takes the agent's question away."""
+        if action == "stop":
+            self.app.post_message(StopAgent(ident))
+            return
+        if self._agents is not None and self.state.busy:
+            self.app.notify("a merge or discard waits for the running turn (Esc interrupts it)", severity="warning")
+            return
+        self._run(action, ident)
+
+    def stop(self, ident: str) -> None:
+        """Stop agent `ident` at once, then wait for it in a worker; the app then denies its question, if one waits
+        (coder/tui/app.py `on_stop_agent`)."""
+        agents = self._agents
+        if agents is not None:
+            agents.stop(ident, wait=False)
+        self._run("stop", ident)
+
+    def _run(self, action: str, ident: str) -> None:
+        """stop / merge / discard on a worker (a stop waits for the agent, a merge reviews and writes)."""
         agents = self._agents
         if agents is None:
             return
-        if action in ("merge", "discard") and self.state.busy:
-            self.app.notify("a merge or discard waits for the running turn (Esc interrupts it)", severity="warning")
-            return
-        if action == "stop":
-            agents.stop(ident, wait=False)  # stopped before anything else: then its question, if one waits, denied
-            self.questions.withdraw(ident)
 
         def work() -> None:
             result = getattr(agents, action)(ident)
-            self.app.call_from_thread(self.transcript.add_block,
-                                      NoteBlock(result.output, "error" if result.is_error else "ok"))
+            self.app.post_message(AddBlock(NoteBlock(result.output, "error" if result.is_error else "ok")))
 
         self.app.run_worker(work, thread=True, group="agents")

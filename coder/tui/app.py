@@ -1,9 +1,13 @@
 """The interactive app (Textual): a conversation view over one engine session.
 
-The app is composed of parts, each a plain object with the app and the parts it uses handed to it, so what one
-part reads of another is declared (issue 34: it was six mixins reading each other's attributes). What a part needs
-of a part built after it goes up as a message (coder/tui/messages.py) that the app hands to that part, and what
-more than one part reads is in `state` (issue 48):
+The app is composed of parts, each a plain object handed the app and `state`, and nothing of another part (issue
+34: it was six mixins reading each other's attributes; issue 48: the parts held each other). Textual's rule:
+attributes down, messages up. A part that needs another to act posts a message (coder/tui/messages.py) and the
+app's handler hands it to the part concerned, with what that part needs of the others as arguments; what more
+than one part reads is in `state`, with the part that writes it named. The one part a part holds: the feed's
+transcript (the blocks of one drain are drawn in order and mounted together at its end, issue 32; as messages they
+would be drawn after the drain, each a dispatch, and out of order with the feed's own). tests/tui/test_tui_wiring.py
+holds that line, in the source and in a running app.
 
 - `state` (coder/tui/state.py): what more than one part reads: the session, busy, the status figures;
 - `status` (status.py): the status bar;
@@ -11,10 +15,11 @@ more than one part reads is in `state` (issue 48):
 - `questions` (questions.py, prompts.py): permission requests and the trust question, with numbered choices;
 - `work` (work_view.py): the plan screen and the task list;
 - `agents` (agents_part.py, agents_view.py): the session's subagents: their panel, screen and cost (issue 36);
-- `feed` (feed.py): the engine's events drained into the parts above;
-- `control` (control.py): opening, sending, interrupting, switching and closing the session;
+- `feed` (feed.py): the engine's events drained into the transcript, and as messages to the parts above;
+- `control` (control.py): opening, sending, interrupting, switching and closing the session, and its desktop
+  notifications (app_notify.py);
 - `commands` (commands_view.py): slash commands; `inputs` (inputs.py): completion and history;
-  `keys` (keys.py): the app's keys; `notifications` (app_notify.py).
+  `keys` (keys.py): the app's keys.
 
 The app itself lays the screen out and hands Textual's messages and key bindings to the part they concern.
 """
@@ -36,9 +41,9 @@ from textual.widgets import TextArea
 from coder import __version__
 from coder.frontend.history import InputHistory
 from coder.host.links import open_link
+from coder.tui import messages as msg
 from coder.tui.agents_part import AgentsPart
 from coder.tui.agents_view import AgentsPanel
-from coder.tui.app_notify import Notifications
 from coder.tui.commands_view import CommandRunner
 from coder.tui.control import Opener, SessionControl
 from coder.tui.farewell import print_conversation
@@ -46,7 +51,6 @@ from coder.tui.feed import EventFeed
 from coder.tui.inputs import InputAssist
 from coder.tui.keys import KeyActions
 from coder.tui.main_screen import MainScreen
-from coder.tui.messages import AgentNews, RunCommand, SetWrap, StopAgent, StopTurn, TurnEnded
 from coder.tui.prompts import ChoicePrompt
 from coder.tui.questions import QuestionArea, Questions
 from coder.tui.state import AppState, StatusInfo
@@ -101,18 +105,16 @@ class CoderApp(App[None]):
         super().__init__()
         self.history = history or InputHistory()
         self.state = AppState(args, StatusInfo(model=getattr(args, "model", None) or "…"))
-        self.notifications = Notifications(self)
         self.status = StatusLine(self, self.state)
         self.transcript = Transcript(self, self.state)
-        self.questions = Questions(self, self.state, self.transcript, self.status)
-        self.work = WorkView(self, self.state, self.transcript, self.questions)
-        self.agents = AgentsPart(self, self.state, self.transcript, self.questions, self.status)
-        self.feed = EventFeed(self, self.state, self.transcript, self.questions, self.work, self.status, self.agents)
-        self.control = SessionControl(self, self.state, self.feed, self.transcript, self.questions, self.status,
-                                      self.notifications, self.history, opener)
-        self.commands = CommandRunner(self, self.state, self.control, self.feed, self.transcript, self.status)
+        self.questions = Questions(self, self.state)
+        self.work = WorkView(self, self.state)
+        self.agents = AgentsPart(self, self.state)
+        self.feed = EventFeed(self, self.state, self.transcript)  # the one part handed another (above)
+        self.control = SessionControl(self, self.state, self.history, opener)
+        self.commands = CommandRunner(self, self.state)
         self.inputs = InputAssist(self, self.state, self.history)
-        self.keys = KeyActions(self, self.state, self.control, self.questions, self.transcript, self.inputs)
+        self.keys = KeyActions(self, self.state, self.history)
         self.first_paint_at: float | None = None
 
     # ---- what tests and the frontends read ----------------------------------------------------------------------
@@ -157,7 +159,7 @@ class CoderApp(App[None]):
         self.status.refresh_git()  # the branch, in a worker: "…" until then, never "no git" in a repository
         self.feed.start()
         self.call_after_refresh(self._painted)
-        self.control.open()
+        self._open({})
 
     def _painted(self) -> None:
         self.first_paint_at = time.monotonic()
@@ -166,17 +168,55 @@ class CoderApp(App[None]):
         self.call_after_refresh(self.status.refresh)  # the bar is built for its width
 
     def on_unmount(self) -> None:
+        self.control.stop_for_exit()
+        self.questions.close()  # a waiting engine thread or opening worker (the trust question) goes on
         self.control.shut_down()
+
+    # ---- the session: opening, switching (the order matters, so the app does it in one handler) -----------------
+    def _open(self, override: dict[str, Any]) -> None:
+        self.control.open(self.questions.ask, self.questions.ask_trust, override)
+
+    async def on_session_opened(self, message: msg.SessionOpened) -> None:
+        if not self.is_running:  # the app closed while the session opened: nothing else will close it
+            self.control.abandon(message.opened)
+            return
+        await self.feed.drain()  # the replayed conversation and the session's first events come before anything typed
+        self.control.opened(message.opened)
+
+    @_while_running
+    def on_open_failed(self, message: msg.OpenFailed) -> None:
+        self.control.open_failed(message.reason)
+
+    @_while_running
+    def on_open_session(self, message: msg.OpenSession) -> None:
+        self._open(message.override)
+
+    @_while_running
+    def on_switch_session(self, message: msg.SwitchSession) -> None:
+        override = self.control.switching(message.resume)
+        if override is None:
+            return
+        self.questions.close()  # an agent's question still waiting is denied, and so is any asked while agents stop
+        self.control.close("switched")
+        self.questions.resolve(None)  # an agent's question, answered by the close, leaves the screen
+        self.questions.reopen()  # the next session asks again
+        self.transcript.clear()
+        self._open(override)
+
+    @_while_running
+    def on_submit(self, message: msg.Submit) -> None:
+        self.control.submit(message.text)
 
     # ---- messages from the parts (coder/tui/messages.py): the app hands each to the part concerned ----------------
     @_while_running
-    def on_turn_ended(self, message: TurnEnded) -> None:
+    def on_turn_ended(self, message: msg.TurnEnded) -> None:
+        self.questions.resolve_session(None)  # the session's question, if one is still up, goes
         self.control.turn_ended(message.reason)  # sends what was queued meanwhile
         if message.reason == "done":
             self._agent_news()  # or, idle, the news of agents that ended during the turn, unheard (issue 36)
 
     @_while_running
-    def on_agent_news(self, message: AgentNews) -> None:
+    def on_agent_news(self, message: msg.AgentNews) -> None:
         self._agent_news()
 
     def _agent_news(self) -> None:
@@ -185,19 +225,72 @@ class CoderApp(App[None]):
             self.control.send(news)
 
     @_while_running
-    def on_stop_turn(self, message: StopTurn) -> None:
-        self.control.interrupt()
+    def on_stop_turn(self, message: msg.StopTurn) -> None:
+        if self.control.interrupt():
+            self.questions.resolve_session(None)  # the interrupt answers the waiting engine thread
 
     @_while_running
-    def on_stop_agent(self, message: StopAgent) -> None:
-        self.agents.stop(message.ident)
+    def on_stop_agent(self, message: msg.StopAgent) -> None:
+        self.agents.stop(message.ident)  # stopped before anything else: then its question, if one waits, denied
+        self.questions.withdraw(message.ident)
 
     @_while_running
-    def on_run_command(self, message: RunCommand) -> None:
+    def on_run_command(self, message: msg.RunCommand) -> None:
         self.commands.run(message.text)
 
+    async def on_command_done(self, message: msg.CommandDone) -> None:
+        if not self.is_running:
+            return
+        await self.feed.drain()  # the events the command caused come first
+        for block in self.commands.apply(message.name, message.result):
+            self.transcript.add_block(block)
+
     @_while_running
-    def on_set_wrap(self, message: SetWrap) -> None:
+    def on_status_changed(self, message: msg.StatusChanged) -> None:
+        self.status.refresh()
+        if message.git:
+            self.status.refresh_git()
+
+    @_while_running
+    def on_note(self, message: msg.Note) -> None:
+        self.transcript.note(message.text, message.kind)
+
+    @_while_running
+    def on_add_block(self, message: msg.AddBlock) -> None:
+        self.transcript.add_block(message.block)
+
+    @_while_running
+    def on_drained(self, message: msg.Drained) -> None:
+        if not message.new:
+            self.agents.tick()  # the running agents' clocks move while nothing arrives
+        if message.new or self.state.running:
+            self.status.refresh()  # the spinner and the elapsed time too
+        if self.questions.offer_focus() and message.new:
+            self.conversation.follow(force=True)  # a question must be seen, even by someone reading up
+
+    @_while_running
+    def on_asked(self, message: msg.Asked) -> None:
+        agent = message.request.agent
+        self.questions.show_permission(message.request, self.agents.title(agent) if agent else "")
+
+    @_while_running
+    def on_agent_event(self, message: msg.AgentEvent) -> None:
+        self.agents.event(message.event, message.replay)
+
+    @_while_running
+    def on_work_event(self, message: msg.WorkEvent) -> None:
+        self.work.event(message.event, message.replay)
+
+    @_while_running
+    def on_plan_answered(self, message: msg.PlanAnswered) -> None:
+        self.questions.resolve(message.verdict)
+
+    @_while_running
+    def on_drop_reason(self, message: msg.DropReason) -> None:
+        self.questions.drop_reason()
+
+    @_while_running
+    def on_set_wrap(self, message: msg.SetWrap) -> None:
         self.keys.set_wrap(message.wrap)
 
     # ---- messages from the widgets ----------------------------------------------------------------------------
@@ -213,6 +306,10 @@ class CoderApp(App[None]):
         if not text:
             return
         self.inputs.submitted(message.typed)
+        if self.state.reason_for is not None:  # the reason of a denial being typed
+            self.questions.deny_with_reason(text)
+            return
+        self.conversation.follow(force=True)
         self.control.submitted(text)
 
     def on_prompt_input_special(self, message: PromptInput.Special) -> None:
@@ -238,10 +335,10 @@ class CoderApp(App[None]):
         self.keys.unhandled(event)
 
     def on_app_focus(self, event: events.AppFocus) -> None:
-        self.notifications.focus_changed(True)
+        self.control.notifications.focus_changed(True)
 
     def on_app_blur(self, event: events.AppBlur) -> None:
-        self.notifications.focus_changed(False)
+        self.control.notifications.focus_changed(False)
 
     # ---- key bindings -----------------------------------------------------------------------------------------
     def action_ctrl_c(self) -> None:
@@ -254,7 +351,8 @@ class CoderApp(App[None]):
         self.control.cycle_mode()
 
     def action_history_search(self) -> None:
-        self.keys.history_search()
+        if not self.keys.history_search():  # not a modal's
+            self.inputs.history_search()
 
     def action_expand_last(self) -> None:
         self.keys.expand_last()
@@ -266,7 +364,7 @@ class CoderApp(App[None]):
         self.keys.toggle_wrap()
 
     def action_background(self) -> None:
-        self.keys.background()
+        self.keys.background(self.transcript.unfinished())
 
     def action_agents(self) -> None:
         self.agents.open_screen()

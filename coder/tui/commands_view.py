@@ -10,28 +10,22 @@ import time
 from typing import Any
 
 from textual.app import App
+from textual.widget import Widget
 
 from coder.tui.blocks import DiffView, markdown_block
-from coder.tui.control import SessionControl
-from coder.tui.feed import EventFeed
-from coder.tui.messages import SetWrap
+from coder.tui.messages import CommandDone, Note, OpenSession, SetWrap, StatusChanged, Submit, SwitchSession
 from coder.tui.screens import Picker
 from coder.tui.state import AppState
-from coder.tui.status import StatusLine
-from coder.tui.transcript import Transcript
 from coder.tui.widgets import PromptInput
 
 
 class CommandRunner:
-    def __init__(self, app: App[Any], state: AppState, control: SessionControl, feed: EventFeed,
-                 transcript: Transcript, status: StatusLine) -> None:
+    """What a command changes of the session goes up as a message (OpenSession, SwitchSession, Submit, SetWrap);
+    its text and blocks too (Note, AddBlock), after the events it caused (CommandDone: the app drains first)."""
+
+    def __init__(self, app: App[Any], state: AppState) -> None:
         self.app = app
         self.state = state
-        self.control = control
-        self.feed = feed
-        self.transcript = transcript
-        self.status = status
-        #: /wrap: long lines wrap (True) or scroll sideways; the keys part owns the setting (Alt+Z)
 
     def run(self, line: str) -> None:
         from coder.commands.base import CommandResult  # lazy: the commands' imports come after the first paint
@@ -45,23 +39,23 @@ class CommandRunner:
         if name == "wrap":  # the app's own display setting: no session needed (coder/tui/keys.py)
             choice = arg.strip().lower()
             if choice not in ("", "on", "off"):
-                self.transcript.note("/wrap takes on, off or nothing (switch).", "error")
+                self.app.post_message(Note("/wrap takes on, off or nothing (switch).", "error"))
             else:
                 self.app.post_message(SetWrap(choice == "on" or (choice == "" and self.app.has_class("nowrap"))))
             return
         if state.opened is None and name == "model" and arg.strip():
             state.args.model = arg.strip()
-            self.control.open(model=arg.strip())
+            self.app.post_message(OpenSession({"model": arg.strip()}))
             return
         if state.opened is None and state.info.state == "starting":
-            self.transcript.note(f"/{name} waits for the session to open (a moment).", "error")
+            self.app.post_message(Note(f"/{name} waits for the session to open (a moment).", "error"))
             return
         opened, busy, workspace = state.opened, state.busy, state.workspace
-        self.transcript.note(f"› {line}")
+        self.app.post_message(Note(f"› {line}"))
         if not busy:  # /review and /commit take seconds: the status bar says what runs, with its time
             state.info.state = f"/{name}"
             state.work_started = time.monotonic()
-            self.status.refresh()
+            self.app.post_message(StatusChanged())
 
         def work() -> None:
             try:
@@ -71,15 +65,16 @@ class CommandRunner:
                     result = run_slash(opened, line, busy=busy)
             except Exception as exc:  # noqa: BLE001 - a command bug is shown, never ends the session
                 result = CommandResult(f"/{name} failed: {type(exc).__name__}: {exc}", error=True)
-            self.app.call_from_thread(self.apply, name, result)
+            self.app.post_message(CommandDone(name, result))
 
         self.app.run_worker(work, thread=True, group="command")
 
-    async def apply(self, name: str, result: Any) -> None:
-        """The command's result, after the events it caused (a review's stages, the verdict, the commit): they
-        are in the feed's queue still, and the result reads after them (issue 32: /commit's findings came first)."""
-        await self.feed.drain()
-        state, transcript = self.state, self.transcript
+    def apply(self, name: str, result: Any) -> list[Widget]:
+        """The command's result: the blocks the app adds to the conversation, after the events the command caused
+        (a review's stages, the verdict, the commit: they were in the feed's queue still, and the app drained them
+        first; issue 32: /commit's findings came first)."""
+        state, post = self.state, self.app.post_message
+        blocks: list[Widget] = []
         if state.info.state.startswith("/"):
             state.info.state = "idle" if state.opened is not None else "no session"
         if result.model:
@@ -89,19 +84,19 @@ class CommandRunner:
         elif result.text:  # Markdown (a failing /commit lists its findings): drawn, and marked when it failed
             block = markdown_block(result.text, "command")
             block.set_class(result.error, "error")
-            transcript.add_block(block)
+            blocks.append(block)
         if result.diff:
-            transcript.add_block(DiffView(result.diff))
+            blocks.append(DiffView(result.diff))
         if result.quit:
             self.app.exit()
         elif result.new_session:
-            self.control.switch(None)
+            post(SwitchSession(None))
         elif result.resume:
-            self.control.switch(result.resume)
+            post(SwitchSession(result.resume))
         elif result.send:
-            self.control.submit(result.send)
-        self.status.refresh()
-        self.status.refresh_git()
+            post(Submit(result.send))
+        post(StatusChanged(git=True))
+        return blocks
 
     def open_picker(self, command: str, title: str, items: list[tuple[str, str]]) -> None:
         """A searchable list; the chosen value runs `/command VALUE`, as if typed."""

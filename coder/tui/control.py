@@ -19,14 +19,9 @@ from textual.app import App
 from coder.base import events as ev
 from coder.frontend.history import InputHistory
 from coder.tui.app_notify import Notifications
-from coder.tui.blocks import NoteBlock
 from coder.tui.farewell import Conversation, read_conversation
-from coder.tui.feed import EventFeed
-from coder.tui.messages import RunCommand
-from coder.tui.questions import Questions
+from coder.tui.messages import Note, OpenFailed, RunCommand, SessionOpened, StatusChanged
 from coder.tui.state import AppState
-from coder.tui.status import StatusLine
-from coder.tui.transcript import Transcript
 from coder.tui.widgets import PromptInput
 
 #: net allocations between two young collections of the collector, once the app is up (Python's default: 700)
@@ -34,20 +29,21 @@ GC_YOUNG = 10_000
 
 #: opens a session for the app (tests pass their own): (on_event, ask, override) -> Opened
 Opener = Callable[[Callable[[ev.Event], None], Callable[[Any], Any], dict[str, Any]], Any]
+#: how the engine asks the person (coder/tui/questions.py `ask`, `ask_trust`): the app hands them to `open`
+Ask = Callable[[Any], Any]
+AskTrust = Callable[[Any, str], bool]
 
 
 class SessionControl:
-    def __init__(self, app: App[Any], state: AppState, feed: EventFeed, transcript: Transcript,
-                 questions: Questions, status: StatusLine, notifications: Notifications, history: InputHistory,
-                 opener: Opener | None) -> None:
+    """Writes the state's `opened`, `busy`, `queued`, `requeue`, `notifier`. What the other parts do when a
+    session opens, switches or closes, the app does around these methods (coder/tui/app.py)."""
+
+    def __init__(self, app: App[Any], state: AppState, history: InputHistory, opener: Opener | None) -> None:
         self.app = app
         self.state = state
-        self.feed = feed
-        self.transcript = transcript
-        self.questions = questions
-        self.status = status
-        self.notifications = notifications
         self.history = history
+        #: the terminal's focus and the desktop notifier: the session's (started when it opens, stopped when it closes)
+        self.notifications = Notifications(app)
         self.opener = opener
         self.turn_done = threading.Event()
         #: freeze the heap once the first session is open (run_app sets it; tests leave their process alone)
@@ -59,14 +55,18 @@ class SessionControl:
         self.last_reason = "done"
         #: what is printed to the scrollback on quit (coder/tui/farewell.py), read as the session closes
         self.conversation: Conversation | None = None
-        #: runs a slash command (CommandRunner.run; the app wires it: the commands part is built after this one)
 
     # ---- opening ----------------------------------------------------------------------------------------------
-    def open(self, **override: Any) -> None:
-        self.state.info.state = "starting"
-        self.app.run_worker(lambda: self._open_worker(override), thread=True, group="open")
+    def open(self, ask: Ask, ask_trust: AskTrust, override: dict[str, Any]) -> None:
+        """Open a session in a worker (at start-up, on /model SPEC without one, on /clear and /resume); its
+        figures start from zero."""
+        state = self.state
+        state.info.state = "starting"
+        state.info.tokens, state.info.cost, state.info.ctx = 0, 0.0, 0
+        self.last_reason = "done"
+        self.app.run_worker(lambda: self._open_worker(ask, ask_trust, override), thread=True, group="open")
 
-    def _open_worker(self, override: dict[str, Any]) -> None:
+    def _open_worker(self, ask: Ask, ask_trust: AskTrust, override: dict[str, Any]) -> None:
         from coder.base.errors import CoderError  # lazy, as the engine below: after the first paint
         from coder.engine.builder import open_session  # lazy: the heaviest of all, in this worker
         from coder.engine.history import stored_events
@@ -80,27 +80,27 @@ class SessionControl:
 
         try:
             if self.opener is not None:
-                opened = self.opener(on_event, self.questions.ask, override)
+                opened = self.opener(on_event, ask, override)
             else:
-                opened = open_session(options_from_args(self.state.args, **override), on_event, self.questions.ask,
-                                      self.questions.ask_trust)
+                opened = open_session(options_from_args(self.state.args, **override), on_event, ask, ask_trust)
         except CoderError as exc:
-            self.app.call_from_thread(self._open_failed, str(exc))
+            self.app.post_message(OpenFailed(str(exc)))
             return
         except Exception as exc:  # noqa: BLE001 - shown in the app rather than as a traceback over the screen
-            self.app.call_from_thread(self._open_failed, f"internal error: {type(exc).__name__}: {exc}")
+            self.app.post_message(OpenFailed(f"internal error: {type(exc).__name__}: {exc}"))
             return
         history: list[ev.Event] = []
         if opened.resumed:
             history = stored_events(opened.store, opened.session.id)[: -len(buffered) or None]
-        queue = self.feed.queue
+        queue = self.state.queue
         queue.append(("replay", history))
         queue.extend(buffered)
         sink[0] = queue.append
-        self.app.call_from_thread(self._opened, opened)
+        self.app.post_message(SessionOpened(opened))  # the app drains the queue, then hands it to `opened`
 
-    async def _opened(self, opened: Any) -> None:
-        await self.feed.drain()  # the replayed conversation and the session's first events come before anything typed
+    def opened(self, opened: Any) -> None:
+        """The session is open, its replayed conversation and first events drawn (the app drained them first:
+        they come before anything typed)."""
         self.state.opened = opened
         self.opened_at = time.monotonic()
         if self.freeze_heap:
@@ -114,26 +114,31 @@ class SessionControl:
             self.freeze_heap = False
         self.state.notifier = self.notifications.start(opened)
         self.state.info.state = "idle"
-        self.status.refresh()
-        self.status.refresh_git()
+        self.app.post_message(StatusChanged(git=True))
         if self.state.queued:
             self.send(self.state.queued.pop(0), typed=True)
 
-    def _open_failed(self, message: str) -> None:
+    def abandon(self, opened: Any) -> None:
+        """The app closed while this session opened: it is closed, as the app's would have been."""
+        self.state.opened = opened
+        self.close(self.last_reason)
+
+    def open_failed(self, message: str) -> None:
         self.state.info.state = "no session"
-        self.transcript.add_block(NoteBlock(
+        self.app.post_message(Note(
             f"coder could not start a session: {message}\n/doctor checks the machine and the config, /model lists "
             "the models (`/model PROVIDER:NAME` opens a session with one), /quit leaves.", "error"))
-        self.status.refresh()
+        self.app.post_message(StatusChanged())
 
     # ---- closing and switching --------------------------------------------------------------------------------
     def close(self, reason: str, quitting: bool = False) -> None:
+        """Close the session (the app has closed the questions first: an agent's question still waiting is denied,
+        and so is any asked while agents stop)."""
         opened, self.state.opened = self.state.opened, None
         if opened is None:
             return
         self.notifications.stop()
         self.state.notifier = None
-        self.questions.close()  # an agent's question still waiting is denied, and so is any asked while agents stop
         try:
             if quitting:  # the app is quitting: the conversation goes to the scrollback
                 self.conversation = read_conversation(opened)
@@ -142,12 +147,13 @@ class SessionControl:
         except Exception:  # noqa: BLE001 - closing must not keep the user from leaving
             pass
 
-    def switch(self, resume: str | None) -> None:
-        """/clear (resume None) or /resume ID: the conversation starts over with another session."""
+    def switching(self, resume: str | None) -> dict[str, Any] | None:
+        """/clear (resume None) or /resume ID: what the next session opens with; None while a turn runs. The app
+        closes this one and opens that (coder/tui/app.py `on_switch_session`)."""
         state = self.state
         if state.busy:
-            self.transcript.note("Wait for the turn to end (Esc interrupts it) before switching.", "error")
-            return
+            self.app.post_message(Note("Wait for the turn to end (Esc interrupts it) before switching.", "error"))
+            return None
         override: dict[str, Any] = {"resume": resume, "continue_last": False}
         session = state.session
         if resume is None and session is not None:  # /clear keeps the model and the mode
@@ -156,32 +162,25 @@ class SessionControl:
             override.update(carry_over(session))
             state.args.model = override.get("model", state.args.model)
             state.args.permission_mode = override["permission_mode"]
-        self.close("switched")
-        self.last_reason = "done"
-        self.questions.resolve(None)  # an agent's question, answered by the close, leaves the screen
-        self.questions.reopen()  # the next session asks again
-        self.transcript.clear()
-        state.info.tokens, state.info.cost, state.info.ctx = 0, 0.0, 0
-        self.open(**override)
+        return override
 
-    def shut_down(self) -> None:
-        """The app is closing: a waiting question is answered (not trusted; interrupted), the turn stopped."""
+    def stop_for_exit(self) -> None:
+        """The app is closing: the turn is stopped (then the app answers a waiting question and `shut_down`)."""
         session = self.state.session
         if session is not None and self.state.busy:
             session.interrupt()
-        self.questions.close()  # a waiting engine thread or opening worker (the trust question) goes on
+
+    def shut_down(self) -> None:
+        """The app is closing, the turn stopped and a waiting question answered: the session closes."""
+        session = self.state.session
         if session is not None and self.state.busy:
             self.turn_done.wait(5.0)  # let the turn stop cleanly before the session closes its tools
         self.close(self.last_reason, quitting=True)
 
     # ---- messages ---------------------------------------------------------------------------------------------
     def submitted(self, text: str) -> None:
-        """A line from the input: the reason of a denial being typed, or a message or a command."""
-        if self.questions.reason_for is not None:
-            self.questions.deny_with_reason(text)
-            return
+        """A line from the input, a message or a command (the reason of a denial is the app's to hand to Questions)."""
         self.history.add(text)
-        self.transcript.conversation.follow(force=True)
         self.submit(text)
 
     def submit(self, text: str) -> None:
@@ -192,12 +191,13 @@ class SessionControl:
             self.app.post_message(RunCommand(text))
         elif state.session is None and state.info.state == "starting":
             state.queued.append(text)
-            self.transcript.note(f"queued (sent when the session is open): {text[:80]}")
+            self.app.post_message(Note(f"queued (sent when the session is open): {text[:80]}"))
         elif state.session is None:
-            self.transcript.note("No session is open: fix the problem above, or /model SPEC, or /quit.", "error")
+            self.app.post_message(Note("No session is open: fix the problem above, or /model SPEC, or /quit.",
+                                       "error"))
         elif state.busy:
             state.queued.append(text)
-            self.transcript.note(f"queued (sent when this turn ends): {text[:80]}")
+            self.app.post_message(Note(f"queued (sent when this turn ends): {text[:80]}"))
         else:
             self.send(text, typed=True)
 
@@ -211,10 +211,10 @@ class SessionControl:
         state.busy = True
         state.work_started = time.monotonic()
         state.info.state, state.info.streamed = "working", 0
-        self.status.refresh()
+        self.app.post_message(StatusChanged())
         done = threading.Event()
         self.turn_done = done
-        queue = self.feed.queue
+        queue = state.queue
 
         def work() -> None:
             try:
@@ -228,25 +228,26 @@ class SessionControl:
 
         self.app.run_worker(work, thread=True, group="turn")
 
-    def interrupt(self) -> None:
+    def interrupt(self) -> bool:
+        """Stop the running turn; False without a session (the app then answers the session's question)."""
         state = self.state
         if state.session is None:
-            return
+            return False
         state.session.interrupt()
-        self.questions.resolve_session(None)
         state.requeue = bool(state.queued)  # what was queued goes back into the input when the turn has stopped
         state.info.state = "interrupting"
-        self.status.refresh()
+        self.app.post_message(StatusChanged())
+        return True
 
     def turn_ended(self, reason: str) -> None:
+        """The turn ended (the app has answered the session's question, if one was still up)."""
         self.last_reason = reason
         state = self.state
         state.busy = False
         state.info.state = "idle"
-        self.questions.resolve_session(None)
         if reason != "done":
-            self.transcript.note(f"turn stopped: {reason}", "error" if reason != "interrupted" else "")
-        self.status.refresh_git()
+            self.app.post_message(Note(f"turn stopped: {reason}", "error" if reason != "interrupted" else ""))
+        self.app.post_message(StatusChanged(git=True))
         requeue, state.requeue = state.requeue, False
         if state.queued and requeue:
             self.restore_queued()
@@ -260,8 +261,8 @@ class SessionControl:
         queued, self.state.queued = self.state.queued, []
         box.set_text("\n".join([*queued, box.text] if box.text.strip() else queued))
         box.focus()
-        self.transcript.note(f"interrupted: the queued message{'s are' if len(queued) > 1 else ' is'} back in "
-                             "the input (Enter sends)")
+        self.app.post_message(Note(f"interrupted: the queued message{'s are' if len(queued) > 1 else ' is'} back "
+                                   "in the input (Enter sends)"))
 
     def cycle_mode(self) -> None:
         session = self.state.session
@@ -270,4 +271,4 @@ class SessionControl:
         from coder.commands.modes import cycle_mode  # lazy: the commands' imports come after the first paint
 
         self.app.notify(f"mode: {cycle_mode(session)}", timeout=1.5)
-        self.status.refresh()
+        self.app.post_message(StatusChanged())

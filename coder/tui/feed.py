@@ -25,15 +25,13 @@ from coder.base import events as ev
 from coder.base.termsafe import visible
 from coder.evidence.record import Evidence, nudge_line
 from coder.frontend.compaction import compaction_line, compaction_started
-from coder.tui.agents_part import AGENT_EVENTS, AgentsPart
+from coder.tui.agents_part import AGENT_EVENTS, agent_note
 from coder.tui.blocks import ToolBlock, UserBlock, assistant_block
-from coder.tui.messages import TurnEnded
-from coder.tui.questions import Questions
+from coder.tui.messages import AgentEvent, Asked, Drained, TurnEnded, WorkEvent
 from coder.tui.state import AppState
-from coder.tui.status import StatusLine
 from coder.tui.transcript import MAX_BLOCKS, Transcript
 from coder.tui.widgets import Conversation
-from coder.tui.work_view import WorkView
+from coder.tui.work_view import plan_blocks
 
 if TYPE_CHECKING:
     from coder.tools.base import CallFacts
@@ -70,19 +68,18 @@ class Pacer:
 
 
 class EventFeed:
-    def __init__(self, app: App[Any], state: AppState, transcript: Transcript, questions: Questions,
-                 work: WorkView, status: StatusLine, agents: AgentsPart) -> None:
+    """Drains the state's `queue`. It holds the transcript, the one part a part holds (coder/tui/app.py says
+    why): what the other parts do with an event comes after the drain, as a message (AgentEvent, WorkEvent,
+    Asked, TurnEnded, Drained), and their lines in the conversation are drawn here, in order (`agent_note`,
+    `plan_blocks`)."""
+
+    def __init__(self, app: App[Any], state: AppState, transcript: Transcript) -> None:
         self.app = app
-        self.agents = agents
         self.state = state
         self.transcript = transcript
-        self.questions = questions
-        self.work = work
-        self.status = status
         self.queue = state.queue
         self.lock = asyncio.Lock()
         self.pacer = Pacer()
-        #: the session's turn ended (SessionControl sends what was queued meanwhile)
 
     def start(self) -> None:
         self.app.set_timer(MIN_INTERVAL, self._tick)
@@ -104,10 +101,8 @@ class EventFeed:
         transcript = self.transcript
         if not self.queue:
             if self.state.running:
-                transcript.tick()
-                self.status.refresh()  # the spinner and the elapsed time move while nothing arrives
-            self.agents.tick()  # and the running agents' (issue 36)
-            self.questions.offer_focus()
+                transcript.tick()  # the clocks of running calls move while nothing arrives; the status bar's too,
+            self.app.post_message(Drained(False))  # and the running agents' (issue 36)
             return
         text: list[str] = []
         transcript.batching = True
@@ -130,15 +125,13 @@ class EventFeed:
         finally:
             transcript.batching = False
             transcript.flush()
-        self.status.refresh()
-        # a question must be seen, even by someone reading up
-        transcript.conversation.follow(force=self.questions.offer_focus())
+        self.app.post_message(Drained(True))  # the status bar; a question must be seen, even by someone reading up
 
     # ---- one event --------------------------------------------------------------------------------------------
     async def handle(self, item: Any, replay: bool = False) -> None:
         transcript, info = self.transcript, self.state.info
         if isinstance(item, tuple) and item[0] == "question":  # the question an engine thread now waits on
-            self.questions.show_permission(item[1], self.agents.title(item[1].agent) if item[1].agent else "")
+            self.app.post_message(Asked(item[1]))
             return
         if isinstance(item, tuple):  # ("replay", the stored events of a resumed session)
             events: list[ev.Event] = item[1]
@@ -152,9 +145,8 @@ class EventFeed:
             return
         if isinstance(item, ev.SessionStart):
             info.model, info.sandbox = item.model, item.sandbox
-            self.work.event(item, replay)  # a new session has no task list yet (issue 19)
-            if not replay:
-                self.agents.clear()  # nor agents: a resumed session's ended with its process (issue 36)
+            self.app.post_message(WorkEvent(item, replay))  # a new session has no task list yet (issue 19)
+            self.app.post_message(AgentEvent(item, replay))  # nor agents: a resumed one's ended with its process
             if not replay:
                 transcript.note(f"session {item.session_id} · {_home(item.workspace)}" +
                                 (" (resumed)" if item.resumed else ""))
@@ -176,11 +168,15 @@ class EventFeed:
             facts = self._facts(item.tool, item.input)
             transcript.start_tool(ToolBlock(item.id, item.tool, facts.title), facts.shell is not None)
         elif isinstance(item, (ev.PlanProposed, ev.PlanDecision, ev.TodoUpdated)):
-            self.work.event(item, replay)  # issue 19: plans and the task list (coder/tui/work_view.py)
+            for block in plan_blocks(item, replay):  # issue 19: plans and the task list (coder/tui/work_view.py)
+                transcript.add_block(block)
+            self.app.post_message(WorkEvent(item, replay))
         elif isinstance(item, ev.PermissionRequest):
             pass  # put up when `ask` takes it (the ("question", request) item above), not when it is said
-        elif isinstance(item, AGENT_EVENTS):
-            self.agents.event(item, replay)  # issue 36 (coder/tui/agents_part.py)
+        elif isinstance(item, AGENT_EVENTS):  # issue 36 (coder/tui/agents_part.py)
+            if (note := agent_note(item)) is not None:
+                transcript.note(*note)
+            self.app.post_message(AgentEvent(item, replay))
         elif isinstance(item, (ev.ToolCallApproved, ev.ToolCallDenied)):
             block = transcript.running(item.id)
             if block is not None and (item.by != "policy" or isinstance(item, ev.ToolCallDenied)):

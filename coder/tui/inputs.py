@@ -79,8 +79,7 @@ class InputAssist:
         self.changed()
 
     def close_completion(self) -> None:
-        self.completion.close()
-        self.box.completion_open = False
+        close_completion(self.app)
 
     def accept_completion(self) -> None:
         box, completion = self.box, self.completion
@@ -155,3 +154,9 @@ class InputAssist:
             box.focus()
 
         self.app.push_screen(HistorySearch(self.history, box.text), chosen)
+
+
+def close_completion(app: App[Any]) -> None:
+    """Close the completion list (Esc in the input does too: coder/tui/keys.py)."""
+    app.query_one(CompletionList).close()
+    app.query_one(PromptInput).completion_open = False

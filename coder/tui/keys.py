@@ -24,15 +24,14 @@ from textual import events
 from textual.app import App
 from textual.screen import Screen
 
+from coder.frontend.history import InputHistory
 from coder.tui.agents_view import AgentsScreen
 from coder.tui.blocks import ToolBlock
-from coder.tui.control import SessionControl
-from coder.tui.inputs import InputAssist
-from coder.tui.questions import Questions
+from coder.tui.inputs import close_completion
+from coder.tui.messages import DropReason, StopTurn
 from coder.tui.screens import HistorySearch, Picker, TranscriptScreen
 from coder.tui.state import AppState
-from coder.tui.transcript import Transcript
-from coder.tui.widgets import PromptInput
+from coder.tui.widgets import CompletionList, Conversation, PromptInput
 from coder.tui.work_view import PlanScreen
 
 QUIT_WINDOW = 2.0
@@ -42,20 +41,23 @@ MODALS = (HistorySearch, Picker, PlanScreen, TranscriptScreen, AgentsScreen)
 
 
 class KeyActions:
-    def __init__(self, app: App[Any], state: AppState, control: SessionControl, questions: Questions,
-                 transcript: Transcript, inputs: InputAssist) -> None:
+    """Reads the question on screen from the state and acts on widgets; stopping the turn and dropping a denial's
+    reason go up as messages (StopTurn, DropReason)."""
+
+    def __init__(self, app: App[Any], state: AppState, history: InputHistory) -> None:
         self.app = app
         self.state = state
-        self.control = control
-        self.questions = questions
-        self.transcript = transcript
-        self.inputs = inputs
+        self.history = history
         self.last_ctrl_c = 0.0
         self.last_escape = 0.0
 
     @property
     def box(self) -> PromptInput:
         return self.app.query_one(PromptInput)
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.app.query_one(Conversation)
 
     def modal(self) -> Screen[Any] | None:
         """The history search, a picker, the plan or the transcript when open: the app's keys are priority
@@ -72,8 +74,8 @@ class KeyActions:
             return
         if self.copy_selection():
             return
-        if self.state.busy or self.questions.waiting:
-            self.control.interrupt()
+        if self.state.busy or self.state.waiting:
+            self.app.post_message(StopTurn())
             return
         box = self.box
         if box.text:
@@ -108,24 +110,24 @@ class KeyActions:
             modal.action_dismiss_none()
             return
         box = self.box
-        if self.inputs.completion.is_open:
-            self.inputs.close_completion()
+        if self.app.query_one(CompletionList).is_open:
+            close_completion(self.app)
             return
-        prompt = self.questions.prompt
+        prompt = self.state.question
         on_prompt = prompt is not None and prompt.has_focus
         if self.app.focused is not box and not on_prompt:
             box.focus()  # back to the input, and nothing else: a reader pressing Esc keeps the turn running
             return
-        if self.questions.reason_for is not None and not on_prompt:
-            self.questions.drop_reason()  # Esc while typing a denial reason: deny and stop, as on the prompt
-        if self.questions.escape():
-            pass
+        if self.state.reason_for is not None and not on_prompt:
+            self.app.post_message(DropReason())  # Esc while typing a denial reason: deny and stop, as on the prompt
+        if prompt is not None and not prompt.answered:
+            prompt.press("escape")  # its escape answer: deny and stop; not now
         elif self.state.busy:
-            self.control.interrupt()
+            self.app.post_message(StopTurn())
         elif box.text.strip():  # idle with a draft: Esc twice clears it, as in Claude Code (Up brings it back)
             now = time.monotonic()
             if now - self.last_escape < QUIT_WINDOW:
-                self.inputs.history.add(box.text)
+                self.history.add(box.text)
                 box.set_text("")
             else:
                 self.last_escape = now
@@ -154,7 +156,7 @@ class KeyActions:
 
     # ---- scrolling and expanding from the input ---------------------------------------------------------------
     def scroll(self, key: str) -> None:
-        conversation = self.transcript.conversation
+        conversation = self.conversation
         if key == "pageup":
             conversation.scroll_page_up(animate=False)
         elif key == "pagedown":
@@ -166,7 +168,10 @@ class KeyActions:
 
     def tab(self) -> None:
         """Tab from the input (no completion open): to a waiting question, else the next widget."""
-        if not self.questions.focus_prompt():
+        prompt = self.state.question
+        if prompt is not None and not prompt.answered:
+            prompt.focus()
+        else:
             self.app.screen.focus_next()
 
     def expand_last(self) -> None:
@@ -178,12 +183,12 @@ class KeyActions:
         block.set_collapsed(not block.collapsed)
         if not block.collapsed:
             self.app.call_after_refresh(
-                lambda: self.transcript.conversation.scroll_to_widget(block, animate=False, top=True))
+                lambda: self.conversation.scroll_to_widget(block, animate=False, top=True))
 
-    def background(self) -> None:
+    def background(self, running: list[ToolBlock]) -> None:
         """Ctrl+B (as in Claude Code): the running shell command goes on in the background and the model gets
-        its call back at once (coder/tools/bash/jobs.py); a finished job shows as a note."""
-        running = self.transcript.unfinished()
+        its call back at once (coder/tools/bash/jobs.py); a finished job shows as a note. `running`: the calls
+        that have not finished (the app hands them down from the transcript)."""
         session = self.state.session
         if session is None or not self.state.busy or not running:
             self.app.notify("Ctrl+B sends a running command to the background; none is running", timeout=2.0)
@@ -201,13 +206,14 @@ class KeyActions:
         self.app.notify("Long lines wrap" if wrap else "Long lines scroll sideways (Shift+wheel or the scroll bar)",
                         timeout=2.0)
 
-    def history_search(self) -> None:
+    def history_search(self) -> bool:
+        """Ctrl+R over a modal: True when it was the modal's (the app opens the history search otherwise)."""
         modal = self.modal()
         if modal is not None:
             if isinstance(modal, (HistorySearch, Picker)):  # a list moves to its next match; others ignore Ctrl+R
                 modal.action_next()
-            return
-        self.inputs.history_search()
+            return True
+        return False
 
     def transcript_view(self) -> None:
         """Ctrl+T: the whole session, the folded blocks included, read from the store (coder/tui/screens.py)."""

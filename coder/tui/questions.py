@@ -26,11 +26,9 @@ from coder.base import events as ev
 from coder.frontend.calls import tool_title
 from coder.frontend.choices import QUIET, permission_answer, saved_note
 from coder.policy.base import PermissionAnswer
-from coder.tui.messages import StopAgent, StopTurn
+from coder.tui.messages import Note, StatusChanged, StopAgent, StopTurn
 from coder.tui.prompts import ChoicePrompt, PermissionPrompt, TrustPrompt
 from coder.tui.state import AppState
-from coder.tui.status import StatusLine
-from coder.tui.transcript import Transcript
 from coder.tui.widgets import PROMPT_PLACEHOLDER, PromptInput
 
 REASON_PLACEHOLDER = "Why deny it? Enter sends the reason to the model (Esc denies and stops)"
@@ -44,17 +42,18 @@ class QuestionArea(Vertical):
 
 
 class Questions:
-    def __init__(self, app: App[Any], state: AppState, transcript: Transcript, status: StatusLine) -> None:
+    """Writes the state's `question`, `answer`, `asker` and `reason_for` (coder/tui/state.py)."""
+
+    def __init__(self, app: App[Any], state: AppState) -> None:
         self.app = app
         self.state = state
-        self.transcript = transcript
-        self.status = status
-        self.prompt: ChoicePrompt | None = None  # the question on screen
-        self.future: Future[Any] | None = None  # what the waiting thread reads its answer from
-        self.reason_for: PermissionPrompt | None = None  # "deny, say why": the next line typed is the reason
         self.lock = threading.Lock()  # one question at a time: the session's and its background agents'
-        self.asker = ""  # the agent whose question waits now ("": the session's own, or none)
         self.closed = False  # the app is closing: nothing more is asked
+
+    @property
+    def prompt(self) -> ChoicePrompt | None:
+        """The question on screen."""
+        return self.state.question
 
     # ---- asked from other threads -----------------------------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
@@ -65,31 +64,27 @@ class Questions:
             if self.closed:
                 return PermissionAnswer(False, message="the app is closing")
             future: Future[Any] = Future()
-            self.future, self.asker = future, request.agent
+            self.state.answer, self.state.asker = future, request.agent
             if not isinstance(request, ev.PlanProposed):
                 self.state.queue.append(("question", request))  # drawn in order with the events before it
             if (notifier := self.state.notifier) is not None:
                 notifier.question(tool_title(request.tool, request.input))
             answer = future.result()
-            self.asker = ""
+            self.state.asker = ""
         return answer if answer is not None else PermissionAnswer(False, message="interrupted by the user")
 
     def ask_trust(self, request: Any, reason: str) -> bool:
         """Called on the opening worker thread: the trust question, answered "not now" unless trusted."""
         future: Future[Any] = Future()
-        self.future = future
+        self.state.answer = future
         self.app.call_from_thread(self.show, TrustPrompt(request, reason))
         return future.result() is True
-
-    @property
-    def waiting(self) -> bool:
-        """The session waits for an answer now (its permission request, the plan question; not an agent's)."""
-        return self.future is not None and not self.future.done() and not self.asker
 
     # ---- on the app's thread ----------------------------------------------------------------------------------
     def show_permission(self, event: ev.PermissionRequest, asker: str = "") -> None:
         """`asker`: how the agent that asks is introduced ("": the session's own question)."""
-        if self.future is None or self.future.done() or self.asker != event.agent:
+        future = self.state.answer
+        if future is None or future.done() or self.state.asker != event.agent:
             return  # answered before it was drawn (an interrupt; the agent was stopped)
         opened = self.state.opened
         # where a replacement sits in its file; an agent's files are in its own tree, so not for an agent's call
@@ -98,21 +93,20 @@ class Questions:
                                    event.agent, where))
 
     def show(self, prompt: ChoicePrompt) -> None:
-        if self.prompt is not None:
-            self.prompt.remove()
-        self.prompt = prompt
-        self.state.asking = True
+        if self.state.question is not None:
+            self.state.question.remove()
+        self.state.question = prompt
         self.app.query_one(QuestionArea).mount(prompt)
-        self.status.refresh()
+        self.app.post_message(StatusChanged())
         self.offer_focus()
 
     def offer_focus(self) -> bool:
         """Give a waiting question the focus when the person is not typing; True when it just took it. Checked
         on every drain, so a question that came mid-word takes the focus once the typing stops and the input is
         empty again."""
-        prompt = self.prompt
+        prompt = self.state.question
         if prompt is None or prompt.answered or prompt.has_focus or not prompt.is_mounted or \
-                self.reason_for is not None:
+                self.state.reason_for is not None:
             return False
         box = self.app.query_one(PromptInput)
         if self.app.focused is not box and self.app.focused is not None:
@@ -124,22 +118,24 @@ class Questions:
 
     def focus_prompt(self) -> bool:
         """Tab from the input: to the waiting question, if there is one."""
-        if self.prompt is not None and not self.prompt.answered:
-            self.prompt.focus()
+        prompt = self.state.question
+        if prompt is not None and not prompt.answered:
+            prompt.focus()
             return True
         return False
 
     def escape(self) -> bool:
         """Esc while a question waits: its escape answer (deny and stop; not now). False when none waits."""
-        if self.prompt is None or self.prompt.answered:
+        prompt = self.state.question
+        if prompt is None or prompt.answered:
             return False
-        self.prompt.press("escape")
+        prompt.press("escape")
         return True
 
     def answered(self, prompt: ChoicePrompt, answer: str) -> None:
         if isinstance(prompt, TrustPrompt):
-            self.transcript.note(saved_note(answer, []) or "not trusted: coder ignores what this repository "
-                                 "defines (`coder trust` changes it)", "ok" if answer == "trust" else "")
+            self.app.post_message(Note(saved_note(answer, []) or "not trusted: coder ignores what this repository "
+                                       "defines (`coder trust` changes it)", "ok" if answer == "trust" else ""))
             self.resolve(answer == "trust")
             return
         assert isinstance(prompt, PermissionPrompt)
@@ -150,7 +146,7 @@ class Questions:
             self.app.post_message(StopTurn())  # the interrupt answers the waiting engine thread
             return
         if answer == "reason":  # the next line typed in the input is the reason the model hears
-            self.reason_for = prompt
+            self.state.reason_for = prompt
             box = self.app.query_one(PromptInput)
             box.placeholder = REASON_PLACEHOLDER
             box.focus()
@@ -159,21 +155,21 @@ class Questions:
         remember = getattr(session.parts.policy, "remember", None) if session is not None else None
         note = saved_note(answer, prompt.rules)
         if note:
-            self.transcript.note(note, "ok")
+            self.app.post_message(Note(note, "ok"))
         self.resolve(permission_answer(answer, prompt.rules, remember))
 
     def deny_with_reason(self, reason: str) -> None:
-        self.transcript.note(f"denied: {reason[:200]}")
+        self.app.post_message(Note(f"denied: {reason[:200]}"))
         self.resolve(permission_answer("reason", [], None, reason))
 
     def resolve_session(self, answer: Any) -> None:
         """The session's question, if one waits, is answered (an interrupt, the turn's end); an agent's stands."""
-        if not self.asker:
+        if not self.state.asker:
             self.resolve(answer)
 
     def withdraw(self, ident: str) -> None:
         """Agent `ident` is being stopped: its question, if it waits, is answered (denied) and taken away."""
-        if ident and self.asker == ident:
+        if ident and self.state.asker == ident:
             self.resolve(None)
 
     def close(self) -> None:
@@ -188,12 +184,12 @@ class Questions:
 
     def drop_reason(self) -> None:
         """Esc while a denial's reason is being typed: no reason is waited for (the question is answered by Esc)."""
-        self.reason_for = None
+        self.state.reason_for = None
 
     def release(self, answer: Any = None) -> None:
         """Answer the waiting thread (None: interrupted; the trust question: not trusted), nothing more: the app may
         be closing, with no screen left to tidy."""
-        future, self.future = self.future, None
+        future, self.state.answer = self.state.answer, None
         if future is not None and not future.done():
             future.set_result(answer)
 
@@ -201,14 +197,14 @@ class Questions:
         """Answer the waiting thread and take the question away."""
         self.release(answer)
         box = self.app.query_one(PromptInput)
-        if self.reason_for is not None:
-            self.reason_for = None
+        if self.state.reason_for is not None:
+            self.state.reason_for = None
             box.placeholder = PROMPT_PLACEHOLDER
-        if self.prompt is not None:
-            had_focus = self.prompt.has_focus
-            self.prompt.remove()
-            self.prompt = None
-            self.state.asking = False
+        prompt = self.state.question
+        if prompt is not None:
+            had_focus = prompt.has_focus
+            prompt.remove()
+            self.state.question = None
             if had_focus or self.app.focused is None:
                 box.focus()
-        self.status.refresh()
+        self.app.post_message(StatusChanged())

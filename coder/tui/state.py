@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any
 from coder.frontend.workspace import workspace_of
 
 if TYPE_CHECKING:  # the engine loads in a worker after the first paint; its types are all the app needs here
+    from concurrent.futures import Future
+
     from coder.engine.builder import Opened
     from coder.engine.session import Session
     from coder.frontend.notify import Notifier
+    from coder.tui.prompts import ChoicePrompt, PermissionPrompt
 
 
 @dataclass
@@ -46,7 +49,11 @@ class AppState:
     queued: list[str] = field(default_factory=list)  # messages sent while busy or starting (SessionControl)
     requeue: bool = False  # the turn was interrupted: queued messages go back into the input (SessionControl)
     work_started: float = 0.0  # when the running turn or command began (SessionControl, CommandRunner)
-    asking: bool = False  # a question waits for the person (Questions)
+    question: ChoicePrompt | None = None  # the question on screen (Questions)
+    #: what the engine thread (or the opening worker) waiting on a question reads its answer from (Questions)
+    answer: Future[Any] | None = None
+    asker: str = ""  # the agent whose question waits now ("": the session's own, or none) (Questions)
+    reason_for: PermissionPrompt | None = None  # "deny, say why": the next line typed is the reason (Questions)
     folded: int = 0  # blocks folded out of the conversation; Ctrl+T shows them (Transcript)
     #: engine events, a ("replay", events) pair and ("question", request) pairs, from any thread (SessionControl,
     #: Questions); EventFeed drains it
@@ -62,6 +69,16 @@ class AppState:
     @property
     def workspace(self) -> Path:
         return self.opened.workspace if self.opened is not None else workspace_of(self.args)
+
+    @property
+    def asking(self) -> bool:
+        """A question waits for the person (the status bar says so)."""
+        return self.question is not None
+
+    @property
+    def waiting(self) -> bool:
+        """The session waits for an answer now (its permission request, the plan question; not an agent's)."""
+        return self.answer is not None and not self.answer.done() and not self.asker
 
     @property
     def running(self) -> bool:

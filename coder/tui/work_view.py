@@ -21,13 +21,13 @@ from textual.widgets import Button, Input, Static
 from coder.base import events as ev
 from coder.base.termsafe import visible
 from coder.frontend.work import plan_line
-from coder.tui.blocks import markdown_block
-from coder.tui.messages import StopTurn
-from coder.tui.questions import Questions
+from coder.tui.blocks import NoteBlock, markdown_block
+from coder.tui.messages import PlanAnswered, StopTurn
 from coder.tui.state import AppState
-from coder.tui.transcript import Transcript
 
 if TYPE_CHECKING:  # the engine loads in a worker after the first paint (PlanVerdict is made when a plan is answered)
+    from textual.widget import Widget
+
     from coder.engine.work import PlanVerdict
 
 #: how a status reads in the panel
@@ -162,40 +162,45 @@ class PlanScreen(ModalScreen["PlanVerdict | None"]):
             self.close(PlanVerdict("approved", choice, feedback))
 
 
-class WorkView:
-    """Plan and task-list events (the feed hands them over). The plan question waits like a permission request:
-    on the Questions' future, answered with a PlanVerdict."""
+def plan_blocks(item: ev.Event, replay: bool) -> list[Widget]:
+    """What a plan's event adds to the conversation: the feed adds it in order with the events around it."""
+    if isinstance(item, ev.PlanProposed) and replay:
+        return [markdown_block("**Plan proposed**\n\n" + item.plan, "command")]
+    if isinstance(item, ev.PlanDecision):
+        blocks: list[Widget] = [NoteBlock(plan_line(item), "ok" if item.outcome == "approved" else "")]
+        if item.outcome == "approved" and item.source == "user" and not replay:
+            blocks.append(markdown_block("**Approved plan**\n\n" + item.plan, "command"))
+        return blocks
+    return []
 
-    def __init__(self, app: App[Any], state: AppState, transcript: Transcript, questions: Questions) -> None:
+
+class WorkView:
+    """Plan and task-list events (the app hands them over: WorkEvent, after the feed drew their lines,
+    `plan_blocks`). The plan question waits like a permission request: on the state's `answer`, answered with a
+    PlanVerdict (PlanAnswered, which the app hands to Questions)."""
+
+    def __init__(self, app: App[Any], state: AppState) -> None:
         self.app = app
         self.state = state
-        self.transcript = transcript
-        self.questions = questions
 
     def _stop_turn(self) -> None:
         """Esc or Ctrl+C on the plan: stop the turn."""
         self.app.post_message(StopTurn())
 
     def event(self, item: Any, replay: bool) -> None:
-        if isinstance(item, ev.PlanProposed):
-            if replay:
-                self.transcript.add_block(markdown_block("**Plan proposed**\n\n" + item.plan, "command"))
-                return
+        if isinstance(item, ev.PlanProposed) and not replay:
 
             def answered(verdict: PlanVerdict | None) -> None:
                 if verdict is None:
                     return
-                if not self.questions.waiting and self.state.busy:  # answered before the engine began to wait
+                if not self.state.waiting and self.state.busy:  # answered before the engine began to wait
                     self.app.set_timer(0.05, lambda: answered(verdict))
                     return
-                self.questions.resolve(verdict)
+                self.app.post_message(PlanAnswered(verdict))
 
-            self.app.push_screen(PlanScreen(item.plan, lambda: self.questions.waiting, lambda: self.state.busy,
-                                            self._stop_turn), answered)
-        elif isinstance(item, ev.PlanDecision):
-            self.transcript.note(plan_line(item), "ok" if item.outcome == "approved" else "")
-            if item.outcome == "approved" and item.source == "user" and not replay:
-                self.transcript.add_block(markdown_block("**Approved plan**\n\n" + item.plan, "command"))
+            state = self.state
+            self.app.push_screen(PlanScreen(item.plan, lambda: state.waiting, lambda: state.busy, self._stop_turn),
+                                 answered)
         elif isinstance(item, ev.TodoUpdated):
             self.show_todos(item.items)
         elif isinstance(item, ev.SessionStart) and not item.resumed:  # /clear, or a replayed session's start
