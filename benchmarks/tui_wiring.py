@@ -136,7 +136,9 @@ def _report(root: Path, m: Wiring) -> None:
 
 
 def _commit(root: Path) -> str:
-    out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    """The last commit that changed the checkout's coder/tui (what the figures are of)."""
+    out = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h", "--", "coder/tui"], capture_output=True,
+                         text=True)
     return out.stdout.strip() or root.name
 
 
