@@ -318,8 +318,8 @@ class PersistentShell:
                     cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
                     detach: threading.Event | None = None, keep: bool = True) -> tuple[bytes, int | None, str, int]:
         """Read until the marker of call `seq`. The exit code is that marker's, or the status an earlier
-        (interrupted) call's marker carried when one shows up first. `keep` False: output only goes to
-        `on_output` (the last piece too), with no size limit."""
+        (interrupted) call's marker carried when one shows up first. `on_output` gets every piece, the one read
+        with the marker too. `keep` False: output only goes to `on_output`, with no size limit."""
         pattern = self._marker()
         limit = self.config.max_output_bytes if keep else 0
         fd = self.child.child_fd
@@ -363,7 +363,7 @@ class PersistentShell:
                     continue
                 if found == seq:
                     before = bytes(window[:m.start()])
-                    if not keep and on_output is not None and before[offset:]:
+                    if on_output is not None and before[offset:]:  # the lines that came with the marker
                         on_output(clean_output(before[offset:]))
                     self._keep(buf, before[offset:] if offset <= len(before) else b"", limit)
                     if offset > len(before):  # the marker began in bytes already kept: drop them

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from terminal_support import Tmux, coder_command  # type: ignore[import-not-found]
+from terminal_support import Tmux, coder_command, quit_plain  # type: ignore[import-not-found]
 from tui_support import async_test, make_app, type_and_send, wait_for  # type: ignore[import-not-found]
 
 from coder.base import events as ev
@@ -91,3 +91,31 @@ def test_the_app_and_plain_in_tmux_stay_small_and_say_the_end(git_repo: Path, tm
             tmux.wait("EXIT=0")
         finally:
             tmux.close()
+
+
+def test_plain_shows_the_lines_a_command_prints_as_it_ends(git_repo: Path, tmp_path: Path) -> None:
+    """The trial's finding: `--plain` showed a command's lines as they came, except those read together with the
+    shell's end marker (a test runner's summary, the last line a builtin prints): they were in the result only,
+    folded into `… 2 more lines`, so the terminal never showed them. Three calls whose last two lines come at
+    the end: every one of them is on the screen, each once."""
+    turns: list[dict[str, object]] = []
+    for n in range(3):
+        command = f"echo c{n}-first; sleep 1; printf 'c{n}-second\\nc{n}-last\\n'"
+        turns += [{"text": f"Call {n}.", "tool_calls": [{"name": "bash", "input": {"command": command}}]}]
+    turns.append({"text": "PRINTED."})
+    script = tmp_path / "ends.json"
+    script.write_text(json.dumps({"turns": turns}))
+    tmux = Tmux(tmp_path, coder_command(script, "--permission-mode", "auto", "--plain"), git_repo, width=110,
+                height=40)
+    try:
+        tmux.wait("auto>")
+        tmux.type_at_prompt("print")
+        tmux.send("Enter")
+        screen = tmux.wait("PRINTED.", timeout=60)
+        for n in range(3):
+            for word in ("first", "second", "last"):
+                assert screen.count(f"│ c{n}-{word}") == 1, screen
+        tmux.wait("ctx ")
+        quit_plain(tmux)
+    finally:
+        tmux.close()
