@@ -11,6 +11,7 @@ it was taken, persisted in the checkpoint events, so a resumed session has it to
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,13 +36,21 @@ class UserTurn:
         return one if len(one) <= width else one[: width - 1] + "…"
 
 
+#: how the texts coder itself adds as user messages begin: its notes when a turn would end without proof
+#: (prompts/verify_nudge.md, verify_ran.md; issue 49) and a hook's context (coder/engine/history.py)
+CODERS_NOTE = re.compile(r"\[coder[: ]|\[\w+ hook\]\n")
+
+
 def _is_user_text(message: Any) -> bool:
-    return message.role == "user" and any(isinstance(b, TextBlock) for b in message.content)
+    return message.role == "user" and bool(_typed(message).strip())
 
 
 def _typed(message: Any) -> str:
-    """What the user wrote, without the mode notice the engine put ahead of it."""
-    return "".join(b.text for b in message.content if isinstance(b, TextBlock) and not is_notice(b.text))
+    """What the user wrote, without what the engine put with it or sent as a message of its own (a mode notice,
+    a hook's context, the note that the turn has no proof yet: /rewind listed that as the user's message, with the
+    turn's changes, and the user's own message as having changed nothing)."""
+    return "".join(b.text for b in message.content if isinstance(b, TextBlock) and not is_notice(b.text)
+                   and not CODERS_NOTE.match(b.text))
 
 
 def user_turns(session: Any, checkpointer: Any | None) -> list[UserTurn]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -88,8 +89,6 @@ async def test_the_status_bar_shows_the_branch_before_the_session_opens(factory,
 def test_rewind_lists_when_each_message_was_sent(git_repo: Path, tmp_path: Path) -> None:
     """`/rewind`'s table had an empty time cell for a message that changed nothing (the time was its
     checkpoint's); each row now has the time the message was sent."""
-    import re
-
     turns = {"turns": [{"text": "Nothing to change."},
                        {"text": "Writing.", "tool_calls": [{"name": "str_replace_based_edit_tool", "input": {
                            "command": "create", "path": "new.txt", "file_text": "x\n"}}]},
@@ -112,6 +111,35 @@ def test_rewind_lists_when_each_message_was_sent(git_repo: Path, tmp_path: Path)
     finally:
         tmux.close()
 
+
+
+def test_rewind_lists_only_the_persons_messages(git_repo: Path, tmp_path: Path) -> None:
+    """The trial's finding: when a turn that changed code ended without a test, coder's note to the model ("[coder:
+    your turn is ending without proof ...") was listed by `/rewind` as message 2, "your message", with the turn's
+    changes, and the person's own message as having changed nothing."""
+    from coder.engine.turns import CODERS_NOTE
+
+    prompts = Path(__file__).resolve().parents[2] / "prompts"
+    assert all(CODERS_NOTE.match((prompts / name).read_text()) for name in ("verify_nudge.md", "verify_ran.md"))
+    turns = {"turns": [{"text": "Writing.", "tool_calls": [{"name": "str_replace_based_edit_tool", "input": {
+                           "command": "create", "path": "calc.py", "file_text": "def one():\n    return 1\n"}}]},
+                       {"text": "Written."},
+                       {"text": "I did not run any test."}]}
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--permission-mode", "auto"), git_repo,
+                width=120, height=40)
+    try:
+        tmux.wait("idle │")
+        tmux.type("write calc.py")
+        tmux.send("Enter")
+        tmux.wait("I did not run any test.", "idle │")
+        tmux.type("/rewind ")
+        tmux.send("Enter")
+        screen = tmux.wait("your message", "write calc.py")
+        rows = [line for line in screen.splitlines() if re.search(r"\b\d\d:\d\d\b", line)]
+        assert len(rows) == 1 and "write calc.py" in rows[0] and "calc.py" in rows[0].split("write calc.py")[1], rows
+        assert "[coder" not in screen.split("your message")[1]
+    finally:
+        tmux.close()
 
 
 def test_a_stuck_warning_quoting_the_models_words_says_where_it_is_cut(git_repo: Path, tmp_path: Path) -> None:
