@@ -102,11 +102,10 @@ class Question:
         if key == "escape":
             return self.escape
         if key.isdigit() and 1 <= int(key) <= len(self.choices):
-            choice = self.choices[int(key) - 1]
-            if choice.lasting:
-                self.highlight = int(key) - 1  # a lasting grant: shown first; Enter asks to confirm it
+            self.highlight = int(key) - 1  # what the answer is said as (--plain printed the highlighted one)
+            if self.current.lasting:  # a lasting grant: shown first; Enter asks to confirm it
                 return ""
-            return choice.answer
+            return self.current.answer
         return None
 
     def _confirm(self, key: str) -> str | None:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from PIL import Image
-from terminal_support import Tmux, coder_command  # type: ignore[import-not-found]
+from terminal_support import Tmux, coder_command, quit_plain  # type: ignore[import-not-found]
 from tui_support import app_args, async_test, screen_text, wait_for  # type: ignore[import-not-found]
 
 HELLO = {"turns": [{"text": "Seen."}, {"text": "Again."}]}
@@ -265,5 +265,25 @@ def test_plain_keeps_keys_typed_before_a_question_off_its_lines(git_repo: Path, 
         screen = tmux.wait("All done.", "ask> hello")
         assert screen.count("hello") == 1, screen  # at the prompt only: the typed line went when it came
         assert (git_repo / "x.txt").exists()
+    finally:
+        tmux.close()
+
+
+def test_plain_says_the_answer_a_digit_gave(git_repo: Path, tmp_path: Path) -> None:
+    """The trial's finding: in `--plain`, `4` on a permission question denied the call but the question's line
+    read `> Yes, this once` (the highlighted choice, not the one the digit picked)."""
+    turns = {"turns": [{"text": "Touching.", "tool_calls": [{"name": "bash", "input": {"command": "touch x"}}]},
+                       {"text": "LISTED."}]}
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--plain"), git_repo, width=120, height=40)
+    try:
+        tmux.wait("ask>")
+        tmux.type_at_prompt("list")
+        tmux.send("Enter")
+        tmux.wait("Allow bash: touch x?", "Enter answer")
+        time.sleep(0.6)  # a question takes keys once the keyboard has been quiet a moment (ARM_DELAY)
+        tmux.send("4")  # No
+        screen = tmux.wait("LISTED.", "ask>")
+        assert "Esc: deny and stop the turn > No\n" in screen and "Yes, this once" not in screen.split("5. No")[1]
+        quit_plain(tmux)
     finally:
         tmux.close()
