@@ -2,7 +2,9 @@
 prompts as the app, printed into the terminal's normal scrollback.
 
 One thread: `Session.send` runs in the main thread and the permission prompt asks from inside it, so a Ctrl+C
-(SIGINT) during a turn interrupts the turn cleanly, and a second one while it stops ends the program. On a terminal
+(SIGINT) during a turn interrupts the turn cleanly, and a second one while it stops ends the program. The one
+question asked from another thread is the network proxy's, about a host the turn's own command wants, while the
+turn waits in that call; it goes away when the turn stops. On a terminal
 the session opens on a thread of its own once the first prompt is up (issue 47: the prompt took keys only after the
 engine, the tools and the model's SDK had loaded); the trust question, which needs the terminal, is asked before
 the prompt, and what opening says is printed above the prompt when it is done. The first message waits for it. The input
@@ -56,6 +58,7 @@ class Repl:
         self.opener = opener
         self.printer = Printer(out)
         self.opened: Any = None
+        self.asking = threading.Lock()  # held while a question from another thread than the turn's is up
         self.history = InputHistory()
         self.reader = LineReader(self.history, lambda: self.opened.workspace if self.opened else
                                  options_from_args(args).cwd, self.cycle_mode)
@@ -222,6 +225,16 @@ class Repl:
     # ---- permission prompt (engine thread = main thread) -------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
         if threading.current_thread() is not threading.main_thread():
+            keys = self.keys
+            if request.tool == "network" and not request.agent and keys is not None:
+                # the session's own command wants a host: the proxy asks from its thread while the turn waits in
+                # that call (issue 47's trial: it was refused unasked, "you refused it when asked"); the question
+                # goes when the turn stops or ends, and the next prompt waits for it (`send`)
+                with self.asking:
+                    if self.keys is keys:
+                        with keys.paused(), self.printer.asking():
+                            return self._ask(request, lambda: self.keys is not keys or
+                                             self.opened.session.cancel.is_set())
             # a background agent (issue 36): the terminal's reader is the session's, so it is not asked here; denied,
             # as headless (the app answers background agents' questions)
             return PermissionAnswer(False, message="The user cannot be asked from the background in the plain "
@@ -231,7 +244,7 @@ class Repl:
         with self.keys.paused() if self.keys is not None else contextlib.nullcontext(), self.printer.asking():
             return self._ask(request)
 
-    def _ask(self, request: ev.PermissionRequest) -> Any:
+    def _ask(self, request: ev.PermissionRequest, gone: Callable[[], bool] | None = None) -> Any:
         from coder.commands.approval import approval  # lazy: the tools load with the session, not before the prompt
 
         if self.notifier is not None:
@@ -256,7 +269,7 @@ class Repl:
         question = permission_question(view.rules)
         self.print_choices(question)
         try:
-            answer = self.reader.ask_choice(question, self._keep, self.print_choices)
+            answer = self.reader.ask_choice(question, self._keep, self.print_choices, gone)
         except (KeyboardInterrupt, EOFError):  # Ctrl+C or the end of input: deny and stop the turn
             answer = "stop"
         if answer == "stop":
@@ -309,8 +322,13 @@ class Repl:
                 self.printer.typed(typed)
                 with KeyWatcher(session.interrupt, echo=self.printer.typed, on_background=session.background,
                                 typeahead=typed) as self.keys:
-                    outcome = session.send(text, attached)
-                self.reader.typeahead = self.keys.take_typeahead()
+                    try:
+                        outcome = session.send(text, attached)
+                    finally:
+                        keys, self.keys = self.keys, None
+                        with self.asking:  # a question from another thread (`ask`) has gone
+                            pass
+                self.reader.typeahead = keys.take_typeahead()
             else:
                 outcome = session.send(text, attached)
             self.last_reason = outcome.reason  # the session's status if it is left now (not "done" when stopped)

@@ -334,13 +334,13 @@ class LineReader:
         return text
 
     def ask_choice(self, question: Question, keep: Callable[[str], None],
-                   show: Callable[[Question], None] | None = None) -> str:
+                   show: Callable[[Question], None] | None = None, gone: Callable[[], bool] | None = None) -> str:
         """The answer to a question with numbered choices, on a terminal without Enter for most keys (the rules
         are coder/frontend/choices.py's: the keyboard must be quiet for ARM_DELAY first, a digit answers when
         no typing follows it, a lasting grant only through its confirmation, whose keys count once it has been on
         screen for CONFIRM_DWELL with none typed). Whatever was typing is type-ahead of the next message (handed
         to `keep`), never an answer. `show` prints the lines on offer when they change (a confirmation opens or
-        goes). Ctrl+C stays SIGINT.
+        goes). Ctrl+C stays SIGINT. `gone()` true: the question is no longer asked (its turn ended), "deny".
 
         Not a terminal (a pipe: a script answers, deliberately): a line, empty for the highlighted choice, a
         number, or the choice's word (y, a, p, n, d; t for trust)."""
@@ -359,7 +359,11 @@ class LineReader:
             while True:
                 confirming = chooser.confirming
                 due = chooser.due()
-                ready, _, _ = select.select([fd], [], [], 0.5 if due is None else max(due - time.monotonic(), 0))
+                if gone is not None and gone():
+                    sys.stdout.write("(no longer asked: its turn is over)\n")
+                    return "deny"
+                wait = 0.5 if due is None else max(due - time.monotonic(), 0)
+                ready, _, _ = select.select([fd], [], [], wait if gone is None else min(wait, 0.1))
                 if ready:
                     data = os.read(fd, 64)
                     if data == ESC:

@@ -269,6 +269,39 @@ def test_plain_keeps_keys_typed_before_a_question_off_its_lines(git_repo: Path, 
         tmux.close()
 
 
+def test_plain_asks_about_a_host_web_fetch_wants(git_repo: Path, tmp_path: Path) -> None:
+    """The trial's finding: in `--plain` a web_fetch of a host no list names was refused without a question ("you
+    refused it when asked"): the proxy asks from its own thread, and the REPL denied every question that did not
+    come from the turn's thread. It is asked now, as in the app; a Ctrl+C while it is up stops the turn and takes
+    the question away, and the prompt is back."""
+    load = {"tool_calls": [{"name": "tool_search", "input": {"query": "select:web_fetch"}}]}
+    turns = {"turns": [load, {"text": "Fetching.", "tool_calls": [
+                           {"name": "web_fetch", "input": {"url": "https://example.com/"}}]},
+                       {"text": "FETCHED."},
+                       {"text": "Again.", "tool_calls": [
+                           {"name": "web_fetch", "input": {"url": "https://example.org/"}}]},
+                       {"text": "AGAIN."}]}
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--plain"), git_repo, width=120, height=40)
+    try:
+        tmux.wait("ask>")
+        tmux.type_at_prompt("fetch it")
+        tmux.send("Enter")
+        tmux.wait("Allow network: example.com?", "Enter answer")
+        time.sleep(0.6)  # a question takes keys once the keyboard has been quiet a moment (ARM_DELAY)
+        tmux.send("4")  # No
+        screen = tmux.wait("FETCHED.", "ask>")
+        assert "Esc: deny and stop the turn > No" in screen and "coder refused example.com" in screen, screen
+        tmux.type_at_prompt("again")
+        tmux.send("Enter")
+        tmux.wait("Allow network: example.org?", "Enter answer")
+        tmux.send("C-c")
+        tmux.wait("no longer asked", "turn stopped: interrupted")
+        tmux.wait("ask>")
+        quit_plain(tmux)
+    finally:
+        tmux.close()
+
+
 def test_plain_says_the_answer_a_digit_gave(git_repo: Path, tmp_path: Path) -> None:
     """The trial's finding: in `--plain`, `4` on a permission question denied the call but the question's line
     read `> Yes, this once` (the highlighted choice, not the one the digit picked)."""
