@@ -12,8 +12,11 @@ this process's import roots (`sys.prefix`, `sys.exec_prefix`, a `sys.path` entry
 puts first), `guard` adds an import finder in front of all others that refuses a module whose file (source or
 extension module) changed after this process started (`st_ctime`, which no file operation can set back), with an
 ImportError naming it and saying to start coder again. Bytecode is the other way in (a `__pycache__/*.pyc` whose
-header matches an untouched source is loaded without reading the source): `sys.pycache_prefix` moves this
-process's bytecode, reading and writing, to coder's cache folder, which the sandbox cannot see.
+header matches an untouched source is loaded without reading the source): the same finder loads a module under a
+guarded root with its bytecode, read and written, in coder's cache folder, which the sandbox cannot see. Only
+those: a library outside the workspace keeps its own `__pycache__` (moving every module's bytecode, as
+`sys.pycache_prefix` would, made each start compile the SDKs it imports late from source, seconds of CPU, where
+PYTHONDONTWRITEBYTECODE is set or the cache folder is new).
 
 What this cannot see: modules imported before the guard (at start-up, before any sandboxed command ran), the next
 start of coder (which imports what the environment then holds, as any program would; the after-command check reports
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import sys
 import threading
@@ -58,20 +62,59 @@ class _Guard(importlib.abc.MetaPathFinder):
 
     def __init__(self) -> None:
         self.roots: tuple[str, ...] = ()
+        #: where the guarded modules' bytecode is kept (None: nowhere, they are compiled at each import)
+        self.bytecode: str | None = None
 
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         origin = spec.origin if spec is not None and spec.has_location else None
-        if origin:
-            real = os.path.realpath(origin)
-            if inside(real, self.roots) and _changed(real):
-                message = (f"coder will not import {fullname} from {real}: the file changed after coder started, "
-                           "in a folder its sandbox can write (start coder again to use it)")
-                with _LOCK:
-                    _REFUSED.append(message)
-                raise ChangedSinceStart(message, name=fullname, path=real)
+        if not origin:
+            return None
+        real = os.path.realpath(origin)
+        if not inside(real, self.roots):
+            return None
+        if _changed(real):
+            message = (f"coder will not import {fullname} from {real}: the file changed after coder started, "
+                       "in a folder its sandbox can write (start coder again to use it)")
+            with _LOCK:
+                _REFUSED.append(message)
+            raise ChangedSinceStart(message, name=fullname, path=real)
+        if spec is not None and type(spec.loader) is importlib.machinery.SourceFileLoader:
+            spec.loader = _PrivateBytecode(fullname, origin, self.bytecode)
+            return spec
         return None
+
+
+class _PrivateBytecode(importlib.machinery.SourceFileLoader):
+    """A module under a guarded root: its bytecode is read from and written to `folder` (coder's cache, out of
+    the sandbox's sight) instead of beside the source, where the sandbox could plant it; with no folder, it is
+    compiled from the source every time."""
+
+    def __init__(self, fullname: str, path: str, folder: str | None) -> None:
+        super().__init__(fullname, path)
+        self.folder = folder
+
+    def _moved(self, path: str) -> str | None:
+        """Where the bytecode that would lie at `path` is kept; `path` itself when it is not this module's."""
+        if path != importlib.util.cache_from_source(self.path):
+            return path
+        if self.folder is None:
+            return None
+        return os.path.join(self.folder, os.path.dirname(os.path.dirname(os.path.abspath(path))).lstrip(os.sep),
+                            os.path.basename(path))
+
+    def get_data(self, path: str) -> bytes:
+        moved = self._moved(path)
+        if moved is None:
+            raise OSError(f"no bytecode is read beside {self.path}")  # the source is compiled instead
+        return super().get_data(moved)
+
+    def set_data(self, path: str, data: bytes,  # pyright: ignore[reportIncompatibleMethodOverride]
+                 *, _mode: int = 0o666) -> None:  # (importlib passes bytes; typeshed says any buffer)
+        moved = self._moved(path)
+        if moved is not None:
+            super().set_data(moved, data, _mode=_mode)
 
 
 def inside(path: str, roots: Sequence[str]) -> bool:
@@ -108,9 +151,8 @@ def guard(workspace: str) -> None:
         return
     with _LOCK:
         _GUARD.roots = tuple(sorted({*_GUARD.roots, *held}))
-        if _GUARD not in sys.meta_path:
+        if _GUARD not in sys.meta_path:  # the first workspace guarded chooses the bytecode folder
             sys.meta_path.insert(0, _GUARD)
-        prefix = cache_dir() / "pycache"
-        if sys.pycache_prefix is None and not inside(str(prefix.resolve()), [workspace]):
-            prefix.mkdir(parents=True, exist_ok=True)
-            sys.pycache_prefix = str(prefix)
+            _GUARD.bytecode = str((cache_dir() / "pycache").resolve())
+        if _GUARD.bytecode is not None and inside(_GUARD.bytecode, [workspace]):
+            _GUARD.bytecode = None  # a sandbox could write it: the guarded modules are compiled at each import

@@ -146,3 +146,40 @@ def test_nothing_is_guarded_when_no_import_root_is_in_the_workspace(tmp_path: Pa
                           capture_output=True, text=True, timeout=60, cwd=tmp_path,
                           env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+PLACES = textwrap.dedent("""
+    import importlib._bootstrap_external as ext, importlib.util, os, sys
+    workspace, library = sys.argv[1], sys.argv[2]
+    sys.path[:0] = [workspace, library]  # an import root inside the workspace: the guard is on
+    source = os.path.join(library, "beyond.py")
+    st = os.stat(source)
+    beside = importlib.util.cache_from_source(source)
+    os.makedirs(os.path.dirname(beside), exist_ok=True)
+    with open(beside, "wb") as f:  # the library's own bytecode, told apart from its source
+        f.write(ext._code_to_timestamp_pyc(compile("VALUE = 'bytecode'", source, "exec"), st.st_mtime, st.st_size))
+    from coder.host.imports import guard, guarded_roots
+    guard(workspace)
+    import beyond, inner
+    print(bool(guarded_roots()), beyond.VALUE, inner.VALUE)
+""")
+
+
+def test_only_the_guarded_modules_bytecode_moves(tmp_path: Path) -> None:
+    """A library outside the workspace keeps its own `__pycache__` (moving every module's bytecode made each
+    `coder run` compile the SDKs it imports late from source: seconds of CPU per start); a module inside the
+    workspace has its bytecode written to coder's cache folder, never beside it."""
+    workspace, library, cache = tmp_path / "ws", tmp_path / "library", tmp_path / "cache"
+    workspace.mkdir()
+    library.mkdir()
+    (workspace / "inner.py").write_text("VALUE = 'inner'\n")
+    (library / "beyond.py").write_text("VALUE = 'source'\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    proc = subprocess.run([sys.executable, "-c", PLACES, str(workspace), str(library)], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == ["True", "bytecode", "inner"], proc.stderr
+    assert not (workspace / "__pycache__").exists()
+    moved = cache / "coder" / "pycache" / str(workspace.resolve()).lstrip("/") / importlib.util.cache_from_source(
+        "inner.py").removeprefix("__pycache__/")
+    assert moved.is_file(), sorted(p.relative_to(cache) for p in cache.rglob("*"))
