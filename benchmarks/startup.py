@@ -2,19 +2,24 @@
 
 - `coder --version` and `coder --help`: wall time and peak memory of the process (goal: `--version` under 60 ms);
 - the app and `--plain`, launched in a real terminal (tmux), to their first screen and to "ready to type": a word
-  typed the moment the first screen is up shows in the input (goal, issue 47: under 0.5 s on a quiet machine), with
-  the process's CPU seconds at that moment (what a loaded machine does not stretch); beside them, the same
-  terminal running `python -c` that prints a line and waits (the floor of the terminal and the interpreter);
-- what costs what: `python -X importtime` of each frontend's imports (`coder.cli.main` and the frontend's module,
-  prompt-toolkit for `--plain`), the modules' own times summed by package, median over the runs.
+  typed the moment the first screen is up shows in the input, drawn by the frontend itself (goal, issue 47: under
+  0.5 s on a quiet machine), then to the session open; the process's CPU seconds at "ready to type" (what a loaded
+  machine does not stretch). The main case is a repository whose `.claude/settings.json` defines a hook and that
+  is trusted (the trust check reads and fingerprints it at every start); beside it, the same repository untrusted,
+  to the trust question on screen. Beside them, the same terminal running `python -c` that prints a line and
+  waits (the floor of the terminal and the interpreter), and a bare Textual app with one input (the floor of the
+  app's toolkit);
+- what costs what: the stages before each frontend's first screen timed in one process (the flags, the
+  configuration check, the frontend's imports), and `python -X importtime` of them, the modules' own times summed
+  by package, median over the runs.
 
-Usage: python benchmarks/startup.py [--quick] [--runs N] [--coder PATH] [--against PATH] [--json] [--out FILE]
+Usage: python benchmarks/startup.py [--quick] [--runs N] [--base CHECKOUT] [--json] [--out FILE]
 
-`--against PATH` measures a second coder script in the same runs, interleaved with the first, so a loaded machine
-weighs on both alike (a change against its base: a script that puts the other checkout first on sys.path).
-The installed console script is measured directly (not a pyenv/asdf shim in front of it), with the same Python
-interpreter that runs it, so the difference is coder's own import cost. `--quick` writes the section
-benchmarks/sections/startup.md.
+Every launch runs a source tree's coder as `python -m coder` with the tree on PYTHONPATH and without the working
+directory on sys.path (PYTHONSAFEPATH, as an installed `coder` script runs: the import guard of coder/host/imports.py
+would otherwise see the repository as an import root and check every import). `--base CHECKOUT` measures another
+tree (a checkout of main) in the same runs, interleaved with this one, so a loaded machine weighs on both alike.
+`--quick` writes the section benchmarks/sections/startup.md.
 """
 
 from __future__ import annotations
@@ -28,35 +33,53 @@ import shutil
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from tui import ROOT, bench_env, make_repo, startup
+from tui import KEY_PROBE, ROOT, Pane, bench_env, cpu_seconds, make_repo
 
-#: what `coder` does before each frontend's first screen: the flags, the configuration check, the frontend's module
-_BEFORE = ("from coder.cli.main import build_parser, check_config; "
-           "check_config(build_parser().parse_args(['--model', 'scripted:x.json'])); ")
-FRONTENDS = {"app": _BEFORE + "import coder.tui.app",
-             "--plain": _BEFORE + "import coder.repl.repl; import prompt_toolkit.shortcuts"}
+#: the stages of a frontend's launch, as `coder` runs them on a terminal (coder/cli/main.py): the flags and the
+#: frontend's imports come before its first screen; the configuration check after it, as the session opens (issue 47)
+_STAGES = """
+import sys, time
+marks = [time.perf_counter()]
+from coder.cli.main import build_parser, check_config
+from coder.host.audit import install
+install()
+args = build_parser().parse_args(['--model', 'scripted:x.json'])
+marks.append(time.perf_counter())
+FRONTEND
+marks.append(time.perf_counter())
+sys.stderr.write('-- after the first screen --\\n')
+check_config(args)
+marks.append(time.perf_counter())
+print(*[round((b - a) * 1000, 1) for a, b in zip(marks, marks[1:])])
+"""
+STAGE_NAMES = ("flags", "frontend's imports", "configuration check")
+FRONTENDS = {"app": "import coder.tui.app", "--plain": "import coder.repl.repl; import prompt_toolkit.shortcuts"}
+#: a Textual app with one input and nothing else: the floor of the app's toolkit
+TEXTUAL_FLOOR = """
+from textual.app import App
+from textual.widgets import Static, TextArea
+class Floor(App):
+    def compose(self):
+        yield Static('floor ready')
+        yield TextArea(id='input')
+Floor().run()
+"""
 
 
-def find_coder() -> Path:
-    script = Path(sysconfig.get_path("scripts")) / "coder"
-    if script.exists():
-        return script
-    found = shutil.which("coder")
-    if found:
-        return Path(found)
-    sys.exit("startup.py: no `coder` script found; run `bash install.sh` first")
+def tree_env(tree: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(tree), "PYTHONSAFEPATH": "1"}
 
 
-def run_once(argv: list[str]) -> tuple[float, int]:
+def run_once(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
     """Wall time in ms and peak resident memory in KiB of one run (the child's own rusage)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            cwd=tempfile.gettempdir())
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = (time.perf_counter() - start) * 1000
     if os.waitstatus_to_exitcode(status) != 0:
@@ -64,57 +87,111 @@ def run_once(argv: list[str]) -> tuple[float, int]:
     return elapsed, usage.ru_maxrss
 
 
-def measure(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float, float, float]]:
+Case = tuple[list[str], dict[str, str] | None]  # argv, environment
+
+
+def measure(cases: dict[str, Case], runs: int) -> dict[str, tuple[float, float, float]]:
     """name -> (median ms, min ms, median peak RSS MiB); the cases take turns, run after run."""
-    for argv in cases.values():
-        run_once(argv)  # warm the page cache
+    for argv, env in cases.values():
+        run_once(argv, env)  # warm the page cache
     samples: dict[str, list[tuple[float, int]]] = {name: [] for name in cases}
     for _ in range(runs):
-        for name, argv in cases.items():
-            samples[name].append(run_once(argv))
+        for name, (argv, env) in cases.items():
+            samples[name].append(run_once(argv, env))
     return {name: (statistics.median(ms for ms, _ in got), min(ms for ms, _ in got),
                    statistics.median(rss for _, rss in got) / 1024) for name, got in samples.items()}
 
 
 # ---- the interactive frontends in a real terminal -----------------------------------------------------------------
-def floor_once(repo: Path, env: dict[str, str]) -> tuple[float, float, float]:
-    """`python -c` printing a line and waiting for one, in the same terminal: (first screen, keys shown, CPU)."""
+#: one launch: (first screen, ready to type, session open or question up, CPU seconds at ready to type)
+Launch = tuple[float, float, float, float]
+NAN = float("nan")
+
+
+def launch(command: str, cwd: Path, env: dict[str, str], first, ready, then=None) -> Launch:
+    """KEY_PROBE is typed the moment `first` holds of the screen; "ready to type" is when `ready` holds (the probe
+    drawn by the program, not the terminal's own echo); then, if given, when `then` holds."""
+    pane = Pane(command + "; sleep 60", cwd, env)
+    try:
+        t_first = pane.wait(first)
+        pane.keys(KEY_PROBE, literal=True)
+        t_ready = pane.wait(ready)
+        try:
+            cpu = cpu_seconds(pane.coder_pid())
+        except RuntimeError:
+            cpu = NAN  # the floors are not coder
+        t_then = pane.wait(then) if then is not None else NAN
+        return t_first, t_ready, t_then, cpu
+    finally:
+        pane.close()
+
+
+def in_prompt(screen: str) -> bool:
+    """--plain's prompt (`ask> `) holds the probe: prompt-toolkit read and drew it (the terminal's own echo, before
+    the prompt is up, puts it on a line of its own)."""
+    return any(re.search(rf"\w> {KEY_PROBE}", line) for line in screen.splitlines())
+
+
+def floor_once(repo: Path, env: dict[str, str]) -> Launch:
+    """`python -c` printing a line and waiting for one, in the same terminal."""
     code = "print('ready', flush=True); input()"
-    first, keys, _, _ = startup(f"{sys.executable} -c \"{code}\"", repo, env, lambda s: "ready" in s,
-                                lambda s: "ready" in s, probe=True)
-    return first, keys, float("nan")
+    return launch(f"{sys.executable} -c \"{code}\"", repo, env, lambda s: "ready" in s, lambda s: KEY_PROBE in s)
 
 
-def frontend_once(repo: Path, env: dict[str, str], script: Path, plain: bool,
-                  tree: Path = ROOT) -> tuple[float, float, float]:
-    """(first screen, input accepts keys, the process's CPU seconds by then) of one launch of the coder in `tree`."""
-    cpu: list[float] = []
-    cmd = f"env PYTHONPATH={tree} {sys.executable} -m coder --model scripted:{script} --permission-mode ask"
+def textual_once(repo: Path, env: dict[str, str], script: Path) -> Launch:
+    return launch(f"{sys.executable} {script}", repo, env, lambda s: "floor ready" in s, lambda s: KEY_PROBE in s)
+
+
+def frontend_once(repo: Path, env: dict[str, str], script: Path, plain: bool, tree: Path, asks: bool) -> Launch:
+    """One launch of the coder in `tree`: the trusted repository to the session open, or the untrusted one to the
+    trust question (which takes the keys: "ready to type" is then the question on screen)."""
+    cmd = (f"env PYTHONSAFEPATH=1 PYTHONPATH={tree} {sys.executable} -m coder --model scripted:{script} "
+           "--permission-mode ask" + (" --plain" if plain else ""))
+    first = (lambda s: "/help lists commands" in s) if plain else (lambda s: "Ask coder" in s or "trusted" in s)
+    if asks:
+        return launch(cmd, repo, env, first, lambda s: "This repository is not trusted" in s)
     if plain:
-        first, keys, _, _ = startup(cmd + " --plain", repo, env, lambda s: "/help lists commands" in s,
-                                    lambda s: "ask>" in s, probe=True, cpu_at_keys=cpu)
-    else:
-        first, keys, _, _ = startup(cmd, repo, env, lambda s: "Ask coder" in s, lambda s: "idle │" in s,
-                                    probe=True, cpu_at_keys=cpu)
-    return first, keys, cpu[0] if cpu else float("nan")
+        return launch(cmd, repo, env, first, in_prompt, lambda s: "ask>" in s and "…>" not in s)
+    return launch(cmd, repo, env, first, lambda s: KEY_PROBE in s, lambda s: "idle │" in s)
 
 
-def interactive(runs: int, base_tree: Path | None) -> dict[str, list[tuple[float, float, float]]]:
+def repos(base: Path, env: dict[str, str]) -> tuple[Path, Path]:
+    """Two repositories whose `.claude/settings.json` defines a hook: the first trusted (`coder trust`), the other
+    not (coder asks)."""
+    made = []
+    for name in ("trusted", "untrusted"):
+        repo = make_repo(base / name)
+        settings = repo / ".claude" / "settings.json"
+        settings.parent.mkdir()
+        settings.write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": "echo hook-ran >> hook.log"}]}]}}))
+        made.append(repo)
+    subprocess.run([sys.executable, "-m", "coder", "trust"], cwd=made[0], env={**env, **tree_env(ROOT)},
+                   check=True, capture_output=True)
+    return made[0], made[1]
+
+
+def interactive(runs: int, base_tree: Path | None) -> dict[str, list[Launch]]:
     base = Path(tempfile.mkdtemp(prefix="startupbench-"))
     try:
-        repo = make_repo(base)
         env = bench_env(base)
+        trusted, untrusted = repos(base, env)
         script = base / "hello.json"
         script.write_text(json.dumps({"turns": [{"text": "hello"}]}))
-        rows: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+        floor = base / "floor.py"
+        floor.write_text(TEXTUAL_FLOOR)
         trees = {"": ROOT, **({" (base)": base_tree} if base_tree is not None else {})}
-        for tree in trees.values():
-            frontend_once(repo, env, script, plain=False, tree=tree)  # warm the page cache and the byte-code
+        for tree in trees.values():  # warm the page cache and the byte-code
+            frontend_once(trusted, env, script, False, tree, False)
+        rows: dict[str, list[Launch]] = defaultdict(list)
         for i in range(runs):
-            rows["python -c (prints, waits)"].append(floor_once(repo, env))
+            rows["python -c (prints, waits)"].append(floor_once(trusted, env))
+            rows["Textual, one input"].append(textual_once(trusted, env, floor))
             for suffix, tree in trees.items():
-                rows["app" + suffix].append(frontend_once(repo, env, script, plain=False, tree=tree))
-                rows["--plain" + suffix].append(frontend_once(repo, env, script, plain=True, tree=tree))
+                for plain in (False, True):
+                    name = ("--plain" if plain else "app") + suffix
+                    rows[name].append(frontend_once(trusted, env, script, plain, tree, False))
+                    rows[name + ", asks trust"].append(frontend_once(untrusted, env, script, plain, tree, True))
             print(f"interactive {i + 1}/{runs}: " + ", ".join(f"{k} {v[-1][1]:.2f}s" for k, v in rows.items()),
                   file=sys.stderr)
         return rows
@@ -134,59 +211,74 @@ def group_of(module: str) -> str:
     return "stdlib" if top in sys.stdlib_module_names or top.startswith("_") else top
 
 
-def import_breakdown(code: str, runs: int, tree: Path = ROOT) -> dict[str, float]:
-    """Package -> median over `runs` of its modules' own import time (ms), and "total" (the whole import)."""
+def stages(frontend: str, runs: int, tree: Path) -> tuple[dict[str, float], dict[str, float]]:
+    """(stage -> median ms, package -> median ms of its modules' own import time, with "total"), over `runs` runs
+    of the stages before the frontend's first screen (the import times from a run of its own under -X importtime)."""
+    code = _STAGES.replace("FRONTEND", FRONTENDS[frontend])
+    timed: dict[str, list[float]] = defaultdict(list)
     totals: dict[str, list[float]] = defaultdict(list)
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
-                             env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree, check=True).stderr
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=tree_env(tree),
+                             cwd=tempfile.gettempdir(), check=True).stdout
+        for name, ms in zip(STAGE_NAMES, out.split(), strict=True):
+            timed[name].append(float(ms))
+        err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                             env=tree_env(tree), cwd=tempfile.gettempdir(), check=True).stderr
         groups: dict[str, float] = defaultdict(float)
-        total = 0.0
-        for line in out.splitlines():
+        for line in err.split("-- after the first screen --")[0].splitlines():
             m = _ROW.match(line)
-            if not m:
-                continue
-            groups[group_of(m.group(4))] += int(m.group(1)) / 1000
-            total += int(m.group(1)) / 1000
-        groups["total"] = total
+            if m:
+                groups[group_of(m.group(4))] += int(m.group(1)) / 1000
+                groups["total"] += int(m.group(1)) / 1000
         for name, ms in groups.items():
             totals[name].append(ms)
-    return {name: statistics.median(values + [0.0] * (runs - len(values))) for name, values in totals.items()}
+    return ({name: statistics.median(v) for name, v in timed.items()},
+            {name: statistics.median(v + [0.0] * (runs - len(v))) for name, v in totals.items()})
 
 
 # ---- the report -------------------------------------------------------------------------------------------------
 def med(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
+    values = [v for v in values if v == v]
+    return statistics.median(values) if values else NAN
 
 
-def report(runs: int, results: dict[str, tuple[float, float, float]], frontends: dict[str, list[tuple[float, ...]]],
-           breakdown: dict[str, dict[str, float]], load: tuple[float, float]) -> str:
+def cell(value: float, best: float | None = None) -> str:
+    if value != value:
+        return ""
+    return f"{value:.2f}" + (f" ({best:.2f})" if best is not None and best == best else "")
+
+
+def report(runs: int, results: dict[str, tuple[float, float, float]], frontends: dict[str, list[Launch]],
+           costs: dict[str, tuple[dict[str, float], dict[str, float]]], load: tuple[float, float]) -> str:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["## Startup (issues 2 and 47)", "",
              f"Command: `python benchmarks/startup.py --quick` ({runs} runs each, interleaved) · {now} · 2 cores, "
-             f"load average {load[0]:.1f} before, {load[1]:.1f} after · Python {sys.version.split()[0]}, the "
-             "installed console script measured directly.", "",
+             f"load average {load[0]:.1f} before, {load[1]:.1f} after · Python {sys.version.split()[0]}; each "
+             "tree's coder as `python -m coder`, the working directory off sys.path (as the installed script).", "",
              "| command | median ms | min ms | peak RSS MiB |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| `{name}` | {m:.1f} | {low:.1f} | {rss:.1f} |" for name, (m, low, rss) in results.items()]
     if frontends:
         floor = med([r[1] for r in frontends["python -c (prints, waits)"]])
-        lines += ["", "Launched in tmux (120x40), median (best) of the runs; \"ready to type\" is when a word typed "
-                  "the moment the first screen is up shows in the input; CPU is the process's user and system "
-                  "seconds at that moment:", "",
-                  "| launched | first screen (s) | ready to type (s) | over python -c (s) | CPU by then (s) |",
-                  "| --- | ---: | ---: | ---: | ---: |"]
+        lines += ["", "Launched in tmux (120x40), median (best) of the runs, in seconds. \"Ready to type\": a word "
+                  "typed the moment the first screen is up shows in the input, drawn by the program (for a "
+                  "repository that asks, the trust question is on screen); \"session open\": the status says idle "
+                  "(the app) or the prompt shows the session's mode (`--plain`); CPU: the process's user and system "
+                  "seconds at ready to type. The repository defines a hook in `.claude/settings.json` and is "
+                  "trusted, or not (asks trust):", "",
+                  "| launched | first screen | ready to type | over python -c | session open | CPU by then |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
         for name, rows in frontends.items():
-            firsts, keys, cpus = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
-            cpu = med([c for c in cpus if c == c])
-            lines.append(f"| {name} | {med(firsts):.2f} ({min(firsts):.2f}) | {med(keys):.2f} ({min(keys):.2f}) | "
-                         f"{med(keys) - floor:+.2f} | {'' if cpu != cpu else f'{cpu:.2f}'} |")
-    for name, groups in breakdown.items():
+            firsts, keys, opens, cpus = ([r[i] for r in rows] for i in range(4))
+            lines.append(f"| {name} | {cell(med(firsts), min(firsts))} | {cell(med(keys), min(keys))} | "
+                         f"{med(keys) - floor:+.2f} | {cell(med(opens))} | {cell(med(cpus))} |")
+    for name, (timed, groups) in costs.items():
         total = groups.pop("total")
         shown = sorted(groups.items(), key=lambda kv: -kv[1])
-        code = FRONTENDS[name.split(" ")[0]].replace("check_config(build_parser().parse_args(['--model', "
-                                                     "'scripted:x.json'])); ", "check_config(...); ")
-        lines += ["", f"What the {name}'s first screen imports (`python -X importtime -c \"{code}\"`, the modules' "
-                  f"own time summed by package, median of {runs} runs): {total:.0f} ms in all; "
+        lines += ["", f"The {name}'s launch, timed in one process (median of {runs} runs): before its first screen, "
+                  f"the flags {timed['flags']:.0f} ms and the frontend's imports {timed[STAGE_NAMES[1]]:.0f} ms; "
+                  f"behind it, as the session opens, the configuration check {timed[STAGE_NAMES[2]]:.0f} ms (before "
+                  "the first screen until issue 47). What comes before the first screen imports (`python -X "
+                  f"importtime`, the modules' own time summed by package): {total:.0f} ms in all; "
                   + ", ".join(f"{k} {v:.0f}" for k, v in shown if v >= 1) + " ms."]
     return "\n".join(lines) + "\n"
 
@@ -195,40 +287,33 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="10 runs each (5 launches) and write the section")
     parser.add_argument("--runs", type=int)
-    parser.add_argument("--coder", type=Path, help="path of the coder script (default: the installed one)")
-    parser.add_argument("--against", type=Path, help="a second coder script, measured in the same runs")
     parser.add_argument("--no-interactive", action="store_true", help="only --version and --help")
-    parser.add_argument("--base", type=Path, help="another source tree whose app and --plain launch in the same runs")
+    parser.add_argument("--base", type=Path, help="another source tree (a checkout of main), measured in the same runs")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--out", type=Path, help="write the section here (--quick: benchmarks/sections/startup.md)")
     args = parser.parse_args()
     runs = args.runs or (10 if args.quick else 40)
     launches = max(runs // 2, 3)
-    coder = args.coder or find_coder()
-    cases = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "coder --version": [str(coder), "--version"],
-        "coder --help": [str(coder), "--help"],
-    }
-    if args.against:
-        cases["against --version"] = [str(args.against), "--version"]
-        cases["against --help"] = [str(args.against), "--help"]
+    trees = {"": ROOT, **({" (base)": args.base.resolve()} if args.base else {})}
+    cases: dict[str, Case] = {"python -c pass": ([sys.executable, "-c", "pass"], None)}
+    for suffix, tree in trees.items():
+        for flag in ("--version", "--help"):
+            cases[f"coder {flag}{suffix}"] = ([sys.executable, "-m", "coder", flag], tree_env(tree))
     load_before = os.getloadavg()[0]
     results = measure(cases, runs)
-    frontends: dict[str, list[tuple[float, ...]]] = {}
+    frontends: dict[str, list[Launch]] = {}
     if not args.no_interactive:
         if shutil.which("tmux") is None:
             sys.exit("startup.py: tmux is required for the launches (apt-get install tmux), or --no-interactive")
         frontends = dict(interactive(launches, args.base))
-    trees = {"": ROOT, **({" (base)": args.base} if args.base else {})}
-    breakdown = {name + suffix: import_breakdown(code, launches, tree) for name, code in FRONTENDS.items()
-                 for suffix, tree in trees.items()}
+    costs = {name + suffix: stages(name, launches, tree) for name in FRONTENDS for suffix, tree in trees.items()}
     if args.json:
         print(json.dumps({"commands": {k: {"median_ms": round(v[0], 1), "min_ms": round(v[1], 1),
                                            "peak_rss_mib": round(v[2], 1)} for k, v in results.items()},
-                          "launches": frontends, "imports_ms": breakdown}))
+                          "launches": frontends, "stages": {k: v[0] for k, v in costs.items()},
+                          "imports_ms": {k: v[1] for k, v in costs.items()}}))
         return 0
-    text = report(runs, results, frontends, breakdown, (load_before, os.getloadavg()[0]))
+    text = report(runs, results, frontends, costs, (load_before, os.getloadavg()[0]))
     print(text)
     out = args.out or (ROOT / "benchmarks" / "sections" / "startup.md" if args.quick else None)
     if out is not None:
