@@ -59,6 +59,18 @@ def prebuild_parser() -> None:
     _prebuilt = build_parser()
 
 
+#: the subcommands' names (build_parser registers them; tests/cli checks the two agree): a command line with none
+#: of them opens a frontend, which is known before the parser is built
+SUBCOMMANDS = frozenset({"acp", "batch", "config", "doctor", "find", "index", "map", "mcp", "outline", "plugin",
+                         "review", "run", "sessions", "skills", "swebench", "trust"})
+
+
+def opens_frontend(argv: list[str]) -> bool:
+    """Whether this command line opens the app or the REPL (no subcommand, no --help): told without the parser,
+    so that the terminal keeps what is typed from the first moment (coder/frontend/typeahead.py)."""
+    return not SUBCOMMANDS.intersection(argv) and "-h" not in argv and "--help" not in argv
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv in (["--version"], ["-V"]):
@@ -66,6 +78,15 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"coder {__version__}")
         return 0
+    if not opens_frontend(argv) or not on_terminal():
+        return _main(argv)
+    from coder.frontend.typeahead import keys_as_typed  # start-up time: after the --version answer
+
+    with keys_as_typed(sys.stdin):  # what is typed while the frontend loads waits for it, as typed
+        return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     from coder.base.errors import EXIT_INTERRUPTED, CoderError  # start-up time: after the --version answer
     from coder.host.audit import install  # start-up time: after the --version answer
 
@@ -79,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         handler = getattr(args, "func", None)
         if handler is None:
             handler = _interactive
-        if getattr(args, "command", None) in CONFIG_FIRST:
+        if getattr(args, "command", None) in CONFIG_FIRST and not (handler is _interactive and on_terminal()):
             check_config(args)
         return int(handler(args) or 0)
     except CoderError as exc:
@@ -109,9 +130,11 @@ def _register_workspace(cwd: str | None) -> None:
         register_workspace(folder)
 
 
-#: commands that open sessions later (the app opens its own in the background; an editor's come over ACP; a batch
-#: runs many): a mistake in the configuration stops them here, in one line with exit code 2, before anything starts.
-#: `coder run` checks it when it opens its session, before it is stored.
+#: commands that open sessions later (an editor's come over ACP; a batch runs many; the REPL reading a pipe): a
+#: mistake in the configuration stops them here, in one line with exit code 2, before anything starts. `coder run`
+#: checks it when it opens its session, before it is stored; so do the app and the REPL on a terminal, which open
+#: theirs once their first screen takes keys (issue 47: the check imports most of what a session needs, 0.1 s and
+#: more): the app then says it on its screen, the REPL in the same one line and exit code.
 CONFIG_FIRST = (None, "acp", "batch", "swebench")
 
 
@@ -128,6 +151,11 @@ def check_config(args: argparse.Namespace) -> None:
         return
     cwd = Path(getattr(args, "cwd", None) or ".").expanduser().resolve()
     load_config((repo_top(cwd) or cwd) if cwd.is_dir() else None, {"model": getattr(args, "model", None)})
+
+
+def on_terminal() -> bool:
+    """The frontend runs on a terminal: it reads keys, and opens its session behind its first screen."""
+    return sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("TERM", "") not in ("", "dumb")
 
 
 def _interactive(args: argparse.Namespace) -> int:

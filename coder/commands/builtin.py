@@ -274,4 +274,3 @@ BUILTINS: dict[str, Command] = {c.name: c for c in (
     Command("wrap", "long lines of code and tool output: wrap, or scroll sideways (Alt+Z)", "[on/off]", _wrap),
     Command("quit", "leave (the session is saved)", "", _quit),
 )}
-ALIASES = {"exit": "quit", "q": "quit", "?": "help", "new": "clear"}

@@ -11,15 +11,15 @@ the user message, with `$ARGUMENTS` replaced by what follows the command name (c
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coder.base.errors import CoderError
 from coder.commands.agents import allowed_while_busy
 from coder.commands.base import Command, CommandResult, Ctx
-from coder.commands.builtin import ALIASES, BUILTINS, bye
+from coder.commands.builtin import BUILTINS, bye
 from coder.commands.custom import discover
+from coder.commands.line import ALIASES, parse
 from coder.commands.model import _models_text, known_models
 from coder.engine.doctor import run_checks
 from coder.engine.session import Session
@@ -62,19 +62,6 @@ def _run_custom(ctx: Ctx, cmd: Command, arg: str) -> CommandResult:
 
 
 # ---- entry points ---------------------------------------------------------------------------------------------
-def parse(line: str) -> tuple[str, str]:
-    """'/compact keep the API' -> ('compact', 'keep the API')."""
-    stripped = line.strip()[1:]
-    name, _, arg = stripped.partition(" ")
-    name = name.lower()
-    return ALIASES.get(name, name), arg
-
-
-def is_command(line: str) -> bool:
-    """A line is a command when it starts with '/' followed by a name (a path like /etc/x is not)."""
-    return bool(re.match(r"^/[A-Za-z?][\w:-]*(\s|$)", line.strip()))
-
-
 def completions(workspace: Path, prefix: str) -> list[tuple[str, str]]:
     """(name, summary) of commands starting with `prefix` (without the slash)."""
     return [(n, c.summary) for n, c in sorted(all_commands(workspace).items()) if n.startswith(prefix.lower())]

@@ -47,11 +47,17 @@ def add_session_flags(parser: argparse.ArgumentParser, subcommand: bool = False)
                        help="treat the repository as untrusted even if you trusted it before")
 
 
+def cwd_from_args(args: argparse.Namespace) -> Path:
+    """The folder the session works in, as the flags give it (`--cwd`, else the current one): without the
+    session's options, whose module loads the engine (a frontend's trust question needs only this)."""
+    return Path(getattr(args, "cwd", ".") or ".")
+
+
 def options_from_args(args: argparse.Namespace, **override: Any) -> SessionOptions:
     """SessionOptions from parsed flags (those of `add_session_flags`, and `coder run`'s limits when it has them);
     `override` wins (the app's `/resume`, the editor's working directory)."""
     values: dict[str, Any] = {
-        "cwd": Path(getattr(args, "cwd", ".") or "."), "model": getattr(args, "model", None),
+        "cwd": cwd_from_args(args), "model": getattr(args, "model", None),
         "permission_mode": getattr(args, "permission_mode", None), "resume": getattr(args, "resume", None),
         "continue_last": bool(getattr(args, "continue_last", False)), "allow": list(getattr(args, "allow", []) or []),
         "deny": list(getattr(args, "deny", []) or []), "no_sandbox": bool(getattr(args, "no_sandbox", False)),

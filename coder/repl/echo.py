@@ -101,7 +101,8 @@ class EchoingOut:
         if self.typed and self.at_line_start and not self.drawn and not self.asking:
             self.out.write(self.typed)
             width = max(shutil.get_terminal_size((80, 24)).columns, 1)
-            self.drawn = max(1, -(-len(self.typed) // width))
+            # its lines (an Enter typed ahead keeps one apart), each as many rows as it wraps to
+            self.drawn = sum(max(1, -(-len(line) // width)) for line in self.typed.split("\n"))
 
     def _erase(self) -> None:
         if self.drawn:

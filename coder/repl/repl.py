@@ -27,7 +27,8 @@ from typing import Any
 from coder import __version__
 from coder.base import events as ev
 from coder.base.errors import CoderError
-from coder.engine.options import options_from_args
+from coder.commands.line import is_command
+from coder.engine.options import cwd_from_args, options_from_args
 from coder.frontend.calls import tool_title
 from coder.frontend.choices import (
     Question,
@@ -61,7 +62,7 @@ class Repl:
         self.asking = threading.Lock()  # held while a question from another thread than the turn's is up
         self.history = InputHistory()
         self.reader = LineReader(self.history, lambda: self.opened.workspace if self.opened else
-                                 options_from_args(args).cwd, self.cycle_mode)
+                                 cwd_from_args(args), self.cycle_mode)
         self.keys: Any = None  # the KeyWatcher while a turn runs on a terminal
         self.last_reason = "done"  # how the last turn ended: the session's status when the REPL is left
         self.notifier: Notifier | None = None  # a turn ended, a question waits (issue 23): set once a session is open
@@ -122,7 +123,7 @@ class Repl:
         that answer holds only for what was shown (the same fingerprint), else the repository stays untrusted."""
         if self.opener is not None or getattr(self.args, "trust", None) is not None:
             return None
-        cwd = options_from_args(self.args).cwd
+        cwd = cwd_from_args(self.args)
         request = trust.inspect(Path(workspace_key(repo_top(cwd) or cwd)))
         state = trust.status(request)
         if state.trusted or not request.wants_anything or not request.trustable:
@@ -383,8 +384,6 @@ class Repl:
         return True
 
     def run(self) -> int:
-        from coder.commands.slash import is_command  # lazy: as `mode`
-
         self.printer.line(f"coder {__version__} · /help lists commands · Esc or Ctrl+C stops a turn · Ctrl+C twice "
                           "or /quit leaves", "dim")
         if self.reader.interactive:

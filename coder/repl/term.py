@@ -26,6 +26,7 @@ from rich.cells import cell_len
 from coder.base.termsafe import visible
 from coder.frontend.choices import ARM_DELAY, Chooser, Question
 from coder.frontend.history import InputHistory
+from coder.frontend.typeahead import take_pending
 from coder.frontend.workspace import match_paths, project_files, word_at_end
 
 ESC = b"\x1b"
@@ -231,7 +232,9 @@ class LineReader:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.completion import Completer, Completion
         from prompt_toolkit.history import History
-        from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.input.typeahead import store_typeahead
+        from prompt_toolkit.input.vt100_parser import Vt100Parser
+        from prompt_toolkit.key_binding import KeyBindings, KeyPress
 
         store = self.history
 
@@ -246,10 +249,11 @@ class LineReader:
 
         class CoderCompleter(Completer):
             def get_completions(self, document, complete_event):
-                from coder.commands.slash import completions  # lazy: loaded with the first completion
-
                 text = document.text_before_cursor
                 if text.startswith("/") and " " not in text:
+                    # lazy: the commands load with the first `/` (on the completion thread, not under a key)
+                    from coder.commands.slash import completions
+
                     for name, summary in completions(workspace_fn(), text[1:]):
                         yield Completion("/" + name, start_position=-len(text), display_meta=summary)
                     return
@@ -272,8 +276,16 @@ class LineReader:
             on_cycle()
             event.app.invalidate()  # the prompt is a callable: it shows the new mode, the draft stays
 
-        return PromptSession(history=SharedHistory(), completer=CoderCompleter(), key_bindings=keys,
-                             complete_while_typing=True, enable_history_search=False)
+        # completion runs on a thread: the first `/` imports the commands and the first `@` lists the project's
+        # files, and the keys typed meanwhile must not wait for either (issue 47)
+        session = PromptSession(history=SharedHistory(), completer=CoderCompleter(), key_bindings=keys,
+                                complete_while_typing=True, complete_in_thread=True, enable_history_search=False)
+        early = take_pending()  # typed before coder took the terminal: the first prompt reads it first
+        if early:
+            keys_typed: list[KeyPress] = []
+            Vt100Parser(keys_typed.append).feed(early)
+            store_typeahead(session.input, keys_typed)
+        return session
 
     def above_prompt(self, show: Callable[[], None]) -> bool:
         """Run `show` (it prints) above the waiting prompt, from any thread: the prompt steps aside and comes back
@@ -317,8 +329,11 @@ class LineReader:
             finally:
                 self.prompting = False
             # keys typed right after Enter, read with it: the start of the next message (prompt-toolkit would
-            # append them to the end of the next prompt's text, after what the turn's type-ahead put there)
-            self.typeahead = "".join(k.data for k in get_typeahead(self.session.input) if k.data.isprintable())
+            # append them to the end of the next prompt's text, after what the turn's type-ahead put there); an
+            # Enter among them keeps its line apart (issue 47: lines typed during the launch ran together)
+            typed = get_typeahead(self.session.input)
+            self.typeahead = "".join("\n" if k.data == "\r" else k.data for k in typed
+                                     if k.data.isprintable() or k.data == "\r").rstrip("\n")
             return text
         if on_ready is not None:
             on_ready()

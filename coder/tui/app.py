@@ -40,6 +40,7 @@ from textual.widgets import TextArea
 
 from coder import __version__
 from coder.frontend.history import InputHistory
+from coder.frontend.typeahead import take_pending
 from coder.host.links import open_link
 from coder.tui import messages as msg
 from coder.tui.agents_part import AgentsPart
@@ -154,15 +155,20 @@ class CoderApp(App[None]):
 
     def on_mount(self) -> None:
         self.transcript.note(f"coder {__version__} · /help lists commands · Ctrl+C twice quits")
-        self.query_one(PromptInput).focus()
+        # the input has the focus now, not once the queue gets to it (`focus()`): the keys typed during the launch
+        # are in that queue already, and go to the input in order, after those typed before coder took the terminal
+        self.screen.set_focus(self.query_one(PromptInput))
+        self.keys.type_ahead(take_pending())
         self.status.refresh()
         self.status.refresh_git()  # the branch, in a worker: "…" until then, never "no git" in a repository
         self.feed.start()
         self.call_after_refresh(self._painted)
-        self._open({})
 
     def _painted(self) -> None:
+        """The first frame is on the screen, the input takes keys: only now does the session open (issue 47), in
+        a worker; what is typed meanwhile is queued (SessionControl.queue)."""
         self.first_paint_at = time.monotonic()
+        self._open({})
 
     def on_resize(self, event: events.Resize) -> None:
         self.call_after_refresh(self.status.refresh)  # the bar is built for its width
@@ -244,6 +250,7 @@ class CoderApp(App[None]):
         await self.feed.drain()  # the events the command caused come first
         for block in self.commands.apply(message.name, message.result):
             self.transcript.add_block(block)
+        self.call_later(self.control.command_done)  # after what it posted: what was typed after it goes on
 
     @_while_running
     def on_status_changed(self, message: msg.StatusChanged) -> None:
@@ -305,7 +312,7 @@ class CoderApp(App[None]):
         text = message.text.strip()
         if not text:
             return
-        self.inputs.submitted(message.typed)
+        self.inputs.submitted()
         if self.state.reason_for is not None:  # the reason of a denial being typed
             self.questions.deny_with_reason(text)
             return

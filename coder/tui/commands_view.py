@@ -12,6 +12,7 @@ from typing import Any
 from textual.app import App
 from textual.widget import Widget
 
+from coder.commands.line import parse
 from coder.tui.blocks import DiffView, markdown_block
 from coder.tui.messages import CommandDone, Note, OpenSession, SetWrap, StatusChanged, Submit, SwitchSession
 from coder.tui.screens import Picker
@@ -28,9 +29,6 @@ class CommandRunner:
         self.state = state
 
     def run(self, line: str) -> None:
-        from coder.commands.base import CommandResult  # lazy: the commands' imports come after the first paint
-        from coder.commands.slash import parse, run_slash, run_without_session  # lazy: as above
-
         state = self.state
         name, arg = parse(line)
         if name == "quit":
@@ -48,8 +46,12 @@ class CommandRunner:
             self.app.post_message(OpenSession({"model": arg.strip()}))
             return
         if state.opened is None and state.info.state == "starting":
-            self.app.post_message(Note(f"/{name} waits for the session to open (a moment).", "error"))
+            self.app.post_message(Submit(line))  # queued with what is typed, run once the session is open
             return
+        # lazy: the commands' imports come after the first paint (a command typed before then was queued above)
+        from coder.commands.base import CommandResult
+        from coder.commands.slash import run_slash, run_without_session
+
         opened, busy, workspace = state.opened, state.busy, state.workspace
         self.app.post_message(Note(f"› {line}"))
         if not busy:  # /review and /commit take seconds: the status bar says what runs, with its time

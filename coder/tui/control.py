@@ -17,6 +17,7 @@ from typing import Any
 from textual.app import App
 
 from coder.base import events as ev
+from coder.commands.line import is_command, parse
 from coder.frontend.history import InputHistory
 from coder.tui.app_notify import Notifications
 from coder.tui.farewell import Conversation, read_conversation
@@ -32,6 +33,12 @@ Opener = Callable[[Callable[[ev.Event], None], Callable[[Any], Any], dict[str, A
 #: how the engine asks the person (coder/tui/questions.py `ask`, `ask_trust`): the app hands them to `open`
 Ask = Callable[[Any], Any]
 AskTrust = Callable[[Any, str], bool]
+
+
+def needs_no_session(text: str) -> bool:
+    """/quit, /wrap and `/model NAME` act at once, even while the session opens (CommandRunner.run)."""
+    name, arg = parse(text) if is_command(text) else ("", "")
+    return name in ("quit", "wrap") or (name == "model" and bool(arg.strip()))
 
 
 class SessionControl:
@@ -55,6 +62,8 @@ class SessionControl:
         self.last_reason = "done"
         #: what is printed to the scrollback on quit (coder/tui/farewell.py), read as the session closes
         self.conversation: Conversation | None = None
+        #: a queued command is running: the queue goes on when it is done (`command_done`)
+        self.command_pending = False
 
     # ---- opening ----------------------------------------------------------------------------------------------
     def open(self, ask: Ask, ask_trust: AskTrust, override: dict[str, Any]) -> None:
@@ -115,8 +124,7 @@ class SessionControl:
         self.state.notifier = self.notifications.start(opened)
         self.state.info.state = "idle"
         self.app.post_message(StatusChanged(git=True))
-        if self.state.queued:
-            self.send(self.state.queued.pop(0), typed=True)
+        self.next_queued()
 
     def abandon(self, opened: Any) -> None:
         """The app closed while this session opened: it is closed, as the app's would have been."""
@@ -184,14 +192,11 @@ class SessionControl:
         self.submit(text)
 
     def submit(self, text: str) -> None:
-        from coder.commands.slash import is_command  # lazy: the commands' imports come after the first paint
-
         state = self.state
-        if is_command(text):
+        if state.session is None and state.info.state == "starting" and not needs_no_session(text):
+            self.queue(text)
+        elif is_command(text):
             self.app.post_message(RunCommand(text))
-        elif state.session is None and state.info.state == "starting":
-            state.queued.append(text)
-            self.app.post_message(Note(f"queued (sent when the session is open): {text[:80]}"))
         elif state.session is None:
             self.app.post_message(Note("No session is open: fix the problem above, or /model SPEC, or /quit.",
                                        "error"))
@@ -200,6 +205,33 @@ class SessionControl:
             self.app.post_message(Note(f"queued (sent when this turn ends): {text[:80]}"))
         else:
             self.send(text, typed=True)
+
+    def queue(self, text: str) -> None:
+        """A message or a command typed before the session is open: kept, and sent or run in order once it is
+        (`next_queued`), never to a session half built."""
+        self.state.queued.append(text)
+        self.command_pending = False  # a queued command that found the session gone waits here again
+        what = "run" if is_command(text) else "sent"
+        self.app.post_message(Note(f"queued ({what} when the session is open): {text[:80]}"))
+
+    def next_queued(self) -> None:
+        """What was typed while the session opened or a turn ran, in the order typed: a message is sent (the next
+        item waits for its turn to end), a command runs (the next item waits for its result: the app calls
+        `command_done` once it is shown)."""
+        state = self.state
+        if state.busy or state.session is None or not state.queued or self.command_pending:
+            return
+        text = state.queued.pop(0)
+        if is_command(text):
+            self.command_pending = True
+            self.app.post_message(RunCommand(text))
+        else:
+            self.send(text, typed=True)
+
+    def command_done(self) -> None:
+        """A command has run (its result applied, or it needed no worker): what was typed after it goes on."""
+        self.command_pending = False
+        self.next_queued()
 
     def send(self, text: str, typed: bool = False) -> None:
         """Run a turn for `text`: what the person `typed` (or a command of theirs expanded to) attaches the files
@@ -251,8 +283,8 @@ class SessionControl:
         requeue, state.requeue = state.requeue, False
         if state.queued and requeue:
             self.restore_queued()
-        elif state.queued:
-            self.send(state.queued.pop(0), typed=True)
+        else:
+            self.next_queued()
 
     def restore_queued(self) -> None:
         """An interrupted turn: what was queued goes back into the input (before any draft), visibly, and Enter

@@ -3,6 +3,8 @@ history search. A part of the app (coder/tui/app.py)."""
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Any
 
 from textual.app import App
@@ -22,6 +24,8 @@ class InputAssist:
         self.hist_index: int | None = None  # where Up/Down walking the history is (None: at the draft)
         self.draft = ""  # the text typed before walking the history
         self.files: list[str] | None = None  # `@path` candidates, read once in a worker
+        #: modules that completion reads, once imported (`loaded`): they load on a thread, not under a key
+        self.modules: dict[str, ModuleType | None] = {}
         self.picked: str | None = None  # the prompt last taken from the history search
 
     @property
@@ -34,8 +38,6 @@ class InputAssist:
 
     # ---- completion -------------------------------------------------------------------------------------------
     def changed(self) -> None:
-        from coder.commands.slash import completions  # lazy: the commands' imports come after the first paint
-
         box, completion = self.box, self.completion
         text = box.text
         items: list[tuple[str, str]] = []
@@ -43,7 +45,9 @@ class InputAssist:
         if self.picked is not None and text == self.picked:
             pass  # just taken from the history search: a finished prompt, not something to complete
         elif text.startswith("/") and " " not in text and "\n" not in text:
-            items = [(f"/{n}", s) for n, s in completions(self.state.workspace, text[1:])][:10]
+            slash = self.loaded("coder.commands.slash")
+            items = [] if slash is None else [(f"/{n}", s) for n, s in slash.completions(self.state.workspace,
+                                                                                          text[1:])][:10]
             kind = "command"
             if len(items) == 1 and items[0][0] == text:
                 items = []
@@ -65,10 +69,30 @@ class InputAssist:
         """What the message would attach once sent (coder/engine/mentions.py `named`: by name, nothing read)."""
         if "@" not in text and "/" not in text:
             return []
-        from coder.engine.mentions import named  # lazy: a path in the input loads it, after the first paint
-
+        mentions = self.loaded("coder.engine.mentions")
+        if mentions is None:
+            return []
         opened = self.state.opened
-        return named(text, self.state.workspace, opened.session.parts.tool_ctx.cwd if opened is not None else None)
+        return mentions.named(text, self.state.workspace,
+                              opened.session.parts.tool_ctx.cwd if opened is not None else None)
+
+    def loaded(self, name: str) -> ModuleType | None:
+        """The module completion needs, or None while it loads: the commands (the session's and the repository's)
+        and the engine's mention reader take most of a second to import before the session has loaded them, and
+        a key must not wait for that (issue 47: the first `/` froze the input). The first call imports it on a
+        thread and completes again when it is in."""
+        if name not in self.modules:
+            self.modules[name] = None
+            self.app.run_worker(lambda: self._import(name), thread=True, group="completion")
+        return self.modules[name]
+
+    def _import(self, name: str) -> None:
+        module = importlib.import_module(name)  # waits, on this thread, for an import the opening session started
+        self.app.call_from_thread(self._imported, name, module)
+
+    def _imported(self, name: str, module: ModuleType) -> None:
+        self.modules[name] = module
+        self.changed()
 
     def _load_files(self) -> None:
         files = project_files(self.state.workspace)
@@ -93,20 +117,20 @@ class InputAssist:
         """Enter while completions show: a command runs (the highlighted one when the name is not typed out
         whole; a fast `/undo` + Enter runs `/undo`, whatever the list said a moment before); a path is filled in
         (a message is rarely done at its `@path`), and the next Enter sends."""
-        from coder.commands.slash import completions  # lazy: as above
-
         box, completion = self.box, self.completion
         text = box.text.strip()
-        if completion.kind == "command" and completion.is_open and text.startswith("/") and " " not in text:
-            names = {f"/{n}" for n, _ in completions(self.state.workspace, text[1:])}
+        slash = self.modules.get("coder.commands.slash")  # the list of commands is open: they are in
+        if completion.kind == "command" and completion.is_open and text.startswith("/") and " " not in text \
+                and slash is not None:
+            names = {f"/{n}" for n, _ in slash.completions(self.state.workspace, text[1:])}
             chosen = text if text in names else completion.current() or text
             self.close_completion()
-            box.post_message(PromptInput.Submitted(chosen, box.text))
+            box.send(chosen)
         elif completion.kind == "path" and completion.is_open:
             self.accept_completion()
         else:
             self.close_completion()
-            box.post_message(PromptInput.Submitted(box.text))
+            box.send(box.text)
 
     # ---- keys the input hands over ----------------------------------------------------------------------------
     def special(self, key: str) -> None:
@@ -135,10 +159,8 @@ class InputAssist:
             else:
                 box.set_text(entries[self.hist_index])
 
-    def submitted(self, typed: str) -> None:
-        """A line left the input: keys typed after Enter, before this was handled, are the next line's start."""
-        box = self.box
-        box.set_text(box.text[len(typed):] if box.text.startswith(typed) else "")
+    def submitted(self) -> None:
+        """A line left the input (PromptInput.send emptied it: keys typed after Enter are the next line's start)."""
         self.close_completion()
         self.hist_index = None
 

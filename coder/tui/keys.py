@@ -145,6 +145,18 @@ class KeyActions:
         event.stop()
         self.type_into_input(event.character)
 
+    def type_ahead(self, typed: str) -> None:
+        """Keys typed before coder took the terminal (coder/frontend/typeahead.py), into the input as if typed
+        there: Enter (a line feed by then) sends what is before it; the keys typed since follow them."""
+        box = self.box
+        for character in typed:
+            if character in "\r\n":
+                box.send(box.text)
+            elif character in "\x7f\b":
+                box.action_delete_left()
+            elif character.isprintable():
+                box.insert(character)
+
     def type_into_input(self, character: str | None, key: str = "") -> None:
         box = self.box
         box.focus()

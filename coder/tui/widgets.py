@@ -167,10 +167,11 @@ class PromptInput(TextArea):
     """
 
     class Submitted(Message):
-        def __init__(self, text: str, typed: str | None = None) -> None:
+        """A message or a command left the input (`send`)."""
+
+        def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
-            self.typed = text if typed is None else typed  # what the input held (a completion may differ)
 
     class Special(Message):
         """A key the app decides about (completion navigation, history)."""
@@ -198,7 +199,10 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             if key == "enter":
-                self.post_message(self.Special("enter") if self.completion_open else self.Submitted(self.text))
+                if self.completion_open:
+                    self.post_message(self.Special("enter"))
+                else:
+                    self.send(self.text)
             else:
                 self.post_message(self.Special("tab"))
             return
@@ -229,6 +233,12 @@ class PromptInput(TextArea):
             self.post_message(self.Special("down"))
             return
         await super()._on_key(event)
+
+    def send(self, text: str) -> None:
+        """`text` leaves the input now, which is empty at once: what is typed next, however soon, is the next
+        message (issue 47: `a`, Enter, `b`, Enter typed in one burst sent `a` and then `ab`)."""
+        self.load_text("")
+        self.post_message(self.Submitted(text))
 
     def set_text(self, text: str) -> None:
         self.load_text(text)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from coder.commands.line import is_command
 from coder.commands.modes import cycle_mode
-from coder.commands.slash import completions, is_command, run_slash
+from coder.commands.slash import completions, run_slash
 from coder.policy.base import PermissionAnswer
 from coder.trust import decisions as trust
 

@@ -258,7 +258,7 @@ async def test_keys_typed_right_after_enter_start_the_next_message(factory, git_
         box = app.query_one(PromptInput)
         box.focus()
         box.set_text("first message")
-        box.post_message(PromptInput.Submitted(box.text))  # what Enter does
+        box.send(box.text)  # what Enter does
         box.insert("a")  # the next key, in before the app handles the message
         await wait_for(pilot, lambda: app.busy)
         await press_text(pilot, "lso")

@@ -1,7 +1,13 @@
-"""Issue 47: the app and `--plain` take keys before the engine loads. What the frontend's module imports is what
-stands between the launch and the first screen; the engine, the tools, the configuration's declarations, the
-commands, the stuck detector and the model SDKs load after it (the app: in its opening worker; `--plain`: on a
-thread once the first prompt is up). This reads what importing each frontend loads, in a fresh interpreter."""
+"""Issue 47: the app and `--plain` take keys before the engine loads, and keep every key typed before the session is
+open. What stands between the launch and the first screen is the command line, the frontend's module and what it
+draws; the engine, the tools, the configuration's declarations (and its check), the commands, the stuck detector
+and the model SDKs load after it (the app: in its opening worker once the first frame is drawn; `--plain`: on a
+thread once the first prompt is up). Read here twice: what importing each frontend loads, and what the real `coder`
+command has loaded at the moment the app starts or the REPL's first prompt would show, in a real terminal.
+
+What is typed before the session is open (before the first screen, even before coder took the terminal) is kept
+and delivered in the order typed: in the app messages and commands once the session is open, in `--plain` the
+first message once it is open and the next lines in the prompt after it."""
 
 from __future__ import annotations
 
@@ -9,19 +15,35 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import pexpect
 import pytest
+from terminal_support import Tmux, coder_command  # type: ignore[import-not-found]
+from tui_support import (  # type: ignore[import-not-found]
+    async_test,
+    make_app,  # type: ignore[import-not-found]
+    type_and_send,
+    wait_for,
+)
+from tui_support import conversation_text as texts  # type: ignore[import-not-found]
 
 REPO = Path(__file__).resolve().parents[2]
 #: packages that must not load before the first screen (each costs tens of milliseconds or more)
-LATER = ("coder.engine.builder", "coder.engine.session", "coder.tools", "coder.config.sections", "coder.commands",
+LATER = ("coder.engine.builder", "coder.engine.session", "coder.tools", "coder.config.sections", "coder.commands.slash",
          "coder.stuck", "coder.review", "coder.models", "coder.sandbox", "coder.store", "coder.context", "coder.vcs",
          "coder.ext", "coder.lsp", "anthropic", "openai", "httpx", "markdown_it", "pygments", "prompt_toolkit")
+THREE = {"turns": [{"text": "answer one"}, {"text": "answer two"}, {"text": "answer three"}]}
 
 
-def loaded_by(module: str) -> list[str]:
-    code = f"import sys, json; import {module}; print(json.dumps(sorted(sys.modules)))"
+def too_early(loaded: list[str], later: tuple[str, ...] = LATER, allowed: frozenset[str] = frozenset()) -> list[str]:
+    return [name for name in loaded if any(name == p or name.startswith(p + ".") for p in later)
+            and name not in allowed]
+
+
+def loaded_by(module: str, then: str = "pass") -> list[str]:
+    code = f"import sys, json; import {module}; {then}; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO)},
                          capture_output=True, text=True, timeout=120, check=True)
     return json.loads(out.stdout)
@@ -30,6 +52,130 @@ def loaded_by(module: str) -> list[str]:
 @pytest.mark.parametrize("module", ["coder.tui.app", "coder.repl.repl"])
 def test_a_frontend_loads_nothing_of_the_engine_before_its_first_screen(module: str) -> None:
     loaded = loaded_by(module)
-    early = [name for name in loaded if any(name == p or name.startswith(p + ".") for p in LATER)]
-    assert early == [], f"importing {module} loads {early}"
+    assert too_early(loaded) == [], f"importing {module} loads {too_early(loaded)}"
     assert "textual" in loaded or module != "coder.tui.app"  # the control: the frontend itself did load
+
+
+#: the real entry point on a terminal, stopped where the first screen comes: the app's `run` (the screen is drawn
+#: from there) or the REPL's first read (its prompt); what is loaded then is written out
+_STOP_AT_FIRST_SCREEN = """
+import json, os, sys
+frontend, out = sys.argv[1], sys.argv[2]
+
+def first_screen(*args, **kwargs):
+    with open(out, "w") as f:
+        json.dump(sorted(sys.modules), f)
+    os._exit(0)
+
+if frontend == "app":
+    import coder.tui.app
+    coder.tui.app.CoderApp.run = first_screen
+else:
+    import coder.repl.term
+    coder.repl.term.LineReader.read = first_screen
+from coder.cli.main import main
+sys.argv = ["coder", "--model", "scripted:none.json", *(["--plain"] if frontend == "plain" else [])]
+main()
+"""
+
+
+@pytest.mark.parametrize("frontend", ["app", "plain"])
+def test_the_coder_command_loads_nothing_of_the_engine_before_the_first_screen(git_repo: Path, tmp_path: Path,
+                                                                               frontend: str) -> None:
+    """The model above sees a frontend's module alone; `coder` also parses its flags and (before issue 47's change)
+    checked the configuration, which loaded the configuration's declarations, the sandbox's profile and the model
+    table, and `--plain` loaded the commands to tell a command from a message: the whole path, in a terminal."""
+    out = tmp_path / "loaded.json"
+    child = pexpect.spawn(sys.executable, ["-c", _STOP_AT_FIRST_SCREEN, frontend, str(out)], cwd=str(git_repo),
+                          env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm"}, timeout=120,
+                          encoding="utf-8", dimensions=(40, 120))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert out.exists(), f"the first screen was never reached:\n{child.before}"
+    loaded = json.loads(out.read_text())
+    later = tuple(p for p in LATER if frontend == "app" or p != "prompt_toolkit")  # the REPL's prompt is its screen
+    # what the command line's parser loads (the subcommands' flags, `--help`'s cost: benchmarks/startup.py)
+    parser = frozenset(loaded_by("coder.cli.main", "coder.cli.main.build_parser()"))
+    early = too_early(loaded, later, parser)
+    assert early == [], f"`coder` has loaded {early} before its first screen"
+    assert ("textual" if frontend == "app" else "prompt_toolkit.shortcuts") in loaded  # the control
+
+
+@async_test
+async def test_messages_and_commands_typed_before_the_session_is_open_run_in_order(factory, git_repo: Path,
+                                                                                   tmp_path: Path) -> None:
+    """A command typed while the session opened was refused ("/help waits for the session to open"): lost. Now
+    it is queued with the messages around it, and each goes once the session is open, in the order typed: the
+    message's turn, then the command's result, then the next message."""
+    app, _ = make_app(factory, git_repo, tmp_path, THREE)
+    fast = app.control.opener
+    typed = threading.Event()  # the session opens only once everything is typed (no race with a slow machine)
+    app.control.opener = lambda on_event, ask, override: (typed.wait(30), fast(on_event, ask, override))[1]
+    async with app.run_test(size=(100, 30)) as pilot:
+        for line in ("first", "/cost", "second"):
+            await type_and_send(pilot, app, line)
+        assert app.opened is None
+        await wait_for(pilot, lambda: "queued (sent when the session is open): second" in texts(app))
+        assert "queued (run when the session is open): /cost" in texts(app)
+        typed.set()
+        await wait_for(pilot, lambda: "answer two" in texts(app) and not app.busy)
+        body = texts(app)
+        first, cost, second = (body.index(s) for s in ("answer one", "› /cost", "answer two"))
+        assert first < cost < second, body
+
+
+def launched(tmp_path: Path, git_repo: Path, plain: bool) -> Tmux:
+    script = tmp_path / "three.json"
+    script.write_text(json.dumps(THREE))
+    return Tmux(tmp_path, coder_command(script, *(["--plain"] if plain else [])), git_repo, height=40)
+
+
+def type_at_once(tmux: Tmux, *lines: str) -> None:
+    """Typed the moment the command starts (the interpreter still loading), each line but the last with Enter."""
+    for i, line in enumerate(lines):
+        tmux.type(line)
+        if i < len(lines) - 1:
+            tmux.send("Enter")
+
+
+def test_the_app_keeps_what_is_typed_during_the_launch(git_repo: Path, tmp_path: Path) -> None:
+    """Keys typed before the app's first screen went to a screen without a focused input and were dropped (and an
+    Enter typed before coder took the terminal arrived as Ctrl+J, a new line): now every one reaches the input in
+    order, the lines are sent once the session is open, and the last, unsent, waits in the input."""
+    tmux = launched(tmp_path, git_repo, plain=False)
+    try:
+        type_at_once(tmux, "first", "/cost", "second", "third")
+        screen = tmux.wait("answer two", "idle │", timeout=90)
+        flat = " ".join(screen.split())
+        assert flat.index("answer one") < flat.index("› /cost") < flat.index("answer two"), screen
+        assert "answer three" not in screen and "third" in screen.split("answer two")[1], screen
+    finally:
+        tmux.close()
+
+
+def test_plain_keeps_what_is_typed_during_the_launch(git_repo: Path, tmp_path: Path) -> None:
+    """`--plain`: an Enter typed before coder took the terminal arrived as a line feed, which the prompt takes as
+    Ctrl+J (a new line): `first`, Enter, `second` became a two-line draft nobody sent. Now `first` is sent once the
+    session is open, and what was typed after it waits in the next prompt, its lines apart."""
+    tmux = launched(tmp_path, git_repo, plain=True)
+    try:
+        type_at_once(tmux, "first", "second", "third")
+        screen = tmux.wait("answer one", timeout=90)
+        lines = [line.rstrip() for line in tmux.wait("> second").splitlines() if line.strip()]
+        assert "answer two" not in screen
+        assert lines[-2:] == ["ask> second", "third"], screen
+    finally:
+        tmux.close()
+
+
+def test_the_subcommands_known_before_the_parser_are_the_parsers() -> None:
+    """`coder` tells a frontend's launch from a subcommand before building its parser (to take the terminal at
+    once): by the subcommands' names, which must be the parser's own."""
+    import argparse
+
+    from coder.cli.main import SUBCOMMANDS, build_parser, opens_frontend
+
+    actions = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(actions[0].choices) == SUBCOMMANDS
+    assert opens_frontend(["--model", "x", "--plain"]) and not opens_frontend(["run", "x"])
+    assert not opens_frontend(["--help"])
