@@ -17,7 +17,7 @@ import pytest
 
 from coder.base import events as ev
 from coder.engine.builder import SessionOptions, open_session
-from coder.engine.session import TurnOutcome
+from coder.engine.session_parts import TurnOutcome
 from coder_testkit.fake_server import FakeServer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -36,7 +36,8 @@ from coder.engine.agent_runs import (
     read_text,
     worktree_root,
 )
-from coder.engine.session import Session, TurnOutcome
+from coder.engine.session import Session
+from coder.engine.session_parts import TurnOutcome
 from coder.engine.subagents import ChildRun, Parent, open_child
 from coder.ext.agents import agent_permission, load_agents
 from coder.tools.agents.control import AGENT_CONTROL

@@ -27,7 +27,8 @@ from coder.engine.history import rebuild
 from coder.engine.leftovers import after_hooks
 from coder.engine.mentions import Attached, attach
 from coder.engine.network import network_hint, network_hooks
-from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
+from coder.engine.session import Session
+from coder.engine.session_parts import AskHandler, Limits, SessionParts, no_questions
 from coder.engine.subagents import Parent
 from coder.engine.verify import Verification
 from coder.engine.work import install_work, open_work

@@ -13,6 +13,7 @@ for the user. The repository's hooks cannot allow at all (coder/ext/claude_hooks
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
 
@@ -76,3 +77,10 @@ def with_feedback(result: ToolResult, verdict: HookVerdict) -> ToolResult:
         return result
     said = "\n".join(f"[PostToolUse hook] {text}" for text in verdict.context)
     return replace(result, output=f"{result.output}\n\n{said}")
+
+
+def noted(verdict: HookVerdict, emit: Callable[[ev.Event], None]) -> HookVerdict:
+    """A hook's verdict, once what it tells the user is said."""
+    for note in verdict.notes:
+        emit(ev.ErrorEvent(f"hook: {note}"))
+    return verdict

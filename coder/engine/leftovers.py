@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Callable
 
 from coder.base import events as ev
-from coder.engine.session import AskHandler, no_questions
+from coder.engine.session_parts import AskHandler, no_questions
 from coder.sandbox.findings import AfterHooks, Finding, report
 
 _ids = itertools.count(1)

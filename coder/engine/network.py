@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coder.base import events as ev
-from coder.engine.session import AskHandler, no_questions
+from coder.engine.session_parts import AskHandler, no_questions
 from coder.sandbox.network import NetHooks
 from coder.sandbox.profile import SandboxConfig
 

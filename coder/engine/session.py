@@ -1,145 +1,31 @@
-"""The session loop: ask the model, route tool calls through the policy to the tools, feed results back.
+"""The session loop: ask the model, hand each tool call to the dispatch (coder/engine/dispatch.py: the door, the
+hooks, the policy, the tool), feed the results back; around it the turn's limits, its end (the evidence's nudge,
+Stop hooks, the stuck detector), the checkpoints and the rewind.
 
-Orchestration only. Everything concrete (which provider, which tools, how context is shaped, where events go)
-arrives through `SessionParts`; `coder.engine.builder` assembles the defaults.
+Everything concrete (which provider, which tools, how context is shaped, where events go) arrives through
+`SessionParts` (coder/engine/session_parts.py); `coder.engine.builder` assembles the defaults.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import asdict, replace
 
 from coder.base import events as ev
-from coder.base.errors import ContextOverflowError, ModelError, ToolError
-from coder.context.base import ContextManager, Pinned
+from coder.base.errors import ContextOverflowError, ModelError
+from coder.engine.dispatch import Dispatch
 from coder.engine.history import Restored, add_hook_context
-from coder.engine.hook_steps import Hooks, hook_permission, with_feedback
-from coder.engine.live_output import LiveOutput
+from coder.engine.hook_steps import noted
 from coder.engine.mentions import Attached, as_dicts, blocks
 from coder.engine.mode_notice import ModeSwitches
+from coder.engine.session_parts import SessionParts, SessionStats, TurnOutcome
 from coder.engine.turns import forget_after
-from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.models.model_table import model_info
 from coder.models.retry import retry_listener
-from coder.models.types import (
-    Block,
-    Message,
-    ModelProvider,
-    ModelResponse,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
-from coder.policy.base import PermissionAnswer, PermissionPolicy
+from coder.models.types import Block, Message, ModelProvider, ModelResponse, TextBlock, ToolResultBlock
 from coder.stuck.guard import StuckGuard
-from coder.tools.base import Tool, ToolCall, ToolContext, ToolResult, parse_call
-from coder.tools.params import ToolInputError
-from coder.tools.tool_search_tool import not_loaded
-
-if TYPE_CHECKING:
-    from coder.evidence.record import Evidence
-    from coder.vcs.checkpoints import Checkpoint, RestoreResult
-    from coder.vcs.repo import Repo
-    from coder.vcs.restore_plan import RestorePlan
-
-AskHandler = Callable[[ev.PermissionRequest], PermissionAnswer]
-
-
-class Checkpointer(Protocol):
-    """Snapshots of the working tree (coder/vcs). `snapshot` returns None when nothing changed; the rest is what
-    /undo and /rewind use (coder/commands), declared here so they need no more than the session's parts."""
-
-    def snapshot(self, label: str) -> Checkpoint | None: ...
-
-    def list(self) -> list[Checkpoint]: ...
-
-    def get(self, checkpoint_id: int | str) -> Checkpoint: ...
-
-    def restore(self, checkpoint_id: int | str, force: bool = False) -> RestoreResult: ...
-
-    def undo(self, force: bool = False) -> RestoreResult: ...
-
-    def plan(self, checkpoint_id: int) -> RestorePlan: ...
-
-    def current(self) -> Checkpoint | None: ...
-
-    def delete_all(self) -> None: ...
-
-
-class EvidenceWatch(Protocol):
-    """The evidence of the session's changes (coder/engine/verify.py, issue 49): fed every event; asked once the
-    model would end its turn (a note for the model, or None) and when the turn has ended (its record, or None)."""
-
-    def observe(self, event: ev.Event) -> None: ...
-
-    def before_end(self, session: Session) -> ev.VerifyNudge | None: ...
-
-    def end_turn(self, final_text: str) -> Evidence | None: ...
-
-    def current(self) -> Evidence | None: ...
-
-
-@dataclass
-class Limits:
-    """`max_turns` (model requests) and `max_wall_time` (seconds) hold for each user turn, so an interactive
-    session left open for hours keeps working; `max_cost` (USD) is the budget of the whole session."""
-
-    max_turns: int = 100
-    max_cost: float = 10.0
-    max_wall_time: float = 3600.0
-
-
-@dataclass
-class TurnOutcome:
-    reason: str  # done | max_turns | max_cost | wall_time | interrupted | error | stuck | hook
-    final_text: str = ""
-    error: str | None = None
-    exit_code: int = 1  # for reason "error": 2 when the API refused the configuration (key, model)
-    evidence: dict[str, Any] | None = None  # the turn's evidence record (coder/evidence), when it changed code
-
-
-@dataclass
-class SessionParts:
-    session_id: str
-    provider: ModelProvider
-    tools: dict[str, Tool]
-    policy: PermissionPolicy
-    context: ContextManager
-    tool_ctx: ToolContext
-    system_prompt: str
-    pinned: Pinned
-    limits: Limits
-    record: Callable[[ev.Event], None]  # persists (the store) and forwards to the frontend
-    ask: AskHandler
-    checkpointer: Checkpointer | None = None
-    #: the repository the session works in (coder/vcs/repo.py), opened once by the builder; None outside one
-    repo: Repo | None = None
-    hooks: Hooks | None = None
-    max_tokens: int = 8192
-    thinking_budget: int | None = None
-    #: the stuck detector (coder/stuck, issue 22); None: the defaults, warning only (the builder passes the
-    #: configured one: it stops headless runs)
-    stuck: StuckGuard | None = None
-    #: what the model should hear of work that ran beside it (background subagents that ended, issue 36): asked
-    #: after each step, the text is appended to the step's last tool result; empty: nothing new
-    news: Callable[[], str] | None = None
-    #: called first when the session closes (stopping background agents)
-    on_close: list[Callable[[], None]] = field(default_factory=list)
-    #: the evidence that the session's changes work (issue 49); None: not tracked
-    evidence: EvidenceWatch | None = None
-
-
-@dataclass
-class SessionStats:
-    turns: int = 0  # model requests
-    cost_usd: float = 0.0
-    cost_known: bool = True  # False once a model without a price answered: --max-cost cannot hold
-    files_changed: set[str] = field(default_factory=set)
-    turn_started: float = field(default_factory=time.monotonic)  # the current user turn's start
-    turn_first_request: int = 0  # stats.turns when the current user turn started
+from coder.tools.base import ToolResult
 
 
 class Session:
@@ -179,13 +65,14 @@ class Session:
                 for tool in parts.tools.values():
                     if message.role == "assistant":
                         tool.saw_answer(message)
+        self.calls = Dispatch(parts, self.emit, self._account)
         parts.context.on_event = self.emit  # a summary's start is shown as it happens (CompactionStarted)
 
     # ---- public API used by frontends -------------------------------------------------------------------------
     def started(self, source: str) -> None:
         """The session is open (`startup`) or resumed (`resume`): SessionStart hooks may give the model context."""
         if self.parts.hooks is not None:
-            verdict = self._heard(self.parts.hooks.started(source))
+            verdict = noted(self.parts.hooks.started(source), self.emit)
             self._start_context += verdict.context
 
     def compacting(self, instructions: str) -> None:
@@ -204,7 +91,7 @@ class Session:
         self._hook_stop = None
         context: list[str] = []
         if text is not None and self.parts.hooks is not None:
-            verdict = self._heard(self.parts.hooks.prompt(text))
+            verdict = noted(self.parts.hooks.prompt(text), self.emit)
             why = verdict.block or verdict.stop
             if why is not None:  # the prompt never reaches the model
                 self.emit(ev.ErrorEvent(f"prompt blocked by a hook: {why}"))
@@ -277,6 +164,13 @@ class Session:
         with self._cost_lock:
             self.stats.cost_usd += usd
 
+    def _account(self, result: ToolResult) -> None:
+        """What a tool call's result spent (a subagent's, a web fetch's summary) and changed."""
+        self.add_cost(float(result.data.get("cost_usd", 0.0)))
+        if result.files_changed:
+            self.stats.files_changed.update(result.files_changed)
+            self.parts.pinned.files_touched = sorted(self.stats.files_changed)
+
     def close(self, reason: str) -> None:
         for hook in self.parts.on_close:
             try:
@@ -307,7 +201,7 @@ class Session:
             uses = message.tool_uses()
             if response.stop_reason == "interrupted" or self.cancel.is_set():
                 if uses:
-                    self._append_results([self._not_run(u, "interrupted by the user") for u in uses])
+                    self._append_results([self.calls.not_run(u, "interrupted by the user") for u in uses])
                 return TurnOutcome("interrupted", self.last_text)
             if response.stop_reason == "pause_turn" and not uses:
                 continue  # the API paused a server-tool turn: the next request ends with the answer, which resumes
@@ -320,9 +214,10 @@ class Session:
             results: list[ToolResultBlock] = []
             for use in uses:
                 if self.cancel.is_set():
-                    results.append(self._not_run(use, "interrupted by the user"))
+                    results.append(self.calls.not_run(use, "interrupted by the user"))
                 else:
-                    results.append(self._call_tool(use))
+                    results.append(self.calls.call(use, self.history))
+                    self._hook_stop = self._hook_stop or self.calls.stop
             if self._stuck_after_step(results):
                 return TurnOutcome("stuck", self.last_text, self.stuck_reason)
             if self._hook_stop is not None:
@@ -405,108 +300,6 @@ class Session:
     def _append_results(self, results: list[ToolResultBlock]) -> None:
         self.history.append(Message("user", list(results)))
 
-    # ---- one tool call ----------------------------------------------------------------------------------------
-    def _call_tool(self, use: ToolUseBlock) -> ToolResultBlock:
-        parts = self.parts
-        self.emit(ev.ToolCallRequested(use.id, use.name, use.input))
-        tool = parts.tools.get(use.name)
-        if tool is None:
-            known = ", ".join(sorted(parts.tools))
-            return self._finish(use, ToolResult(f"Unknown tool {use.name!r}. Available tools: {known}.", True))
-        unloaded = not_loaded(parts.tools, use.name, self.history)
-        if unloaded:  # a deferred tool never loaded: the model has no definition of it, its input is a guess
-            return self._finish(use, ToolResult(unloaded, True))
-        try:
-            call = parse_call(tool, use.input)  # the one door: every step below asks the call's params
-        except ToolInputError as exc:
-            return self._finish(use, ToolResult(str(exc), True))
-        gate = self._heard(parts.hooks.pre_tool(use.id, call)) if parts.hooks else NO_VERDICT
-        if gate.stop is not None:
-            self._hook_stop = gate.stop
-            return self._not_run(use, f"a hook stopped the turn ({gate.stop})")
-        if gate.updated_input is not None:  # the hook rewrote the call: what runs comes through the door again
-            try:
-                call = parse_call(tool, gate.updated_input)
-            except ToolInputError as exc:
-                return self._finish(use, ToolResult(f"A hook rewrote this call's input wrongly: {exc}", True))
-            use = replace(use, input=call.input)
-        blocked = self._permission(use, call, gate)
-        if blocked is not None:
-            return blocked
-        if parts.hooks is not None:
-            reason = parts.hooks.before_tool(call)
-            if reason is not None:
-                self.emit(ev.ToolCallDenied(use.id, use.name, reason, "hook"))
-                return self._finish(use, ToolResult(f"Blocked by a hook: {reason}", True))
-        started = time.monotonic()
-        live = LiveOutput(lambda text: self.emit(ev.ToolOutput(use.id, text)))  # shown as it comes, bounded
-        parts.tool_ctx.progress = live
-        parts.tool_ctx.detach.clear()  # a Ctrl+B meant for an earlier call
-        try:
-            result = call.tool.run(call.params, parts.tool_ctx)
-        except ToolError as exc:
-            result = ToolResult(str(exc), True)
-        except Exception as exc:  # noqa: BLE001 - a tool bug is a result the model can read, never a crash
-            result = ToolResult(f"{use.name} failed: {type(exc).__name__}: {exc}", True)
-        finally:
-            parts.tool_ctx.progress = None
-            live.close()  # nothing of this call's live output comes after its result
-        if parts.hooks is not None:
-            feedback = self._heard(parts.hooks.after_tool(use.id, call, result))
-            result = with_feedback(result, feedback)
-            self._hook_stop = self._hook_stop or feedback.stop
-        return self._finish(use, result, time.monotonic() - started)
-
-    def _permission(self, use: ToolUseBlock, call: ToolCall, gate: HookVerdict = NO_VERDICT) -> ToolResultBlock | None:
-        """None when the call may run; otherwise the denial result. `gate` is what the PreToolUse hooks said."""
-        parts = self.parts
-        permission = call.tool.permission_for(call.params, parts.tool_ctx)
-        facts = call.tool.facts(call.params)
-        decision = hook_permission(parts.policy.decide(use.name, permission, use.input, facts), gate)
-        if decision.action == "ask" and parts.hooks is not None:  # a PermissionRequest hook may answer first
-            asked = self._heard(parts.hooks.permission_request(call))
-            if asked.permission in ("allow", "deny"):
-                decision = hook_permission(decision, asked, answers_question=True)
-        if decision.action == "ask":
-            request = ev.PermissionRequest(use.id, use.name, use.input, decision.reason, decision.suggested_rule)
-            self.emit(request)
-            answer = parts.ask(request)
-            if answer.allow:
-                if answer.remember:
-                    parts.policy.remember(answer)
-                self.emit(ev.ToolCallApproved(use.id, use.name, answer.rule, "user"))
-                return None
-            reason = answer.message or "the user denied this call"
-            self.emit(ev.ToolCallDenied(use.id, use.name, reason, "user"))
-            return self._finish(use, ToolResult(f"Permission denied: {reason}.", True))
-        if decision.action == "deny" and decision.rule == "hook":
-            self.emit(ev.ToolCallDenied(use.id, use.name, decision.reason, "hook"))
-            return self._finish(use, ToolResult(f"Blocked by a hook: {decision.reason}", True))
-        if decision.action == "deny":
-            self.emit(ev.ToolCallDenied(use.id, use.name, decision.reason, "policy"))
-            return self._finish(use, ToolResult(f"Permission denied by policy ({decision.rule}): {decision.reason}",
-                                                True))
-        self.emit(ev.ToolCallApproved(use.id, use.name, decision.rule, "hook" if decision.rule == "hook" else "policy"))
-        return None
-
-    def _finish(self, use: ToolUseBlock, result: ToolResult, duration: float = 0.0) -> ToolResultBlock:
-        self.add_cost(float(result.data.get("cost_usd", 0.0)))  # money a tool spent
-        if result.files_changed:
-            self.stats.files_changed.update(result.files_changed)
-            self.parts.pinned.files_touched = sorted(self.stats.files_changed)
-        self.emit(ev.ToolCallFinished(use.id, use.name, use.input, result.output, result.is_error,
-                                       list(result.files_changed), round(duration, 4), result.data,
-                                       [asdict(i) for i in result.images]))
-        return ToolResultBlock(use.id, result.output, result.is_error,  # the tools a tool search loads:
-                               tool_references=list(result.data.get("tool_references", [])),
-                               images=list(result.images))
-
-    def _heard(self, verdict: HookVerdict) -> HookVerdict:
-        """A hook's verdict, once what it tells the user is said."""
-        for note in verdict.notes:
-            self.emit(ev.ErrorEvent(f"hook: {note}"))
-        return verdict
-
     def _add_context(self, event: str, texts: list[str]) -> None:
         for text in texts:
             self.emit(ev.HookContext(event, text))
@@ -521,12 +314,12 @@ class Session:
         done = TurnOutcome("hook" if self._hook_stop else "done", self.last_text, self._hook_stop)
         if self._hook_stop is not None or self.cancel.is_set():
             return done
-        nudge = self.parts.evidence.before_end(self) if self.parts.evidence is not None else None
+        nudge = self.parts.evidence.before_end(self.parts) if self.parts.evidence is not None else None
         block = ""
         if nudge is None:
             if self.parts.hooks is None:
                 return done
-            verdict = self._heard(self.parts.hooks.stopping(active, self.last_text))
+            verdict = noted(self.parts.hooks.stopping(active, self.last_text), self.emit)
             if verdict.stop is not None:
                 self._hook_stop = verdict.stop
                 return TurnOutcome("hook", self.last_text, verdict.stop)
@@ -547,9 +340,6 @@ class Session:
             self.stuck_reason = stuck.reason
             return TurnOutcome("stuck", self.last_text, stuck.reason)
         return None
-
-    def _not_run(self, use: ToolUseBlock, why: str) -> ToolResultBlock:
-        return self._finish(use, ToolResult(f"Not run: {why}.", True))
 
     def _checkpoint(self, label: str, ours: bool = True) -> None:
         """Snapshot the work tree; `ours` counts its changes as the session's (what review and commit cover)."""
@@ -611,14 +401,3 @@ class Session:
         self.parts.record(event)
         if self.parts.hooks is not None:
             self.parts.hooks.on_event(event)
-
-
-def no_questions(request: ev.PermissionRequest) -> PermissionAnswer:
-    """The headless answer to `ask`: deny, never block. The model reads why; a call no rule can allow (a protected
-    path: the policy offers no rule for it) gets no hint to allow it."""
-    why = f": {request.reason}" if request.reason else ""
-    hint = (" (allow it with --allow or a [permissions] rule, or use --permission-mode auto)"
-            if request.suggested_rule else "")
-    return PermissionAnswer(False, message=f"headless run, and the policy asks for approval that nobody can give"
-                            f"{why}{hint}")
-

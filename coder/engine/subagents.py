@@ -34,7 +34,8 @@ from coder.base.resources import template
 from coder.config.sections import Config
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.hook_steps import Hooks
-from coder.engine.session import AskHandler, Limits, Session, SessionParts, no_questions
+from coder.engine.session import Session
+from coder.engine.session_parts import AskHandler, Limits, SessionParts, no_questions
 from coder.ext.agents import AgentDefinition
 from coder.ext.hookapi import NO_VERDICT, HookVerdict
 from coder.lsp.hook import install as install_language_servers

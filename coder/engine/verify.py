@@ -17,7 +17,7 @@ from coder.base import events as ev
 from coder.base.errors import SandboxUnavailable
 from coder.base.resources import template
 from coder.config.sections import Config
-from coder.engine.session import Session, no_questions
+from coder.engine.session_parts import SessionParts, no_questions
 from coder.evidence.commands import Verifying, classify, quoted
 from coder.evidence.record import VERIFIED, Evidence
 from coder.evidence.runners import Counts, any_counts
@@ -47,14 +47,14 @@ class Verification:
     def observe(self, event: ev.Event) -> None:
         self.tracker.observe(event)
 
-    def before_end(self, session: Session) -> ev.VerifyNudge | None:
+    def before_end(self, parts: SessionParts) -> ev.VerifyNudge | None:
         """The note for the model when the turn is about to end without proof (once per turn), else None."""
         action = self.config.verify.on_unverified
         tracker = self.tracker
         if action == "off" or tracker.nudged or not tracker.turn_changed:
             return None
         record = tracker.record()
-        if record is None or record.state == VERIFIED or not could_run_commands(session, tracker):
+        if record is None or record.state == VERIFIED or not could_run_commands(parts, tracker):
             return None
         tracker.nudged = action
         if action == "run":
@@ -116,10 +116,9 @@ class _Ran:
     text: str  # what the model is handed
 
 
-def could_run_commands(session: Session, tracker: EvidenceTracker) -> bool:
+def could_run_commands(parts: SessionParts, tracker: EvidenceTracker) -> bool:
     """Whether the model could run a test now: not in plan mode, a shell tool is there, and the policy allows a
     command that is not read-only (the project's test command, else `make test`) or asks someone who can answer."""
-    parts = session.parts
     if str(parts.policy.mode) == "plan":
         return False
     line = " ".join(tracker.project[0]) if tracker.project else "make test"

@@ -20,7 +20,7 @@ from typing import Any
 from coder.base import events as ev
 from coder.config.sections import Config
 from coder.context.base import Pinned
-from coder.engine.session import AskHandler, no_questions
+from coder.engine.session_parts import AskHandler, no_questions
 from coder.ext.skills import discover, prompt_section, sandbox_mounts
 from coder.tools.plan_tool import PlanVerdict
 from coder.tools.skill_tool import SkillTool

@@ -1,6 +1,6 @@
 """What a hook tells the session, whatever format it came in (coder's TOML hooks, Claude Code's JSON ones).
 
-One verdict type for every event, so the engine's `Hooks` protocol (coder/engine/session.py) has one answer to
+One verdict type for every event, so the engine's `Hooks` protocol (coder/engine/hook_steps.py) has one answer to
 read: a hook may block what was about to happen (a tool call, a prompt, the end of a turn), decide a call's
 permission, rewrite its input, add text for the model, or stop the turn.
 """

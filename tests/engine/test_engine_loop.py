@@ -10,7 +10,8 @@ from pathlib import Path
 from coder.base import events as ev
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.history import rebuild
-from coder.engine.session import Limits, Session, SessionParts, no_questions
+from coder.engine.session import Session
+from coder.engine.session_parts import Limits, SessionParts, no_questions
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy, PermissionAnswer
 from coder.tools.base import Tool, ToolContext, ToolContract, ToolResult

@@ -13,7 +13,8 @@ from coder.base import events as ev
 from coder.base.errors import ConfigError
 from coder.config.layers import settings
 from coder.context.base import PassthroughContext, Pinned
-from coder.engine.session import Limits, Session, SessionParts, no_questions
+from coder.engine.session import Session
+from coder.engine.session_parts import Limits, SessionParts, no_questions
 from coder.ext.hooks import parse_hooks
 from coder.ext.session_hooks import hooks_from_config
 from coder.models.scripted import ScriptedProvider

@@ -19,7 +19,7 @@ import pytest
 
 from coder.base import events as ev
 from coder.base.paths import config_dir
-from coder.engine.session import no_questions
+from coder.engine.session_parts import no_questions
 from coder.ext.agents import AgentDefinition, agent_permission, builtin_agents, load_agents
 from coder.policy.base import PermissionAnswer
 

@@ -17,7 +17,8 @@ from coder.base import events as ev
 from coder.base.resources import data_dir
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.history import rebuild
-from coder.engine.session import Limits, Session, SessionParts, no_questions
+from coder.engine.session import Session
+from coder.engine.session_parts import Limits, SessionParts, no_questions
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
 from coder.tools.base import ToolContext, ToolContract

@@ -1,6 +1,6 @@
 """A tool call's path from the model's answer to the sandbox reads top-down without returning to a module it left
 (issue 48): one real bash call through a real session (scripted model, the real policy, Claude Code hooks, the
-real sandbox), traced with `sys.setprofile` from the engine's dispatch (`Session._call_tool`) until the sandbox's
+real sandbox), traced with `sys.setprofile` from the engine's dispatch (`Dispatch.call`) until the sandbox's
 shell runs the command.
 
 What is checked, on every stack of coder frames the trace sees on the way (consecutive frames of one module
@@ -27,7 +27,8 @@ import pytest
 from coder.base import events as ev
 from coder.config.sections import PermissionsSettings
 from coder.context.base import PassthroughContext, Pinned
-from coder.engine.session import Limits, Session, SessionParts, no_questions
+from coder.engine.session import Session
+from coder.engine.session_parts import Limits, SessionParts, no_questions
 from coder.models.scripted import ScriptedProvider
 from coder.policy.rules import policy_from_config
 from coder.tools.base import ToolContext
@@ -58,7 +59,7 @@ class Trace:
             return
         module = frame.f_globals.get("__name__", "")
         if self.root is None:
-            if module == "coder.engine.session" and frame.f_code.co_name == "_call_tool":
+            if module == "coder.engine.dispatch" and frame.f_code.co_name == "call":
                 self.root = frame
             else:
                 return
@@ -124,7 +125,7 @@ def test_one_bash_call_goes_down_the_layers_to_the_sandbox(traced: tuple[Trace, 
     assert (git_repo / "out.txt").read_text() == "traced\n"  # the call ran, in the sandbox
     assert any(isinstance(e, ev.ToolCallApproved) and e.rule == "rules" for e in seen)  # the policy was asked
     assert trace.done, "the trace never reached the sandbox's shell"
-    assert [m for m, _ in trace.stacks[-1]] == ["coder.engine.session", "coder.tools.bash.tool", "coder.sandbox.shell"]
+    assert [m for m, _ in trace.stacks[-1]] == ["coder.engine.dispatch", "coder.tools.bash.tool", "coder.sandbox.shell"]
     entered = list(dict.fromkeys(m for stack in trace.stacks for m, _ in stack))
     assert {"coder.tools.params", "coder.base.converters", "coder.policy.rules"} <= set(entered), entered
     assert problems(trace.stacks, layers()) == []
@@ -134,9 +135,9 @@ def test_the_check_sees_a_return_and_a_call_up_a_layer() -> None:
     """The control: a stack that comes back into a module it left, and one that calls up a layer, are caught;
     the schema layer calling the params' own `check` is the one exception."""
     layer = layers()
-    back = [("coder.engine.session", "_call_tool"), ("coder.tools.base", "observed"),
+    back = [("coder.engine.dispatch", "call"), ("coder.tools.base", "observed"),
             ("coder.tools.edit_tool", "<lambda>"), ("coder.tools.base", "observed")]
-    up = [("coder.engine.session", "_call_tool"), ("coder.sandbox.shell", "run"), ("coder.engine.live_output", "add")]
+    up = [("coder.engine.dispatch", "call"), ("coder.sandbox.shell", "run"), ("coder.engine.live_output", "add")]
     model = [("coder.tools.params", "parse_params"), ("coder.base.converters", "model"),
              ("coder.tools.bash.tool", "check")]
     assert problems([back, up, model], layer) == [

@@ -13,7 +13,8 @@ import pytest
 
 from coder.base import events as ev
 from coder.context.base import PassthroughContext, Pinned
-from coder.engine.session import Limits, Session, SessionParts
+from coder.engine.session import Session
+from coder.engine.session_parts import Limits, SessionParts
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
 from coder.tools.base import ClaudeCall, Tool, ToolContext, ToolContract, parse_call

@@ -31,7 +31,8 @@ from tui_support import conversation_text as texts  # type: ignore[import-not-fo
 
 REPO = Path(__file__).resolve().parents[2]
 #: packages that must not load before the first screen (each costs tens of milliseconds or more)
-LATER = ("coder.engine.builder", "coder.engine.session", "coder.tools", "coder.config.sections", "coder.commands.slash",
+LATER = ("coder.engine.builder", "coder.engine.session", "coder.engine.session_parts", "coder.engine.dispatch",
+         "coder.tools", "coder.config.sections", "coder.config.programs", "coder.config.stuck", "coder.commands.slash",
          "coder.stuck", "coder.review", "coder.models", "coder.sandbox", "coder.store", "coder.context", "coder.vcs",
          "coder.ext", "coder.lsp", "anthropic", "openai", "httpx", "markdown_it", "pygments", "prompt_toolkit")
 THREE = {"turns": [{"text": "answer one"}, {"text": "answer two"}, {"text": "answer three"}]}

@@ -18,7 +18,8 @@ from coder.config.layers import settings
 from coder.context.base import PassthroughContext, Pinned
 from coder.engine.builder import Opened
 from coder.engine.history import rebuild
-from coder.engine.session import Limits, Session, SessionParts
+from coder.engine.session import Session
+from coder.engine.session_parts import Limits, SessionParts
 from coder.models.scripted import ScriptedProvider
 from coder.policy.base import ModePolicy
 from coder.store.db import SessionStore, new_session_id
