@@ -26,8 +26,9 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 INTRO = """# Configuration
 
 <!-- Written by `python -m coder.config.reference` from the declarations in coder/config/sections.py (and
-coder/sandbox/profile.py, coder/models/settings.py). Do not edit by hand: tests/config/test_config_reference.py
-fails when this file and the declarations differ. The topic pages say more about their own sections. -->
+coder/config/programs.py, coder/config/stuck.py, coder/sandbox/profile.py, coder/models/settings.py). Do not edit
+by hand: tests/config/test_config_reference.py fails when this file and the declarations differ. The topic pages
+say more about their own sections. -->
 
 Where settings come from, how they are checked, and every key. coder reads these layers, each over the one before:
 

@@ -3,8 +3,10 @@
 else follows from these declarations: the checks of every layer (coder/config/check.py), the repository's filter
 (coder/config/repository.py), the environment layer, and docs/config.md (coder/config/reference.py).
 
-Two sections live with their owners, because those lie below coder.config in the layers or are read by it:
-`[sandbox]` (coder/sandbox/profile.py) and `[providers.X]` / `[pricing.X]` (coder/models/settings.py).
+The sections that name programs coder starts (`[mcp]`, `[hooks]`, `[lsp]`) are coder/config/programs.py, and the
+stuck detector's `[stuck]`, a table per pattern, is coder/config/stuck.py. Two sections live with their owners,
+because those lie below coder.config in the layers or are read by it: `[sandbox]` (coder/sandbox/profile.py) and
+`[providers.X]` / `[pricing.X]` (coder/models/settings.py).
 
 Choices are `Literal`s listed narrowest first (a `Repo.LOWER` choice may only move left from a repository).
 """
@@ -19,6 +21,8 @@ from typing import Any, ClassVar, Literal, get_args
 from coder.base.schema import not_read
 from coder.base.settings import Repo, SettingError, not_blank, section, setting
 from coder.config.modes import MODES, Mode  # noqa: F401 - MODES: here with every other declaration
+from coder.config.programs import HooksSettings, LspSettings, McpSettings
+from coder.config.stuck import StuckSettings
 from coder.edit.fileio import MAX_EDIT_BYTES
 from coder.models.providers import PROVIDERS
 from coder.models.server_blocks import domain_problem
@@ -28,14 +32,6 @@ from coder.sandbox.profile import SandboxConfig
 Stage = Literal["apply", "parse", "lint", "hygiene", "gaming", "tests", "llm"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
 HookWhere = Literal["sandbox", "skip", "host"]
-Severity = Literal["error", "warning", "information", "hint"]
-#: diagnostic codes left out by default: whether a third-party module resolves depends on the host's environment,
-#: not on the edit; and the "type is unknown" family (errors only under a repository's strict mode) repeats the
-#: real error one line further, or flags code the project accepted (benchmarks/lsp.py: all 4 false alarms on 40
-#: real edits)
-LSP_IGNORE = ("reportMissingModuleSource", "reportMissingImports", "reportMissingTypeStubs",
-              "reportUnknownMemberType", "reportUnknownVariableType", "reportUnknownArgumentType",
-              "reportUnknownParameterType", "reportUnknownLambdaType")
 
 
 def _known_providers(tables: dict[str, dict[str, Any]]) -> None:
@@ -190,66 +186,6 @@ class VcsSettings:
 
 
 @dataclass
-class McpServer:
-    """`[mcp.servers.NAME]` (and each entry of a repository's `.mcp.json`): a stdio server (`command`) or a
-    streamable HTTP one (`url`). Servers from a repository start only when trusted and approved by name."""
-
-    command: str | None = setting(None, doc="The program of a stdio server.", repo=Repo.TRUSTED, check=not_blank)
-    args: list[str] = setting(factory=list, doc="Its arguments.", repo=Repo.TRUSTED)
-    env: dict[str, str] = setting(factory=dict, doc="Variables added to its (minimal) environment.",
-                                  repo=Repo.TRUSTED)
-    cwd: str | None = setting(None, doc="The folder it starts in.", repo=Repo.TRUSTED)
-    url: str | None = setting(None, doc="The address of a streamable HTTP server.", repo=Repo.TRUSTED,
-                              check=not_blank)
-    headers: dict[str, str] = setting(factory=dict, doc="HTTP headers sent to it.", repo=Repo.TRUSTED)
-    startup_timeout: float = setting(20.0, doc="Seconds it may take to start.", repo=Repo.TRUSTED, above=0)
-    call_timeout: float = setting(120.0, doc="Seconds one call may take.", repo=Repo.TRUSTED, above=0)
-    type: str | None = setting(None, doc="`.mcp.json`'s transport name (ignored: `command` or `url` says it).",
-                               repo=Repo.TRUSTED)
-
-    def check(self) -> None:
-        if (self.command is None) == (self.url is None):
-            raise SettingError("command", "needs exactly one of `command` (stdio) or `url` (streamable HTTP)")
-
-
-@dataclass
-class McpSettings:
-    """`[mcp]`: Model Context Protocol servers, whose tools reach the model as `mcp__SERVER__TOOL`."""
-
-    servers: dict[str, McpServer] = setting(factory=dict, doc="One table per server: [mcp.servers.NAME].",
-                                            repo=Repo.TRUSTED)
-
-
-@dataclass
-class HookEntry:
-    """`[[hooks.EVENT]]`: a command run on the event, with the event as JSON on stdin. A before-hook that exits 2
-    blocks the action."""
-
-    command: str = setting(doc="The command (bash).", repo=Repo.ADD_TRUSTED, check=not_blank)
-    match: str = setting("*", doc="Tool-name pattern (fnmatch), for the tool events.", repo=Repo.ADD_TRUSTED)
-    timeout: float = setting(30.0, doc="Seconds it may run.", repo=Repo.ADD_TRUSTED, above=0)
-    sandbox: bool = setting(True, doc="Run it in the sandbox; false runs it on the host (your own config only: "
-                            "a repository's hook that asks for it is dropped).", repo=Repo.SAFE, safe=True)
-
-
-def _hooks(doc: str) -> Any:
-    return setting(factory=list, doc=doc, repo=Repo.ADD_TRUSTED)
-
-
-@dataclass
-class HooksSettings:
-    """`[[hooks.EVENT]]`: your commands on session events. A repository's hooks (when trusted) run after yours,
-    never instead of them."""
-
-    before_tool: list[HookEntry] = _hooks("Before a tool call; exit 2 blocks it.")
-    after_tool: list[HookEntry] = _hooks("After a tool call.")
-    before_commit: list[HookEntry] = _hooks("Before coder commits; exit 2 blocks the commit.")
-    turn_end: list[HookEntry] = _hooks("When a turn ends.")
-    session_end: list[HookEntry] = _hooks("When the session ends.")
-    notification: list[HookEntry] = _hooks("When the app or the REPL notifies you ([notifications]).")
-
-
-@dataclass
 class EditSettings:
     """`[edit]`: the file-editing tools."""
 
@@ -259,92 +195,6 @@ class EditSettings:
                              above=0)
     view_max_chars: int | None = setting(None, doc="Characters one `view` shows (default: the tool's own limit).",
                                          repo=Repo.ALWAYS, above=0)
-
-
-@dataclass
-class LspServer:
-    """`[lsp.servers.NAME]`: a language server of your own, or changes to a default one (pyright, ...)."""
-
-    command: list[str] | None = setting(None, doc="The program and its arguments (a new server needs it).",
-                                        repo=Repo.NEVER)
-    languages: list[str] | None = setting(None, doc="LSP language ids it serves (a new server needs them).",
-                                          repo=Repo.NEVER)
-    enabled: bool = setting(True, doc="Use this server.", repo=Repo.NEVER)
-    initialization_options: dict[str, Any] | None = setting(None, doc="Sent with `initialize`.", repo=Repo.NEVER)
-    settings: dict[str, Any] | None = setting(None, doc="Answers to the server's `workspace/configuration`.",
-                                              repo=Repo.NEVER)
-
-    def check(self) -> None:
-        for key in ("command", "languages"):
-            value = getattr(self, key)
-            if value is not None and not (value and all(value)):
-                raise SettingError(key, "needs at least one non-empty string")
-
-
-@dataclass
-class LspSettings:
-    """`[lsp]`: language servers that check each edit and answer code navigation. They run only in a trusted
-    workspace; which programs run is yours to say: a repository may only turn them off."""
-
-    enabled: bool = setting(True, doc="Use language servers.", repo=Repo.SAFE, safe=False)
-    diagnostics: bool = setting(True, doc="Report the errors an edit introduces.", repo=Repo.SAFE, safe=False)
-    wait: float = setting(5.0, doc="Seconds an edit waits for its diagnostics.", repo=Repo.NEVER, above=0)
-    navigation_wait: float = setting(10.0, doc="Seconds a navigation query waits.", repo=Repo.NEVER, above=0)
-    start_timeout: float = setting(30.0, doc="Seconds a server may take to start.", repo=Repo.NEVER, above=0)
-    severity: Severity = setting("error", doc="The least severe diagnostic reported.", repo=Repo.NEVER)
-    ignore: list[str] = setting(factory=lambda: list(LSP_IGNORE), doc="Diagnostic codes never reported.",
-                                repo=Repo.NEVER)
-    servers: dict[str, LspServer] = setting(factory=dict, doc="One table per server: [lsp.servers.NAME].",
-                                            repo=Repo.NEVER)
-
-
-@dataclass
-class StuckPattern:
-    """Overrides of one pattern's thresholds (coder/stuck/thresholds.json has the tuned defaults)."""
-
-    enabled: bool = setting(True, doc="Watch for this pattern.", repo=Repo.NEVER)
-    nudge_at: int | None = setting(None, doc="The count at which it first fires.", repo=Repo.NEVER, at_least=1)
-    again_after: int | None = setting(None, doc="It fires again each this many more.", repo=Repo.NEVER, at_least=1)
-
-    def overrides(self) -> dict[str, Any]:
-        """The thresholds set here (None is "as shipped"), by name."""
-        return {k: v for k, v in vars(self).items() if v is not None}
-
-
-@dataclass
-class WindowedPattern(StuckPattern):
-    window: int | None = setting(None, doc="Steps looked back.", repo=Repo.NEVER, at_least=1)
-
-
-@dataclass
-class RepeatPattern(WindowedPattern):
-    wait_factor: float | None = setting(None, doc="How many times more a polling command (sleep, retry) needs.",
-                                        repo=Repo.NEVER, above=0)
-
-
-@dataclass
-class SameTextPattern(WindowedPattern):
-    min_chars: int | None = setting(None, doc="The shortest text that counts.", repo=Repo.NEVER, at_least=1)
-
-
-@dataclass
-class StuckSettings:
-    """`[stuck]`: the stuck detector nudges the model, then warns you or (headless) stops the run."""
-
-    enabled: bool = setting(True, doc="Watch for a stuck agent.", repo=Repo.NEVER)
-    interactive: Literal["warn", "stop", "off"] = setting("warn", doc="What an interactive session does after "
-                                                          "the nudges did not help.", repo=Repo.NEVER)
-    nudges_before_stop: int | None = setting(None, doc="Nudges before the warning or the stop.", repo=Repo.NEVER,
-                                             at_least=0)
-    repeat: RepeatPattern = section(RepeatPattern, "The same call with the same result.")
-    same_error: WindowedPattern = section(WindowedPattern, "Calls failing with the same error.")
-    ping_pong: WindowedPattern = section(WindowedPattern, "Edits undone and redone.")
-    no_progress: StuckPattern = section(StuckPattern, "Steps in a row that change nothing.")
-    same_text: SameTextPattern = section(SameTextPattern, "The same assistant text again.")
-
-    def pattern_overrides(self) -> dict[str, dict[str, Any]]:
-        return {name: getattr(self, name).overrides() for name in
-                ("repeat", "same_error", "ping_pong", "no_progress", "same_text")}
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coder.base.errors import ConfigError
-from coder.config.sections import McpServer
+from coder.config.programs import McpServer
 from coder.ext.claude_hooks import ClaudeHook, parse_claude_hooks
 from coder.ext.manifests import ClaudeSettingsFile, read_json
 from coder.ext.plugins import Plugin, enabled_plugins

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.base import events as ev
-from coder.config.sections import HooksSettings
+from coder.config.programs import HooksSettings
 from coder.host import TimeoutExpired, safe_env, scrubbed_env
 from coder.host import run as host_run
 from coder.sandbox.exec import run_sandboxed
@@ -110,7 +110,7 @@ def host_or_sandbox(command: str, workspace: Path, env: dict[str, str]) -> str:
 
 
 def parse_hooks(section: HooksSettings) -> list[Hook]:
-    """The configured hooks (checked at load: coder/config/sections.py `HooksSettings`), event by event."""
+    """The configured hooks (checked at load: coder/config/programs.py `HooksSettings`), event by event."""
     return [Hook(event, e.command, e.match, e.timeout, e.sandbox) for event in EVENTS for e in getattr(section, event)]
 
 

@@ -31,7 +31,7 @@ from coder.base.errors import ConfigError
 from coder.base.keylines import json_lines, yaml_with_lines
 from coder.base.schema import Keys, Source, key, parse
 from coder.base.settings import SettingError
-from coder.config.sections import McpServer
+from coder.config.programs import McpServer
 from coder.tools.registry import BUILTIN_IMPLEMENTATIONS
 
 M = TypeVar("M")

@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.paths import state_dir
-from coder.config.sections import Config, McpServer
+from coder.config.programs import McpServer
+from coder.config.sections import Config
 from coder.ext.manifests import McpFile, read_json, read_text
 from coder.host import Launch, prepare
 from coder.host.bridges import mcp_stdio

@@ -34,7 +34,7 @@ from coder.base.errors import ConfigError
 from coder.base.keylines import json_lines
 from coder.base.paths import config_dir, data_dir
 from coder.base.schema import Keys, Source, convert
-from coder.config.sections import McpServer
+from coder.config.programs import McpServer
 from coder.ext.claude_hooks import ClaudeHook, parse_claude_hooks
 from coder.ext.manifests import PLUGIN_NAME, ClaudeHooks, PluginManifest, read_json
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from coder.config.sections import LSP_IGNORE
+from coder.config.programs import LSP_IGNORE
 from coder.lsp.manager import Diagnostic
 
 SEVERITIES = {"error": 1, "warning": 2, "information": 3, "hint": 4}

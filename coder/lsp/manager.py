@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from coder.config.sections import LspSettings
+from coder.config.programs import LspSettings
 from coder.fs.beneath import WorkspaceFS
 from coder.host import safe_env
 from coder.lsp.client import LoopThread, LspError, ServerProcess

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from coder.base.errors import ConfigError
-from coder.config.sections import Config, LspServer, LspSettings
+from coder.config.programs import LspServer, LspSettings
+from coder.config.sections import Config
 
 #: the language of a file by extension, as LSP's languageId names it
 LANGUAGE_IDS: dict[str, str] = {

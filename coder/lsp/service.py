@@ -1,5 +1,5 @@
 """The session's language servers as a service the tools share (`ctx.services["lsp"]`). The `[lsp]` settings are
-declared in coder/config/sections.py (`LspSettings`).
+declared in coder/config/programs.py (`LspSettings`).
 
 Created on first use, never at session start: a session that edits no file of a served language starts no
 server. Closed by whichever tool closes first at session end (every tool that uses it closes it; closing twice

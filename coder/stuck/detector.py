@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from coder.base import events as ev
-from coder.config.sections import StuckSettings
+from coder.config.stuck import StuckSettings
 from coder.stuck.signals import Call, call_from_event, digest
 from coder.tools.base import one_line
 from coder.tools.registry import describe
@@ -48,7 +48,7 @@ class Thresholds:
 
 
 def load_thresholds(overrides: StuckSettings | None = None, path: Path = DEFAULT_THRESHOLDS) -> Thresholds:
-    """The shipped thresholds, with the user's `[stuck]` (checked at load: coder/config/sections.py) on top."""
+    """The shipped thresholds, with the user's `[stuck]` (checked at load: coder/config/stuck.py) on top."""
     data = json.loads(path.read_text(encoding="utf-8"))
     patterns = copy.deepcopy(data["patterns"])
     nudges = int(data.get("nudges_before_stop", 2))

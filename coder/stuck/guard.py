@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from coder.base import events as ev
-from coder.config.sections import StuckSettings
+from coder.config.stuck import StuckSettings
 from coder.stuck.detector import Detection, Detector, Thresholds, load_thresholds
 
 #: what each pattern suggests; the model decides what to do with it

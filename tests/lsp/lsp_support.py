@@ -13,7 +13,7 @@ from typing import Any
 from repo_support import git
 
 from coder.config.layers import settings
-from coder.config.sections import LspSettings
+from coder.config.programs import LspSettings
 from coder.lsp.hook import install as install_language_servers
 from coder.tools.base import ToolContext
 

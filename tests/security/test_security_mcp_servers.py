@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from coder.base.schema import parse
-from coder.config.sections import Config, McpServer
+from coder.config.programs import McpServer
+from coder.config.sections import Config
 from coder.ext.mcp_client import MCPManager, servers_from_config
 from coder.sandbox.profile import SandboxConfig
 from coder.trust import decisions as trust

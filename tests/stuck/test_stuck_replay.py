@@ -12,7 +12,7 @@ import pytest
 from coder.base.errors import ConfigError
 from coder.config.check import fields_of
 from coder.config.layers import settings
-from coder.config.sections import StuckSettings
+from coder.config.stuck import StuckSettings
 from coder.stuck.detector import DEFAULT_THRESHOLDS, load_thresholds
 from coder.stuck.guard import StuckGuard
 from coder.stuck.replay import Run, load_runs
