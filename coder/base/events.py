@@ -5,9 +5,10 @@ stream-json`, the store and trajectory exports; `event_from_dict` reads one back
 (coder/base/schema.py), after migrating it from the version it was stored with (coder/base/event_versions.py).
 Events marked `persist = False` (text deltas, a running command's output, progress) are never stored.
 
-Adding an event: a dataclass here that subclasses `Event` with its own `type` (it registers itself in
-`EVENT_TYPES`); its fields' annotations are its schema, so a stored one is checked when it is read back. A new
-field needs a default (events stored before it lack it). Changing what a field means, renaming or removing one,
+Adding an event: a dataclass here (a subagent's: coder/base/agent_events.py, gathered here) that subclasses
+`Event` (coder/base/event_base.py) with its own `type` (it registers itself in `EVENT_TYPES`); its fields'
+annotations are its schema, so a stored one is checked when it is read back. A new field needs a default (events
+stored before it lack it). Changing what a field means, renaming or removing one,
 or narrowing its type: raise the class's `schema_version` and add a migration from the old one
 (coder/base/event_versions.py), so a session stored before the change still resumes (tests/store has sessions
 stored by earlier versions of coder).
@@ -18,32 +19,18 @@ A neutral module at the bottom of the layers: the engine emits these events, and
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-#: every event type by its `type` name (filled as each class is defined)
-EVENT_TYPES: dict[str, type[Event]] = {}
-
-
-@dataclass
-class Event:
-    type: ClassVar[str] = "event"
-    persist: ClassVar[bool] = True
-    #: the version of this type's stored shape: raised when a change needs a migration (coder/base/event_versions.py)
-    schema_version: ClassVar[int] = 1
-    #: keys a stored event carries that this version does not declare are left out (a newer coder added them)
-    __unknown_keys__ = "ignore"
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "type" in cls.__dict__:
-            if cls.type in EVENT_TYPES:
-                raise TypeError(f"two event classes of type {cls.type!r}: {EVENT_TYPES[cls.type].__name__} and "
-                                f"{cls.__name__}")
-            EVENT_TYPES[cls.type] = cls
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, **asdict(self)}
+from coder.base.agent_events import AGENT_LIVE as AGENT_LIVE
+from coder.base.agent_events import AgentEnded as AgentEnded
+from coder.base.agent_events import AgentMerged as AgentMerged
+from coder.base.agent_events import AgentNews as AgentNews
+from coder.base.agent_events import AgentRelay as AgentRelay
+from coder.base.agent_events import AgentStarted as AgentStarted
+from coder.base.agent_events import AgentUpdate as AgentUpdate
+from coder.base.event_base import EVENT_TYPES as EVENT_TYPES
+from coder.base.event_base import Event
 
 
 @dataclass
@@ -373,95 +360,6 @@ class ModeNotice(Event):
     type: ClassVar[str] = "mode_notice"
     mode: str
     text: str
-
-
-@dataclass
-class AgentStarted(Event):
-    """A subagent started (issue 36): `ident` names it in this session ("a1"), `session_id` is its own stored
-    session; `background` when the parent goes on meanwhile; `worktree` the isolated tree it writes in, if any."""
-
-    type: ClassVar[str] = "agent_started"
-    ident: str
-    agent: str
-    description: str
-    session_id: str
-    background: bool
-    by: str = "model"  # model | user (a slash command)
-    worktree: str = ""
-    base: str = ""  # the commit its isolated tree started from
-
-
-#: the states of a subagent that has not ended (`AgentUpdate.state`); the others are how it ended
-AGENT_LIVE = ("queued", "running")
-
-
-@dataclass
-class AgentUpdate(Event):
-    """A subagent's state, as it changes (for views and the status bar; not persisted: `AgentEnded` is). `waiting`
-    says what it waits on now: the model, a tool call, a permission answer, a free slot. `session_cost_usd` is the
-    whole session's spend, its agents' included."""
-
-    type: ClassVar[str] = "agent_update"
-    persist: ClassVar[bool] = False
-    ident: str
-    state: str  # queued | running | done | error | max_turns | max_cost | wall_time | stuck | stopped
-    turns: int
-    cost_usd: float
-    input_tokens: int
-    output_tokens: int
-    elapsed_s: float
-    waiting: str = ""
-    session_cost_usd: float = 0.0
-
-
-@dataclass
-class AgentEnded(Event):
-    type: ClassVar[str] = "agent_ended"
-    ident: str
-    state: str
-    turns: int
-    cost_usd: float
-    report: str = ""
-    error: str = ""
-    files: list[str] = field(default_factory=list)  # what it changed in its isolated tree
-    result: str = ""  # the commit of its isolated tree's result (in the user's repository)
-
-
-@dataclass
-class AgentMerged(Event):
-    """What became of an isolated agent's patch: merged, conflict (nothing written), review_failed (nothing
-    written), nothing (it changed nothing) or discarded."""
-
-    type: ClassVar[str] = "agent_merged"
-    ident: str
-    outcome: str
-    files: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
-    verdict: str = ""
-
-
-@dataclass
-class AgentNews(Event):
-    """What the parent model was told of its agents (their ends, their reports), appended to the result of tool
-    call `tool_id` (as a stuck nudge is): persisted so a resumed session reads what the model read."""
-
-    type: ClassVar[str] = "agent_news"
-    tool_id: str
-    note: str
-
-
-@dataclass
-class AgentRelay(Event):
-    """An event of subagent `ident`, passed to the frontends as it happens (its own session stores it): the
-    dict form is the child's event with `agent_id` added, so `stream-json` carries every agent's events tagged."""
-
-    type: ClassVar[str] = "agent_relay"
-    persist: ClassVar[bool] = False
-    ident: str
-    event: Event
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.event.to_dict(), "agent_id": self.ident}
 
 
 @dataclass
