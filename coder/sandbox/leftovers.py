@@ -52,45 +52,17 @@ from pathlib import Path
 from coder.fs.beneath import EscapeError, WorkspaceFS
 from coder.host import TimeoutExpired
 from coder.host import git as hostgit
-from coder.host.gitconfig import Entry, include_targets
 from coder.sandbox.findings import AfterHooks, Finding, dangerous_config
+from coder.sandbox.leftover_kinds import WHAT, Kinds
 from coder.sandbox.watch import FOLDER_LIMIT, TreeWatch, Walk, file_key
-from coder.trust.protected import instruction_reason
 
 #: the kinds a command's leftovers are asked about (the rest are dealt with at once)
 ASKED = frozenset({"instructions", "executable", "pth", "hook", "extension", "startup", "venv", "hidden"})
 #: files of these kinds are kept in memory (at most KEEP_LIMIT bytes each) so a refused change can be undone
 RESTORED = frozenset({"instructions", "gitconfig", "attributes", "venv"})
-#: the names of an importable extension module end so (EXTENSION_SUFFIXES on every platform, and Windows' .pyd)
-EXTENSION = (".so", ".pyd")
-#: what makes a folder a venv (`activate` works without pyvenv.cfg, and the sandbox can remove either)
-VENV_MARKERS = (("pyvenv.cfg",), ("bin", "activate"), ("Scripts", "activate.bat"))
 KEEP_LIMIT = 1 << 20
 #: an attribute that selects a driver: `filter=NAME`, `diff=NAME`, `merge=NAME`
 SELECTS = re.compile(r"(?:^|\s)(filter|diff|merge)=([^\s]+)")
-WHAT = {
-    "bytecode": "new or changed bytecode (it runs at the next import, whatever its source says)",
-    "instructions": "an instruction file another session or agent would read",
-    "executable": "a new or changed program in a folder that goes on PATH (an activated venv, npm run)",
-    "pth": "a .pth file (its import lines run at every start of that Python)",
-    "hook": "a git hook in the core.hooksPath folder (your next commit runs it)",
-    "extension": "a compiled extension module (it runs at the next import, before a .py of the same name)",
-    "startup": "a sitecustomize or usercustomize module (it runs at every start of that Python)",
-    "venv": "a venv's pyvenv.cfg (its home decides which Python and standard library the venv runs)",
-    "hidden": "a conftest.py git ignores (pytest runs it; git status, /diff and the review do not show it)",
-}
-
-
-@dataclass
-class GitFacts:
-    """What the repository's configuration says about the workspace (re-read when a config file's stat moves)."""
-
-    key: tuple = ()
-    targets: frozenset[str] = frozenset()  # workspace-relative files git config includes
-    hook_dirs: tuple[str, ...] = ()  # workspace-relative core.hooksPath folders
-    drivers: frozenset[str] = frozenset()  # `filter.NAME`, `diff.NAME`, `merge.NAME` defined in any scope
-
-
 @dataclass
 class Leftovers:
     """One workspace's record of the files of a kind: their stats, and the content of those that can be restored."""
@@ -99,96 +71,18 @@ class Leftovers:
     watch: TreeWatch | None = None
     keys: dict[str, tuple] = field(default_factory=dict)
     kept: dict[str, bytes] = field(default_factory=dict)
-    git: GitFacts = field(default_factory=GitFacts)
     started: bool = False
-    #: folders ever seen holding a `pyvenv.cfg` or `bin/activate`: a venv stays one when the command removes them
-    venvs: set[str] = field(default_factory=set)
     #: the last walk stopped at FOLDER_LIMIT folders: what it did not reach is unchecked, and said so
     truncated: bool = False
     #: the conftest.py files git showed at their last look
     visible: set[str] = field(default_factory=set)
     #: files of a kind whose inode could not be watched (`TreeWatch.watch_file`): statted at every look
     unwatched: set[str] = field(default_factory=set)
+    #: what kind each file is (coder/sandbox/leftover_kinds.py)
+    kinds: Kinds = field(init=False)
 
-    # ---- what is where -----------------------------------------------------------------------------------
-
-    def _rel(self, path: str) -> str:
-        return os.path.relpath(path, self.workspace)
-
-    def kind_of(self, rel: str) -> str | None:
-        parts = rel.split("/")
-        name = parts[-1]
-        if name.endswith(".pyc"):
-            return "bytecode"
-        if rel in self.git.targets:
-            return "gitconfig"
-        if instruction_reason(rel):
-            return "instructions"
-        if name == ".gitattributes":
-            return "attributes"
-        if any(f"{folder}/".startswith(f"{rel}/") or rel.startswith(f"{folder}/") for folder in self.git.hook_dirs):
-            return "hook"  # in the folder, or the folder (or one above it) as a file or link: `.husky/_ -> ../x`
-        if len(parts) >= 3 and parts[-2] == ".bin" and parts[-3] == "node_modules":
-            return "executable"
-        if len(parts) >= 2 and parts[-2] in ("bin", "Scripts") and self._is_venv(parts[:-2]):
-            return "executable"
-        if name.endswith(".pth") and "site-packages" in parts:
-            return "pth"
-        if name.endswith(EXTENSION):
-            return "extension"
-        if name in ("sitecustomize.py", "usercustomize.py"):
-            return "startup"
-        if name == "pyvenv.cfg":
-            return "venv"
-        if name == "conftest.py":  # asked only when git ignores it: one git shows is in /diff and the review
-            return "hidden"
-        return None
-
-    def _is_venv(self, parts: list[str]) -> bool:
-        """Whether the folder `parts` is (or was, at any look) a venv: never only what the sandbox leaves now."""
-        root = "/".join(parts)
-        if root in self.venvs:
-            return True
-        folder = os.path.join(self.workspace, *parts)
-        if any(os.path.isfile(os.path.join(folder, *marker)) for marker in VENV_MARKERS):
-            self.venvs.add(root)
-            return True
-        return False
-
-    def _note_venv(self, rel: str) -> None:
-        for marker in VENV_MARKERS:
-            tail = "/" + "/".join(marker)
-            if ("/" + rel).endswith(tail):
-                self.venvs.add(rel[:len(rel) - len(tail)].lstrip("/"))
-
-    def _facts_key(self, targets: frozenset[str]) -> tuple:
-        """The stats of the config files the facts came from (a target that appears changes it too)."""
-        paths = [".git/config", ".git/config.worktree", *sorted(targets)]
-        return tuple(file_key(str(self.workspace / p)) for p in paths) + (os.environ.get("GIT_CONFIG_GLOBAL"),
-                                                                           os.environ.get("HOME"))
-
-    def _git_facts(self) -> None:
-        """Re-read the include targets, hooks folders and drivers when a config file git reads changed."""
-        if self.git.key and self._facts_key(self.git.targets) == self.git.key:
-            return
-        gdir = self.workspace / ".git"
-        entries: list[Entry] = []
-        if gdir.is_dir() and not gdir.is_symlink():
-            try:
-                entries = hostgit.config_entries(self.workspace, hostgit.host_git_env(
-                    hostgit.pinned_repo(self.workspace)))
-            except (OSError, TimeoutExpired) as exc:
-                logging.getLogger("coder").warning("%s: cannot read the git config (%s)", self.workspace, exc)
-        root = str(self.workspace)
-        targets = frozenset(self._rel(t) for t in include_targets(entries) if t.startswith(root + "/"))
-        hooks = []
-        for entry in entries:
-            if entry.key.lower() == "core.hookspath" and entry.value:
-                path = os.path.normpath(os.path.join(root, os.path.expanduser(entry.value)))
-                if path.startswith(root + "/"):
-                    hooks.append(self._rel(path))
-        drivers = frozenset(e.key.rsplit(".", 1)[0].lower() for e in entries if hostgit.DRIVER_KEYS.fullmatch(e.key))
-        self.git = GitFacts(self._facts_key(targets), targets, tuple(hooks), drivers)
+    def __post_init__(self) -> None:
+        self.kinds = Kinds(self.workspace)
 
     # ---- the baseline and each look --------------------------------------------------------------------
 
@@ -210,23 +104,23 @@ class Leftovers:
         self.kept.pop(rel, None)
 
     def baseline(self) -> None:
-        self._git_facts()
+        self.kinds.read_git()
         self.watch = TreeWatch(str(self.workspace))
         self.watch.start()
         walk = Walk(str(self.workspace))
         for path in walk:
             self._look_first(path)
         self.truncated = walk.truncated
-        conftests = [rel for rel in self.keys if self.kind_of(rel) == "hidden"]
+        conftests = [rel for rel in self.keys if self.kinds.kind_of(rel) == "hidden"]
         self.visible = set(conftests) - self._ignored(conftests)
-        for rel in self.git.targets:  # an include target may sit where the walk does not go
+        for rel in self.kinds.git.targets:  # an include target may sit where the walk does not go
             self._look_first(str(self.workspace / rel))
         self.started = True
 
     def _look_first(self, path: str) -> None:
-        rel = self._rel(path)
-        self._note_venv(rel)
-        kind = self.kind_of(rel)
+        rel = self.kinds.rel(path)
+        self.kinds.note_venv(rel)
+        kind = self.kinds.kind_of(rel)
         key = file_key(path) if kind else None
         if kind and key is not None:
             self._take(rel, kind, key)
@@ -236,7 +130,7 @@ class Leftovers:
         if not self.started:
             self.baseline()
             return []
-        self._git_facts()
+        self.kinds.read_git()
         assert self.watch is not None  # made by the baseline
         touched = self.watch.drain()
         if self.watch.broken:  # no inotify, or the queue overflowed: look at everything
@@ -248,14 +142,14 @@ class Leftovers:
             self.watch.start()
             for rel in self.keys:  # each file watched again
                 self._take(rel, "", self.keys[rel])
-        touched |= {str(self.workspace / rel) for rel in self.git.targets | self.unwatched}
+        touched |= {str(self.workspace / rel) for rel in self.kinds.git.targets | self.unwatched}
         for path in touched:
-            self._note_venv(self._rel(path))
+            self.kinds.note_venv(self.kinds.rel(path))
         found: list[Finding] = []
         changed: list[tuple[str, str, tuple]] = []
         for path in sorted(touched):
-            rel = self._rel(path)
-            kind = self.kind_of(rel)
+            rel = self.kinds.rel(path)
+            kind = self.kinds.kind_of(rel)
             if kind is None:
                 continue
             key = file_key(path)
@@ -302,13 +196,13 @@ class Leftovers:
 
     def config_files(self) -> list[str]:
         """The workspace files git's configuration includes (read-only in the sandbox where they exist)."""
-        self._git_facts()
-        return sorted(self.git.targets)
+        self.kinds.read_git()
+        return sorted(self.kinds.git.targets)
 
     def accept(self, rels: list[str]) -> None:
         """Files coder wrote itself with the user's say (the editor): taken as they are now."""
         for rel in rels:
-            kind = self.kind_of(rel)
+            kind = self.kinds.kind_of(rel)
             key = file_key(str(self.workspace / rel))
             if kind and key is not None:
                 self._take(rel, kind, key)
@@ -337,7 +231,7 @@ class Leftovers:
         """The defined drivers an attributes text selects (`diff.x` for `diff=x`)."""
         text = data.decode("utf-8", "replace")
         names = {f"{what}.{name}".lower() for what, name in SELECTS.findall(text)}
-        return names & self.git.drivers
+        return names & self.kinds.git.drivers
 
     def _ask(self, asked: list[tuple[str, str]], hooks: AfterHooks | None) -> list[Finding]:
         pending = [Finding(rel, WHAT[kind], "", kind) for rel, kind in asked]
@@ -375,7 +269,7 @@ class Leftovers:
                 fs.write_atomic(rel, old, create_parents=True)
         except (OSError, EscapeError) as exc:
             return f"{unlinked}coder could not restore it ({exc}): check it before you run anything"
-        self._take(rel, self.kind_of(rel) or "", file_key(str(self.workspace / rel)) or ())
+        self._take(rel, self.kinds.kind_of(rel) or "", file_key(str(self.workspace / rel)) or ())
         return unlinked + "its previous content restored"
 
     def _remove(self, rel: str) -> str:
