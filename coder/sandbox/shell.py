@@ -8,7 +8,8 @@ How a call works, and why (the shells of SWE-ReX and OpenHands failed in each of
   parses a `{ }` group completely before running any of it, a syntax error (an unclosed quote) runs nothing and
   cannot wedge the shell: the same guarantee as `bash -n`, without a second process per call.
 - The end marker carries a per-shell nonce, a sequence number, the exit status and `$PWD`: the exit code is
-  read, never guessed from output, and a stale marker cannot be mistaken for the current one.
+  read, never guessed from output, and a stale marker cannot be mistaken for the current one (the marker
+  protocol over the pty: coder/sandbox/shell_wire.py).
 - Timeouts (hard, and optional no-output) and cancellation interrupt from the host: SIGINT to the shell and
   every process under it, a sync marker, then SIGKILL for what is left, and if the shell itself is gone or
   wedged, a new shell in the last known working directory with a note that the state was lost.
@@ -21,9 +22,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
-import secrets
-import select
 import shutil
 import signal
 import struct
@@ -47,6 +45,7 @@ from coder.sandbox.held import Held as _Resources
 from coder.sandbox.network import NetworkLink, proxy_env
 from coder.sandbox.profile import CONTROL_DIR, SandboxConfig, bwrap_args
 from coder.sandbox.protected import Protected, protected_paths
+from coder.sandbox.shell_wire import Wire
 from coder.sandbox.text import clean_output
 
 STARTUP_TIMEOUT = 20.0
@@ -92,16 +91,14 @@ class PersistentShell:
         self._cmd_fd: int | None = None
         self._finalizer: weakref.finalize | None = None
         self.sandboxed = sandboxed
-        self.cwd = str((cwd or workspace).resolve())
+        self._cwd = str((cwd or workspace).resolve())  # where the first shell starts
         self.host_env = dict(host_env if host_env is not None else os.environ)
         self.network = network if sandboxed else None
         self.after_hooks = after_hooks
         self.child: Any = None
         self.size = (50, 200)  # (rows, columns) of its terminal: the user's (`terminal_size`)
         self.cgroups: limits_mod.Cgroups | None = None
-        self._nonce = ""
-        self._seq = 0
-        self._carry = b""  # the last bytes read before a detach: a marker may have begun in them
+        self.wire: Wire | None = None  # the marker protocol over its pty (coder/sandbox/shell_wire.py)
         self._lock = threading.Lock()
         #: the protected paths the running sandbox was started with (its read-only binds)
         self.protected: Protected | None = None
@@ -111,6 +108,11 @@ class PersistentShell:
     @property
     def alive(self) -> bool:
         return self.child is not None and self.child.isalive()
+
+    @property
+    def cwd(self) -> str:
+        """The working directory the last end marker reported (a new shell starts there)."""
+        return self.wire.cwd if self.wire is not None else self._cwd
 
     @property
     def shell_pid(self) -> int | None:
@@ -165,11 +167,10 @@ class PersistentShell:
             attrs = termios.tcgetattr(self.child.child_fd)
             attrs[1] &= ~termios.ONLCR  # keep "\n" as "\n" in output
             termios.tcsetattr(self.child.child_fd, termios.TCSANOW, attrs)
-            self._nonce = secrets.token_hex(6)
-            self._seq = 0
+            self.wire = Wire(self.child.child_fd, self.config.max_output_bytes, self.cwd)  # where the last one was
             cd = f" cd {_quote(self.cwd)} 2>/dev/null || cd {_quote(str(self.workspace))};"
             relay = self.network.start_line() if self.network is not None else ""
-            raw, _, status, _ = self._exchange(_INIT + relay + cd, STARTUP_TIMEOUT, sourced=False)
+            raw, _, status, _ = self.wire.exchange(_INIT + relay + cd, STARTUP_TIMEOUT, sourced=False)
             if status != "done":
                 text = clean_output(raw)[-2000:]
                 raise ShellError(f"the sandboxed shell did not start: {text.strip() or 'no output'}")
@@ -246,7 +247,7 @@ class PersistentShell:
                 notes += aftercheck.before_command(self.workspace, self.after_hooks)
             self._fit_terminal()
             self._write_command(command)
-            raw, code, status, dropped = self._exchange(
+            raw, code, status, dropped = self._wire().exchange(
                 f". {self._command_file()} </dev/null", timeout, idle_timeout=idle_timeout, cancel=cancel,
                 on_output=on_output, detach=detach)
             if status == "detach":
@@ -289,92 +290,16 @@ class PersistentShell:
         old = set(self.protected.pinned) | set(self.protected.read_only)
         return [p.relative_to(self.workspace).as_posix() for p in now.pinned + now.read_only if p not in old]
 
-    # ---- the marker protocol ---------------------------------------------------------------------------
-
-    def _send(self, line: str, sourced: bool = True) -> int:
-        self._seq += 1
-        marker = f"builtin printf '\\n\\036{self._nonce}:{self._seq}:%s:%s\\036\\n' \"$?\" \"$PWD\""
-        os.write(self.child.child_fd, (f"{line}; {marker}\n" if sourced else f"{line} {marker}\n").encode())
-        return self._seq
-
-    def _marker(self) -> re.Pattern[bytes]:
-        return re.compile(rb"\n?\x1e" + self._nonce.encode() + rb":(\d+):(-?\d+):([^\x1e]*)\x1e\n")
-
-    def _exchange(self, line: str, timeout: float, idle_timeout: float = 0.0, sourced: bool = True,
-                  cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
-                  detach: threading.Event | None = None) -> tuple[bytes, int | None, str, int]:
-        """Send `line` and read until its marker. Returns (output, exit code or None, status, dropped bytes);
-        status is done / timeout / idle / cancel / overflow / eof / detach."""
-        seq = self._send(line, sourced)
-        return self._read_until(seq, timeout, idle_timeout, cancel, on_output, detach)
-
     def follow(self, on_output: Callable[[str], None], stop: threading.Event) -> tuple[int | None, str]:
         """After a detached `run`: hand the rest of that command's output to `on_output` (nothing is kept here,
         and no size or time limit stops it) until its marker. Returns (exit code, status: done / cancel / eof)."""
-        _, code, status, _ = self._read_until(self._seq, float("inf"), cancel=stop, on_output=on_output, keep=False)
+        wire = self._wire()
+        _, code, status, _ = wire.read_until(wire.seq, float("inf"), cancel=stop, on_output=on_output, keep=False)
         return code, status
 
-    def _read_until(self, seq: int, timeout: float, idle_timeout: float = 0.0,
-                    cancel: threading.Event | None = None, on_output: Callable[[str], None] | None = None,
-                    detach: threading.Event | None = None, keep: bool = True) -> tuple[bytes, int | None, str, int]:
-        """Read until the marker of call `seq`. The exit code is that marker's, or the status an earlier
-        (interrupted) call's marker carried when one shows up first. `on_output` gets every piece, the one read
-        with the marker too. `keep` False: output only goes to `on_output`, with no size limit."""
-        pattern = self._marker()
-        limit = self.config.max_output_bytes if keep else 0
-        fd = self.child.child_fd
-        buf = bytearray()  # kept output, at most `limit` bytes
-        window, self._carry = bytearray(self._carry), b""  # the latest bytes, where the marker is looked for
-        dropped = 0
-        earlier: int | None = None
-        start = last = time.monotonic()
-        poller = select.poll()
-        poller.register(fd, select.POLLIN)
-        while True:
-            now = time.monotonic()
-            if now - start >= timeout:
-                return bytes(buf), earlier, "timeout", dropped
-            if idle_timeout and now - last >= idle_timeout:
-                return bytes(buf), earlier, "idle", dropped
-            if cancel is not None and cancel.is_set():
-                return bytes(buf), earlier, "cancel", dropped
-            if dropped and limit:
-                return bytes(buf), earlier, "overflow", dropped
-            if detach is not None and detach.is_set():
-                self._carry = bytes(window)
-                return bytes(buf), earlier, "detach", dropped
-            polled = cancel is not None or idle_timeout or detach is not None
-            wait = min(timeout - (now - start), 0.1 if polled else 1.0)
-            if not poller.poll(max(wait, 0.001) * 1000):
-                continue
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except OSError:  # EIO: the pty's other end is gone
-                chunk = b""
-            if not chunk:
-                return bytes(buf), earlier, "eof", dropped
-            last = time.monotonic()
-            offset = len(window)
-            window += chunk
-            for m in pattern.finditer(window):
-                found = int(m.group(1))
-                if found < seq:
-                    earlier = int(m.group(2))
-                    continue
-                if found == seq:
-                    before = bytes(window[:m.start()])
-                    if on_output is not None and before[offset:]:  # the lines that came with the marker
-                        on_output(clean_output(before[offset:]))
-                    self._keep(buf, before[offset:] if offset <= len(before) else b"", limit)
-                    if offset > len(before):  # the marker began in bytes already kept: drop them
-                        del buf[len(buf) - (offset - len(before)):]
-                    self.cwd = m.group(3).decode(errors="replace") or self.cwd
-                    out = pattern.sub(b"", bytes(buf))
-                    return out, earlier if earlier is not None else int(m.group(2)), "done", dropped
-            dropped += self._keep(buf, chunk, limit) if keep else 0
-            if on_output is not None:
-                on_output(clean_output(pattern.sub(b"", chunk)))
-            del window[:-512]
+    def _wire(self) -> Wire:
+        assert self.wire is not None, "the shell was never started"
+        return self.wire
 
     def _fit_terminal(self) -> None:
         """The shell's terminal as wide as the user's, now: a command formats its output for it (`ls`, a test
@@ -383,13 +308,6 @@ class PersistentShell:
         if size != self.size and self.child is not None:  # the pty's size: bash and its command get SIGWINCH
             fcntl.ioctl(self.child.child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
             self.size = size
-
-    @staticmethod
-    def _keep(buf: bytearray, data: bytes, limit: int) -> int:
-        """Append what fits under `limit`; return how many bytes were dropped."""
-        room = max(0, limit - len(buf)) if limit else len(data)
-        buf += data[:room]
-        return len(data) - min(room, len(data))
 
     def _interrupt(self) -> tuple[bytes, int | None, str]:
         """Stop the running command and bring the shell back to its prompt. Returns (more output, exit code,
@@ -403,12 +321,13 @@ class PersistentShell:
             children = procs.descendants(bash)
             procs.signal_all([bash], signal.SIGINT)
             procs.signal_all(children, signal.SIGINT)
-            seq = self._send("", sourced=False)
-            raw, code, status, _ = self._read_until(seq, 1.5)
+            wire = self._wire()
+            seq = wire.send("", sourced=False)
+            raw, code, status, _ = wire.read_until(seq, 1.5)
             if status == "done":
                 return raw, code, "it was interrupted (SIGINT); the shell kept its state"
             procs.kill_tree(bash)
-            raw2, code, status, _ = self._read_until(seq, 3.0)
+            raw2, code, status, _ = wire.read_until(seq, 3.0)
             if status == "done":
                 return raw + raw2, code, ("it was killed (SIGKILL) with its child processes, including background "
                                           "jobs; the shell kept its state")
