@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from coder.base import events as ev
-from coder.base import paths
 from coder.config.sections import AgentsSettings
 from coder.review.pipeline import review
 from coder.store.outputs import clip_output, save_output
@@ -37,11 +36,6 @@ LIVE = ev.AGENT_LIVE
 PROGRESS_LINES = 200
 #: characters of a report the news carries (the rest behind an output handle)
 REPORT_CHARS = 6000
-
-
-def worktree_root(settings: AgentsSettings) -> Path:
-    """Where the session's isolated trees go: `[agents] worktree_dir`, else `worktrees` in coder's state folder."""
-    return Path(settings.worktree_dir).expanduser() if settings.worktree_dir else paths.state_dir() / "worktrees"
 
 
 @dataclass

@@ -5,7 +5,7 @@ in an isolated one, each followed as it works; the session's `AgentControl` (cod
   free slot (`[agents] max_running`, default 4: more wait "queued"). Its end is news the parent model reads
   after its next step (`news`), or that wakes an idle session (`wake_pending`; the frontends and `coder run`
   send it as a turn of its own). `read`, `wait` and `stop` follow it.
-- **Isolation.** A background agent that can write works in an isolated tree (coder/vcs/worktrees.py) made from
+- **Isolation.** A background agent that can write works in an isolated tree (coder/engine/agent_trees.py) made from
   the session's work tree as it is at the start; what it changed comes back as a patch that `merge` reviews
   (the patch reviewer, `[agents] review_stages`) and merges three ways, all or nothing, or that `discard` drops.
   A foreground agent (the parent waits) works in the session's tree as before: nothing else writes there.
@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from coder.base import events as ev
 from coder.config.sections import AgentsSettings
-from coder.engine import agent_janitor
 from coder.engine.agent_runs import (
     PROGRESS_LINES,
     AgentRun,
@@ -34,8 +32,8 @@ from coder.engine.agent_runs import (
     ended_text,
     merge_run,
     read_text,
-    worktree_root,
 )
+from coder.engine.agent_trees import AgentTrees, inside
 from coder.engine.session import Session
 from coder.engine.session_parts import TurnOutcome
 from coder.engine.subagents import ChildRun, Parent, open_child
@@ -45,7 +43,6 @@ from coder.tools.base import PermissionClass, ToolResult, one_line
 from coder.tools.registry import describe
 from coder.vcs import worktrees
 from coder.vcs.repo import Repo
-from coder.vcs.worktrees import IsolatedTree
 
 #: how long a stop waits for the agent's thread before closing its tools under it (seconds)
 STOP_GRACE = 10.0
@@ -60,10 +57,8 @@ class Agents:
         self._changed = threading.Condition()
         self._slots = threading.Semaphore(max(1, settings.max_running))
         self._session: Session | None = None
-        self._janitor: agent_janitor.Janitor | None = None
         self._closed = False
-        self.worktree_dir = worktree_root(settings)
-        agent_janitor.sweep(self.worktree_dir)
+        self.trees = AgentTrees(settings, parent.session_id, repo)
 
     def attach(self, session: Session) -> None:
         """The session the agents belong to: its cost includes theirs, its limit stops them."""
@@ -95,12 +90,12 @@ class Agents:
         extra_ro: list[str] = []
         if isolated:
             try:
-                run.tree = self._make_tree(ident)
+                run.tree = self.trees.make(ident)
             except worktrees.VcsError as exc:
                 with self._changed:
                     del self.runs[ident]
                 return ToolResult(f"Could not make agent {ident}'s worktree: {exc}", True)
-            workspace, cwd = run.tree.path, _inside(run.tree.path, workspace, cwd)
+            workspace, cwd = run.tree.path, inside(run.tree.path, workspace, cwd)
             extra_ro = [str(run.tree.repo.objects_dir())]
         if not background:
             run.cancel = self.parent.tool_ctx.cancel  # the parent's interrupt (and wall time) stop it too
@@ -118,15 +113,6 @@ class Agents:
         return ToolResult(f"Started agent {run.title()} in the background{where}. You will read of its end after a "
                           "later tool call (or be woken when you are idle); until then you can follow, wait for or "
                           "stop it by its id.", data={"agent": ident, "background": True})
-
-    def _make_tree(self, ident: str) -> IsolatedTree:
-        assert self.repo is not None
-        folder = self.worktree_dir / self.parent.session_id
-        if self._janitor is None:
-            agent_janitor.claim(folder)
-            self._janitor = agent_janitor.Janitor(folder)
-        base = worktrees.base_commit(self.repo)
-        return worktrees.create(self.repo, base, folder / ident, ident, self.parent.session_id)
 
     # ---- running one ----------------------------------------------------------------------------------------
     def _run(self, run: AgentRun, child_run: ChildRun) -> None:
@@ -158,25 +144,13 @@ class Agents:
         except Exception as exc:  # noqa: BLE001 - an agent's failure is its result, never the session's crash
             state, run.error = "error", f"{type(exc).__name__}: {exc}"
         try:
-            self._finish_tree(run)
+            self.trees.read_back(run)
             self._set(run, state=state, waiting="", ended=time.monotonic())
             self.parent.record(ev.AgentEnded(run.ident, run.state, run.turns, round(run.cost_usd, 6), run.report,
                                              run.error, list(run.files), run.result))
         finally:
             if holding:
                 self._slots.release()
-
-    def _finish_tree(self, run: AgentRun) -> None:
-        """Read what the agent changed in its tree (its sandbox is closed by now); a tree with no change goes."""
-        if run.tree is None:
-            return
-        try:
-            run.result = worktrees.result_commit(run.tree)
-            run.files = worktrees.changed(run.tree.repo, run.tree.base, run.result)
-        except worktrees.VcsError as exc:
-            run.error = (run.error + "; " if run.error else "") + f"its changes could not be read: {exc}"
-        if not run.files:
-            worktrees.forget(run.tree)
 
     def _observe(self, run: AgentRun, event: ev.Event) -> None:
         """Follow one event of the agent: its spend, what it waits on, a line of progress."""
@@ -384,38 +358,15 @@ class Agents:
             if run.tree is None:
                 continue
             if run.pending_patch:
-                saved = self._save_patch(run)
+                saved = self.trees.save_patch(run, self.parent.tool_ctx.state_dir)
                 if saved is not None:
                     self.parent.record(ev.ErrorEvent(f"agent {run.title()}: its patch was not merged; it is saved "
                                                      f"as {saved} (`git apply` it to use it)"))
             worktrees.forget(run.tree)
-        if self._janitor is not None:
-            self._janitor.close()
-
-    def _save_patch(self, run: AgentRun) -> Path | None:
-        assert run.tree is not None
-        try:
-            text = worktrees.patch(run.tree.repo, run.tree.base, run.result)
-            folder = Path(self.parent.tool_ctx.state_dir) / "agents"
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{run.ident}.patch"
-            path.write_text(text, encoding="utf-8")
-            return path
-        except (OSError, worktrees.VcsError):
-            return None
-
+        self.trees.close()
 
 class _Stopped(Exception):
     """Stopped before it started (while queued)."""
-
-
-def _inside(tree: Path, workspace: Path, cwd: Path) -> Path:
-    """The isolated tree's counterpart of the session's working directory (the tree's top when it has none)."""
-    try:
-        mirrored = tree / Path(cwd).resolve().relative_to(Path(workspace).resolve())
-    except ValueError:
-        return tree
-    return mirrored if mirrored.is_dir() else tree
 
 
 def install_agents(parent: Parent, repo: Repo | None, checkpointer: Any) -> Agents:
