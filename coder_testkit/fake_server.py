@@ -66,7 +66,7 @@ import socket
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
@@ -82,6 +82,7 @@ from coder.models.script import (
 from coder.models.wire import PrefixCache, input_tokens
 from coder_testkit import fake_responses as fr
 from coder_testkit.fake_faults import Fault, parse_fault
+from coder_testkit.fake_http import ResponseWriter
 from coder_testkit.fake_rules import Refusal, check_chat, check_messages, facts_for
 
 _STATUS_TEXT = {429: "Rate limit exceeded (injected fault).", 529: "Overloaded (injected fault).",
@@ -190,7 +191,7 @@ class _HTTPServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ResponseWriter):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer  # type: ignore[assignment]  # ours: the base class declares any socketserver server
 
@@ -302,19 +303,6 @@ class _Handler(BaseHTTPRequestHandler):
         error = {"error": {"message": "Overloaded", "type": "server_error", "code": "overloaded"}}
         self._stream(payloads, broken, stall, f"data: {json.dumps(error)}\n\n")
 
-    # ------------------------------------------------------------------------------------------- writing
-
-    def _json(self, status: int, payload: Any, extra: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", self._request_id())
-        for key, value in (extra or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
-
     def _refuse(self, refusal: Refusal, openai: bool) -> None:
         """The real API's error body for a broken request rule."""
         self._json(refusal.status, fr.error_body(refusal.status, refusal.message, openai, self._request_id(),
@@ -322,61 +310,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _request_id(self) -> str:
         return f"req_fake_{self.server.fake._count:06d}"
-
-    def _error(self, status: int, message: str, openai: bool, retry_after: float | None = None) -> None:
-        payload = fr.error_body(status, message, openai, self._request_id())
-        extra = {}
-        if retry_after is not None:
-            extra["retry-after"] = f"{retry_after:g}"
-        if status >= 500 or status == 429:
-            extra["x-should-retry"] = "true"
-        self._json(status, payload, extra)
-
-    def _stream(self, payloads: list[str], broken: str | None, stall: float, error_event: str) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", self._request_id())
-        self.end_headers()
-        half = max(1, len(payloads) // 2)
-        try:
-            for index, payload in enumerate(payloads):
-                if index == half:
-                    if broken == "cut":
-                        return self._abort()
-                    if broken == "overload":
-                        data = error_event.encode("utf-8")
-                        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
-                        self.wfile.flush()
-                        return
-                    if stall:
-                        time.sleep(stall)
-                data = payload.encode("utf-8")
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client went away (cancelled); nothing to do
-
-    def _cut_json(self, payload: Any) -> None:
-        data = json.dumps(payload).encode("utf-8") * 4
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data[: len(data) // 2])
-        self._abort()
-
-    def _abort(self) -> None:
-        """Drop the connection mid-response, as a proxy or a crashed backend would."""
-        self.close_connection = True
-        try:
-            self.wfile.flush()
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def main(argv: list[str] | None = None) -> int:
