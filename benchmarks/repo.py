@@ -86,7 +86,7 @@ def shape(tree: Path) -> dict[str, int]:
 
 
 WALK = r'''
-import json, os, subprocess, sys, tempfile, threading
+import json, os, subprocess, sys, tempfile, threading, zlib
 from pathlib import Path
 
 work = Path(tempfile.mkdtemp(prefix="repo-walk-"))
@@ -142,8 +142,9 @@ def profile(frame, event, arg):
 sys.setprofile(profile)
 status = main(["run", "--model", f"scripted:{script}", "--permission-mode", "auto", "--commit", "add mul"])
 sys.setprofile(None)
-committed = "add mul" in subprocess.run(["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True,
-                                          text=True).stdout
+# read without a process: coder's door refuses one started outside coder/host once main() has run
+head = (repo / ".git" / "refs" / "heads" / "main").read_text().strip()
+committed = b"add mul" in zlib.decompress((repo / ".git" / "objects" / head[:2] / head[2:]).read_bytes())
 
 def walk(modules):
     steps = []
