@@ -60,9 +60,11 @@ output = 0.0
 
 Every value is checked when coder starts, before any session: a wrong type, an unknown key (with "did you mean"),
 or a value out of range stops coder with one line naming the file, the line, the section and the key, and exit
-code 2. A string is never read as a list (`deny = "bash"` is refused: write `deny = ["bash"]`), and `"false"` is
-not false. `coder config` shows the values that are not built-in and which file and line set each one
-(`coder config --all` every key, `coder config KEY` one key or section).
+code 2. The app on a terminal checks it as it opens its session, once its first screen takes keys, and says the
+same line on that screen (no session opens; `/doctor` and `/quit` still answer). A string is never read as a list
+(`deny = "bash"` is refused: write `deny = ["bash"]`), and `"false"` is not false. `coder config` shows the values
+that are not built-in and which file and line set each one (`coder config --all` every key, `coder config KEY` one
+key or section).
 
 Other environment variables: `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`
 (providers); `CODER_STATE_DIR` (where the sessions database and per-session files live, default
