@@ -78,7 +78,7 @@ def sample_load(stop: threading.Event, into: list[float]) -> None:
 CI_STEPS: list[list[str]] = [[]]
 
 
-def run_suite(number: int, pytest_args: list[str], log_dir: Path) -> Run:
+def run_suite(number: int, pytest_args: list[str], log_dir: Path, report: list[str]) -> Run:
     log = log_dir / f"run-{number}.log"
     load: list[float] = []
     stop = threading.Event()
@@ -91,7 +91,7 @@ def run_suite(number: int, pytest_args: list[str], log_dir: Path) -> Run:
         for step in CI_STEPS if not pytest_args else [[]]:
             out.flush()
             proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "4", "-p", "no:cacheprovider", "-q", *step,
-                                   *pytest_args], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                   *pytest_args, *report], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL)
             if proc.returncode:  # .ci/run stops there too (set -e)
                 returncode = proc.returncode
@@ -154,6 +154,8 @@ def main() -> int:
     parser.add_argument("--best-of", type=int, default=1, help="without burners: repeat, keep the fastest")
     parser.add_argument("--no-section", action="store_true",
                         help="print only; do not write the section (a selection never does)")
+    parser.add_argument("--junitxml", metavar="FILE",
+                        help="also write each test's time and tier (pytest's JUnit XML; run N writes FILE.N)")
     parser.add_argument("pytest_args", nargs="*", help="pytest arguments after --: a selection (paths, -k, -m)")
     args = parser.parse_args()
     runs_wanted = args.runs if args.burners else max(args.runs, args.best_of)
@@ -167,7 +169,8 @@ def main() -> int:
     runs: list[Run] = []
     try:
         for number in range(1, runs_wanted + 1):
-            run = run_suite(number, args.pytest_args, log_dir)
+            report = [f"--junitxml={args.junitxml}.{number}"] if args.junitxml else []
+            run = run_suite(number, args.pytest_args, log_dir, report)
             runs.append(run)
             print(f"run {number}: {'green' if run.green else 'FAILED'} in {run.wall / 60:.1f} min "
                   f"(CPU {run.cpu / 60:.1f} min, load {run.mean_load:.1f}): {run.summary}", flush=True)
