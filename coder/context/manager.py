@@ -241,25 +241,24 @@ class TieredContext:
         return estimate
 
     def _breakpoints(self, view: list[Message]) -> list[int]:
-        """Cache breakpoints where they pay (the provider adds one after system + tools), at most three: the end
-        of what this view shares with the previous request (after a masking, all before its first newly masked
-        output); the end of the part before the last turn (where the next masking starts; between compactions the
-        same point); this request's end; and while there is room the first message (system, tools and task never
-        change, so every request reads them)."""
+        """Cache breakpoints where they pay (the provider adds one after system + tools), at most three, in this
+        order while there is room: this request's end; after a compaction, the end of what this view shares with
+        the previous request (what the cache can still serve); just before the first output a later mask may
+        change (`MaskTier.floor`); the first message (system, tools and task never change, so every request and
+        every summary reads them); the end of the part before the last turn (the previous request's end, which
+        the end's breakpoint finds by itself unless the last turn has more than 20 blocks).
+        The API looks back only 20 blocks from a breakpoint for a prefix an earlier request cached: without the
+        floor's breakpoint in the requests before it, a mask far back in the history finds nothing cached after
+        the task and writes the whole tail again."""
         stable = 0
         for old, new in zip(self._prev_view, view, strict=False):
             if old is not new and old != new:
                 break
             stable += 1
         turns = [i for i, m in enumerate(view) if m.role == "assistant"]
-        points = {len(view) - 1}
-        if 0 < stable <= len(view) - 1:
-            points.add(stable - 1)
-        if turns and turns[-1] > 0:
-            points.add(turns[-1] - 1)
-        if len(points) < 3:
-            points.add(0)
-        return sorted(p for p in points if p >= 0)
+        changed = stable - 1 if 0 < stable < len(self._prev_view) else -1
+        points = [len(view) - 1, changed, self.masker.floor(view) - 1, 0, turns[-1] - 1 if turns else -1]
+        return sorted(list(dict.fromkeys(p for p in points if 0 <= p < len(view)))[:3])
 
     # ----------------------------------------------------------------- compaction
     def _worth_compacting(self, view: list[Message], tokens: int) -> bool:

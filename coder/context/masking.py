@@ -46,6 +46,8 @@ HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1([^\n]*)\n.*?^\s*\2\s*$", re.DOTALL
 #: a shell line that runs a test suite: its last result stays unmasked (the handoff's "last test result")
 TEST_RUN = re.compile(r"\b(pytest|py\.test|unittest|tox|nox|runtests?\.py"
                       r"|(go|cargo|npm|yarn|pnpm|mvn|gradle) (run )?test|make (test|check))\b")
+#: how a masked output's stub starts (`stub`, `old_stub`)
+STUBS = ("[stale output masked", "[old output masked")
 ERROR_HINT = re.compile(r"Traceback \(most recent call last\)|\b\w*(Error|Exception)\b:|\bFAILED\b|\berror:",
                         re.IGNORECASE)
 
@@ -194,6 +196,17 @@ class MaskTier:
     #: "stale": only superseded observations; "old": every old one (see the module's docstring)
     mode: str = "stale"
 
+    def floor(self, view: list[Message]) -> int:
+        """The first message of `view` a later mask may change: the one holding the oldest output long enough to
+        be masked that is not masked yet (len(view) when there is none). Masks only move forward, so everything
+        before it stays byte for byte until the next summary: a cache breakpoint just before it lets that mask
+        read the prefix from the cache however far back the mask starts."""
+        for obs in observations(view):
+            if (obs.result_index is not None and len(obs.content) >= self.min_chars
+                    and not obs.content.startswith(STUBS) and self.describe(obs.name, obs.input).maskable):
+                return obs.result_index
+        return len(view)
+
     def run(self, history: list[Message], replacements: dict[str, str]) -> dict[str, str]:
         """Stubs for the observations outside the last `recent_turns` turns that the mode masks. The last failure
         is never masked (it is what the agent is working on), nor in "old" mode the last test run."""
@@ -211,7 +224,7 @@ class MaskTier:
             keep.add(tests[-1].tool_use_id)
         new: dict[str, str] = {}
         for obs in obs_list:
-            masked = replacements.get(obs.tool_use_id, "").startswith(("[stale", "[old output"))
+            masked = replacements.get(obs.tool_use_id, "").startswith(STUBS)
             if (obs.use_index >= boundary or obs.tool_use_id in keep or masked
                     or obs.tool_use_id not in stale and self.mode != "old"):
                 continue

@@ -130,6 +130,33 @@ def test_a_masking_that_is_enough_needs_no_summary_and_keeps_the_prefix_before_i
     assert _reads(plain)[second] < _prefix_tokens(requests[second], 2)
 
 
+def test_a_masking_far_behind_the_last_one_still_reads_the_prefix_before_it(tmp_path: Path) -> None:
+    """The API looks back only 20 blocks from a breakpoint for a prefix an earlier request cached. A masking that
+    starts many turns after the previous one's start (here 13 turns masked at once, then 12 more) finds nothing
+    cached in those 20 blocks unless the requests before it carried a breakpoint just before the first output a
+    mask may change (`MaskTier.floor`): without it the whole tail after the task is written again."""
+    config = {"budget": 40_000, "compact_at": 12_000, "recent_turns": 5, "mask": "old", "mask_target": 0.7}
+    prepared, requests, _ = _session(tmp_path, config, 40)
+    masked_at = [n for n, p in enumerate(prepared) if p.compactions]
+    assert len(masked_at) >= 2 and all([c.kind for c in prepared[n].compactions] == ["mask"] for n in masked_at)
+    reads = _reads(requests)
+    for n in masked_at[1:]:
+        before, after = requests[n - 1].messages, requests[n].messages
+        stable = next(i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b)
+        first_masked = masked_at[masked_at.index(n) - 1]
+        assert stable - _first_change(requests, first_masked) > 14, "more than 20 blocks behind the last masking"
+        assert reads[n] >= _prefix_tokens(requests[n], stable), "all that the masking did not change is read"
+        # the control: the same requests without the floor's breakpoint read only the task
+        floorless = [ModelRequest(r.system, r.messages, r.tools, cache_breakpoints=[
+            b for b in r.cache_breakpoints if b != stable - 1 or k == n]) for k, r in enumerate(requests)]
+        assert _reads(floorless)[n] < _prefix_tokens(requests[n], stable) // 2
+
+
+def _first_change(requests: list[ModelRequest], n: int) -> int:
+    before, after = requests[n - 1].messages, requests[n].messages
+    return next(i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b)
+
+
 def test_when_masking_is_not_enough_a_summary_follows(tmp_path: Path) -> None:
     summaries: list[ModelRequest] = []
     config = {"budget": 40_000, "compact_at": 6_000, "target": 0.1, "recent_turns": 1, "mask": "old",
