@@ -30,21 +30,15 @@ from coder.base.errors import CoderError
 from coder.commands.line import is_command
 from coder.engine.options import cwd_from_args, options_from_args
 from coder.frontend.calls import tool_title
-from coder.frontend.choices import (
-    Question,
-    permission_answer,
-    permission_question,
-    saved_note,
-    trust_question,
-    untrusted_means,
-)
 from coder.frontend.history import InputHistory
 from coder.frontend.notify import Notifier, for_session
 from coder.host.git import repo_top
 from coder.policy.base import PermissionAnswer
+from coder.repl import questions
 from coder.repl.live import PREFIX
 from coder.repl.printer import Printer, is_tty
-from coder.repl.term import KeyWatcher, LineReader
+from coder.repl.reader import LineReader
+from coder.repl.term import KeyWatcher
 from coder.trust import decisions as trust
 from coder.trust.reader import workspace_key
 
@@ -202,26 +196,8 @@ class Repl:
         return cycle_mode(self.opened.session)
 
     def ask_trust(self, request: Any, reason: str) -> bool:
-        """The first-open question: what the repository would run, then not now (the default) or trust, which is
-        remembered; typing cannot answer it (coder/frontend/choices.py)."""
-        self.printer.line(f"This repository is not trusted ({reason}).", "bold yellow")
-        self.printer.line(request.describe())
-        self.printer.line(untrusted_means(request), "dim")
-        question = trust_question()
-        try:
-            with self.printer.asking():
-                self.print_choices(question)
-                answer = self.reader.ask_choice(question, self._keep, self.print_choices)
-        except (KeyboardInterrupt, EOFError):
-            answer = "not_now"
-        self.printer.line(saved_note(answer, []) or "not trusted: coder ignores what this repository defines",
-                          "green" if answer == "trust" else "dim")
-        return answer == "trust"
-
-    def print_choices(self, question: Question) -> None:
-        """The lines on offer (the numbered choices, or a lasting grant's confirmation), the highlight marked."""
-        for label, current in question.lines():
-            self.printer.line(f"{'❯' if current else ' '} {label}", "bold" if current else "")
+        """The first-open question (coder/repl/questions.py), before the prompt or as the session opens."""
+        return questions.ask_trust(self.printer, self.reader, self._keep, request, reason)
 
     # ---- permission prompt (engine thread = main thread) -------------------------------------------------------
     def ask(self, request: ev.PermissionRequest) -> Any:
@@ -246,46 +222,13 @@ class Repl:
             return self._ask(request)
 
     def _ask(self, request: ev.PermissionRequest, gone: Callable[[], bool] | None = None) -> Any:
-        from coder.commands.approval import approval  # lazy: the tools load with the session, not before the prompt
-
         if self.notifier is not None:
             self.notifier.question(tool_title(request.tool, request.input))
         if isinstance(request, ev.PlanProposed):  # issue 19: approve the plan, or keep planning
             from coder.repl.work import ask_plan  # lazy: the plan's engine types load with a plan
 
             return ask_plan(self.printer, self.reader, self.opened.session)
-
-        opened = self.opened
-        view = approval(request.tool, request.input, request.suggested_rule,
-                        (opened.workspace, opened.session.parts.tool_ctx.cwd))
-        self.printer.line(f"Allow {view.title}?", "bold yellow")
-        if len(view.files) > 1:
-            self.printer.line(f"{len(view.files)} files: " + ", ".join(view.files))
-        if view.diff:  # a change is shown as a diff of every file, not as the tool's input
-            self.printer.diff(view.diff)
-        else:
-            self.printer.line(view.detail)
-        if request.reason:
-            self.printer.line(request.reason, "dim")
-        question = permission_question(view.rules)
-        self.print_choices(question)
-        try:
-            answer = self.reader.ask_choice(question, self._keep, self.print_choices, gone)
-        except (KeyboardInterrupt, EOFError):  # Ctrl+C or the end of input: deny and stop the turn
-            answer = "stop"
-        if answer == "stop":
-            self.opened.session.interrupt()
-        why = ""
-        if answer == "reason":
-            try:
-                why = self.reader.ask("Why? (the model hears it) > ").strip()
-            except (KeyboardInterrupt, EOFError):
-                why = ""
-        note = saved_note(answer, view.rules)
-        if note:
-            self.printer.line(note, "green")
-        remember = getattr(self.opened.session.parts.policy, "remember", None)
-        return permission_answer(answer, view.rules, remember, why)
+        return questions.ask_permission(self.printer, self.reader, self._keep, request, self.opened, gone)
 
     def _keep(self, text: str) -> None:
         """Keys typed while a question appeared: type-ahead of the next message, shown as typed."""

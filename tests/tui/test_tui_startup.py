@@ -72,8 +72,8 @@ if frontend == "app":
     import coder.tui.app
     coder.tui.app.CoderApp.run = first_screen
 else:
-    import coder.repl.term
-    coder.repl.term.LineReader.read = first_screen
+    import coder.repl.reader
+    coder.repl.reader.LineReader.read = first_screen
 from coder.cli.main import main
 sys.argv = ["coder", "--model", "scripted:none.json", *(["--plain"] if frontend == "plain" else [])]
 main()
