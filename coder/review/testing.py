@@ -212,6 +212,11 @@ def stage_tests(ctx: ReviewContext) -> StageResult:
         if plan.kind == "pytest" and code == 5:
             notes.append(f"{scope}: no tests collected")
             continue
+        if plan.kind == "pytest" and code and no_pytest(output):  # nothing ran: the project's Python lacks it
+            findings.append(Finding("", None, "warning", f"tests not run: {output.strip()} (install pytest for "
+                                    "that Python, or set review.tests.command)", "tests-not-run", "tests"))
+            notes.append(f"{scope} tests not run: pytest is not installed")
+            break
         if code == 0:
             notes.append(f"{scope} tests passed" + (f" ({len(plan.related_files)} file(s))" if scope == "related"
                                                    else ""))
@@ -224,6 +229,13 @@ def stage_tests(ctx: ReviewContext) -> StageResult:
         status = "skipped"
     return StageResult("tests", status, time.monotonic() - start, f"{plan.kind}: " + "; ".join(notes), findings,
                        details if status != "pass" else "")
+
+
+def no_pytest(output: str) -> bool:
+    """`python -m pytest` said only that it has no pytest (issue 47's trial: that read as "tests failed", and the
+    model was sent to fix the code twice before /commit gave up)."""
+    lines = output.strip().splitlines()
+    return len(lines) == 1 and lines[0].endswith(": No module named pytest")
 
 
 def _failure_findings(ctx: ReviewContext, plan: TestPlan, output: str, code: int | None, workdir: Path,

@@ -108,3 +108,39 @@ def test_in_a_terminal_the_nudge_the_evidence_and_the_commit_trailer(frontend: s
             tmux.quit_app()
     finally:
         tmux.close()
+
+
+def test_commit_in_a_project_whose_python_has_no_pytest(git_repo: Path, tmp_path: Path) -> None:
+    """The trial's finding: in a project whose Python has no pytest, `/commit` read `python -m pytest`'s one line
+    ("No module named pytest") as failing tests, sent the model to fix the code twice, and did not commit. No test
+    ran: the review says so as a warning, and the commit goes ahead. The project's own .venv (made without pytest)
+    is the Python the review runs its tests with."""
+    import sys
+
+    (git_repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (git_repo / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    (git_repo / ".gitignore").write_text(".venv/\n")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(git_repo / ".venv")], check=True)
+    probe = subprocess.run([str(git_repo / ".venv" / "bin" / "python"), "-m", "pytest"], capture_output=True,
+                           text=True)
+    assert "No module named pytest" in probe.stderr  # the plant is live
+    for args in (["add", "-A"], ["commit", "-qm", "calc"]):
+        subprocess.run(["git", *args], cwd=git_repo, check=True, capture_output=True)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [SCRIPT["turns"][0], {"text": "Fixed."}, {"text": "I ran no test."}]}))
+    line = coder_command(script, "--plain").replace("--permission-mode ask", "--permission-mode auto")
+    tmux = Tmux(tmp_path, line, git_repo, width=160, height=40)
+    try:
+        tmux.wait("auto>")
+        tmux.type_at_prompt("fix add")
+        tmux.send("Enter")
+        tmux.wait("I ran no test.", "ctx ", timeout=120)
+        tmux.type_at_prompt("/commit")
+        tmux.send("Enter")
+        screen = tmux.wait("committed ", timeout=120)
+        joined = " ".join(screen.split())
+        assert "review tests: warn" in joined and "No module named pytest (install pytest for that Python" in joined
+        assert "fix round" not in screen
+        quit_plain(tmux)
+    finally:
+        tmux.close()
