@@ -13,7 +13,8 @@ query its widgets), which is the rule too, and is counted apart from the sibling
 - peers handed to a part: the arguments of each part's constructor in `CoderApp.__init__` that are another part
   (`self.PART`) or something of one (`self.PART.NAME`, a bound method or a field);
 - sibling fields: the fields a part keeps of another part (`self.NAME = PARAM` in its `__init__`, where PARAM was
-  handed in as a peer); the app's field (`self.app = app`) is counted apart;
+  handed in as a peer); the app's field (`self.app = app`, or the app handed to `super().__init__`) is counted
+  apart;
 - reached through the app: `self.app.PART` in a part's module (the app is typed `App[Any]` in the parts, so
   basedpyright would refuse it too; this counts it anyway).
 
@@ -78,6 +79,13 @@ def _is_peer(arg: ast.expr, parts: dict[str, ast.Call]) -> bool:
     return False
 
 
+def _super_init(node: ast.AST) -> bool:
+    """`super().__init__(...)`."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
+            and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name)
+            and node.func.value.func.id == "super")
+
+
 def measure(root: Path) -> Wiring:
     tui = root / "coder" / "tui"
     trees = {path.name: ast.parse(path.read_text()) for path in sorted(tui.glob("*.py"))}
@@ -110,6 +118,8 @@ def measure(root: Path) -> Wiring:
         handed = {params[i]: a for i, a in enumerate(call.args) if i < len(params)}
         handed.update({k.arg: k.value for k in call.keywords if k.arg})
         for node in ast.walk(init):
+            if _super_init(node) and any(isinstance(x, ast.Name) and _is_app(handed.get(x.id, x)) for x in node.args):
+                wiring.app_fields += 1  # the app kept by the base class (coder/tui/part.py)
             if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in handed):
                 continue
             given = handed[node.value.id]

@@ -21,6 +21,7 @@ from coder.base import events as ev
 from coder.tui.agents_view import AgentBoard, AgentsPanel, AgentsScreen, agent_title
 from coder.tui.blocks import NoteBlock
 from coder.tui.messages import AddBlock, AgentNews, StatusChanged, StopAgent
+from coder.tui.part import Part
 from coder.tui.state import AppState
 
 #: the events this part draws
@@ -46,12 +47,11 @@ def agent_note(item: ev.Event) -> tuple[str, str] | None:
     return None
 
 
-class AgentsPart:
+class AgentsPart(Part):
     """Writes the state's `agent_costs`."""
 
     def __init__(self, app: App[Any], state: AppState) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
         self.board = AgentBoard()
 
     @property

@@ -6,8 +6,9 @@ attributes down, messages up. A part that needs another to act posts a message (
 app's handler hands it to the part concerned, with what that part needs of the others as arguments; what more
 than one part reads is in `state`, with the part that writes it named. The one part a part holds: the feed's
 transcript (the blocks of one drain are drawn in order and mounted together at its end, issue 32; as messages they
-would be drawn after the drain, each a dispatch, and out of order with the feed's own). tests/tui/test_tui_wiring.py
-holds that line, in the source and in a running app.
+would be drawn after the drain, each a dispatch, and out of order with the feed's own). The parts' class
+(coder/tui/part.py) refuses any other such field when it is set; tests/tui/test_tui_wiring.py checks the source and
+a running app too.
 
 - `state` (coder/tui/state.py): what more than one part reads: the session, busy, the status figures;
 - `status` (status.py): the status bar;

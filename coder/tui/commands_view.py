@@ -15,18 +15,18 @@ from textual.widget import Widget
 from coder.commands.line import parse
 from coder.tui.blocks import DiffView, markdown_block
 from coder.tui.messages import CommandDone, Note, OpenSession, SetWrap, StatusChanged, Submit, SwitchSession
+from coder.tui.part import Part
 from coder.tui.screens import Picker
 from coder.tui.state import AppState
 from coder.tui.widgets import PromptInput
 
 
-class CommandRunner:
+class CommandRunner(Part):
     """What a command changes of the session goes up as a message (OpenSession, SwitchSession, Submit, SetWrap);
     its text and blocks too (Note, AddBlock), after the events it caused (CommandDone: the app drains first)."""
 
     def __init__(self, app: App[Any], state: AppState) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
 
     def run(self, line: str) -> None:
         state = self.state

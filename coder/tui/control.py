@@ -22,6 +22,7 @@ from coder.frontend.history import InputHistory
 from coder.tui.app_notify import Notifications
 from coder.tui.farewell import Conversation, read_conversation
 from coder.tui.messages import Note, OpenFailed, RunCommand, SessionOpened, StatusChanged
+from coder.tui.part import Part
 from coder.tui.state import AppState
 from coder.tui.widgets import PromptInput
 
@@ -41,13 +42,12 @@ def needs_no_session(text: str) -> bool:
     return name in ("quit", "wrap") or (name == "model" and bool(arg.strip()))
 
 
-class SessionControl:
+class SessionControl(Part):
     """Writes the state's `opened`, `busy`, `queued`, `requeue`, `notifier`. What the other parts do when a
     session opens, switches or closes, the app does around these methods (coder/tui/app.py)."""
 
     def __init__(self, app: App[Any], state: AppState, history: InputHistory, opener: Opener | None) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
         self.history = history
         #: the terminal's focus and the desktop notifier: the session's (started when it opens, stopped when it closes)
         self.notifications = Notifications(app)

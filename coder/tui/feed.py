@@ -28,6 +28,7 @@ from coder.frontend.compaction import compaction_line, compaction_started
 from coder.tui.agents_part import AGENT_EVENTS, agent_note
 from coder.tui.blocks import ToolBlock, UserBlock, assistant_block
 from coder.tui.messages import AgentEvent, Asked, Drained, TurnEnded, WorkEvent
+from coder.tui.part import Part
 from coder.tui.state import AppState
 from coder.tui.transcript import MAX_BLOCKS, Transcript
 from coder.tui.widgets import Conversation
@@ -67,15 +68,16 @@ class Pacer:
         return self.interval
 
 
-class EventFeed:
+class EventFeed(Part):
     """Drains the state's `queue`. It holds the transcript, the one part a part holds (coder/tui/app.py says
     why): what the other parts do with an event comes after the drain, as a message (AgentEvent, WorkEvent,
     Asked, TurnEnded, Drained), and their lines in the conversation are drawn here, in order (`agent_note`,
     `plan_blocks`)."""
 
+    HOLDS = frozenset({"transcript"})
+
     def __init__(self, app: App[Any], state: AppState, transcript: Transcript) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
         self.transcript = transcript
         self.queue = state.queue
         self.lock = asyncio.Lock()

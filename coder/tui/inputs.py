@@ -11,15 +11,15 @@ from textual.app import App
 
 from coder.frontend.history import InputHistory
 from coder.frontend.workspace import match_paths, project_files, word_at_end
+from coder.tui.part import Part
 from coder.tui.screens import HistorySearch
 from coder.tui.state import AppState
 from coder.tui.widgets import AttachmentChips, CompletionList, PromptInput
 
 
-class InputAssist:
+class InputAssist(Part):
     def __init__(self, app: App[Any], state: AppState, history: InputHistory) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
         self.history = history
         self.hist_index: int | None = None  # where Up/Down walking the history is (None: at the draft)
         self.draft = ""  # the text typed before walking the history

@@ -29,6 +29,7 @@ from coder.tui.agents_view import AgentsScreen
 from coder.tui.blocks import ToolBlock
 from coder.tui.inputs import close_completion
 from coder.tui.messages import DropReason, StopTurn
+from coder.tui.part import Part
 from coder.tui.screens import HistorySearch, Picker, TranscriptScreen
 from coder.tui.state import AppState
 from coder.tui.widgets import CompletionList, Conversation, PromptInput
@@ -40,13 +41,12 @@ TRANSCRIPT_OUTPUT_LINES = 20  # of each tool call's output in Ctrl+T (`/export` 
 MODALS = (HistorySearch, Picker, PlanScreen, TranscriptScreen, AgentsScreen)
 
 
-class KeyActions:
+class KeyActions(Part):
     """Reads the question on screen from the state and acts on widgets; stopping the turn and dropping a denial's
     reason go up as messages (StopTurn, DropReason)."""
 
     def __init__(self, app: App[Any], state: AppState, history: InputHistory) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
         self.history = history
         self.last_ctrl_c = 0.0
         self.last_escape = 0.0

@@ -27,6 +27,7 @@ from coder.frontend.calls import tool_title
 from coder.frontend.choices import QUIET, permission_answer, saved_note
 from coder.policy.base import PermissionAnswer
 from coder.tui.messages import Note, StatusChanged, StopAgent, StopTurn
+from coder.tui.part import Part
 from coder.tui.prompts import ChoicePrompt, PermissionPrompt, TrustPrompt
 from coder.tui.state import AppState
 from coder.tui.widgets import PROMPT_PLACEHOLDER, PromptInput
@@ -41,12 +42,11 @@ class QuestionArea(Vertical):
         super().__init__(id="questions")
 
 
-class Questions:
+class Questions(Part):
     """Writes the state's `question`, `answer`, `asker` and `reason_for` (coder/tui/state.py)."""
 
     def __init__(self, app: App[Any], state: AppState) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
         self.lock = threading.Lock()  # one question at a time: the session's and its background agents'
         self.closed = False  # the app is closing: nothing more is asked
 

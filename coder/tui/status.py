@@ -16,14 +16,14 @@ from textual.app import App
 from coder.base.termsafe import visible
 from coder.frontend.workspace import GitState, git_state
 from coder.tui.fit import SPINNER, StatusParts, status_line
+from coder.tui.part import Part
 from coder.tui.state import AppState
 from coder.tui.widgets import StatusBar
 
 
-class StatusLine:
+class StatusLine(Part):
     def __init__(self, app: App[Any], state: AppState) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
         self.git = GitState(known=False)  # until read: not "no git" (issue 47)
         self.shown: Text | None = None
 

@@ -19,6 +19,7 @@ from textual.widget import Widget
 from coder.base import events as ev
 from coder.base.termsafe import visible
 from coder.tui.blocks import NoteBlock, ToolBlock, ToolBody, markdown_block, shown
+from coder.tui.part import Part
 from coder.tui.state import AppState
 from coder.tui.widgets import Conversation
 
@@ -31,10 +32,9 @@ MAX_BLOCKS = 60
 FLAGS = (bool, int, float, str, type(None))
 
 
-class Transcript:
+class Transcript(Part):
     def __init__(self, app: App[Any], state: AppState) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
         self.pending: list[Widget] = []
         self.batching = False
         self.stream: MarkdownStream | None = None

@@ -23,6 +23,7 @@ from coder.base.termsafe import visible
 from coder.frontend.work import plan_line
 from coder.tui.blocks import NoteBlock, markdown_block
 from coder.tui.messages import PlanAnswered, StopTurn
+from coder.tui.part import Part
 from coder.tui.state import AppState
 
 if TYPE_CHECKING:  # the engine loads in a worker after the first paint (PlanVerdict is made when a plan is answered)
@@ -174,14 +175,13 @@ def plan_blocks(item: ev.Event, replay: bool) -> list[Widget]:
     return []
 
 
-class WorkView:
+class WorkView(Part):
     """Plan and task-list events (the app hands them over: WorkEvent, after the feed drew their lines,
     `plan_blocks`). The plan question waits like a permission request: on the state's `answer`, answered with a
     PlanVerdict (PlanAnswered, which the app hands to Questions)."""
 
     def __init__(self, app: App[Any], state: AppState) -> None:
-        self.app = app
-        self.state = state
+        super().__init__(app, state)
 
     def _stop_turn(self) -> None:
         """Esc or Ctrl+C on the plan: stop the turn."""

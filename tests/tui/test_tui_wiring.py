@@ -2,7 +2,7 @@
 the app hands each message to the part concerned. The one part a part holds, the feed's transcript, is named in
 coder/tui/app.py's docstring with why. Checked in the source (benchmarks/tui_wiring.py's counts, with planted
 controls) and in a running app after a session has worked (a field set later, an alias or a bound method the
-source check cannot see)."""
+source check cannot see). The parts' class refuses such a field when it is set (coder/tui/part.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tui_support import answer, async_test, make_app, type_and_send, wait_for  # type: ignore[import-not-found]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,11 +53,11 @@ def test_the_source_check_finds_a_planted_sibling(tmp_path: Path) -> None:
                                    "self.questions = Questions(self, self.state, self.status.refresh)\n"
                                    "        self.work.late = self.questions.close"))
     text = questions_py.read_text()
-    anchor = "    def __init__(self, app: App[Any], state: AppState) -> None:\n        self.app = app\n"
+    anchor = "    def __init__(self, app: App[Any], state: AppState) -> None:\n        super().__init__(app, state)\n"
     assert anchor in text
     questions_py.write_text(text.replace(anchor, "    def __init__(self, app: App[Any], state: AppState, redraw) -> "
-                                                 "None:\n        self.app = app\n        self.redraw = redraw\n"
-                                                 "        self.feed = self.app.feed\n"))
+                                                 "None:\n        super().__init__(app, state)\n"
+                                                 "        self.redraw = redraw\n        self.feed = self.app.feed\n"))
     m = _wiring().measure(tmp_path)
     assert m.siblings == ["questions.redraw", *ALLOWED]
     assert m.peers["questions"] == 1
@@ -94,3 +95,25 @@ async def test_no_part_holds_a_sibling_in_a_running_app(factory, git_repo: Path,
         assert _held(app, names) == ALLOWED
         app.keys.later = [app.control.send]  # control: a bound method of a sibling, kept in a list
         assert _held(app, names) == ["feed.transcript", "keys.later"]
+
+
+def test_a_part_refuses_to_hold_another(tmp_path: Path, git_repo: Path) -> None:
+    """The rule is the parts' class's (coder/tui/part.py): setting a field to another part, or to a bound method
+    of one, raises wherever it is done; the feed's transcript, declared, is the one it takes."""
+    from tui_support import app_args  # type: ignore[import-not-found]
+
+    from coder.tui.app import CoderApp
+    from coder.tui.part import Part
+
+    app = CoderApp(app_args(git_repo))
+    names = _wiring().measure(ROOT).parts
+    assert all(isinstance(getattr(app, name), Part) for name in names)
+    with pytest.raises(TypeError, match=r"KeyActions.control = SessionControl: a part holds no other part"):
+        app.keys.control = app.control
+    with pytest.raises(TypeError, match=r"WorkView.resolve = Questions"):
+        app.work.resolve = app.questions.resolve
+    with pytest.raises(TypeError, match=r"EventFeed.status = StatusLine"):
+        app.feed.status = app.status
+    app.feed.transcript = app.transcript  # declared in EventFeed.HOLDS
+    app.keys.redraw = app.keys.tab  # its own method: not another part
+    assert _held(app, names) == ALLOWED
