@@ -102,7 +102,7 @@ def test_rewind_lists_when_each_message_was_sent(git_repo: Path, tmp_path: Path)
             tmux.send("Enter")
             tmux.wait("idle │")
             time.sleep(0.3)
-        tmux.wait("Written.")
+        tmux.wait("Written.", "idle │")  # the turn's last text is drawn before its checkpoint and its end
         tmux.type("/rewind ")
         tmux.send("Enter")
         screen = tmux.wait("look only", "new.txt", "your message")
