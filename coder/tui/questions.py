@@ -116,22 +116,6 @@ class Questions(Part):
         prompt.focus()
         return True
 
-    def focus_prompt(self) -> bool:
-        """Tab from the input: to the waiting question, if there is one."""
-        prompt = self.state.question
-        if prompt is not None and not prompt.answered:
-            prompt.focus()
-            return True
-        return False
-
-    def escape(self) -> bool:
-        """Esc while a question waits: its escape answer (deny and stop; not now). False when none waits."""
-        prompt = self.state.question
-        if prompt is None or prompt.answered:
-            return False
-        prompt.press("escape")
-        return True
-
     def answered(self, prompt: ChoicePrompt, answer: str) -> None:
         if isinstance(prompt, TrustPrompt):
             self.app.post_message(Note(saved_note(answer, []) or "not trusted: coder ignores what this repository "
