@@ -145,13 +145,15 @@ class RulePolicy:
         if not pending:
             return Decision("allow", "read-only or allowed by rules", rule="rules" if parts else "empty")
         commands = [p for p in pending if p.words != [">"]]
-        shown = ", ".join(f"`{p.text}`" for p in pending[:3]) + (" ..." if len(pending) > 3 else "")
+        named = list(dict.fromkeys(p.text for p in pending))  # a part named twice is said once
+        shown = ", ".join(f"`{text}`" for text in named[:3]) + (" ..." if len(named) > 3 else "")
         if self.mode == "auto":
             return Decision("allow", rule="mode:auto")
         if self.mode == "plan":
             return Decision("deny", f"plan mode runs only read-only commands; not allowed: {shown}",
                             rule="mode:plan")
-        why = "could not be parsed, so it runs only with approval" if not parsed.ok else "needs approval"
+        why = "could not be parsed, so it runs only with approval" if not parsed.ok else \
+            "needs approval" if len(named) == 1 else "need approval"
         # the rule offered is for a command; `> f` of a group's redirection is no command, and a rule made of it
         # (`bash(>*)`) would match nothing the user meant (issue 47): then "once" only
         suggested = suggest_bash_rule(commands[0]) if commands else None

@@ -320,3 +320,25 @@ def test_plain_says_the_answer_a_digit_gave(git_repo: Path, tmp_path: Path) -> N
         quit_plain(tmux)
     finally:
         tmux.close()
+
+
+def test_a_question_names_each_part_of_a_command_once(git_repo: Path, tmp_path: Path) -> None:
+    """The trial's finding: `tput cols; printf ... $(tput cols)` was asked about as "`tput cols`, `printf ...`,
+    `tput cols` needs approval": a part named twice, and "needs" for several."""
+    command = "tput cols; printf '%s' $(tput cols) > w.txt"
+    turns = {"turns": [{"text": "Measuring.", "tool_calls": [{"name": "bash", "input": {"command": command}}]},
+                       {"text": "MEASURED."}]}
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--plain"), git_repo, width=120, height=40)
+    try:
+        tmux.wait("ask>")
+        tmux.type_at_prompt("measure")
+        tmux.send("Enter")
+        screen = tmux.wait("approval in ask mode", "Enter answer")
+        reason = next(line for line in screen.splitlines() if "approval in ask mode" in line)
+        assert reason.count("`tput cols`") == 1 and "need approval" in reason and "needs" not in reason, reason
+        time.sleep(0.6)  # a question takes keys once the keyboard has been quiet a moment (ARM_DELAY)
+        tmux.send("4")
+        tmux.wait("MEASURED.", "ask>")
+        quit_plain(tmux)
+    finally:
+        tmux.close()
