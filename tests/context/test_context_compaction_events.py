@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
+
+import pexpect
 
 from coder.base import events as ev
 from coder.engine.builder import SessionOptions, open_session
 
+ROOT = Path(__file__).resolve().parents[2]
 SUMMARY_ANSWER = {"when": "about to be compacted", "repeat": True, "text": "## Intent\nCount.\n## Plan and next\n1. go"}
 
 
@@ -52,3 +56,31 @@ def test_a_summary_is_announced_before_it_is_made(git_repo: Path, tmp_path: Path
     calls = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     assert len(calls) == len(summaries) and {c["trigger"] for c in calls} == {"auto"}
     assert "compaction_started" not in stored and "compaction" in stored  # a notice, not part of the record
+
+
+def test_plain_in_a_real_terminal_shows_the_summary_start_then_its_duration(git_repo: Path, tmp_path: Path) -> None:
+    """The same, end to end as a user runs it: `coder --plain` in a pseudo-terminal, the compaction settings from
+    the user's config file, a scripted model. The start line comes before the end line with its seconds, both
+    before the answer that follows the compaction."""
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "coder" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[context]\ncompact_at = 2500\nrecent_turns = 1\nmask_target = 0.01\nsummary_max_tokens = 200\n")
+    turns = [{"text": f"{'counting ' * 600} {n}", "tool_calls": [{"name": "todo", "input": {"todos": [
+        {"id": str(n), "text": f"step {n}", "status": "in_progress"}]}}]} for n in range(5)]
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [*turns, {"text": "Counted them all."}, SUMMARY_ANSWER]}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm"}
+    child = pexpect.spawn(sys.executable, ["-m", "coder", "--plain", "--no-sandbox", "--permission-mode", "auto",
+                                           "--model", f"scripted:{script}"],
+                          cwd=str(git_repo), env=env, timeout=120, encoding="utf-8", dimensions=(40, 200))
+    try:
+        child.expect("auto>")
+        child.send("count\r")
+        child.expect(r"compacting the context \(the context is full\): summarising \d+ earlier messages")
+        child.expect(r"context compacted \(summary in \d+\.\d+s\)")
+        child.expect("Counted them all.")
+        child.expect("auto>")
+        child.send("/quit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
