@@ -13,9 +13,6 @@ LIMIT = 420
 OVER = {
     "coder/vcs/repo.py": "the Repo is one object: split in two (the index apart), the walk from review to commit "
                          "returns to a module it left 31 times instead of 27 (benchmarks/repo.py --no-timing)",
-    "coder/repl/term.py": "three concerns (keys during a turn, streamed text wrapping, reading a message): to be "
-                          "split by the --plain work under way in coder/repl this round",
-    "coder/repl/repl.py": "the --plain loop, growing with this round's --plain work in coder/repl: split with it",
 }
 
 
