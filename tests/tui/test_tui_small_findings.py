@@ -269,6 +269,21 @@ def test_plain_keeps_keys_typed_before_a_question_off_its_lines(git_repo: Path, 
         tmux.close()
 
 
+def plain_asked(git_repo: Path, tmp_path: Path, turns: dict, message: str, question: str) -> tuple[Tmux, str]:
+    """`--plain` in tmux, `message` sent, and the screen once `question` is up and takes keys."""
+    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--plain"), git_repo, width=120, height=40)
+    try:
+        tmux.wait("ask>")
+        tmux.type_at_prompt(message)
+        tmux.send("Enter")
+        screen = tmux.wait(question, "Enter answer")
+    except BaseException:
+        tmux.close()
+        raise
+    time.sleep(0.6)  # a question takes keys once the keyboard has been quiet a moment (ARM_DELAY)
+    return tmux, screen
+
+
 def test_plain_asks_about_a_host_web_fetch_wants(git_repo: Path, tmp_path: Path) -> None:
     """The trial's finding: in `--plain` a web_fetch of a host no list names was refused without a question ("you
     refused it when asked"): the proxy asks from its own thread, and the REPL denied every question that did not
@@ -281,13 +296,8 @@ def test_plain_asks_about_a_host_web_fetch_wants(git_repo: Path, tmp_path: Path)
                        {"text": "Again.", "tool_calls": [
                            {"name": "web_fetch", "input": {"url": "https://example.org/"}}]},
                        {"text": "AGAIN."}]}
-    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--plain"), git_repo, width=120, height=40)
+    tmux, _ = plain_asked(git_repo, tmp_path, turns, "fetch it", "Allow network: example.com?")
     try:
-        tmux.wait("ask>")
-        tmux.type_at_prompt("fetch it")
-        tmux.send("Enter")
-        tmux.wait("Allow network: example.com?", "Enter answer")
-        time.sleep(0.6)  # a question takes keys once the keyboard has been quiet a moment (ARM_DELAY)
         tmux.send("4")  # No
         screen = tmux.wait("FETCHED.", "ask>")
         assert "Esc: deny and stop the turn > No" in screen and "coder refused example.com" in screen, screen
@@ -296,7 +306,6 @@ def test_plain_asks_about_a_host_web_fetch_wants(git_repo: Path, tmp_path: Path)
         tmux.wait("Allow network: example.org?", "Enter answer")
         tmux.send("C-c")
         tmux.wait("no longer asked", "turn stopped: interrupted")
-        tmux.wait("ask>")
         quit_plain(tmux)
     finally:
         tmux.close()
@@ -307,13 +316,8 @@ def test_plain_says_the_answer_a_digit_gave(git_repo: Path, tmp_path: Path) -> N
     read `> Yes, this once` (the highlighted choice, not the one the digit picked)."""
     turns = {"turns": [{"text": "Touching.", "tool_calls": [{"name": "bash", "input": {"command": "touch x"}}]},
                        {"text": "LISTED."}]}
-    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--plain"), git_repo, width=120, height=40)
+    tmux, _ = plain_asked(git_repo, tmp_path, turns, "list", "Allow bash: touch x?")
     try:
-        tmux.wait("ask>")
-        tmux.type_at_prompt("list")
-        tmux.send("Enter")
-        tmux.wait("Allow bash: touch x?", "Enter answer")
-        time.sleep(0.6)  # a question takes keys once the keyboard has been quiet a moment (ARM_DELAY)
         tmux.send("4")  # No
         screen = tmux.wait("LISTED.", "ask>")
         assert "Esc: deny and stop the turn > No\n" in screen and "Yes, this once" not in screen.split("5. No")[1]
@@ -328,15 +332,10 @@ def test_a_question_names_each_part_of_a_command_once(git_repo: Path, tmp_path: 
     command = "tput cols; printf '%s' $(tput cols) > w.txt"
     turns = {"turns": [{"text": "Measuring.", "tool_calls": [{"name": "bash", "input": {"command": command}}]},
                        {"text": "MEASURED."}]}
-    tmux = Tmux(tmp_path, coder_command(script(tmp_path, turns), "--plain"), git_repo, width=120, height=40)
+    tmux, screen = plain_asked(git_repo, tmp_path, turns, "measure", "approval in ask mode")
     try:
-        tmux.wait("ask>")
-        tmux.type_at_prompt("measure")
-        tmux.send("Enter")
-        screen = tmux.wait("approval in ask mode", "Enter answer")
         reason = next(line for line in screen.splitlines() if "approval in ask mode" in line)
         assert reason.count("`tput cols`") == 1 and "need approval" in reason and "needs" not in reason, reason
-        time.sleep(0.6)  # a question takes keys once the keyboard has been quiet a moment (ARM_DELAY)
         tmux.send("4")
         tmux.wait("MEASURED.", "ask>")
         quit_plain(tmux)
