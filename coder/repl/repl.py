@@ -21,7 +21,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from coder import __version__
@@ -32,15 +31,13 @@ from coder.engine.options import cwd_from_args, options_from_args
 from coder.frontend.calls import tool_title
 from coder.frontend.history import InputHistory
 from coder.frontend.notify import Notifier, for_session
-from coder.host.git import repo_top
+from coder.frontend.trust_first import ask_before_opening
 from coder.policy.base import PermissionAnswer
 from coder.repl import questions
 from coder.repl.live import PREFIX
 from coder.repl.printer import Printer, is_tty
 from coder.repl.reader import LineReader
 from coder.repl.term import KeyWatcher
-from coder.trust import decisions as trust
-from coder.trust.reader import workspace_key
 
 QUIT_WINDOW = 2.0
 #: seconds after a Ctrl+C during a turn before another one gives up on the turn stopping and leaves the REPL
@@ -117,13 +114,7 @@ class Repl:
         that answer holds only for what was shown (the same fingerprint), else the repository stays untrusted."""
         if self.opener is not None or getattr(self.args, "trust", None) is not None:
             return None
-        cwd = cwd_from_args(self.args)
-        request = trust.inspect(Path(workspace_key(repo_top(cwd) or cwd)))
-        state = trust.status(request)
-        if state.trusted or not request.wants_anything or not request.trustable:
-            return None
-        answer = self.ask_trust(request, state.reason)
-        return lambda seen, _reason: answer and seen.fingerprint == request.fingerprint
+        return ask_before_opening(cwd_from_args(self.args), self.ask_trust)
 
     def _open(self, override: dict[str, Any], ask_trust: Callable[[Any, str], bool] | None) -> Callable[[], None]:
         """Open the session; returns what prints what opening said (a resumed conversation, notes), and where its

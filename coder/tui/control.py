@@ -18,7 +18,9 @@ from textual.app import App
 
 from coder.base import events as ev
 from coder.commands.line import is_command, parse
+from coder.engine.options import cwd_from_args
 from coder.frontend.history import InputHistory
+from coder.frontend.trust_first import ask_before_opening
 from coder.tui.app_notify import Notifications
 from coder.tui.farewell import Conversation, read_conversation
 from coder.tui.messages import Note, OpenFailed, RunCommand, SessionOpened, StatusChanged
@@ -77,10 +79,8 @@ class SessionControl(Part):
 
     def _open_worker(self, ask: Ask, ask_trust: AskTrust, override: dict[str, Any]) -> None:
         from coder.base.errors import CoderError  # lazy, as the engine below: after the first paint
-        from coder.engine.builder import open_session  # lazy: the heaviest of all, in this worker
-        from coder.engine.history import stored_events
-        from coder.engine.options import options_from_args
 
+        args = self.state.args
         buffered: list[ev.Event] = []
         sink: list[Callable[[ev.Event], None]] = [buffered.append]
 
@@ -91,13 +91,22 @@ class SessionControl(Part):
             if self.opener is not None:
                 opened = self.opener(on_event, ask, override)
             else:
-                opened = open_session(options_from_args(self.state.args, **override), on_event, ask, ask_trust)
+                if getattr(args, "trust", None) is None:
+                    # the trust question before the engine's imports, not after them (issue 47)
+                    ask_trust = ask_before_opening(cwd_from_args(args), ask_trust) or ask_trust
+                # lazy: the heaviest of all, in this worker, after the trust question
+                from coder.engine.builder import open_session
+                from coder.engine.options import options_from_args
+
+                opened = open_session(options_from_args(args, **override), on_event, ask, ask_trust)
         except CoderError as exc:
             self.app.post_message(OpenFailed(str(exc)))
             return
         except Exception as exc:  # noqa: BLE001 - shown in the app rather than as a traceback over the screen
             self.app.post_message(OpenFailed(f"internal error: {type(exc).__name__}: {exc}"))
             return
+        from coder.engine.history import stored_events  # lazy: as open_session
+
         history: list[ev.Event] = []
         if opened.resumed:
             history = stored_events(opened.store, opened.session.id)[: -len(buffered) or None]

@@ -102,6 +102,54 @@ def test_the_coder_command_loads_nothing_of_the_engine_before_the_first_screen(g
     assert ("textual" if frontend == "app" else "prompt_toolkit.shortcuts") in loaded  # the control
 
 
+#: the real entry point on a terminal in an untrusted repository, stopped when the trust question is asked: what is
+#: loaded then is written out
+_STOP_AT_TRUST_QUESTION = """
+import json, os, sys
+frontend, out = sys.argv[1], sys.argv[2]
+
+def asked(*args, **kwargs):
+    with open(out, "w") as f:
+        json.dump(sorted(sys.modules), f)
+    os._exit(0)
+
+if frontend == "app":
+    import coder.tui.questions
+    coder.tui.questions.Questions.ask_trust = asked
+else:
+    import coder.repl.questions
+    coder.repl.questions.ask_trust = asked
+from coder.cli.main import main
+sys.argv = ["coder", "--model", "scripted:none.json", *(["--plain"] if frontend == "plain" else [])]
+main()
+"""
+
+
+@pytest.mark.parametrize("frontend", ["app", "plain"])
+def test_the_trust_question_comes_before_the_engine_loads(git_repo: Path, tmp_path: Path, frontend: str) -> None:
+    """An untrusted repository that defines a hook: the question is asked from what the repository would run and
+    its fingerprint, before the engine, the tools and the model's SDK load (the app asked from inside the session's
+    opening, after them; `--plain` loaded the engine's builder for the working folder), and before anything of the
+    repository ran (its hook writes a marker when it does: the control, trusted, is in
+    tests/security/test_security_trust_prompt.py)."""
+    settings = git_repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [
+        {"type": "command", "command": "echo ran > hook-ran.txt"}]}]}}))
+    out = tmp_path / "loaded.json"
+    child = pexpect.spawn(sys.executable, ["-c", _STOP_AT_TRUST_QUESTION, frontend, str(out)], cwd=str(git_repo),
+                          env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm"}, timeout=120,
+                          encoding="utf-8", dimensions=(40, 120))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert out.exists(), f"the trust question was never asked:\n{child.before}"
+    loaded = json.loads(out.read_text())
+    engine = [m for m in ("coder.engine.builder", "coder.engine.session", "coder.tools.registry", "anthropic")
+              if m in loaded]
+    assert engine == [], f"loaded before the trust question: {engine}"
+    assert not (git_repo / "hook-ran.txt").exists()
+
+
 @async_test
 async def test_messages_and_commands_typed_before_the_session_is_open_run_in_order(factory, git_repo: Path,
                                                                                    tmp_path: Path) -> None:
