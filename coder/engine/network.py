@@ -37,8 +37,8 @@ def network_hooks(record: Callable[[ev.Event], None], ask: AskHandler, project_d
             "not list. Once: for this command; always: for this session; in this project: from now on.", host)
         record(request)
         answer = ask(request)
-        if not answer.allow:
-            return "deny"
+        if not answer.allow:  # what the person said with it reaches the model in the refusal
+            return f"deny:{answer.said}" if answer.said else "deny"
         return {"session": "session", "project": "always"}.get(answer.remember or "", "once")
 
     return NetHooks(None if ask is no_questions else question, report, project_dir)

@@ -183,7 +183,7 @@ def permission_answer(answer: str, rules: list[str], remember: Callable[[Permiss
     if answer == "stop":
         return PermissionAnswer(False, message="interrupted by the user")
     message = "the user denied this call" + (f" and said: {why}" if why else "")
-    return PermissionAnswer(False, message=message)
+    return PermissionAnswer(False, message=message, said=why)
 
 
 def saved_note(answer: str, rules: list[str]) -> str:

@@ -37,7 +37,8 @@ from pathlib import Path
 from coder.netproxy.domains import DomainPolicy, Verdict, normalize_host, refusal_message
 from coder.netproxy.wire import connect, parse_head, pipe, respond, unwrapped
 
-#: a user's answer to "may the sandbox reach HOST?": "once" (this shell command), "session", "always", "deny"
+#: a user's answer to "may the sandbox reach HOST?": "once" (this shell command), "session", "always", "deny", or
+#: "deny:WHY" (what the person said with it, for the model)
 Asker = Callable[[str, int], str]
 HEAD_LIMIT = 64 * 1024
 HEAD_TIMEOUT = 10.0
@@ -200,7 +201,9 @@ class NetProxy:
                 return self.policy.verdict(host), ""
         with self._lock:
             self._refused_now.add(host)
-        return verdict, refusal_message(host, verdict, "you refused it when asked")
+        said = " ".join(answer.partition(":")[2].split())[:300] if answer.startswith("deny:") else ""
+        return verdict, refusal_message(host, verdict, "you refused it when asked" + (f", saying: {said}" if said
+                                                                                       else ""))
 
     def _ask_thread(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future[str], host: str,
                     port: int) -> None:

@@ -46,6 +46,7 @@ class PermissionAnswer:
     remember: Literal["session", "project"] | None = None
     rule: str | None = None
     message: str = ""  # shown to the model on deny
+    said: str = ""  # what the person typed with a denial ("No, and tell the model why"), also in `message`
 
 
 class PermissionPolicy(Protocol):

@@ -11,6 +11,9 @@ from PIL import Image
 from terminal_support import Tmux, coder_command, quit_plain  # type: ignore[import-not-found]
 from tui_support import app_args, async_test, screen_text, wait_for  # type: ignore[import-not-found]
 
+from coder.base import paths
+from coder.store.db import SessionStore
+
 HELLO = {"turns": [{"text": "Seen."}, {"text": "Again."}]}
 
 
@@ -341,3 +344,31 @@ def test_a_question_names_each_part_of_a_command_once(git_repo: Path, tmp_path: 
         quit_plain(tmux)
     finally:
         tmux.close()
+
+
+def test_plain_passes_on_why_a_host_was_refused(git_repo: Path, tmp_path: Path) -> None:
+    """The trial's finding: "No, and tell the model why" on a network question asked for the reason and dropped it
+    (the model read only "you refused it when asked"), in both frontends."""
+    load = {"tool_calls": [{"name": "tool_search", "input": {"query": "select:web_fetch"}}]}
+    turns = {"turns": [load, {"text": "Fetching.", "tool_calls": [
+                           {"name": "web_fetch", "input": {"url": "https://example.com/"}}]},
+                       {"text": "FETCHED."}]}
+    tmux, _ = plain_asked(git_repo, tmp_path, turns, "fetch it", "Allow network: example.com?")
+    try:
+        tmux.send("5")
+        tmux.wait("Why? (the model hears it) >")
+        tmux.type("use the local copy")
+        tmux.send("Enter")
+        tmux.wait("FETCHED.", "ctx ")
+        quit_plain(tmux)
+    finally:
+        tmux.close()
+    store = SessionStore(paths.sessions_db())
+    try:
+        row = store.latest(str(git_repo))
+        assert row is not None
+        fetched = [str(e.data["output"]) for e in store.events(row.id) if e.type == "tool_call_finished"
+                   and e.data.get("tool") == "web_fetch"]
+    finally:
+        store.close()
+    assert len(fetched) == 1 and "you refused it when asked, saying: use the local copy" in fetched[0], fetched
