@@ -18,6 +18,8 @@ from suite_tiers import (  # noqa: F401 - the tiers' hooks, registered by being 
     pytest_configure,
     pytest_runtest_call,
     pytest_runtest_logreport,
+    pytest_runtest_logstart,
+    pytest_runtest_makereport,
     pytest_runtest_setup,
     pytest_terminal_summary,
 )

@@ -13,13 +13,16 @@ hand and a new test lands in the right tier without its author doing anything (d
   fixed by a marker, `@pytest.mark.integration`, never by a bigger timeout.
 
 Each tier has its own timeout (pytest-timeout's marker, unless the test sets one), and the slow tests run first
-so that the two xdist workers do not end on one long test.
+so that the two xdist workers do not end on one long test. The summary line gives each tier's test time and its
+CPU (the test process's and its waited-for children's, per phase, also in `--junitxml`'s properties): on a shared
+machine the wall time swings with the load, the CPU much less.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import resource
 import sys
 import threading
 import types
@@ -318,20 +321,47 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 @dataclass
 class _Totals:
-    """Tests and seconds per tier, from the reports (the workers' too, under xdist)."""
+    """Tests, seconds and CPU seconds per tier, from the reports (the workers' too, under xdist)."""
 
     tests: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
 
 
 TOTALS = _Totals()
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it waited for (a `coder run`, git, the sandbox, theirs):
+    a steadier measure of a test's cost than its wall time on a shared machine."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+#: the CPU reading at the end of the last phase reported (set as each test starts)
+_CPU_MARK: list[float] = [0.0]
+
+
+def pytest_runtest_logstart() -> None:
+    _CPU_MARK[0] = _cpu()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport() -> Iterator[pytest.TestReport]:
+    report = yield
+    now = _cpu()
+    report.user_properties.append(("cpu", round(now - _CPU_MARK[0], 3)))  # this phase's (set-up, call, teardown)
+    _CPU_MARK[0] = now
+    return report
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    tier = dict(report.user_properties).get("tier", "").split(":")[0]
+    properties = dict(report.user_properties)
+    tier = str(properties.get("tier", "")).split(":")[0]
     if not tier:
         return
     TOTALS.seconds[tier] = TOTALS.seconds.get(tier, 0.0) + report.duration
+    TOTALS.cpu[tier] = TOTALS.cpu.get(tier, 0.0) + float(properties.get("cpu", 0.0))
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         TOTALS.tests[tier] = TOTALS.tests.get(tier, 0) + 1
 
@@ -339,6 +369,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if TOTALS.tests:
         terminalreporter.write_line("tiers: " + ", ".join(
-            f"{tier} {TOTALS.tests.get(tier, 0)} tests {TOTALS.seconds.get(tier, 0.0):.0f} s"
+            f"{tier} {TOTALS.tests.get(tier, 0)} tests {TOTALS.seconds.get(tier, 0.0):.0f} s "
+            f"({TOTALS.cpu.get(tier, 0.0):.0f} s CPU)"
             for tier in reversed(TIERS)) + " (test time, summed over the workers)")
 
