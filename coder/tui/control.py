@@ -18,9 +18,7 @@ from textual.app import App
 
 from coder.base import events as ev
 from coder.commands.line import is_command, parse
-from coder.engine.options import cwd_from_args
 from coder.frontend.history import InputHistory
-from coder.frontend.trust_first import ask_before_opening
 from coder.tui.app_notify import Notifications
 from coder.tui.farewell import Conversation, read_conversation
 from coder.tui.messages import Note, OpenFailed, RunCommand, SessionOpened, StatusChanged
@@ -91,8 +89,11 @@ class SessionControl(Part):
             if self.opener is not None:
                 opened = self.opener(on_event, ask, override)
             else:
+                # lazy, in this worker: the trust question before the engine's imports, not after them (issue 47)
+                from coder.engine.options import cwd_from_args
+                from coder.frontend.trust_first import ask_before_opening
+
                 if getattr(args, "trust", None) is None:
-                    # the trust question before the engine's imports, not after them (issue 47)
                     ask_trust = ask_before_opening(cwd_from_args(args), ask_trust) or ask_trust
                 # lazy: the heaviest of all, in this worker, after the trust question
                 from coder.engine.builder import open_session
