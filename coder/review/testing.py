@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from coder.base.errors import SandboxUnavailable
@@ -21,7 +20,6 @@ from coder.fs.beneath import path_kind
 from coder.review.context import ReviewContext
 from coder.review.types import Finding, StageResult
 from coder.sandbox.exec import run_sandboxed
-from coder.sandbox.profile import SandboxConfig
 
 _PYTEST_FAIL_RE = re.compile(r"^(FAILED|ERROR) (\S+?)(?:::(\S+))?(?: - (.*))?$", re.M)
 
@@ -35,13 +33,18 @@ class TestPlan:
 
 
 def _python(workdir: Path) -> str:
-    """The project's venv interpreter when it has one. Looked up beneath `workdir` without following links
-    (a venv's `bin/python` is itself a link to the system's, so the last component may be one): it runs in
-    the sandbox, which resolves it in its own view; nothing on the host is read through a planted link."""
+    """The interpreter for the project's tests: the project's, never coder's own (`sys.executable` is coder's
+    install, a pipx or private venv without the project's dependencies, when coder is installed apart from the
+    project). The project's `.venv` or `venv` when it has one, else `python3` as the sandboxed shell resolves it on
+    its PATH: the model's shell gets the same PATH (an activated `$VIRTUAL_ENV` first on it, or the one a batch run
+    gives the sandbox), so the review's tests and coder.engine.verify's evidence run (`run_selected`) check a claim
+    with the interpreter the model used. A venv is looked up beneath `workdir` without following links (a venv's
+    `bin/python` is itself a link to the system's, so the last component may be one): it runs in the sandbox,
+    which resolves it in its own view; nothing on the host is read through a planted link."""
     for venv in (".venv", "venv"):
         if path_kind(workdir, f"{venv}/bin/python") in ("file", "link"):
             return str(workdir / venv / "bin" / "python")
-    return sys.executable
+    return "python3"
 
 
 def _pytest_configured(ctx: ReviewContext, files: list[str]) -> bool:
@@ -126,19 +129,10 @@ def import_pattern(modules: list[str], posix: bool = False) -> str:
     return r"\b(import|from|require\()\s*" + word + r"*\b(" + names + r")\b"
 
 
-def _sandbox_config(ctx: ReviewContext) -> SandboxConfig:
-    """The user's sandbox section plus this interpreter, read-only, so the project's tests find pytest."""
-    extra = list(ctx.config.sandbox.extra_ro)
-    for prefix in {sys.prefix, sys.base_prefix}:
-        if prefix not in extra and not prefix.startswith(("/usr", "/bin", "/opt")):
-            extra.append(prefix)
-    return replace(ctx.config.sandbox, extra_ro=extra)
-
-
 def _run(ctx: ReviewContext, command: str, workdir: Path, timeout: float) -> tuple[int | None, str, bool]:
     env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": ":".join(
         str(p) for p in (workdir / "src", workdir) if p.is_dir())}
-    run = run_sandboxed(command, workdir, _sandbox_config(ctx), timeout, env=env)
+    run = run_sandboxed(command, workdir, ctx.config.sandbox, timeout, env=env)  # the model's shell's sandbox
     return run.exit_code, run.output, run.timed_out
 
 
