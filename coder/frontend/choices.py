@@ -158,6 +158,16 @@ def trust_question() -> Question:
                     default=0, escape="not_now")
 
 
+def plan_question() -> Question:
+    """Approve the plan and go on in auto-edit, which lets every edit of the session through without asking (a
+    lasting grant: only through its confirmation), approve and go on in ask mode (the safe default: every edit
+    still asks), or keep planning (what to change is typed next). Esc stops the turn."""
+    return Question([Choice("auto-edit", "Approve, and go on in auto-edit (edits without asking)",
+                            grants="go on in auto-edit: every edit of this session without asking"),
+                     Choice("ask", "Approve, and go on in ask mode (each edit asks)"),
+                     Choice("revise", "Keep planning (you say what to change next)")], default=1, escape="stop")
+
+
 def untrusted_means(request: Any) -> str:
     """What saying "not now" to the trust question means for this repository (`request`: a TrustRequest), in the
     dialog of both frontends: its deny and ask rules hold either way (coder/policy/rules.py, coder/ext/

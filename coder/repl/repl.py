@@ -218,7 +218,8 @@ class Repl:
         if isinstance(request, ev.PlanProposed):  # issue 19: approve the plan, or keep planning
             from coder.repl.work import ask_plan  # lazy: the plan's engine types load with a plan
 
-            return ask_plan(self.printer, self.reader, self.opened.session)
+            return ask_plan(lambda q: questions.print_choices(self.printer, q), self.reader, self._keep,
+                            self.opened.session)
         return questions.ask_permission(self.printer, self.reader, self._keep, request, self.opened, gone)
 
     def _keep(self, text: str) -> None:

@@ -4,15 +4,16 @@ of work in progress (issue 24: review stages, waits before a retry)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from coder.base import events as ev
 from coder.engine.mentions import chips
 from coder.engine.work import PlanVerdict
+from coder.frontend.choices import Question, plan_question
 from coder.frontend.work import plan_line
 
 _MARKS = {"done": "✓", "in_progress": "▶", "pending": "○"}
-PLAN_CHOICES = "[1] approve, auto-edit · [2] approve, ask · [3] keep planning (or type your feedback)"
 
 
 def print_work(printer: Any, event: ev.Event, replay: bool) -> None:
@@ -32,23 +33,25 @@ def todo_lines(items: list[dict[str, Any]]) -> str:
     return "\n".join([f"Tasks {done}/{len(items)}:"] + rows) if items else "Tasks: (the list is empty)"
 
 
-def ask_plan(printer: Any, reader: Any, session: Any) -> PlanVerdict:
-    """The plan question (the plan itself was printed with its event): 1, 2, 3 then feedback, or feedback typed
-    straight away. Esc, Ctrl+C or the end of input stop the turn."""
-    while True:
-        try:
-            reply = reader.ask(f"{PLAN_CHOICES} > ").strip()
-            if reply in ("1", "a", "auto-edit"):
-                return PlanVerdict("approved", "auto-edit")
-            if reply in ("2", "y", "ask"):
-                return PlanVerdict("approved", "ask")
-            if reply in ("3", "n", "no"):
-                reply = reader.ask("feedback (what to change) > ").strip()
-            if reply:
-                return PlanVerdict("revise", "plan", reply)
-        except (KeyboardInterrupt, EOFError):
-            session.interrupt()
-            return PlanVerdict("rejected", "plan", "interrupted by the user")
+def ask_plan(show: Callable[[Question], None], reader: Any, keep: Callable[[str], None], session: Any) -> PlanVerdict:
+    """The plan question (the plan itself was printed with its event; `show` prints the lines on offer), with
+    numbered choices typing cannot answer (coder/frontend/choices.py): approving in auto-edit is a lasting grant,
+    confirmed after a pause; keys typed as it appears are the next message's type-ahead (`keep`). Keep planning
+    asks what to change. Esc, Ctrl+C or the end of input stop the turn."""
+    question = plan_question()
+    show(question)
+    try:
+        answer = reader.ask_choice(question, keep, show)
+        if answer in ("auto-edit", "ask"):
+            return PlanVerdict("approved", answer)
+        while answer == "revise":
+            feedback = reader.ask("feedback (what to change) > ").strip()
+            if feedback:
+                return PlanVerdict("revise", "plan", feedback)
+    except (KeyboardInterrupt, EOFError):
+        pass
+    session.interrupt()
+    return PlanVerdict("rejected", "plan", "interrupted by the user")
 
 
 def progress_line(event: ev.Event) -> str:

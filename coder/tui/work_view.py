@@ -13,17 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Static
+from textual.widgets import Input, Static
 
 from coder.base import events as ev
 from coder.base.termsafe import visible
+from coder.frontend.choices import plan_question
 from coder.frontend.work import plan_line
 from coder.tui.blocks import NoteBlock, markdown_block
 from coder.tui.messages import PlanAnswered, StopTurn
 from coder.tui.part import Part
+from coder.tui.prompts import ChoicePrompt
 from coder.tui.state import AppState
 
 if TYPE_CHECKING:  # the engine loads in a worker after the first paint (PlanVerdict is made when a plan is answered)
@@ -75,21 +76,26 @@ def render_todos(items: list[dict[str, Any]], rows: int = PANEL_ROWS) -> Text:
     return text
 
 
+class PlanPrompt(ChoicePrompt):
+    """The plan's choices (coder/frontend/choices.py: plan_question): typing cannot answer them, and approving in
+    auto-edit, a lasting grant, only through its confirmation."""
+
+    def __init__(self) -> None:
+        super().__init__(plan_question())
+
+
 class PlanScreen(ModalScreen["PlanVerdict | None"]):
-    """The plan and three answers: approve and go on in auto-edit (1), approve and go on in ask (2), or keep
-    planning with the feedback typed in the box (3, or Enter in the box)."""
+    """The plan and its question: approve and go on in auto-edit (1, confirmed after a pause, or a click), approve
+    and go on in ask (2, the highlighted one), or keep planning with the feedback typed in the box (3, or Enter in
+    the box). Keys typed before the question counts them go into the box (issue 47: a `1` or an Enter typed as
+    the screen appeared switched the session to auto-edit)."""
 
     DEFAULT_CSS = """
     PlanScreen { align: center middle; }
     PlanScreen > Vertical { width: 92%; height: auto; max-height: 90%; border: round $accent; background: $surface;
                             padding: 0 1; }
     PlanScreen VerticalScroll { height: auto; max-height: 24; }
-    PlanScreen Horizontal { height: auto; margin: 1 0 0 0; }
-    PlanScreen Button { margin: 0 1 0 0; }
     """
-    BINDINGS = [Binding("1", "answer('auto-edit')", "approve, auto-edit"),
-                Binding("2", "answer('ask')", "approve, ask"),
-                Binding("3", "answer('revise')", "keep planning")]
 
     def __init__(self, plan: str, asking: Callable[[], bool], working: Callable[[], bool],
                  stop: Callable[[], None]) -> None:
@@ -109,15 +115,12 @@ class PlanScreen(ModalScreen["PlanVerdict | None"]):
             yield Static(Text("The plan is ready. Approve it to leave plan mode, or keep planning.", style="bold"))
             with VerticalScroll():
                 yield markdown_block(self.plan, "command")
-            yield Input(placeholder="Feedback for the model (what to change), then Enter or 3 to keep planning",
+            yield Input(placeholder="Feedback for the model (what to change), then Enter to keep planning",
                         id="feedback")
-            with Horizontal():
-                yield Button("Approve · auto-edit [1]", id="auto-edit", variant="success", compact=True)
-                yield Button("Approve · ask [2]", id="ask", variant="primary", compact=True)
-                yield Button("Keep planning [3]", id="revise", compact=True)
+            yield PlanPrompt()
 
     def on_mount(self) -> None:
-        self.query_one("#auto-edit", Button).focus()
+        self.query_one(PlanPrompt).focus()
         self.set_interval(0.1, self._check)
 
     def _check(self) -> None:
@@ -142,9 +145,22 @@ class PlanScreen(ModalScreen["PlanVerdict | None"]):
     def action_next(self) -> None:
         """Ctrl+R (the history search's key, handed to the open modal): nothing to search here."""
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_answer(event.button.id or "revise")
+    def on_choice_prompt_answered(self, message: ChoicePrompt.Answered) -> None:
+        message.stop()
+        if message.answer == "stop":
+            self.stop_turn()
+        else:
+            self.action_answer(message.answer)
+
+    def on_choice_prompt_typed(self, message: ChoicePrompt.Typed) -> None:
+        """Typing, not an answer: it goes into the feedback box, which takes the focus."""
+        message.stop()
+        box = self.query_one("#feedback", Input)
+        box.focus()
+        if message.character and (len(message.character) > 1 or message.character.isprintable()):
+            box.insert_text_at_cursor(message.character)
+        elif message.key == "backspace":
+            box.action_delete_left()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

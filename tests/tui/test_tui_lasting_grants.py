@@ -157,3 +157,103 @@ def test_plain_no_typing_saves_a_lasting_rule(git_repo: Path, script: Path, tmp_
 def test_rules_path_is_the_users_not_the_repositorys(git_repo: Path) -> None:
     """The file the tests above look for is in the state dir this test run owns (tests/conftest.py)."""
     assert str(remembered_rules_path(git_repo)).startswith(os.environ["XDG_STATE_HOME"])
+
+
+#: the plan question at once: an Enter or a `1` typed as it appears once approved the plan in auto-edit (every
+#: edit of the session without asking) in both frontends
+PLAN_SCRIPT = {"turns": [{"text": "Planning.", "tool_calls": [{"name": "exit_plan", "input": {
+                             "plan": "# Plan\nmake it"}}]},
+                         {"text": "Making it.", "tool_calls": [{"name": "str_replace_based_edit_tool", "input": {
+                             "command": "create", "path": "made.txt", "file_text": "hi\n"}}]},
+                         {"text": "Made."}]}
+AUTO_EDIT = "Yes, save: go on in auto-edit"
+APPROVED = "plan approved by the user; mode auto-edit"
+
+
+@pytest.fixture
+def plan_script(tmp_path: Path) -> Path:
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(PLAN_SCRIPT))
+    return path
+
+
+def typist_at_the_plan(tmux: Tmux, keys: str) -> None:
+    """Keys as the plan question appears (no pause): Enter, `1` and Enter, Enter held, a paste."""
+    if keys == "held":
+        held_enter(tmux, count=20)
+    elif keys == "paste":
+        paste(tmux, "1\r")
+    else:
+        tmux.type(keys)
+
+
+@pytest.mark.parametrize("keys", ["\r", "1\r", "held", "paste"])
+def test_app_no_typing_approves_a_plan_in_auto_edit(git_repo: Path, plan_script: Path, tmp_path: Path,
+                                                    keys: str) -> None:
+    """The plan screen focused its auto-edit button and took `1` at once: an Enter or a `1` typed as it
+    appeared switched the session to auto-edit. Now its keys count only once it has been up a moment, and
+    auto-edit only through its confirmation; the deliberate way (control) still approves in auto-edit."""
+    command = coder_command(plan_script).replace("--permission-mode ask", "--permission-mode plan")
+    tmux = Tmux(tmp_path, command, git_repo, width=110, height=50)
+    try:
+        tmux.wait("idle │")
+        tmux.type("make it")
+        tmux.send("Enter")
+        tmux.wait("Keep planning")
+        typist_at_the_plan(tmux, keys)
+        time.sleep(1.5)
+        screen = tmux.screen()
+        assert "mode auto-edit" not in screen and "auto-edit │" not in screen and APPROVED not in screen, screen
+        if keys == "held":  # Enter held on past the moment the question counts keys: approved in ask mode at most
+            return  # (and the edit then allowed once)
+        assert not (git_repo / "made.txt").exists()
+        if keys != "\r":  # a lone Enter was not typing; the rest went to the feedback box, which took the focus
+            while ARMED in tmux.screen():  # the question gave the focus away (polled: drawn a moment later)
+                time.sleep(0.1)
+            tmux.send("Tab")  # from the feedback box back to the question (the way a person goes)
+        tmux.wait(ARMED)
+        tmux.send("1")  # the deliberate way: number, Enter, read it, Down, Enter
+        tmux.send("Enter")
+        tmux.wait(AUTO_EDIT, DELIBERATE)
+        tmux.send("Down")
+        tmux.wait("Enter saves it · ↑")
+        tmux.send("Enter")
+        tmux.wait(APPROVED, "Made.")
+        assert (git_repo / "made.txt").exists()  # in auto-edit: the edit ran without asking
+    finally:
+        tmux.close()
+
+
+@pytest.mark.parametrize("keys", ["1\r", "held"])
+def test_plain_no_typing_approves_a_plan_in_auto_edit(git_repo: Path, plan_script: Path, tmp_path: Path,
+                                                      keys: str) -> None:
+    """`--plain` read the plan's answer as a line: `1` and Enter typed as it appeared approved it in auto-edit."""
+    command = coder_command(plan_script, "--plain").replace("--permission-mode ask", "--permission-mode plan")
+    tmux = Tmux(tmp_path, command, git_repo, width=110, height=50)
+    try:
+        tmux.wait("plan>")
+        tmux.type_at_prompt("make it")
+        tmux.send("Enter")
+        tmux.wait("Plan proposed", "auto-edit")  # the question (on main: "[1] approve, auto-edit")
+        typist_at_the_plan(tmux, keys)
+        time.sleep(1.5)
+        screen = tmux.screen()
+        assert APPROVED not in screen, screen
+        if keys == "held":  # Enter held on past the moment the question counts keys: approved in ask mode at most
+            return  # (and the edit then allowed once)
+        assert not (git_repo / "made.txt").exists(), screen
+        time.sleep(0.7)  # the question takes keys once the keyboard was quiet for a moment
+        tmux.type("1")  # the deliberate way (control)
+        tmux.send("Enter")
+        tmux.wait(AUTO_EDIT, "Read it first")
+        time.sleep(1.3)  # read it
+        tmux.send("Down")
+        tmux.wait("❯ Yes, save")
+        tmux.send("Enter")
+        tmux.wait(APPROVED, "Made.")
+        assert (git_repo / "made.txt").exists()
+        tmux.wait("ctx ")
+        tmux.send("C-u")
+        quit_plain(tmux)
+    finally:
+        tmux.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def make(git_repo: Path, tmp_path: Path, script: Path) -> Any:
 
 @async_test
 async def test_app_plan_is_approved_then_the_task_list_stays_visible(git_repo: Path, tmp_path: Path) -> None:
-    from coder.tui.work_view import PlanScreen, TodoPanel
+    from coder.tui.work_view import PlanPrompt, PlanScreen, TodoPanel
 
     app = make(git_repo, tmp_path, write_script(tmp_path))
     async with app.run_test(size=(110, 40)) as pilot:
@@ -54,10 +55,13 @@ async def test_app_plan_is_approved_then_the_task_list_stays_visible(git_repo: P
         await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen))
         await wait_for(pilot, lambda: "Keep planning" in screen_text(app))
         shown = screen_text(app)
-        assert "Create notes.txt" in shown and "Approve · auto-edit" in shown and "Keep planning" in shown
+        assert "Create notes.txt" in shown and "go on in auto-edit" in shown and "Keep planning" in shown
         assert not (git_repo / "notes.txt").exists()
         plan = app.screen
-        await pilot.press("1")
+        await wait_for(pilot, lambda: plan.query_one(PlanPrompt).armed)
+        await pilot.press("1", "enter")  # auto-edit is lasting: its confirmation, read, then Down and Enter
+        await wait_for(pilot, lambda: "↓ then Enter saves it" in screen_text(app))
+        await pilot.press("down", "enter")
         await wait_for(pilot, lambda: not app.busy and (git_repo / "notes.txt").exists())
         plan._check()  # its timer's tick, come late (a loaded machine) after the screen has gone: nothing happens
         await pilot.pause(0.2)
@@ -79,15 +83,17 @@ async def test_app_keep_planning_sends_the_feedback_and_esc_stops(git_repo: Path
     from textual.widgets import Input
 
     from coder.base import events as ev
-    from coder.tui.work_view import PlanScreen
+    from coder.tui.work_view import PlanPrompt, PlanScreen
 
     app = make(git_repo, tmp_path, write_script(tmp_path, revise=True))
     async with app.run_test(size=(110, 40)) as pilot:
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "add notes")
         await wait_for(pilot, lambda: isinstance(app.screen, PlanScreen))
-        await pilot.press("3")  # keep planning: first say what to change
-        assert isinstance(app.screen, PlanScreen) and app.screen.query_one(Input).has_focus
+        await wait_for(pilot, lambda: app.screen.query_one(PlanPrompt).armed)
+        await pilot.press("3")  # keep planning (once no key followed the digit for a moment): say what to change
+        await wait_for(pilot, lambda: app.screen.query_one(Input).has_focus)
+        assert isinstance(app.screen, PlanScreen)
         for key in "only notes":
             await pilot.press("space" if key == " " else key)
         await pilot.press("enter")
@@ -111,9 +117,15 @@ def test_repl_plan_approval_and_task_list_in_a_terminal(git_repo: Path, tmp_path
     try:
         child.expect("plan>")
         child.send("add notes\r")
-        child.expect(r"\[1\] approve, auto-edit")
-        assert "Create notes.txt" in child.before and "Plan proposed" in child.before
-        child.send("1\r")
+        child.expect("Esc: deny and stop the turn > ")
+        assert "Create notes.txt" in child.before and "go on in auto-edit" in child.before
+        time.sleep(0.8)  # the question takes keys once the keyboard was quiet for a moment
+        child.send("1\r")  # auto-edit is lasting: its confirmation, read, then Down and Enter
+        child.expect("Read it first")
+        time.sleep(1.3)
+        child.send("\x1b[B")
+        child.expect("Enter saves it")
+        child.send("\r")
         child.expect("plan approved by the user; mode auto-edit")
         child.expect("Tasks 0/2")
         child.expect("Tasks 2/2")
