@@ -209,7 +209,7 @@ def stage_tests(ctx: ReviewContext) -> StageResult:
         if plan.kind == "pytest" and code and no_pytest(output):  # nothing ran: the project's Python lacks it
             findings.append(Finding("", None, "warning", f"tests not run: {output.strip()} (install pytest for "
                                     "that Python, or set review.tests.command)", "tests-not-run", "tests"))
-            notes.append(f"{scope} tests not run: pytest is not installed")
+            notes.append(f"{scope} tests not run: no Python with pytest")
             break
         if code == 0:
             notes.append(f"{scope} tests passed" + (f" ({len(plan.related_files)} file(s))" if scope == "related"
@@ -227,9 +227,10 @@ def stage_tests(ctx: ReviewContext) -> StageResult:
 
 def no_pytest(output: str) -> bool:
     """`python -m pytest` said only that it has no pytest (issue 47's trial: that read as "tests failed", and the
-    model was sent to fix the code twice before /commit gave up)."""
+    model was sent to fix the code twice before /commit gave up), or the shell found no `python3` on its PATH (a
+    project with no venv on a machine whose sandbox PATH has none)."""
     lines = output.strip().splitlines()
-    return len(lines) == 1 and lines[0].endswith(": No module named pytest")
+    return len(lines) == 1 and lines[0].endswith((": No module named pytest", "python3: command not found"))
 
 
 def _failure_findings(ctx: ReviewContext, plan: TestPlan, output: str, code: int | None, workdir: Path,

@@ -68,3 +68,17 @@ def test_the_projects_tests_run_with_the_projects_python(tmp_path: Path, monkeyp
     run = run_selected(ReviewContext(opened, opened.diff(), config=config))
     assert run is not None and run.exit_code == 0 and "1 passed" in run.output, run
     assert sys.executable not in run.command
+
+
+def test_no_python3_on_the_sandboxs_path_is_tests_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a venv the word `python3` is resolved in the sandbox; a PATH there without one is "tests not run"
+    (a warning the commit goes past), not a failing test the model is sent to fix."""
+    from coder.review.pipeline import review
+
+    repo = _project(tmp_path)
+    monkeypatch.setenv("CODER_SANDBOX_ENV", '{"PATH": "/nonexistent-bin"}')  # inside the sandbox only
+    opened = Repo.open(repo)
+    result = review(opened, opened.diff(), config=settings({"review": {"stages": ["tests"]}}))
+    stage = result.stage("tests")
+    assert "python3: command not found" in stage.details  # the plant is live
+    assert result.verdict == "warn" and [f.check for f in result.findings] == ["tests-not-run"], result.render()
