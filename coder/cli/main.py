@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"coder {__version__}")
         return 0
+    from coder.host.audit import install  # start-up time: after the --version answer
+
+    install()  # from here on, a process start that does not come through coder/host fails (coder/host/audit.py)
     if not opens_frontend(argv) or not on_terminal():
         return _main(argv)
     from coder.frontend.typeahead import keys_as_typed  # start-up time: after the --version answer
@@ -88,9 +91,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     from coder.base.errors import EXIT_INTERRUPTED, CoderError  # start-up time: after the --version answer
-    from coder.host.audit import install  # start-up time: after the --version answer
-
-    install()  # from here on, a process start that does not come through coder/host fails (coder/host/audit.py)
 
     global _prebuilt
     parser, _prebuilt = _prebuilt or build_parser(), None
