@@ -19,8 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from coder.base.errors import ConfigError
+from coder.base.keylines import MAX_FLOW_DEPTH, yaml_with_lines
 from coder.ext.manifests import AgentFile, read_markdown
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,8 +74,15 @@ def test_yaml_aliases_in_a_front_matter_are_refused_at_once(tmp_path: Path) -> N
 
 def test_a_front_matter_nested_thousands_deep_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "deep.md"
-    # 2,000 levels are twice what the composer's recursion survives; PyYAML's scanner is quadratic in the depth
-    # (20,000 took minutes of CPU under load, past the integration tier's timeout)
-    path.write_text("---\nname: " + "[" * 2_000 + "]" * 2_000 + "\n---\nprompt\n")
+    # refused before PyYAML reads it: its scanner is quadratic in the depth (20,000 levels took minutes of CPU
+    # under load, past the integration tier's timeout) and its composer recurses per level
+    path.write_text("---\nname: " + "[" * 20_000 + "]" * 20_000 + "\n---\nprompt\n")
     with pytest.raises(ConfigError, match="deep.md: the front matter is not valid YAML"):
         read_markdown(AgentFile, path)
+
+
+def test_the_depth_line_falls_between_a_hundred_and_a_hundred_and_one() -> None:
+    data, _ = yaml_with_lines("a: " + "[" * MAX_FLOW_DEPTH + "]" * MAX_FLOW_DEPTH)  # control: at the line, loads
+    assert isinstance(data["a"], list)
+    with pytest.raises(yaml.YAMLError, match="nested too deeply"):
+        yaml_with_lines("a: " + "[" * (MAX_FLOW_DEPTH + 1) + "]" * (MAX_FLOW_DEPTH + 1))
