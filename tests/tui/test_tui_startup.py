@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pexpect
@@ -228,3 +229,48 @@ def test_the_subcommands_known_before_the_parser_are_the_parsers() -> None:
     assert set(actions[0].choices) == SUBCOMMANDS
     assert opens_frontend(["--model", "x", "--plain"]) and not opens_frontend(["run", "x"])
     assert not opens_frontend(["--help"])
+
+
+@pytest.mark.parametrize("plain", [False, True], ids=["app", "plain"])
+def test_keys_typed_during_the_launch_never_answer_the_trust_question(git_repo: Path, tmp_path: Path,
+                                                                      plain: bool) -> None:
+    """Red team of the start-up change (issue 47 items 1 and 4): coder now reads the keys typed during the launch
+    and hands them to the frontend, so a person who types `2` and Enter (or `y`, `1`, a bracketed paste of `2` and
+    Enter) before the first screen of an untrusted repository must not have answered its trust question, let alone
+    trusted it. They are typing: the app queues them as messages, `--plain` keeps them for the first prompt. The
+    control: the deliberate way (2, Enter, a pause, Down, Enter) trusts it."""
+    from coder.trust.decisions import is_trusted
+
+    (git_repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"probe": {"command": "sh",
+                                                                              "args": ["-c", "exit 1"]}}}))
+    script = tmp_path / "hello.json"
+    script.write_text('{"turns": [{"text": "hello", "repeat": true}]}')
+    tmux = Tmux(tmp_path, coder_command(script, *(["--plain"] if plain else [])), git_repo, height=50)
+    try:
+        type_at_once(tmux, "2", "1", "y", "")  # each with Enter, the moment the command starts
+        tmux.run("set-buffer", "--", "2\r")
+        tmux.run("paste-buffer", "-p", "-t", "t")
+        tmux.wait("2. Yes, trust this repository", timeout=90)
+        time.sleep(1.5)  # a question the keys could answer would have been answered by now
+        screen = tmux.screen()
+        assert "this repository is trusted" not in screen and "Yes, save" not in screen, screen
+        assert "not trusted: coder ignores" not in screen, screen  # not even "not now": unanswered
+        assert not is_trusted(git_repo)
+        if not plain:
+            tmux.send("C-u")  # the pasted `2`, if it is in the input: the question takes the focus once it is empty
+        tmux.wait("or ↑↓ and Enter answer")
+        time.sleep(0.8)  # the keyboard quiet a moment (--plain counts from the last key)
+        tmux.type("2")
+        tmux.send("Enter")
+        tmux.wait("Yes, save: trust this repository")
+        time.sleep(1.3)  # read it: the confirmation counts keys a second after it was drawn with none typed
+        tmux.send("Down")
+        tmux.wait("Enter saves it")
+        tmux.send("Enter")
+        tmux.wait("saved: this repository is trusted")
+        end = time.monotonic() + 30
+        while not is_trusted(git_repo):  # written as the session opens (polled)
+            assert time.monotonic() < end, tmux.screen()
+            time.sleep(0.1)
+    finally:
+        tmux.close()
