@@ -274,3 +274,38 @@ def test_keys_typed_during_the_launch_never_answer_the_trust_question(git_repo: 
             time.sleep(0.1)
     finally:
         tmux.close()
+
+
+#: after the command, the terminal's line mode, echo and Enter-as-newline as the shell sees them
+_MODES = "stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo|icrnl)$' | tr '\\n' ' '; echo M$((6*7))"
+
+
+@pytest.mark.parametrize("args, interrupt", [("--plain --bogus", False), ("--model nosuch:x --plain", False),
+                                             ("--plain", True), ("CONTROL", False)])
+def test_the_terminal_is_back_in_line_mode_whatever_ends_the_launch(git_repo: Path, args: str,
+                                                                    interrupt: bool) -> None:
+    """`coder` takes the terminal out of line mode first thing (coder/frontend/typeahead.py); it must be put back
+    however coder ends: a bad flag (exit 2 from the parser), a bad model (exit 2 as the session opens), Ctrl+C
+    during the launch of `--plain` (exit 130, no traceback). Read from the shell afterwards. The
+    control: a command that leaves it out of line mode is seen as such."""
+    command = "stty -icanon -echo" if args == "CONTROL" else f"env PYTHONPATH={REPO} {sys.executable} -m coder {args}"
+    shell = pexpect.spawn("bash", ["--norc", "--noprofile"], cwd=str(git_repo), timeout=90, encoding="utf-8",
+                          env={**os.environ, "TERM": "xterm", "PS1": "$ "}, dimensions=(40, 120))
+    try:
+        shell.expect(r"\$ ")
+        shell.sendline(command)
+        if interrupt:
+            shell.expect_exact("\x1b[?2004l")  # bash runs the line: coder is starting
+            shell.sendintr()
+        shell.expect(r"\$ ")
+        shell.sendline(f"echo RC=$?; {_MODES}")
+        shell.expect("M42")
+        modes = shell.before.rsplit("RC=", 1)[1].split()
+    finally:
+        shell.close(force=True)
+    if args == "CONTROL":
+        assert "-icanon" in modes and "-echo" in modes, modes
+        return
+    assert modes[0] == ("130" if interrupt else "2"), modes
+    assert {"icanon", "echo", "icrnl"} <= set(modes[1:]), modes
+    assert "Traceback" not in shell.before
