@@ -92,18 +92,19 @@ elif what == "index":
     result = (time.perf_counter() - start) * 1000
 elif what == "review":
     from coder.review.pipeline import review
-    from coder.vcs.repo import diff
+    from coder.vcs.repo import Repo
     proj = work / "proj"
     make_repo(proj, 300, with_tests=True)
     for i in (0, 1, 2):
         path = proj / f"pkg{i}" / f"sub{i}" / f"m{i}.py"
         path.write_text(path.read_text().replace(f"return x + {i}", f"y = x\n    return y + {i}"))
-    patch = diff(proj)
+    repo = Repo.open(proj)
+    patch = repo.diff()
     from coder.config.layers import settings
     config = settings({"review": {"stages": ["apply", "parse", "lint", "hygiene", "gaming", "tests"]}})
     held()
     start = time.perf_counter()
-    outcome = review(proj, patch, "change", None, config)
+    outcome = review(repo, patch, "change", None, config)
     result = (time.perf_counter() - start) * 1000
     assert outcome.stages, outcome
 elif what == "event":
