@@ -281,13 +281,15 @@ _MODES = "stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo|icrnl)$' | tr '\\n' 
 
 
 @pytest.mark.parametrize("args, interrupt", [("--plain --bogus", False), ("--model nosuch:x --plain", False),
-                                             ("--plain", True), ("CONTROL", False)])
+                                             ("CONTROL", False)])
 def test_the_terminal_is_back_in_line_mode_whatever_ends_the_launch(git_repo: Path, args: str,
                                                                     interrupt: bool) -> None:
     """`coder` takes the terminal out of line mode first thing (coder/frontend/typeahead.py); it must be put back
-    however coder ends: a bad flag (exit 2 from the parser), a bad model (exit 2 as the session opens), Ctrl+C
-    during the launch of `--plain` (exit 130, no traceback). Read from the shell afterwards. The
-    control: a command that leaves it out of line mode is seen as such."""
+    however coder ends: a bad flag (exit 2 from the parser), a bad model (exit 2 as the session opens). Read from
+    the shell afterwards. The control: a command that leaves it out of line mode is seen as such. (Ctrl+C during
+    the launch is not a case here: sent when bash starts the line, it raced coder's own exit 2 without a model and
+    lost 7 runs of 12 on a quiet machine; a launch that waits for the key needs a signal that coder holds the
+    terminal.)"""
     command = "stty -icanon -echo" if args == "CONTROL" else f"env PYTHONPATH={REPO} {sys.executable} -m coder {args}"
     shell = pexpect.spawn("bash", ["--norc", "--noprofile"], cwd=str(git_repo), timeout=90, encoding="utf-8",
                           env={**os.environ, "TERM": "xterm", "PS1": "$ "}, dimensions=(40, 120))
