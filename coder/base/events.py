@@ -101,6 +101,8 @@ class ToolCallApproved(Event):
     tool: str
     rule: str | None
     by: str  # "policy" | "user"
+    #: the person's answer saved `rule`: "session" or "project" (None: this call only, or not the person's)
+    remember: str | None = None
 
 
 @dataclass

@@ -20,6 +20,6 @@ def doctor_command(args) -> int:
         print(json.dumps([c.__dict__ for c in checks], indent=2))
     else:
         for c in checks:
-            mark = "ok " if c.ok else "!! "
+            mark = "-- " if c.info else "ok " if c.ok else "!! "
             print(f"{mark} {c.name:<18} {c.detail}" + (f"\n    fix: {c.fix}" if not c.ok and c.fix else ""))
     return 0 if all(c.ok for c in checks) else 1

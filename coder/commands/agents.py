@@ -7,6 +7,7 @@ background (the user's, so it does not wake the model when it ends: its news wai
 from __future__ import annotations
 
 from coder.commands.base import CommandResult, Ctx
+from coder.tools.base import one_line
 
 #: what `/agents` may do while a turn runs: only what neither writes the work tree nor waits on it
 WHILE_BUSY = ("", "list", "show", "stop")
@@ -44,7 +45,8 @@ def agents(ctx: Ctx, arg: str) -> CommandResult:
         tree = (f" It works in its own worktree (`{run.tree.path}`); what it changes comes back as a patch for "
                 f"`/agents merge {ident}` or `/agents discard {ident}`.") if run.tree else ""
         # the engine's words are the model's ("you will read of its end after a later tool call"): these are yours
-        return CommandResult(f"Started agent **{ident}** ({name}) in the background: {run.title()}.{tree} Ctrl+G "
+        task_line = one_line(run.description or run.prompt, 60)
+        return CommandResult(f"Started agent **{ident}** ({name}) in the background: {task_line}.{tree} Ctrl+G "
                              f"follows its work, `/agents stop {ident}` stops it; when it ends a note says so and "
                              f"`/agents show {ident}` has its report.")
     if not rest:

@@ -210,7 +210,8 @@ def _init(ctx: Ctx, arg: str) -> CommandResult:
 def _doctor(ctx: Ctx, arg: str) -> CommandResult:
     """The machine checks of `coder doctor`, but the model line is this session's model: the command-line check
     asks which model a *new* session would get, which says "none usable" in a session started with `--model`.
-    An unset API key is information (another provider may be in use), so it is shown neutral, not as a pass."""
+    Information (an unset API key of another provider, a language server not installed) is shown neutral, `·`,
+    not as a pass."""
     provider = ctx.session.parts.provider
     lines = []
     for c in run_checks(ctx.workspace):
@@ -219,7 +220,7 @@ def _doctor(ctx: Ctx, arg: str) -> CommandResult:
             lines.append(f"- ✓ **model** `{provider.spec}` (this session" +
                          (f", context window {window:,} tokens)" if window else ")"))
             continue
-        mark = "·" if c.ok and c.detail == "not set" else "✓" if c.ok else "✗"
+        mark = "·" if c.info else "✓" if c.ok else "✗"
         # a check indented under another (each language server under "language servers") is a nested item: the
         # spaces inside `** name**` left the bold unrendered (issue 47)
         nested = "  " if c.name != c.name.lstrip() else ""

@@ -102,7 +102,7 @@ class Dispatch:
             if answer.allow:
                 if answer.remember:
                     parts.policy.remember(answer)
-                self.emit(ev.ToolCallApproved(use.id, use.name, answer.rule, "user"))
+                self.emit(ev.ToolCallApproved(use.id, use.name, answer.rule, "user", answer.remember))
                 return None
             reason = answer.message or "the user denied this call"
             self.emit(ev.ToolCallDenied(use.id, use.name, reason, "user"))

@@ -19,6 +19,9 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    #: information, neither a pass nor a failure (an unset key of a provider not in use, a language server not
+    #: installed): shown as such, never a reason for the command to fail
+    info: bool = False
 
 
 def _version(argv: list[str]) -> str | None:
@@ -63,7 +66,8 @@ def run_checks(cwd: Path) -> list[Check]:
     checks.append(Check("tmux", tmux is not None, tmux or "not found (only the terminal tests need it)",
                         "apt-get install tmux"))
     for provider in PROVIDERS.values():  # each provider's own check (by default: is its key variable set?)
-        checks.extend(Check(name, ok, detail) for name, ok, detail in provider.doctor_lines())
+        checks.extend(Check(name, ok, detail, info=ok and detail == "not set")
+                      for name, ok, detail in provider.doctor_lines())
     checks.append(_model_check(root or cwd))
     for path in (user_config_path(), project_config_path(root or cwd)):
         checks.append(Check("config", True, f"{path} ({'found' if path.is_file() else 'absent'})"))
@@ -76,7 +80,8 @@ def run_checks(cwd: Path) -> list[Check]:
                             "not trusted: its own servers, hooks, tools and agents are ignored (`coder trust`)"))
         from coder.lsp.servers import doctor_lines  # language servers (issue 20)
 
-        checks.extend(Check(name, ok, detail) for name, ok, detail in doctor_lines(config))
+        checks.extend(Check(name, ok is not False, detail, info=ok is None)
+                      for name, ok, detail in doctor_lines(config))
     except Exception as exc:  # noqa: BLE001 - doctor reports every problem rather than stopping at one
         checks.append(Check("config valid", False, str(exc), "fix the file named above"))
     return checks

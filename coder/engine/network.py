@@ -33,8 +33,9 @@ def network_hooks(record: Callable[[ev.Event], None], ask: AskHandler, project_d
     def question(host: str, port: int) -> str:
         request = ev.PermissionRequest(
             f"net-{next(_ids)}", "network", {"host": host, "port": port},
-            f"a command in the sandbox wants to reach {host} (port {port}), which [sandbox] allowed_domains does "
-            "not list. Once: for this command; always: for this session; in this project: from now on.", host)
+            f"coder's network proxy is asked to reach {host} (port {port}), by a command in the sandbox or by "
+            "web_fetch; [sandbox] allowed_domains does not list it. This once: until that command or fetch ends; "
+            "for this session; in this project: in every session here.", host)
         record(request)
         answer = ask(request)
         if not answer.allow:  # what the person said with it reaches the model in the refusal

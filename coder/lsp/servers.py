@@ -153,9 +153,10 @@ def language_id(path: str | Path) -> str | None:
     return LANGUAGE_IDS.get(Path(path).suffix.lower())
 
 
-def doctor_lines(config: Config) -> list[tuple[str, bool, str]]:
+def doctor_lines(config: Config) -> list[tuple[str, bool | None, str]]:
     """(name, ok, detail) for `coder doctor`: whether servers may run here, and each known server's state. A
-    missing server is not a failure (everything works without one); its line says how to install it."""
+    missing or disabled server is neither a pass nor a failure (everything works without one): its `ok` is None
+    (information), and its line says how to install or enable it."""
     section = config.lsp
     trusted = config.trusted
     enabled = section.enabled
@@ -167,7 +168,7 @@ def doctor_lines(config: Config) -> list[tuple[str, bool, str]]:
     state = ("on (servers start on the first file of their language)" if enabled and trusted else
              "off: [lsp] enabled = false" if not enabled else
              "off: the workspace is not trusted (servers read and some build the repository; `coder trust`)")
-    lines = [("language servers", True, state)]
+    lines: list[tuple[str, bool | None, str]] = [("language servers", True, state)]
     try:
         specs = configured_servers(section)
     except ConfigError as exc:
@@ -188,5 +189,5 @@ def doctor_lines(config: Config) -> list[tuple[str, bool, str]]:
             detail = f"{path} ({'serves ' + ', '.join(first) if first else 'installed; another server comes first'})"
             if spec.risk:
                 detail += f"; note: {spec.risk}"
-        lines.append((f"  {spec.name}", True, detail))
+        lines.append((f"  {spec.name}", True if spec.enabled and path is not None else None, detail))
     return lines

@@ -111,5 +111,5 @@ def stuck_warning(event: ev.StuckEvent, times: int = 1) -> str:
     if event.action == "stop":
         return f"coder stopped the turn: the agent looks stuck ({event.detail})."
     again = f" (warned {times} times this turn)" if times > 1 else ""
-    return (f"the agent looks stuck: {event.detail}{again}. It was told so and goes on; press Esc (Ctrl+C in the "
-            f"line interface) to stop the turn.")
+    return (f"the agent looks stuck: {event.detail}{again}. It was told so and goes on; press Esc (Ctrl+C in "
+            f"`coder --plain`) to stop the turn.")

@@ -207,9 +207,12 @@ class SessionControl(Part):
             self.queue(text)
         elif is_command(text):
             self.app.post_message(RunCommand(text))
-        elif state.session is None:
-            self.app.post_message(Note("No session is open: fix the problem above, or /model SPEC, or /quit.",
-                                       "error"))
+        elif state.session is None:  # the message stays in the input (the trial: it was cleared, ↑ brought it back)
+            box = self.app.query_one(PromptInput)
+            if not box.text.strip():
+                box.set_text(text)
+            self.app.post_message(Note("No session is open: fix the problem above, or /model SPEC, or /quit. Your "
+                                       "message stays in the input.", "error"))
         elif state.busy:
             state.queued.append(text)
             self.app.post_message(Note(f"queued (sent when this turn ends): {text[:80]}"))

@@ -26,6 +26,7 @@ from rich.text import Text
 from coder.base.events import call_failure
 from coder.base.termsafe import visible
 from coder.frontend.calls import result_line, tool_title
+from coder.frontend.choices import saved_note
 from coder.tui.blocks import uses_markdown
 
 Line = list[Segment]
@@ -61,6 +62,9 @@ def session_lines(row: Any, events: list[dict[str, Any]], console: Console, widt
                 words(_answer(text))
         elif kind == "tool_call_finished":
             out.extend(_call(e, output_lines))
+        elif kind == "tool_call_approved" and e.get("remember") and e.get("rule"):  # as the conversation notes it
+            note = saved_note({"session": "always"}.get(str(e["remember"]), str(e["remember"])), [str(e["rule"])])
+            out += [[Segment(visible(note), DIM)], []] if note else []
         elif kind == "checkpoint" and not str(e.get("label", "")).startswith("before"):
             files = ", ".join((e.get("files_changed") or [])[:8])
             out += [[Segment(f"checkpoint {e['id']}: {files or 'no files'}", DIM)], []]

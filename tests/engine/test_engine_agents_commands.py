@@ -36,7 +36,10 @@ def test_the_user_runs_follows_and_merges_agents(git_repo: Path, tmp_path: Path)
     assert agents is not None
     assert "No agents in this session yet" in run_slash(opened, "/agents").text
     started = run_slash(opened, "/agents run writer make the file")
-    assert not started.error and "a1 (writer: make the file)" in started.text and "own worktree" in started.text
+    assert not started.error and "own worktree" in started.text
+    # the agent is named once (the trial read "Started agent a2 (worker) in the background: a2 (worker: ...)")
+    assert "Started agent **a1** (writer) in the background: make the file." in started.text, started.text
+    assert started.text.count("writer") == 1, started.text
     # worded for the user who ran it (issue 47: it said "You will read of its end after a later tool call")
     assert "Ctrl+G" in started.text and "/agents show a1" in started.text and "tool call" not in started.text
     one = run_slash(opened, "/agents run writer make it again")

@@ -74,7 +74,9 @@ def test_doctor_lists_servers_and_how_to_install_the_rest(tmp_path: Path) -> Non
     assert lines["language servers"][1].startswith("on")
     assert "basedpyright-langserver" in lines["basedpyright"][1]
     assert "rust-analyzer" in lines and "enabled = true" in lines["rust-analyzer"][1]  # off: runs cargo
-    assert all(ok for ok, _ in lines.values())  # a missing server is not a failure
+    # a missing or disabled server is not a failure, nor a pass: information (None)
+    assert all(ok is not False for ok, _ in lines.values())
+    assert lines["rust-analyzer"][0] is None and lines["basedpyright"][0] is True
     untrusted = dict((n.strip(), d) for n, _, d in doctor_lines(_trusted(False)))
     assert "not trusted" in untrusted["language servers"]
 

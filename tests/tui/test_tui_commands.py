@@ -147,6 +147,11 @@ def test_doctor_model_compact_review(factory) -> None:
     opened = opened_session(factory)
     doctor = run_slash(opened, "/doctor").text
     assert "**python**" in doctor and "**git**" in doctor
+    # a server that is off by default (or not installed) is information, not a pass: the trial read
+    # "✓ pyright not installed"
+    servers = [line for line in doctor.splitlines() if " off (" in line or " not installed (" in line]
+    assert any("typescript-language-server" in line for line in servers), doctor
+    assert all(line.lstrip().startswith("- · ") for line in servers), servers
     model = run_slash(opened, "/model")
     assert model.model and model.model.startswith("scripted:") and "context window 200,000" in model.text
     compact = run_slash(opened, "/compact keep the API")

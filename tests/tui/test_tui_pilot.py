@@ -139,6 +139,7 @@ async def test_a_session_that_cannot_open_says_why(git_repo: Path, tmp_path: Pat
 
     from coder.base.errors import ModelConfigError
     from coder.tui.app import CoderApp
+    from coder.tui.widgets import PromptInput
 
     def opener(on_event, ask, override):
         raise ModelConfigError("ANTHROPIC_API_KEY is not set")
@@ -149,6 +150,9 @@ async def test_a_session_that_cannot_open_says_why(git_repo: Path, tmp_path: Pat
         assert "ANTHROPIC_API_KEY is not set" in texts(app)
         await type_and_send(pilot, app, "hello")
         assert "No session is open: fix the problem above" in texts(app)
+        box = app.query_one(PromptInput)
+        assert box.text == "hello"  # kept for when a session opens, not cleared
+        box.set_text("")
         await type_and_send(pilot, app, "/quit")
         await pilot.pause(0.2)
     assert not app.is_running

@@ -87,6 +87,15 @@ async def test_a_typist_over_a_question_that_appears_mid_word(factory, git_repo:
         opened = f.opened[0]
         asked = [r for r in opened.store.events(opened.session.id) if r.type == "permission_request"]
         assert len(asked) == 1  # the saved rule allowed the second run
+        # Ctrl+T, built from the stored events, notes the saved rule as the conversation did (the trial: it left
+        # the note out)
+        from coder.tui.screens import TranscriptScreen, TranscriptView
+
+        await wait_for(pilot, lambda: not app.busy, timeout=60)
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: isinstance(app.screen, TranscriptScreen) and app.screen.complete)
+        texts = app.screen.query_one(TranscriptView).texts
+        assert "saved: allow bash(python3 -m pytest*) for this session" in texts, texts
 
 
 @async_test

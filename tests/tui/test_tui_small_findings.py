@@ -299,8 +299,10 @@ def test_plain_asks_about_a_host_web_fetch_wants(git_repo: Path, tmp_path: Path)
                        {"text": "Again.", "tool_calls": [
                            {"name": "web_fetch", "input": {"url": "https://example.org/"}}]},
                        {"text": "AGAIN."}]}
-    tmux, _ = plain_asked(git_repo, tmp_path, turns, "fetch it", "Allow network: example.com?")
+    tmux, asked = plain_asked(git_repo, tmp_path, turns, "fetch it", "Allow network: example.com?")
     try:
+        # the question names who may be asking (the shell and web_fetch share the proxy), not only the shell
+        assert "by a command in the sandbox or by web_fetch" in " ".join(asked.split()), asked
         tmux.send("4")  # No
         screen = tmux.wait("FETCHED.", "ask>")
         assert "Esc: deny and stop the turn > No" in screen and "coder refused example.com" in screen, screen
@@ -353,8 +355,10 @@ def test_plain_passes_on_why_a_host_was_refused(git_repo: Path, tmp_path: Path) 
     turns = {"turns": [load, {"text": "Fetching.", "tool_calls": [
                            {"name": "web_fetch", "input": {"url": "https://example.com/"}}]},
                        {"text": "FETCHED."}]}
-    tmux, _ = plain_asked(git_repo, tmp_path, turns, "fetch it", "Allow network: example.com?")
+    tmux, asked = plain_asked(git_repo, tmp_path, turns, "fetch it", "Allow network: example.com?")
     try:
+        # the question names who may be asking (the shell and web_fetch share the proxy), not only the shell
+        assert "by a command in the sandbox or by web_fetch" in " ".join(asked.split()), asked
         tmux.send("5")
         tmux.wait("Why? (the model hears it) >")
         tmux.type("use the local copy")
