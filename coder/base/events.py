@@ -203,6 +203,8 @@ class CompactionStarted(Event):
     messages: int  # how many messages the summary replaces
     tokens_before: int
     trigger: str = "auto"  # "manual": /compact
+    #: "code": `[context] handoff = "code"`, no model call and no wait (frontends say nothing; PreCompact hooks run)
+    by: str = "model"
 
 
 @dataclass

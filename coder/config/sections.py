@@ -80,12 +80,12 @@ class ContextSettings:
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "quality": {"compact_at": 40_000, "recent_turns": 10, "calls_tokens": 5_000},
         "balanced": {},
-        "cost": {"compact_at": 12_000, "recent_turns": 3, "calls_tokens": 1_500},
+        "cost": {"compact_at": 12_000, "recent_turns": 3, "calls_tokens": 1_500, "handoff": "code"},
     }
 
     preset: Literal["quality", "balanced", "cost"] = setting(
         "balanced", doc="A named set of the keys below: quality (compact late, keep more), balanced, or cost "
-        "(compact early, keep less); a key set beside it wins.", repo=Repo.ALWAYS)
+        "(compact early, keep less, the handoff written by code); a key set beside it wins.", repo=Repo.ALWAYS)
     budget: float = setting(0.8, doc="The most a request may carry: tokens, or a fraction (<= 1) of the model's "
                             "window.", repo=Repo.ALWAYS, above=0)
     compact_at: float = setting(20_000, doc="When to compact: tokens (at most 60% of the budget), or a fraction "
@@ -116,6 +116,11 @@ class ContextSettings:
     summary_max_tokens: int = setting(2_500, doc="The longest summary a compaction writes (also what a compaction "
                                       "expects it to take: one is not worth it unless it frees more).",
                                       repo=Repo.ALWAYS, at_least=0)
+    handoff: Literal["model", "code"] = setting(
+        "model", doc="Who writes a compaction's handoff: model (code copies the facts and the list of calls, the "
+        "model adds its account of the work: one summary call, a wait) or code (the facts, the calls and the "
+        "model's last remarks only: no call, no wait, no account; `/compact` still asks the model).",
+        repo=Repo.ALWAYS)
     calls_tokens: int = setting(3_000, doc="The most a summary's list of the calls it replaces takes: the newest with "
                                 "their short outputs, older ones by command and output handle.", repo=Repo.ALWAYS,
                                 at_least=0)

@@ -33,6 +33,7 @@ from coder.context.summary import (
     LLMSummarizer,
     Summarizer,
     SummaryState,
+    code_narrative,
     collect_facts,
     extractive_narrative,
     handoff,
@@ -344,8 +345,9 @@ class TieredContext:
             if fixed + suffix[i - candidates[0]] <= target:
                 cut = i
                 break
+        by_code = self.config.handoff == "code" and trigger == "auto"  # `/compact` is asking the model for one
         if self.on_event is not None:
-            self.on_event(CompactionStarted(cut - 1, tokens_before, trigger))
+            self.on_event(CompactionStarted(cut - 1, tokens_before, trigger, "code" if by_code else "model"))
         started = time.monotonic()
         # the summary reads what it replaces: the view up to the first kept turn, which is what the previous request
         # sent (all of it in the cache); the kept turns stay verbatim after the handoff and need no summary
@@ -355,8 +357,33 @@ class TieredContext:
         # reaches half the cap; then, and for a /compact focus, it is written anew
         previous = self.summary.narrative if done and self.summary else ""
         extend = bool(previous) and not focus and self.estimator.text(previous) <= self.config.summary_max_tokens // 2
-        request = summary_request(system, tools, seen, instruction(len(turns) - turns.index(cut), focus, extend),
-                                  self.config.summary_max_tokens, self._breakpoints(seen))
+        fallback = ""
+        usage: Usage | None = None
+        if by_code:
+            narrative, kept = code_narrative(history[done:cut], previous), previous
+        else:
+            narrative, fallback, usage = self._ask_summary(system, tools, seen, history[done:cut],
+                                                           instruction(len(turns) - turns.index(cut), focus, extend))
+            if extend:
+                narrative = previous.rstrip() + EXTENSION + narrative.strip()
+            kept = narrative
+        facts = collect_facts(history[:cut], pinned, self.state_dir, self.config.instruction_max_chars,
+                              first_kept=True,
+                              calls_chars=int(self.config.calls_tokens * self.config.chars_per_token))
+        text = render(facts, narrative, cut - 1)
+        self.summary = SummaryState(text, cut, fingerprint(history[cut - 1]), kept)
+        after = self.estimator.request(system, self._view(history), tools)
+        return Compaction("summary", tokens_before, after, duration_s=time.monotonic() - started, data={
+            "text": text, "covered": cut, "anchor": self.summary.anchor, "fallback": fallback,
+            "extended": extend and not by_code, "narrative": kept, "by": "code" if by_code else "model",
+            "usage": asdict(usage) if usage is not None else None, "focus": focus,
+            "cost_usd": 0.0 if by_code else float(getattr(self.summarizer, "last_cost", 0.0))})
+
+    def _ask_summary(self, system: str, tools: list[ToolSpec], seen: list[Message], covered: list[Message],
+                     prompt: str) -> tuple[str, str, Usage | None]:
+        """The model's account of the turns `seen` ends with (narrative, why it fell back, usage): one call, whose
+        prefix the cache holds; a model-free stand-in when the model fails or says nothing."""
+        request = summary_request(system, tools, seen, prompt, self.config.summary_max_tokens, self._breakpoints(seen))
         fallback = ""
         usage: Usage | None = None
         try:
@@ -367,24 +394,12 @@ class TieredContext:
             narrative, fallback = "", f"{type(exc).__name__}: {exc}"
         if not narrative.strip():
             fallback = fallback or "the model returned no text"
-            narrative = extractive_narrative(history[done:cut], fallback)
-        if extend:
-            narrative = previous.rstrip() + EXTENSION + narrative.strip()
+            narrative = extractive_narrative(covered, fallback)
         self.stats.summary_calls += 1
         if usage is not None:
             self.stats.summary_input_tokens += usage.total_input
             self.stats.summary_output_tokens += usage.output_tokens
-        facts = collect_facts(history[:cut], pinned, self.state_dir, self.config.instruction_max_chars,
-                              first_kept=True,
-                              calls_chars=int(self.config.calls_tokens * self.config.chars_per_token))
-        text = render(facts, narrative, cut - 1)
-        self.summary = SummaryState(text, cut, fingerprint(history[cut - 1]), narrative)
-        after = self.estimator.request(system, self._view(history), tools)
-        return Compaction("summary", tokens_before, after, duration_s=time.monotonic() - started, data={
-            "text": text, "covered": cut, "anchor": self.summary.anchor, "fallback": fallback, "extended": extend,
-            "narrative": narrative,
-            "usage": asdict(usage) if usage is not None else None, "focus": focus,
-            "cost_usd": float(getattr(self.summarizer, "last_cost", 0.0))})
+        return narrative, fallback, usage
 
     def _hard_cut(self, system: str, view: list[Message], tools: list[ToolSpec],
                   tokens: int) -> tuple[list[Message], int, Compaction]:

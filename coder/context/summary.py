@@ -141,12 +141,25 @@ def handoff(history: list[Message], summary: SummaryState) -> list[Message]:
     return [history[0], Message("assistant", ack), Message("user", text)]
 
 
+def last_remarks(covered: list[Message], limit: int, width: int = 300) -> str:
+    """The model's own last remarks in `covered`, one shortened line each (a model-free account of the work)."""
+    remarks = [m.text().strip() for m in covered if m.role == "assistant" and m.text().strip()]
+    return "\n".join(f"- {' '.join(r.split())[:width]}" for r in remarks[-limit:])
+
+
 def extractive_narrative(covered: list[Message], reason: str, limit: int = 12) -> str:
     """A model-free stand-in when the summary call fails: the model's own last remarks, shortened."""
-    remarks = [m.text().strip() for m in covered if m.role == "assistant" and m.text().strip()]
-    lines = [f"- {' '.join(r.split())[:300]}" for r in remarks[-limit:]]
-    return f"(extractive: the summary call failed: {reason})\nThe model's last remarks before the cut:\n" + \
-        "\n".join(lines)
+    return (f"(extractive: the summary call failed: {reason})\nThe model's last remarks before the cut:\n"
+            + last_remarks(covered, limit))
+
+
+def code_narrative(covered: list[Message], previous: str, limit: int = 3) -> str:
+    """`[context] handoff = "code"`: no summary call. The account a model wrote earlier (a `/compact`), if any,
+    stays; then the model's own last remarks before the cut, where the work stood."""
+    head = f"{previous.rstrip()}\n\n" if previous.strip() else ""
+    remarks = last_remarks(covered, limit, 240)
+    return head + ("(written by code, no summary: the calls above are the record of the covered turns)"
+                   + (f"\nYour last remarks before the cut:\n{remarks}" if remarks else ""))
 
 
 def instruction(kept_turns: int, focus: str, extend: bool = False) -> str:

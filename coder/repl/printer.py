@@ -154,7 +154,8 @@ class Printer:
             if not replay:
                 self.line(f"  checkpoint {event.id} ({len(event.files_changed)} files; /undo)", "dim")
         elif isinstance(event, ev.CompactionStarted):  # a summary is a model call: said when it starts (issue 45)
-            self.line(f"  {compaction_started(event)}", "dim")
+            if started := compaction_started(event):
+                self.line(f"  {started}", "dim")
         elif isinstance(event, ev.CompactionEvent):
             self.totals["ctx"] = event.tokens_after  # the next request starts from the compacted context
             self.line(f"  {compaction_line(event)}", "dim")

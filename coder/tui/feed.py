@@ -208,7 +208,8 @@ class EventFeed(Part):
         elif isinstance(item, ev.UsageEvent):
             self._usage(item)
         elif isinstance(item, ev.CompactionStarted):  # a summary is a model call: said when it starts (issue 45)
-            transcript.note(compaction_started(item))
+            if started := compaction_started(item):
+                transcript.note(started)
         elif isinstance(item, ev.CompactionEvent):
             info.ctx = item.tokens_after  # the figure the next request will start from
             transcript.note(compaction_line(item))

@@ -96,3 +96,31 @@ def test_a_focus_and_a_first_summary_ask_for_the_whole_handoff() -> None:
     assert "Answer with the handoff only." in instruction(2, "the parser")
     assert "Focus the handoff on: the parser" in instruction(2, "the parser", extend=True)
     assert "stays as it is" in instruction(2, "", extend=True)
+
+
+def test_a_code_handoff_asks_no_model_and_keeps_what_compact_had_the_model_write(tmp_path: Path) -> None:
+    """`[context] handoff = "code"` (the `cost` preset): an automatic compaction writes the facts and the calls with
+    no summary call; `/compact` still asks the model, and the next handoff by code keeps that account."""
+    config = settings({"context": {"compact_at": 3000, "recent_turns": 1, "mask_target": 0.01,
+                                   "summary_max_tokens": 600, "handoff": "code"}}).context
+    narrator = Narrator(size=50)
+    cm = TieredContext(ScriptedProvider({"turns": []}), config, tmp_path, summarizer=narrator)
+    h = HistoryBuilder()
+    summaries: list[dict] = []
+    first_at = 0
+    for i in range(200):
+        h.bash(f"cat notes_{i}.txt", lines(30, f"n{i}"))
+        summaries += [c.data for c in cm.prepare("SYSTEM", h.messages, TOOLS, Pinned()).compactions
+                      if c.kind == "summary"]
+        first_at = first_at or (i if summaries else 0)
+        if len(summaries) == 1 and not narrator.asked and i == first_at + 3:  # turns since it, to summarise
+            assert summaries[0]["by"] == "code"
+            manual = cm.compact_now(h.messages, Pinned(), focus="the notes")
+            assert manual is not None and manual.data["by"] == "model" and len(narrator.asked) == 1
+            assert "Focus the handoff on: the notes" in narrator.asked[0]
+        if len(summaries) == 2:
+            break
+    assert len(summaries) == 2 and len(narrator.asked) == 1, "only /compact asked the model"
+    assert summaries[1]["by"] == "code" and CALLS_HEADER in summaries[1]["text"]
+    assert "## Decisions\npart 1" in summaries[1]["text"] and "written by code, no summary" in summaries[1]["text"]
+    assert cm.stats.summary_calls == 1

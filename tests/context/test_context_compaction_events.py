@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from coder.base import events as ev
 from coder.engine.builder import SessionOptions, open_session
@@ -19,10 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SUMMARY_ANSWER = {"when": "about to be compacted", "repeat": True, "text": "## Intent\nCount.\n## Plan and next\n1. go"}
 
 
-def test_a_summary_is_announced_before_it_is_made(git_repo: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("handoff", ["model", "code"])
+def test_a_summary_is_announced_before_it_is_made(git_repo: Path, tmp_path: Path, handoff: str) -> None:
+    """With `handoff = "code"` (the `cost` preset) no model call is made: the start is still announced (the
+    frontends say nothing of it, having nothing to wait for) so the PreCompact hook runs first all the same."""
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "coder" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("[context]\ncompact_at = 2500\nrecent_turns = 1\nmask_target = 0.01\nsummary_max_tokens = 200\n")
+    config.write_text("[context]\ncompact_at = 2500\nrecent_turns = 1\nmask_target = 0.01\nsummary_max_tokens = 200\n"
+                      f'handoff = "{handoff}"\n')
     log = tmp_path / "precompact.log"
     settings = Path.home() / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
@@ -44,6 +49,7 @@ def test_a_summary_is_announced_before_it_is_made(git_repo: Path, tmp_path: Path
     opened = open_session(SessionOptions(cwd=git_repo, model=f"scripted:{script}", permission_mode="auto"), on_event)
     outcome = opened.session.send("count")
     stored = [r.type for r in opened.store.events(opened.session.id)]
+    summary_calls = opened.session.parts.context.stats.summary_calls
     opened.finish("done")
     assert outcome.reason == "done"
     started = [e for e in seen if isinstance(e, ev.CompactionStarted)]
@@ -56,6 +62,12 @@ def test_a_summary_is_announced_before_it_is_made(git_repo: Path, tmp_path: Path
     calls = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     assert len(calls) == len(summaries) and {c["trigger"] for c in calls} == {"auto"}
     assert "compaction_started" not in stored and "compaction" in stored  # a notice, not part of the record
+    assert {s.by for s in started} == {handoff} and {s.data["by"] for s in summaries} == {handoff}
+    assert summary_calls == (len(summaries) if handoff == "model" else 0)
+    if handoff == "code":  # the handoff holds what code copies, and says who wrote it
+        text = summaries[-1].data["text"]
+        assert "## Calls so far" in text and "written by code, no summary" in text, text
+        assert "Intent" not in text  # the model's answer was never asked for
 
 
 def test_plain_in_a_real_terminal_shows_the_summary_start_then_its_duration(git_repo: Path, tmp_path: Path) -> None:

@@ -76,3 +76,24 @@ def test_plain_prints_a_summary_before_it_is_made_and_how_long_it_took(factory, 
     text = out.getvalue()
     assert watching.answered and all(watching.answered), "the notice was not printed before the summary call"
     assert "context compacted (summary in " in text and "All done." in text
+
+
+def test_plain_says_a_handoff_written_by_code_in_one_line(factory, git_repo: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`[context] handoff = "code"` (the `cost` preset): no summary call, so nothing to wait for and no start line;
+    the compaction's line says who wrote the handoff."""
+    asked: list[Any] = []
+
+    def context(provider: Any) -> Any:
+        settings = ContextSettings(compact_at=2500, recent_turns=1, mask_target=0.01, summary_max_tokens=100,
+                                   handoff="code")
+        return TieredContext(provider, settings, tmp_path / "state", summarizer=lambda r: asked.append(r))
+
+    out = io.StringIO()
+    f = factory(SCRIPT, mode="auto", context=context)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("echo long lines\n/quit\n"))
+    monkeypatch.setattr(sys, "stdout", out)
+    assert Repl(app_args(git_repo, plain=True), opener=f, out=out).run() == 0
+    text = out.getvalue()
+    assert "context compacted (summary written by code, no model call)" in text and "All done." in text, text
+    assert STARTED not in text and not asked
