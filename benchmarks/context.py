@@ -177,11 +177,13 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
     raw, ours = total("raw", "cost_usd"), total("ours", "cost_usd")
     parts = {p: round(sum(r["ours"]["parts"][p]["usd"] for r in results), 4) for p in PARTS}
     tokens = {p: sum(r["ours"]["parts"][p]["tokens"] for r in results) for p in PARTS}
+    raw_parts = {p: sum(r["raw"]["parts"][p]["usd"] for r in results) for p in PARTS}
     return {"trajectories": len(results), "raw_cost_usd": round(raw, 4), "ours_cost_usd": round(ours, 4),
             "cost_ratio": round(ours / raw, 4) if raw else 1.0,
             "peak_ratio": round(total("ours", "peak_tokens") / total("raw", "peak_tokens"), 4),
             "summary_cost_usd": round(total("ours", "summary_cost_usd"), 4),
             "summaries": int(total("ours", "summary_requests")), "parts_usd": parts, "parts_tokens": tokens,
+            "overheads": overheads(raw, parts, raw_parts, total("ours", "summary_cost_usd")),
             "requests": int(total("ours", "requests")),
             "task_in_every_request": all(r["ours"]["task_in_every_request"] for r in results),
             "all_turns_done": all(set(r["ours"]["outcomes"]) == {"done"} for r in results),
@@ -189,6 +191,22 @@ def totals(results: list[dict[str, Any]]) -> dict[str, Any]:
             "summary_output_tokens": int(total("ours", "summary_output_tokens")),
             "recall": merge(r["ours"]["recall"] for r in results),
             "raw_recall": merge(r["raw"]["recall"] for r in results)}
+
+
+def overheads(raw: float, parts: dict[str, float], raw_parts: dict[str, float], summary_usd: float) -> dict[str, float]:
+    """What compaction and coder's fixed part add over raw, as shares of raw's cost, and the ratio left without
+    them: `without_compaction_overhead` is what this run's history would cost if its summaries and the cache
+    rewrites they cause were free (a floor for any compaction design keeping this much history: decision 45,
+    section 9); `history_only` also takes away the fixed part coder sends beyond raw's (tools, system prompt)."""
+    if not raw:
+        return {}
+    ours = sum(parts.values()) + summary_usd
+    rewrites = parts["new"] - raw_parts["new"]  # raw writes each step's new content once; the rest is rewriting
+    fixed = parts["tools"] + parts["system"] - raw_parts["tools"] - raw_parts["system"]
+    return {"summary_calls": round(summary_usd / raw, 4), "rewrites": round(rewrites / raw, 4),
+            "fixed_over_raw": round(fixed / raw, 4), "history": round(parts["history"] / raw, 4),
+            "without_compaction_overhead": round((ours - summary_usd - rewrites) / raw, 4),
+            "history_only": round((ours - summary_usd - rewrites - fixed) / raw, 4)}
 
 
 def table(label: str, results: list[dict[str, Any]], total: dict[str, Any]) -> str:
@@ -219,6 +237,12 @@ def table(label: str, results: list[dict[str, Any]], total: dict[str, Any]) -> s
                       for p in PARTS)
     rows.append(f"\nwhere ours' main requests' money went: {split}; summaries ${t['summary_cost_usd']:.4f}; "
                 f"calls not answered with the recorded output: {t['mismatched_calls']}")
+    if t.get("overheads"):
+        o = t["overheads"]
+        rows.append(f"\nshares of raw's cost: summary calls {o['summary_calls']:.3f}, cache rewrites "
+                    f"{o['rewrites']:.3f}, fixed part beyond raw's {o['fixed_over_raw']:.3f}, history read "
+                    f"{o['history']:.3f}; with summaries and rewrites free {o['without_compaction_overhead']:.3f}x, "
+                    f"and without the extra fixed part {o['history_only']:.3f}x")
     return "\n".join(rows)
 
 
