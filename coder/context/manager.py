@@ -357,10 +357,9 @@ class TieredContext:
         # reaches half the cap; then, and for a /compact focus, it is written anew
         previous = self.summary.narrative if done and self.summary else ""
         extend = bool(previous) and not focus and self.estimator.text(previous) <= self.config.summary_max_tokens // 2
-        fallback = ""
         usage: Usage | None = None
         if by_code:
-            narrative, kept = code_narrative(history[done:cut], previous), previous
+            narrative, kept, fallback = code_narrative(history[done:cut], previous), previous, ""
         else:
             narrative, fallback, usage = self._ask_summary(system, tools, seen, history[done:cut],
                                                            instruction(len(turns) - turns.index(cut), focus, extend))
