@@ -207,11 +207,12 @@ _LIVE_LOCK = threading.Lock()
 @door
 def popen(launch: Launch, *, stdin: int | IO[Any] | None = DEVNULL, stdout: int | IO[Any] | None = PIPE,
           stderr: int | IO[Any] | None = PIPE, text: bool = False, errors: str | None = None,
-          new_session: bool = True) -> subprocess.Popen[Any]:
+          new_session: bool = True, pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[Any]:
     """Start a prepared launch, registered (weakly) so that `stop_all` reaches it. `new_session=False` only
     for a caller that makes the session itself (the pty's `setsid --ctty`, coder/host/pty.py)."""
     proc = subprocess.Popen(list(launch.argv), cwd=launch.cwd, env=launch.env, stdin=stdin, stdout=stdout,
-                            stderr=stderr, text=text, errors=errors, close_fds=True, start_new_session=new_session)
+                            stderr=stderr, text=text, errors=errors, close_fds=True, pass_fds=pass_fds,
+                            start_new_session=new_session)
     with _LIVE_LOCK:
         _LIVE.add(proc)
     return proc
@@ -247,11 +248,12 @@ def start(argv: Sequence[str | os.PathLike[str]], *, purpose: str, workdir: Path
           env: Mapping[str, str] | None = None, extra_env: Mapping[str, str] | None = None,
           stdin: int | IO[Any] | None = DEVNULL, stdout: int | IO[Any] | None = PIPE,
           stderr: int | IO[Any] | None = PIPE, text: bool = False,
-          limits: ProcessLimits | None = None) -> subprocess.Popen[Any]:
+          limits: ProcessLimits | None = None, pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[Any]:
     """A running host process (the caller owns its lifetime: workers, ripgrep streams, sandboxes). stdin is closed
-    unless the caller speaks a protocol on it (PIPE)."""
+    unless the caller speaks a protocol on it (PIPE). `pass_fds`: descriptors the program inherits (every other
+    one is closed), for a sandbox that binds a folder by descriptor (coder/sandbox/lend.py)."""
     launch = prepare(argv, purpose=purpose, workdir=workdir, env=env, extra_env=extra_env, limits=limits)
-    return popen(launch, stdin=stdin, stdout=stdout, stderr=stderr, text=text)
+    return popen(launch, stdin=stdin, stdout=stdout, stderr=stderr, text=text, pass_fds=pass_fds)
 
 
 def run(argv: Sequence[str | os.PathLike[str]], *, purpose: str, timeout: float,

@@ -41,10 +41,16 @@ def _python(workdir: Path) -> str:
     with the interpreter the model used. A venv is looked up beneath `workdir` without following links (a venv's
     `bin/python` is itself a link to the system's, so the last component may be one): it runs in the sandbox,
     which resolves it in its own view; nothing on the host is read through a planted link."""
-    for venv in (".venv", "venv"):
-        if path_kind(workdir, f"{venv}/bin/python") in ("file", "link"):
-            return str(workdir / venv / "bin" / "python")
-    return "python3"
+    venv = _venv(workdir)
+    return str(venv / "bin" / "python") if venv is not None else "python3"
+
+
+def _venv(workdir: Path) -> Path | None:
+    """The project's own `.venv` or `venv` folder (one with a `bin/python`), looked up without following links."""
+    for name in (".venv", "venv"):
+        if path_kind(workdir, f"{name}/bin/python") in ("file", "link"):
+            return workdir / name
+    return None
 
 
 def _pytest_configured(ctx: ReviewContext, files: list[str]) -> bool:
@@ -129,10 +135,14 @@ def import_pattern(modules: list[str], posix: bool = False) -> str:
     return r"\b(import|from|require\()\s*" + word + r"*\b(" + names + r")\b"
 
 
-def _run(ctx: ReviewContext, command: str, workdir: Path, timeout: float) -> tuple[int | None, str, bool]:
+def _run(ctx: ReviewContext, command: str, workdir: Path, timeout: float,
+         lend: Path | None = None) -> tuple[int | None, str, bool]:
+    """`command` in the model's shell's sandbox on `workdir`; `lend`: one more folder it may read (the project's
+    venv, for a run in an exported copy that does not hold it), bound by descriptor (coder/sandbox/lend.py)."""
     env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": ":".join(
         str(p) for p in (workdir / "src", workdir) if p.is_dir())}
-    run = run_sandboxed(command, workdir, ctx.config.sandbox, timeout, env=env)  # the model's shell's sandbox
+    run = run_sandboxed(command, workdir, ctx.config.sandbox, timeout, env=env,
+                        lend_from=(lend.parent, lend.name) if lend is not None else None)
     return run.exit_code, run.output, run.timed_out
 
 
@@ -258,8 +268,8 @@ def _failing_at_base(ctx: ReviewContext, plan: TestPlan, test_ids: list[str], ti
         return set()
     base_dir = ctx.export(ctx.base_tree)
     command = f"{plan.full} " + " ".join(shlex.quote(t) for t in ids)
-    try:
-        _, output, timed_out = _run(ctx, command, base_dir, min(timeout, 120))
+    try:  # the copy holds no venv (untracked): the project's own is lent, read-only, at its own path
+        _, output, timed_out = _run(ctx, command, base_dir, min(timeout, 120), lend=_venv(ctx.workdir))
     except Exception:  # noqa: BLE001 - this is a refinement; without it failures stay errors
         return set()
     if timed_out:

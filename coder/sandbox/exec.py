@@ -18,6 +18,7 @@ from coder.sandbox import aftercheck
 from coder.sandbox import limits as limits_mod
 from coder.sandbox.check import require_sandbox
 from coder.sandbox.env import sandbox_env
+from coder.sandbox.lend import lend
 from coder.sandbox.profile import SandboxConfig, bwrap_args
 from coder.sandbox.tarpit import tarpit_argv
 from coder.sandbox.text import clean_output
@@ -32,12 +33,14 @@ class SandboxRun:
 
 
 def run_sandboxed(command: str, workspace: Path, config: SandboxConfig | None, timeout: float,
-                  stdin: str | None = None, env: dict[str, str] | None = None) -> SandboxRun:
+                  stdin: str | None = None, env: dict[str, str] | None = None,
+                  lend_from: tuple[Path, str] | None = None) -> SandboxRun:
     """Run `command` with `bash -c` in a new sandbox on `workspace` (cwd = workspace).
 
     `config` is the `[sandbox]` section (None: the built-in one); with `enabled = false` the command runs
     unsandboxed (scrubbed environment all the same). `env` adds variables (secret-looking names are dropped).
-    Raises SandboxUnavailable when the sandbox is on but bwrap cannot run."""
+    `lend_from` (a tree, a folder name in it): that folder is also readable, at its own path, when it is a real
+    directory (coder/sandbox/lend.py). Raises SandboxUnavailable when the sandbox is on but bwrap cannot run."""
     cfg = config or SandboxConfig()
     workspace = workspace.resolve()
     home = os.environ.get("HOME") or str(Path.home())
@@ -46,19 +49,25 @@ def run_sandboxed(command: str, workspace: Path, config: SandboxConfig | None, t
     groups = None
     limits = None
     checks: list[str] = []
+    lent = None
     if cfg.enabled:
         require_sandbox()
         checks += aftercheck.before_command(workspace)
-        argv = ["bwrap", *bwrap_args(workspace, cfg, None, os.environ.get("PATH", "")), "--",
-                *tarpit_argv(cfg.tarpits, argv)]
+        lent = lend(*lend_from) if lend_from is not None else None
+        argv = ["bwrap", *bwrap_args(workspace, cfg, None, os.environ.get("PATH", "")), *(lent.args if lent else ()),
+                "--", *tarpit_argv(cfg.tarpits, argv)]
         groups, limits = limits_mod.prepare(limits_mod.Limits(cfg.nproc, cfg.file_size_mb, cfg.memory_mb))
     try:  # bwrap moves into the workspace itself; unsandboxed (the user's choice) bash starts there
         proc = start(argv, purpose="a sandboxed command", workdir=None if cfg.enabled else workspace, env=full_env,
-                     stdin=PIPE if stdin is not None else DEVNULL, stderr=STDOUT, limits=limits)
+                     stdin=PIPE if stdin is not None else DEVNULL, stderr=STDOUT, limits=limits,
+                     pass_fds=(lent.fd,) if lent else ())
     except OSError as exc:
         if groups is not None:
             groups.close()
         return SandboxRun(None, f"could not start: {exc}")
+    finally:
+        if lent is not None:
+            lent.close()  # bwrap holds its own copy until it has bound it
     limit = cfg.max_output_bytes
     kept = bytearray()
     dropped = [0]

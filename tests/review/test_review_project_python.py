@@ -82,3 +82,26 @@ def test_no_python3_on_the_sandboxs_path_is_tests_not_run(tmp_path: Path, monkey
     stage = result.stage("tests")
     assert "python3: command not found" in stage.details  # the plant is live
     assert result.verdict == "warn" and [f.check for f in result.findings] == ["tests-not-run"], result.render()
+
+
+def test_a_failure_the_base_had_too_is_found_with_the_projects_venv(tmp_path: Path) -> None:
+    """The base tree runs in an exported copy outside the project: the project's `.venv` (untracked, so not in the
+    copy) is lent to that sandbox read-only, so a test that failed before the change is a warning, not an error
+    the model is sent to fix. (It was not: the copy's sandbox could not see the venv, the run failed to start, and
+    every failure counted as new.)"""
+    from coder.review.pipeline import review
+
+    repo = _project(tmp_path)
+    known_bug = "\n\ndef test_known_bug():\n    assert onlyvenv.ANSWER == 0\n"
+    (repo / "test_answer.py").write_text(TEST.format(answer=42) + known_bug)
+    _git(repo, "commit", "-qam", "a known bug")
+    (repo / "test_answer.py").write_text(TEST.format(answer=42) + known_bug + "\n\ndef test_more():\n    pass\n")
+    _venv(repo / ".venv")
+    config = settings({"review": {"stages": ["tests"]},
+                       "sandbox": {"extra_ro": [sysconfig.get_paths()["purelib"]]}})
+    opened = Repo.open(repo)
+    result = review(opened, opened.diff(), config=config)
+    stage = result.stage("tests")
+    assert [(f.check, f.severity) for f in result.findings] == [("tests-already-failing", "warning")], (
+        result.render() + stage.details)
+    assert result.verdict == "warn"

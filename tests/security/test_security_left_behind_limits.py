@@ -18,6 +18,9 @@ PLANT = "mkdir -p zz && (cd zz && mkdir $(seq 1 60)) && printf '#!/bin/sh\\nexit
 
 
 def _inotify_instances() -> int:
+    """The inotify instances this process holds. A watch an earlier test of this worker dropped is freed first
+    (a collection), so it cannot vanish between two counts of one test (seen once under -n 2)."""
+    gc.collect()
     count = 0
     for fd in os.listdir("/proc/self/fd"):
         try:
