@@ -124,7 +124,8 @@ class TranscriptView(ScrollView, can_focus=True):
         """The lines come safe to draw (their text made visible where it was built)."""
         self.lines = lines
         self.texts = ["".join(segment.text for segment in line) for line in lines]
-        self.virtual_size = Size(max(map(cell_len, self.texts), default=0) + 8, len(self.lines))
+        # exactly the widest line: any more and lines that fit drew a needless scrollbar (the trial's stray `▋`)
+        self.virtual_size = Size(max(map(cell_len, self.texts), default=0), len(self.lines))
         self.refresh()
 
     def say(self, text: str) -> None:

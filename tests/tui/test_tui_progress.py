@@ -206,3 +206,25 @@ async def test_ctrl_t_renders_the_words_as_the_conversation_does(factory, git_re
         assert "    ran: echo one; echo two" in shown  # the call's output under it (the echo tool's)
         assert any(s.style is not None and s.style.bold for line in view.lines for s in line if "parser" in s.text)
         await pilot.press("escape")
+
+
+@async_test
+async def test_ctrl_t_draws_no_scrollbar_for_lines_that_fit() -> None:
+    """The trial's stray `▋` under Ctrl+T's last line: the view was 8 cells wider than its widest line, so lines
+    that fit still drew a horizontal scrollbar. A line wider than the view scrolls sideways, as before."""
+    from rich.segment import Segment
+    from textual.app import App, ComposeResult
+
+    from coder.tui.screens import TranscriptView
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield TranscriptView()
+
+    app = One()
+    async with app.run_test(size=(80, 20)) as pilot:
+        view = app.query_one(TranscriptView)
+        for width, scrolls in ((76, False), (80, False), (81, True), (120, True)):
+            view.show([[Segment("x" * width)]] * 5)
+            await pilot.pause(0.05)
+            assert view.show_horizontal_scrollbar is scrolls, (width, view.virtual_size)
