@@ -280,24 +280,52 @@ def test_keys_typed_during_the_launch_never_answer_the_trust_question(git_repo: 
 _MODES = "stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo|icrnl)$' | tr '\\n' ' '; echo M$((6*7))"
 
 
-@pytest.mark.parametrize("args, interrupt", [("--plain --bogus", False), ("--model nosuch:x --plain", False),
-                                             ("CONTROL", False)])
-def test_the_terminal_is_back_in_line_mode_whatever_ends_the_launch(git_repo: Path, args: str,
-                                                                    interrupt: bool) -> None:
+#: a module coder imports only after it has taken the terminal (the frontend's), made slow for a test: it says it
+#: was reached (a file), and the launch waits there until the test's Ctrl+C, whatever the load
+SLOW_IMPORT = ("import pathlib, time\n\npathlib.Path({mark!r}).write_text('reached')\n"
+               "time.sleep(120)  # the test presses Ctrl+C while the launch waits here\n")
+
+
+def _line_mode_of(pts: str) -> bool:
+    out = subprocess.run(["stty", "-a", "-F", pts], capture_output=True, text=True, timeout=30).stdout
+    return " -icanon" not in f" {out}"
+
+
+@pytest.mark.parametrize("args, slow", [("--plain --bogus", ""), ("--model nosuch:x --plain", ""),
+                                        ("--plain", "prompt_toolkit"), ("", "textual"), ("CONTROL", "")])
+def test_the_terminal_is_back_in_line_mode_whatever_ends_the_launch(git_repo: Path, tmp_path: Path, args: str,
+                                                                    slow: str) -> None:
     """`coder` takes the terminal out of line mode first thing (coder/frontend/typeahead.py); it must be put back
-    however coder ends: a bad flag (exit 2 from the parser), a bad model (exit 2 as the session opens). Read from
-    the shell afterwards. The control: a command that leaves it out of line mode is seen as such. (Ctrl+C during
-    the launch is not a case here: sent when bash starts the line, it raced coder's own exit 2 without a model and
-    lost 7 runs of 12 on a quiet machine; a launch that waits for the key needs a signal that coder holds the
-    terminal.)"""
-    command = "stty -icanon -echo" if args == "CONTROL" else f"env PYTHONPATH={REPO} {sys.executable} -m coder {args}"
+    however coder ends: a bad flag (exit 2 from the parser), a bad model (exit 2 as the session opens), Ctrl+C
+    during the launch (exit 130). Read from the shell afterwards. For Ctrl+C the launch is held deterministically:
+    the frontend's first import (`slow`) is shadowed on PYTHONPATH by one that says it was reached and sleeps; the
+    key is sent once it is reached, when coder must already hold the terminal (a Ctrl+C sent as bash starts the line
+    raced coder's own exit and lost 7 runs of 12). The control: a command that leaves it out of line mode is seen."""
+    path = f"{REPO}"
+    if slow:
+        (tmp_path / "slow" / slow).mkdir(parents=True)
+        mark = tmp_path / "reached"
+        (tmp_path / "slow" / slow / "__init__.py").write_text(SLOW_IMPORT.format(mark=str(mark)))
+        path = f"{tmp_path / 'slow'}:{REPO}"
+        script = tmp_path / "script.json"
+        script.write_text(json.dumps({"turns": []}))
+        args += f" --model scripted:{script}"
+    command = "stty -icanon -echo" if args == "CONTROL" else f"env PYTHONPATH={path} {sys.executable} -m coder {args}"
     shell = pexpect.spawn("bash", ["--norc", "--noprofile"], cwd=str(git_repo), timeout=90, encoding="utf-8",
                           env={**os.environ, "TERM": "xterm", "PS1": "$ "}, dimensions=(40, 120))
     try:
         shell.expect(r"\$ ")
+        shell.sendline("tty")
+        shell.expect(r"(/dev/pts/\d+)")
+        pts = shell.match.group(1)
+        shell.expect(r"\$ ")
         shell.sendline(command)
-        if interrupt:
-            shell.expect_exact("\x1b[?2004l")  # bash runs the line: coder is starting
+        if slow:
+            end = time.monotonic() + 90
+            while not mark.exists():  # polled: the launch has reached the frontend's import, where it waits
+                assert time.monotonic() < end, "coder never reached its frontend's import"
+                time.sleep(0.05)
+            assert not _line_mode_of(pts), "coder did not take the terminal out of line mode before the frontend"
             shell.sendintr()
         shell.expect(r"\$ ")
         shell.sendline(f"echo RC=$?; {_MODES}")
@@ -308,6 +336,6 @@ def test_the_terminal_is_back_in_line_mode_whatever_ends_the_launch(git_repo: Pa
     if args == "CONTROL":
         assert "-icanon" in modes and "-echo" in modes, modes
         return
-    assert modes[0] == ("130" if interrupt else "2"), modes
+    assert modes[0] == ("130" if slow else "2"), modes
     assert {"icanon", "echo", "icrnl"} <= set(modes[1:]), modes
     assert "Traceback" not in shell.before
