@@ -58,27 +58,42 @@ def test_a_frontend_loads_nothing_of_the_engine_before_its_first_screen(module: 
     assert "textual" in loaded or module != "coder.tui.app"  # the control: the frontend itself did load
 
 
-#: the real entry point on a terminal, stopped where the first screen comes: the app's `run` (the screen is drawn
-#: from there) or the REPL's first read (its prompt); what is loaded then is written out
-_STOP_AT_FIRST_SCREEN = """
-import json, os, sys
-frontend, out = sys.argv[1], sys.argv[2]
+#: the real entry point on a terminal, stopped at one function (module, attribute path): it writes out what is
+#: loaded then and exits
+_STOP_AT = """
+import functools, importlib, json, os, sys
+frontend, out, module, attribute = sys.argv[1:5]
 
-def first_screen(*args, **kwargs):
+def stop(*args, **kwargs):
     with open(out, "w") as f:
         json.dump(sorted(sys.modules), f)
     os._exit(0)
 
-if frontend == "app":
-    import coder.tui.app
-    coder.tui.app.CoderApp.run = first_screen
-else:
-    import coder.repl.reader
-    coder.repl.reader.LineReader.read = first_screen
+owner, _, name = attribute.rpartition(".")
+holder = functools.reduce(getattr, owner.split(".") if owner else [], importlib.import_module(module))
+assert hasattr(holder, name), f"no {attribute} in {module} to stop at"
+setattr(holder, name, stop)
 from coder.cli.main import main
 sys.argv = ["coder", "--model", "scripted:none.json", *(["--plain"] if frontend == "plain" else [])]
 main()
 """
+#: where the first screen comes: the app's `run` (the screen is drawn from there) or the REPL's first read (its
+#: prompt)
+FIRST_SCREEN = {"app": ("coder.tui.app", "CoderApp.run"), "plain": ("coder.repl.reader", "LineReader.read")}
+#: where the trust question is asked
+TRUST_QUESTION = {"app": ("coder.tui.questions", "Questions.ask_trust"), "plain": ("coder.repl.questions", "ask_trust")}
+
+
+def loaded_when_stopped(workspace: Path, tmp_path: Path, frontend: str, at: tuple[str, str]) -> list[str]:
+    """What `coder` (the frontend's) had loaded when it reached `at` (the test fails when it never did)."""
+    out = tmp_path / "loaded.json"
+    child = pexpect.spawn(sys.executable, ["-c", _STOP_AT, frontend, str(out), *at], cwd=str(workspace),
+                          env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm"}, timeout=120,
+                          encoding="utf-8", dimensions=(40, 120))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert out.exists(), f"{frontend}: `coder` never reached {'.'.join(at)}:\n{child.before}"
+    return json.loads(out.read_text())
 
 
 @pytest.mark.parametrize("frontend", ["app", "plain"])
@@ -87,43 +102,13 @@ def test_the_coder_command_loads_nothing_of_the_engine_before_the_first_screen(g
     """The model above sees a frontend's module alone; `coder` also parses its flags and (before issue 47's change)
     checked the configuration, which loaded the configuration's declarations, the sandbox's profile and the model
     table, and `--plain` loaded the commands to tell a command from a message: the whole path, in a terminal."""
-    out = tmp_path / "loaded.json"
-    child = pexpect.spawn(sys.executable, ["-c", _STOP_AT_FIRST_SCREEN, frontend, str(out)], cwd=str(git_repo),
-                          env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm"}, timeout=120,
-                          encoding="utf-8", dimensions=(40, 120))
-    child.expect(pexpect.EOF)
-    child.close()
-    assert out.exists(), f"the first screen was never reached:\n{child.before}"
-    loaded = json.loads(out.read_text())
+    loaded = loaded_when_stopped(git_repo, tmp_path, frontend, FIRST_SCREEN[frontend])
     later = tuple(p for p in LATER if frontend == "app" or p != "prompt_toolkit")  # the REPL's prompt is its screen
     # what the command line's parser loads (the subcommands' flags, `--help`'s cost: benchmarks/startup.py)
     parser = frozenset(loaded_by("coder.cli.main", "coder.cli.main.build_parser()"))
     early = too_early(loaded, later, parser)
     assert early == [], f"`coder` has loaded {early} before its first screen"
     assert ("textual" if frontend == "app" else "prompt_toolkit.shortcuts") in loaded  # the control
-
-
-#: the real entry point on a terminal in an untrusted repository, stopped when the trust question is asked: what is
-#: loaded then is written out
-_STOP_AT_TRUST_QUESTION = """
-import json, os, sys
-frontend, out = sys.argv[1], sys.argv[2]
-
-def asked(*args, **kwargs):
-    with open(out, "w") as f:
-        json.dump(sorted(sys.modules), f)
-    os._exit(0)
-
-if frontend == "app":
-    import coder.tui.questions
-    coder.tui.questions.Questions.ask_trust = asked
-else:
-    import coder.repl.questions
-    coder.repl.questions.ask_trust = asked
-from coder.cli.main import main
-sys.argv = ["coder", "--model", "scripted:none.json", *(["--plain"] if frontend == "plain" else [])]
-main()
-"""
 
 
 @pytest.mark.parametrize("frontend", ["app", "plain"])
@@ -137,14 +122,7 @@ def test_the_trust_question_comes_before_the_engine_loads(git_repo: Path, tmp_pa
     settings.parent.mkdir()
     settings.write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [
         {"type": "command", "command": "echo ran > hook-ran.txt"}]}]}}))
-    out = tmp_path / "loaded.json"
-    child = pexpect.spawn(sys.executable, ["-c", _STOP_AT_TRUST_QUESTION, frontend, str(out)], cwd=str(git_repo),
-                          env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm"}, timeout=120,
-                          encoding="utf-8", dimensions=(40, 120))
-    child.expect(pexpect.EOF)
-    child.close()
-    assert out.exists(), f"the trust question was never asked:\n{child.before}"
-    loaded = json.loads(out.read_text())
+    loaded = loaded_when_stopped(git_repo, tmp_path, frontend, TRUST_QUESTION[frontend])
     engine = [m for m in ("coder.engine.builder", "coder.engine.session", "coder.tools.registry", "anthropic")
               if m in loaded]
     assert engine == [], f"loaded before the trust question: {engine}"
