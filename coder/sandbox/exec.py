@@ -53,10 +53,10 @@ def run_sandboxed(command: str, workspace: Path, config: SandboxConfig | None, t
     if cfg.enabled:
         require_sandbox()
         checks += aftercheck.before_command(workspace)
-        lent = lend(*lend_from) if lend_from is not None else None
-        argv = ["bwrap", *bwrap_args(workspace, cfg, None, os.environ.get("PATH", "")), *(lent.args if lent else ()),
-                "--", *tarpit_argv(cfg.tarpits, argv)]
+        options = bwrap_args(workspace, cfg, None, os.environ.get("PATH", ""))
         groups, limits = limits_mod.prepare(limits_mod.Limits(cfg.nproc, cfg.file_size_mb, cfg.memory_mb))
+        lent = lend(*lend_from) if lend_from is not None else None  # opened last: closed below whatever happens
+        argv = ["bwrap", *options, *(lent.args if lent else ()), "--", *tarpit_argv(cfg.tarpits, argv)]
     try:  # bwrap moves into the workspace itself; unsandboxed (the user's choice) bash starts there
         proc = start(argv, purpose="a sandboxed command", workdir=None if cfg.enabled else workspace, env=full_env,
                      stdin=PIPE if stdin is not None else DEVNULL, stderr=STDOUT, limits=limits,
