@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -264,6 +265,14 @@ SLOW_IMPORT = ("import pathlib, time\n\npathlib.Path({mark!r}).write_text('reach
                "time.sleep(120)  # the test presses Ctrl+C while the launch waits here\n")
 
 
+def _signals_as_a_terminal_has_them() -> None:
+    """In the shell's child, before bash starts: Ctrl+C's signal handled by default and not blocked. A test worker
+    may have been left ignoring or blocking it by an earlier test, and bash hands an ignored SIGINT on to coder,
+    which then never sees the key (the CI run's two failures: 90 s waits, passing alone)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _line_mode_of(pts: str) -> bool:
     out = subprocess.run(["stty", "-a", "-F", pts], capture_output=True, text=True, timeout=30).stdout
     return " -icanon" not in f" {out}"
@@ -290,7 +299,8 @@ def test_the_terminal_is_back_in_line_mode_whatever_ends_the_launch(git_repo: Pa
         args += f" --model scripted:{script}"
     command = "stty -icanon -echo" if args == "CONTROL" else f"env PYTHONPATH={path} {sys.executable} -m coder {args}"
     shell = pexpect.spawn("bash", ["--norc", "--noprofile"], cwd=str(git_repo), timeout=90, encoding="utf-8",
-                          env={**os.environ, "TERM": "xterm", "PS1": "$ "}, dimensions=(40, 120))
+                          env={**os.environ, "TERM": "xterm", "PS1": "$ "}, dimensions=(40, 120),
+                          preexec_fn=_signals_as_a_terminal_has_them)
     try:
         shell.expect(r"\$ ")
         shell.sendline("tty")
