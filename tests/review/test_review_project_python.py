@@ -9,6 +9,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 from review_support import _git  # noqa: I001
@@ -44,11 +45,21 @@ def _project(tmp_path: Path) -> Path:
     return repo
 
 
+#: the tests stage only; the sandbox reads this interpreter's site-packages (pytest), which the venvs point at
+CONFIG = settings({"review": {"stages": ["tests"]}, "sandbox": {"extra_ro": [sysconfig.get_paths()["purelib"]]}})
+
+
+def _review_tests(repo: Path) -> tuple[Any, Repo]:
+    """The review of `repo`'s uncommitted change, its tests stage only."""
+    from coder.review.pipeline import review
+
+    opened = Repo.open(repo)
+    return review(opened, opened.diff(), config=CONFIG), opened
+
+
 @pytest.mark.parametrize("where", [".venv in the project", "only on PATH"])
 def test_the_projects_tests_run_with_the_projects_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          where: str) -> None:
-    from coder.review.pipeline import review
-
     with pytest.raises(ImportError):  # the plant is live: coder's own interpreter lacks the module
         __import__("onlyvenv")
     repo = _project(tmp_path)
@@ -58,14 +69,11 @@ def test_the_projects_tests_run_with_the_projects_python(tmp_path: Path, monkeyp
         monkeypatch.setenv("VIRTUAL_ENV", str(env))
     else:
         _venv(repo / ".venv")
-    config = settings({"review": {"stages": ["tests"]},
-                       "sandbox": {"extra_ro": [sysconfig.get_paths()["purelib"]]}})
-    opened = Repo.open(repo)
-    result = review(opened, opened.diff(), config=config)
+    result, opened = _review_tests(repo)
     stage = result.stage("tests")
     assert result.verdict == "pass" and "related tests passed" in stage.note, result.render() + stage.details
     # issue 49's evidence run (coder.engine.verify, `on_unverified = "run"`) runs the same selection the same way
-    run = run_selected(ReviewContext(opened, opened.diff(), config=config))
+    run = run_selected(ReviewContext(opened, opened.diff(), config=CONFIG))
     assert run is not None and run.exit_code == 0 and "1 passed" in run.output, run
     assert sys.executable not in run.command
 
@@ -89,19 +97,13 @@ def test_a_failure_the_base_had_too_is_found_with_the_projects_venv(tmp_path: Pa
     copy) is lent to that sandbox read-only, so a test that failed before the change is a warning, not an error
     the model is sent to fix. (It was not: the copy's sandbox could not see the venv, the run failed to start, and
     every failure counted as new.)"""
-    from coder.review.pipeline import review
-
     repo = _project(tmp_path)
     known_bug = "\n\ndef test_known_bug():\n    assert onlyvenv.ANSWER == 0\n"
     (repo / "test_answer.py").write_text(TEST.format(answer=42) + known_bug)
     _git(repo, "commit", "-qam", "a known bug")
     (repo / "test_answer.py").write_text(TEST.format(answer=42) + known_bug + "\n\ndef test_more():\n    pass\n")
     _venv(repo / ".venv")
-    config = settings({"review": {"stages": ["tests"]},
-                       "sandbox": {"extra_ro": [sysconfig.get_paths()["purelib"]]}})
-    opened = Repo.open(repo)
-    result = review(opened, opened.diff(), config=config)
-    stage = result.stage("tests")
+    result, _ = _review_tests(repo)
     assert [(f.check, f.severity) for f in result.findings] == [("tests-already-failing", "warning")], (
-        result.render() + stage.details)
+        result.render() + result.stage("tests").details)
     assert result.verdict == "warn"
