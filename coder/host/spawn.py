@@ -7,12 +7,15 @@ process gets its own session (process group), so a timeout or `stop_all` ends it
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import signal
 import stat
 import subprocess
 import threading
+import time
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -266,10 +269,13 @@ def run(argv: Sequence[str | os.PathLike[str]], *, purpose: str, timeout: float,
     launch = prepare(argv, purpose=purpose, workdir=workdir, env=env, extra_env=extra_env)
     proc = popen(launch, stdin=PIPE if input is not None else DEVNULL, stderr=stderr, text=text, errors=errors)
     try:
-        out, err = proc.communicate(input, timeout)
+        out, err = _communicate(proc, input, timeout)
     except TimeoutExpired:
         kill_group(proc)
-        out, err = proc.communicate()
+        try:
+            out, err = _communicate(proc, None, PIPE_GRACE)
+        except TimeoutExpired as exc:
+            out, err = _take(proc, exc)
         raise TimeoutExpired(launch.argv, timeout, output=out, stderr=err) from None
     except BaseException:
         kill_group(proc)
@@ -278,6 +284,48 @@ def run(argv: Sequence[str | os.PathLike[str]], *, purpose: str, timeout: float,
     finally:
         forget(proc)
     return subprocess.CompletedProcess(list(launch.argv), proc.returncode, out, err)
+
+
+#: how long a program's output pipes may stay open after it has ended: a process outside its group can hold them (one
+#: forked elsewhere in this process as they were made inherits them), and would hold `run` until it ends too
+PIPE_GRACE = 2.0
+
+
+def _communicate(proc: subprocess.Popen[Any], input: bytes | str | None, timeout: float) -> tuple[Any, Any]:
+    """`proc.communicate(input, timeout)`, except that once the program has ended its pipes get PIPE_GRACE seconds
+    to close, and then what it wrote is all there is (TimeoutExpired only when the program itself outlives
+    `timeout`)."""
+    deadline = time.monotonic() + timeout
+    ended: float | None = None
+    while True:
+        now = time.monotonic()
+        step = min(1.0, deadline - now, (ended + PIPE_GRACE - now) if ended is not None else 1.0)
+        try:
+            return proc.communicate(input, max(step, 0.01))
+        except TimeoutExpired as exc:
+            input = None  # written once; a retry goes on where the first call stopped
+            now = time.monotonic()
+            if ended is None and proc.poll() is not None:
+                ended = now
+            if ended is not None and now >= ended + PIPE_GRACE:
+                return _take(proc, exc)
+            if now >= deadline:
+                raise
+
+
+def _take(proc: subprocess.Popen[Any], exc: TimeoutExpired) -> tuple[Any, Any]:
+    """What a timed-out `communicate` had read, its pipes closed; decoded as `communicate` would in text mode."""
+    taken = []
+    for stream, data in ((proc.stdout, exc.output), (proc.stderr, exc.stderr)):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+        if isinstance(data, bytes) and stream is not None and isinstance(stream, io.TextIOWrapper):
+            data = data.decode(stream.encoding, stream.errors or "strict").replace("\r\n", "\n").replace("\r", "\n")
+        taken.append(data if stream is not None else None)
+    with contextlib.suppress(TimeoutExpired):
+        proc.wait(PIPE_GRACE)
+    return taken[0], taken[1]
 
 
 @door

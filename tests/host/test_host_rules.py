@@ -6,6 +6,7 @@ the registrations are undone after each test.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -112,6 +113,22 @@ def test_stdin_is_closed_and_a_timeout_kills_the_whole_group(tmp_path: Path) -> 
         time.sleep(0.05)
     else:
         pytest.fail("the grandchild outlived the timeout")
+
+
+@pytest.mark.parametrize("text", [False, True])
+def test_a_program_that_ended_is_done_though_another_process_holds_its_pipes(tmp_path: Path, text: bool) -> None:
+    """A process outside the program's group that holds its output pipes (here one it started in a session of its
+    own; in the suite, one forked elsewhere in the process as the pipes were made) kept `run` waiting for the pipes
+    to close: past the timeout, and then, with the group killed, until that process ended (a burner run's
+    `git config --list`: 300 s). The program's end is the end: what it wrote, its exit status."""
+    pidfile = tmp_path / "holder"
+    command = f"setsid sleep 120 & echo $! > {pidfile}; echo done; exit 3"
+    try:
+        result = run(["bash", "-c", command], purpose="test", timeout=60, text=text)
+    finally:
+        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    assert result.returncode == 3 and result.stdout == ("done\n" if text else b"done\n"), result
 
 
 def test_a_fifo_in_the_workspace_is_never_given_by_name(workspace: Path) -> None:
