@@ -56,6 +56,7 @@ class Repl:
                                  cwd_from_args(args), self.cycle_mode)
         self.keys: Any = None  # the KeyWatcher while a turn runs on a terminal
         self.last_reason = "done"  # how the last turn ended: the session's status when the REPL is left
+        self.leaving = False  # a Ctrl+C left a turn that did not stop (`send`): the REPL ends
         self.notifier: Notifier | None = None  # a turn ended, a question waits (issue 23): set once a session is open
         self.opening: threading.Thread | None = None  # the session opening in the background (a terminal)
         self.open_error: BaseException | None = None
@@ -246,6 +247,7 @@ class Repl:
             STUCK_STOP after the first press is left by another one."""
             now = time.monotonic()
             if session.cancel.is_set() and now - stopped_at[0] >= STUCK_STOP:
+                self.leaving = True
                 raise KeyboardInterrupt
             if not session.cancel.is_set():
                 stopped_at[0] = now
@@ -318,6 +320,11 @@ class Repl:
             self.printer.line(f"not a number of the list: {reply}", "red")
         return True
 
+    def ctrl_c_at_rest(self) -> float:
+        """A Ctrl+C with no turn running: said, and the time it came (a second one within QUIT_WINDOW quits)."""
+        self.printer.line("(Ctrl+C again to quit, or /quit)", "dim")
+        return time.monotonic()
+
     def run(self) -> int:
         self.printer.line(f"coder {__version__} · /help lists commands · Esc or Ctrl+C stops a turn · Ctrl+C twice "
                           "or /quit leaves", "dim")
@@ -335,11 +342,9 @@ class Repl:
                     text = self.reader.read(lambda: f"{self.mode()}> ", on_ready=self.start_opening)
                     self.wait_opened()
                 except KeyboardInterrupt:
-                    now = time.monotonic()
-                    if now - last_ctrl_c < QUIT_WINDOW:
+                    if time.monotonic() - last_ctrl_c < QUIT_WINDOW:
                         break
-                    last_ctrl_c = now
-                    self.printer.line("(Ctrl+C again to quit, or /quit)", "dim")
+                    last_ctrl_c = self.ctrl_c_at_rest()
                     continue
                 except EOFError:
                     break
@@ -351,8 +356,15 @@ class Repl:
                         if not self.command(text):
                             break
                     else:
-                        self.send(text)
-                        self.printer.line(self.printer.status(self.mode()), "dim")
+                        try:
+                            self.send(text)
+                            self.printer.line(self.printer.status(self.mode()), "dim")
+                        except KeyboardInterrupt:
+                            if self.leaving:
+                                raise
+                            # a press that came as the turn ended, once the turn's own handler was gone (the
+                            # second of two quick ones on a loaded machine): as at the prompt, it never quits alone
+                            last_ctrl_c = self.ctrl_c_at_rest()
                 except CoderError as exc:
                     self.printer.line(f"coder: {exc}", "red")
                 except Exception as exc:  # noqa: BLE001 - a bug is reported; the session and the prompt go on

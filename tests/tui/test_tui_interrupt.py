@@ -151,3 +151,39 @@ def test_each_ctrl_c_stops_a_loop_and_keeps_the_shell(git_repo: Path, tmp_path: 
 
 def scrollback(tmux: Tmux) -> str:
     return tmux.run("capture-pane", "-p", "-S", "-", "-t", "t")
+
+
+def test_plain_a_ctrl_c_as_the_turn_ends_never_quits_alone(factory, git_repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
+    """The second of two quick presses can come once the turn has ended and its own handler is gone, before the
+    prompt is back (a CI run under load: `--plain` quit, exit 130). Delivered there every time (SIGINT to this
+    process right after the turn), it is a press at rest: said, and the REPL goes on to the next line."""
+    import io
+    import signal
+
+    from tui_support import app_args  # type: ignore[import-not-found]
+
+    from coder.repl.repl import Repl
+
+    out = io.StringIO()
+    original = Repl.send
+
+    def send_then_ctrl_c(self: Repl, text: str) -> None:
+        original(self, text)
+        os.kill(os.getpid(), signal.SIGINT)  # the handler is Python's own again: KeyboardInterrupt here
+        time.sleep(5)  # the signal's handler runs before this returns (a sleep is interrupted by it)
+
+    monkeypatch.setattr(Repl, "send", send_then_ctrl_c)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("hello\nhello again\n/quit\n"))
+    monkeypatch.setattr(sys, "stdout", out)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever an earlier test left
+    try:
+        f = factory({"turns": [{"text": "First answer."}, {"text": "Second answer."}]}, mode="auto")
+        try:
+            assert Repl(app_args(git_repo, plain=True), opener=f, out=out).run() == 0
+        except KeyboardInterrupt:  # what `coder` turns into "interrupted", exit 130: the REPL had quit
+            pytest.fail("the Ctrl+C at the turn's end left the REPL")
+    finally:
+        signal.signal(signal.SIGINT, before)
+    text = out.getvalue()
+    assert text.count("(Ctrl+C again to quit, or /quit)") == 2 and "Second answer." in text, text

@@ -31,22 +31,22 @@ async def test_long_lines_wrap_or_scroll_by_choice(factory, git_repo: Path, tmp_
         await wait_for(pilot, lambda: app.opened is not None)
         await type_and_send(pilot, app, "show me the list")
         await wait_for(pilot, lambda: len(app.query(MarkdownFence)) == 1 and not app.busy)
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: _fence_lines(app)[0] >= 3)  # laid out (every wait here is for a state)
         height, inner, room = _fence_lines(app)
         assert height >= 3 and inner <= room, (height, inner, room)  # wrapped: every character on screen
         app.queue.append(ev.ToolCallRequested("c1", "bash", {"command": "cat wide.txt"}))
         app.queue.append(ev.ToolCallFinished("c1", "bash", {}, f"{LONG}\nsecond line", False, [], 0.2))
-        await pilot.pause(0.3)
-        block = list(app.query(ToolBlock))[-1]
+        await wait_for(pilot, lambda: len(app.query(ToolBlock)) > 0)  # drawn when the queue is drained (a CI run
+        block = list(app.query(ToolBlock))[-1]  # under load was not there after the 0.3 s this waited)
         block.set_collapsed(False)
         await wait_for(pilot, lambda: block.body is not None and len(block.body.query(OutputView)) == 1)
-        await pilot.pause(0.1)
         assert block.body is not None
         view = block.body.query_one(OutputView)
+        await wait_for(pilot, lambda: view.query_one(Static).outer_size.height >= 4)
         assert view.query_one(Static).outer_size.height >= 4 and view.max_scroll_x == 0  # wrapped too
 
         await pilot.press("alt+z")  # scroll instead: one line each, a scroll bar, nothing cut for good
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: _fence_lines(app)[0] <= 3 and view.max_scroll_x > 0)
         height, inner, room = _fence_lines(app)
         assert height <= 3 and inner > room, (height, inner, room)
         assert view.query_one(Static).outer_size.height == 2 and view.max_scroll_x > 0
@@ -59,8 +59,6 @@ async def test_long_lines_wrap_or_scroll_by_choice(factory, git_repo: Path, tmp_
         await wait_for(pilot, lambda: app.opened is not None)
         assert app.has_class("nowrap")
         await type_and_send(pilot, app, "/wrap")  # the command switches back
-        await pilot.pause(0.3)
-        assert not app.has_class("nowrap")
+        await wait_for(pilot, lambda: not app.has_class("nowrap"))
         await type_and_send(pilot, app, "/wrap off")
-        await pilot.pause(0.2)
-        assert app.has_class("nowrap")
+        await wait_for(pilot, lambda: app.has_class("nowrap"))
